@@ -1,0 +1,7 @@
+import type { HandlerModule } from '../lib/http/route-spec.ts';
+import * as jointStates from './robot/joint-states.ts';
+import * as pose from './robot/pose.ts';
+import * as positions from './robot/positions.ts';
+
+/** Every REST endpoint, in the order of the spec's overview. */
+export const handlers: readonly HandlerModule[] = [jointStates, pose, positions];

@@ -1,0 +1,77 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+/** Static assets of the docs pages, served from npm packages so the pages work offline. */
+export interface DocsAssets {
+  readonly files: ReadonlyMap<string, { readonly body: Uint8Array<ArrayBuffer>; readonly type: string }>;
+}
+
+const SWAGGER_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js'] as const;
+
+/** Loads Swagger UI (swagger-ui-dist) and ReDoc (redoc standalone bundle) into memory. */
+export async function loadDocsAssets(): Promise<DocsAssets> {
+  const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  const redocDir = path.dirname(require.resolve('redoc/package.json'));
+  const files = new Map<string, { body: Uint8Array<ArrayBuffer>; type: string }>();
+  for (const name of SWAGGER_FILES) {
+    files.set(`/docs/assets/${name}`, { body: await readFile(path.join(swaggerDir, name)), type: contentType(name) });
+  }
+  files.set('/redoc/assets/redoc.standalone.js', {
+    body: await readFile(path.join(redocDir, 'bundles', 'redoc.standalone.js')),
+    type: contentType('redoc.standalone.js'),
+  });
+  files.set('/docs', { body: new TextEncoder().encode(SWAGGER_HTML), type: 'text/html; charset=utf-8' });
+  files.set('/redoc', { body: new TextEncoder().encode(REDOC_HTML), type: 'text/html; charset=utf-8' });
+  return { files };
+}
+
+function contentType(name: string): string {
+  return name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
+}
+
+/** The response for a docs path, or undefined when the path is not a docs asset. */
+export function docsResponse(assets: DocsAssets, pathname: string): Response | undefined {
+  const file = assets.files.get(pathname);
+  if (!file) return undefined;
+  const cache = pathname.includes('/assets/') ? 'public, max-age=86400' : 'no-cache';
+  return new Response(file.body, { headers: { 'content-type': file.type, 'cache-control': cache } });
+}
+
+const SWAGGER_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>armgate API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>
+window.ui = SwaggerUIBundle({
+  url: '/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  persistAuthorization: true,
+  displayRequestDuration: true,
+});
+</script>
+</body>
+</html>
+`;
+
+const REDOC_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>armgate API</title>
+</head>
+<body>
+<redoc spec-url="/openapi.json"></redoc>
+<script src="/redoc/assets/redoc.standalone.js"></script>
+</body>
+</html>
+`;

@@ -1,0 +1,90 @@
+import type * as v from 'valibot';
+
+/** One entry of a 422 body, in the shape FastAPI clients already parse. */
+export interface ValidationIssue {
+  readonly loc: readonly (string | number)[];
+  readonly msg: string;
+  readonly type: string;
+}
+
+/** Everything a request can fail with, mapped to a status by {@link statusOf}. */
+export type ApiError =
+  | { readonly kind: 'validation'; readonly issues: readonly [ValidationIssue, ...ValidationIssue[]] }
+  | { readonly kind: 'unauthorized'; readonly detail: string }
+  | { readonly kind: 'not_found'; readonly detail: string }
+  | { readonly kind: 'method_not_allowed'; readonly detail: string; readonly allow: readonly string[] }
+  | { readonly kind: 'busy'; readonly detail: string }
+  | { readonly kind: 'payload_too_large'; readonly detail: string }
+  | { readonly kind: 'unavailable'; readonly detail: string }
+  | { readonly kind: 'internal'; readonly detail: string };
+
+/** The HTTP status of an error kind. */
+export function statusOf(error: ApiError): number {
+  switch (error.kind) {
+    case 'validation':
+      return 422;
+    case 'unauthorized':
+      return 401;
+    case 'not_found':
+      return 404;
+    case 'method_not_allowed':
+      return 405;
+    case 'busy':
+      return 409;
+    case 'payload_too_large':
+      return 413;
+    case 'unavailable':
+      return 503;
+    case 'internal':
+      return 500;
+  }
+}
+
+/** A JSON response with the given status. */
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+/** The response for an error: `{"detail": [...]}` for validation, `{"detail": "..."}` otherwise. */
+export function errorResponse(error: ApiError): Response {
+  const status = statusOf(error);
+  switch (error.kind) {
+    case 'validation':
+      return json({ detail: error.issues }, status);
+    case 'unauthorized':
+      return json({ detail: error.detail }, status, { 'www-authenticate': 'Bearer' });
+    case 'method_not_allowed':
+      return json({ detail: error.detail }, status, { allow: error.allow.join(', ') });
+    default:
+      return json({ detail: error.detail }, status);
+  }
+}
+
+/** A validation error with one issue. */
+export function invalid(loc: readonly (string | number)[], msg: string, type = 'value_error'): ApiError {
+  return { kind: 'validation', issues: [{ loc, msg, type }] };
+}
+
+/** Converts valibot issues to 422 issues located under `root` ('body' or 'query'). */
+export function fromValibot(root: string, issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]): ApiError {
+  const [first, ...rest] = issues.map((issue) => toIssue(root, issue));
+  return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
+}
+
+function toIssue(root: string, issue: v.BaseIssue<unknown>): ValidationIssue {
+  const loc: (string | number)[] = [root];
+  for (const item of issue.path ?? []) {
+    const key = item.key;
+    loc.push(typeof key === 'number' ? key : String(key));
+  }
+  const missing = issue.kind === 'schema' && issue.input === undefined && (issue.path?.length ?? 0) > 0;
+  return { loc, msg: missing ? 'Field required' : issue.message, type: missing ? 'missing' : issue.type };
+}
+
+/** A 503 for a ROS interface that did not answer. */
+export function unavailable(cause: { readonly message: string }): ApiError {
+  return { kind: 'unavailable', detail: cause.message };
+}

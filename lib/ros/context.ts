@@ -1,0 +1,68 @@
+import type { JointLimits } from '../robot/limits.ts';
+import type { GroupState } from '../robot/srdf.ts';
+import type { Result } from '../result.ts';
+import type { EndpointsFile } from './endpoints.ts';
+import type { GetPositionFkRequest, GetPositionFkResponse, JointStateMsg } from './messages.ts';
+
+/** Why a call to a ROS interface did not produce an answer. */
+export interface InterfaceUnavailable {
+  readonly kind: 'unavailable';
+  /** The ROS name of the interface (topic, service or action). */
+  readonly iface: string;
+  readonly message: string;
+}
+
+/** A joint-state message with its receipt time on the context's monotonic clock. */
+export interface ReceivedJointState {
+  readonly msg: JointStateMsg;
+  readonly receivedAtMs: number;
+}
+
+/**
+ * The robot as handlers see it, in ROS terms: the latest joint-state message, an FK service
+ * call, the robot's semantic description. The simulator and the rclnodejs context both
+ * implement it and serve the interface names of the endpoints file.
+ */
+export interface RobotContext {
+  /** The endpoints file in force (interface names, planning group, frames, timeouts). */
+  readonly endpoints: EndpointsFile;
+  /** The active joint limits file. */
+  readonly limits: JointLimits;
+  /** The context's monotonic clock in milliseconds (receipt times use it). */
+  nowMs(): number;
+  /** The latest joint-state message received, if any. */
+  latestJointState(): ReceivedJointState | undefined;
+  /** Resolves with the next joint-state message, or undefined after `timeoutMs`. */
+  nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined>;
+  /** Calls the FK service (moveit_msgs/srv/GetPositionFK). */
+  computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>>;
+  /** The planning group's named states (SRDF group states), joints in J1..J7 order. */
+  groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>>;
+  /** Human-readable description of a named state. */
+  describeState(name: string): string;
+  /** Releases timers, nodes and processes. */
+  close(): Promise<void>;
+}
+
+let current: RobotContext | undefined;
+
+/** The shared context; throws when start-up has not set one (a bug, not a client error). */
+export function getContext(): RobotContext {
+  if (!current) throw new Error('ROS context is not set: server start-up must call setContext() first');
+  return current;
+}
+
+/** Sets the shared context (start-up and tests only). */
+export function setContext(context: RobotContext): void {
+  current = context;
+}
+
+/** Clears the shared context and returns the one that was set. */
+export function resetContext(): RobotContext | undefined {
+  const previous = current;
+  current = undefined;
+  return previous;
+}
+
+/** Shorthand used by handlers: the shared context. */
+export const ros = getContext;

@@ -1,0 +1,36 @@
+import { err, ok, type Result } from '../result.ts';
+import type { InterfaceUnavailable, RobotContext } from './context.ts';
+import type { JointStateMsg } from './messages.ts';
+
+/** How old the latest joint state may be before a reader waits for a new one, and how long it waits (the spec's 2 s). */
+export const JOINT_STATE_WAIT_MS = 2000;
+
+/**
+ * The message's joints reordered to `jointNames` (extra joints dropped). Joints the message
+ * lacks make an error naming them.
+ */
+export function inJointOrder(msg: JointStateMsg, jointNames: readonly string[], iface: string): Result<JointStateMsg, InterfaceUnavailable> {
+  if (msg.name.length === jointNames.length && msg.name.every((n, i) => n === jointNames[i])) return ok(msg);
+  const index = new Map(msg.name.map((n, i) => [n, i]));
+  const missing = jointNames.filter((n) => !index.has(n));
+  if (missing.length > 0) {
+    return err({ kind: 'unavailable', iface, message: `joint states on ${iface} lack ${missing.join(', ')}` });
+  }
+  const pick = (values: readonly number[]) => jointNames.map((n) => values[index.get(n) ?? -1] ?? 0);
+  return ok({ header: msg.header, name: [...jointNames], position: pick(msg.position), velocity: pick(msg.velocity), effort: pick(msg.effort) });
+}
+
+/**
+ * The current joint state in J1..J7 order: the latest message if it arrived within the last
+ * 2 s, otherwise the next one within 2 s; none is an `unavailable` error.
+ */
+export async function currentJointState(context: RobotContext): Promise<Result<JointStateMsg, InterfaceUnavailable>> {
+  const iface = context.endpoints.interfaces.joint_states.name;
+  const latest = context.latestJointState();
+  const msg =
+    latest && context.nowMs() - latest.receivedAtMs <= JOINT_STATE_WAIT_MS ? latest.msg : await context.nextJointState(JOINT_STATE_WAIT_MS);
+  if (!msg) {
+    return err({ kind: 'unavailable', iface, message: `no joint state on ${iface} within ${JOINT_STATE_WAIT_MS / 1000} s: is the controller running?` });
+  }
+  return inJointOrder(msg, context.endpoints.joint_names, iface);
+}

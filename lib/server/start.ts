@@ -1,0 +1,72 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServerAdapter } from '@whatwg-node/server';
+import { handlers } from '../../handlers/index.ts';
+import { createApp } from '../http/app.ts';
+import { loadDocsAssets } from '../http/docs.ts';
+import { buildOpenApiDocument } from '../openapi/document.ts';
+import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
+import type { Config } from '../settings/load.ts';
+
+/** A running armgate server. */
+export interface RunningServer {
+  readonly url: string;
+  readonly context: RobotContext;
+  readonly server: Server;
+  /** Closes connections, the listener and the context. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Per-request log sink; defaults to stdout. */
+  readonly log?: (fields: Record<string, string | number>) => void;
+}
+
+async function createContext(config: Config): Promise<RobotContext> {
+  if (config.robot.backend === 'sim') {
+    const { SimContext } = await import('../sim/context.ts');
+    return SimContext.create(config);
+  }
+  throw new Error("robot.backend 'ros2' is not available in this build yet: use 'sim'");
+}
+
+/** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const context = await createContext(config);
+  setContext(context);
+  const app = createApp({
+    handlers,
+    token: config.web.token,
+    docs: await loadDocsAssets(),
+    openApiDocument: buildOpenApiDocument(handlers, config.limits),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const adapter = createServerAdapter(app);
+  const server = createServer(adapter);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.web.port, config.web.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${address.port}`,
+    context,
+    server,
+    close() {
+      closing ??= (async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        if (resetContext() !== context) {
+          // Another server in this process set its own context; leave it alone.
+        }
+        await context.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import * as v from 'valibot';
+
+const finite = (what: string) => v.pipe(v.number(`expected ${what}`), v.finite(`expected a finite ${what}`));
+
+const WebSchema = v.strictObject({
+  enabled: v.optional(v.boolean('expected true or false'), true),
+  host: v.optional(v.pipe(v.string('expected a host name or address'), v.nonEmpty('must not be empty')), '127.0.0.1'),
+  port: v.optional(
+    v.pipe(v.number('expected a port number'), v.integer('expected an integer port'), v.minValue(0, 'expected 0..65535'), v.maxValue(65535, 'expected 0..65535')),
+    8007,
+  ),
+  token: v.optional(v.nullable(v.string('expected a string')), ''),
+  endpoints: v.optional(v.string('expected a file reference'), 'pkg://armgate/config/endpoints.yaml'),
+  joint_limits: v.optional(v.string('expected a file reference'), 'pkg://armgate/config/joint_limits.yaml'),
+});
+
+const RobotSchema = v.strictObject({
+  backend: v.optional(v.picklist(['sim', 'ros2'], "expected 'sim' or 'ros2'"), 'sim'),
+  position_descriptions: v.optional(v.record(v.string(), v.string('expected a sentence')), {}),
+});
+
+const PoseOffsetSchema = v.strictObject({
+  x: v.optional(finite('number in metres'), 0),
+  y: v.optional(finite('number in metres'), 0),
+  z: v.optional(finite('number in metres'), 0),
+  a: v.optional(finite('angle in radians'), 0),
+  b: v.optional(finite('angle in radians'), 0),
+  c: v.optional(finite('angle in radians'), 0),
+});
+
+const SimSchema = v.strictObject({
+  time_scale: v.optional(v.pipe(finite('number'), v.minValue(0.01, 'expected 0.01..1000'), v.maxValue(1000, 'expected 0.01..1000')), 1),
+  joint_state_rate_hz: v.optional(v.pipe(finite('rate in Hz'), v.minValue(1, 'expected 1..1000 Hz'), v.maxValue(1000, 'expected 1..1000 Hz')), 100),
+  controller_rate_hz: v.optional(v.pipe(finite('rate in Hz'), v.minValue(250, 'expected 250..2000 Hz'), v.maxValue(2000, 'expected 250..2000 Hz')), 500),
+  publish_joint_states: v.optional(v.boolean('expected true or false'), true),
+  initial_position: v.optional(
+    v.union([v.pipe(v.string(), v.nonEmpty()), v.pipe(v.array(finite('angle in radians')), v.length(7, 'expected 7 joint angles'))], 'expected a named position or 7 joint angles'),
+    'work',
+  ),
+  tool_offset: v.optional(PoseOffsetSchema, {}),
+});
+
+const SequencesSchema = v.strictObject({
+  bag_root: v.optional(v.pipe(v.string('expected a folder path'), v.nonEmpty('must not be empty')), './bags'),
+});
+
+/** The root settings file. Unknown top-level blocks belong to the rest of the stack and are kept; armgate's own blocks are strict so a typo is caught. */
+export const SettingsFileSchema = v.looseObject({
+  web: v.optional(WebSchema, {}),
+  robot: v.optional(RobotSchema, {}),
+  sim: v.optional(SimSchema, {}),
+  sequences: v.optional(SequencesSchema, {}),
+});
+
+export type SettingsFile = v.InferOutput<typeof SettingsFileSchema>;

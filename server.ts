@@ -1,0 +1,55 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { PROJECT_ROOT } from './lib/settings/resolve.ts';
+import { loadConfig } from './lib/settings/load.ts';
+import { startServer } from './lib/server/start.ts';
+
+/** Command line: npm start [-- --settings FILE] [--port N] */
+async function main(): Promise<number> {
+  let args: { settings?: string | undefined; port?: string | undefined };
+  try {
+    ({ values: args } = parseArgs({ options: { settings: { type: 'string' }, port: { type: 'string' } }, strict: true }));
+  } catch (e) {
+    process.stderr.write(`armgate: ${(e as Error).message}\nusage: npm start -- [--settings FILE] [--port N]\n`);
+    return 2;
+  }
+  let portOverride: number | undefined;
+  if (args.port !== undefined) {
+    portOverride = Number(args.port);
+    if (!/^\d{1,5}$/.test(args.port) || portOverride > 65535) {
+      process.stderr.write(`armgate: --port: expected 0..65535, got '${args.port}'\n`);
+      return 2;
+    }
+  }
+  const settingsFile = args.settings ?? path.join(PROJECT_ROOT, 'settings.yaml');
+  const loaded = await loadConfig(settingsFile, portOverride === undefined ? {} : { portOverride });
+  if (!loaded.ok) {
+    process.stderr.write(`armgate: invalid settings (${settingsFile}): ${loaded.error}\n`);
+    return 1;
+  }
+  if (loaded.value.kind === 'disabled') {
+    process.stdout.write('armgate: the web server is disabled (web.enabled: false); exiting\n');
+    return 0;
+  }
+  const config = loaded.value.config;
+  const running = await startServer(config);
+  process.stdout.write(`listening on ${running.url}\n`);
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      process.stdout.write(`armgate: ${signal}, shutting down\n`);
+      resolve();
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
+  await running.close();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`armgate: start-up failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  },
+);
