@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { handlers } from '../../handlers/index.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const TOKEN = 'test-token-9f2c';
+
+describe('live server with a token', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ web: { token: TOKEN } });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  const call = (method: string, path: string, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${path}`, { method, headers, ...(method === 'POST' ? { body: '{}' } : {}) });
+
+  for (const { route } of handlers) {
+    it(`${route.method} ${route.path} answers 401 with WWW-Authenticate without a token`, async () => {
+      const res = await call(route.method, route.path);
+      assert.equal(res.status, 401);
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+      const body = (await res.json()) as { detail: string };
+      assert.equal(typeof body.detail, 'string');
+      assert.ok(!body.detail.includes(TOKEN));
+    });
+
+    it(`${route.method} ${route.path} answers 401 to a wrong token and passes the right one`, async () => {
+      const wrong = await call(route.method, route.path, { authorization: `Bearer ${TOKEN}x` });
+      assert.equal(wrong.status, 401);
+      await wrong.body?.cancel();
+      const right = await call(route.method, route.path, { authorization: `Bearer ${TOKEN}` });
+      assert.notEqual(right.status, 401);
+      await right.body?.cancel();
+    });
+  }
+
+  it('rejects other schemes and malformed Authorization headers', async () => {
+    for (const header of [`Basic ${TOKEN}`, TOKEN, 'Bearer', `Bearer ${TOKEN} extra`]) {
+      const res = await call('GET', '/robot/joint_states', { authorization: header });
+      assert.equal(res.status, 401, header);
+      await res.body?.cancel();
+    }
+  });
+
+  it('serves /docs, /redoc and /openapi.json without a token', async () => {
+    for (const path of ['/docs', '/redoc', '/openapi.json', '/docs/assets/swagger-ui-bundle.js', '/redoc/assets/redoc.standalone.js']) {
+      const res = await call('GET', path);
+      assert.equal(res.status, 200, path);
+      await res.body?.cancel();
+    }
+  });
+
+  it('declares an HTTP bearer scheme and secures every REST operation in the served document', async () => {
+    const doc = (await (await call('GET', '/openapi.json')).json()) as {
+      components: { securitySchemes: Record<string, { type: string; scheme: string }> };
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+    for (const { route } of handlers) {
+      assert.deepEqual(doc.paths[route.path]?.[route.method.toLowerCase()]?.security, [{ bearerAuth: [] }], route.path);
+    }
+  });
+
+  it('answers 404 for an unknown path and 405 with Allow for a wrong method (after auth)', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const missing = await call('GET', '/robot/nothing', auth);
+    assert.equal(missing.status, 404);
+    assert.equal(typeof ((await missing.json()) as { detail: string }).detail, 'string');
+    const wrong = await call('DELETE', '/robot/joint_states', auth);
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get('allow'), 'GET');
+    assert.match(((await wrong.json()) as { detail: string }).detail, /GET/);
+  });
+
+  it('writes one structured log line per request with method, path, status and milliseconds, never the token', async () => {
+    const before = server.logs.length;
+    const res = await call('GET', '/robot/positions?token=x', { authorization: `Bearer ${TOKEN}` });
+    await res.body?.cancel();
+    const lines = server.logs.slice(before);
+    assert.equal(lines.length, 1);
+    const line = lines[0] ?? {};
+    assert.equal(line.method, 'GET');
+    assert.equal(line.path, '/robot/positions');
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.ms, 'number');
+    assert.ok(!JSON.stringify(server.logs).includes(TOKEN));
+  });
+
+  it('answers reads in parallel', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call('GET', i % 2 ? '/robot/pose' : '/robot/joint_states', auth)));
+    for (const res of results) {
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+    }
+  });
+});
+
+describe('live server without a token', () => {
+  it('answers REST routes without authentication on a loopback host', async () => {
+    const server = await startTestServer();
+    try {
+      const res = await fetch(`${server.url}/robot/joint_states`);
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { position: number[] };
+      assert.deepEqual(body.position, [0, 0, 0, -1.57, 0, 1.57, 0]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('starts at the configured initial position given as joint angles', async () => {
+    const q = [0.1, 0.2, 0.3, -1.0, 0.4, 0.5, 0.6];
+    const server = await startTestServer({ sim: { initial_position: q } });
+    try {
+      const body = (await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] };
+      assert.deepEqual(body.position, q);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers 503 on joint_states and pose when the controller is silent', async () => {
+    const server = await startTestServer({ sim: { publish_joint_states: false } });
+    try {
+      const [states, pose, positions] = await Promise.all([
+        fetch(`${server.url}/robot/joint_states`),
+        fetch(`${server.url}/robot/pose`),
+        fetch(`${server.url}/robot/positions`),
+      ]);
+      assert.equal(states.status, 503);
+      assert.equal(pose.status, 503);
+      assert.equal(positions.status, 200, 'positions come from the SRDF, not the controller');
+      assert.match(((await states.json()) as { detail: string }).detail, /joint state/);
+      await pose.body?.cancel();
+      await positions.body?.cancel();
+    } finally {
+      await server.close();
+    }
+  });
+});
