@@ -1,0 +1,15 @@
+// Finds tests/**/*.test.ts and runs them with node's test runner through tsx (Node 20's --test
+// does not expand globs itself). Extra arguments pass through, e.g. --test-name-pattern.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const files = readdirSync(path.join(root, 'tests'), { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => path.join('tests', f))
+  .sort();
+const args = ['--import', 'tsx', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
+const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+process.exit(result.status ?? 1);
