@@ -1,7 +1,10 @@
 import type { HandlerModule } from '../lib/http/route-spec.ts';
 import * as jointStates from './robot/joint-states.ts';
+import * as moveJoints from './robot/move-joints.ts';
+import * as moveNamed from './robot/move-named.ts';
+import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
 
 /** Every REST endpoint, in the order of the spec's overview. */
-export const handlers: readonly HandlerModule[] = [jointStates, pose, positions];
+export const handlers: readonly HandlerModule[] = [jointStates, pose, positions, moveNamed, movePose, moveJoints];

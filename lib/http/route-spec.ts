@@ -36,3 +36,16 @@ export interface HandlerModule {
 export function schemaFor(source: SchemaSource, limits: JointLimits): v.GenericSchema {
   return typeof source === 'function' ? source(limits) : source;
 }
+
+/** Caches a limits-dependent schema per limits object, so handlers build it once. */
+export function perLimits<S extends v.GenericSchema>(factory: (limits: JointLimits) => S): (limits: JointLimits) => S {
+  const cache = new WeakMap<JointLimits, S>();
+  return (limits) => {
+    let schema = cache.get(limits);
+    if (!schema) {
+      schema = factory(limits);
+      cache.set(limits, schema);
+    }
+    return schema;
+  };
+}

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { JointLimits } from '../robot/limits.ts';
 
 /** A finite JSON number (JSON can carry 1e999, which parses to Infinity). */
 export function finiteNumber(description: string) {
@@ -41,3 +42,35 @@ export const ValidationErrorSchema = v.pipe(
   }),
   v.title('ValidationError'),
 );
+
+/** The speed scale of a motion: 0.01..1.0 of the limits, default 0.1. */
+export const SpeedSchema = v.optional(
+  v.pipe(
+    v.number(),
+    v.finite('must be a finite number'),
+    v.minValue(0.01, 'speed must be at least 0.01'),
+    v.maxValue(1, 'speed must be at most 1.0'),
+    v.description('Speed scale, 0.01 to 1.0: the fraction of the velocity limits used. Default 0.1.'),
+  ),
+  0.1,
+);
+
+/**
+ * Exactly 7 finite joint angles in radians, each within the active joint limits; the limit
+ * message names the joint, the value and the bounds.
+ */
+export function jointsSchema(limits: JointLimits, description: string) {
+  const n = limits.jointNames.length;
+  const items = limits.jointNames.map((name, i) => {
+    const min = limits.minRad[i] ?? 0;
+    const max = limits.maxRad[i] ?? 0;
+    const outside = (issue: v.BaseIssue<unknown>) => `${name} = ${String(issue.input)} rad is outside its limits [${min}, ${max}]`;
+    return v.pipe(v.number(), v.finite('must be a finite number'), v.minValue(min, outside), v.maxValue(max, outside), v.description(`${name} (J${i + 1}) in radians, ${min} to ${max}.`));
+  });
+  return v.pipe(
+    v.array(v.unknown()),
+    v.length(n, (issue) => `expected exactly ${n} joint values (J1..J${n}), got ${(issue.input as unknown[]).length}`),
+    v.strictTuple(items),
+    v.description(description),
+  );
+}

@@ -80,3 +80,25 @@ export function quatFromAbc(abc: Abc): Quaternion {
 export function abcFromQuat(q: Quaternion): Abc {
   return abcFromMat(matFromQuat(new Float64Array(9), q));
 }
+
+/** Spherical linear interpolation between unit quaternions (shortest arc), t in [0, 1]. */
+export function slerp(a: Quaternion, b: Quaternion, t: number): Quaternion {
+  let { x, y, z, w } = b;
+  let dot = a.x * x + a.y * y + a.z * z + a.w * w;
+  if (dot < 0) {
+    x = -x; y = -y; z = -z; w = -w; dot = -dot;
+  }
+  if (dot > 0.9995) {
+    return normalizeQuat({ x: a.x + t * (x - a.x), y: a.y + t * (y - a.y), z: a.z + t * (z - a.z), w: a.w + t * (w - a.w) });
+  }
+  const theta = Math.acos(Math.min(1, dot));
+  const sa = Math.sin((1 - t) * theta) / Math.sin(theta);
+  const sb = Math.sin(t * theta) / Math.sin(theta);
+  return normalizeQuat({ x: sa * a.x + sb * x, y: sa * a.y + sb * y, z: sa * a.z + sb * z, w: sa * a.w + sb * w });
+}
+
+/** Angle (rad, 0..pi) of the rotation between two unit quaternions. */
+export function quatAngle(a: Quaternion, b: Quaternion): number {
+  const dot = Math.abs(a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w);
+  return 2 * Math.acos(Math.min(1, dot));
+}

@@ -2,7 +2,17 @@ import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { Result } from '../result.ts';
 import type { EndpointsFile } from './endpoints.ts';
-import type { GetPositionFkRequest, GetPositionFkResponse, JointStateMsg } from './messages.ts';
+import type {
+  GetPositionFkRequest,
+  GetPositionFkResponse,
+  JointStateMsg,
+  JointTrajectoryMsg,
+  MotionResultMsg,
+  MoveToJointsGoal,
+  MoveToNamedRequest,
+  MoveToPoseGoal,
+  TriggerResponse,
+} from './messages.ts';
 
 /** Why a call to a ROS interface did not produce an answer. */
 export interface InterfaceUnavailable {
@@ -16,6 +26,12 @@ export interface InterfaceUnavailable {
 export interface ReceivedJointState {
   readonly msg: JointStateMsg;
   readonly receivedAtMs: number;
+}
+
+/** Options of an action goal: feedback ("planning", "executing") and cancellation. */
+export interface GoalOptions {
+  readonly onFeedback?: (state: 'planning' | 'executing') => void;
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -40,6 +56,18 @@ export interface RobotContext {
   groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>>;
   /** Human-readable description of a named state. */
   describeState(name: string): string;
+  /** Sends a MoveToJoints goal and waits for its result (the context applies the motion timeout). */
+  moveToJoints(goal: MoveToJointsGoal, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
+  /** Sends a MoveToPose goal and waits for its result. */
+  moveToPose(goal: MoveToPoseGoal, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
+  /** Calls the MoveToNamedPose service and waits for its answer. */
+  moveToNamed(request: MoveToNamedRequest, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
+  /** Publishes a JointTrajectory on the controller topic (an empty one means stop and hold). */
+  publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>>;
+  /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
+  callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
+  /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */
+  armActivity(): string | undefined;
   /** Releases timers, nodes and processes. */
   close(): Promise<void>;
 }

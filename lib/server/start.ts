@@ -5,6 +5,7 @@ import { handlers } from '../../handlers/index.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
+import { MotionGuard, resetMotionGuard, setMotionGuard } from '../motion/guard.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 
@@ -34,6 +35,9 @@ async function createContext(config: Config): Promise<RobotContext> {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const context = await createContext(config);
   setContext(context);
+  const guard = new MotionGuard();
+  guard.addSource(() => context.armActivity());
+  setMotionGuard(guard);
   const app = createApp({
     handlers,
     token: config.web.token,
@@ -61,9 +65,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       closing ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        if (resetContext() !== context) {
-          // Another server in this process set its own context; leave it alone.
-        }
+        resetContext();
+        resetMotionGuard();
         await context.close();
       })();
       return closing;

@@ -1,23 +1,33 @@
-import type { Config } from '../settings/load.ts';
+import { chainFromUrdf, withToolOffset } from '../kinematics/chain.ts';
+import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
-import { matFromAbc } from '../kinematics/rotation.ts';
-import { quatFromMat } from '../kinematics/rotation.ts';
-import type { InterfaceUnavailable, ReceivedJointState, RobotContext } from '../ros/context.ts';
+import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext } from '../ros/context.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import {
   type GetPositionFkRequest,
   type GetPositionFkResponse,
   type JointStateMsg,
+  type JointTrajectoryMsg,
   MOVEIT_FRAME_TRANSFORM_FAILURE,
   MOVEIT_INVALID_LINK_NAME,
   MOVEIT_SUCCESS,
+  type MotionResultMsg,
+  type MoveToJointsGoal,
+  type MoveToNamedRequest,
+  type MoveToPoseGoal,
   type PoseStampedMsg,
+  secondsOf,
+  type TriggerResponse,
 } from '../ros/messages.ts';
 import { ok, type Result } from '../result.ts';
-import { SimArm } from './arm.ts';
+import type { Config } from '../settings/load.ts';
+import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { type LinkPose, ArmModel } from './model.ts';
+import { type ControllerEvent, TrajectoryController } from './controller.ts';
+import { SimDriver } from './driver.ts';
+import { ArmModel, type LinkPose } from './model.ts';
+import { SimMotionServer } from './motion.ts';
 
 /** The settings the simulated stack needs, taken from the loaded configuration. */
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'>;
@@ -27,23 +37,30 @@ type Waiter = (msg: JointStateMsg) => void;
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
 /**
- * The embedded simulated stack: a MuJoCo model of the iiwa 7, its joint-state publisher and
- * FK service, serving the interface names of the endpoints file. A real implementation of the
- * context, not a mock: tests use it as they would a robot.
+ * The embedded simulated stack: a MuJoCo model of the iiwa 7 (FK service, efforts), a joint
+ * trajectory controller, the motion action servers and the stop service, serving the interface
+ * names of the endpoints file. A real implementation of the context, not a mock: tests use it as
+ * they would a robot.
  */
 export class SimContext implements RobotContext {
   readonly endpoints: EndpointsFile;
   readonly limits: JointLimits;
   private readonly model: ArmModel;
-  private readonly arm: SimArm;
   private readonly clock: Clock;
   private readonly config: SimConfig;
   private readonly states: readonly GroupState[];
-  private readonly toolRotation: Float64Array;
+  private readonly toolPos: Float64Array;
+  private readonly toolRot: Float64Array;
+  private readonly controller: TrajectoryController;
+  private readonly driver: SimDriver;
+  private readonly motion: SimMotionServer;
+  private readonly listeners = new Set<(event: ControllerEvent) => void>();
+  private readonly goalsInFlight = new Set<AbortController>();
   private latest: ReceivedJointState | undefined;
   private waiters: Waiter[] = [];
   private publishTimer: ReturnType<typeof setInterval> | undefined;
   private readonly scratch: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
+  private readonly effort: Float64Array;
 
   private constructor(config: SimConfig, model: ArmModel, clock: Clock) {
     this.config = config;
@@ -52,12 +69,21 @@ export class SimContext implements RobotContext {
     this.model = model;
     this.clock = clock;
     this.states = config.groupStates ?? [];
+    this.effort = new Float64Array(config.limits.jointNames.length);
     const initial = config.sim.initial_position;
     const initialRad = typeof initial === 'string' ? this.states.find((s) => s.name === initial)?.jointsRad : initial;
     if (!initialRad) throw new Error(`sim.initial_position '${String(initial)}' is not a named position`);
-    this.arm = new SimArm(model, initialRad);
     const t = config.sim.tool_offset;
-    this.toolRotation = matFromAbc(new Float64Array(9), t.a, t.b, t.c);
+    this.toolPos = Float64Array.from([t.x, t.y, t.z]);
+    this.toolRot = matFromAbc(new Float64Array(9), t.a, t.b, t.c);
+    const chain = chainFromUrdf(config.robotDescriptionXml, config.endpoints.planning_frame, config.endpoints.tcp_link, config.endpoints.joint_names);
+    if (!chain.ok) throw new Error(`robot description: ${chain.error}`);
+    this.controller = new TrajectoryController(config.limits, initialRad, (event) => this.onControllerEvent(event));
+    this.driver = new SimDriver(clock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
+      this.controller.update(nowS, dtS);
+      return this.controller.isMoving();
+    });
+    this.motion = new SimMotionServer(withToolOffset(chain.value, this.toolPos, this.toolRot), config.limits, this.controller, this.driver, this.states, config.endpoints.planning_frame);
   }
 
   /** Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false). */
@@ -76,11 +102,23 @@ export class SimContext implements RobotContext {
   }
 
   private publishJointState(): void {
-    const msg = this.arm.jointStateMsg(this.clock.epochMs());
+    if (this.controller.isMoving()) this.driver.tick();
+    const msg = jointStateMsg(this.model, this.controller.state, this.clock.epochMs(), this.effort);
     this.latest = { msg, receivedAtMs: this.clock.nowMs() };
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter(msg);
+  }
+
+  private onControllerEvent(event: ControllerEvent): void {
+    this.motion.onControllerEvent(event);
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** Subscribes to what the simulated controller does (accepted, refused, finished, ...). */
+  onControllerEvents(listener: (event: ControllerEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   nowMs(): number {
@@ -107,11 +145,10 @@ export class SimContext implements RobotContext {
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
     const frame = request.header.frame_id;
-    const fail = (val: number): Result<GetPositionFkResponse, InterfaceUnavailable> =>
-      ok({ pose_stamped: [], fk_link_names: [], error_code: { val } });
+    const fail = (val: number): Result<GetPositionFkResponse, InterfaceUnavailable> => ok({ pose_stamped: [], fk_link_names: [], error_code: { val } });
     if (frame !== '' && frame !== this.endpoints.planning_frame) return fail(MOVEIT_FRAME_TRANSFORM_FAILURE);
     // Joints the request leaves out take their current value, as MoveIt fills a partial robot state.
-    const q = Float64Array.from(this.arm.qRad);
+    const q = Float64Array.from(this.controller.state.q);
     const { name, position } = request.robot_state.joint_state;
     name.forEach((joint, i) => {
       const index = this.model.jointNames.indexOf(joint);
@@ -133,13 +170,13 @@ export class SimContext implements RobotContext {
     let position = { x: p[0] ?? 0, y: p[1] ?? 0, z: p[2] ?? 0 };
     let rotation: Float64Array = r;
     if (link === this.endpoints.tcp_link) {
-      const t = this.config.sim.tool_offset;
+      const [tx = 0, ty = 0, tz = 0] = this.toolPos;
       position = {
-        x: position.x + (r[0] ?? 0) * t.x + (r[1] ?? 0) * t.y + (r[2] ?? 0) * t.z,
-        y: position.y + (r[3] ?? 0) * t.x + (r[4] ?? 0) * t.y + (r[5] ?? 0) * t.z,
-        z: position.z + (r[6] ?? 0) * t.x + (r[7] ?? 0) * t.y + (r[8] ?? 0) * t.z,
+        x: position.x + (r[0] ?? 0) * tx + (r[1] ?? 0) * ty + (r[2] ?? 0) * tz,
+        y: position.y + (r[3] ?? 0) * tx + (r[4] ?? 0) * ty + (r[5] ?? 0) * tz,
+        z: position.z + (r[6] ?? 0) * tx + (r[7] ?? 0) * ty + (r[8] ?? 0) * tz,
       };
-      rotation = mul3(r, this.toolRotation);
+      rotation = mul3(r, this.toolRot);
     }
     return {
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: this.endpoints.planning_frame },
@@ -155,9 +192,69 @@ export class SimContext implements RobotContext {
     return this.config.robot.positionDescriptions[name] ?? DEFAULT_DESCRIPTION;
   }
 
+  /** Runs a goal with the motion timeout and makes it cancellable by the stop service. */
+  private async runGoal(options: GoalOptions, run: (signal: AbortSignal) => Promise<MotionResultMsg>): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    const abort = new AbortController();
+    const timeoutS = this.endpoints.timeouts.motion_s;
+    const timer = setTimeout(() => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`), timeoutS * 1000);
+    const forward = () => abort.abort(options.signal?.reason ?? 'cancelled');
+    options.signal?.addEventListener('abort', forward, { once: true });
+    this.goalsInFlight.add(abort);
+    try {
+      return ok(await run(abort.signal));
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', forward);
+      this.goalsInFlight.delete(abort);
+    }
+  }
+
+  moveToJoints(goal: MoveToJointsGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.runGoal(options, (signal) => this.motion.moveToJoints(goal, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
+  }
+
+  moveToPose(goal: MoveToPoseGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.runGoal(options, (signal) => this.motion.moveToPose(goal, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
+  }
+
+  moveToNamed(request: MoveToNamedRequest, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.runGoal(options, (signal) => this.motion.moveToNamed(request, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
+  }
+
+  async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
+    const trajectory = {
+      jointNames: msg.joint_names,
+      points: msg.points.map((p) => ({
+        positions: p.positions,
+        ...(p.velocities.length > 0 ? { velocities: p.velocities } : {}),
+        ...(p.accelerations.length > 0 ? { accelerations: p.accelerations } : {}),
+        timeFromStartS: secondsOf(p.time_from_start),
+      })),
+    };
+    // An empty trajectory is the controller's "stop and hold here".
+    if (trajectory.points.length === 0) this.motion.cancelActive();
+    else if (this.controller.follow(trajectory, this.driver.nowS()).ok) this.driver.wake();
+    return ok(undefined);
+  }
+
+  async callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+    const cancelled = this.goalsInFlight.size;
+    for (const goal of this.goalsInFlight) goal.abort('stopped');
+    this.motion.cancelActive();
+    return ok({ success: true, message: cancelled > 0 ? `cancelled ${cancelled} motion goal(s)` : 'no motion goal was active' });
+  }
+
+  armActivity(): string | undefined {
+    if (this.goalsInFlight.size > 0) return 'a motion goal is executing';
+    if (this.controller.isMoving()) return 'the joint trajectory controller is executing a trajectory';
+    return undefined;
+  }
+
   async close(): Promise<void> {
+    for (const goal of this.goalsInFlight) goal.abort('the server is shutting down');
     if (this.publishTimer) clearInterval(this.publishTimer);
     this.publishTimer = undefined;
+    this.driver.sleep();
     this.model.dispose();
   }
 }

@@ -1,0 +1,196 @@
+import type { Chain } from './chain.ts';
+import { createFkWorkspace, type FkWorkspace, forwardKinematics, poseError } from './fk.ts';
+
+/** How a solve ended. */
+export type IkStatus = 'converged' | 'stalled' | 'diverged' | 'timeout';
+
+/** Result of {@link solveIk}; `qRad` is the best configuration found. */
+export interface IkResult {
+  readonly status: IkStatus;
+  readonly qRad: Float64Array;
+  readonly iterations: number;
+  readonly restarts: number;
+  readonly posErrM: number;
+  readonly rotErrRad: number;
+}
+
+export interface IkOptions {
+  /** Position tolerance (m); default 1e-5. */
+  readonly posTolM?: number;
+  /** Orientation tolerance (rad); default 1e-5. */
+  readonly rotTolRad?: number;
+  /** Absolute deadline on `nowMs`'s clock; no restarts begin after it. */
+  readonly deadlineMs: number;
+  /** The caller's clock (kinematics has none of its own). */
+  readonly nowMs: () => number;
+  /** Uniform random numbers in [0, 1) for restarts (seeded in tests). */
+  readonly random: () => number;
+  /** Iterations per attempt before a restart; default 60. */
+  readonly maxIterations?: number;
+  /** Upper bound on restarts; default unlimited (the deadline bounds them). */
+  readonly maxRestarts?: number;
+}
+
+/** Preallocated buffers of the solver. */
+export interface IkWorkspace {
+  readonly fk: FkWorkspace;
+  readonly q: Float64Array;
+  readonly qTry: Float64Array;
+  readonly best: Float64Array;
+  readonly err: Float64Array;
+  readonly errTry: Float64Array;
+  readonly a: Float64Array;
+  readonly y: Float64Array;
+  readonly dq: Float64Array;
+}
+
+/** Allocates the solver's buffers for `chain`. */
+export function createIkWorkspace(chain: Chain): IkWorkspace {
+  const n = chain.jointNames.length;
+  return {
+    fk: createFkWorkspace(chain),
+    q: new Float64Array(n),
+    qTry: new Float64Array(n),
+    best: new Float64Array(n),
+    err: new Float64Array(6),
+    errTry: new Float64Array(6),
+    a: new Float64Array(36),
+    y: new Float64Array(6),
+    dq: new Float64Array(n),
+  };
+}
+
+/** Solves A y = b for symmetric positive definite 6x6 A (Cholesky in place); false if not SPD. */
+function solveSpd6(a: Float64Array, b: Float64Array, y: Float64Array): boolean {
+  for (let j = 0; j < 6; j++) {
+    let d = a[7 * j] as number;
+    for (let k = 0; k < j; k++) d -= (a[6 * j + k] as number) ** 2;
+    if (d <= 0) return false;
+    d = Math.sqrt(d);
+    a[7 * j] = d;
+    for (let i = j + 1; i < 6; i++) {
+      let s = a[6 * i + j] as number;
+      for (let k = 0; k < j; k++) s -= (a[6 * i + k] as number) * (a[6 * j + k] as number);
+      a[6 * i + j] = s / d;
+    }
+  }
+  for (let i = 0; i < 6; i++) {
+    let s = b[i] as number;
+    for (let k = 0; k < i; k++) s -= (a[6 * i + k] as number) * (y[k] as number);
+    y[i] = s / (a[7 * i] as number);
+  }
+  for (let i = 5; i >= 0; i--) {
+    let s = y[i] as number;
+    for (let k = i + 1; k < 6; k++) s -= (a[6 * k + i] as number) * (y[k] as number);
+    y[i] = s / (a[7 * i] as number);
+  }
+  return true;
+}
+
+function errorNorms(e: Float64Array): [number, number] {
+  return [Math.hypot(e[0] as number, e[1] as number, e[2] as number), Math.hypot(e[3] as number, e[4] as number, e[5] as number)];
+}
+
+/**
+ * Inverse kinematics by damped least squares (Levenberg-Marquardt) within joint limits,
+ * seeded at `seedRad` so that the first solution found is the one nearest the seed, with random
+ * restarts inside the limits until `deadlineMs`. Target: tip position (m) and row-major rotation
+ * in the chain's base frame. Pure: no clock or randomness of its own.
+ */
+export function solveIk(
+  chain: Chain,
+  minRad: ArrayLike<number>,
+  maxRad: ArrayLike<number>,
+  targetPos: ArrayLike<number>,
+  targetRot: ArrayLike<number>,
+  seedRad: ArrayLike<number>,
+  options: IkOptions,
+  ws: IkWorkspace = createIkWorkspace(chain),
+): IkResult {
+  const n = chain.jointNames.length;
+  const posTol = options.posTolM ?? 1e-5;
+  const rotTol = options.rotTolRad ?? 1e-5;
+  const maxIterations = options.maxIterations ?? 60;
+  const maxRestarts = options.maxRestarts ?? Number.POSITIVE_INFINITY;
+  const { q, qTry, best, err, errTry, a, y, dq, fk } = ws;
+  const J = fk.jacobian;
+  let bestCost = Number.POSITIVE_INFINITY;
+  let bestPos = Number.POSITIVE_INFINITY;
+  let bestRot = Number.POSITIVE_INFINITY;
+  let iterations = 0;
+  let restarts = 0;
+  for (let i = 0; i < n; i++) q[i] = Math.min(maxRad[i] as number, Math.max(minRad[i] as number, seedRad[i] ?? 0));
+
+  for (;;) {
+    forwardKinematics(chain, q, fk, true);
+    poseError(err, fk.tipPos, fk.tipRot, targetPos, targetRot);
+    let [ep, er] = errorNorms(err);
+    let cost = ep * ep + er * er;
+    let lambda = 1e-3;
+    let status: IkStatus = 'stalled';
+    for (let it = 0; it < maxIterations; it++) {
+      if (ep < posTol && er < rotTol) {
+        status = 'converged';
+        break;
+      }
+      iterations++;
+      // A = J J^T + lambda I
+      for (let r = 0; r < 6; r++) {
+        for (let c = r; c < 6; c++) {
+          let s = 0;
+          for (let k = 0; k < n; k++) s += (J[r * n + k] as number) * (J[c * n + k] as number);
+          a[6 * r + c] = s;
+          a[6 * c + r] = s;
+        }
+        a[7 * r] = (a[7 * r] as number) + lambda;
+      }
+      if (!solveSpd6(a, err, y)) {
+        lambda *= 10;
+        continue;
+      }
+      let stepMax = 0;
+      for (let k = 0; k < n; k++) {
+        let s = 0;
+        for (let r = 0; r < 6; r++) s += (J[r * n + k] as number) * (y[r] as number);
+        dq[k] = s;
+        stepMax = Math.max(stepMax, Math.abs(s));
+      }
+      const scale = stepMax > 0.5 ? 0.5 / stepMax : 1;
+      for (let k = 0; k < n; k++) {
+        const v = (q[k] as number) + (dq[k] as number) * scale;
+        qTry[k] = Math.min(maxRad[k] as number, Math.max(minRad[k] as number, v));
+      }
+      forwardKinematics(chain, qTry, fk, false);
+      poseError(errTry, fk.tipPos, fk.tipRot, targetPos, targetRot);
+      const [tp, tr] = errorNorms(errTry);
+      const tryCost = tp * tp + tr * tr;
+      if (tryCost < cost) {
+        q.set(qTry);
+        forwardKinematics(chain, q, fk, true);
+        err.set(errTry);
+        ep = tp;
+        er = tr;
+        cost = tryCost;
+        lambda = Math.max(lambda / 10, 1e-9);
+      } else {
+        lambda *= 10;
+        if (lambda > 1e4) break;
+      }
+    }
+    if (cost < bestCost) {
+      bestCost = cost;
+      bestPos = ep;
+      bestRot = er;
+      best.set(q);
+    }
+    if (status === 'converged') {
+      return { status, qRad: Float64Array.from(best), iterations, restarts, posErrM: bestPos, rotErrRad: bestRot };
+    }
+    if (options.nowMs() >= options.deadlineMs || restarts >= maxRestarts) {
+      const ended: IkStatus = options.nowMs() >= options.deadlineMs ? 'timeout' : Number.isFinite(bestCost) ? 'stalled' : 'diverged';
+      return { status: ended, qRad: Float64Array.from(best), iterations, restarts, posErrM: bestPos, rotErrRad: bestRot };
+    }
+    restarts++;
+    for (let k = 0; k < n; k++) q[k] = (minRad[k] as number) + options.random() * ((maxRad[k] as number) - (minRad[k] as number));
+  }
+}

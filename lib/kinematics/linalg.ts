@@ -1,0 +1,54 @@
+/**
+ * Eigenvalues of a symmetric n x n matrix (row-major, copied into `work`) by cyclic Jacobi
+ * rotations; returns the smallest. Small and exact enough for 6 x 6 manipulability checks.
+ */
+export function minEigenvalueSym(a: ArrayLike<number>, n: number, work: Float64Array = new Float64Array(n * n)): number {
+  for (let i = 0; i < n * n; i++) work[i] = a[i] ?? 0;
+  const m = work;
+  for (let sweep = 0; sweep < 50; sweep++) {
+    let off = 0;
+    for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) off += (m[p * n + q] as number) ** 2;
+    if (off < 1e-22) break;
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const apq = m[p * n + q] as number;
+        if (Math.abs(apq) < 1e-300) continue;
+        const app = m[p * n + p] as number;
+        const aqq = m[q * n + q] as number;
+        const theta = (aqq - app) / (2 * apq);
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1);
+        const s = t * c;
+        for (let k = 0; k < n; k++) {
+          const akp = m[k * n + p] as number;
+          const akq = m[k * n + q] as number;
+          m[k * n + p] = c * akp - s * akq;
+          m[k * n + q] = s * akp + c * akq;
+        }
+        for (let k = 0; k < n; k++) {
+          const apk = m[p * n + k] as number;
+          const aqk = m[q * n + k] as number;
+          m[p * n + k] = c * apk - s * aqk;
+          m[q * n + k] = s * apk + c * aqk;
+        }
+      }
+    }
+  }
+  let min = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < n; i++) min = Math.min(min, m[i * n + i] as number);
+  return min;
+}
+
+/** Smallest singular value of the 6 x n Jacobian `j` (row-major): sqrt of the smallest eigenvalue of J J^T. */
+export function minSingularValue6(j: ArrayLike<number>, n: number, work: Float64Array = new Float64Array(72)): number {
+  const jjt = work.subarray(36, 72);
+  for (let r = 0; r < 6; r++) {
+    for (let c = r; c < 6; c++) {
+      let s = 0;
+      for (let k = 0; k < n; k++) s += (j[r * n + k] ?? 0) * (j[c * n + k] ?? 0);
+      jjt[6 * r + c] = s;
+      jjt[6 * c + r] = s;
+    }
+  }
+  return Math.sqrt(Math.max(0, minEigenvalueSym(jjt, 6, work.subarray(0, 36))));
+}

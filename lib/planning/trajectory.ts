@@ -1,0 +1,110 @@
+/**
+ * Joint trajectories as plain data (seconds, radians) and their sampling with ros2_controllers'
+ * interpolation rules: positions only -> linear, with velocities -> cubic Hermite, with
+ * velocities and accelerations -> quintic Hermite. Pure: no clock.
+ */
+
+export interface TrajectoryPoint {
+  readonly positions: readonly number[];
+  readonly velocities?: readonly number[];
+  readonly accelerations?: readonly number[];
+  readonly timeFromStartS: number;
+}
+
+export interface JointTrajectory {
+  readonly jointNames: readonly string[];
+  readonly points: readonly TrajectoryPoint[];
+}
+
+/** A sampled state: positions, velocities and accelerations, J1..J7. */
+export interface JointSample {
+  readonly q: Float64Array;
+  readonly qd: Float64Array;
+  readonly qdd: Float64Array;
+}
+
+/** Allocates a sample for `n` joints. */
+export function createSample(n: number): JointSample {
+  return { q: new Float64Array(n), qd: new Float64Array(n), qdd: new Float64Array(n) };
+}
+
+/** Duration of a trajectory: the last point's time. */
+export function trajectoryDuration(trajectory: JointTrajectory): number {
+  return trajectory.points.at(-1)?.timeFromStartS ?? 0;
+}
+
+function segmentIndex(points: readonly TrajectoryPoint[], t: number): number {
+  let lo = 0;
+  let hi = points.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if ((points[mid]?.timeFromStartS ?? 0) <= t) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Samples `trajectory` at time `t` (s from its start) into `out`. Before the first point it
+ * holds the first point; after the last it holds the last with zero velocity.
+ */
+export function sampleTrajectory(trajectory: JointTrajectory, t: number, out: JointSample): void {
+  const points = trajectory.points;
+  const n = out.q.length;
+  const first = points[0];
+  const last = points.at(-1);
+  if (!first || !last) return;
+  if (t <= first.timeFromStartS || points.length === 1) {
+    hold(t <= first.timeFromStartS ? first : last, out, n, t <= first.timeFromStartS && points.length > 1);
+    return;
+  }
+  if (t >= last.timeFromStartS) {
+    hold(last, out, n, false);
+    return;
+  }
+  const i = segmentIndex(points, t);
+  const a = points[i] as TrajectoryPoint;
+  const b = points[i + 1] as TrajectoryPoint;
+  const T = b.timeFromStartS - a.timeFromStartS;
+  const s = t - a.timeFromStartS;
+  for (let j = 0; j < n; j++) {
+    const p0 = a.positions[j] ?? 0;
+    const p1 = b.positions[j] ?? 0;
+    if (!a.velocities || !b.velocities || T <= 0) {
+      out.q[j] = T > 0 ? p0 + ((p1 - p0) * s) / T : p1;
+      out.qd[j] = T > 0 ? (p1 - p0) / T : 0;
+      out.qdd[j] = 0;
+      continue;
+    }
+    const v0 = a.velocities[j] ?? 0;
+    const v1 = b.velocities[j] ?? 0;
+    if (!a.accelerations || !b.accelerations) {
+      // cubic Hermite
+      const c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / (T * T);
+      const c3 = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
+      out.q[j] = p0 + v0 * s + c2 * s * s + c3 * s * s * s;
+      out.qd[j] = v0 + 2 * c2 * s + 3 * c3 * s * s;
+      out.qdd[j] = 2 * c2 + 6 * c3 * s;
+      continue;
+    }
+    const a0 = a.accelerations[j] ?? 0;
+    const a1 = b.accelerations[j] ?? 0;
+    // quintic Hermite: p(s) = c0 + c1 s + ... + c5 s^5 matching p, v, a at both ends
+    const T2 = T * T, T3 = T2 * T, T4 = T3 * T, T5 = T4 * T;
+    const c0 = p0, c1 = v0, c2 = a0 / 2;
+    const c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T2) / (2 * T3);
+    const c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T2) / (2 * T4);
+    const c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T2) / (2 * T5);
+    out.q[j] = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))));
+    out.qd[j] = c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)));
+    out.qdd[j] = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5));
+  }
+}
+
+function hold(point: TrajectoryPoint, out: JointSample, n: number, keepDerivatives: boolean): void {
+  for (let j = 0; j < n; j++) {
+    out.q[j] = point.positions[j] ?? 0;
+    out.qd[j] = keepDerivatives ? (point.velocities?.[j] ?? 0) : 0;
+    out.qdd[j] = keepDerivatives ? (point.accelerations?.[j] ?? 0) : 0;
+  }
+}

@@ -1,0 +1,65 @@
+import type { Clock } from './clock.ts';
+
+/**
+ * Drives the simulation in scaled time: sim seconds = time_scale x wall seconds since start.
+ * While something moves, a wall timer calls `step` in fixed sim steps of `dtS` (bounded per tick
+ * so the event loop is never blocked); when idle the timer stops.
+ */
+export class SimDriver {
+  private readonly clock: Clock;
+  private readonly timeScale: number;
+  private readonly dtS: number;
+  private readonly step: (nowS: number, dtS: number) => boolean;
+  private readonly wallStartMs: number;
+  private lastS = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  /** `step` returns true while more steps are needed. */
+  constructor(clock: Clock, timeScale: number, rateHz: number, step: (nowS: number, dtS: number) => boolean) {
+    this.clock = clock;
+    this.timeScale = timeScale;
+    this.dtS = 1 / rateHz;
+    this.step = step;
+    this.wallStartMs = clock.nowMs();
+  }
+
+  /** Current sim time (s). */
+  nowS(): number {
+    return ((this.clock.nowMs() - this.wallStartMs) / 1000) * this.timeScale;
+  }
+
+  /** Sim time of the last controller update (s). */
+  lastUpdateS(): number {
+    return this.lastS;
+  }
+
+  /** Starts ticking (idempotent). */
+  wake(): void {
+    if (this.timer) return;
+    this.lastS = Math.max(this.lastS, this.nowS() - this.dtS);
+    const periodMs = Math.max(1, Math.min(4, (this.dtS * 1000) / this.timeScale));
+    this.timer = setInterval(() => this.tick(), periodMs);
+  }
+
+  /** Runs the updates due now. */
+  tick(): void {
+    const now = this.nowS();
+    let busy = true;
+    let steps = 0;
+    while (this.lastS + this.dtS <= now && steps < 2000) {
+      this.lastS += this.dtS;
+      busy = this.step(this.lastS, this.dtS);
+      steps++;
+      if (!busy) break;
+    }
+    if (steps >= 2000) this.lastS = now;
+    if (!busy) this.sleep();
+  }
+
+  /** Stops ticking. */
+  sleep(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.lastS = this.nowS();
+  }
+}

@@ -1,0 +1,166 @@
+import type { Chain } from '../kinematics/chain.ts';
+import { createIkWorkspace, solveIk } from '../kinematics/ik.ts';
+import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
+import { arcPath, type CircAux, linePath, planCartesian, tcpPose } from '../planning/cartesian.ts';
+import type { MotionScales } from '../planning/limits.ts';
+import { planPtp } from '../planning/ptp.ts';
+import type { JointTrajectory } from '../planning/trajectory.ts';
+import type { JointLimits } from '../robot/limits.ts';
+import type { GroupState } from '../robot/srdf.ts';
+import type { MotionResultMsg, MoveToJointsGoal, MoveToNamedRequest, MoveToPoseGoal } from '../ros/messages.ts';
+import { err, ok, type Result } from '../result.ts';
+import type { ControllerEvent, TrajectoryController } from './controller.ts';
+import type { SimDriver } from './driver.ts';
+
+/** Feedback and cancellation of one goal, as an action client would give them. */
+export interface GoalHandlers {
+  readonly onFeedback?: (state: 'planning' | 'executing') => void;
+  /** Aborting cancels the goal; the reason becomes the result message. */
+  readonly signal?: AbortSignal;
+}
+
+/** How close (rad) the joint state must come to the goal for success. */
+export const GOAL_TOLERANCE_RAD = 1e-3;
+/** Time budget for the IK of a PTP pose target. */
+const IK_BUDGET_MS = 50;
+
+const fail = (message: string): MotionResultMsg => ({ success: false, message });
+const fmt = (v: readonly number[]) => `(${v.map((x) => x.toFixed(3)).join(', ')})`;
+
+interface Waiting {
+  readonly id: number;
+  readonly resolve: (outcome: 'finished' | 'cancelled' | 'preempted') => void;
+}
+
+/**
+ * The simulator's motion action servers (move_to_joints, move_to_pose, move_to_named): plan
+ * with the requested planner, execute on the trajectory controller, and answer when the joint
+ * state is at the goal, or when the goal is cancelled.
+ */
+export class SimMotionServer {
+  private readonly chain: Chain;
+  private readonly limits: JointLimits;
+  private readonly controller: TrajectoryController;
+  private readonly driver: SimDriver;
+  private readonly states: readonly GroupState[];
+  private readonly planningFrame: string;
+  private waiting: Waiting | undefined;
+
+  constructor(chain: Chain, limits: JointLimits, controller: TrajectoryController, driver: SimDriver, states: readonly GroupState[], planningFrame: string) {
+    this.chain = chain;
+    this.limits = limits;
+    this.controller = controller;
+    this.driver = driver;
+    this.states = states;
+    this.planningFrame = planningFrame;
+  }
+
+  /** Controller events reach waiting goals through here. */
+  onControllerEvent(event: ControllerEvent): void {
+    const w = this.waiting;
+    if (!w) return;
+    if (event.kind === 'finished' && event.id === w.id) w.resolve('finished');
+    if (event.kind === 'preempted' && event.id === w.id) w.resolve('preempted');
+    if (event.kind === 'hold' && this.controller.activeId() !== w.id) w.resolve('cancelled');
+  }
+
+  async moveToJoints(goal: MoveToJointsGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
+    handlers.onFeedback?.('planning');
+    const bad = this.outsideLimits(goal.joints);
+    if (bad) return fail(bad);
+    return this.execute(planPtp(this.currentQ(), goal.joints, this.limits, { speed: goal.speed, accelScale: 0 }), goal.joints, handlers);
+  }
+
+  async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
+    handlers.onFeedback?.('planning');
+    const state = this.states.find((s) => s.name === request.name);
+    if (!state) return fail(`unknown named position '${request.name}' (known: ${this.states.map((s) => s.name).join(', ')})`);
+    const target = [...state.jointsRad];
+    const bad = this.outsideLimits(target);
+    if (bad) return fail(`named position '${request.name}': ${bad}`);
+    return this.execute(planPtp(this.currentQ(), target, this.limits, { speed: request.speed, accelScale: request.accel_scale }), target, handlers);
+  }
+
+  async moveToPose(goal: MoveToPoseGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
+    handlers.onFeedback?.('planning');
+    if (goal.frame_id !== '' && goal.frame_id !== this.planningFrame) return fail(`unknown frame '${goal.frame_id}' (known: '' or '${this.planningFrame}')`);
+    const planned = this.planPose(goal);
+    if (!planned.ok) return fail(planned.error);
+    const last = planned.value.points.at(-1)?.positions ?? this.currentQ();
+    return this.execute(planned.value, last, handlers);
+  }
+
+  private planPose(goal: MoveToPoseGoal): Result<JointTrajectory, string> {
+    const scales: MotionScales = { speed: goal.speed, accelScale: 0 };
+    const position = [goal.x, goal.y, goal.z];
+    const rotation = matFromAbc(new Float64Array(9), goal.a, goal.b, goal.c);
+    const start = this.currentQ();
+    const planner = goal.planner.toLowerCase();
+    if (planner === 'ptp') {
+      const deadline = performance.now() + IK_BUDGET_MS;
+      const ik = solveIk(this.chain, this.limits.minRad, this.limits.maxRad, position, rotation, start, { deadlineMs: deadline, nowMs: () => performance.now(), random: Math.random }, createIkWorkspace(this.chain));
+      if (ik.status !== 'converged') return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
+      return ok(planPtp(start, Array.from(ik.qRad), this.limits, scales));
+    }
+    if (planner === 'lin' || planner === 'circ') {
+      const from = tcpPose(this.chain, start);
+      const orientation = quatFromMat(rotation);
+      let path = linePath(from.position, from.orientation, position, orientation);
+      if (planner === 'circ') {
+        const aux: CircAux | undefined = goal.circ_center ? { center: [goal.circ_center.x, goal.circ_center.y, goal.circ_center.z] } : goal.circ_interim ? { interim: [goal.circ_interim.x, goal.circ_interim.y, goal.circ_interim.z] } : undefined;
+        if (!aux) return err('circ needs an auxiliary point: give circ_center (the arc centre) or circ_interim (a point on the arc), as {x, y, z} in metres');
+        const arc = arcPath(from.position, from.orientation, position, orientation, aux);
+        if (!arc.ok) return err(`circ: ${arc.error}`);
+        path = arc.value;
+      }
+      const planned = planCartesian(this.chain, this.limits, path, start, scales, { nowMs: () => performance.now() });
+      return planned.ok ? planned : err(`${planner}: ${planned.error.message}`);
+    }
+    return err(`planner '${goal.planner}' is not available in the simulator yet (available: ptp, lin, circ)`);
+  }
+
+  /** Cancels the goal in progress, if any (the controller decelerates and holds). */
+  cancelActive(): void {
+    this.controller.cancel();
+    this.driver.wake();
+  }
+
+  private async execute(trajectory: JointTrajectory, goalRad: readonly number[], handlers: GoalHandlers): Promise<MotionResultMsg> {
+    const signal = handlers.signal;
+    if (signal?.aborted) return fail(reasonOf(signal));
+    handlers.onFeedback?.('executing');
+    const accepted = this.controller.follow(trajectory, this.driver.nowS());
+    if (!accepted.ok) return fail(`the controller refused the trajectory: ${accepted.error}`);
+    this.driver.wake();
+    const outcome = await new Promise<'finished' | 'cancelled' | 'preempted'>((resolve) => {
+      const previous = this.waiting;
+      this.waiting = { id: accepted.value, resolve };
+      previous?.resolve('preempted');
+      signal?.addEventListener('abort', () => this.cancelActive(), { once: true });
+    });
+    if (this.waiting?.id === accepted.value) this.waiting = undefined;
+    if (outcome === 'preempted') return fail('preempted by a newer goal');
+    if (outcome === 'cancelled') return fail(signal?.aborted ? reasonOf(signal) : 'cancelled');
+    const q = this.currentQ();
+    const offset = Math.max(...goalRad.map((g, i) => Math.abs(g - (q[i] ?? 0))));
+    if (offset > GOAL_TOLERANCE_RAD) return fail(`the arm stopped ${offset.toFixed(4)} rad from the goal`);
+    return { success: true, message: 'motion finished at the goal' };
+  }
+
+  private currentQ(): number[] {
+    return Array.from(this.controller.state.q);
+  }
+
+  private outsideLimits(q: readonly number[]): string | undefined {
+    for (let i = 0; i < this.limits.jointNames.length; i++) {
+      const v = q[i];
+      const min = this.limits.minRad[i] ?? 0, max = this.limits.maxRad[i] ?? 0;
+      if (v === undefined || !Number.isFinite(v) || v < min || v > max) return `${this.limits.jointNames[i]} = ${v} rad is outside its limits [${min}, ${max}]`;
+    }
+    return undefined;
+  }
+}
+
+function reasonOf(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? signal.reason : 'cancelled';
+}
