@@ -38,6 +38,21 @@ const SimSchema = v.strictObject({
     'work',
   ),
   tool_offset: v.optional(PoseOffsetSchema, {}),
+  collision_margin: v.optional(v.pipe(finite('distance in metres'), v.minValue(0, 'expected 0..0.1 m'), v.maxValue(0.1, 'expected 0..0.1 m')), 0.005),
+  obstacles: v.optional(
+    v.pipe(
+      v.array(
+        v.strictObject({
+          name: v.pipe(v.string('expected a name'), v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1..64 letters, digits, _ . -')),
+          center: v.pipe(v.array(finite('coordinate in metres')), v.length(3, 'expected [x, y, z] in metres')),
+          size: v.pipe(v.array(v.pipe(finite('edge length in metres'), v.gtValue(0, 'must be > 0'))), v.length(3, 'expected [x, y, z] edge lengths in metres')),
+        }),
+      ),
+      v.maxLength(64, 'at most 64 obstacles'),
+    ),
+    [],
+  ),
+  planning_time_s: v.optional(v.pipe(finite('seconds'), v.minValue(0.1, 'expected 0.1..60 s'), v.maxValue(60, 'expected 0.1..60 s')), 5),
 });
 
 const SequencesSchema = v.strictObject({

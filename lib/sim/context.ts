@@ -83,12 +83,21 @@ export class SimContext implements RobotContext {
       this.controller.update(nowS, dtS);
       return this.controller.isMoving();
     });
-    this.motion = new SimMotionServer(withToolOffset(chain.value, this.toolPos, this.toolRot), config.limits, this.controller, this.driver, this.states, config.endpoints.planning_frame);
+    this.motion = new SimMotionServer(withToolOffset(chain.value, this.toolPos, this.toolRot), config.limits, this.controller, this.driver, this.states, model, {
+      planningFrame: config.endpoints.planning_frame,
+      planningTimeS: config.sim.planning_time_s,
+    });
+    const contact = model.collisionAt(initialRad);
+    if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
 
   /** Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false). */
   static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
-    const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names);
+    const scene = {
+      marginM: config.sim.collision_margin,
+      boxes: config.sim.obstacles.map((o) => ({ name: o.name, center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const, size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const })),
+    };
+    const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names, scene);
     const context = new SimContext(config, model, clock);
     context.start();
     return context;

@@ -1,5 +1,28 @@
-import type { MainModule, MjData, MjModel } from 'mujoco-js';
+import type { DoubleBuffer, MainModule, MjData, MjModel } from 'mujoco-js';
 import { loadMujocoModule } from './mujoco.ts';
+
+/** A box in the scene: centre and full edge lengths in metres, axis-aligned in base_link. */
+export interface BoxObstacle {
+  readonly name: string;
+  readonly center: readonly [number, number, number];
+  readonly size: readonly [number, number, number];
+}
+
+/** What the collision model sees besides the arm: the floor at z = 0 and boxes. */
+export interface Scene {
+  readonly boxes: readonly BoxObstacle[];
+  /** Safety distance (m): closer than this counts as a collision. */
+  readonly marginM: number;
+}
+
+/** A contact found by the collision check: the two things that touch and their distance (m). */
+export interface Contact {
+  readonly a: string;
+  readonly b: string;
+  readonly distM: number;
+}
+
+const xmlAttr = (v: string) => v.replace(/[^A-Za-z0-9_.-]/g, '_');
 
 /** A link pose: position in metres and a row-major 3x3 rotation, both in base_link. */
 export interface LinkPose {
@@ -10,10 +33,11 @@ export interface LinkPose {
 let modelCounter = 0;
 
 /**
- * The simulated arm's model in MuJoCo, loaded from the robot description (URDF): forward
- * kinematics of every link and inverse dynamics (joint efforts). Joints are addressed in the
- * order of `jointNames`; one MjData is kept as scratch, so calls are synchronous and not
- * re-entrant (JavaScript's single thread guarantees that).
+ * The simulated arm's model in MuJoCo, loaded from the robot description (URDF) with the scene
+ * (floor, boxes) added: forward kinematics of every link, inverse dynamics (joint efforts),
+ * collision checks and distances. Joints are addressed in the order of `jointNames`; one MjData
+ * is kept as scratch, so calls are synchronous and not re-entrant (JavaScript's single thread
+ * guarantees that).
  */
 export class ArmModel {
   readonly jointNames: readonly string[];
@@ -24,6 +48,10 @@ export class ArmModel {
   private readonly qposAdr: Int32Array;
   private readonly dofAdr: Int32Array;
   private readonly bodyIds = new Map<string, number>();
+  /** Geom pairs the collision check considers (not the same body, not parent and child, not both fixed). */
+  private readonly pairs: [number, number][] = [];
+  private readonly geomLabels: string[] = [];
+  private readonly fromTo: DoubleBuffer;
 
   private constructor(mj: MainModule, model: MjModel, jointNames: readonly string[]) {
     this.mj = mj;
@@ -44,17 +72,52 @@ export class ArmModel {
       const name = mj.mj_id2name(model, mj.mjtObj.mjOBJ_BODY.value, b);
       if (name) this.bodyIds.set(name, b);
     }
+    const geomBody = model.geom_bodyid as Int32Array;
+    const bodyParent = model.body_parentid as Int32Array;
+    const bodyDofs = model.body_dofnum as Int32Array;
+    const bodyName = (b: number) => (b === 0 ? 'world' : mj.mj_id2name(model, mj.mjtObj.mjOBJ_BODY.value, b));
+    const movable = (b: number): boolean => b !== 0 && ((bodyDofs[b] ?? 0) > 0 || movable(bodyParent[b] ?? 0));
+    for (let g = 0; g < model.ngeom; g++) {
+      const b = geomBody[g] ?? 0;
+      this.geomLabels.push(b === 0 ? mj.mj_id2name(model, mj.mjtObj.mjOBJ_GEOM.value, g) || `geom${g}` : bodyName(b));
+    }
+    for (let g1 = 0; g1 < model.ngeom; g1++) {
+      for (let g2 = g1 + 1; g2 < model.ngeom; g2++) {
+        const b1 = geomBody[g1] ?? 0, b2 = geomBody[g2] ?? 0;
+        if (b1 === b2 || bodyParent[b1] === b2 || bodyParent[b2] === b1) continue;
+        if (!movable(b1) && !movable(b2)) continue;
+        this.pairs.push([g1, g2]);
+      }
+    }
+    this.fromTo = new mj.DoubleBuffer(6);
   }
 
-  /** Loads a URDF (or MJCF) text into MuJoCo. Throws with MuJoCo's message when it cannot. */
-  static async load(descriptionXml: string, jointNames: readonly string[]): Promise<ArmModel> {
+  /**
+   * Loads a URDF (or MJCF) text into MuJoCo and adds the scene: MuJoCo compiles the URDF, its
+   * MJCF form gets the floor and the boxes, and that is loaded again. Every geom gets the scene's
+   * margin, so contacts closer than it are reported. Throws with MuJoCo's message when it cannot.
+   */
+  static async load(descriptionXml: string, jointNames: readonly string[], scene: Scene = { boxes: [], marginM: 0 }): Promise<ArmModel> {
     const mj = await loadMujocoModule();
     const dir = `/armgate-model-${++modelCounter}`;
     mj.FS.mkdir(dir);
     const isUrdf = /<robot[\s>]/.test(descriptionXml);
     const file = `${dir}/robot.${isUrdf ? 'urdf' : 'xml'}`;
     mj.FS.writeFile(file, descriptionXml);
-    const model = mj.MjModel.loadFromXML(file);
+    const robot = mj.MjModel.loadFromXML(file);
+    if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1) throw new Error('MuJoCo could not export the robot model');
+    robot.delete();
+    const mjcf = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
+    const margin = scene.marginM;
+    const sceneXml = [
+      `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
+      ...scene.boxes.map((b) => `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`),
+    ].join('\n');
+    const withScene = mjcf
+      .replace('<worldbody>', `<default><geom margin="${margin}"/></default>\n<worldbody>\n${sceneXml}`)
+      .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>');
+    mj.FS.writeFile(`${dir}/scene.xml`, withScene);
+    const model = mj.MjModel.loadFromXML(`${dir}/scene.xml`);
     return new ArmModel(mj, model, jointNames);
   }
 
@@ -109,8 +172,59 @@ export class ArmModel {
     return out;
   }
 
+  /** The closest contact at `qRad` (self or scene, nearer than the margin), or undefined when free. */
+  collisionAt(qRad: ArrayLike<number>): Contact | undefined {
+    this.setState(qRad);
+    this.mj.mj_kinematics(this.model, this.data);
+    this.mj.mj_collision(this.model, this.data);
+    let closest: Contact | undefined;
+    for (let k = 0; k < this.data.ncon; k++) {
+      const c = this.data.contact.get(k);
+      if (!c) continue;
+      if (!closest || c.dist < closest.distM) closest = { a: this.geomLabels[c.geom1] ?? '?', b: this.geomLabels[c.geom2] ?? '?', distM: c.dist };
+      c.delete();
+    }
+    return closest;
+  }
+
+  /**
+   * CHOMP's obstacle cost at `qRad` over every checked geom pair closer than `epsilonM`, with its
+   * joint-space gradient added into `gradOut`: c(d) = -d + eps/2 for d < 0, (d - eps)^2 / (2 eps)
+   * for 0 <= d < eps, 0 beyond (Ratliff et al.), d from MuJoCo's geom distance. The gradient is a
+   * forward difference per joint over the pairs in range: robust across penetration, where
+   * closest-point normals flip.
+   */
+  obstacleCost(qRad: ArrayLike<number>, epsilonM: number, gradOut: Float64Array): number {
+    const q = Float64Array.from(qRad);
+    this.setState(q);
+    this.mj.mj_kinematics(this.model, this.data);
+    const hinge = (d: number) => (d < 0 ? -d + epsilonM / 2 : d < epsilonM ? ((d - epsilonM) * (d - epsilonM)) / (2 * epsilonM) : 0);
+    const active: [number, number][] = [];
+    let cost = 0;
+    for (const pair of this.pairs) {
+      const d = this.mj.mj_geomDistance(this.model, this.data, pair[0], pair[1], 2 * epsilonM, this.fromTo);
+      if (d >= 2 * epsilonM) continue;
+      active.push(pair);
+      cost += hinge(d);
+    }
+    if (active.length === 0) return cost;
+    const h = 1e-4;
+    for (let j = 0; j < this.jointNames.length; j++) {
+      const saved = q[j] ?? 0;
+      q[j] = saved + h;
+      this.setState(q);
+      this.mj.mj_kinematics(this.model, this.data);
+      let shifted = 0;
+      for (const [g1, g2] of active) shifted += hinge(this.mj.mj_geomDistance(this.model, this.data, g1, g2, 2 * epsilonM, this.fromTo));
+      gradOut[j] = (gradOut[j] ?? 0) + (shifted - cost) / h;
+      q[j] = saved;
+    }
+    return cost;
+  }
+
   /** Frees the WebAssembly memory held by the model. */
   dispose(): void {
+    this.fromTo.delete();
     this.data.delete();
     this.model.delete();
   }

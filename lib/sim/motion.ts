@@ -9,8 +9,27 @@ import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { MotionResultMsg, MoveToJointsGoal, MoveToNamedRequest, MoveToPoseGoal } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
+import { optimizeChomp } from '../planning/chomp.ts';
+import { type JointSpace, planRrtConnect, segmentValid, shortcutPath, smoothPath } from '../planning/rrt-connect.ts';
+import { timeParameterize } from '../planning/timing.ts';
+import { createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
 import type { ControllerEvent, TrajectoryController } from './controller.ts';
 import type { SimDriver } from './driver.ts';
+import type { Contact } from './model.ts';
+import { runSliced } from './sliced.ts';
+
+/** What the planners need of the collision model. */
+export interface CollisionChecker {
+  collisionAt(qRad: ArrayLike<number>): Contact | undefined;
+  obstacleCost(qRad: ArrayLike<number>, epsilonM: number, gradOut: Float64Array): number;
+}
+
+/** Planning settings of the simulator. */
+export interface SimPlanningOptions {
+  readonly planningFrame: string;
+  /** Budget of a sampling or optimizing planner (s). */
+  readonly planningTimeS: number;
+}
 
 /** Feedback and cancellation of one goal, as an action client would give them. */
 export interface GoalHandlers {
@@ -43,16 +62,18 @@ export class SimMotionServer {
   private readonly controller: TrajectoryController;
   private readonly driver: SimDriver;
   private readonly states: readonly GroupState[];
-  private readonly planningFrame: string;
+  private readonly collisions: CollisionChecker;
+  private readonly options: SimPlanningOptions;
   private waiting: Waiting | undefined;
 
-  constructor(chain: Chain, limits: JointLimits, controller: TrajectoryController, driver: SimDriver, states: readonly GroupState[], planningFrame: string) {
+  constructor(chain: Chain, limits: JointLimits, controller: TrajectoryController, driver: SimDriver, states: readonly GroupState[], collisions: CollisionChecker, options: SimPlanningOptions) {
     this.chain = chain;
     this.limits = limits;
     this.controller = controller;
     this.driver = driver;
     this.states = states;
-    this.planningFrame = planningFrame;
+    this.collisions = collisions;
+    this.options = options;
   }
 
   /** Controller events reach waiting goals through here. */
@@ -68,7 +89,9 @@ export class SimMotionServer {
     handlers.onFeedback?.('planning');
     const bad = this.outsideLimits(goal.joints);
     if (bad) return fail(bad);
-    return this.execute(planPtp(this.currentQ(), goal.joints, this.limits, { speed: goal.speed, accelScale: 0 }), goal.joints, handlers);
+    const checked = this.collisionFree('ptp', planPtp(this.currentQ(), goal.joints, this.limits, { speed: goal.speed, accelScale: 0 }));
+    if (!checked.ok) return fail(checked.error);
+    return this.execute(checked.value, goal.joints, handlers);
   }
 
   async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
@@ -78,29 +101,66 @@ export class SimMotionServer {
     const target = [...state.jointsRad];
     const bad = this.outsideLimits(target);
     if (bad) return fail(`named position '${request.name}': ${bad}`);
-    return this.execute(planPtp(this.currentQ(), target, this.limits, { speed: request.speed, accelScale: request.accel_scale }), target, handlers);
+    const checked = this.collisionFree('ptp', planPtp(this.currentQ(), target, this.limits, { speed: request.speed, accelScale: request.accel_scale }));
+    if (!checked.ok) return fail(checked.error);
+    return this.execute(checked.value, target, handlers);
   }
 
   async moveToPose(goal: MoveToPoseGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
     handlers.onFeedback?.('planning');
-    if (goal.frame_id !== '' && goal.frame_id !== this.planningFrame) return fail(`unknown frame '${goal.frame_id}' (known: '' or '${this.planningFrame}')`);
-    const planned = this.planPose(goal);
+    const frame = this.options.planningFrame;
+    if (goal.frame_id !== '' && goal.frame_id !== frame) return fail(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
+    const planned = await this.planPose(goal);
     if (!planned.ok) return fail(planned.error);
-    const last = planned.value.points.at(-1)?.positions ?? this.currentQ();
-    return this.execute(planned.value, last, handlers);
+    const checked = this.collisionFree(goal.planner.toLowerCase(), planned.value);
+    if (!checked.ok) return fail(checked.error);
+    const last = checked.value.points.at(-1)?.positions ?? this.currentQ();
+    return this.execute(checked.value, last, handlers);
   }
 
-  private planPose(goal: MoveToPoseGoal): Result<JointTrajectory, string> {
+  /** The trajectory when every sample (and the goal) is free of collisions, or where it collides. */
+  private collisionFree(planner: string, trajectory: JointTrajectory): Result<JointTrajectory, string> {
+    const goal = trajectory.points.at(-1)?.positions ?? [];
+    const atGoal = this.collisions.collisionAt(goal);
+    if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
+    const duration = trajectoryDuration(trajectory);
+    const sample = createSample(this.limits.jointNames.length);
+    const steps = Math.max(1, Math.ceil(duration / 0.01));
+    for (let k = 0; k <= steps; k++) {
+      sampleTrajectory(trajectory, (duration * k) / steps, sample);
+      const contact = this.collisions.collisionAt(sample.q);
+      if (contact) {
+        const hint = planner === 'ompl' || planner === 'chomp' ? '' : '; try planner ompl, which plans around obstacles';
+        return err(`the ${planner} path would collide (${contact.a} with ${contact.b}) ${Math.round((100 * k) / steps)} % along it${hint}`);
+      }
+    }
+    return ok(trajectory);
+  }
+
+  /** A joint-space space for sampling planners: the joint limits and the collision check. */
+  private jointSpace(): JointSpace {
+    return { minRad: this.limits.minRad, maxRad: this.limits.maxRad, isValid: (q) => this.collisions.collisionAt(q) === undefined, random: Math.random };
+  }
+
+  private goalConfiguration(position: number[], rotation: Float64Array, goal: MoveToPoseGoal): Result<number[], string> {
+    const ik = solveIk(this.chain, this.limits.minRad, this.limits.maxRad, position, rotation, this.currentQ(), { deadlineMs: performance.now() + IK_BUDGET_MS, nowMs: () => performance.now(), random: Math.random }, createIkWorkspace(this.chain));
+    if (ik.status !== 'converged') return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
+    return ok(Array.from(ik.qRad));
+  }
+
+  private async planPose(goal: MoveToPoseGoal): Promise<Result<JointTrajectory, string>> {
     const scales: MotionScales = { speed: goal.speed, accelScale: 0 };
     const position = [goal.x, goal.y, goal.z];
     const rotation = matFromAbc(new Float64Array(9), goal.a, goal.b, goal.c);
     const start = this.currentQ();
     const planner = goal.planner.toLowerCase();
-    if (planner === 'ptp') {
-      const deadline = performance.now() + IK_BUDGET_MS;
-      const ik = solveIk(this.chain, this.limits.minRad, this.limits.maxRad, position, rotation, start, { deadlineMs: deadline, nowMs: () => performance.now(), random: Math.random }, createIkWorkspace(this.chain));
-      if (ik.status !== 'converged') return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
-      return ok(planPtp(start, Array.from(ik.qRad), this.limits, scales));
+    if (planner === 'ptp' || planner === 'ompl' || planner === 'chomp') {
+      const target = this.goalConfiguration(position, rotation, goal);
+      if (!target.ok) return target;
+      if (planner === 'ptp') return ok(planPtp(start, target.value, this.limits, scales));
+      const atGoal = this.collisions.collisionAt(target.value);
+      if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
+      return planner === 'ompl' ? this.planOmpl(start, target.value, scales) : this.planChomp(start, target.value, scales);
     }
     if (planner === 'lin' || planner === 'circ') {
       const from = tcpPose(this.chain, start);
@@ -116,7 +176,37 @@ export class SimMotionServer {
       const planned = planCartesian(this.chain, this.limits, path, start, scales, { nowMs: () => performance.now() });
       return planned.ok ? planned : err(`${planner}: ${planned.error.message}`);
     }
-    return err(`planner '${goal.planner}' is not available in the simulator yet (available: ptp, lin, circ)`);
+    return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);
+  }
+
+  /** RRT-Connect in joint space, shortcut and smoothed, then time-parameterized within the limits. */
+  private async planOmpl(start: number[], target: number[], scales: MotionScales): Promise<Result<JointTrajectory, string>> {
+    const space = this.jointSpace();
+    const now = () => performance.now();
+    const found = await runSliced(planRrtConnect(space, start, target, { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now }), now);
+    if (!found.ok) return err(`ompl (RRT-Connect): ${found.error} (${this.options.planningTimeS} s budget)`);
+    const path = smoothPath(space, shortcutPath(space, found.value, 200), 3);
+    return ok(timeParameterize(path, this.limits, scales));
+  }
+
+  /** CHOMP from the straight joint-space line, then time-parameterized within the limits. */
+  private async planChomp(start: number[], target: number[], scales: MotionScales): Promise<Result<JointTrajectory, string>> {
+    const now = () => performance.now();
+    const epsilon = 0.05;
+    const result = await runSliced(
+      optimizeChomp(
+        { startRad: start, goalRad: target, minRad: this.limits.minRad, maxRad: this.limits.maxRad, obstacleCost: (q, grad) => this.collisions.obstacleCost(q, epsilon, grad) },
+        { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now },
+      ),
+      now,
+    );
+    const space = this.jointSpace();
+    for (let i = 1; i < result.path.length; i++) {
+      if (!segmentValid(space, result.path[i - 1] ?? [], result.path[i] ?? [], 0.02)) {
+        return err(`chomp found no collision-free path after ${result.iterations} iterations (obstacle cost ${result.obstacleCost.toFixed(4)}); try ompl`);
+      }
+    }
+    return ok(timeParameterize(result.path, this.limits, scales));
   }
 
   /** Cancels the goal in progress, if any (the controller decelerates and holds). */
