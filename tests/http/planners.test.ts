@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startTestServer } from '../support/server.ts';
+
+// A pillar between the start on the right of the robot and the target on its left: a straight
+// joint-space (ptp) motion runs into it; ompl and chomp must plan around it.
+const START = [-1.0, 0.5, 0, -1.2, 0, 1.4, 0];
+const TARGET = { x: 0.55, y: 0.45, z: 0.35, a: 0, b: Math.PI, c: 0 };
+const SCENE = {
+  time_scale: 20,
+  initial_position: START,
+  obstacles: [{ name: 'pillar', center: [0.45, 0.0, 0.3], size: [0.1, 0.1, 0.6] }],
+};
+
+async function movePose(url: string, body: Record<string, unknown>) {
+  const res = await fetch(`${url}/robot/move/pose`, { method: 'POST', body: JSON.stringify(body) });
+  assert.equal(res.status, 200);
+  return (await res.json()) as { success: boolean; message: string };
+}
+
+async function tcp(url: string) {
+  return ((await (await fetch(`${url}/robot/pose`)).json()) as { position: { x: number; y: number; z: number } }).position;
+}
+
+describe('planning around an obstacle on the simulated arm', () => {
+  it('refuses a ptp motion through the pillar without moving, naming the collision', async () => {
+    const server = await startTestServer({ sim: SCENE });
+    try {
+      const before = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] }).position;
+      const result = await movePose(server.url, { ...TARGET, planner: 'ptp', speed: 1 });
+      assert.equal(result.success, false);
+      assert.match(result.message, /pillar/);
+      assert.match(result.message, /ompl/);
+      const after = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] }).position;
+      assert.deepEqual(after, before);
+    } finally {
+      await server.close();
+    }
+  });
+
+  for (const planner of ['ompl', 'chomp']) {
+    it(`${planner} reaches the target around the pillar, and reads answer while it plans and moves`, async () => {
+      const server = await startTestServer({ sim: SCENE });
+      try {
+        const motion = movePose(server.url, { ...TARGET, planner, speed: 1 });
+        const started = performance.now();
+        const read = await fetch(`${server.url}/robot/joint_states`);
+        assert.equal(read.status, 200);
+        await read.body?.cancel();
+        assert.ok(performance.now() - started < 250, 'a read during planning answers quickly');
+        const result = await motion;
+        assert.equal(result.success, true, result.message);
+        const p = await tcp(server.url);
+        assert.ok(Math.abs(p.x - TARGET.x) < 1e-3 && Math.abs(p.y - TARGET.y) < 1e-3 && Math.abs(p.z - TARGET.z) < 1e-3, JSON.stringify(p));
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  it('answers success false for a target inside the obstacle', async () => {
+    const server = await startTestServer({ sim: SCENE });
+    try {
+      const result = await movePose(server.url, { x: 0.45, y: 0, z: 0.5, b: Math.PI, planner: 'ompl' });
+      assert.equal(result.success, false);
+      assert.match(result.message, /in collision/);
+    } finally {
+      await server.close();
+    }
+  });
+});
