@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { motionGuard } from '../motion/guard.ts';
+import { services } from '../app/services.ts';
 import type { InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import type { Result } from '../result.ts';
@@ -27,7 +27,7 @@ export const MOTION_RESPONSES = {
  * call's result as 200 `{success, message}` (503 when the interface did not answer).
  */
 export async function runMotion(what: string, call: () => Promise<Result<MotionResultMsg, InterfaceUnavailable>>): Promise<Response> {
-  const lease = motionGuard().begin(what);
+  const lease = services().guard.begin(what);
   if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
   try {
     const result = await call();

@@ -74,3 +74,18 @@ export function jointsSchema(limits: JointLimits, description: string) {
     v.description(description),
   );
 }
+
+/** A boolean query parameter: true/false/1/0 (any case), converted, with a default. */
+export function queryBool(fallback: boolean, description: string) {
+  return v.optional(
+    v.pipe(
+      v.string(),
+      v.toLowerCase(),
+      v.picklist(['true', 'false', '1', '0'], 'must be true or false'),
+      v.transform((s) => s === 'true' || s === '1'),
+      v.description(description),
+      v.metadata({ openapi: { type: 'boolean', default: fallback } }),
+    ),
+    String(fallback),
+  );
+}

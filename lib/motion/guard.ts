@@ -1,7 +1,16 @@
 import { err, ok, type Result } from '../result.ts';
 
-/** Something that may be moving the arm: returns what, or undefined when it is not. */
-export type ActivitySource = () => string | undefined;
+/** What can hold the arm: an API request, an action goal, a trajectory on the controller, a sequence. */
+export type ArmActivityKind = 'request' | 'goal' | 'trajectory' | 'sequence';
+
+/** Something moving the arm, and what it is, in words. */
+export interface ArmActivity {
+  readonly kind: ArmActivityKind;
+  readonly detail: string;
+}
+
+/** Something that may be moving the arm: returns the activity, or undefined when it is not. */
+export type ActivitySource = () => ArmActivity | undefined;
 
 /**
  * The one-command-in-flight rule: a motion request begins only when nothing else moves the arm
@@ -9,7 +18,7 @@ export type ActivitySource = () => string | undefined;
  * There is no queue: a busy arm is an immediate refusal naming what holds it.
  */
 export class MotionGuard {
-  private holder: string | undefined;
+  private holder: ArmActivity | undefined;
   private readonly sources: ActivitySource[] = [];
 
   /** Adds a source of arm activity (the context's controller, the sequence supervisor). */
@@ -17,44 +26,30 @@ export class MotionGuard {
     this.sources.push(source);
   }
 
-  /** What holds the arm now, if anything. */
-  activity(): string | undefined {
-    if (this.holder) return this.holder;
+  /** What holds the arm now, if anything, skipping the kinds in `ignore`. */
+  activity(ignore: readonly ArmActivityKind[] = []): ArmActivity | undefined {
+    if (this.holder && !ignore.includes(this.holder.kind)) return this.holder;
     for (const source of this.sources) {
       const what = source();
-      if (what) return what;
+      if (what && !ignore.includes(what.kind)) return what;
     }
     return undefined;
   }
 
-  /** Takes the arm for `what`; the returned function releases it. Busy: the message says why. */
-  begin(what: string): Result<() => void, string> {
-    const busy = this.activity();
-    if (busy) return err(`the arm is busy (${busy}); wait until it finishes or POST /stop`);
-    this.holder = what;
+  /**
+   * Takes the arm for `what`; the returned function releases it. Busy: the message says why.
+   * `preempts` lists activities this request may replace (a trajectory preempts a trajectory).
+   */
+  begin(what: string, preempts: readonly ArmActivityKind[] = []): Result<() => void, string> {
+    const busy = this.activity(preempts);
+    if (busy) return err(`the arm is busy (${busy.detail}); wait until it finishes or POST /stop`);
+    const holder: ArmActivity = { kind: 'request', detail: what };
+    this.holder = holder;
     let released = false;
     return ok(() => {
       if (released) return;
       released = true;
-      if (this.holder === what) this.holder = undefined;
+      if (this.holder === holder) this.holder = undefined;
     });
   }
-}
-
-let current: MotionGuard | undefined;
-
-/** The process's motion guard; throws when start-up has not set one. */
-export function motionGuard(): MotionGuard {
-  if (!current) throw new Error('motion guard is not set: server start-up must call setMotionGuard() first');
-  return current;
-}
-
-/** Sets the process's motion guard (start-up and tests). */
-export function setMotionGuard(guard: MotionGuard): void {
-  current = guard;
-}
-
-/** Clears the motion guard. */
-export function resetMotionGuard(): void {
-  current = undefined;
 }

@@ -1,3 +1,4 @@
+import type { ArmActivity } from '../motion/guard.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { Result } from '../result.ts';
@@ -67,7 +68,9 @@ export interface RobotContext {
   /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
   callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */
-  armActivity(): string | undefined;
+  armActivity(): ArmActivity | undefined;
+  /** Subscribes to the controller's own account of what it does (for the trajectory log). */
+  onControllerLog(listener: (line: string) => void): () => void;
   /** Releases timers, nodes and processes. */
   close(): Promise<void>;
 }

@@ -5,9 +5,14 @@ import { handlers } from '../../handlers/index.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
-import { MotionGuard, resetMotionGuard, setMotionGuard } from '../motion/guard.ts';
+import { resetServices, setServices } from '../app/services.ts';
+import { LogRing } from '../logs/ring.ts';
+import { MotionGuard } from '../motion/guard.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
+
+/** Lines kept by the trajectory module's log (GET /trajectory/logs). */
+export const TRAJECTORY_LOG_LINES = 300;
 
 /** A running armgate server. */
 export interface RunningServer {
@@ -37,7 +42,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   setContext(context);
   const guard = new MotionGuard();
   guard.addSource(() => context.armActivity());
-  setMotionGuard(guard);
+  const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
+  const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
+  setServices({ guard, trajectoryLog });
   const app = createApp({
     handlers,
     token: config.web.token,
@@ -65,8 +72,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       closing ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        unsubscribe();
         resetContext();
-        resetMotionGuard();
+        resetServices();
         await context.close();
       })();
       return closing;

@@ -2,6 +2,7 @@ import { chainFromUrdf, withToolOffset } from '../kinematics/chain.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
+import type { ArmActivity } from '../motion/guard.ts';
 import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext } from '../ros/context.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import {
@@ -253,10 +254,14 @@ export class SimContext implements RobotContext {
     return ok({ success: true, message: cancelled > 0 ? `cancelled ${cancelled} motion goal(s)` : 'no motion goal was active' });
   }
 
-  armActivity(): string | undefined {
-    if (this.goalsInFlight.size > 0) return 'a motion goal is executing';
-    if (this.controller.isMoving()) return 'the joint trajectory controller is executing a trajectory';
+  armActivity(): ArmActivity | undefined {
+    if (this.goalsInFlight.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
+    if (this.controller.isMoving()) return { kind: 'trajectory', detail: 'the joint trajectory controller is executing a trajectory' };
     return undefined;
+  }
+
+  onControllerLog(listener: (line: string) => void): () => void {
+    return this.onControllerEvents((event) => listener(describeControllerEvent(event, this.endpoints.interfaces.trajectory.name)));
   }
 
   async close(): Promise<void> {
@@ -265,6 +270,24 @@ export class SimContext implements RobotContext {
     this.publishTimer = undefined;
     this.driver.sleep();
     this.model.dispose();
+  }
+}
+
+/** One log line for a controller event. */
+function describeControllerEvent(event: ControllerEvent, topic: string): string {
+  switch (event.kind) {
+    case 'accepted':
+      return `controller: accepted trajectory #${event.id} (${event.points} points, ${event.durationS.toFixed(3)} s) from ${topic}`;
+    case 'refused':
+      return `controller: refused a trajectory: ${event.reason}`;
+    case 'preempted':
+      return `controller: trajectory #${event.id} preempted by a newer one`;
+    case 'finished':
+      return `controller: trajectory #${event.id} finished`;
+    case 'cancelled':
+      return `controller: trajectory #${event.id} cancelled; decelerating`;
+    case 'hold':
+      return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
   }
 }
 

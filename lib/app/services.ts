@@ -1,0 +1,29 @@
+import type { LogRing } from '../logs/ring.ts';
+import type { MotionGuard } from '../motion/guard.ts';
+
+/**
+ * The API-side state shared by handlers (besides the ROS context): the one-command guard and the
+ * trajectory module's log. Set once by start-up, like the context; nothing is created at import.
+ */
+export interface Services {
+  readonly guard: MotionGuard;
+  readonly trajectoryLog: LogRing;
+}
+
+let current: Services | undefined;
+
+/** The shared services; throws when start-up has not set them (a bug, not a client error). */
+export function services(): Services {
+  if (!current) throw new Error('services are not set: server start-up must call setServices() first');
+  return current;
+}
+
+/** Sets the shared services (start-up and tests). */
+export function setServices(value: Services): void {
+  current = value;
+}
+
+/** Clears the shared services. */
+export function resetServices(): void {
+  current = undefined;
+}

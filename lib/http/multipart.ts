@@ -1,0 +1,116 @@
+import { once } from 'node:events';
+import busboy from 'busboy';
+import { err, ok, type Result } from '../result.ts';
+import { type ApiError, invalid } from './errors.ts';
+import { MAX_UPLOAD_BYTES } from './limits.ts';
+
+/** An uploaded file part, buffered within the size limit. */
+export interface UploadedFile {
+  readonly filename: string;
+  readonly mimeType: string;
+  readonly data: Buffer;
+}
+
+/** A parsed multipart/form-data body. */
+export interface MultipartBody {
+  readonly fields: Readonly<Record<string, string>>;
+  readonly files: Readonly<Record<string, UploadedFile>>;
+}
+
+export interface MultipartLimits {
+  /** Names of the file parts allowed. */
+  readonly fileParts: readonly string[];
+  /** Names of the text fields allowed. */
+  readonly fieldParts: readonly string[];
+  /** Largest file (bytes); default 10 MiB. */
+  readonly maxFileBytes?: number;
+  /** Largest text field (bytes); default 64 KiB. */
+  readonly maxFieldBytes?: number;
+}
+
+/**
+ * Streams a multipart/form-data body through busboy with size limits. Unknown, duplicate or
+ * oversized parts are refused (422, or 413 for size), as is a malformed body; nothing larger than
+ * the limits is buffered.
+ */
+export async function parseMultipart(request: Request, limits: MultipartLimits): Promise<Result<MultipartBody, ApiError>> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(type)) return err(invalid(['body'], `expected a multipart/form-data body (Content-Type was '${type.slice(0, 80)}')`, 'content_type'));
+  const maxFile = limits.maxFileBytes ?? MAX_UPLOAD_BYTES;
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > maxFile + 256 * 1024) return err({ kind: 'payload_too_large', detail: `upload is larger than ${maxFile} bytes` });
+  if (!request.body) return err(invalid(['body'], 'the multipart body is empty', 'missing'));
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { 'content-type': type },
+      // One spare part of each kind, so an extra part reaches the handlers below and is named.
+      limits: { fileSize: maxFile, files: limits.fileParts.length + 1, fields: limits.fieldParts.length + 1, fieldSize: limits.maxFieldBytes ?? 64 * 1024, parts: limits.fileParts.length + limits.fieldParts.length + 2 },
+    });
+  } catch (e) {
+    return err(invalid(['body'], `malformed multipart body: ${(e as Error).message}`, 'multipart'));
+  }
+  const reader = request.body.getReader();
+  return new Promise((resolve) => {
+    const fields: Record<string, string> = {};
+    const files: Record<string, UploadedFile> = {};
+    const seen = new Set<string>();
+    let failure: ApiError | undefined;
+    const fail = (error: ApiError) => {
+      failure ??= error;
+      resolve(err(failure));
+    };
+    parser.on('file', (name, stream, info) => {
+      // A truncated body errors the part's stream too; without a listener that would crash the process.
+      stream.on('error', (e: Error) => fail(invalid(['body', name], `malformed multipart body: ${e.message}`, 'multipart')));
+      if (!limits.fileParts.includes(name)) {
+        stream.resume();
+        return fail(invalid(['body', name], `unexpected file part '${name}' (expected ${limits.fileParts.join(', ')})`, 'extra_forbidden'));
+      }
+      if (seen.has(name)) {
+        stream.resume();
+        return fail(invalid(['body', name], `part '${name}' given more than once`));
+      }
+      seen.add(name);
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('limit', () => fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` }));
+      stream.on('close', () => {
+        if (!failure) files[name] = { filename: info.filename ?? '', mimeType: info.mimeType, data: Buffer.concat(chunks) };
+      });
+    });
+    parser.on('field', (name, value, info) => {
+      if (!limits.fieldParts.includes(name)) return fail(invalid(['body', name], `unexpected field '${name}' (expected ${[...limits.fieldParts, ...limits.fileParts].join(', ')})`, 'extra_forbidden'));
+      if (info.valueTruncated) return fail(invalid(['body', name], `field '${name}' is too long`, 'too_long'));
+      if (name in fields) return fail(invalid(['body', name], `field '${name}' given more than once`));
+      fields[name] = value;
+    });
+    parser.on('partsLimit', () => fail(invalid(['body'], 'too many parts', 'multipart')));
+    parser.on('filesLimit', () => fail(invalid(['body'], `too many files (expected ${limits.fileParts.join(', ')})`, 'multipart')));
+    parser.on('fieldsLimit', () => fail(invalid(['body'], 'too many fields', 'multipart')));
+    parser.on('error', (e: Error) => fail(invalid(['body'], `malformed multipart body: ${e.message}`, 'multipart')));
+    parser.on('close', () => {
+      if (!failure) resolve(ok({ fields, files }));
+    });
+    // Feed busboy from the web stream (the server's ponyfill is not a Node stream), with backpressure.
+    const pump = async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (failure) {
+            await reader.cancel();
+            return;
+          }
+          if (done) {
+            parser.end();
+            return;
+          }
+          if (!parser.write(value)) await once(parser, 'drain');
+        }
+      } catch (e) {
+        fail(invalid(['body'], `the upload was interrupted: ${(e as Error).message}`, 'multipart'));
+      }
+    };
+    void pump();
+  });
+}

@@ -1,0 +1,87 @@
+import { parse } from 'csv-parse/sync';
+import { err, ok, type Result } from '../result.ts';
+import type { ApiTrajectoryPoint } from './publish.ts';
+
+/** Where a CSV file is wrong: 1-based row (the header is row 1), the column name, and why. */
+export interface CsvProblem {
+  readonly row: number;
+  readonly column: string;
+  readonly msg: string;
+}
+
+const TIME_COLUMNS = ['t', 'time', 'time_from_start'];
+
+/** Canonical joint index (0-based) of a header cell: joint1..joint7 or joint_1..joint_7, any case. */
+function jointIndex(header: string, count: number): number {
+  const m = /^joint_?(\d+)$/i.exec(header);
+  if (!m) return -1;
+  const k = Number(m[1]);
+  return k >= 1 && k <= count ? k - 1 : -1;
+}
+
+/**
+ * Parses a trajectory CSV: a header row with the joint columns (joint1..joint7 or
+ * joint_1..joint_7, case-insensitive) and one time column (t, time or time_from_start) in any
+ * order, then one row per point. A UTF-8 BOM and blank trailing lines are fine. Every problem
+ * names its row and column.
+ */
+export function parseTrajectoryCsv(text: string, separator: string, jointCount = 7): Result<ApiTrajectoryPoint[], CsvProblem> {
+  let records: string[][];
+  try {
+    records = parse(text, { delimiter: separator, bom: true, relax_column_count: true, skip_empty_lines: false, trim: true }) as string[][];
+  } catch (e) {
+    const line = (e as { lines?: number }).lines;
+    return err({ row: line ?? 0, column: '', msg: `malformed CSV: ${(e as Error).message}` });
+  }
+  while (records.length > 0 && (records.at(-1) ?? []).every((cell) => cell === '')) records.pop();
+  const header = records[0];
+  if (!header || header.every((c) => c === '')) return err({ row: 1, column: '', msg: 'the file is empty: a header row and at least one point are needed' });
+  const columns: number[] = new Array(jointCount).fill(-1);
+  let timeColumn = -1;
+  const unknown: string[] = [];
+  for (const [index, raw] of header.entries()) {
+    const name = raw.trim();
+    const lower = name.toLowerCase();
+    const joint = jointIndex(name, jointCount);
+    if (joint >= 0) {
+      if ((columns[joint] ?? -1) >= 0) return err({ row: 1, column: name, msg: `duplicate column for joint${joint + 1}` });
+      columns[joint] = index;
+    } else if (TIME_COLUMNS.includes(lower)) {
+      if (timeColumn >= 0) return err({ row: 1, column: name, msg: `duplicate time column (use one of ${TIME_COLUMNS.join(', ')})` });
+      timeColumn = index;
+    } else {
+      unknown.push(name === '' ? `(empty, column ${index + 1})` : name);
+    }
+  }
+  if (unknown.length > 0) {
+    const hint = header.length === 1 && /[;,\t|]/.test(header[0] ?? '') ? ` (the header has one column: is the separator '${separator}' right? a semicolon is passed as %3B)` : '';
+    return err({ row: 1, column: unknown[0] ?? '', msg: `unknown column(s): ${unknown.join(', ')}; expected joint1..joint${jointCount} (or joint_1..) and one of ${TIME_COLUMNS.join(', ')}${hint}` });
+  }
+  const missing = columns.flatMap((c, j) => (c < 0 ? [`joint${j + 1}`] : []));
+  if (timeColumn < 0) missing.push(`a time column (${TIME_COLUMNS.join(', ')})`);
+  if (missing.length > 0) return err({ row: 1, column: '', msg: `missing column(s): ${missing.join(', ')}` });
+  if (records.length < 2) return err({ row: 2, column: '', msg: 'no points after the header' });
+  const points: ApiTrajectoryPoint[] = [];
+  for (let r = 1; r < records.length; r++) {
+    const cells = records[r] ?? [];
+    const row = r + 1;
+    if (cells.length !== header.length) return err({ row, column: '', msg: `expected ${header.length} cells, found ${cells.length}` });
+    const number = (index: number): Result<number, CsvProblem> => {
+      const cell = cells[index] ?? '';
+      const value = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell) ? Number(cell) : Number.NaN;
+      if (!Number.isFinite(value)) return err({ row, column: header[index] ?? '', msg: `'${cell.slice(0, 40)}' is not a finite number` });
+      return ok(value);
+    };
+    const time = number(timeColumn);
+    if (!time.ok) return time;
+    if (time.value < 0) return err({ row, column: header[timeColumn] ?? '', msg: `time ${time.value} is negative` });
+    const positions: number[] = [];
+    for (const index of columns) {
+      const value = number(index);
+      if (!value.ok) return value;
+      positions.push(value.value);
+    }
+    points.push({ positions, time_from_start: time.value });
+  }
+  return ok(points);
+}
