@@ -5,9 +5,27 @@ import * as moveNamed from './robot/move-named.ts';
 import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
+import * as sequenceLogs from './sequences/logs.ts';
+import * as startSequence from './sequences/start.ts';
+import * as sequenceStatus from './sequences/status.ts';
+import * as stop from './stop.ts';
 import * as trajectoryLogs from './trajectory/logs.ts';
 import * as sendTrajectory from './trajectory/send.ts';
 import * as sendTrajectoryCsv from './trajectory/send-csv.ts';
 
 /** Every REST endpoint, in the order of the spec's overview. */
-export const handlers: readonly HandlerModule[] = [jointStates, pose, positions, moveNamed, movePose, moveJoints, sendTrajectory, sendTrajectoryCsv, trajectoryLogs];
+export const handlers: readonly HandlerModule[] = [
+  jointStates,
+  pose,
+  positions,
+  moveNamed,
+  movePose,
+  moveJoints,
+  sendTrajectory,
+  sendTrajectoryCsv,
+  trajectoryLogs,
+  startSequence,
+  sequenceStatus,
+  sequenceLogs,
+  stop,
+];

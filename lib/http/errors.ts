@@ -68,14 +68,14 @@ export function invalid(loc: readonly (string | number)[], msg: string, type = '
   return { kind: 'validation', issues: [{ loc, msg, type }] };
 }
 
-/** Converts valibot issues to 422 issues located under `root` ('body' or 'query'). */
-export function fromValibot(root: string, issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]): ApiError {
+/** Converts valibot issues to 422 issues located under `root` ('body', 'query', or a path such as ['body', 'config']). */
+export function fromValibot(root: string | readonly (string | number)[], issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]): ApiError {
   const [first, ...rest] = issues.map((issue) => toIssue(root, issue));
   return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
 }
 
-function toIssue(root: string, issue: v.BaseIssue<unknown>): ValidationIssue {
-  const loc: (string | number)[] = [root];
+function toIssue(root: string | readonly (string | number)[], issue: v.BaseIssue<unknown>): ValidationIssue {
+  const loc: (string | number)[] = typeof root === 'string' ? [root] : [...root];
   for (const item of issue.path ?? []) {
     const key = item.key;
     loc.push(typeof key === 'number' ? key : String(key));

@@ -23,6 +23,12 @@ export interface InterfaceUnavailable {
   readonly message: string;
 }
 
+/** A topic and its ROS type (pkg/msg/Type). */
+export interface TopicInfo {
+  readonly name: string;
+  readonly type: string;
+}
+
 /** A joint-state message with its receipt time on the context's monotonic clock. */
 export interface ReceivedJointState {
   readonly msg: JointStateMsg;
@@ -69,6 +75,10 @@ export interface RobotContext {
   callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */
   armActivity(): ArmActivity | undefined;
+  /** Topics the context can record: name and ROS type. */
+  topics(): readonly TopicInfo[];
+  /** Subscribes to a topic's messages (plain objects shaped as the .msg); returns the unsubscribe. */
+  subscribe(topic: string, listener: (msg: unknown) => void): () => void;
   /** Subscribes to the controller's own account of what it does (for the trajectory log). */
   onControllerLog(listener: (line: string) => void): () => void;
   /** Releases timers, nodes and processes. */

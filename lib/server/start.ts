@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionGuard } from '../motion/guard.ts';
+import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 
@@ -41,10 +42,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const context = await createContext(config);
   setContext(context);
   const guard = new MotionGuard();
+  const sequences = new SequenceSupervisor(context);
+  guard.addSource(() => sequences.activity());
   guard.addSource(() => context.armActivity());
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
-  setServices({ guard, trajectoryLog });
+  setServices({ guard, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
   const app = createApp({
     handlers,
     token: config.web.token,
@@ -70,6 +73,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     server,
     close() {
       closing ??= (async () => {
+        await sequences.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         unsubscribe();

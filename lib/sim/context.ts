@@ -3,7 +3,7 @@ import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { ArmActivity } from '../motion/guard.ts';
-import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext } from '../ros/context.ts';
+import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext, TopicInfo } from '../ros/context.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import {
   type GetPositionFkRequest,
@@ -56,6 +56,7 @@ export class SimContext implements RobotContext {
   private readonly driver: SimDriver;
   private readonly motion: SimMotionServer;
   private readonly listeners = new Set<(event: ControllerEvent) => void>();
+  private readonly subscribers = new Map<string, Set<(msg: unknown) => void>>();
   private readonly goalsInFlight = new Set<AbortController>();
   private latest: ReceivedJointState | undefined;
   private waiters: Waiter[] = [];
@@ -115,6 +116,7 @@ export class SimContext implements RobotContext {
     if (this.controller.isMoving()) this.driver.tick();
     const msg = jointStateMsg(this.model, this.controller.state, this.clock.epochMs(), this.effort);
     this.latest = { msg, receivedAtMs: this.clock.nowMs() };
+    this.deliver(this.endpoints.interfaces.joint_states.name, msg);
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter(msg);
@@ -231,7 +233,27 @@ export class SimContext implements RobotContext {
     return this.runGoal(options, (signal) => this.motion.moveToNamed(request, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
   }
 
+  topics(): readonly TopicInfo[] {
+    const { joint_states, trajectory } = this.endpoints.interfaces;
+    return [
+      { name: joint_states.name, type: joint_states.type },
+      { name: trajectory.name, type: trajectory.type },
+    ];
+  }
+
+  subscribe(topic: string, listener: (msg: unknown) => void): () => void {
+    const set = this.subscribers.get(topic) ?? new Set();
+    set.add(listener);
+    this.subscribers.set(topic, set);
+    return () => set.delete(listener);
+  }
+
+  private deliver(topic: string, msg: unknown): void {
+    for (const listener of this.subscribers.get(topic) ?? []) listener(msg);
+  }
+
   async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
+    this.deliver(this.endpoints.interfaces.trajectory.name, msg);
     const trajectory = {
       jointNames: msg.joint_names,
       points: msg.points.map((p) => ({
@@ -286,6 +308,8 @@ function describeControllerEvent(event: ControllerEvent, topic: string): string 
       return `controller: trajectory #${event.id} finished`;
     case 'cancelled':
       return `controller: trajectory #${event.id} cancelled; decelerating`;
+    case 'hold-request':
+      return 'controller: hold point received; decelerating to a stop';
     case 'hold':
       return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
   }

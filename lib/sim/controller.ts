@@ -9,7 +9,8 @@ export type ControllerEvent =
   | { readonly kind: 'preempted'; readonly id: number }
   | { readonly kind: 'finished'; readonly id: number }
   | { readonly kind: 'cancelled'; readonly id: number }
-  | { readonly kind: 'hold'; readonly positions: readonly number[] };
+  | { readonly kind: 'hold'; readonly positions: readonly number[] }
+  | { readonly kind: 'hold-request' };
 
 type Mode =
   | { readonly kind: 'hold' }
@@ -18,12 +19,18 @@ type Mode =
 
 /** Largest start offset (rad) a trajectory whose first point is at t = 0 may have from the current position. */
 export const START_TOLERANCE_RAD = 1e-3;
+/**
+ * A single point at t = 0 this close (rad) to the current position is a hold request (what POST
+ * /stop publishes from the latest joint state, which lags a moving arm by up to one period).
+ */
+export const HOLD_TOLERANCE_RAD = 0.1;
 
 /**
  * The simulated joint trajectory controller, with ros2_controllers' semantics: one active
  * trajectory, a new one preempts, interpolation from the current state to the first point, hold
  * position on start-up, on completion and on cancel. It refuses what it could not follow within
- * the position and velocity limits, so it never jumps; a cancel decelerates each joint within its
+ * the position and velocity limits, so it never jumps; a cancel, an empty trajectory or a hold
+ * point (one point at t = 0 near the current position) decelerates each joint within its
  * acceleration limit and then holds. Time is given by the caller (`update(nowS)`).
  */
 export class TrajectoryController {
@@ -57,6 +64,12 @@ export class TrajectoryController {
    * preempts whatever was executing. Returns the trajectory id or why it was refused.
    */
   follow(trajectory: JointTrajectory, nowS: number): Result<number, string> {
+    const only = trajectory.points.length === 1 ? trajectory.points[0] : undefined;
+    if (only && only.timeFromStartS === 0 && this.isHoldRequest(trajectory.jointNames, only.positions)) {
+      this.onEvent({ kind: 'hold-request' });
+      this.cancel();
+      return ok(0);
+    }
     const checked = this.check(trajectory);
     if (!checked.ok) {
       this.onEvent({ kind: 'refused', reason: checked.error });
@@ -116,6 +129,13 @@ export class TrajectoryController {
         this.onEvent({ kind: 'hold', positions: Array.from(q) });
       }
     }
+  }
+
+  private isHoldRequest(names: readonly string[], positions: readonly number[]): boolean {
+    return this.limits.jointNames.every((name, j) => {
+      const k = names.indexOf(name);
+      return k >= 0 && Math.abs((positions[k] ?? Number.NaN) - (this.state.q[j] ?? 0)) <= HOLD_TOLERANCE_RAD;
+    });
   }
 
   /** Reorders by joint name, prepends the current state, and checks limits and velocities. */

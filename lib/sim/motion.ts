@@ -219,6 +219,11 @@ export class SimMotionServer {
     const signal = handlers.signal;
     if (signal?.aborted) return fail(reasonOf(signal));
     handlers.onFeedback?.('executing');
+    if (trajectoryDuration(trajectory) === 0) {
+      const q = this.currentQ();
+      const offset = Math.max(...goalRad.map((g, i) => Math.abs(g - (q[i] ?? 0))));
+      if (offset <= GOAL_TOLERANCE_RAD && !this.controller.isMoving()) return { success: true, message: 'already at the goal' };
+    }
     const accepted = this.controller.follow(trajectory, this.driver.nowS());
     if (!accepted.ok) return fail(`the controller refused the trajectory: ${accepted.error}`);
     this.driver.wake();

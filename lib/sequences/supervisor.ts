@@ -1,0 +1,200 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LogRing } from '../logs/ring.ts';
+import type { ArmActivity } from '../motion/guard.ts';
+import type { RobotContext } from '../ros/context.ts';
+import type { MotionResultMsg } from '../ros/messages.ts';
+import { err, ok, type Result } from '../result.ts';
+import type { SequenceConfig } from './config.ts';
+import type { RunnerToServer, ServerToRunner } from './protocol.ts';
+
+/** How long a stopped runner gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 3000;
+/** Lines of runner output kept for GET /sequences/logs. */
+export const SEQUENCE_LOG_LINES = 1000;
+
+/** Options of one run, as POST /sequences/start takes them (validated). */
+export interface RunOptions {
+  readonly iterations: number;
+  readonly delayS: number;
+  /** Absolute bag folder, or undefined for no recording. */
+  readonly bagPath: string | undefined;
+  readonly topics: readonly string[];
+  readonly jointsAction: string;
+  readonly poseAction: string;
+}
+
+/** The sequence status resource. */
+export type SequenceStatus =
+  | { readonly status: 'idle' }
+  | { readonly status: 'running'; readonly pid: number; readonly iteration: number; readonly n_iterations: number; readonly point: string; readonly started_at: string; readonly bag_path?: string }
+  | { readonly status: 'finished'; readonly returncode: number; readonly pid: number; readonly started_at: string; readonly finished_at: string; readonly bag_path?: string };
+
+interface Run {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly dir: string;
+  readonly startedAt: string;
+  readonly bagPath: string | undefined;
+  readonly iterations: number;
+  iteration: number;
+  point: string;
+  readonly exited: Promise<number>;
+  /** Resolves after the exit has been recorded and the temporary folder removed. */
+  done: Promise<void>;
+  readonly goals: Set<AbortController>;
+  readonly unsubscribe: (() => void)[];
+}
+
+const RUNNER = fileURLToPath(new URL('./runner.ts', import.meta.url));
+
+/**
+ * Starts and watches the sequence runner process: one at a time, in its own process group, its
+ * output line by line into a ring, its motion goals served from the context, its topic
+ * subscriptions fed from the context. Stop: SIGTERM to the group, SIGKILL after 3 s.
+ */
+export class SequenceSupervisor {
+  readonly logs = new LogRing(SEQUENCE_LOG_LINES);
+  private readonly context: RobotContext;
+  private run: Run | undefined;
+  private last: SequenceStatus = { status: 'idle' };
+
+  constructor(context: RobotContext) {
+    this.context = context;
+  }
+
+  /** The runner holds the arm while it runs. */
+  activity(): ArmActivity | undefined {
+    return this.run ? { kind: 'sequence', detail: `a motion sequence is running (pid ${this.run.pid})` } : undefined;
+  }
+
+  status(): SequenceStatus {
+    const run = this.run;
+    if (!run) return this.last;
+    return { status: 'running', pid: run.pid, iteration: run.iteration, n_iterations: run.iterations, point: run.point, started_at: run.startedAt, ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
+  }
+
+  /** Starts a runner; busy when one runs. The configuration goes to a private temporary folder, removed after the run. */
+  async start(config: SequenceConfig, options: RunOptions): Promise<Result<number, string>> {
+    if (this.run) return err(`a sequence is already running (pid ${this.run.pid}); POST /stop ends it`);
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-sequence-'));
+    const configFile = path.join(dir, 'config.json');
+    await writeFile(configFile, JSON.stringify(config), { mode: 0o600 });
+    const args = ['--config', configFile, '--iterations', String(options.iterations), '--delay', String(options.delayS), '--joints-action', options.jointsAction, '--pose-action', options.poseAction];
+    if (options.bagPath) args.push('--bag', options.bagPath, '--topics', options.topics.join(','));
+    const env = { ...process.env };
+    delete env.ARMGATE_TOKEN;
+    const child = fork(RUNNER, args, {
+      execArgv: ['--import', import.meta.resolve('tsx')],
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env,
+    });
+    const pid = child.pid;
+    if (pid === undefined) {
+      await rm(dir, { recursive: true, force: true });
+      return err('the runner process could not be started');
+    }
+    const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143))));
+    const run: Run = { child, pid, dir, startedAt: new Date().toISOString(), bagPath: options.bagPath, iterations: options.iterations, iteration: 0, point: 'starting', exited, done: Promise.resolve(), goals: new Set(), unsubscribe: [] };
+    this.run = run;
+    this.pipeLines(child.stdout, '');
+    this.pipeLines(child.stderr, 'stderr: ');
+    child.on('message', (message: RunnerToServer) => this.onMessage(run, message));
+    this.logs.push(`runner started (pid ${pid}): ${options.iterations} iteration(s)${options.bagPath ? `, recording to ${options.bagPath}` : ''}`);
+    run.done = exited.then(async (code) => {
+      for (const stop of run.unsubscribe) stop();
+      for (const goal of run.goals) goal.abort('the sequence runner ended');
+      this.logs.push(`runner exited with code ${code}`);
+      this.last = { status: 'finished', returncode: code, pid, started_at: run.startedAt, finished_at: new Date().toISOString(), ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
+      if (this.run === run) this.run = undefined;
+      await rm(run.dir, { recursive: true, force: true });
+    });
+    return ok(pid);
+  }
+
+  private pipeLines(stream: NodeJS.ReadableStream | null, prefix: string): void {
+    if (!stream) return;
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const parts = (partial + chunk).split(/\r?\n/);
+      partial = parts.pop() ?? '';
+      for (const line of parts) this.logs.push(prefix + line);
+      if (partial.length > 64 * 1024) {
+        this.logs.push(prefix + partial);
+        partial = '';
+      }
+    });
+    stream.on('end', () => {
+      if (partial) this.logs.push(prefix + partial);
+    });
+  }
+
+  private onMessage(run: Run, message: RunnerToServer): void {
+    const reply = (answer: ServerToRunner) => {
+      if (run.child.connected) run.child.send(answer);
+    };
+    if (message.type === 'progress') {
+      run.iteration = message.iteration;
+      run.point = message.point;
+    } else if (message.type === 'subscribe') {
+      const offered = this.context.topics();
+      const wanted = message.topics.length === 0 ? offered : offered.filter((t) => message.topics.includes(t.name));
+      reply({ type: 'topics', topics: wanted });
+      for (const topic of wanted) {
+        run.unsubscribe.push(this.context.subscribe(topic.name, (msg) => reply({ type: 'message', topic: topic.name, msg, receivedNs: String(BigInt(Date.now()) * 1_000_000n) })));
+      }
+    } else if (message.type === 'goal') {
+      void this.serveGoal(run, message).then(reply);
+    }
+  }
+
+  /** Serves a goal on the action the runner named, if the context serves it. */
+  private async serveGoal(run: Run, message: Extract<RunnerToServer, { type: 'goal' }>): Promise<ServerToRunner> {
+    const { move_to_joints, move_to_pose } = this.context.endpoints.interfaces;
+    const served = message.kind === 'joints' ? move_to_joints.name : move_to_pose.name;
+    const normalize = (name: string) => name.replace(/^\//, '');
+    if (normalize(message.action) !== normalize(served)) {
+      return { type: 'no_server', id: message.id, message: `no action server '${message.action}' for ${message.kind === 'joints' ? 'MoveToJoints' : 'MoveToPose'} goals (this stack serves '${served}')` };
+    }
+    const abort = new AbortController();
+    run.goals.add(abort);
+    try {
+      const result = message.kind === 'joints' ? await this.context.moveToJoints(message.goal, { signal: abort.signal }) : await this.context.moveToPose(message.goal, { signal: abort.signal });
+      const answer: MotionResultMsg = result.ok ? result.value : { success: false, message: result.error.message };
+      return { type: 'result', id: message.id, result: answer };
+    } finally {
+      run.goals.delete(abort);
+    }
+  }
+
+  /**
+   * Stops the running runner: its goals are cancelled, SIGTERM goes to its process group (it
+   * closes its bag), SIGKILL after 3 s. Resolves true when a runner was running.
+   */
+  async stop(): Promise<boolean> {
+    const run = this.run;
+    if (!run) return false;
+    for (const goal of run.goals) goal.abort('stopped');
+    signalGroup(run.pid, 'SIGTERM');
+    const killed = await Promise.race([run.exited.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), KILL_GRACE_MS).unref())]);
+    if (killed) {
+      this.logs.push(`runner did not exit within ${KILL_GRACE_MS / 1000} s of SIGTERM: SIGKILL`);
+      signalGroup(run.pid, 'SIGKILL');
+    }
+    await run.done;
+    return true;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
