@@ -1,0 +1,234 @@
+/**
+ * Writes rosbag2 bags in MCAP storage: a folder holding `<folder name>_0.mcap` and `metadata.yaml`,
+ * which `ros2 bag info/play` and Foxglove open.
+ *
+ * The MCAP file follows rosbag2_storage_mcap: header profile `ros2`, one `ros2msg` schema per type
+ * (named `pkg/msg/Type`, complete definition text), one `cdr` channel per topic with
+ * `offered_qos_profiles` metadata, messages with log time = publish time = receive time, uncompressed
+ * chunks, and a summary with schemas, channels, statistics and chunk indexes.
+ *
+ * McapWriter must never be called concurrently: every call goes through one promise queue.
+ */
+import { mkdir, open as openFile, readdir, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { parse } from '@foxglove/rosmsg';
+import { MessageWriter } from '@foxglove/rosmsg2-serialization';
+import { McapWriter } from '@mcap/core';
+import type { IWritable } from '@mcap/core';
+import { definitionFor, KNOWN_TYPES } from './definitions.ts';
+import { bagMetadataYaml, OFFERED_QOS_PROFILES } from './metadata.ts';
+
+/** A topic to record: its name and its ROS 2 type, e.g. `{name: '/joint_states', type: 'sensor_msgs/msg/JointState'}`. */
+export interface BagTopic {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** Options of {@link Rosbag2Writer.open}; only uncompressed chunks are written. */
+export interface Rosbag2WriterOptions {
+  readonly compression?: 'none';
+}
+
+/** Chunk size of rosbag2's MCAP writer (mcap-cpp's default, 768 KiB). */
+const CHUNK_SIZE = 768 * 1024;
+const MAX_TIME_NS = 2n ** 64n - 1n;
+
+/** Sequential writes to a file handle, tracking the position McapWriter asks for. */
+class FileWritable implements IWritable {
+  readonly #handle: FileHandle;
+  #position = 0n;
+
+  constructor(handle: FileHandle) {
+    this.#handle = handle;
+  }
+
+  async write(buffer: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < buffer.byteLength) {
+      const { bytesWritten } = await this.#handle.write(buffer, offset, buffer.byteLength - offset);
+      offset += bytesWritten;
+    }
+    this.#position += BigInt(buffer.byteLength);
+  }
+
+  position(): bigint {
+    return this.#position;
+  }
+}
+
+interface TopicState {
+  readonly topic: BagTopic;
+  readonly channelId: number;
+  readonly serializer: MessageWriter;
+  messageCount: number;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Checks the topics and builds one CDR serializer per type; throws on a bad list. */
+function serializersFor(topics: readonly BagTopic[]): Map<string, { definition: string; serializer: MessageWriter }> {
+  const byType = new Map<string, { definition: string; serializer: MessageWriter }>();
+  const names = new Set<string>();
+  for (const { name, type } of topics) {
+    if (name === '') throw new Error('a bag topic needs a name');
+    if (names.has(name)) throw new Error(`bag topic ${name} is listed twice`);
+    names.add(name);
+    if (byType.has(type)) continue;
+    const definition = definitionFor(type);
+    if (definition === undefined) {
+      throw new Error(`unknown message type ${type} for topic ${name}; known types: ${KNOWN_TYPES.join(', ')}`);
+    }
+    byType.set(type, { definition, serializer: new MessageWriter(parse(definition, { ros2: true })) });
+  }
+  return byType;
+}
+
+/**
+ * A rosbag2 bag being recorded into MCAP storage. Create with {@link Rosbag2Writer.open}, add messages
+ * with {@link Rosbag2Writer.write}, and always finish with {@link Rosbag2Writer.close} (in `finally`):
+ * without it the MCAP file has no summary and the folder no metadata.yaml.
+ */
+export class Rosbag2Writer {
+  readonly #folder: string;
+  readonly #fileName: string;
+  readonly #handle: FileHandle;
+  readonly #mcap: McapWriter;
+  readonly #topics: ReadonlyMap<string, TopicState>;
+  /** Tail of the queue every McapWriter call runs on; never rejects. */
+  #queue: Promise<void> = Promise.resolve();
+  #closing: Promise<void> | undefined;
+  /** Set when an MCAP write failed: the file may be inconsistent, so later writes are refused. */
+  #failure: unknown;
+  #messageCount = 0;
+  #startNs = 0n;
+  #endNs = 0n;
+
+  private constructor(folder: string, fileName: string, handle: FileHandle, mcap: McapWriter, topics: ReadonlyMap<string, TopicState>) {
+    this.#folder = folder;
+    this.#fileName = fileName;
+    this.#handle = handle;
+    this.#mcap = mcap;
+    this.#topics = topics;
+  }
+
+  /**
+   * Creates `folder` (it must not exist, or be empty) with `<basename(folder)>_0.mcap` in it, and
+   * registers a `ros2msg` schema per type and a `cdr` channel per topic. Throws on an unknown type
+   * (the message lists the known ones), a duplicate topic, or a non-empty folder.
+   */
+  static async open(folder: string, topics: readonly BagTopic[], options: Rosbag2WriterOptions = {}): Promise<Rosbag2Writer> {
+    if (options.compression !== undefined && options.compression !== 'none') {
+      throw new Error(`unsupported bag compression ${String(options.compression)}; only 'none' is written`);
+    }
+    const types = serializersFor(topics);
+    await mkdir(folder, { recursive: true });
+    const existing = await readdir(folder);
+    if (existing.length > 0) throw new Error(`bag folder ${folder} is not empty (${existing.slice(0, 3).join(', ')})`);
+    const fileName = `${path.basename(path.resolve(folder))}_0.mcap`;
+    const handle = await openFile(path.join(folder, fileName), 'wx');
+    try {
+      const mcap = new McapWriter({ writable: new FileWritable(handle), chunkSize: CHUNK_SIZE });
+      await mcap.start({ profile: 'ros2', library: 'armgate rosbag2 writer (@mcap/core)' });
+      const schemaIds = new Map<string, number>();
+      for (const [type, { definition }] of types) {
+        const data = new TextEncoder().encode(definition);
+        schemaIds.set(type, await mcap.registerSchema({ name: type, encoding: 'ros2msg', data }));
+      }
+      const states = new Map<string, TopicState>();
+      for (const topic of topics) {
+        const schemaId = schemaIds.get(topic.type);
+        const serializer = types.get(topic.type)?.serializer;
+        if (schemaId === undefined || serializer === undefined) throw new Error(`no schema for ${topic.type}`);
+        const channelId = await mcap.registerChannel({
+          topic: topic.name,
+          messageEncoding: 'cdr',
+          schemaId,
+          metadata: new Map([['offered_qos_profiles', OFFERED_QOS_PROFILES]]),
+        });
+        states.set(topic.name, { topic, channelId, serializer, messageCount: 0 });
+      }
+      return new Rosbag2Writer(folder, fileName, handle, mcap, states);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** Messages written so far (those whose write() resolved). */
+  get messageCount(): number {
+    return this.#messageCount;
+  }
+
+  /**
+   * Queues one message, a plain object shaped like the topic's .msg (missing fields are written as
+   * zero/empty), received at `logTimeNs` (ns since the epoch). The message is serialized to CDR at
+   * once, so the caller may reuse the object; the MCAP write runs after every earlier call. Rejects
+   * on an unregistered topic, a message that does not fit the type, a time out of range, after
+   * close(), or after an earlier write failed in the file.
+   */
+  async write(topic: string, message: unknown, logTimeNs: bigint): Promise<void> {
+    const state = this.#topics.get(topic);
+    if (state === undefined) {
+      throw new Error(`topic ${topic} is not in this bag; its topics: ${[...this.#topics.keys()].join(', ')}`);
+    }
+    if (this.#closing !== undefined) throw new Error(`bag ${this.#folder} is closed`);
+    if (logTimeNs < 0n || logTimeNs > MAX_TIME_NS) throw new Error(`receive time ${logTimeNs} ns is out of range`);
+    let data: Uint8Array;
+    try {
+      data = state.serializer.writeMessage(message);
+    } catch (error) {
+      throw new Error(`message on ${topic} does not fit ${state.topic.type}: ${messageOf(error)}`, { cause: error });
+    }
+    await this.#enqueue(async () => {
+      if (this.#failure !== undefined) {
+        throw new Error(`bag ${this.#folder}: an earlier write failed: ${messageOf(this.#failure)}`, { cause: this.#failure });
+      }
+      try {
+        await this.#mcap.addMessage({ channelId: state.channelId, sequence: state.messageCount >>> 0, logTime: logTimeNs, publishTime: logTimeNs, data });
+      } catch (error) {
+        this.#failure = error;
+        throw error;
+      }
+      state.messageCount += 1;
+      if (this.#messageCount === 0 || logTimeNs < this.#startNs) this.#startNs = logTimeNs;
+      if (this.#messageCount === 0 || logTimeNs > this.#endNs) this.#endNs = logTimeNs;
+      this.#messageCount += 1;
+    });
+  }
+
+  /**
+   * Waits for queued writes, ends the MCAP file (summary, statistics, indexes), closes it and writes
+   * metadata.yaml. Idempotent (later calls return the same promise); after a failed write it still
+   * ends the file and closes the handle, rejecting if ending fails.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#enqueue(() => this.#finish());
+    return this.#closing;
+  }
+
+  async #finish(): Promise<void> {
+    try {
+      await this.#mcap.end();
+    } finally {
+      await this.#handle.close();
+    }
+    const yaml = bagMetadataYaml({
+      fileName: this.#fileName,
+      startNs: this.#startNs,
+      endNs: this.#endNs,
+      messageCount: this.#messageCount,
+      topics: [...this.#topics.values()].map(({ topic, messageCount }) => ({ name: topic.name, type: topic.type, messageCount })),
+    });
+    await writeFile(path.join(this.#folder, 'metadata.yaml'), yaml, { flag: 'wx' });
+  }
+
+  /** Runs `task` after every task queued before it; the queue itself never rejects. */
+  #enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.#queue.then(task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}
