@@ -12,10 +12,17 @@ const ROS_NAME = /^\/?[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/;
 /** Largest configuration file accepted (1 MiB). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
+// Form fields arrive as text; their documented (JSON) type is in metadata.openapi.
 const intField = (min: number, max: number, fallback: number, what: string) =>
-  v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, `must be an integer from ${min} to ${max}`), v.transform(Number), v.number(), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`), v.description(what)), String(fallback));
+  v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, `must be an integer from ${min} to ${max}`), v.transform(Number), v.number(), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`), v.description(what), v.metadata({ openapi: { type: 'integer', minimum: min, maximum: max, default: fallback } })),
+    String(fallback),
+  );
 const numberField = (min: number, max: number, fallback: number, what: string) =>
-  v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, `must be a number from ${min} to ${max}`), v.transform(Number), v.number(), v.finite(), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`), v.description(what)), String(fallback));
+  v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, `must be a number from ${min} to ${max}`), v.transform(Number), v.number(), v.finite(), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`), v.description(what), v.metadata({ openapi: { type: 'number', minimum: min, maximum: max, default: fallback } })),
+    String(fallback),
+  );
 const rosName = (fallback: string, what: string) => v.optional(v.pipe(v.string(), v.trim(), v.maxLength(256, 'at most 256 characters'), v.regex(ROS_NAME, 'must be a ROS name such as cobot/move_to_joints'), v.description(what)), fallback);
 
 /** The form fields of POST /sequences/start besides the config file. */

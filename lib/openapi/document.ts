@@ -28,7 +28,8 @@ function overrideSchema(context: { readonly valibotSchema: unknown }): JsonSchem
   return description ? { ...documented, description } : documented;
 }
 
-function jsonSchema(schema: v.GenericSchema): JsonSchema {
+/** JSON Schema (2020-12) of a valibot schema, with documented types of text-encoded fields. */
+export function jsonSchema(schema: v.GenericSchema): JsonSchema {
   const { $schema: _ignored, ...rest } = toJsonSchema(schema, { target: 'draft-2020-12', errorMode: 'ignore', overrideSchema }) as JsonSchema & {
     $schema?: string;
   };

@@ -4,6 +4,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { handlers } from '../../handlers/index.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
+import { mcpHandler } from '../mcp/server.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
@@ -53,6 +54,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     token: config.web.token,
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits),
+    mounts: { '/mcp/mcp': mcpHandler },
     ...(options.log ? { log: options.log } : {}),
   });
   const adapter = createServerAdapter(app);

@@ -283,7 +283,7 @@ export class SimContext implements RobotContext {
   }
 
   onControllerLog(listener: (line: string) => void): () => void {
-    return this.onControllerEvents((event) => listener(describeControllerEvent(event, this.endpoints.interfaces.trajectory.name)));
+    return this.onControllerEvents((event) => listener(describeControllerEvent(event)));
   }
 
   async close(): Promise<void> {
@@ -296,10 +296,10 @@ export class SimContext implements RobotContext {
 }
 
 /** One log line for a controller event. */
-function describeControllerEvent(event: ControllerEvent, topic: string): string {
+function describeControllerEvent(event: ControllerEvent): string {
   switch (event.kind) {
     case 'accepted':
-      return `controller: accepted trajectory #${event.id} (${event.points} points, ${event.durationS.toFixed(3)} s) from ${topic}`;
+      return `controller: accepted trajectory #${event.id} (${event.points} points, ${event.durationS.toFixed(3)} s)`;
     case 'refused':
       return `controller: refused a trajectory: ${event.reason}`;
     case 'preempted':
