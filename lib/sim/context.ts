@@ -123,6 +123,8 @@ export class SimContext implements RobotContext {
   }
 
   private onControllerEvent(event: ControllerEvent): void {
+    // The arm came to rest: publish at once, so a read right after a motion's result shows the goal.
+    if (event.kind === 'hold' && this.publishTimer) this.publishJointState();
     this.motion.onControllerEvent(event);
     for (const listener of this.listeners) listener(event);
   }
