@@ -121,6 +121,15 @@ const fmt = (p: readonly number[]) => `(${p.map((v) => v.toFixed(3)).join(', ')}
  * violation with where it happens.
  */
 export function planCartesian(chain: Chain, limits: JointLimits, path: CartesianPath, startRad: readonly number[], scales: MotionScales, options: CartesianOptions): Result<JointTrajectory, CartesianFailure> {
+  const steps = planCartesianSteps(chain, limits, path, startRad, scales, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** {@link planCartesian} as a generator that yields after every path sample (see runSliced). */
+export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: CartesianPath, startRad: readonly number[], scales: MotionScales, options: CartesianOptions): Generator<void, Result<JointTrajectory, CartesianFailure>> {
   const c = limits.cartesian;
   const acc = effectiveAccelScale(scales);
   const rotAcc = (c.maxTransAccMS2 / c.maxTransVelMS) * c.maxRotVelRadS;
@@ -158,6 +167,7 @@ export function planCartesian(chain: Chain, limits: JointLimits, path: Cartesian
     positions.push(ik.qRad);
     sValues.push(s);
     seed = ik.qRad;
+    yield;
   }
   // velocities and accelerations by finite differences on the (non-uniform) sample times
   const points: TrajectoryPoint[] = [];

@@ -1,7 +1,7 @@
 import type { Chain } from '../kinematics/chain.ts';
 import { createIkWorkspace, solveIk } from '../kinematics/ik.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
-import { arcPath, type CircAux, linePath, planCartesian, tcpPose } from '../planning/cartesian.ts';
+import { arcPath, type CircAux, linePath, planCartesianSteps, tcpPose } from '../planning/cartesian.ts';
 import type { MotionScales } from '../planning/limits.ts';
 import { planPtp } from '../planning/ptp.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
@@ -173,7 +173,7 @@ export class SimMotionServer {
         if (!arc.ok) return err(`circ: ${arc.error}`);
         path = arc.value;
       }
-      const planned = planCartesian(this.chain, this.limits, path, start, scales, { nowMs: () => performance.now() });
+      const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, { nowMs: () => performance.now() }), () => performance.now());
       return planned.ok ? planned : err(`${planner}: ${planned.error.message}`);
     }
     return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);
