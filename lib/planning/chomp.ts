@@ -61,6 +61,8 @@ export function* optimizeChomp(problem: ChompProblem, options: ChompOptions): Ge
   const column = new Float64Array(m);
   const scratch = new Float64Array(m);
   let cost = 0;
+  let best = Number.POSITIVE_INFINITY;
+  let sinceImprovement = 0;
   let iterations = 0;
   for (; iterations < maxIterations && options.nowMs() < options.deadlineMs; iterations++) {
     cost = 0;
@@ -69,7 +71,15 @@ export function* optimizeChomp(problem: ChompProblem, options: ChompOptions): Ge
       g.fill(0);
       cost += problem.obstacleCost(xi[i] as number[], g);
     }
+    // Done when nothing is in range, or when the obstacle cost has not improved by 0.1 % for 10
+    // iterations (links that sit close to each other by design keep a small constant cost).
     if (cost === 0 && iterations > 0) break;
+    if (cost < best * (1 - 1e-3)) {
+      best = cost;
+      sinceImprovement = 0;
+    } else if (++sinceImprovement >= 10) {
+      break;
+    }
     for (let j = 0; j < n; j++) {
       // smoothness gradient (A xi + b)_i with b carrying the fixed ends, plus the obstacle gradient
       for (let i = 0; i < m; i++) {

@@ -21,6 +21,7 @@ import {
   secondsOf,
   type TriggerResponse,
 } from '../ros/messages.ts';
+import type { JointTrajectory } from '../planning/trajectory.ts';
 import { ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
@@ -252,6 +253,11 @@ export class SimContext implements RobotContext {
 
   private deliver(topic: string, msg: unknown): void {
     for (const listener of this.subscribers.get(topic) ?? []) listener(msg);
+  }
+
+  /** Plans a pose goal from the current state without moving (benchmarks and diagnostics). */
+  planPoseGoal(goal: MoveToPoseGoal): Promise<Result<JointTrajectory, string>> {
+    return this.motion.planPoseGoal(goal);
   }
 
   async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {

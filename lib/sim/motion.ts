@@ -108,14 +108,19 @@ export class SimMotionServer {
 
   async moveToPose(goal: MoveToPoseGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
     handlers.onFeedback?.('planning');
-    const frame = this.options.planningFrame;
-    if (goal.frame_id !== '' && goal.frame_id !== frame) return fail(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
-    const planned = await this.planPose(goal);
-    if (!planned.ok) return fail(planned.error);
-    const checked = this.collisionFree(goal.planner.toLowerCase(), planned.value);
+    const checked = await this.planPoseGoal(goal);
     if (!checked.ok) return fail(checked.error);
     const last = checked.value.points.at(-1)?.positions ?? this.currentQ();
     return this.execute(checked.value, last, handlers);
+  }
+
+  /** Plans a MoveToPose goal from the current state and checks it for collisions, without moving. */
+  async planPoseGoal(goal: MoveToPoseGoal): Promise<Result<JointTrajectory, string>> {
+    const frame = this.options.planningFrame;
+    if (goal.frame_id !== '' && goal.frame_id !== frame) return err(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
+    const planned = await this.planPose(goal);
+    if (!planned.ok) return planned;
+    return this.collisionFree(goal.planner.toLowerCase(), planned.value);
   }
 
   /** The trajectory when every sample (and the goal) is free of collisions, or where it collides. */

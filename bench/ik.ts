@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Chain, chainFromUrdf } from '../lib/kinematics/chain.ts';
+import { createFkWorkspace, forwardKinematics } from '../lib/kinematics/fk.ts';
+import { createIkWorkspace, solveIk } from '../lib/kinematics/ik.ts';
+import { parseJointLimits } from '../lib/robot/limits.ts';
+import { PROJECT_ROOT } from '../lib/settings/resolve.ts';
+import { parse as parseYaml } from 'yaml';
+
+const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
+const PYTHON = '/usr/bin/python3';
+const KDL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'kdl_ik.py');
+
+/** A seeded PRNG (xorshift32) so every run uses the same targets. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+}
+
+/** One row of the IK table. */
+export interface IkRow {
+  readonly solver: string;
+  readonly success: number;
+  readonly medianUs: number;
+  readonly p95Us: number;
+}
+
+/** The bundled chain and limits. */
+export async function loadChain(): Promise<{ chain: Chain; min: number[]; max: number[] }> {
+  const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
+  const chain = chainFromUrdf(urdf, 'base_link', 'flange', JOINTS);
+  if (!chain.ok) throw new Error(chain.error);
+  const limits = parseJointLimits(parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')), JOINTS);
+  if (!limits.ok) throw new Error(limits.error);
+  return { chain: chain.value, min: [...limits.value.minRad], max: [...limits.value.maxRad] };
+}
+
+const quantile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))))] ?? Number.NaN;
+
+/**
+ * The TRAC-IK protocol: `count` random in-limit configurations, their FK as targets, the solver
+ * seeded at the middle of the limits, a 5 ms budget per solve, success = pose within 1e-5 (m and
+ * rad) and inside the limits. armgate's solver here, KDL's NR_JL and LMA (PyKDL, Debian's
+ * python3-pykdl) on the same chain, limits and targets in the same run.
+ */
+export async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: string }> {
+  const { chain, min, max } = await loadChain();
+  const random = seededRandom(20261122);
+  const configs = Array.from({ length: count }, () => min.map((lo, i) => lo + random() * ((max[i] ?? 0) - lo)));
+  const mid = min.map((lo, i) => (lo + (max[i] ?? 0)) / 2);
+  const fk = createFkWorkspace(chain);
+  const ws = createIkWorkspace(chain);
+  const times: number[] = [];
+  let ok = 0;
+  const restarts = seededRandom(7);
+  for (const q of configs) {
+    forwardKinematics(chain, q, fk);
+    const pos = Float64Array.from(fk.tipPos);
+    const rot = Float64Array.from(fk.tipRot);
+    const t0 = performance.now();
+    const r = solveIk(chain, min, max, pos, rot, mid, { deadlineMs: t0 + 5, nowMs: () => performance.now(), random: restarts }, ws);
+    times.push((performance.now() - t0) * 1000);
+    if (r.status === 'converged' && r.posErrM <= 1e-5 && r.rotErrRad <= 1e-5 && Array.from(r.qRad).every((v, i) => v >= (min[i] ?? 0) && v <= (max[i] ?? 0))) ok++;
+  }
+  times.sort((a, b) => a - b);
+  const rows: IkRow[] = [{ solver: 'armgate LM + restarts', success: ok / count, medianUs: quantile(times, 0.5), p95Us: quantile(times, 0.95) }];
+  if (!existsSync(PYTHON)) return { rows, note: 'KDL comparison skipped: /usr/bin/python3 is missing' };
+  const joints = JOINTS.map((_, i) => ({ origin: Array.from(chain.originPos.subarray(3 * i, 3 * i + 3)), axis: Array.from(chain.axis.subarray(3 * i, 3 * i + 3)) }));
+  const input = JSON.stringify({ joints, tip: Array.from(chain.tipPos), min, max, configs, eps: 1e-5 });
+  const kdl = spawnSync(PYTHON, [KDL_SCRIPT], { input, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  if (kdl.status !== 0) {
+    const missing = /No module named 'PyKDL'/.test(kdl.stderr);
+    return { rows, note: missing ? 'KDL comparison not run: PyKDL is missing. Install it with: sudo apt-get install python3-pykdl python3-numpy' : `KDL comparison failed: ${kdl.stderr.trim().split('\n').at(-1)}` };
+  }
+  const results = JSON.parse(kdl.stdout) as Record<string, { success: number; median_us: number; p95_us: number }>;
+  for (const [solver, r] of Object.entries(results)) rows.push({ solver, success: r.success, medianUs: r.median_us, p95Us: r.p95_us });
+  return { rows };
+}
