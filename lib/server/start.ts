@@ -4,7 +4,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { handlers } from '../../handlers/index.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
-import { mcpHandler } from '../mcp/server.ts';
+import { createMcpEndpoint } from '../mcp/server.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
@@ -49,12 +49,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   setServices({ guard, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
+  const mcp = createMcpEndpoint();
   const app = createApp({
     handlers,
     token: config.web.token,
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits),
-    mounts: { '/mcp/mcp': mcpHandler },
+    mounts: { '/mcp/mcp': mcp.handler },
     ...(options.log ? { log: options.log } : {}),
   });
   const adapter = createServerAdapter(app);
@@ -76,6 +77,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close() {
       closing ??= (async () => {
         await sequences.stop();
+        await mcp.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         unsubscribe();

@@ -1,0 +1,84 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { planPtp } from '../lib/planning/ptp.ts';
+import { trajectoryDuration } from '../lib/planning/trajectory.ts';
+import { startTestServer } from '../tests/support/server.ts';
+
+const quantile = (values: readonly number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))))] ?? Number.NaN;
+};
+
+const A = [0, 0, 0, -1.57, 0, 1.57, 0];
+const B = [0.2, 0.1, 0, -1.4, 0, 1.5, 0.1];
+
+/** Response time of POST /robot/move/joints minus the planned trajectory's duration (real time, time_scale 1). */
+export async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: number }> {
+  const server = await startTestServer();
+  try {
+    const overheads: number[] = [];
+    let from = A;
+    for (let k = 0; k < moves; k++) {
+      const to = k % 2 === 0 ? B : A;
+      const durationS = trajectoryDuration(planPtp(from, to, server.context.limits, { speed: 0.5, accelScale: 0 }));
+      const t0 = performance.now();
+      const res = await fetch(`${server.url}/robot/move/joints`, { method: 'POST', body: JSON.stringify({ joints: to, speed: 0.5 }) });
+      const body = (await res.json()) as { success: boolean };
+      const elapsed = performance.now() - t0;
+      if (!body.success) throw new Error('bench move failed');
+      overheads.push(elapsed - durationS * 1000);
+      from = to;
+    }
+    return { p50Ms: quantile(overheads, 0.5), p95Ms: quantile(overheads, 0.95) };
+  } finally {
+    await server.close();
+  }
+}
+
+/** Time for POST /stop to answer while a slow move runs (and when idle). */
+export async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; idleP50Ms: number }> {
+  const server = await startTestServer();
+  try {
+    const moving: number[] = [];
+    const idle: number[] = [];
+    for (let k = 0; k < samples; k++) {
+      const move = fetch(`${server.url}/robot/move/joints`, { method: 'POST', body: JSON.stringify({ joints: k % 2 === 0 ? B : A, speed: 0.05 }) });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      let t0 = performance.now();
+      await (await fetch(`${server.url}/stop`, { method: 'POST' })).json();
+      moving.push(performance.now() - t0);
+      await (await move).json();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      t0 = performance.now();
+      await (await fetch(`${server.url}/stop`, { method: 'POST' })).json();
+      idle.push(performance.now() - t0);
+    }
+    return { movingP50Ms: quantile(moving, 0.5), idleP50Ms: quantile(idle, 0.5) };
+  } finally {
+    await server.close();
+  }
+}
+
+/** get_joint_states over MCP (streamable HTTP, SDK client) beside GET /robot/joint_states, sequential round trips. */
+export async function mcpRoundTrip(calls = 500): Promise<{ mcp: { p50Ms: number; p99Ms: number }; rest: { p50Ms: number; p99Ms: number } }> {
+  const server = await startTestServer();
+  const client = new Client({ name: 'armgate-bench', version: '1' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/mcp`)));
+    const mcp: number[] = [];
+    const rest: number[] = [];
+    for (let k = 0; k < 50; k++) await client.callTool({ name: 'get_joint_states', arguments: {} });
+    for (let k = 0; k < calls; k++) {
+      let t0 = performance.now();
+      await client.callTool({ name: 'get_joint_states', arguments: {} });
+      mcp.push(performance.now() - t0);
+      t0 = performance.now();
+      await (await fetch(`${server.url}/robot/joint_states`)).json();
+      rest.push(performance.now() - t0);
+    }
+    return { mcp: { p50Ms: quantile(mcp, 0.5), p99Ms: quantile(mcp, 0.99) }, rest: { p50Ms: quantile(rest, 0.5), p99Ms: quantile(rest, 0.99) } };
+  } finally {
+    await client.close();
+    await server.close();
+  }
+}
