@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { errorResponse, json, unavailable } from '../../lib/http/errors.ts';
+import { errorResponse, jsonText, unavailable } from '../../lib/http/errors.ts';
 import type { RouteSpec } from '../../lib/http/route-spec.ts';
 import { ErrorDetailSchema } from '../../lib/http/schemas.ts';
 import { ros } from '../../lib/ros/context.ts';
@@ -30,10 +30,18 @@ export const route = {
   },
 } as const satisfies RouteSpec;
 
+/** The serialized body of the latest message: it changes at the publish rate, reads come far more often. */
+const bodies = new WeakMap<object, string>();
+
 /** GET /robot/joint_states */
 export async function handler(_request: Request): Promise<Response> {
   const state = await currentJointState(ros());
   if (!state.ok) return errorResponse(unavailable(state.error));
-  const { name, position, velocity, effort } = state.value;
-  return json({ name, position, velocity, effort });
+  let body = bodies.get(state.value);
+  if (body === undefined) {
+    const { name, position, velocity, effort } = state.value;
+    body = JSON.stringify({ name, position, velocity, effort });
+    bodies.set(state.value, body);
+  }
+  return jsonText(body);
 }

@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import type * as v from 'valibot';
 
 /** One entry of a 422 body, in the shape FastAPI clients already parse. */
@@ -40,12 +41,21 @@ export function statusOf(error: ApiError): number {
   }
 }
 
-/** A JSON response with the given status. */
+/**
+ * A JSON response with the given status. It is the fetch ponyfill's Response, which the server
+ * adapter writes to the socket directly from its string body (the native one goes through web
+ * streams: a third of the throughput).
+ */
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });
+}
+
+/** A 200 JSON response from already-serialized text. */
+export function jsonText(body: string): Response {
+  return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
 }
 
 /** The response for an error: `{"detail": [...]}` for validation, `{"detail": "..."}` otherwise. */
