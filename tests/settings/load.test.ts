@@ -125,6 +125,6 @@ describe('file references', () => {
 
   it('confines paths under a root', () => {
     assert.deepEqual(confineUnder('/data/bags', 'run1'), { ok: true, value: '/data/bags/run1' });
-    for (const escape of ['../x', '/etc/x', 'a/../../x', '', '.']) assert.equal(confineUnder('/data/bags', escape).ok, false, escape);
+    for (const outside of ['../x', '/etc/x', 'a/../../x', '', '.']) assert.equal(confineUnder('/data/bags', outside).ok, false, outside);
   });
 });
