@@ -11,11 +11,11 @@ const lock = path.join(root, 'package-lock.json');
 const installed = path.join(root, 'node_modules', '.package-lock.json');
 const current = existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs;
 if (!current) {
-  process.stderr.write('armgate: installing dependencies (npm ci) ...\n');
+  process.stderr.write('armgate: installing the locked dependencies (npm install) ...\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const result = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.status !== 0) {
-    process.stderr.write('armgate: npm ci failed; see the output above\n');
+    process.stderr.write('armgate: npm install failed; see the output above\n');
     process.exit(result.status ?? 1);
   }
 }
