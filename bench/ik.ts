@@ -61,6 +61,12 @@ export async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: s
   const times: number[] = [];
   let ok = 0;
   const restarts = seededRandom(7);
+  // Warm the JIT on other targets first, so the timed solves measure compiled code.
+  const warm = seededRandom(1);
+  for (let k = 0; k < 1000; k++) {
+    forwardKinematics(chain, min.map((lo, i) => lo + warm() * ((max[i] ?? 0) - lo)), fk);
+    solveIk(chain, min, max, Float64Array.from(fk.tipPos), Float64Array.from(fk.tipRot), mid, { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: warm }, ws);
+  }
   for (const q of configs) {
     forwardKinematics(chain, q, fk);
     const pos = Float64Array.from(fk.tipPos);

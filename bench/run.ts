@@ -15,7 +15,7 @@ const cpu = cpus()[0]?.model ?? 'unknown cpu';
 process.stdout.write(`armgate bench: ${cpu}, ${cpus().length} cores, node ${process.version}; figures are medians\n`);
 
 const http = await jointStatesLoad();
-printTable('GET /robot/joint_states, 32 connections (autocannon), median of 3 rounds', ['server', 'req/s', 'p50 ms', 'p99 ms', 'target'], [
+printTable('GET /robot/joint_states, 32 connections (autocannon, which reports whole milliseconds), median of 3 rounds', ['server', 'req/s', 'p50 ms', 'p99 ms', 'target'], [
   ['armgate', http.armgate.requestsPerS, http.armgate.p50Ms, http.armgate.p99Ms, `p50 < 1 ms; >= 50 % of ceiling: ${((100 * http.armgate.requestsPerS) / http.bare.requestsPerS).toFixed(0)} %`],
   ['bare node:http, same bytes (ceiling)', http.bare.requestsPerS, http.bare.p50Ms, http.bare.p99Ms, ''],
 ]);

@@ -128,7 +128,13 @@ export function solveIk(
     let cost = ep * ep + er * er;
     let lambda = 1e-3;
     let status: IkStatus = 'stalled';
+    let windowCost = cost;
     for (let it = 0; it < maxIterations; it++) {
+      // Restart early when ten iterations barely helped: stuck on a joint limit or in a local minimum.
+      if (it > 0 && it % 10 === 0) {
+        if (cost > 0.25 * windowCost) break;
+        windowCost = cost;
+      }
       if (ep < posTol && er < rotTol) {
         status = 'converged';
         break;
