@@ -42,6 +42,7 @@ export interface IkWorkspace {
   readonly a: Float64Array;
   readonly y: Float64Array;
   readonly dq: Float64Array;
+  readonly locked: Uint8Array;
 }
 
 /** Allocates the solver's buffers for `chain`. */
@@ -57,6 +58,7 @@ export function createIkWorkspace(chain: Chain): IkWorkspace {
     a: new Float64Array(36),
     y: new Float64Array(6),
     dq: new Float64Array(n),
+    locked: new Uint8Array(n),
   };
 }
 
@@ -112,7 +114,7 @@ export function solveIk(
   const rotTol = options.rotTolRad ?? 1e-5;
   const maxIterations = options.maxIterations ?? 60;
   const maxRestarts = options.maxRestarts ?? Number.POSITIVE_INFINITY;
-  const { q, qTry, best, err, errTry, a, y, dq, fk } = ws;
+  const { q, qTry, best, err, errTry, a, y, dq, fk, locked } = ws;
   const J = fk.jacobian;
   let bestCost = Number.POSITIVE_INFINITY;
   let bestPos = Number.POSITIVE_INFINITY;
@@ -140,26 +142,48 @@ export function solveIk(
         break;
       }
       iterations++;
-      // A = J J^T + lambda I
-      for (let r = 0; r < 6; r++) {
-        for (let c = r; c < 6; c++) {
-          let s = 0;
-          for (let k = 0; k < n; k++) s += (J[r * n + k] as number) * (J[c * n + k] as number);
-          a[6 * r + c] = s;
-          a[6 * c + r] = s;
+      // Damped least squares; a joint the step would push past its limit is taken out of the
+      // Jacobian and the step solved again, so the others make up for it instead of the solver
+      // stalling against the limit (and restarting far from the seed).
+      locked.fill(0);
+      let stepMax = 0;
+      let solved = true;
+      for (let pass = 0; pass < 2; pass++) {
+        for (let r = 0; r < 6; r++) {
+          for (let c = r; c < 6; c++) {
+            let s = 0;
+            for (let k = 0; k < n; k++) if (!locked[k]) s += (J[r * n + k] as number) * (J[c * n + k] as number);
+            a[6 * r + c] = s;
+            a[6 * c + r] = s;
+          }
+          a[7 * r] = (a[7 * r] as number) + lambda;
         }
-        a[7 * r] = (a[7 * r] as number) + lambda;
+        if (!solveSpd6(a, err, y)) {
+          solved = false;
+          break;
+        }
+        stepMax = 0;
+        for (let k = 0; k < n; k++) {
+          let s = 0;
+          if (!locked[k]) for (let r = 0; r < 6; r++) s += (J[r * n + k] as number) * (y[r] as number);
+          dq[k] = s;
+          stepMax = Math.max(stepMax, Math.abs(s));
+        }
+        if (pass > 0) break;
+        const cap = stepMax > 0.5 ? 0.5 / stepMax : 1;
+        let newlyLocked = false;
+        for (let k = 0; k < n; k++) {
+          const next = (q[k] as number) + (dq[k] as number) * cap;
+          if (next < (minRad[k] as number) || next > (maxRad[k] as number)) {
+            locked[k] = 1;
+            newlyLocked = true;
+          }
+        }
+        if (!newlyLocked) break;
       }
-      if (!solveSpd6(a, err, y)) {
+      if (!solved) {
         lambda *= 10;
         continue;
-      }
-      let stepMax = 0;
-      for (let k = 0; k < n; k++) {
-        let s = 0;
-        for (let r = 0; r < 6; r++) s += (J[r * n + k] as number) * (y[r] as number);
-        dq[k] = s;
-        stepMax = Math.max(stepMax, Math.abs(s));
       }
       const scale = stepMax > 0.5 ? 0.5 / stepMax : 1;
       for (let k = 0; k < n; k++) {
