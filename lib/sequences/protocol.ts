@@ -14,7 +14,9 @@ export type ServerToRunner =
   | { readonly type: 'result'; readonly id: number; readonly result: MotionResultMsg }
   | { readonly type: 'no_server'; readonly id: number; readonly message: string }
   | { readonly type: 'topics'; readonly topics: readonly { readonly name: string; readonly type: string }[] }
-  | { readonly type: 'message'; readonly topic: string; readonly msg: unknown; readonly receivedNs: string };
+  | { readonly type: 'message'; readonly topic: string; readonly msg: unknown; readonly receivedNs: string }
+  /** POST /stop or shutdown: finish at once (close the bag) and exit as terminated. */
+  | { readonly type: 'stop' };
 
 /** The runner's exit codes. */
 export const EXIT = {

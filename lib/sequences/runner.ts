@@ -32,30 +32,31 @@ function send(message: RunnerToServer): void {
 }
 
 async function finish(code: number, line?: string): Promise<never> {
-  if (!exiting) {
-    exiting = true;
-    if (line) (code === EXIT.ok ? log : warn)(line);
-    const closing = bag;
-    bag = undefined;
-    if (closing) {
-      try {
-        await bagWrites;
-        await closing.close();
-        log('bag closed');
-      } catch (e) {
-        warn(`could not close the bag: ${(e as Error).message}`);
-        if (code === EXIT.ok) code = EXIT.bagFailed;
-      }
+  // The first reason to finish wins; later ones (a goal cancelled by the same stop) wait for it.
+  if (exiting) return new Promise<never>(() => undefined);
+  exiting = true;
+  if (line) (code === EXIT.ok ? log : warn)(line);
+  const closing = bag;
+  bag = undefined;
+  if (closing) {
+    try {
+      await bagWrites;
+      await closing.close();
+      log('bag closed');
+    } catch (e) {
+      warn(`could not close the bag: ${(e as Error).message}`);
+      if (code === EXIT.ok) code = EXIT.bagFailed;
     }
-    process.exitCode = code;
-    process.disconnect?.();
   }
+  process.exitCode = code;
+  process.disconnect?.();
   // Leave nothing running: stop here even if a goal is still awaited.
   process.exit(code);
 }
 
 process.on('message', (raw: ServerToRunner) => {
-  if (raw.type === 'result' || raw.type === 'no_server') pending.get(raw.id)?.(raw);
+  if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
+  else if (raw.type === 'result' || raw.type === 'no_server') pending.get(raw.id)?.(raw);
   else if (raw.type === 'topics') topicsReply?.(raw.topics);
   else if (raw.type === 'message' && bag) {
     const sink = bag;

@@ -179,8 +179,9 @@ export class SequenceSupervisor {
   async stop(): Promise<boolean> {
     const run = this.run;
     if (!run) return false;
-    for (const goal of run.goals) goal.abort('stopped');
+    if (run.child.connected) run.child.send({ type: 'stop' } satisfies ServerToRunner);
     signalGroup(run.pid, 'SIGTERM');
+    for (const goal of run.goals) goal.abort('stopped');
     const killed = await Promise.race([run.exited.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), KILL_GRACE_MS).unref())]);
     if (killed) {
       this.logs.push(`runner did not exit within ${KILL_GRACE_MS / 1000} s of SIGTERM: SIGKILL`);
