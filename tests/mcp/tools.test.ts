@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const TOKEN = 'mcp-token-31a';
+const TOOLS = [
+  'get_joint_states', 'get_tcp_pose', 'list_named_positions', 'move_to_named_position', 'move_to_pose', 'move_to_joints',
+  'send_trajectory', 'start_sequence', 'get_sequence_status', 'get_sequence_logs', 'get_trajectory_logs', 'stop',
+];
+
+interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text?: string }[];
+  structuredContent?: Record<string, unknown>;
+}
+
+async function connect(url: string, token?: string): Promise<Client> {
+  const client = new Client({ name: 'armgate-test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`), token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}));
+  return client;
+}
+
+const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join(' ');
+
+describe('MCP interface at /mcp/mcp', () => {
+  let server: TestServer;
+  let client: Client;
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
+  before(async () => {
+    server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 20 } });
+    client = await connect(server.url, TOKEN);
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('lists a tool per capability with descriptions, input schemas carrying the joint bounds, and output schemas', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort());
+    for (const tool of tools) {
+      assert.ok((tool.description ?? '').length > 60, tool.name);
+      assert.equal(tool.inputSchema.type, 'object');
+      assert.ok(tool.outputSchema, `${tool.name} has an output schema`);
+    }
+    const joints = tools.find((t) => t.name === 'move_to_joints')?.inputSchema.properties?.joints as { prefixItems: { minimum: number; maximum: number }[] };
+    assert.deepEqual(joints.prefixItems.map((p) => p.maximum), [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05]);
+    assert.deepEqual(joints.prefixItems.map((p) => p.minimum), [-2.97, -2.09, -2.97, -2.09, -2.97, -2.09, -3.05]);
+  });
+
+  it('reads state with the same content as the REST twins', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const states = await call('get_joint_states');
+    assert.equal(states.isError, undefined);
+    const rest = (await (await fetch(`${server.url}/robot/joint_states`, { headers: auth })).json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(states.structuredContent ?? {}), Object.keys(rest));
+    assert.deepEqual(states.structuredContent?.position, rest.position);
+    const positions = await call('list_named_positions');
+    assert.deepEqual(positions.structuredContent?.positions, await (await fetch(`${server.url}/robot/positions`, { headers: auth })).json());
+    const pose = await call('get_tcp_pose');
+    assert.ok((pose.structuredContent?.position as { z: number }).z > 0.5);
+  });
+
+  it('moves the simulated arm for real and reports the result', async () => {
+    const home = await call('move_to_named_position', { name: 'home', speed: 1 });
+    assert.deepEqual(home.structuredContent, { success: true, message: 'motion finished at the goal' });
+    assert.match(text(home), /succeeded/);
+    const after = await call('get_joint_states');
+    for (const q of after.structuredContent?.position as number[]) assert.ok(Math.abs(q) < 1e-3);
+    const joints = await call('move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 });
+    assert.equal(joints.structuredContent?.success, true);
+    const lin = await call('move_to_pose', { x: 0.45, y: 0.05, z: 0.6, a: 0, b: Math.PI, c: 0, planner: 'lin', speed: 0.5 });
+    assert.equal(lin.structuredContent?.success, true, text(lin));
+  });
+
+  it('publishes a trajectory and shows it in the trajectory log', async () => {
+    const sent = await call('send_trajectory', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0.2], time_from_start: 1 }] });
+    assert.equal(sent.structuredContent?.status, 'sent');
+    const logs = await call('get_trajectory_logs', { n: 5 });
+    assert.ok((logs.structuredContent?.lines as string[]).some((l) => /publishing 1 points/.test(l)));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  });
+
+  it('runs a sequence given inline and follows it to finished', async () => {
+    const started = await call('start_sequence', { config: { home: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }, waypoints: [{ joints: [0.2, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }] }, n_iterations: 1, delay_between_iterations: 0 });
+    assert.equal(started.structuredContent?.status, 'started', text(started));
+    let status: ToolResult = await call('get_sequence_status');
+    for (let k = 0; k < 200 && status.structuredContent?.status !== 'finished'; k++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      status = await call('get_sequence_status');
+    }
+    assert.equal(status.structuredContent?.returncode, 0);
+    const logs = await call('get_sequence_logs', { n: 100 });
+    assert.ok((logs.structuredContent?.lines as string[]).some((l) => /sequence finished/.test(l)));
+  });
+
+  it('gives tool errors, not protocol errors, for invalid calls, naming the field', async () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['move_to_joints', { joints: [0, 0, 0, 0, 0, 0] }, /joints: expected exactly 7/],
+      ['move_to_joints', { joints: [0, 0, 0, 0, 0, 0, 0], speed: 5 }, /speed/],
+      ['move_to_named_position', { name: 'nowhere' }, /known: home, work, transport/],
+      ['start_sequence', { config: { home: { joints: [0] }, waypoints: [] } }, /config\.home\.joints/],
+      ['no_such_tool', {}, /unknown tool/],
+    ];
+    for (const [name, args, pattern] of cases) {
+      const r = await call(name, args);
+      assert.equal(r.isError, true, name);
+      assert.match(text(r), pattern);
+    }
+  });
+
+  it('gives a tool error that says what to do when the arm is busy', async () => {
+    const slow = fetch(`${server.url}/robot/move/named`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ name: 'transport', speed: 0.05 }) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const busy = await call('move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0] });
+    assert.equal(busy.isError, true);
+    assert.match(text(busy), /busy.*stop/i);
+    const stopped = await call('stop');
+    assert.deepEqual(Object.keys(stopped.structuredContent ?? {}).sort(), ['hold_published', 'message', 'planner_stopped', 'sequence_stopped']);
+    await (await slow).json();
+  });
+
+  it('serves the three resources as JSON', async () => {
+    const { resources } = await client.listResources();
+    assert.equal(resources.length, 3);
+    for (const r of resources) {
+      const read = await client.readResource({ uri: r.uri });
+      const first = read.contents[0] as { text?: string } | undefined;
+      assert.ok(first?.text && JSON.parse(first.text), r.uri);
+    }
+    const limits = await client.readResource({ uri: 'armgate://robot/joint_limits' });
+    const body = JSON.parse((limits.contents[0] as { text: string }).text) as { joints: { max_rad: number }[] };
+    assert.equal(body.joints[3]?.max_rad, 2.09);
+  });
+
+  it('refuses clients without the token with 401', async () => {
+    await assert.rejects(connect(server.url));
+    const raw = await fetch(`${server.url}/mcp/mcp`, { method: 'POST', body: '{}' });
+    assert.equal(raw.status, 401);
+    assert.equal(raw.headers.get('www-authenticate'), 'Bearer');
+    await raw.body?.cancel();
+  });
+
+  it('serves many concurrent clients', async () => {
+    const clients = await Promise.all(Array.from({ length: 10 }, () => connect(server.url, TOKEN)));
+    try {
+      const results = await Promise.all(clients.flatMap((c) => Array.from({ length: 5 }, () => c.callTool({ name: 'get_joint_states', arguments: {} }) as Promise<ToolResult>)));
+      assert.ok(results.every((r) => r.isError === undefined && Array.isArray(r.structuredContent?.position)));
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+});
