@@ -8,7 +8,7 @@ import { err, ok, type Result } from '../result.ts';
 import { effectiveAccelScale, type MotionScales } from './limits.ts';
 import { profileSampleTimes, sampleTrapezoid, trapezoid } from './profile.ts';
 import { PLAN_DT_S } from './ptp.ts';
-import type { JointTrajectory, TrajectoryPoint } from './trajectory.ts';
+import { cubicSegmentPeaks, type JointTrajectory, type TrajectoryPoint } from './trajectory.ts';
 
 /** A TCP path parameterized by s in [0, 1]: position (m) and orientation along it. */
 export interface CartesianPath {
@@ -169,33 +169,27 @@ export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: Car
     seed = ik.qRad;
     yield;
   }
-  // velocities and accelerations by finite differences on the (non-uniform) sample times
-  const points: TrajectoryPoint[] = [];
+  // Velocities by central differences on the (non-uniform) sample times; then each segment is
+  // checked as the controller will interpolate it (cubic Hermite), so no sample between the IK
+  // points can exceed a limit.
   const vel = (i: number, j: number) => {
     if (i <= 0 || i >= times.length - 1) return 0;
     const h0 = (times[i] ?? 0) - (times[i - 1] ?? 0), h1 = (times[i + 1] ?? 0) - (times[i] ?? 0);
     const q0 = positions[i - 1]?.[j] ?? 0, q1 = positions[i]?.[j] ?? 0, q2 = positions[i + 1]?.[j] ?? 0;
     return (h0 * h0 * (q2 - q1) + h1 * h1 * (q1 - q0)) / (h0 * h1 * (h0 + h1));
   };
-  const velocities = times.map((_, i) => Array.from({ length: n }, (_, j) => vel(i, j)));
-  for (let i = 0; i < times.length; i++) {
-    const accel = Array.from({ length: n }, (_, j) => {
-      if (i <= 0 || i >= times.length - 1) return 0;
-      const h0 = (times[i] ?? 0) - (times[i - 1] ?? 0), h1 = (times[i + 1] ?? 0) - (times[i] ?? 0);
-      const q0 = positions[i - 1]?.[j] ?? 0, q1 = positions[i]?.[j] ?? 0, q2 = positions[i + 1]?.[j] ?? 0;
-      return (2 * (h0 * (q2 - q1) - h1 * (q1 - q0))) / (h0 * h1 * (h0 + h1));
-    });
-    const v = velocities[i] ?? [];
+  const points: TrajectoryPoint[] = times.map((t, i) => ({ positions: Array.from(positions[i] ?? []), velocities: Array.from({ length: n }, (_, j) => vel(i, j)), timeFromStartS: t }));
+  for (let i = 1; i < points.length; i++) {
     for (let j = 0; j < n; j++) {
+      const peaks = cubicSegmentPeaks(points[i - 1] as TrajectoryPoint, points[i] as TrajectoryPoint, j);
       const where = fmt(path.position(sValues[i] ?? 0));
-      if (Math.abs(v[j] ?? 0) > (limits.maxVelRadS[j] ?? 0)) {
-        return err({ reason: 'joint_velocity', atS: sValues[i] ?? 0, message: `${limits.jointNames[j]} would need ${Math.abs(v[j] ?? 0).toFixed(2)} rad/s (limit ${limits.maxVelRadS[j]}) near ${where} m; lower the speed or use ptp` });
+      if (peaks.velocity > (limits.maxVelRadS[j] ?? 0)) {
+        return err({ reason: 'joint_velocity', atS: sValues[i] ?? 0, message: `${limits.jointNames[j]} would need ${peaks.velocity.toFixed(2)} rad/s (limit ${limits.maxVelRadS[j]}) near ${where} m; lower the speed or use ptp` });
       }
-      if (Math.abs(accel[j] ?? 0) > (limits.maxAccRadS2[j] ?? 0)) {
-        return err({ reason: 'joint_acceleration', atS: sValues[i] ?? 0, message: `${limits.jointNames[j]} would need ${Math.abs(accel[j] ?? 0).toFixed(1)} rad/s^2 (limit ${limits.maxAccRadS2[j]}) near ${where} m; lower the speed or use ptp` });
+      if (peaks.acceleration > (limits.maxAccRadS2[j] ?? 0)) {
+        return err({ reason: 'joint_acceleration', atS: sValues[i] ?? 0, message: `${limits.jointNames[j]} would need ${peaks.acceleration.toFixed(1)} rad/s^2 (limit ${limits.maxAccRadS2[j]}) near ${where} m; lower the speed or use ptp` });
       }
     }
-    points.push({ positions: Array.from(positions[i] ?? []), velocities: v, timeFromStartS: times[i] ?? 0 });
   }
   return ok({ jointNames: limits.jointNames, points });
 }

@@ -108,3 +108,24 @@ function hold(point: TrajectoryPoint, out: JointSample, n: number, keepDerivativ
     out.qdd[j] = keepDerivatives ? (point.accelerations?.[j] ?? 0) : 0;
   }
 }
+
+/**
+ * Largest |velocity| and |acceleration| of joint `j` on the cubic Hermite segment from `a` to
+ * `b` (positions and velocities at both ends), as the controller interpolates it: acceleration is
+ * linear in time, so its extremes are at the ends; velocity is quadratic, with at most one
+ * interior extremum.
+ */
+export function cubicSegmentPeaks(a: TrajectoryPoint, b: TrajectoryPoint, j: number): { velocity: number; acceleration: number } {
+  const T = b.timeFromStartS - a.timeFromStartS;
+  const p0 = a.positions[j] ?? 0, p1 = b.positions[j] ?? 0;
+  const v0 = a.velocities?.[j] ?? 0, v1 = b.velocities?.[j] ?? 0;
+  if (T <= 0) return { velocity: Math.max(Math.abs(v0), Math.abs(v1)), acceleration: 0 };
+  const c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / (T * T);
+  const c3 = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
+  let velocity = Math.max(Math.abs(v0), Math.abs(v1));
+  if (c3 !== 0) {
+    const s = -c2 / (3 * c3);
+    if (s > 0 && s < T) velocity = Math.max(velocity, Math.abs(v0 + 2 * c2 * s + 3 * c3 * s * s));
+  }
+  return { velocity, acceleration: Math.max(Math.abs(2 * c2), Math.abs(2 * c2 + 6 * c3 * T)) };
+}
