@@ -71,7 +71,7 @@ export function arcPath(p0: readonly number[], q0: Quaternion, p1: readonly numb
     const ac = sub(b, a);
     const n = cross(ab, ac);
     const n2 = dot(n, n);
-    if (n2 < 1e-12) return err('start, circ_interim and goal are collinear: no circle passes through them');
+    if (n2 < 1e-12 * dot(ab, ab) * dot(ac, ac)) return err('start, circ_interim and goal are collinear: no circle passes through them');
     // circumcentre of triangle a, m, b
     const t1 = scale(cross(n, ab), dot(ac, ac));
     const t2 = scale(cross(ac, n), dot(ab, ab));
