@@ -195,6 +195,24 @@ describe('sequences and stop on the simulated arm', () => {
     }
   });
 
+  it('stops a trajectory: the controller decelerates and holds short of the trajectory end', async () => {
+    const start = ((await (await fetch(`${url}/robot/joint_states`)).json()) as { position: number[] }).position;
+    const goal = [...start];
+    goal[0] = (goal[0] ?? 0) + 1.0;
+    const sent = await fetch(`${url}/trajectory/send`, { method: 'POST', body: JSON.stringify({ points: [{ positions: goal, time_from_start: 20 }] }) });
+    assert.equal(sent.status, 200);
+    await sent.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stop = (await (await fetch(`${url}/stop`, { method: 'POST' })).json()) as { hold_published: boolean };
+    assert.equal(stop.hold_published, true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const state = (await (await fetch(`${url}/robot/joint_states`)).json()) as { position: number[]; velocity: number[] };
+    assert.ok(state.velocity.every((v) => v === 0), 'at rest');
+    assert.ok((state.position[0] ?? 0) > (start[0] ?? 0) + 0.01 && (state.position[0] ?? 0) < (goal[0] ?? 0) - 0.1, `stopped part way: ${state.position[0]}`);
+    const logs = ((await (await fetch(`${url}/trajectory/logs?n=10`)).json()) as { lines: string[] }).lines;
+    assert.ok(logs.some((l) => /hold point received/.test(l)));
+  });
+
   it('stops a sequence: the runner and its process group are gone, returncode 143, and the bag is still complete', async () => {
     const res = await fetch(`${url}/sequences/start`, { method: 'POST', body: form(CONFIG, { n_iterations: '100', bag_path: 'stopped' }) });
     const { pid } = (await res.json()) as { pid: number };
