@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, open, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -68,14 +68,23 @@ describe('sequences and stop on the simulated arm', () => {
 
   it('runs a sequence from idle to running to finished with returncode 0, holding the arm meanwhile, and records a readable bag', async () => {
     assert.deepEqual(await status(), { status: 'idle' });
-    const tempBefore = (await readdir(tmpdir())).filter((d) => d.startsWith('armgate-sequence-')).length;
-    const res = await fetch(`${url}/sequences/start`, { method: 'POST', body: form(CONFIG, { n_iterations: '2', delay_between_iterations: '0.1', bag_path: 'runA' }) });
+    const marker = `temp-check-${process.pid}-${Date.now()}`;
+    const ourConfigFolders = async () => {
+      const found: string[] = [];
+      for (const d of (await readdir(tmpdir())).filter((n) => n.startsWith('armgate-sequence-'))) {
+        const text = await readFile(path.join(tmpdir(), d, 'config.json'), 'utf8').catch(() => '');
+        if (text.includes(marker)) found.push(d);
+      }
+      return found;
+    };
+    const res = await fetch(`${url}/sequences/start`, { method: 'POST', body: form({ ...CONFIG, name: marker }, { n_iterations: '2', delay_between_iterations: '0.1', bag_path: 'runA' }) });
     assert.equal(res.status, 200);
     const started = (await res.json()) as { status: string; pid: number };
     assert.equal(started.status, 'started');
     const running = await waitFor(status, (s) => s.status === 'running' && (s.iteration ?? 0) >= 1);
     assert.equal(running.status, 'running');
     assert.equal(running.pid, started.pid);
+    assert.equal((await ourConfigFolders()).length, 1, 'the configuration is in a private temporary folder while the runner runs');
     const again = await fetch(`${url}/sequences/start`, { method: 'POST', body: form(CONFIG) });
     assert.equal(again.status, 409);
     await again.body?.cancel();
@@ -92,8 +101,7 @@ describe('sequences and stop on the simulated arm', () => {
     assert.ok(lines.some((l) => /iteration 2\/2: waypoint 2 reached/.test(l)));
     assert.ok(lines.some((l) => /sequence finished/.test(l)));
     assert.equal(alive(started.pid), false);
-    const tempAfter = (await readdir(tmpdir())).filter((d) => d.startsWith('armgate-sequence-')).length;
-    assert.ok(tempAfter <= tempBefore, 'the uploaded configuration folder is removed');
+    assert.deepEqual(await waitFor(ourConfigFolders, (f) => f.length === 0, 3000), [], 'the uploaded configuration folder is removed');
 
     const folder = path.join(bagRoot, 'runA');
     const files = await readdir(folder);
