@@ -1,101 +1,202 @@
 /**
- * Browser check (npm run test:browser): Swagger UI at /docs, served offline from swagger-ui-dist,
- * in Debian's Chromium driven by playwright-core. It authorizes with the bare token, runs
- * GET /robot/joint_states from the page and expects 200 (and 401 in a page that did not
- * authorize); it also checks that /redoc renders, and that no request leaves the machine.
+ * Browser check (npm run test:browser): the docs pages in a real browser, Debian's Chromium
+ * driven by playwright-core, against a live armgate server with a token.
+ *
+ * - /docs (Swagger UI, served offline from swagger-ui-dist): authorize with the bare token, run
+ *   GET /robot/joint_states from the page, expect 200 and a request that carried
+ *   `Authorization: Bearer <token>`;
+ * - the same call in a fresh browser context that did not authorize: expect 401;
+ * - /redoc (ReDoc standalone bundle, served offline): renders the API title "armgate";
+ * - no page sent a request to any host but this server. Requests the page's
+ *   Content-Security-Policy blocked inside the browser never left it: they are listed as notes.
+ *
+ * Prints `browser: N passed, M failed`; on a failure it saves a screenshot to
+ * /tmp/armgate-docs-failure.png and exits 1.
  */
 import { existsSync } from 'node:fs';
-import { chromium, type Page } from 'playwright-core';
-import { startTestServer } from '../support/server.ts';
+import { type Browser, chromium, type Page, type Request } from 'playwright-core';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'browser-check-token';
+const SCREENSHOT = '/tmp/armgate-docs-failure.png';
+const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-async function executeJointStates(page: Page, url: string, authorize: boolean): Promise<string> {
-  await page.goto(`${url}/docs`);
-  await page.waitForSelector('.swagger-ui .opblock', { timeout: 15_000 });
-  if (authorize) {
-    await page.click('button.authorize');
-    await page.fill('.modal-ux input', TOKEN);
-    await page.click('.modal-ux button.modal-btn.auth.authorize');
-    await page.click('.modal-ux button.btn-done');
+/** The host a request goes to, or undefined for URLs that never touch the network (data:, about:, blob: of a local origin). */
+function networkHost(url: string): string | undefined {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'blob:') return networkHost(url.slice('blob:'.length));
+  if (['http:', 'https:', 'ws:', 'wss:', 'ftp:'].includes(parsed.protocol)) return parsed.hostname;
+  return undefined;
+}
+
+function message(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+}
+
+/** Every request of every page, to tell afterwards which ones went to another host. */
+class RequestLog {
+  private readonly requests: Request[] = [];
+  private readonly blockedByCsp = new Set<Request>();
+  private readonly serverHost: string;
+
+  constructor(serverHost: string) {
+    this.serverHost = serverHost;
   }
-  const op = page.locator('#operations-robot-getJointStates');
-  await op.locator('.opblock-summary').click();
-  await op.locator('button.try-out__btn').click();
-  await op.locator('button.execute').click();
-  const status = op.locator('.live-responses-table tbody .response-col_status').first();
-  await status.waitFor({ timeout: 15_000 });
-  return ((await status.textContent()) ?? '').trim();
+
+  watch(page: Page): void {
+    page.on('request', (request) => this.requests.push(request));
+    page.on('requestfailed', (request) => {
+      // Chromium reports a request the page's CSP refused as failed with 'csp' (or ERR_BLOCKED_BY_CSP).
+      if (/^csp$|BLOCKED_BY_CSP/i.test(request.failure()?.errorText ?? '')) this.blockedByCsp.add(request);
+    });
+  }
+
+  private external(): Request[] {
+    return this.requests.filter((request) => {
+      const host = networkHost(request.url());
+      return host !== undefined && host !== this.serverHost && !LOCAL_HOSTS.has(host);
+    });
+  }
+
+  /** External requests that left (or may have left) the browser. */
+  sent(): string[] {
+    return this.external()
+      .filter((request) => !this.blockedByCsp.has(request))
+      .map((request) => request.url());
+  }
+
+  /** External requests the page attempted and its CSP stopped inside the browser. */
+  blocked(): string[] {
+    return [...new Set(this.external().filter((request) => this.blockedByCsp.has(request)).map((request) => request.url()))];
+  }
+}
+
+/**
+ * Opens /docs, optionally authorizes with the bare token, and executes GET /robot/joint_states
+ * from the page. Returns the status Swagger UI shows and the Authorization header it sent.
+ */
+async function executeJointStates(page: Page, url: string, authorize: boolean): Promise<{ status: string; authorization: string | undefined }> {
+  await page.goto(`${url}/docs`);
+  await page.locator('.swagger-ui .opblock').first().waitFor();
+  if (authorize) {
+    await page.locator('.swagger-ui button.authorize').click();
+    const dialog = page.locator('.swagger-ui .dialog-ux .modal-ux');
+    await dialog.locator('input[type=text], input[type=password]').first().fill(TOKEN);
+    await dialog.locator('button.modal-btn.auth.authorize').click();
+    // Once authorized the dialog offers Logout; then close it.
+    await dialog.locator('button.modal-btn.auth', { hasText: 'Logout' }).waitFor();
+    await dialog.locator('button.btn-done').click();
+    await dialog.waitFor({ state: 'detached' });
+  }
+  const operation = page.locator('#operations-robot-getJointStates');
+  await operation.locator('.opblock-summary-control').click();
+  await operation.locator('button.try-out__btn').click();
+  const sent = page.waitForRequest((request) => new URL(request.url()).pathname === '/robot/joint_states');
+  await operation.locator('button.execute').click();
+  const request = await sent;
+  const status = operation.locator('.live-responses-table tbody .response-col_status').first();
+  await status.waitFor();
+  return { status: ((await status.textContent()) ?? '').trim(), authorization: await request.headerValue('authorization').then((v) => v ?? undefined) };
+}
+
+interface Outcome {
+  passed: number;
+  failed: number;
+  screenshot: boolean;
+}
+
+async function runChecks(browser: Browser, server: TestServer): Promise<Outcome> {
+  const outcome: Outcome = { passed: 0, failed: 0, screenshot: false };
+  const log = new RequestLog(new URL(server.url).hostname);
+  const pass = (name: string) => {
+    outcome.passed++;
+    process.stdout.write(`ok - ${name}\n`);
+  };
+  const fail = (name: string, why: string) => {
+    outcome.failed++;
+    process.stdout.write(`not ok - ${name}: ${why}\n`);
+  };
+  /** One check in its own browser context (fresh storage: Swagger UI persists authorization in localStorage). */
+  const pageCheck = async (name: string, run: (page: Page) => Promise<void>) => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(15_000);
+    log.watch(page);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(message(e)));
+    try {
+      await run(page);
+      // Let late requests (images, lazy chunks) start, so the request log sees them.
+      await page.waitForLoadState('networkidle', { timeout: 5_000 }).catch(() => undefined);
+      if (errors.length > 0) throw new Error(`uncaught error in the page: ${errors[0]}`);
+      pass(name);
+    } catch (e) {
+      fail(name, message(e));
+      if (!outcome.screenshot) {
+        outcome.screenshot = await page.screenshot({ path: SCREENSHOT, fullPage: true }).then(
+          () => true,
+          () => false,
+        );
+      }
+    } finally {
+      await page.context().close();
+    }
+  };
+
+  await pageCheck('/docs: authorize with the bare token, Execute GET /robot/joint_states -> 200', async (page) => {
+    const { status, authorization } = await executeJointStates(page, server.url, true);
+    if (status !== '200') throw new Error(`expected status 200 in the page, saw '${status}'`);
+    if (authorization !== `Bearer ${TOKEN}`) throw new Error(`expected 'Authorization: Bearer ${TOKEN}', the page sent '${authorization ?? '(none)'}'`);
+  });
+  await pageCheck('/docs: without authorizing, the same Execute -> 401', async (page) => {
+    const { status, authorization } = await executeJointStates(page, server.url, false);
+    if (status !== '401') throw new Error(`expected status 401 in the page, saw '${status}'`);
+    if (authorization !== undefined) throw new Error(`the page sent an Authorization header without authorizing: '${authorization}'`);
+  });
+  await pageCheck("/redoc: renders the API title 'armgate'", async (page) => {
+    await page.goto(`${server.url}/redoc`);
+    const title = page.locator('.api-info h1, h1').first();
+    await title.waitFor();
+    const text = ((await title.textContent()) ?? '').trim();
+    if (!text.includes('armgate')) throw new Error(`expected the title to name 'armgate', saw '${text}'`);
+    if ((await page.locator('[data-section-id]').count()) === 0) throw new Error('the title rendered but no operation sections did');
+  });
+
+  const name = 'no request to any host but this server';
+  const sent = log.sent();
+  if (sent.length === 0) pass(name);
+  else fail(name, `${sent.length} request(s), e.g. ${sent.slice(0, 3).join(', ')}`);
+  for (const url of log.blocked()) process.stdout.write(`note: the page tried ${url}; its Content-Security-Policy blocked it inside the browser\n`);
+  return outcome;
 }
 
 async function main(): Promise<number> {
   if (!existsSync(CHROMIUM)) {
-    process.stderr.write(`browser check: ${CHROMIUM} is missing; install it with: apt-get install -y chromium\n`);
+    process.stderr.write(`browser check: ${CHROMIUM} is missing. Install Debian's Chromium as root:\n  apt-get update && apt-get install -y chromium\n`);
     return 1;
   }
-  const server = await startTestServer({ web: { token: TOKEN } });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const outside: string[] = [];
-  let passed = 0;
-  let failed = 0;
-  const check = async (name: string, run: (page: Page) => Promise<void>) => {
-    const page = await browser.newPage();
-    // A request to another host counts unless the page's Content-Security-Policy blocked it
-    // before it left (Chromium reports those as failed with ERR_BLOCKED_BY_CSP).
-    const external = (url: string) => !['127.0.0.1', 'localhost', ''].includes(new URL(url).hostname) && !url.startsWith('data:');
-    page.on('requestfinished', (r) => {
-      if (external(r.url())) outside.push(r.url());
-    });
-    page.on('requestfailed', (r) => {
-      if (external(r.url()) && !/BLOCKED_BY_CSP|^csp$/i.test(r.failure()?.errorText ?? '')) outside.push(`${r.url()} (${r.failure()?.errorText})`);
-    });
-    try {
-      await run(page);
-      passed++;
-      process.stdout.write(`ok - ${name}\n`);
-    } catch (e) {
-      failed++;
-      process.stdout.write(`not ok - ${name}: ${(e as Error).message.split('\n')[0]}\n`);
-      await page.screenshot({ path: '/tmp/armgate-docs-failure.png', fullPage: true }).catch(() => undefined);
-    } finally {
-      await page.close();
-    }
-  };
+  const started = performance.now();
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
   try {
-    await check('/docs authorizes and GET /robot/joint_states answers 200 from the page', async (page) => {
-      const status = await executeJointStates(page, server.url, true);
-      if (status !== '200') throw new Error(`expected 200, saw ${status}`);
-    });
-    await check('/docs without authorizing gets 401 from the same call', async (page) => {
-      const status = await executeJointStates(page, server.url, false);
-      if (status !== '401') throw new Error(`expected 401, saw ${status}`);
-    });
-    await check('/redoc renders the API reference', async (page) => {
-      await page.goto(`${server.url}/redoc`);
-      await page.waitForSelector('h1', { timeout: 15_000 });
-      const title = (await page.locator('h1').first().textContent()) ?? '';
-      if (!title.includes('armgate')) throw new Error(`title is '${title}'`);
-    });
-    await check('no request leaves the machine', async () => {
-      if (outside.length > 0) throw new Error(`requests to ${outside.slice(0, 3).join(', ')}`);
-    });
+    server = await startTestServer({ web: { token: TOKEN } });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
+    const { passed, failed, screenshot } = await runChecks(browser, server);
+    process.stdout.write(`browser: ${passed} passed, ${failed} failed\n`);
+    if (failed > 0 && screenshot) process.stderr.write(`browser check: screenshot of the first failure: ${SCREENSHOT}\n`);
+    process.stderr.write(`browser check: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    return failed === 0 ? 0 : 1;
   } finally {
-    await browser.close();
-    await server.close();
+    await browser?.close().catch((e: unknown) => process.stderr.write(`browser check: closing the browser: ${message(e)}\n`));
+    await server?.close();
   }
-  process.stdout.write(`browser: ${passed} passed, ${failed} failed\n`);
-  return failed === 0 ? 0 : 1;
 }
 
 main().then(
   (code) => process.exit(code),
   (e: unknown) => {
-    process.stderr.write(`browser check failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`browser check failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exit(1);
   },
 );
