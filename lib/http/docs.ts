@@ -20,10 +20,9 @@ export async function loadDocsAssets(): Promise<DocsAssets> {
   for (const name of SWAGGER_FILES) {
     files.set(`/docs/assets/${name}`, { body: await readFile(path.join(swaggerDir, name)), type: contentType(name) });
   }
-  files.set('/redoc/assets/redoc.standalone.js', {
-    body: await readFile(path.join(redocDir, 'bundles', 'redoc.standalone.js')),
-    type: contentType('redoc.standalone.js'),
-  });
+  // ReDoc's footer loads its logo from a CDN with no option to turn it off: point it at an inline image.
+  const redoc = (await readFile(path.join(redocDir, 'bundles', 'redoc.standalone.js'), 'utf8')).replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E');
+  files.set('/redoc/assets/redoc.standalone.js', { body: new TextEncoder().encode(redoc), type: contentType('redoc.standalone.js') });
   files.set('/docs', { body: new TextEncoder().encode(SWAGGER_HTML), type: 'text/html; charset=utf-8' });
   files.set('/redoc', { body: new TextEncoder().encode(REDOC_HTML), type: 'text/html; charset=utf-8' });
   return { files };
@@ -52,6 +51,7 @@ const SWAGGER_HTML = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <title>armgate API</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
@@ -75,6 +75,7 @@ const REDOC_HTML = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <title>armgate API</title>
+<link rel="icon" href="data:,">
 </head>
 <body>
 <redoc spec-url="/openapi.json"></redoc>
