@@ -49,11 +49,13 @@ export class ArmModel {
   private readonly dofAdr: Int32Array;
   private readonly bodyIds = new Map<string, number>();
   /** Geom pairs the collision check considers (not the same body, not parent and child, not both fixed). */
-  private readonly pairs: [number, number][] = [];
+  private readonly pairs: { readonly g1: number; readonly g2: number; readonly self: boolean }[] = [];
+  private readonly selfRangeM: number;
   private readonly geomLabels: string[] = [];
   private readonly fromTo: DoubleBuffer;
 
-  private constructor(mj: MainModule, model: MjModel, jointNames: readonly string[]) {
+  private constructor(mj: MainModule, model: MjModel, jointNames: readonly string[], selfRangeM: number) {
+    this.selfRangeM = selfRangeM;
     this.mj = mj;
     this.model = model;
     this.data = new mj.MjData(model);
@@ -86,7 +88,7 @@ export class ArmModel {
         const b1 = geomBody[g1] ?? 0, b2 = geomBody[g2] ?? 0;
         if (b1 === b2 || bodyParent[b1] === b2 || bodyParent[b2] === b1) continue;
         if (!movable(b1) && !movable(b2)) continue;
-        this.pairs.push([g1, g2]);
+        this.pairs.push({ g1, g2, self: movable(b1) && movable(b2) });
       }
     }
     this.fromTo = new mj.DoubleBuffer(6);
@@ -118,7 +120,7 @@ export class ArmModel {
       .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>');
     mj.FS.writeFile(`${dir}/scene.xml`, withScene);
     const model = mj.MjModel.loadFromXML(`${dir}/scene.xml`);
-    return new ArmModel(mj, model, jointNames);
+    return new ArmModel(mj, model, jointNames, Math.max(scene.marginM, 0.005));
   }
 
   /** Names of all links (bodies) of the model. */
@@ -192,20 +194,22 @@ export class ArmModel {
    * joint-space gradient added into `gradOut`: c(d) = -d + eps/2 for d < 0, (d - eps)^2 / (2 eps)
    * for 0 <= d < eps, 0 beyond (Ratliff et al.), d from MuJoCo's geom distance. The gradient is a
    * forward difference per joint over the pairs in range: robust across penetration, where
-   * closest-point normals flip.
+   * closest-point normals flip. Pairs of two moving links count only within the collision margin:
+   * links that sit close to each other by design would otherwise keep a cost no path can remove.
    */
   obstacleCost(qRad: ArrayLike<number>, epsilonM: number, gradOut: Float64Array): number {
     const q = Float64Array.from(qRad);
     this.setState(q);
     this.mj.mj_kinematics(this.model, this.data);
-    const hinge = (d: number) => (d < 0 ? -d + epsilonM / 2 : d < epsilonM ? ((d - epsilonM) * (d - epsilonM)) / (2 * epsilonM) : 0);
-    const active: [number, number][] = [];
+    const hinge = (d: number, eps: number) => (d < 0 ? -d + eps / 2 : d < eps ? ((d - eps) * (d - eps)) / (2 * eps) : 0);
+    const active: { g1: number; g2: number; eps: number }[] = [];
     let cost = 0;
     for (const pair of this.pairs) {
-      const d = this.mj.mj_geomDistance(this.model, this.data, pair[0], pair[1], 2 * epsilonM, this.fromTo);
-      if (d >= 2 * epsilonM) continue;
-      active.push(pair);
-      cost += hinge(d);
+      const eps = pair.self ? this.selfRangeM : epsilonM;
+      const d = this.mj.mj_geomDistance(this.model, this.data, pair.g1, pair.g2, 2 * eps, this.fromTo);
+      if (d >= 2 * eps) continue;
+      active.push({ g1: pair.g1, g2: pair.g2, eps });
+      cost += hinge(d, eps);
     }
     if (active.length === 0) return cost;
     const h = 1e-4;
@@ -215,7 +219,7 @@ export class ArmModel {
       this.setState(q);
       this.mj.mj_kinematics(this.model, this.data);
       let shifted = 0;
-      for (const [g1, g2] of active) shifted += hinge(this.mj.mj_geomDistance(this.model, this.data, g1, g2, 2 * epsilonM, this.fromTo));
+      for (const { g1, g2, eps } of active) shifted += hinge(this.mj.mj_geomDistance(this.model, this.data, g1, g2, 2 * eps, this.fromTo), eps);
       gradOut[j] = (gradOut[j] ?? 0) + (shifted - cost) / h;
       q[j] = saved;
     }
