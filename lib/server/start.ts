@@ -28,6 +28,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** Per-request log sink; defaults to stdout. */
   readonly log?: (fields: Record<string, string | number>) => void;
+  /** A context built by the caller (tests: the rclnodejs context over its stand-in); it is closed with the server. */
+  readonly context?: RobotContext;
 }
 
 async function createContext(config: Config): Promise<RobotContext> {
@@ -35,12 +37,16 @@ async function createContext(config: Config): Promise<RobotContext> {
     const { SimContext } = await import('../sim/context.ts');
     return SimContext.create(config);
   }
-  throw new Error("robot.backend 'ros2' is not available in this build yet: use 'sim'");
+  const { loadRclnodejs } = await import('../ros/rcl-load.ts');
+  const rcl = await loadRclnodejs(process.env);
+  if (!rcl.ok) throw new Error(rcl.error);
+  const { RclContext } = await import('../ros/rcl-context.ts');
+  return RclContext.create(config, rcl.value);
 }
 
 /** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const context = await createContext(config);
+  const context = options.context ?? (await createContext(config));
   setContext(context);
   const guard = new MotionGuard();
   const sequences = new SequenceSupervisor(context);

@@ -1,0 +1,306 @@
+import { definitionFor } from '../bag/definitions.ts';
+import type { ArmActivity } from '../motion/guard.ts';
+import type { JointLimits } from '../robot/limits.ts';
+import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
+import { err, ok, type Result } from '../result.ts';
+import type { Config } from '../settings/load.ts';
+import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext, TopicInfo } from './context.ts';
+import {
+  fkRequestToRos,
+  fkResponseFromRos,
+  getParametersRequest,
+  jointStateByName,
+  jointStateFromRos,
+  jointTrajectoryToRos,
+  moveToJointsGoalToRos,
+  moveToNamedToRos,
+  moveToPoseGoalToRos,
+  plainOf,
+  stringParameterFromRos,
+  triggerResponseFromRos,
+} from './convert.ts';
+import type { EndpointsFile } from './endpoints.ts';
+import type {
+  GetPositionFkRequest,
+  GetPositionFkResponse,
+  JointStateMsg,
+  JointTrajectoryMsg,
+  MotionResultMsg,
+  MoveToJointsGoal,
+  MoveToNamedRequest,
+  MoveToPoseGoal,
+  TriggerResponse,
+} from './messages.ts';
+import { secondsOf } from './messages.ts';
+import { RclGoals } from './rcl-goals.ts';
+import { type Iface, RclCalls, rosName, unavailable } from './rcl-calls.ts';
+import type { RclEntity, RclModule, RclNode, RclPublisher } from './rclnodejs-api.ts';
+
+/** The settings the rclnodejs context needs, taken from the loaded configuration. */
+export type RclConfig = Pick<Config, 'endpoints' | 'limits' | 'groupStates' | 'robot'>;
+
+export interface RclContextOptions {
+  /** Name of armgate's node on the graph (default `armgate`). */
+  readonly nodeName?: string;
+}
+
+const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
+
+/**
+ * The context against a real ROS 2 stack through rclnodejs: one node, spun for the life of the
+ * server. Joint states come from the joint-state topic (taken by name), FK from MoveIt's
+ * GetPositionFK, motion from the stack's action servers and MoveToNamedPose service (cancelled on
+ * stop and on the motion timeout), trajectories go to the controller topic, stop is the Trigger
+ * service. Every ROS message is converted at this boundary (lib/ros/convert.ts): nothing
+ * ROS-typed reaches a handler.
+ */
+export class RclContext implements RobotContext {
+  readonly endpoints: EndpointsFile;
+  readonly limits: JointLimits;
+  private readonly config: RclConfig;
+  private readonly rcl: RclModule;
+  private readonly node: RclNode;
+  private readonly calls: RclCalls;
+  private readonly goals: RclGoals;
+  private readonly publisher: Result<RclPublisher, string>;
+  private readonly jointStateListeners = new Set<(msg: unknown) => void>();
+  private readonly topicSubscriptions = new Map<string, { entity: RclEntity; listeners: Set<(msg: unknown) => void> }>();
+  private readonly logListeners = new Set<(line: string) => void>();
+  private latest: ReceivedJointState | undefined;
+  private waiters = new Set<(msg: JointStateMsg) => void>();
+  private trajectoryEndsAtMs = 0;
+  private states: readonly GroupState[] | undefined;
+  private malformedLogged = false;
+
+  private constructor(config: RclConfig, rcl: RclModule, node: RclNode) {
+    this.config = config;
+    this.endpoints = config.endpoints;
+    this.limits = config.limits;
+    this.rcl = rcl;
+    this.node = node;
+    this.states = config.groupStates;
+    const log = (line: string) => this.log(line);
+    this.calls = new RclCalls(node, rcl, this.endpoints.timeouts.server_wait_s);
+    this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log);
+    const { joint_states, trajectory, move_to_joints, move_to_pose } = this.endpoints.interfaces;
+    node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) => this.onJointState(raw));
+    let publisher: Result<RclPublisher, string>;
+    try {
+      // Created at start-up so the controller has matched it before the first trajectory.
+      publisher = ok(node.createPublisher(trajectory.type, trajectory.name));
+    } catch (e) {
+      publisher = err((e as Error).message);
+    }
+    this.publisher = publisher;
+    // Action clients early too (discovery takes a moment); a type that is not installed shows as a 503 on use.
+    this.calls.actionClient(move_to_joints);
+    this.calls.actionClient(move_to_pose);
+  }
+
+  /** Initializes rclnodejs, creates armgate's node and spins it. */
+  static async create(config: RclConfig, rcl: RclModule, options: RclContextOptions = {}): Promise<RclContext> {
+    await rcl.init();
+    const node = new rcl.Node(options.nodeName ?? 'armgate');
+    try {
+      const context = new RclContext(config, rcl, node);
+      node.spin();
+      return context;
+    } catch (e) {
+      node.destroy();
+      rcl.shutdown();
+      throw e;
+    }
+  }
+
+  private log(line: string): void {
+    for (const listener of this.logListeners) listener(line);
+  }
+
+  private onJointState(raw: unknown): void {
+    const received = jointStateFromRos(raw);
+    if (!received.ok) {
+      if (!this.malformedLogged) this.log(`ignoring malformed joint states on ${this.endpoints.interfaces.joint_states.name}: ${received.error}`);
+      this.malformedLogged = true;
+      return;
+    }
+    // In J1..J7 order when every joint is there; otherwise as received, so a read names the missing joints.
+    const ordered = jointStateByName(received.value, this.endpoints.joint_names);
+    const msg = ordered.ok ? ordered.value : received.value;
+    this.latest = { msg, receivedAtMs: this.nowMs() };
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const waiter of waiters) waiter(msg);
+    for (const listener of this.jointStateListeners) listener(received.value);
+  }
+
+  nowMs(): number {
+    return performance.now();
+  }
+
+  latestJointState(): ReceivedJointState | undefined {
+    return this.latest;
+  }
+
+  nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {
+    return new Promise((resolve) => {
+      const waiter = (msg: JointStateMsg) => {
+        clearTimeout(timer);
+        resolve(msg);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        resolve(undefined);
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
+    const iface = this.endpoints.interfaces.compute_fk;
+    const answer = await this.calls.call(iface, 'FK service', fkRequestToRos(request), this.endpoints.timeouts.fk_s * 1000);
+    if (!answer.ok) return answer;
+    const response = fkResponseFromRos(answer.value);
+    return response.ok ? response : err(unavailable(iface.name, `FK service ${iface.name} gave a malformed response: ${response.error}`));
+  }
+
+  async groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
+    if (this.states) return ok(this.states);
+    const srdf = this.endpoints.srdf;
+    if ('file' in srdf) return ok([]);
+    const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
+    const answer = await this.calls.call(iface, `parameter service of ${srdf.node}`, getParametersRequest([srdf.parameter]), this.endpoints.timeouts.server_wait_s * 1000);
+    if (!answer.ok) return answer;
+    const xml = stringParameterFromRos(answer.value, srdf.parameter);
+    const states = xml.ok ? parseGroupStates(xml.value, this.endpoints.planning_group, this.endpoints.joint_names) : xml;
+    if (!states.ok) return err(unavailable(iface.name, `SRDF from ${srdf.node} parameter ${srdf.parameter}: ${states.error}`));
+    this.states = states.value;
+    return ok(states.value);
+  }
+
+  describeState(name: string): string {
+    return this.config.robot.positionDescriptions[name] ?? DEFAULT_DESCRIPTION;
+  }
+
+  moveToJoints(goal: MoveToJointsGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.goals.runAction(this.endpoints.interfaces.move_to_joints, moveToJointsGoalToRos(goal), options);
+  }
+
+  async moveToPose(goal: MoveToPoseGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    const rosGoal = moveToPoseGoalToRos(goal);
+    if (!rosGoal.ok) return ok({ success: false, message: rosGoal.error });
+    return this.goals.runAction(this.endpoints.interfaces.move_to_pose, rosGoal.value, options);
+  }
+
+  moveToNamed(request: MoveToNamedRequest, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.goals.runService(this.endpoints.interfaces.move_to_named, moveToNamedToRos(request), options, () => this.callTrigger());
+  }
+
+  async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
+    const { name } = this.endpoints.interfaces.trajectory;
+    if (!this.publisher.ok) return err(unavailable(name, `cannot publish on ${name}: ${this.publisher.error}`));
+    try {
+      this.publisher.value.publish(jointTrajectoryToRos(msg));
+    } catch (e) {
+      return err(unavailable(name, `publishing on ${name} failed: ${(e as Error).message}`));
+    }
+    const last = msg.points.at(-1);
+    const durationS = last ? secondsOf(last.time_from_start) : 0;
+    this.trajectoryEndsAtMs = msg.points.length === 0 ? 0 : this.nowMs() + durationS * 1000;
+    this.log(msg.points.length === 0 ? `published an empty trajectory on ${name}: the controller stops and holds` : `published ${msg.points.length} point(s) (${durationS.toFixed(3)} s) on ${name}`);
+    if (this.subscriberCount(name) === 0) this.log(`no subscriber on ${name}: is the joint trajectory controller running?`);
+    return ok(undefined);
+  }
+
+  private subscriberCount(topic: string): number | undefined {
+    try {
+      return this.node.countSubscribers(topic);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async callTrigger(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+    const iface = this.endpoints.interfaces.stop;
+    const answer = await this.calls.call(iface, 'stop service', {}, this.endpoints.timeouts.server_wait_s * 1000);
+    if (!answer.ok) return answer;
+    const response = triggerResponseFromRos(answer.value);
+    if (!response.ok) return err(unavailable(iface.name, `stop service ${iface.name} gave a malformed response: ${response.error}`));
+    this.log(`stop service ${iface.name}: ${response.value.success ? 'success' : 'failure'}${response.value.message ? `: ${response.value.message}` : ''}`);
+    return response;
+  }
+
+  /** Cancels the goals in flight (waiting for the servers to confirm), then calls the stop service. */
+  async callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+    const cancelled = await this.goals.cancelAll('stopped');
+    const trigger = await this.callTrigger();
+    if (!trigger.ok || cancelled === 0) return trigger;
+    return ok({ success: trigger.value.success, message: `cancelled ${cancelled} motion goal(s); ${trigger.value.message}` });
+  }
+
+  armActivity(): ArmActivity | undefined {
+    if (this.goals.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
+    if (this.nowMs() < this.trajectoryEndsAtMs) return { kind: 'trajectory', detail: 'a published trajectory has not reached its last time_from_start yet' };
+    return undefined;
+  }
+
+  topics(): readonly TopicInfo[] {
+    const { joint_states, trajectory } = this.endpoints.interfaces;
+    const found = new Map<string, TopicInfo>();
+    for (const t of [joint_states, trajectory]) found.set(rosName(t.name), { name: t.name, type: t.type });
+    let graph: readonly { name: string; types: readonly string[] }[] = [];
+    try {
+      graph = this.node.getTopicNamesAndTypes();
+    } catch {
+      // The graph cannot be queried: the configured topics only.
+    }
+    for (const { name, types } of graph) {
+      const type = types.find((t) => definitionFor(t) !== undefined);
+      if (type && !found.has(rosName(name))) found.set(rosName(name), { name, type });
+    }
+    return [...found.values()];
+  }
+
+  subscribe(topic: string, listener: (msg: unknown) => void): () => void {
+    if (rosName(topic) === rosName(this.endpoints.interfaces.joint_states.name)) {
+      this.jointStateListeners.add(listener);
+      return () => this.jointStateListeners.delete(listener);
+    }
+    const key = rosName(topic);
+    let entry = this.topicSubscriptions.get(key);
+    if (!entry) {
+      const info = this.topics().find((t) => rosName(t.name) === key);
+      if (!info) return () => undefined;
+      const listeners = new Set<(msg: unknown) => void>();
+      const entity = this.node.createSubscription(info.type, info.name, { enableTypedArray: true }, (raw) => {
+        const msg = plainOf(raw);
+        for (const l of listeners) l(msg);
+      });
+      entry = { entity, listeners };
+      this.topicSubscriptions.set(key, entry);
+    }
+    const { entity, listeners } = entry;
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size > 0 || this.topicSubscriptions.get(key)?.entity !== entity) return;
+      this.topicSubscriptions.delete(key);
+      this.node.destroySubscription(entity);
+    };
+  }
+
+  onControllerLog(listener: (line: string) => void): () => void {
+    this.logListeners.add(listener);
+    return () => this.logListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    await this.goals.cancelAll('the server is shutting down');
+    this.logListeners.clear();
+    this.jointStateListeners.clear();
+    try {
+      this.node.destroy();
+    } finally {
+      this.rcl.shutdown();
+    }
+  }
+}

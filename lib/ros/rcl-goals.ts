@@ -1,0 +1,155 @@
+import { err, ok, type Result } from '../result.ts';
+import type { GoalOptions, InterfaceUnavailable } from './context.ts';
+import { feedbackStateFromRos, motionResultFromRos } from './convert.ts';
+import type { EndpointsFile } from './endpoints.ts';
+import type { MotionResultMsg, TriggerResponse } from './messages.ts';
+import { type Iface, type RclCalls, unavailable } from './rcl-calls.ts';
+import { GOAL_STATUS, type RclActionClient, type RclGoalHandle } from './rclnodejs-api.ts';
+import { reasonOf, settle } from './settle.ts';
+
+/** A motion goal or named-pose call in flight. */
+interface InFlight {
+  readonly name: string;
+  readonly abort: AbortController;
+  handle?: RclGoalHandle;
+  /** Resolves once the action server answered the cancel request (or did not within server_wait_s). */
+  cancelled?: Promise<void>;
+  /** Aborted by the stop service call, which stops the stack itself. */
+  byStop?: boolean;
+}
+
+/**
+ * The motion goals of the rclnodejs context: each runs under the motion timeout and can be
+ * aborted by its caller or by stop; an aborted action goal is cancelled on its server, and the
+ * answer is success false with the reason (as the simulator answers).
+ */
+export class RclGoals {
+  private readonly calls: RclCalls;
+  private readonly timeouts: EndpointsFile['timeouts'];
+  private readonly log: (line: string) => void;
+  private readonly inFlight = new Set<InFlight>();
+
+  constructor(calls: RclCalls, timeouts: EndpointsFile['timeouts'], log: (line: string) => void) {
+    this.calls = calls;
+    this.timeouts = timeouts;
+    this.log = log;
+  }
+
+  /** Goals and named-pose calls in flight. */
+  get size(): number {
+    return this.inFlight.size;
+  }
+
+  private track(name: string, options: GoalOptions): { flight: InFlight; dispose: () => void } {
+    const abort = new AbortController();
+    const flight: InFlight = { name, abort };
+    const timeoutS = this.timeouts.motion_s;
+    const timer = setTimeout(() => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`), timeoutS * 1000);
+    const forward = () => abort.abort(options.signal ? reasonOf(options.signal) : 'cancelled');
+    abort.signal.addEventListener('abort', () => {
+      if (flight.handle) flight.cancelled = this.cancel(flight.handle, name);
+    }, { once: true });
+    if (options.signal?.aborted) forward();
+    else options.signal?.addEventListener('abort', forward, { once: true });
+    this.inFlight.add(flight);
+    return {
+      flight,
+      dispose: () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', forward);
+        this.inFlight.delete(flight);
+      },
+    };
+  }
+
+  private async cancel(handle: RclGoalHandle, name: string): Promise<void> {
+    const waitS = this.timeouts.server_wait_s;
+    const outcome = await settle(handle.cancelGoal(), waitS * 1000);
+    if (outcome.kind === 'timeout') this.log(`cancel request on ${name}: no answer within ${waitS} s`);
+    else if (outcome.kind === 'error') this.log(`cancel request on ${name} failed: ${outcome.message}`);
+  }
+
+  /** Aborts everything in flight with `reason` and waits for the servers to confirm the cancels; returns how many. */
+  async cancelAll(reason: string): Promise<number> {
+    const flights = [...this.inFlight];
+    for (const flight of flights) {
+      flight.byStop = true;
+      flight.abort.abort(reason);
+    }
+    await Promise.all(flights.map((f) => f.cancelled ?? Promise.resolve()));
+    return flights.length;
+  }
+
+  /** Sends an action goal and waits for its result, feedback forwarded. */
+  async runAction(iface: Iface, goal: object, options: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    const ready = await this.calls.waitForServer(iface, 'action server', 'action');
+    if (!ready.ok) return ready;
+    const client = ready.value as RclActionClient;
+    const { flight, dispose } = this.track(iface.name, options);
+    try {
+      const onFeedback = options.onFeedback;
+      const feedback = (raw: unknown) => {
+        const state = feedbackStateFromRos(raw);
+        if (state && onFeedback) onFeedback(state);
+      };
+      const waitS = this.timeouts.server_wait_s;
+      const sent = await settle(client.sendGoal(goal, feedback), waitS * 1000);
+      if (sent.kind !== 'value') {
+        const why = sent.kind === 'timeout' ? `did not acknowledge the goal within ${waitS} s` : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
+        return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
+      }
+      const handle = sent.value;
+      if (!handle.isAccepted()) {
+        this.log(`goal on ${iface.name} rejected`);
+        return ok({ success: false, message: `the action server ${iface.name} rejected the goal` });
+      }
+      flight.handle = handle;
+      this.log(`goal on ${iface.name} accepted`);
+      if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name);
+      const outcome = await settle(handle.getResult(), Number.POSITIVE_INFINITY, flight.abort.signal);
+      if (outcome.kind === 'aborted') {
+        await flight.cancelled;
+        this.log(`goal on ${iface.name} cancelled: ${outcome.reason}`);
+        return ok({ success: false, message: outcome.reason });
+      }
+      if (outcome.kind !== 'value') {
+        return err(unavailable(iface.name, `action server ${iface.name} gave no result: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`));
+      }
+      const parsed = motionResultFromRos(outcome.value);
+      let result: MotionResultMsg = parsed.ok ? parsed.value : { success: false, message: `malformed result from ${iface.name}: ${parsed.error}` };
+      if (handle.status === GOAL_STATUS.canceled || handle.status === GOAL_STATUS.aborted) {
+        const how = handle.status === GOAL_STATUS.canceled ? 'cancelled' : 'aborted';
+        result = { success: false, message: result.message || `the goal was ${how} by ${iface.name}` };
+      }
+      this.log(`goal on ${iface.name} ${result.success ? 'succeeded' : 'failed'}${result.message ? `: ${result.message}` : ''}`);
+      return ok(result);
+    } finally {
+      dispose();
+    }
+  }
+
+  /**
+   * Calls a motion service (MoveToNamedPose) and waits for its answer. A service call cannot be
+   * cancelled: on the motion timeout (or the caller's abort) `stop` stops the stack's motion.
+   */
+  async runService(iface: Iface, request: object, options: GoalOptions, stop: () => Promise<Result<TriggerResponse, InterfaceUnavailable>>): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    const { flight, dispose } = this.track(iface.name, options);
+    try {
+      const answer = await this.calls.request(iface, 'service', request, Number.POSITIVE_INFINITY, flight.abort.signal);
+      if (!answer.ok) return answer;
+      const outcome = answer.value;
+      if (outcome.kind === 'aborted') {
+        if (!flight.byStop) await stop();
+        this.log(`call of ${iface.name} abandoned: ${outcome.reason}`);
+        return ok({ success: false, message: outcome.reason });
+      }
+      if (outcome.kind !== 'value') return err(unavailable(iface.name, `service ${iface.name} failed: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`));
+      const parsed = motionResultFromRos(outcome.value);
+      if (!parsed.ok) return err(unavailable(iface.name, `service ${iface.name} gave a malformed response: ${parsed.error}`));
+      this.log(`call of ${iface.name} ${parsed.value.success ? 'succeeded' : 'failed'}${parsed.value.message ? `: ${parsed.value.message}` : ''}`);
+      return parsed;
+    } finally {
+      dispose();
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { err, ok, type Result } from '../result.ts';
+import { PROJECT_ROOT } from '../settings/resolve.ts';
+import { asRclModule, type RclModule } from './rclnodejs-api.ts';
+
+/** The package name, kept in a variable so type checking never needs the optional package. */
+const RCLNODEJS = 'rclnodejs';
+
+/** How to get what `robot.backend: ros2` needs, in one sentence. */
+export const ROS2_HOWTO =
+  'to get both: source /opt/ros/<distro>/setup.bash (jazzy, humble, ...) in this shell, then run `npm install rclnodejs` in ' +
+  `${PROJECT_ROOT} (it builds against the sourced ROS 2), and start armgate from that shell`;
+
+/** Imports a module by name (the default: Node's dynamic import). */
+export type Importer = (specifier: string) => Promise<unknown>;
+
+const nodeImport: Importer = (specifier) => import(specifier);
+
+function installed(): boolean {
+  try {
+    import.meta.resolve(RCLNODEJS);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Loads rclnodejs for `robot.backend: ros2`. It needs a sourced ROS 2 (ROS_DISTRO and
+ * AMENT_PREFIX_PATH set) and the package built against it; when either is missing the error is
+ * one message saying what is missing and how to get both.
+ */
+export async function loadRclnodejs(env: Readonly<Record<string, string | undefined>>, importer: Importer = nodeImport): Promise<Result<RclModule, string>> {
+  const problems: string[] = [];
+  const unset = ['ROS_DISTRO', 'AMENT_PREFIX_PATH'].filter((k) => !env[k]);
+  if (unset.length > 0) {
+    problems.push(`${unset.join(' and ')} ${unset.length > 1 ? 'are' : 'is'} not set (no ROS 2 sourced)`);
+    // Without ROS 2 the native addon cannot load; only say whether the package is there.
+    if (importer === nodeImport && !installed()) problems.push('the rclnodejs package is not installed');
+  } else {
+    try {
+      const module = asRclModule(await importer(RCLNODEJS));
+      if (module) return ok(module);
+      problems.push('the rclnodejs package loaded but lacks init/Node/ActionClient (an unsupported version?)');
+    } catch (e) {
+      const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
+      problems.push(`rclnodejs cannot be loaded (${message})`);
+    }
+  }
+  return err(`robot.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package: ${problems.join('; ')}; ${ROS2_HOWTO}`);
+}

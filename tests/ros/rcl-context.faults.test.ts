@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadRclnodejs } from '../../lib/ros/rcl-load.ts';
+import { call, detailOf, jointState, type MotionBody, OTHER, sleep, WORK, assertNear } from '../support/rcl-checks.ts';
+import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
+import { PROJECT_ROOT, writeSettings } from '../support/server.ts';
+
+// The rclnodejs context over its in-process STAND-IN (tests/support/rclnodejs-standin.ts, backed
+// by the simulator; not ROS 2: no DDS, QoS, typesupport or serialization): the motion timeout,
+// interface types that are not installed, the sequence runner reaching the stack's actions through
+// the context, and start-up without ROS 2.
+
+describe('rclnodejs context: the motion timeout cancels goals and named motions', () => {
+  let t: RclTestServer;
+  before(async () => {
+    t = await startRclTestServer({ timeouts: { server_wait_s: 0.3, fk_s: 0.3, motion_s: 0.4 } });
+  });
+  after(() => t.close());
+
+  it('cancels an action goal that outlasts timeouts.motion_s: 200 success false saying so, and the arm holds', async () => {
+    const reply = await call<MotionBody>(t.url, '/robot/move/joints', { joints: OTHER, speed: 0.05 });
+    assert.deepEqual(reply.body, { success: false, message: 'timed out after 0.4 s: the motion was cancelled' });
+    assert.deepEqual(t.standin.cancels, ['cobot/move_to_joints']);
+    await sleep(1500);
+    const a = (await jointState(t.url)).position;
+    await sleep(200);
+    assertNear((await jointState(t.url)).position, a, 1e-4, 'holding');
+  });
+
+  it('stops a named motion that outlasts it through the stop service (a service call cannot be cancelled)', async () => {
+    const reply = await call<MotionBody>(t.url, '/robot/move/named', { name: 'home', speed: 0.05 });
+    assert.deepEqual(reply.body, { success: false, message: 'timed out after 0.4 s: the motion was cancelled' });
+    assert.equal(t.standin.requests.at(-1)?.name, 'cobot/stop');
+    const log = (await call<{ lines: string[] }>(t.url, '/trajectory/logs?n=50')).body.lines.join('\n');
+    assert.match(log, /call of cobot\/move_to_named abandoned: timed out/);
+  });
+});
+
+describe('rclnodejs context: an interface type that is not installed', () => {
+  let t: RclTestServer;
+  before(async () => {
+    t = await startRclTestServer({ timeouts: { server_wait_s: 0.3, fk_s: 0.3 }, prepare: (s) => s.knobs.missingTypes.add('iiwa_msgs/action/MoveToPose') });
+  });
+  after(() => t.close());
+
+  it('answers 503 naming the action and its type; everything else still works', async () => {
+    const reply = await call(t.url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI });
+    assert.equal(reply.status, 503);
+    assert.match(detailOf(reply), /cobot\/move_to_pose: cannot create a iiwa_msgs\/action\/MoveToPose action client: The message required does not exist/);
+    const moved = await call<MotionBody>(t.url, '/robot/move/named', { name: 'work', speed: 0.5 });
+    assert.equal(moved.body.success, true);
+  });
+});
+
+describe('rclnodejs context: the sequence runner reaches the stack through it', () => {
+  let t: RclTestServer;
+  let bagRoot: string;
+  before(async () => {
+    bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-rcl-bags-'));
+    t = await startRclTestServer({ sim: { sim: { time_scale: 5 }, sequences: { bag_root: bagRoot } } });
+  });
+  after(async () => {
+    await t.close();
+    await rm(bagRoot, { recursive: true, force: true });
+  });
+
+  it('runs a sequence (goals on the action servers) and records /joint_states from the context', async () => {
+    const form = new FormData();
+    form.set('config', new Blob([JSON.stringify({ home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] })]), 'config.json');
+    for (const [k, v] of Object.entries({ n_iterations: '1', delay_between_iterations: '0', bag_path: 'run1', topics: '/joint_states' })) form.set(k, v);
+    const started = await fetch(`${t.url}/sequences/start`, { method: 'POST', body: form });
+    assert.equal(started.status, 200, await started.text());
+    let status: { status: string; returncode?: number } = { status: 'running' };
+    for (let i = 0; i < 300 && status.status !== 'finished'; i++) {
+      await sleep(50);
+      status = (await call<typeof status>(t.url, '/sequences/status')).body;
+    }
+    const logs = (await call<{ lines: string[] }>(t.url, '/sequences/logs?n=100')).body.lines.join('\n');
+    assert.deepEqual(status, { ...status, status: 'finished', returncode: 0 }, logs);
+    assert.equal(t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').length, 3, 'home, waypoint, home');
+    const files = await readdir(path.join(bagRoot, 'run1'));
+    assert.deepEqual(files.sort(), ['metadata.yaml', 'run1_0.mcap']);
+  });
+});
+
+describe("start-up with robot.backend 'ros2'", () => {
+  it('stops with one message saying how to get ROS 2 and rclnodejs when ROS 2 is not sourced', async () => {
+    const s = await writeSettings({ robot: { backend: 'ros2' } });
+    try {
+      const env: Record<string, string> = {};
+      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'ROS_DISTRO' && k !== 'AMENT_PREFIX_PATH') env[k] = v;
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server.ts'), '--settings', s.file, '--port', '0'], { cwd: PROJECT_ROOT, env: { ...env, ARMGATE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      assert.equal(code, 1);
+      const lines = stderr.trim().split('\n');
+      assert.equal(lines.length, 1, stderr);
+      assert.match(stderr, /ROS_DISTRO and AMENT_PREFIX_PATH are not set/);
+      assert.match(stderr, /source \/opt\/ros\/<distro>\/setup\.bash/);
+      assert.match(stderr, /npm install rclnodejs/);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('loads the module when ROS 2 is sourced, and says why when it cannot', async () => {
+    const env = { ROS_DISTRO: 'jazzy', AMENT_PREFIX_PATH: '/opt/ros/jazzy' };
+    const fake = { init: async () => undefined, shutdown: () => undefined, Node: class {}, ActionClient: class {} };
+    const loaded = await loadRclnodejs(env, async () => ({ default: fake }));
+    assert.equal(loaded.ok && loaded.value, fake);
+    const broken = await loadRclnodejs(env, async () => {
+      throw new Error("Cannot find package 'rclnodejs' imported from armgate\nmore");
+    });
+    assert.equal(broken.ok, false);
+    if (!broken.ok) assert.match(broken.error, /rclnodejs cannot be loaded \(Cannot find package 'rclnodejs' imported from armgate\); to get both: source/);
+    const odd = await loadRclnodejs(env, async () => ({ default: {} }));
+    assert.equal(odd.ok, false);
+    if (!odd.ok) assert.match(odd.error, /lacks init\/Node\/ActionClient/);
+  });
+});

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  assertNear,
+  call,
+  checkJointStates,
+  checkMoves,
+  checkPose,
+  checkPositions,
+  checkStopCancels,
+  checkTrajectoryAndBusyRule,
+  detailOf,
+  JOINTS,
+  jointState,
+  type MotionBody,
+  OTHER,
+  sleep,
+  WORK,
+} from '../support/rcl-checks.ts';
+import type { RosJointState } from '../support/rclnodejs-standin.ts';
+import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
+
+// The rclnodejs context (lib/ros/rcl-context.ts) driven end to end through the handlers of a live
+// server, against an in-process STAND-IN for the rclnodejs module backed by the simulator
+// (tests/support/rclnodejs-standin.ts). The stand-in is not ROS 2: it does not cover DDS
+// discovery, QoS, real message typesupport, serialization or the rcl executor (its header lists
+// what else); tests/ros/live.test.ts runs the same checks on a real graph when one is there.
+// One server at a time: ros() and services() are process-wide.
+
+const TIMEOUTS = { server_wait_s: 0.3, fk_s: 0.3 };
+
+describe('rclnodejs context over the stand-in: every handler end to end', () => {
+  let t: RclTestServer;
+  let url: string;
+  const trajectoryLog = async () => (await call<{ lines: string[] }>(url, '/trajectory/logs?n=300')).body.lines.join('\n');
+  before(async () => {
+    t = await startRclTestServer({ sim: { sim: { time_scale: 5 } }, timeouts: TIMEOUTS, srdfFromNode: true });
+    url = t.url;
+  });
+  after(async () => {
+    await t.close();
+    assert.deepEqual(t.standin.lifecycle, { init: 1, shutdown: 1 }, 'rclnodejs initialized once and shut down with the server');
+  });
+
+  it('serves joint states in J1..J7 order from messages with typed arrays', async () => {
+    const state = await checkJointStates(url);
+    assertNear(state.position, WORK, 1e-6, 'initial position');
+  });
+
+  it('takes joint states by name: a reordered message with an extra joint gives the same J1..J7 answer', async () => {
+    const before = await jointState(url);
+    t.standin.knobs.jointStates = (msg: RosJointState) => {
+      const order = [6, 2, 0, 4, 1, 5, 3];
+      return {
+        ...msg,
+        name: ['gripper', ...order.map((i) => msg.name[i] ?? '')],
+        position: Float64Array.from([0.05, ...order.map((i) => msg.position[i] ?? 0)]),
+        velocity: Float64Array.from([0, ...order.map((i) => msg.velocity[i] ?? 0)]),
+        effort: Float64Array.from([1, ...order.map((i) => msg.effort[i] ?? 0)]),
+      };
+    };
+    try {
+      await sleep(50);
+      const state = await jointState(url);
+      assert.deepEqual(state.name, JOINTS);
+      assertNear(state.position, before.position, 1e-9, 'reordered');
+      assertNear(state.effort, before.effort, 1e-6, 'efforts follow their joints');
+    } finally {
+      t.standin.knobs.jointStates = undefined;
+    }
+  });
+
+  it('answers 503 naming a joint the joint states lack', async () => {
+    t.standin.knobs.jointStates = (msg) => ({ ...msg, name: msg.name.filter((n) => n !== 'joint4'), position: msg.position.filter((_, i) => i !== 3), velocity: msg.velocity.filter((_, i) => i !== 3), effort: msg.effort.filter((_, i) => i !== 3) });
+    try {
+      await sleep(50);
+      const reply = await call(url, '/robot/joint_states');
+      assert.equal(reply.status, 503);
+      assert.match(detailOf(reply), /\/joint_states lack joint4/);
+    } finally {
+      t.standin.knobs.jointStates = undefined;
+    }
+    await sleep(50);
+    await checkJointStates(url);
+  });
+
+  it('computes the pose through GetPositionFK (Float64Array positions, TCP link in the planning frame), as the simulator does', async () => {
+    const position = await checkPose(url);
+    const fk = t.standin.requests.filter((r) => r.name === '/compute_fk').at(-1)?.request as { fk_link_names: string[]; header: { frame_id: string }; robot_state: { joint_state: { position: unknown } } };
+    assert.deepEqual(fk.fk_link_names, ['flange']);
+    assert.equal(fk.header.frame_id, 'base_link');
+    assert.ok(fk.robot_state.joint_state.position instanceof Float64Array);
+    const direct = await t.sim.computeFk({ header: { stamp: { sec: 0, nanosec: 0 }, frame_id: 'base_link' }, fk_link_names: ['flange'], robot_state: { joint_state: { name: JOINTS, position: WORK } } });
+    assert.ok(direct.ok);
+    const p = direct.value.pose_stamped[0]?.pose.position;
+    assertNear([position.x, position.y, position.z], [p?.x ?? 0, p?.y ?? 0, p?.z ?? 0], 1e-6, 'TCP position');
+  });
+
+  it('answers 503 naming the parameter service while the SRDF node is absent, then lists its group states', async () => {
+    t.standin.knobs.absent.add('/move_group/get_parameters');
+    const missing = await call(url, '/robot/positions');
+    t.standin.knobs.absent.clear();
+    assert.equal(missing.status, 503);
+    assert.match(detailOf(missing), /\/move_group\/get_parameters.*not available.*0\.3 s/);
+    await checkPositions(url);
+  });
+
+  it('moves through the action servers and the named-pose service (200, success true), goals per the stack layouts', async () => {
+    await checkMoves(url);
+    const goal = t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').at(-1)?.request as { joints: unknown; speed: number };
+    assert.ok(goal.joints instanceof Float64Array && goal.joints.length === 7);
+    assert.equal(goal.speed, Math.fround(0.5));
+    await call(url, '/robot/move/pose', { x: 0.45, y: 0.05, z: 0.55, a: 0, b: Math.PI, c: 0, planner: 'lin', speed: 0.3 }).then((r) => assert.equal((r.body as MotionBody).success, true, JSON.stringify(r.body)));
+    const log = await trajectoryLog();
+    assert.match(log, /goal on cobot\/move_to_joints accepted/);
+    assert.match(log, /goal on cobot\/move_to_pose succeeded/);
+    assert.match(log, /call of cobot\/move_to_named succeeded/);
+  });
+
+  it('keeps a failed or rejected goal a 200 with success false and the reason', async () => {
+    const start = (await jointState(url)).position;
+    t.standin.knobs.failGoals = 'planning failed: no IK solution';
+    const failed = await call<MotionBody>(url, '/robot/move/joints', { joints: OTHER, speed: 0.5 });
+    t.standin.knobs.failGoals = undefined;
+    assert.deepEqual([failed.status, failed.body], [200, { success: false, message: 'planning failed: no IK solution' }]);
+    t.standin.knobs.rejectGoals = true;
+    const rejected = await call<MotionBody>(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI });
+    t.standin.knobs.rejectGoals = false;
+    assert.equal(rejected.status, 200);
+    assert.match(rejected.body.message, /rejected the goal/);
+    const unreachable = await call<MotionBody>(url, '/robot/move/pose', { x: 2, y: 0, z: 0.5, b: Math.PI });
+    assert.deepEqual([unreachable.status, unreachable.body.success], [200, false]);
+    const circ = await call<MotionBody>(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI, planner: 'circ', circ_interim: { x: 0.55, y: 0.05, z: 0.5 } });
+    assert.equal(circ.status, 200);
+    assert.match(circ.body.message, /no auxiliary point: circ_interim/);
+    assertNear((await jointState(url)).position, start, 1e-4, 'nothing moved');
+  });
+
+  it('cancels the goal in flight on POST /stop, then calls the stop service', async () => {
+    const cancelsBefore = t.standin.cancels.length;
+    await checkStopCancels(url);
+    assert.deepEqual(t.standin.cancels.slice(cancelsBefore), ['cobot/move_to_joints']);
+    const names = t.standin.requests.map((r) => r.name);
+    assert.equal(names.at(-1), 'cobot/stop', 'the Trigger after the cancel');
+    assert.match(await trajectoryLog(), /goal on cobot\/move_to_joints cancelled: stopped/);
+    await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
+  });
+
+  it('answers 503 naming the interface when a server is absent or does not answer in time', async () => {
+    const cases: [string, 'absent' | 'silent', () => Promise<{ status: number; body: unknown }>, RegExp][] = [
+      ['/compute_fk', 'absent', () => call(url, '/robot/pose'), /FK service \/compute_fk \(moveit_msgs\/srv\/GetPositionFK\) is not available/],
+      ['/compute_fk', 'silent', () => call(url, '/robot/pose'), /FK service \/compute_fk did not answer within 0\.3 s/],
+      ['cobot/move_to_joints', 'absent', () => call(url, '/robot/move/joints', { joints: OTHER }), /action server cobot\/move_to_joints .* not available/],
+      ['cobot/move_to_pose', 'silent', () => call(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI }), /cobot\/move_to_pose did not acknowledge the goal within 0\.3 s/],
+      ['cobot/move_to_named', 'absent', () => call(url, '/robot/move/named', { name: 'home' }), /cobot\/move_to_named .* not available/],
+    ];
+    for (const [name, how, request, expected] of cases) {
+      t.standin.knobs[how].add(name);
+      try {
+        const reply = await request();
+        assert.equal(reply.status, 503, `${name} ${how}`);
+        assert.match(detailOf(reply), expected);
+      } finally {
+        t.standin.knobs[how].clear();
+      }
+    }
+    t.standin.knobs.absent.add('cobot/stop');
+    const stop = await call<{ planner_stopped: boolean; message: string }>(url, '/stop', {});
+    t.standin.knobs.absent.clear();
+    assert.deepEqual([stop.status, stop.body.planner_stopped], [200, false]);
+    assert.match(stop.body.message, /cobot\/stop .*not available/);
+  });
+
+  it('publishes trajectories (Float64Array fields) on the controller topic, with the 409 rule around them', async () => {
+    await checkTrajectoryAndBusyRule(url, 2);
+    const sent = t.standin.published.find((m) => (m as { points: unknown[] }).points.length === 1 && (m as { points: { time_from_start: { sec: number } }[] }).points[0]?.time_from_start.sec === 2) as { joint_names: string[]; points: { positions: unknown }[] } | undefined;
+    assert.ok(sent, 'the trajectory reached the topic');
+    assert.deepEqual(sent.joint_names, JOINTS);
+    assert.ok(sent.points[0]?.positions instanceof Float64Array);
+    assert.match(await trajectoryLog(), /published 1 point\(s\) \(2\.000 s\) on \/iiwa_arm_controller\/joint_trajectory/);
+  });
+
+  it('lists the recordable topics of the graph and delivers their messages as plain data', async () => {
+    t.standin.knobs.extraTopics.push({ name: '/other_arm/joint_states', types: ['sensor_msgs/msg/JointState'] }, { name: '/camera/image', types: ['sensor_msgs/msg/Image'] });
+    const names = t.context.topics().map((x) => x.name);
+    assert.deepEqual(names, ['/joint_states', '/iiwa_arm_controller/joint_trajectory', '/other_arm/joint_states']);
+    const got: unknown[] = [];
+    const unsubscribe = t.context.subscribe('/joint_states', (msg) => got.push(msg));
+    await sleep(60);
+    unsubscribe();
+    assert.ok(got.length > 0);
+    assert.ok(Array.isArray((got[0] as { position: unknown }).position), 'plain arrays (IPC and the bag writer take them)');
+  });
+});

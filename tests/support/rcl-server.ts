@@ -1,0 +1,72 @@
+/**
+ * A live armgate server whose context is the rclnodejs context (lib/ros/rcl-context.ts) over the
+ * rclnodejs stand-in (tests/support/rclnodejs-standin.ts), the stand-in backed by a simulator.
+ */
+import { readFile } from 'node:fs/promises';
+import { RclContext } from '../../lib/ros/rcl-context.ts';
+import type { EndpointsFile } from '../../lib/ros/endpoints.ts';
+import { type RunningServer, startServer } from '../../lib/server/start.ts';
+import type { Config } from '../../lib/settings/load.ts';
+import { SimContext } from '../../lib/sim/context.ts';
+import { createStandin, type Standin } from './rclnodejs-standin.ts';
+import { type SettingsOverrides, testConfig } from './server.ts';
+
+export interface RclTestServer {
+  readonly url: string;
+  readonly server: RunningServer;
+  readonly context: RclContext;
+  readonly sim: SimContext;
+  readonly standin: Standin;
+  /** The configuration the rclnodejs context and the server run with. */
+  readonly config: Config;
+  close(): Promise<void>;
+}
+
+export interface RclTestOptions {
+  /** Settings of the simulator behind the stand-in (its own endpoints keep the default timeouts). */
+  readonly sim?: SettingsOverrides;
+  /** Timeouts of the rclnodejs context's endpoints file. */
+  readonly timeouts?: Partial<EndpointsFile['timeouts']>;
+  /** The SRDF from a node parameter (served by the stand-in) instead of the file. */
+  readonly srdfFromNode?: boolean;
+  /** Applied to the stand-in before the context is created (types not installed, ...). */
+  readonly prepare?: (standin: Standin) => void;
+}
+
+/** Starts the simulator, the stand-in, the rclnodejs context and a server on 127.0.0.1:0. */
+export async function startRclTestServer(options: RclTestOptions = {}): Promise<RclTestServer> {
+  const simConfig = await testConfig(options.sim ?? {});
+  const sim = await SimContext.create(simConfig);
+  const standin = createStandin(sim);
+  options.prepare?.(standin);
+  const srdfXml = await readFile(new URL('../../share/armgate/srdf/iiwa7.srdf', import.meta.url), 'utf8');
+  const endpoints: EndpointsFile = {
+    ...simConfig.endpoints,
+    timeouts: { ...simConfig.endpoints.timeouts, ...options.timeouts },
+    ...(options.srdfFromNode ? { srdf: { node: '/move_group', parameter: 'robot_description_semantic' } } : {}),
+  };
+  if (options.srdfFromNode) standin.knobs.srdf = { node: '/move_group', parameter: 'robot_description_semantic', xml: srdfXml };
+  const config: Config = {
+    ...simConfig,
+    robot: { ...simConfig.robot, backend: 'ros2' },
+    endpoints,
+    groupStates: options.srdfFromNode ? undefined : simConfig.groupStates,
+  };
+  const context = await RclContext.create(config, standin.module);
+  const server = await startServer(config, { context, log: () => undefined });
+  return {
+    url: server.url,
+    server,
+    context,
+    sim,
+    standin,
+    config,
+    async close() {
+      await server.close();
+      // A call the context abandoned (a named motion after its timeout) may still be winding
+      // down in the simulator: let it finish, or its goal timer outlives the test.
+      for (let i = 0; i < 100 && sim.armActivity(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      await sim.close();
+    },
+  };
+}
