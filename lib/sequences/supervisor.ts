@@ -104,6 +104,7 @@ export class SequenceSupervisor {
     this.pipeLines(child.stdout, '');
     this.pipeLines(child.stderr, 'stderr: ');
     child.on('message', (message: RunnerToServer) => this.onMessage(run, message));
+    child.on('error', (error) => this.logs.push(`runner channel error: ${error.message}`));
     this.logs.push(`runner started (pid ${pid}): ${options.iterations} iteration(s)${options.bagPath ? `, recording to ${options.bagPath}` : ''}`);
     run.done = exited.then(async (code) => {
       for (const stop of run.unsubscribe) stop();
@@ -135,8 +136,9 @@ export class SequenceSupervisor {
   }
 
   private onMessage(run: Run, message: RunnerToServer): void {
+    // A runner that dies between the check and the send must not raise EPIPE in the server.
     const reply = (answer: ServerToRunner) => {
-      if (run.child.connected) run.child.send(answer);
+      if (run.child.connected) run.child.send(answer, (error) => error && undefined);
     };
     if (message.type === 'progress') {
       run.iteration = message.iteration;
@@ -179,7 +181,7 @@ export class SequenceSupervisor {
   async stop(): Promise<boolean> {
     const run = this.run;
     if (!run) return false;
-    if (run.child.connected) run.child.send({ type: 'stop' } satisfies ServerToRunner);
+    if (run.child.connected) run.child.send({ type: 'stop' } satisfies ServerToRunner, (error) => error && undefined);
     signalGroup(run.pid, 'SIGTERM');
     for (const goal of run.goals) goal.abort('stopped');
     const killed = await Promise.race([run.exited.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), KILL_GRACE_MS).unref())]);

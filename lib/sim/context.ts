@@ -296,6 +296,7 @@ export class SimContext implements RobotContext {
 
   async close(): Promise<void> {
     for (const goal of this.goalsInFlight) goal.abort('the server is shutting down');
+    this.motion.shutdown();
     if (this.publishTimer) clearInterval(this.publishTimer);
     this.publishTimer = undefined;
     this.driver.sleep();

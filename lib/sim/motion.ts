@@ -214,6 +214,11 @@ export class SimMotionServer {
     return ok(timeParameterize(result.path, this.limits, scales));
   }
 
+  /** Ends a waiting goal at once (the simulator is closing and will not tick again). */
+  shutdown(): void {
+    this.waiting?.resolve('cancelled');
+  }
+
   /** Cancels the goal in progress, if any (the controller decelerates and holds). */
   cancelActive(): void {
     this.controller.cancel();
