@@ -66,13 +66,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const adapter = createServerAdapter(app);
   const server = createServer(adapter);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.web.port, config.web.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.web.port, config.web.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    // Could not listen (port in use, address not available): release what start-up created.
+    unsubscribe();
+    await mcp.close();
+    resetContext();
+    resetServices();
+    await context.close();
+    throw e;
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
