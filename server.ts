@@ -33,8 +33,8 @@ async function main(): Promise<number> {
   }
   const config = loaded.value.config;
   const running = await startServer(config);
-  process.stdout.write(`listening on ${running.url}\n`);
-  await new Promise<void>((resolve) => {
+  // Handlers first, then the announcement: a parent may signal the moment it reads the line.
+  const stopped = new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       process.stdout.write(`armgate: ${signal}, shutting down\n`);
       resolve();
@@ -42,6 +42,8 @@ async function main(): Promise<number> {
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
+  process.stdout.write(`listening on ${running.url}\n`);
+  await stopped;
   await running.close();
   return 0;
 }

@@ -59,9 +59,11 @@ async function readText(file: string, key: string): Promise<Result<string, strin
 
 function parseYamlText(text: string, key: string, file: string): Result<unknown, string> {
   try {
-    return ok(parseYaml(text, { prettyErrors: true }) ?? {});
+    const doc: unknown = parseYaml(text, { prettyErrors: true }) ?? {};
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return err(`${key}: expected a mapping of keys to values in '${file}'`);
+    return ok(doc);
   } catch (e) {
-    return err(`${key}: malformed YAML in '${file}': ${(e as Error).message.split('\n')[0]}`);
+    return err(`${key}: malformed YAML in '${file}': ${(e as Error).message.split('\n')[0]?.replace(/:$/, '')}`);
   }
 }
 
