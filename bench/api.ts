@@ -3,17 +3,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { planPtp } from '../lib/planning/ptp.ts';
 import { trajectoryDuration } from '../lib/planning/trajectory.ts';
 import { startTestServer } from '../tests/support/server.ts';
-
-const quantile = (values: readonly number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))))] ?? Number.NaN;
-};
+import type { Section } from './section.ts';
+import { quantile } from './stats.ts';
+import type { Table } from './table.ts';
 
 const A = [0, 0, 0, -1.57, 0, 1.57, 0];
 const B = [0.2, 0.1, 0, -1.4, 0, 1.5, 0.1];
 
 /** Response time of POST /robot/move/joints minus the planned trajectory's duration (real time, time_scale 1). */
-export async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: number }> {
+async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: number }> {
   const server = await startTestServer();
   try {
     const overheads: number[] = [];
@@ -36,7 +34,7 @@ export async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: 
 }
 
 /** Time for POST /stop to answer while a slow move runs (and when idle). */
-export async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; idleP50Ms: number }> {
+async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; idleP50Ms: number }> {
   const server = await startTestServer();
   try {
     const moving: number[] = [];
@@ -60,7 +58,7 @@ export async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; 
 }
 
 /** get_joint_states over MCP (streamable HTTP, SDK client) beside GET /robot/joint_states, sequential round trips. */
-export async function mcpRoundTrip(calls = 500): Promise<{ mcp: { p50Ms: number; p99Ms: number }; rest: { p50Ms: number; p99Ms: number } }> {
+async function mcpRoundTrip(calls = 500): Promise<{ mcp: { p50Ms: number; p99Ms: number }; rest: { p50Ms: number; p99Ms: number } }> {
   const server = await startTestServer();
   const client = new Client({ name: 'armgate-bench', version: '1' });
   try {
@@ -82,3 +80,24 @@ export async function mcpRoundTrip(calls = 500): Promise<{ mcp: { p50Ms: number;
     await server.close();
   }
 }
+
+export const apiSection: Section = {
+  id: 'api',
+  description: 'move overhead, stop latency, MCP round trip beside its REST twin',
+  async run() {
+    const overhead = await moveOverhead();
+    const stop = await stopLatency();
+    const mcp = await mcpRoundTrip();
+    const table: Table = {
+      title: 'API',
+      header: ['measure', 'p50 ms', 'other', 'target'],
+      rows: [
+        ['move/joints response minus trajectory duration', overhead.p50Ms, `p95 ${overhead.p95Ms.toFixed(2)}`, '< 20 ms'],
+        ['POST /stop during a move', stop.movingP50Ms, `idle ${stop.idleP50Ms.toFixed(2)}`, '< 50 ms'],
+        ['MCP get_joint_states round trip (SDK client)', mcp.mcp.p50Ms, `p99 ${mcp.mcp.p99Ms.toFixed(2)}`, '< 1.5 ms'],
+        ['REST twin GET /robot/joint_states (fetch)', mcp.rest.p50Ms, `p99 ${mcp.rest.p99Ms.toFixed(2)}`, ''],
+      ],
+    };
+    return [table];
+  },
+};

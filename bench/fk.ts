@@ -1,38 +1,101 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { createFkWorkspace, forwardKinematics } from '../lib/kinematics/fk.ts';
-import { PROJECT_ROOT } from '../lib/settings/resolve.ts';
-import { ArmModel } from '../lib/sim/model.ts';
-import { loadChain, seededRandom } from './ik.ts';
+import { type GetPositionFkRequest, MOVEIT_SUCCESS } from '../lib/ros/messages.ts';
+import { SimContext } from '../lib/sim/context.ts';
+import { ArmModel, type LinkPose } from '../lib/sim/model.ts';
+import { testConfig } from '../tests/support/server.ts';
+import { JOINTS, loadChain, loadUrdf, randomConfigs } from './fixtures.ts';
+import type { Section } from './section.ts';
+import { median, seededRandom } from './stats.ts';
+import { type Table, verdict } from './table.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
+const CONFIGS = 200_000;
+/** The service path allocates a request and a response per call; fewer calls keep the section short. */
+const SERVICE_CALLS = 50_000;
+const ROUNDS = 5;
+const TARGET_US = 5;
 
-/** FK time per call (us, median of 5 rounds over 100k configurations): MuJoCo (the FK service) and the pure chain. */
-export async function fkTimes(count = 100_000): Promise<{ mujocoUs: number; chainUs: number }> {
-  const { chain, min, max } = await loadChain();
-  const random = seededRandom(3);
-  const configs = Array.from({ length: count }, () => Float64Array.from(min, (lo, i) => lo + random() * ((max[i] ?? 0) - lo)));
-  const model = await ArmModel.load(await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8'), JOINTS);
-  const out = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
-  const ws = createFkWorkspace(chain);
-  const rounds = (run: () => void) => {
-    const t: number[] = [];
-    for (let r = 0; r < 5; r++) {
-      const t0 = performance.now();
-      run();
-      t.push(((performance.now() - t0) * 1000) / count);
+interface Timing {
+  /** Median over rounds, ns per call. */
+  readonly medianNs: number;
+  readonly minNs: number;
+  readonly maxNs: number;
+}
+
+/** Runs `pass` (which makes `calls` calls) once untimed to warm the JIT, then ROUNDS times timed. */
+async function time(calls: number, pass: () => void | Promise<void>): Promise<Timing> {
+  await pass();
+  const ns: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = performance.now();
+    await pass();
+    ns.push(((performance.now() - t0) * 1e6) / calls);
+  }
+  return { medianNs: median(ns), minNs: Math.min(...ns), maxNs: Math.max(...ns) };
+}
+
+/**
+ * Forward kinematics per call: MuJoCo through `ArmModel.linkPose` (what the FK service runs) over
+ * 200k precomputed random in-limit configurations, the whole service path `SimContext.computeFk`
+ * (request in, PoseStamped response out, awaited) on the first 50k of them, and the pure
+ * TypeScript chain the planners use. One untimed warm-up pass, then 5 timed rounds; medians.
+ */
+export const fkSection: Section = {
+  id: 'fk',
+  description: 'forward kinematics per call: MuJoCo linkPose, the computeFk service path, the TypeScript chain',
+  async run() {
+    const { chain, min, max } = await loadChain();
+    const configs = randomConfigs(CONFIGS, min, max, seededRandom(3));
+
+    const model = await ArmModel.load(await loadUrdf(), JOINTS);
+    let mujoco: Timing;
+    try {
+      const out: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
+      if (!model.linkPose(configs[0] ?? [], 'flange', out)) throw new Error("the model has no link 'flange'");
+      mujoco = await time(CONFIGS, () => {
+        for (const q of configs) model.linkPose(q, 'flange', out);
+      });
+    } finally {
+      model.dispose();
     }
-    return t.sort((a, b) => a - b)[2] ?? Number.NaN;
-  };
-  try {
-    const mujocoUs = rounds(() => {
-      for (const q of configs) model.linkPose(q, 'flange', out);
-    });
-    const chainUs = rounds(() => {
+
+    // The joint-state publisher is off: it has no part in computeFk and would only add timer noise.
+    const context = await SimContext.create(await testConfig({ sim: { publish_joint_states: false } }));
+    const frame = context.endpoints.planning_frame;
+    const link = context.endpoints.tcp_link;
+    let service: Timing;
+    try {
+      const requests: GetPositionFkRequest[] = configs.slice(0, SERVICE_CALLS).map((q) => ({
+        header: { stamp: { sec: 0, nanosec: 0 }, frame_id: frame },
+        fk_link_names: [link],
+        robot_state: { joint_state: { name: [...JOINTS], position: Array.from(q) } },
+      }));
+      const first = requests[0] && (await context.computeFk(requests[0]));
+      if (!first?.ok || first.value.error_code.val !== MOVEIT_SUCCESS) throw new Error('computeFk failed on the bench request');
+      service = await time(requests.length, async () => {
+        for (const request of requests) {
+          await context.computeFk(request);
+        }
+      });
+    } finally {
+      await context.close();
+    }
+
+    const ws = createFkWorkspace(chain);
+    const typescript = await time(CONFIGS, () => {
       for (const q of configs) forwardKinematics(chain, q, ws);
     });
-    return { mujocoUs, chainUs };
-  } finally {
-    model.dispose();
-  }
-}
+
+    const row = (name: string, t: Timing, calls: number, target: string) => [name, t.medianNs / 1000, t.medianNs, `${Math.round(t.minNs)}-${Math.round(t.maxNs)}`, calls, target];
+    const table: Table = {
+      title: `Forward kinematics per call, random in-limit configurations, ${ROUNDS} rounds after a warm-up pass; medians across rounds`,
+      header: ['implementation', 'us/call', 'ns/call', 'ns range', 'calls/round', 'target'],
+      rows: [
+        row("MuJoCo ArmModel.linkPose(q, 'flange')", mujoco, CONFIGS, `< ${TARGET_US} us: ${verdict(mujoco.medianNs / 1000 < TARGET_US)}`),
+        row(`SimContext.computeFk, '${link}' (FK service path)`, service, SERVICE_CALLS, ''),
+        row('pure TypeScript chain (planners, IK)', typescript, CONFIGS, ''),
+      ],
+      notes: ['computeFk: linkPose plus the partial-state merge, PoseStamped response objects, tool offset, quaternion and one await per call'],
+    };
+    return [table];
+  },
+};

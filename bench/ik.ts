@@ -1,49 +1,24 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Chain, chainFromUrdf } from '../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics } from '../lib/kinematics/fk.ts';
 import { createIkWorkspace, solveIk } from '../lib/kinematics/ik.ts';
-import { parseJointLimits } from '../lib/robot/limits.ts';
-import { PROJECT_ROOT } from '../lib/settings/resolve.ts';
-import { parse as parseYaml } from 'yaml';
+import { JOINTS, loadChain } from './fixtures.ts';
+import type { Section } from './section.ts';
+import { quantileSorted, seededRandom } from './stats.ts';
+import type { Table } from './table.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const PYTHON = '/usr/bin/python3';
 const KDL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'kdl_ik.py');
 
-/** A seeded PRNG (xorshift32) so every run uses the same targets. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-}
-
 /** One row of the IK table. */
-export interface IkRow {
+interface IkRow {
   readonly solver: string;
   readonly success: number;
   readonly medianUs: number;
   readonly p95Us: number;
 }
-
-/** The bundled chain and limits. */
-export async function loadChain(): Promise<{ chain: Chain; min: number[]; max: number[] }> {
-  const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
-  const chain = chainFromUrdf(urdf, 'base_link', 'flange', JOINTS);
-  if (!chain.ok) throw new Error(chain.error);
-  const limits = parseJointLimits(parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')), JOINTS);
-  if (!limits.ok) throw new Error(limits.error);
-  return { chain: chain.value, min: [...limits.value.minRad], max: [...limits.value.maxRad] };
-}
-
-const quantile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))))] ?? Number.NaN;
 
 /**
  * The TRAC-IK protocol: `count` random in-limit configurations, their FK as targets, the solver
@@ -51,7 +26,7 @@ const quantile = (sorted: readonly number[], p: number) => sorted[Math.min(sorte
  * rad) and inside the limits. armgate's solver here, KDL's NR_JL and LMA (PyKDL, Debian's
  * python3-pykdl) on the same chain, limits and targets in the same run.
  */
-export async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: string }> {
+async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: string }> {
   const { chain, min, max } = await loadChain();
   const random = seededRandom(20261122);
   const configs = Array.from({ length: count }, () => min.map((lo, i) => lo + random() * ((max[i] ?? 0) - lo)));
@@ -77,7 +52,7 @@ export async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: s
     if (r.status === 'converged' && r.posErrM <= 1e-5 && r.rotErrRad <= 1e-5 && Array.from(r.qRad).every((v, i) => v >= (min[i] ?? 0) && v <= (max[i] ?? 0))) ok++;
   }
   times.sort((a, b) => a - b);
-  const rows: IkRow[] = [{ solver: 'armgate LM + restarts', success: ok / count, medianUs: quantile(times, 0.5), p95Us: quantile(times, 0.95) }];
+  const rows: IkRow[] = [{ solver: 'armgate LM + restarts', success: ok / count, medianUs: quantileSorted(times, 0.5), p95Us: quantileSorted(times, 0.95) }];
   if (!existsSync(PYTHON)) return { rows, note: 'KDL comparison skipped: /usr/bin/python3 is missing' };
   const joints = JOINTS.map((_, i) => ({ origin: Array.from(chain.originPos.subarray(3 * i, 3 * i + 3)), axis: Array.from(chain.axis.subarray(3 * i, 3 * i + 3)) }));
   const input = JSON.stringify({ joints, tip: Array.from(chain.tipPos), min, max, configs, eps: 1e-5 });
@@ -90,3 +65,18 @@ export async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: s
   for (const [solver, r] of Object.entries(results)) rows.push({ solver, success: r.success, medianUs: r.median_us, p95Us: r.p95_us });
   return { rows };
 }
+
+export const ikSection: Section = {
+  id: 'ik',
+  description: 'IK under the TRAC-IK protocol, beside KDL NR_JL and LMA (PyKDL) when installed',
+  async run() {
+    const ik = await ikBench();
+    const table: Table = {
+      title: 'IK, TRAC-IK protocol: 10,000 random in-limit targets, seed at mid-limits, 5 ms budget, success = 1e-5 and in limits',
+      header: ['solver', 'success %', 'median us', 'p95 us', 'target'],
+      rows: ik.rows.map((r, i) => [r.solver, r.success * 100, r.medianUs, r.p95Us, i === 0 ? '>= 99.9 %, median < 100 us' : '']),
+      ...(ik.note ? { notes: [ik.note] } : {}),
+    };
+    return [table];
+  },
+};

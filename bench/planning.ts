@@ -7,14 +7,12 @@ import { createSample, sampleTrajectory, trajectoryDuration } from '../lib/plann
 import type { JointLimits } from '../lib/robot/limits.ts';
 import { SimContext } from '../lib/sim/context.ts';
 import { testConfig } from '../tests/support/server.ts';
-import { loadChain, seededRandom } from './ik.ts';
+import { loadChain } from './fixtures.ts';
+import type { Section } from './section.ts';
+import { quantile, seededRandom } from './stats.ts';
+import type { Table } from './table.ts';
 
-const quantile = (values: readonly number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))))] ?? Number.NaN;
-};
-
-export interface PlannerRow {
+interface PlannerRow {
   readonly planner: string;
   readonly success: number;
   readonly medianMs: number;
@@ -44,7 +42,7 @@ async function targets(count: number): Promise<{ x: number; y: number; z: number
  * Planning time per planner on 100 fixed targets from "work", in a scene with one box (so ompl and
  * chomp have something to plan around); plans only, nothing moves.
  */
-export async function plannerBench(count = 100): Promise<PlannerRow[]> {
+async function plannerBench(count = 100): Promise<PlannerRow[]> {
   const goals = await targets(count);
   const rows: PlannerRow[] = [];
   const context = await SimContext.create(
@@ -70,7 +68,7 @@ export async function plannerBench(count = 100): Promise<PlannerRow[]> {
 }
 
 /** Largest distance (m) of the executed TCP path from its line, over LIN plans to nearby targets (sampled every 1 ms as the controller interpolates). */
-export async function linDeviation(limits: JointLimits, count = 40): Promise<{ plans: number; maxDeviationM: number }> {
+async function linDeviation(limits: JointLimits, count = 40): Promise<{ plans: number; maxDeviationM: number }> {
   const { chain } = await loadChain();
   const fk = createFkWorkspace(chain);
   const random = seededRandom(99);
@@ -99,7 +97,7 @@ export async function linDeviation(limits: JointLimits, count = 40): Promise<{ p
 }
 
 /** PTP duration over the lower bound max_i(T_i) (each joint alone, time-optimal under its scaled limits), over random moves. */
-export function ptpOverOptimal(limits: JointLimits, count = 1000): { median: number; max: number } {
+function ptpOverOptimal(limits: JointLimits, count = 1000): { median: number; max: number } {
   const random = seededRandom(5);
   const ratios: number[] = [];
   for (let k = 0; k < count; k++) {
@@ -112,3 +110,37 @@ export function ptpOverOptimal(limits: JointLimits, count = 1000): { median: num
   }
   return { median: quantile(ratios, 0.5), max: Math.max(...ratios) };
 }
+
+export const plannerSection: Section = {
+  id: 'planning',
+  description: 'planning time per planner (plan only)',
+  async run() {
+    const planners = await plannerBench();
+    const table: Table = {
+      title: 'Planning time per planner, 100 fixed targets from work, one box in the scene (plan only)',
+      header: ['planner', 'success %', 'median ms', 'p95 ms'],
+      rows: planners.map((r) => [r.planner, r.success * 100, r.medianMs, r.p95Ms]),
+    };
+    return [table];
+  },
+};
+
+export const pathQualitySection: Section = {
+  id: 'paths',
+  description: 'LIN straightness and PTP duration against the time-optimal bound',
+  async run() {
+    const { limits } = await testConfig();
+    const lin = await linDeviation(limits);
+    const ptp = ptpOverOptimal(limits);
+    const table: Table = {
+      title: 'Path quality',
+      header: ['measure', 'value', 'target'],
+      rows: [
+        [`LIN: max TCP distance from the line (${lin.plans} plans, 1 ms samples)`, `${(lin.maxDeviationM * 1000).toExponential(2)} mm`, '<= 0.1 mm'],
+        ['PTP: duration / max_i(T_i) over 1000 moves, median', ptp.median, '<= 1.02'],
+        ['PTP: duration / max_i(T_i), worst', ptp.max, ''],
+      ],
+    };
+    return [table];
+  },
+};
