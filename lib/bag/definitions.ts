@@ -11,6 +11,8 @@
  * `geometry_msgs/Pose`). See rosbag2's docs/message_definition_encoding.md.
  */
 
+import { err, ok, type Result } from '../result.ts';
+
 /** The .msg file texts, keyed by the full type name `pkg/msg/Type`. */
 const MSG_FILES: Readonly<Record<string, string>> = {
   'builtin_interfaces/msg/Time': 'int32 sec\nuint32 nanosec\n',
@@ -40,6 +42,9 @@ const PRIMITIVE_TYPES: ReadonlySet<string> = new Set([
   'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'string',
 ]);
 
+/** A message type name, `pkg/msg/Type`. */
+export const MESSAGE_TYPE = /^[a-zA-Z0-9_]+\/msg\/[a-zA-Z0-9_]+$/;
+
 /** `foo_msgs/Bar` or `foo_msgs/msg/Bar`: package and type name. */
 const PACKAGE_TYPENAME = /^([a-zA-Z0-9_]+)\/(?:msg\/)?([a-zA-Z0-9_]+)$/;
 
@@ -58,36 +63,63 @@ function dependenciesOf(text: string, pkg: string): string[] {
   return [...deps].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Package and .msg text for `foo_msgs/Bar` or `foo_msgs/msg/Bar`, or undefined when unknown. */
-function lookUp(name: string): { readonly pkg: string; readonly text: string } | undefined {
+/**
+ * Finds the .msg text of a type: `pkg` and `name` as in `pkg/msg/name`; undefined when not found.
+ * The built-in table is one source; lib/bag/installed.ts reads the installed interface packages.
+ */
+export type MsgLookup = (pkg: string, name: string) => string | undefined;
+
+/** The built-in .msg texts of {@link KNOWN_TYPES}. */
+export const builtinMsgLookup: MsgLookup = (pkg, name) => {
+  const key = `${pkg}/msg/${name}`;
+  return Object.hasOwn(MSG_FILES, key) ? MSG_FILES[key] : undefined;
+};
+
+/** Package and type name of `foo_msgs/Bar` or `foo_msgs/msg/Bar`, or undefined when not such a name. */
+function splitName(name: string): { readonly pkg: string; readonly type: string } | undefined {
   const match = PACKAGE_TYPENAME.exec(name);
   const pkg = match?.[1];
   const type = match?.[2];
-  if (pkg === undefined || type === undefined) return undefined;
-  const text = MSG_FILES[`${pkg}/msg/${type}`];
-  return text === undefined ? undefined : { pkg, text };
+  return pkg === undefined || type === undefined ? undefined : { pkg, type };
 }
 
 /**
- * The complete `ros2msg` definition text of a message type (`pkg/msg/Type`), as rosbag2 writes it
- * into an MCAP schema record; undefined for a type not in {@link KNOWN_TYPES}.
+ * The complete `ros2msg` definition text of a message type (`pkg/msg/Type`) from the .msg texts
+ * `lookup` finds, assembled as rosbag2 writes it into an MCAP schema record. Errors name the type
+ * that is missing (the root or a dependency).
  */
-export function definitionFor(type: string): string | undefined {
-  if (!Object.hasOwn(MSG_FILES, type)) return undefined;
-  const root = lookUp(type);
-  if (root === undefined) return undefined;
+export function assembleDefinition(type: string, lookup: MsgLookup): Result<string, string> {
+  const root = splitName(type);
+  if (root === undefined || !MESSAGE_TYPE.test(type)) return err(`${type} is not a message type name (pkg/msg/Type)`);
+  const rootText = lookup(root.pkg, root.type);
+  if (rootText === undefined) return err(`no definition of ${type}`);
   const seen = new Set<string>();
   const append = (pkg: string, text: string, depth: number): string => {
-    if (depth <= 0) throw new Error(`message definition of ${type} nests too deeply`);
+    if (depth <= 0) throw new Error(`the definition of ${type} nests too deeply`);
     let result = text;
     for (const dep of dependenciesOf(text, pkg)) {
       if (seen.has(dep)) continue;
       seen.add(dep);
-      const found = lookUp(dep);
-      if (found === undefined) throw new Error(`message definition of ${type} needs ${dep}, which is not known`);
-      result += `\n${DELIMITER}MSG: ${dep}\n${append(found.pkg, found.text, depth - 1)}`;
+      const name = splitName(dep);
+      const found = name === undefined ? undefined : lookup(name.pkg, name.type);
+      if (name === undefined || found === undefined) throw new Error(`${type} needs ${dep}, whose definition was not found`);
+      result += `\n${DELIMITER}MSG: ${dep}\n${append(name.pkg, found, depth - 1)}`;
     }
     return result;
   };
-  return append(root.pkg, root.text, 50);
+  try {
+    return ok(append(root.pkg, rootText, 50));
+  } catch (e) {
+    return err((e as Error).message);
+  }
+}
+
+/**
+ * The complete `ros2msg` definition text of a message type (`pkg/msg/Type`) from the built-in
+ * table; undefined for a type not in {@link KNOWN_TYPES}.
+ */
+export function definitionFor(type: string): string | undefined {
+  if (!Object.hasOwn(MSG_FILES, type)) return undefined;
+  const assembled = assembleDefinition(type, builtinMsgLookup);
+  return assembled.ok ? assembled.value : undefined;
 }

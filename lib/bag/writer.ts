@@ -23,6 +23,11 @@ import { bagMetadataYaml, OFFERED_QOS_PROFILES } from './metadata.ts';
 export interface BagTopic {
   readonly name: string;
   readonly type: string;
+  /**
+   * The complete `ros2msg` definition of the type (lib/bag/installed.ts reads it from the installed
+   * packages); default: the built-in one of lib/bag/definitions.ts. Topics of one type must agree.
+   */
+  readonly definition?: string;
 }
 
 /** Options of {@link Rosbag2Writer.open}; only uncompressed chunks are written. */
@@ -60,7 +65,8 @@ class FileWritable implements IWritable {
 interface TopicState {
   readonly topic: BagTopic;
   readonly channelId: number;
-  readonly serializer: MessageWriter;
+  /** CDR serializer of the type, built on the first write of a message object. */
+  readonly serializer: () => MessageWriter;
   messageCount: number;
 }
 
@@ -68,20 +74,29 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Checks the topics and builds one CDR serializer per type; throws on a bad list. */
-function serializersFor(topics: readonly BagTopic[]): Map<string, { definition: string; serializer: MessageWriter }> {
-  const byType = new Map<string, { definition: string; serializer: MessageWriter }>();
+/** Checks the topics and finds one definition per type; throws on a bad list. */
+function definitionsFor(topics: readonly BagTopic[]): Map<string, { definition: string; serializer: () => MessageWriter }> {
+  const byType = new Map<string, { definition: string; serializer: () => MessageWriter }>();
   const names = new Set<string>();
-  for (const { name, type } of topics) {
+  for (const { name, type, definition: given } of topics) {
     if (name === '') throw new Error('a bag topic needs a name');
     if (names.has(name)) throw new Error(`bag topic ${name} is listed twice`);
     names.add(name);
-    if (byType.has(type)) continue;
-    const definition = definitionFor(type);
+    const known = byType.get(type);
+    if (known !== undefined) {
+      if (given !== undefined && given !== known.definition) throw new Error(`topics of type ${type} come with different definitions`);
+      continue;
+    }
+    const definition = given ?? definitionFor(type);
     if (definition === undefined) {
       throw new Error(`unknown message type ${type} for topic ${name}; known types: ${KNOWN_TYPES.join(', ')}`);
     }
-    byType.set(type, { definition, serializer: new MessageWriter(parse(definition, { ros2: true })) });
+    let writer: MessageWriter | undefined;
+    const serializer = () => {
+      writer ??= new MessageWriter(parse(definition, { ros2: true }));
+      return writer;
+    };
+    byType.set(type, { definition, serializer });
   }
   return byType;
 }
@@ -123,7 +138,7 @@ export class Rosbag2Writer {
     if (options.compression !== undefined && options.compression !== 'none') {
       throw new Error(`unsupported bag compression ${String(options.compression)}; only 'none' is written`);
     }
-    const types = serializersFor(topics);
+    const types = definitionsFor(topics);
     await mkdir(folder, { recursive: true });
     const existing = await readdir(folder);
     if (existing.length > 0) throw new Error(`bag folder ${folder} is not empty (${existing.slice(0, 3).join(', ')})`);
@@ -170,19 +185,44 @@ export class Rosbag2Writer {
    * close(), or after an earlier write failed in the file.
    */
   async write(topic: string, message: unknown, logTimeNs: bigint): Promise<void> {
+    const state = this.#writable(topic, logTimeNs);
+    let data: Uint8Array;
+    try {
+      data = state.serializer().writeMessage(message);
+    } catch (error) {
+      throw new Error(`message on ${topic} does not fit ${state.topic.type}: ${messageOf(error)}`, { cause: error });
+    }
+    await this.#add(state, data, logTimeNs);
+  }
+
+  /**
+   * Queues one message already serialized as a ROS 2 subscription delivers it raw: CDR with its
+   * 4-byte encapsulation header, stored as it is (rosbag2 records serialized messages the same
+   * way). The bytes are copied at once. Rejects as {@link write} does, and on data shorter than
+   * the header or whose encapsulation identifier is not one of CDR's (0x0000..0x000b: CDR, PL_CDR and
+   * XCDR2 in either byte order).
+   */
+  async writeSerialized(topic: string, data: Uint8Array, logTimeNs: bigint): Promise<void> {
+    const state = this.#writable(topic, logTimeNs);
+    if (data.byteLength < 4 || data[0] !== 0 || (data[1] ?? 99) > 0x0b) {
+      throw new Error(`serialized message on ${topic} is not CDR (${data.byteLength} bytes, header ${Array.from(data.subarray(0, 4)).join(' ')})`);
+    }
+    // A copy (a Buffer's slice() would share its memory).
+    await this.#add(state, new Uint8Array(data), logTimeNs);
+  }
+
+  #writable(topic: string, logTimeNs: bigint): TopicState {
     const state = this.#topics.get(topic);
     if (state === undefined) {
       throw new Error(`topic ${topic} is not in this bag; its topics: ${[...this.#topics.keys()].join(', ')}`);
     }
     if (this.#closing !== undefined) throw new Error(`bag ${this.#folder} is closed`);
     if (logTimeNs < 0n || logTimeNs > MAX_TIME_NS) throw new Error(`receive time ${logTimeNs} ns is out of range`);
-    let data: Uint8Array;
-    try {
-      data = state.serializer.writeMessage(message);
-    } catch (error) {
-      throw new Error(`message on ${topic} does not fit ${state.topic.type}: ${messageOf(error)}`, { cause: error });
-    }
-    await this.#enqueue(async () => {
+    return state;
+  }
+
+  #add(state: TopicState, data: Uint8Array, logTimeNs: bigint): Promise<void> {
+    return this.#enqueue(async () => {
       if (this.#failure !== undefined) {
         throw new Error(`bag ${this.#folder}: an earlier write failed: ${messageOf(this.#failure)}`, { cause: this.#failure });
       }

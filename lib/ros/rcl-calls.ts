@@ -19,6 +19,11 @@ export function rosName(name: string): string {
   return name.startsWith('/') || name.startsWith('~') ? name : `/${name}`;
 }
 
+/** A hidden name (a segment starting with `_`, such as an action's `_action/status`), as `ros2 topic list` hides them. */
+export function isHiddenName(name: string): boolean {
+  return name.split('/').some((segment) => segment.startsWith('_'));
+}
+
 /**
  * Service and action clients of armgate's node, created once per interface and kept; creation
  * errors (a type that is not installed) are kept too and reported on each use. Each call first

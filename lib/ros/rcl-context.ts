@@ -1,4 +1,4 @@
-import { definitionFor } from '../bag/definitions.ts';
+import { DefinitionSource } from '../bag/installed.ts';
 import type { ArmActivity } from '../motion/guard.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
@@ -33,7 +33,7 @@ import type {
 } from './messages.ts';
 import { secondsOf } from './messages.ts';
 import { RclGoals } from './rcl-goals.ts';
-import { type Iface, RclCalls, rosName, unavailable } from './rcl-calls.ts';
+import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
 import type { RclEntity, RclModule, RclNode, RclPublisher } from './rclnodejs-api.ts';
 
 /** The settings the rclnodejs context needs, taken from the loaded configuration. */
@@ -42,6 +42,8 @@ export type RclConfig = Pick<Config, 'endpoints' | 'limits' | 'groupStates' | 'r
 export interface RclContextOptions {
   /** Name of armgate's node on the graph (default `armgate`). */
   readonly nodeName?: string;
+  /** Where message definitions of recordable topics are found (default: AMENT_PREFIX_PATH, then built-in). */
+  readonly definitions?: DefinitionSource;
 }
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
@@ -71,14 +73,16 @@ export class RclContext implements RobotContext {
   private trajectoryEndsAtMs = 0;
   private states: readonly GroupState[] | undefined;
   private malformedLogged = false;
+  private readonly definitions: DefinitionSource;
 
-  private constructor(config: RclConfig, rcl: RclModule, node: RclNode) {
+  private constructor(config: RclConfig, rcl: RclModule, node: RclNode, definitions: DefinitionSource) {
     this.config = config;
     this.endpoints = config.endpoints;
     this.limits = config.limits;
     this.rcl = rcl;
     this.node = node;
     this.states = config.groupStates;
+    this.definitions = definitions;
     const log = (line: string) => this.log(line);
     this.calls = new RclCalls(node, rcl, this.endpoints.timeouts.server_wait_s);
     this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log);
@@ -102,7 +106,7 @@ export class RclContext implements RobotContext {
     await rcl.init();
     const node = new rcl.Node(options.nodeName ?? 'armgate');
     try {
-      const context = new RclContext(config, rcl, node);
+      const context = new RclContext(config, rcl, node, options.definitions ?? DefinitionSource.fromEnv(process.env));
       node.spin();
       return context;
     } catch (e) {
@@ -243,6 +247,10 @@ export class RclContext implements RobotContext {
     return undefined;
   }
 
+  /**
+   * The topics a sequence can record: the joint-state and trajectory topics, plus every visible
+   * topic of the graph whose message definition is installed (or built into armgate).
+   */
   topics(): readonly TopicInfo[] {
     const { joint_states, trajectory } = this.endpoints.interfaces;
     const found = new Map<string, TopicInfo>();
@@ -254,7 +262,8 @@ export class RclContext implements RobotContext {
       // The graph cannot be queried: the configured topics only.
     }
     for (const { name, types } of graph) {
-      const type = types.find((t) => definitionFor(t) !== undefined);
+      if (isHiddenName(name)) continue;
+      const type = types.find((t) => this.definitions.definition(t).ok);
       if (type && !found.has(rosName(name))) found.set(rosName(name), { name, type });
     }
     return [...found.values()];

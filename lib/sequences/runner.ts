@@ -2,30 +2,30 @@
  * The motion sequence runner: a separate OS process started by armgate (POST /sequences/start).
  * Each iteration moves to home, then to each waypoint in order, then home again, then waits the
  * delay (not after the last). Each point is a MoveToJoints or MoveToPose goal to the action named
- * on the command line; on the simulator the goals travel over the IPC channel of the process
- * that started the runner. Optionally records a rosbag2 (MCAP) bag of the given topics.
+ * on the command line. On the simulator (`--backend sim`) the goals and the recorded topics travel
+ * over the IPC channel of the process that started the runner; on a ROS 2 stack (`--backend ros2
+ * --ros FILE`) the runner has its own rclnodejs node (lib/sequences/rcl-backend.ts). Optionally
+ * records a rosbag2 (MCAP) bag. Progress goes to the parent over IPC; a `stop` message, SIGTERM,
+ * SIGINT or the parent going away cancel the goal in flight, close the bag and end the process.
  * Exit codes: see EXIT in protocol.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { MotionResultMsg } from '../ros/messages.ts';
-import { goalOf, type SequenceConfig, type SequencePoint } from './config.ts';
+import type { RunnerBackend, Recording } from './backend.ts';
+import type { SequenceConfig, SequencePoint } from './config.ts';
 import { EXIT, type RunnerToServer, type ServerToRunner } from './protocol.ts';
 
-interface BagSink {
-  write(topic: string, message: unknown, logTimeNs: bigint): Promise<void>;
-  close(): Promise<void>;
-}
+/** How long the runner waits for the action server to confirm a cancel when it is stopped. */
+const CANCEL_WAIT_MS = 1500;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
 
-let nextGoalId = 1;
-const pending = new Map<number, (answer: ServerToRunner) => void>();
-let bag: BagSink | undefined;
-let bagWrites: Promise<void> = Promise.resolve();
-let topicsReply: ((topics: readonly { name: string; type: string }[]) => void) | undefined;
+let backend: RunnerBackend | undefined;
+let recording: Recording | undefined;
 let exiting = false;
+const early: ServerToRunner[] = [];
+let onServerMessage: (message: ServerToRunner) => void = (message) => early.push(message);
 
 function send(message: RunnerToServer): void {
   process.send?.(message);
@@ -36,11 +36,15 @@ async function finish(code: number, line?: string): Promise<never> {
   if (exiting) return new Promise<never>(() => undefined);
   exiting = true;
   if (line) (code === EXIT.ok ? log : warn)(line);
-  const closing = bag;
-  bag = undefined;
+  try {
+    await backend?.close(line ?? 'the sequence ended', CANCEL_WAIT_MS);
+  } catch (e) {
+    warn(`could not release the ROS node: ${(e as Error).message}`);
+  }
+  const closing = recording;
+  recording = undefined;
   if (closing) {
     try {
-      await bagWrites;
       await closing.close();
       log('bag closed');
     } catch (e) {
@@ -56,39 +60,29 @@ async function finish(code: number, line?: string): Promise<never> {
 
 process.on('message', (raw: ServerToRunner) => {
   if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
-  else if (raw.type === 'result' || raw.type === 'no_server') pending.get(raw.id)?.(raw);
-  else if (raw.type === 'topics') topicsReply?.(raw.topics);
-  else if (raw.type === 'message' && bag) {
-    const sink = bag;
-    bagWrites = bagWrites.then(() => sink.write(raw.topic, raw.msg, BigInt(raw.receivedNs))).catch((e: unknown) => {
-      warn(`bag write failed: ${(e as Error).message}`);
-    });
-  }
+  else onServerMessage(raw);
 });
 process.on('SIGTERM', () => void finish(EXIT.terminated, 'stopped by SIGTERM'));
 process.on('SIGINT', () => void finish(EXIT.terminated, 'stopped by SIGINT'));
 process.on('disconnect', () => void finish(EXIT.terminated, 'armgate went away: stopping'));
 
-function sendGoal(action: string, point: SequencePoint): Promise<ServerToRunner> {
-  const id = nextGoalId++;
-  const { kind, goal } = goalOf(point);
-  return new Promise((resolve) => {
-    pending.set(id, (answer) => {
-      pending.delete(id);
-      resolve(answer);
-    });
-    send(kind === 'joints' ? { type: 'goal', id, action, kind, goal } : { type: 'goal', id, action, kind, goal });
-  });
-}
-
-async function openBag(folder: string, topics: readonly string[]): Promise<void> {
-  const offered = await new Promise<readonly { name: string; type: string }[]>((resolve) => {
-    topicsReply = resolve;
-    send({ type: 'subscribe', topics });
-  });
-  const { Rosbag2Writer } = await import('../bag/writer.ts');
-  bag = await Rosbag2Writer.open(folder, offered);
-  log(`recording ${offered.map((t) => t.name).join(', ')} to ${folder}`);
+/** The backend the command line asks for; ends the process with the reason when it cannot be had. */
+async function createBackend(kind: string, rosFile: string): Promise<RunnerBackend> {
+  if (kind === 'sim') {
+    const { IpcBackend } = await import('./ipc-backend.ts');
+    const ipc = new IpcBackend(send, warn);
+    onServerMessage = (message) => ipc.onMessage(message);
+    for (const message of early.splice(0)) ipc.onMessage(message);
+    return ipc;
+  }
+  if (kind !== 'ros2' || rosFile === '') return finish(EXIT.badArguments, 'usage: runner --backend sim | --backend ros2 --ros FILE');
+  const { loadRclnodejs } = await import('../ros/rcl-load.ts');
+  const rcl = await loadRclnodejs(process.env);
+  if (!rcl.ok) return finish(EXIT.noActionServer, rcl.error);
+  const settings = JSON.parse(await readFile(rosFile, 'utf8'));
+  const { RclBackend } = await import('./rcl-backend.ts');
+  const { DefinitionSource } = await import('../bag/installed.ts');
+  return RclBackend.create(rcl.value, settings, { nodeName: `armgate_sequence_runner_${process.pid}`, definitions: DefinitionSource.fromEnv(process.env), log, warn });
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -104,6 +98,8 @@ async function main(): Promise<void> {
       topics: { type: 'string', default: '' },
       'joints-action': { type: 'string', default: 'cobot/move_to_joints' },
       'pose-action': { type: 'string', default: 'cobot/move_to_pose' },
+      backend: { type: 'string', default: 'sim' },
+      ros: { type: 'string', default: '' },
     },
   });
   const iterations = Number(values.iterations);
@@ -111,7 +107,17 @@ async function main(): Promise<void> {
   if (!values.config || !Number.isInteger(iterations) || iterations < 1 || !(delayS >= 0)) await finish(EXIT.badArguments, 'usage: runner --config FILE --iterations N --delay S');
   const config = JSON.parse(await readFile(values.config ?? '', 'utf8')) as SequenceConfig;
   const actions = { joints: values['joints-action'] ?? '', pose: values['pose-action'] ?? '' };
-  if (values.bag) await openBag(values.bag, (values.topics ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0));
+  const moves = await createBackend(values.backend ?? 'sim', values.ros ?? '');
+  backend = moves;
+  if (values.bag) {
+    const named = (values.topics ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+    try {
+      recording = await moves.record(values.bag, named);
+    } catch (e) {
+      await finish(EXIT.bagFailed, `cannot record the bag: ${(e as Error).message}`);
+    }
+    log(`recording ${recording?.topics.join(', ')} to ${values.bag}`);
+  }
   const route: { label: string; point: SequencePoint }[] = [
     { label: 'home', point: config.home },
     ...config.waypoints.map((point, k) => ({ label: `waypoint ${k + 1}`, point })),
@@ -120,14 +126,12 @@ async function main(): Promise<void> {
   log(`sequence started: ${iterations} iteration(s) of ${route.length} points, ${delayS} s between iterations`);
   for (let i = 1; i <= iterations; i++) {
     for (const { label, point } of route) {
-      const kind = 'joints' in point ? 'joints' : 'pose';
-      const action = kind === 'joints' ? actions.joints : actions.pose;
+      const action = 'joints' in point ? actions.joints : actions.pose;
       send({ type: 'progress', iteration: i, iterations, point: label });
       log(`iteration ${i}/${iterations}: ${label} via ${action}`);
-      const answer = await sendGoal(action, point);
-      if (answer.type === 'no_server') await finish(EXIT.noActionServer, `iteration ${i}: ${label}: ${answer.message}`);
-      const result = (answer as { result: MotionResultMsg }).result;
-      if (!result.success) await finish(EXIT.motionFailed, `iteration ${i}: ${label} failed: ${result.message}`);
+      const answer = await moves.move(action, point);
+      if (answer.kind === 'no_server') await finish(EXIT.noActionServer, `iteration ${i}: ${label}: ${answer.message}`);
+      else if (!answer.result.success) await finish(EXIT.motionFailed, `iteration ${i}: ${label} failed: ${answer.result.message}`);
       log(`iteration ${i}/${iterations}: ${label} reached`);
     }
     if (i < iterations && delayS > 0) {

@@ -9,6 +9,7 @@ import type { RobotContext } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { SequenceConfig } from './config.ts';
+import type { RunnerRosSettings } from './rcl-backend.ts';
 import type { RunnerToServer, ServerToRunner } from './protocol.ts';
 
 /** How long a stopped runner gets between SIGTERM and SIGKILL. */
@@ -51,19 +52,34 @@ interface Run {
 
 const RUNNER = fileURLToPath(new URL('./runner.ts', import.meta.url));
 
+/** How the supervisor starts runners. */
+export interface SupervisorOptions {
+  /**
+   * `sim`: the runner's goals and topics are served from the context over IPC. `ros2`: the runner
+   * reaches the stack with its own rclnodejs node (action types and timeouts from the context's
+   * endpoints file).
+   */
+  readonly backend: 'sim' | 'ros2';
+  /** Variables added to the runner's environment (which is the server's, without ARMGATE_TOKEN). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /**
  * Starts and watches the sequence runner process: one at a time, in its own process group, its
- * output line by line into a ring, its motion goals served from the context, its topic
- * subscriptions fed from the context. Stop: SIGTERM to the group, SIGKILL after 3 s.
+ * output line by line into a ring. On the simulator its motion goals are served from the context
+ * and its topic subscriptions fed from the context (over IPC); on ROS 2 it has its own node.
+ * Stop: a stop message and SIGTERM to the group, SIGKILL after 3 s.
  */
 export class SequenceSupervisor {
   readonly logs = new LogRing(SEQUENCE_LOG_LINES);
   private readonly context: RobotContext;
+  private readonly options: SupervisorOptions;
   private run: Run | undefined;
   private last: SequenceStatus = { status: 'idle' };
 
-  constructor(context: RobotContext) {
+  constructor(context: RobotContext, options: SupervisorOptions = { backend: 'sim' }) {
     this.context = context;
+    this.options = options;
   }
 
   /** The runner holds the arm while it runs. */
@@ -85,7 +101,15 @@ export class SequenceSupervisor {
     await writeFile(configFile, JSON.stringify(config), { mode: 0o600 });
     const args = ['--config', configFile, '--iterations', String(options.iterations), '--delay', String(options.delayS), '--joints-action', options.jointsAction, '--pose-action', options.poseAction];
     if (options.bagPath) args.push('--bag', options.bagPath, '--topics', options.topics.join(','));
-    const env = { ...process.env };
+    args.push('--backend', this.options.backend);
+    if (this.options.backend === 'ros2') {
+      const { interfaces, timeouts } = this.context.endpoints;
+      const rosFile = path.join(dir, 'ros.json');
+      const settings: RunnerRosSettings = { joints_type: interfaces.move_to_joints.type, pose_type: interfaces.move_to_pose.type, timeouts };
+      await writeFile(rosFile, JSON.stringify(settings), { mode: 0o600 });
+      args.push('--ros', rosFile);
+    }
+    const env = { ...process.env, ...this.options.env };
     delete env.ARMGATE_TOKEN;
     const child = fork(RUNNER, args, {
       execArgv: ['--import', import.meta.resolve('tsx')],

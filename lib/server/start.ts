@@ -30,6 +30,8 @@ export interface StartOptions {
   readonly log?: (fields: Record<string, string | number>) => void;
   /** A context built by the caller (tests: the rclnodejs context over its stand-in); it is closed with the server. */
   readonly context?: RobotContext;
+  /** Variables added to the sequence runner's environment. */
+  readonly runnerEnv?: Readonly<Record<string, string>>;
 }
 
 async function createContext(config: Config): Promise<RobotContext> {
@@ -49,7 +51,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const context = options.context ?? (await createContext(config));
   setContext(context);
   const guard = new MotionGuard();
-  const sequences = new SequenceSupervisor(context);
+  const sequences = new SequenceSupervisor(context, { backend: config.robot.backend, ...(options.runnerEnv ? { env: options.runnerEnv } : {}) });
   guard.addSource(() => sequences.activity());
   guard.addSource(() => context.armActivity());
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);

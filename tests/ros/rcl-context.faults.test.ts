@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadRclnodejs } from '../../lib/ros/rcl-load.ts';
-import { call, detailOf, jointState, type MotionBody, OTHER, sleep, WORK, assertNear } from '../support/rcl-checks.ts';
+import { call, detailOf, jointState, type MotionBody, OTHER, sleep, assertNear } from '../support/rcl-checks.ts';
 import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 import { PROJECT_ROOT, writeSettings } from '../support/server.ts';
 
 // The rclnodejs context over its in-process STAND-IN (tests/support/rclnodejs-standin.ts, backed
 // by the simulator; not ROS 2: no DDS, QoS, typesupport or serialization): the motion timeout,
-// interface types that are not installed, the sequence runner reaching the stack's actions through
-// the context, and start-up without ROS 2.
+// interface types that are not installed, and start-up without ROS 2. The sequence runner on ros2
+// is in tests/ros/sequence-runner.test.ts.
 
 describe('rclnodejs context: the motion timeout cancels goals and named motions', () => {
   let t: RclTestServer;
@@ -53,37 +51,6 @@ describe('rclnodejs context: an interface type that is not installed', () => {
     assert.match(detailOf(reply), /cobot\/move_to_pose: cannot create a iiwa_msgs\/action\/MoveToPose action client: The message required does not exist/);
     const moved = await call<MotionBody>(t.url, '/robot/move/named', { name: 'work', speed: 0.5 });
     assert.equal(moved.body.success, true);
-  });
-});
-
-describe('rclnodejs context: the sequence runner reaches the stack through it', () => {
-  let t: RclTestServer;
-  let bagRoot: string;
-  before(async () => {
-    bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-rcl-bags-'));
-    t = await startRclTestServer({ sim: { sim: { time_scale: 5 }, sequences: { bag_root: bagRoot } } });
-  });
-  after(async () => {
-    await t.close();
-    await rm(bagRoot, { recursive: true, force: true });
-  });
-
-  it('runs a sequence (goals on the action servers) and records /joint_states from the context', async () => {
-    const form = new FormData();
-    form.set('config', new Blob([JSON.stringify({ home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] })]), 'config.json');
-    for (const [k, v] of Object.entries({ n_iterations: '1', delay_between_iterations: '0', bag_path: 'run1', topics: '/joint_states' })) form.set(k, v);
-    const started = await fetch(`${t.url}/sequences/start`, { method: 'POST', body: form });
-    assert.equal(started.status, 200, await started.text());
-    let status: { status: string; returncode?: number } = { status: 'running' };
-    for (let i = 0; i < 300 && status.status !== 'finished'; i++) {
-      await sleep(50);
-      status = (await call<typeof status>(t.url, '/sequences/status')).body;
-    }
-    const logs = (await call<{ lines: string[] }>(t.url, '/sequences/logs?n=100')).body.lines.join('\n');
-    assert.deepEqual(status, { ...status, status: 'finished', returncode: 0 }, logs);
-    assert.equal(t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').length, 3, 'home, waypoint, home');
-    const files = await readdir(path.join(bagRoot, 'run1'));
-    assert.deepEqual(files.sort(), ['metadata.yaml', 'run1_0.mcap']);
   });
 });
 

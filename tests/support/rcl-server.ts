@@ -1,14 +1,22 @@
 /**
  * A live armgate server whose context is the rclnodejs context (lib/ros/rcl-context.ts) over the
  * rclnodejs stand-in (tests/support/rclnodejs-standin.ts), the stand-in backed by a simulator.
+ * Sequence runners (processes of their own) reach the same stand-in through the stand-in graph
+ * (tests/support/standin-graph.ts), with the .msg files of tests/fixtures/ament as the installed
+ * interface packages.
  */
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { RclContext } from '../../lib/ros/rcl-context.ts';
 import type { EndpointsFile } from '../../lib/ros/endpoints.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import type { Config } from '../../lib/settings/load.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { createStandin, type Standin } from './rclnodejs-standin.ts';
+import { type StandinGraph, serveStandinGraph } from './standin-graph.ts';
+
+/** The install prefix whose share/<pkg>/msg holds the fixture .msg files. */
+export const FIXTURE_AMENT_PREFIX = fileURLToPath(new URL('../fixtures/ament', import.meta.url));
 import { type SettingsOverrides, testConfig } from './server.ts';
 
 export interface RclTestServer {
@@ -17,6 +25,8 @@ export interface RclTestServer {
   readonly context: RclContext;
   readonly sim: SimContext;
   readonly standin: Standin;
+  /** The graph sequence runners reach the stand-in through. */
+  readonly graph: StandinGraph;
   /** The configuration the rclnodejs context and the server run with. */
   readonly config: Config;
   close(): Promise<void>;
@@ -53,16 +63,19 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
     groupStates: options.srdfFromNode ? undefined : simConfig.groupStates,
   };
   const context = await RclContext.create(config, standin.module);
-  const server = await startServer(config, { context, log: () => undefined });
+  const graph = await serveStandinGraph(standin.module, FIXTURE_AMENT_PREFIX);
+  const server = await startServer(config, { context, log: () => undefined, runnerEnv: graph.env });
   return {
     url: server.url,
     server,
     context,
     sim,
     standin,
+    graph,
     config,
     async close() {
       await server.close();
+      await graph.close();
       // A call the context abandoned (a named motion after its timeout) may still be winding
       // down in the simulator: let it finish, or its goal timer outlives the test.
       for (let i = 0; i < 100 && sim.armActivity(); i++) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -9,18 +9,24 @@
  * - /compute_fk, cobot/move_to_named, cobot/stop and the MoveToJoints/MoveToPose action servers
  *   answer from the simulator (goal handles with status, feedback, getResult, cancelGoal);
  * - `<node>/get_parameters` answers the SRDF parameter when `knobs.srdf` is set;
- * - a server is "available" only when it serves the name with the same type, as in ROS 2.
+ * - a server is "available" only when it serves the name with the same type, as in ROS 2;
+ * - `isRaw` subscriptions deliver each message serialized to CDR (a Buffer with the encapsulation
+ *   header), with armgate's built-in definition of the type as typesupport.
  *
  * Knobs simulate what a real graph does to the context: absent or silent servers (timeouts),
  * reordered, extra or missing joints, goals that fail or are rejected, types not installed.
  *
  * It does NOT cover: DDS discovery and matching delays, QoS (reliability, durability, history
  * depth), real message typesupport (no generated classes: type names are only compared, fields
- * are not checked against .msg files), CDR serialization and `isRaw` subscriptions, the rcl
+ * are not checked against .msg files; raw CDR comes from @foxglove/rosmsg2-serialization, not from
+ * a DDS implementation), the rcl
  * executor and its threads, goal status topics and goal UUIDs, name remapping and namespaces,
  * parameters other than the one GetParameters answer, sim time, lifecycle nodes, and rclnodejs's
  * init/shutdown rules. The live suite (tests/ros/live.test.ts) covers those on a real graph.
  */
+import { parse } from '@foxglove/rosmsg';
+import { MessageWriter } from '@foxglove/rosmsg2-serialization';
+import { definitionFor } from '../../lib/bag/definitions.ts';
 import type { RclActionClient, RclClient, RclEntity, RclGoalHandle, RclModule, RclNamesAndTypes, RclNode, RclOptions, RclPublisher } from '../../lib/ros/rclnodejs-api.ts';
 import type { JointTrajectoryMsg, MotionResultMsg } from '../../lib/ros/messages.ts';
 import type { SimContext } from '../../lib/sim/context.ts';
@@ -255,15 +261,21 @@ export function createStandin(sim: SimContext): Standin {
         },
       };
     }
-    createSubscription(type: string, topic: string, _options: RclOptions, callback: (message: unknown) => void): RclEntity {
+    createSubscription(type: string, topic: string, options: RclOptions, callback: (message: unknown) => void): RclEntity {
       checkType(type);
       const entity = {};
+      let cdr: MessageWriter | undefined;
+      if (options.isRaw) {
+        const definition = definitionFor(type);
+        if (definition === undefined) throw new Error(`stand-in: no typesupport for raw ${type}`);
+        cdr = new MessageWriter(parse(definition, { ros2: true }));
+      }
       const isJointStates = full(topic) === full(ifaces.joint_states.name);
       const stop = sim.subscribe(topic, (msg) => {
         if (this.destroyed || !this.spinning) return;
         let delivered = rclShaped(msg);
         if (isJointStates && knobs.jointStates) delivered = knobs.jointStates(delivered as RosJointState);
-        callback(delivered);
+        callback(cdr ? Buffer.from(cdr.writeMessage(delivered)) : delivered);
       });
       this.unsubscribes.set(entity, stop);
       return entity;

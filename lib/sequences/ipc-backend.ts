@@ -1,0 +1,64 @@
+import { Rosbag2Writer } from '../bag/writer.ts';
+import { goalOf, type SequencePoint } from './config.ts';
+import type { MoveAnswer, Recording, RunnerBackend } from './backend.ts';
+import type { RunnerToServer, ServerToRunner } from './protocol.ts';
+
+/**
+ * The runner's backend on the simulator: goals and topic messages travel over Node's IPC channel
+ * to and from the server, which serves them from its context (lib/sequences/supervisor.ts).
+ */
+export class IpcBackend implements RunnerBackend {
+  private nextGoalId = 1;
+  private readonly pending = new Map<number, (answer: MoveAnswer) => void>();
+  private topicsReply: ((topics: readonly { name: string; type: string }[]) => void) | undefined;
+  private bag: Rosbag2Writer | undefined;
+  private readonly send: (message: RunnerToServer) => void;
+  private readonly warn: (line: string) => void;
+
+  /** `send` writes to the IPC channel; feed every message from the server to {@link onMessage}. */
+  constructor(send: (message: RunnerToServer) => void, warn: (line: string) => void) {
+    this.send = send;
+    this.warn = warn;
+  }
+
+  onMessage(message: ServerToRunner): void {
+    if (message.type === 'result') this.pending.get(message.id)?.({ kind: 'result', result: message.result });
+    else if (message.type === 'no_server') this.pending.get(message.id)?.({ kind: 'no_server', message: message.message });
+    else if (message.type === 'topics') this.topicsReply?.(message.topics);
+    else if (message.type === 'message' && this.bag) {
+      this.bag.write(message.topic, message.msg, BigInt(message.receivedNs)).catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
+    }
+  }
+
+  move(action: string, point: SequencePoint): Promise<MoveAnswer> {
+    const id = this.nextGoalId++;
+    const { kind, goal } = goalOf(point);
+    return new Promise((resolve) => {
+      this.pending.set(id, (answer) => {
+        this.pending.delete(id);
+        resolve(answer);
+      });
+      this.send(kind === 'joints' ? { type: 'goal', id, action, kind, goal } : { type: 'goal', id, action, kind, goal });
+    });
+  }
+
+  async record(folder: string, topics: readonly string[]): Promise<Recording> {
+    const offered = await new Promise<readonly { name: string; type: string }[]>((resolve) => {
+      this.topicsReply = resolve;
+      this.send({ type: 'subscribe', topics });
+    });
+    const bag = await Rosbag2Writer.open(folder, offered);
+    this.bag = bag;
+    return {
+      topics: offered.map((t) => `${t.name} (${t.type})`),
+      close: () => {
+        this.bag = undefined;
+        return bag.close();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    // The server cancels the goals it serves for this runner when the runner ends.
+  }
+}

@@ -1,0 +1,174 @@
+import type { DefinitionSource } from '../bag/installed.ts';
+import { type BagTopic, Rosbag2Writer } from '../bag/writer.ts';
+import { moveToJointsGoalToRos, moveToPoseGoalToRos } from '../ros/convert.ts';
+import type { EndpointsFile } from '../ros/endpoints.ts';
+import { isHiddenName, RclCalls, rosName } from '../ros/rcl-calls.ts';
+import { RclGoals } from '../ros/rcl-goals.ts';
+import type { RclEntity, RclModule, RclNamesAndTypes, RclNode } from '../ros/rclnodejs-api.ts';
+import { settle } from '../ros/settle.ts';
+import { goalOf, type SequencePoint } from './config.ts';
+import type { MoveAnswer, Recording, RunnerBackend } from './backend.ts';
+
+/** What the runner needs of the endpoints file on a ROS 2 stack (written by the supervisor as JSON). */
+export interface RunnerRosSettings {
+  /** Action types of the joints and pose actions (the endpoints file's move_to_joints/move_to_pose types). */
+  readonly joints_type: string;
+  readonly pose_type: string;
+  readonly timeouts: EndpointsFile['timeouts'];
+}
+
+/** How often the graph is polled while discovering topics to record. */
+const DISCOVERY_POLL_MS = 250;
+
+/** Now as ns since the epoch, to the microsecond. */
+function epochNs(): bigint {
+  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The runner's backend on a ROS 2 stack: its own rclnodejs node with action clients on the
+ * actions the request names (of the endpoints file's types), goals cancelled on stop and on the
+ * motion timeout, and bags recorded from serialized (raw CDR) subscriptions with schemas from the
+ * installed .msg definitions, topics discovered from the graph when none are named.
+ */
+export class RclBackend implements RunnerBackend {
+  private readonly rcl: RclModule;
+  private readonly node: RclNode;
+  private readonly settings: RunnerRosSettings;
+  private readonly goals: RclGoals;
+  private readonly definitions: DefinitionSource;
+  private readonly warn: (line: string) => void;
+  private readonly abort = new AbortController();
+
+  private constructor(rcl: RclModule, node: RclNode, settings: RunnerRosSettings, definitions: DefinitionSource, log: (line: string) => void, warn: (line: string) => void) {
+    this.rcl = rcl;
+    this.node = node;
+    this.settings = settings;
+    this.definitions = definitions;
+    this.warn = warn;
+    this.goals = new RclGoals(new RclCalls(node, rcl, settings.timeouts.server_wait_s), settings.timeouts, log);
+  }
+
+  /** Initializes rclnodejs and spins a node named `nodeName`. */
+  static async create(rcl: RclModule, settings: RunnerRosSettings, options: { nodeName: string; definitions: DefinitionSource; log: (line: string) => void; warn: (line: string) => void }): Promise<RclBackend> {
+    await rcl.init();
+    const node = new rcl.Node(options.nodeName);
+    node.spin();
+    return new RclBackend(rcl, node, settings, options.definitions, options.log, options.warn);
+  }
+
+  async move(action: string, point: SequencePoint): Promise<MoveAnswer> {
+    const { kind, goal } = goalOf(point);
+    let sent: Awaited<ReturnType<RclGoals['runAction']>>;
+    if (kind === 'joints') {
+      sent = await this.goals.runAction({ name: action, type: this.settings.joints_type }, moveToJointsGoalToRos(goal), { signal: this.abort.signal });
+    } else {
+      const rosGoal = moveToPoseGoalToRos(goal);
+      if (!rosGoal.ok) return { kind: 'result', result: { success: false, message: rosGoal.error } };
+      sent = await this.goals.runAction({ name: action, type: this.settings.pose_type }, rosGoal.value, { signal: this.abort.signal });
+    }
+    return sent.ok ? { kind: 'result', result: sent.value } : { kind: 'no_server', message: sent.error.message };
+  }
+
+  /** The graph's topics (hidden ones left out) by fully qualified name; an empty map when it cannot be queried. */
+  private graph(): Map<string, RclNamesAndTypes> {
+    let listed: readonly RclNamesAndTypes[] = [];
+    try {
+      listed = this.node.getTopicNamesAndTypes();
+    } catch (e) {
+      this.warn(`cannot list the graph's topics: ${(e as Error).message}`);
+    }
+    return new Map(listed.map((t) => [rosName(t.name), t]));
+  }
+
+  /**
+   * The topics to record with their types. Named topics: waited for on the graph (server_wait_s),
+   * hidden ones allowed. None named: every visible topic once discovery has settled (the same
+   * list in two polls) or server_wait_s has passed.
+   */
+  private async discover(named: readonly string[]): Promise<RclNamesAndTypes[]> {
+    const waitS = this.settings.timeouts.server_wait_s;
+    const deadline = Date.now() + waitS * 1000;
+    let previous = '';
+    for (;;) {
+      const graph = this.graph();
+      if (named.length > 0) {
+        const missing = named.filter((n) => !graph.has(rosName(n)));
+        if (missing.length === 0) return named.map((n) => graph.get(rosName(n)) as RclNamesAndTypes);
+        if (Date.now() >= deadline) throw new Error(`topic(s) ${missing.join(', ')} not on the graph within ${waitS} s`);
+      } else {
+        const visible = [...graph.values()].filter((t) => !isHiddenName(t.name));
+        const key = visible.map((t) => `${t.name} ${t.types.join(',')}`).sort().join('\n');
+        if ((visible.length > 0 && key === previous) || Date.now() >= deadline) {
+          if (visible.length === 0) throw new Error(`no topic on the graph within ${waitS} s`);
+          return visible;
+        }
+        previous = key;
+      }
+      await sleep(DISCOVERY_POLL_MS);
+    }
+  }
+
+  async record(folder: string, topics: readonly string[]): Promise<Recording> {
+    const found = await this.discover(topics);
+    const chosen: Required<BagTopic>[] = [];
+    for (const { name, types } of found) {
+      const reasons: string[] = [];
+      let picked: Required<BagTopic> | undefined;
+      for (const type of types) {
+        const definition = this.definitions.definition(type);
+        if (definition.ok) {
+          picked = { name, type, definition: definition.value.text };
+          if (definition.value.from === 'built-in') this.warn(`${type}: not found in the installed packages; using armgate's built-in definition`);
+          break;
+        }
+        reasons.push(definition.error);
+      }
+      if (picked) chosen.push(picked);
+      else if (topics.length > 0) throw new Error(`cannot record ${name}: ${reasons.join('; ')}`);
+      else this.warn(`not recording ${name}: ${reasons.join('; ')}`);
+    }
+    if (chosen.length === 0) throw new Error('none of the topics has a message definition installed');
+    const bag = await Rosbag2Writer.open(folder, chosen);
+    const subscriptions: RclEntity[] = [];
+    let malformed = false;
+    try {
+      for (const topic of chosen) {
+        subscriptions.push(
+          this.node.createSubscription(topic.type, topic.name, { isRaw: true }, (raw) => {
+            if (!(raw instanceof Uint8Array)) {
+              if (!malformed) this.warn(`${topic.name}: a raw subscription delivered ${typeof raw}, not bytes; not recorded`);
+              malformed = true;
+              return;
+            }
+            bag.writeSerialized(topic.name, raw, epochNs()).catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
+          }),
+        );
+      }
+    } catch (e) {
+      for (const s of subscriptions) this.node.destroySubscription(s);
+      await bag.close();
+      throw new Error(`cannot subscribe: ${(e as Error).message}`);
+    }
+    return {
+      topics: chosen.map((t) => `${t.name} (${t.type})`),
+      close: async () => {
+        for (const s of subscriptions) this.node.destroySubscription(s);
+        await bag.close();
+      },
+    };
+  }
+
+  async close(reason: string, withinMs: number): Promise<void> {
+    this.abort.abort(reason);
+    const cancelled = await settle(this.goals.cancelAll(reason), withinMs);
+    if (cancelled.kind === 'timeout') this.warn(`the action server did not confirm the cancel within ${withinMs / 1000} s`);
+    try {
+      this.node.destroy();
+    } finally {
+      this.rcl.shutdown();
+    }
+  }
+}
