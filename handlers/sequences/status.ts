@@ -7,7 +7,7 @@ import type { RouteSpec } from '../../lib/http/route-spec.ts';
 export const SequenceStatusSchema = v.pipe(
   v.object({
     status: v.pipe(v.picklist(['idle', 'running', 'finished']), v.description('idle: none started; running: the runner runs; finished: it exited.')),
-    returncode: v.optional(v.pipe(v.number(), v.description('When finished: the exit code of the runner (0 success, 1 a motion failed, 3 no such action server, 143 stopped).'))),
+    returncode: v.optional(v.pipe(v.number(), v.description('When finished: the exit code of the runner (0 success, 1 a motion failed, 2 bad arguments, 3 no such action server or ROS 2 not reachable, 4 the bag could not be recorded, 143 stopped).'))),
     pid: v.optional(v.number()),
     iteration: v.optional(v.pipe(v.number(), v.description('When running: the current iteration (1-based).'))),
     n_iterations: v.optional(v.number()),

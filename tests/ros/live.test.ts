@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadRclnodejs } from '../../lib/ros/rcl-load.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
@@ -9,6 +11,7 @@ import {
   checkMoves,
   checkPose,
   checkPositions,
+  checkSequenceWithBag,
   checkStopCancels,
   checkTrajectoryAndBusyRule,
   detailOf,
@@ -38,10 +41,11 @@ if (notRun !== undefined) {
     let server: RunningServer;
     let url: string;
     let cleanup: () => Promise<void> = async () => undefined;
+    let bagRoot = '';
     before(async () => {
       let file = process.env.ARMGATE_LIVE_SETTINGS;
       if (!file) {
-        const written = await writeSettings({ robot: { backend: 'ros2' } });
+        const written = await writeSettings({ robot: { backend: 'ros2' }, sequences: { bag_root: path.join(tmpdir(), `armgate-live-bags-${process.pid}`) } });
         file = written.file;
         cleanup = written.cleanup;
       }
@@ -50,6 +54,7 @@ if (notRun !== undefined) {
       assert.equal(loaded.value.kind, 'serve');
       if (loaded.value.kind !== 'serve') return;
       assert.equal(loaded.value.config.robot.backend, 'ros2', `${file}: robot.backend must be ros2`);
+      bagRoot = loaded.value.config.sequences.bagRoot;
       server = await startServer({ ...loaded.value.config, web: { ...loaded.value.config.web, host: '127.0.0.1', port: 0 } }, { log: () => undefined });
       url = server.url;
       await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
@@ -65,6 +70,10 @@ if (notRun !== undefined) {
     it('moves through the action servers and the named-pose service', () => checkMoves(url));
     it('cancels the goal in flight on POST /stop and holds', () => checkStopCancels(url));
     it('publishes a trajectory the controller follows, with the 409 rule', () => checkTrajectoryAndBusyRule(url, 2));
+    it("runs a sequence on the runner's own node and records a bag from a raw subscription", async () => {
+      const logs = await checkSequenceWithBag(url, path.join(bagRoot, `live-${Date.now()}`));
+      assert.match(logs, /recording \/joint_states \(sensor_msgs\/msg\/JointState\)/);
+    });
     it('keeps a goal that cannot be planned a 200 with success false', async () => {
       const reply = await call<MotionBody>(url, '/robot/move/pose', { x: 3, y: 0, z: 0.5, b: Math.PI });
       assert.equal(reply.status, 200, detailOf(reply));

@@ -7,7 +7,7 @@ import { parse as parseMsg } from '@foxglove/rosmsg';
 import { MessageReader } from '@foxglove/rosmsg2-serialization';
 import { McapStreamReader } from '@mcap/core';
 import { parse as parseYaml } from 'yaml';
-import { assertNear, call, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
+import { assertNear, call, checkSequenceWithBag, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
 import { SequenceSupervisor } from '../../lib/sequences/supervisor.ts';
 import { FIXTURE_AMENT_PREFIX, type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 
@@ -130,6 +130,11 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
     assert.equal(bag.metadata.message_count, bag.messages.length);
     const counted = Object.fromEntries(bag.metadata.topics_with_message_count.map((e) => [e.topic_metadata.name, e.message_count]));
     assert.equal(counted['/joint_states'], states.length);
+  });
+
+  it('passes the sequence check the live ROS 2 suite runs', async () => {
+    const logs = await checkSequenceWithBag(t.url, path.join(bagRoot, 'shared-check'));
+    assert.match(logs, /recording \/joint_states \(sensor_msgs\/msg\/JointState\)/);
   });
 
   it('ends with returncode 3 naming the action when the stack does not serve the one asked for', async () => {

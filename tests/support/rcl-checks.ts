@@ -140,3 +140,27 @@ export async function checkTrajectoryAndBusyRule(url: string, durationS: number,
   assert.equal(second.status, 409, 'a second move while a move runs');
   assert.equal((await move).body.success, true);
 }
+
+/**
+ * POST /sequences/start of one iteration (home WORK, waypoint OTHER) recording `topic` into
+ * `bagName`; waits for the run to finish with returncode 0 and for the bag folder to hold its
+ * MCAP file and metadata.yaml. Returns the run's log.
+ */
+export async function checkSequenceWithBag(url: string, bagFolder: string, topic = '/joint_states', limitMs = 60_000): Promise<string> {
+  const { readdir } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const form = new FormData();
+  form.set('config', new Blob([JSON.stringify({ home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] })]), 'config.json');
+  for (const [k, v] of Object.entries({ n_iterations: '1', delay_between_iterations: '0', bag_path: path.basename(bagFolder), topics: topic })) form.set(k, v);
+  const started = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
+  assert.equal(started.status, 200, await started.text());
+  let status: { status: string; returncode?: number } = { status: 'running' };
+  for (const end = Date.now() + limitMs; status.status !== 'finished' && Date.now() < end; ) {
+    await sleep(100);
+    status = (await call<typeof status>(url, '/sequences/status')).body;
+  }
+  const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
+  assert.equal(status.returncode, 0, logs);
+  assert.deepEqual((await readdir(bagFolder)).sort(), [`${path.basename(bagFolder)}_0.mcap`, 'metadata.yaml'].sort());
+  return logs;
+}
