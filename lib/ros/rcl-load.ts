@@ -7,8 +7,8 @@ const RCLNODEJS = 'rclnodejs';
 
 /** How to get what `robot.backend: ros2` needs, in one sentence. */
 export const ROS2_HOWTO =
-  'to get both: source /opt/ros/<distro>/setup.bash (jazzy, humble, ...) in this shell, then run `npm install rclnodejs` in ' +
-  `${PROJECT_ROOT} (it builds against the sourced ROS 2), and start armgate from that shell`;
+  'to get both: source /opt/ros/<distro>/setup.bash (jazzy, humble, ...) in this shell, then run `npm install` in ' +
+  `${PROJECT_ROOT} (rclnodejs, an optional dependency, builds against the sourced ROS 2), and start armgate from that shell`;
 
 /** Imports a module by name (the default: Node's dynamic import). */
 export type Importer = (specifier: string) => Promise<unknown>;

@@ -71,7 +71,7 @@ describe("start-up with robot.backend 'ros2'", () => {
       assert.equal(lines.length, 1, stderr);
       assert.match(stderr, /ROS_DISTRO and AMENT_PREFIX_PATH are not set/);
       assert.match(stderr, /source \/opt\/ros\/<distro>\/setup\.bash/);
-      assert.match(stderr, /npm install rclnodejs/);
+      assert.match(stderr, /then run `npm install` in .*\(rclnodejs, an optional dependency, builds against the sourced ROS 2\)/);
     } finally {
       await s.cleanup();
     }
