@@ -16,7 +16,7 @@
  */
 import { connect } from 'node:net';
 import type { RclActionClient, RclClient, RclEntity, RclGoalHandle, RclModule, RclNamesAndTypes, RclNode, RclOptions, RclPublisher } from '../../lib/ros/rclnodejs-api.ts';
-import { decodeValue, encodeValue } from './standin-graph.ts';
+import { decodeValue, encodeValue, onJsonLines } from './standin-graph.ts';
 
 const socketPath = process.env.ARMGATE_STANDIN_GRAPH;
 if (!socketPath) throw new Error('the remote rclnodejs stand-in needs ARMGATE_STANDIN_GRAPH (tests/support/standin-graph.ts)');
@@ -46,25 +46,17 @@ function fireAndForget(op: string, fields: Record<string, unknown>): void {
   request(op, fields).catch((e: unknown) => process.stderr.write(`rclnodejs stand-in: ${op} failed: ${(e as Error).message}\n`));
 }
 
-let partial = '';
-socket.setEncoding('utf8');
-socket.on('data', (chunk: string) => {
-  const lines = (partial + chunk).split('\n');
-  partial = lines.pop() ?? '';
-  for (const line of lines) {
-    if (line === '') continue;
-    const m = JSON.parse(line) as Record<string, unknown>;
-    if (typeof m.re === 'number') {
-      const waiter = replies.get(m.re);
-      replies.delete(m.re);
-      if (typeof m.error === 'string') waiter?.reject(new Error(m.error));
-      else waiter?.resolve(decodeValue(m.value));
-    } else if (m.event === 'graph') snapshot = m as unknown as typeof snapshot;
-    else if (m.event === 'message') subscriptions.get(m.sub as number)?.(decodeValue(m.message));
-    else if (m.event === 'feedback') goals.get(m.goal_id as number)?.feedback(m.feedback);
-    else if (m.event === 'status') goals.get(m.goal_id as number)?.setStatus(m.status as number);
-    else if (m.event === 'result') goals.get(m.goal_id as number)?.settle(m);
-  }
+onJsonLines(socket, (m) => {
+  if (typeof m.re === 'number') {
+    const waiter = replies.get(m.re);
+    replies.delete(m.re);
+    if (typeof m.error === 'string') waiter?.reject(new Error(m.error));
+    else waiter?.resolve(decodeValue(m.value));
+  } else if (m.event === 'graph') snapshot = m as unknown as typeof snapshot;
+  else if (m.event === 'message') subscriptions.get(m.sub as number)?.(decodeValue(m.message));
+  else if (m.event === 'feedback') goals.get(m.goal_id as number)?.feedback(m.feedback);
+  else if (m.event === 'status') goals.get(m.goal_id as number)?.setStatus(m.status as number);
+  else if (m.event === 'result') goals.get(m.goal_id as number)?.settle(m);
 });
 
 class RemoteGoalHandle implements RclGoalHandle {

@@ -38,6 +38,17 @@ export function decodeValue(value: unknown): unknown {
   return value;
 }
 
+/** Calls `handle` with each newline-delimited JSON object read from `socket`. */
+export function onJsonLines(socket: Socket, handle: (message: Record<string, unknown>) => void): void {
+  let partial = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line !== '') handle(JSON.parse(line) as Record<string, unknown>);
+  });
+}
+
 export interface StandinGraph {
   /** Environment for a runner process: the hook that maps `rclnodejs` to the remote stand-in, the socket, a "sourced ROS 2". */
   readonly env: Record<string, string>;
@@ -144,19 +155,11 @@ export async function serveStandinGraph(rcl: RclModule, amentPrefix: string): Pr
       }
     };
 
-    let partial = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line === '') continue;
-        const m = JSON.parse(line) as Record<string, unknown>;
-        perform(m).then(
-          (value) => emit({ re: m.id, value }),
-          (e: unknown) => emit({ re: m.id, error: e instanceof Error ? e.message : String(e) }),
-        );
-      }
+    onJsonLines(socket, (m) => {
+      perform(m).then(
+        (value) => emit({ re: m.id, value }),
+        (e: unknown) => emit({ re: m.id, error: e instanceof Error ? e.message : String(e) }),
+      );
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
