@@ -41,6 +41,8 @@ export class RclBackend implements RunnerBackend {
   private readonly definitions: DefinitionSource;
   private readonly warn: (line: string) => void;
   private readonly abort = new AbortController();
+  /** Set once the node is destroyed (with it, every subscription). */
+  private released = false;
 
   private constructor(rcl: RclModule, node: RclNode, settings: RunnerRosSettings, definitions: DefinitionSource, log: (line: string) => void, warn: (line: string) => void) {
     this.rcl = rcl;
@@ -138,6 +140,7 @@ export class RclBackend implements RunnerBackend {
       for (const topic of chosen) {
         subscriptions.push(
           this.node.createSubscription(topic.type, topic.name, { isRaw: true }, (raw) => {
+            if (this.released) return;
             if (!(raw instanceof Uint8Array)) {
               if (!malformed) this.warn(`${topic.name}: a raw subscription delivered ${typeof raw}, not bytes; not recorded`);
               malformed = true;
@@ -155,7 +158,7 @@ export class RclBackend implements RunnerBackend {
     return {
       topics: chosen.map((t) => `${t.name} (${t.type})`),
       close: async () => {
-        for (const s of subscriptions) this.node.destroySubscription(s);
+        if (!this.released) for (const s of subscriptions) this.node.destroySubscription(s);
         await bag.close();
       },
     };
@@ -165,6 +168,7 @@ export class RclBackend implements RunnerBackend {
     this.abort.abort(reason);
     const cancelled = await settle(this.goals.cancelAll(reason), withinMs);
     if (cancelled.kind === 'timeout') this.warn(`the action server did not confirm the cancel within ${withinMs / 1000} s`);
+    this.released = true;
     try {
       this.node.destroy();
     } finally {
