@@ -1,53 +1,16 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { PROJECT_ROOT, writeSettings } from './support/server.ts';
+import { listeningUrl, runServerCli } from './support/cli.ts';
+import { writeSettings } from './support/server.ts';
 
 const TOKEN = 'cli-secret-5c1f';
-
-interface Run {
-  readonly child: ChildProcess;
-  readonly out: () => string;
-  readonly err: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server.ts'), ...args], {
-    cwd: PROJECT_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ARMGATE_TOKEN: '', ...env },
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, out: () => out, err: () => err, exited };
-}
-
-async function listening(r: Run, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const m = /^listening on (http:\/\/[^\s]+)$/m.exec(r.out());
-    if (m?.[1]) return m[1];
-    if (r.child.exitCode !== null) throw new Error(`exited early: ${r.err()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('no listening line');
-}
 
 describe('command line start-up', { concurrency: true }, () => {
   it('prints one listening line for --port 0, serves, and exits 0 on SIGTERM', async () => {
     const s = await writeSettings();
-    const r = run(['--settings', s.file, '--port', '0']);
+    const r = runServerCli(['--settings', s.file, '--port', '0']);
     try {
-      const url = await listening(r);
+      const url = await listeningUrl(r);
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(r.out().split('\n').filter((l) => l.startsWith('listening on')).length, 1);
       const res = await fetch(`${url}/robot/joint_states`);
@@ -63,7 +26,7 @@ describe('command line start-up', { concurrency: true }, () => {
 
   it('exits non-zero at once on a non-loopback host without a token, naming web.token', async () => {
     const s = await writeSettings({ web: { host: '0.0.0.0' } });
-    const r = run(['--settings', s.file]);
+    const r = runServerCli(['--settings', s.file]);
     try {
       assert.notEqual(await r.exited, 0);
       const lines = r.err().trim().split('\n');
@@ -77,9 +40,9 @@ describe('command line start-up', { concurrency: true }, () => {
 
   it('starts on 0.0.0.0 with ARMGATE_TOKEN, requires the Bearer token, and never prints it', async () => {
     const s = await writeSettings({ web: { host: '0.0.0.0' } });
-    const r = run(['--settings', s.file, '--port', '0'], { ARMGATE_TOKEN: TOKEN });
+    const r = runServerCli(['--settings', s.file, '--port', '0'], { ARMGATE_TOKEN: TOKEN });
     try {
-      const url = (await listening(r)).replace('0.0.0.0', '127.0.0.1');
+      const url = (await listeningUrl(r)).replace('0.0.0.0', '127.0.0.1');
       const denied = await fetch(`${url}/robot/positions`);
       assert.equal(denied.status, 401);
       assert.equal(denied.headers.get('www-authenticate'), 'Bearer');
@@ -101,7 +64,7 @@ describe('command line start-up', { concurrency: true }, () => {
 
   it('says the web server is disabled and exits 0 with web.enabled false', async () => {
     const s = await writeSettings({ web: { enabled: false } });
-    const r = run(['--settings', s.file]);
+    const r = runServerCli(['--settings', s.file]);
     try {
       assert.equal(await r.exited, 0);
       assert.match(r.out(), /disabled/);
@@ -118,7 +81,7 @@ describe('command line start-up', { concurrency: true }, () => {
   ] as const) {
     it(`stops start-up on ${name}, naming ${key}`, async () => {
       const s = await writeSettings(overrides);
-      const r = run(['--settings', s.file]);
+      const r = runServerCli(['--settings', s.file]);
       try {
         assert.equal(await r.exited, 1);
         assert.ok(r.err().includes(key), r.err());
@@ -132,7 +95,7 @@ describe('command line start-up', { concurrency: true }, () => {
     const s = await writeSettings();
     const { writeFile } = await import('node:fs/promises');
     await writeFile(s.file, 'web: [unclosed\n');
-    const r = run(['--settings', s.file]);
+    const r = runServerCli(['--settings', s.file]);
     try {
       assert.equal(await r.exited, 1);
       assert.ok(r.err().includes(s.file) && /malformed YAML/.test(r.err()), r.err());
@@ -142,7 +105,7 @@ describe('command line start-up', { concurrency: true }, () => {
   });
 
   it('refuses --port abc with exit code 2', async () => {
-    const r = run(['--port', 'abc']);
+    const r = runServerCli(['--port', 'abc']);
     assert.equal(await r.exited, 2);
     assert.match(r.err(), /--port/);
   });

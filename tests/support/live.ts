@@ -1,0 +1,141 @@
+/** Small helpers for end-to-end tests against a live armgate server. */
+import assert from 'node:assert/strict';
+
+export const JOINT_NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'] as const;
+/** The 'work' named position (the simulator's initial position in the test settings). */
+export const WORK: readonly number[] = [0, 0, 0, -1.57, 0, 1.57, 0];
+/** Velocity limits of the bundled joint_limits.yaml (rad/s). */
+export const MAX_VEL: readonly number[] = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];
+/** A log line: an ISO 8601 UTC timestamp with milliseconds, a space, the text. */
+export const LOG_LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (.*)$/s;
+
+export interface JointStates {
+  readonly name: string[];
+  readonly position: number[];
+  readonly velocity: number[];
+  readonly effort: number[];
+}
+
+export interface Issue {
+  readonly loc: (string | number)[];
+  readonly msg: string;
+  readonly type: string;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** GET `path` and parse the JSON body, asserting the status. */
+export async function getJson<T>(url: string, path: string, status = 200): Promise<T> {
+  const res = await fetch(`${url}${path}`);
+  const text = await res.text();
+  assert.equal(res.status, status, `GET ${path}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** POST a JSON body (or a form, or raw text) and return the status and the parsed body. */
+export async function post<T = unknown>(url: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const init: RequestInit = { method: 'POST' };
+  if (body instanceof FormData || typeof body === 'string') init.body = body;
+  else if (body !== undefined) init.body = JSON.stringify(body);
+  const res = await fetch(`${url}${path}`, init);
+  const text = await res.text();
+  return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+/** The 422 issues of a response body, asserting the shape. */
+export function issuesOf(body: unknown): Issue[] {
+  const detail = (body as { detail?: unknown }).detail;
+  assert.ok(Array.isArray(detail) && detail.length > 0, `expected a 422 body with issues, got ${JSON.stringify(body)}`);
+  for (const issue of detail as Issue[]) {
+    assert.ok(Array.isArray(issue.loc), JSON.stringify(issue));
+    assert.equal(typeof issue.msg, 'string');
+    assert.equal(typeof issue.type, 'string');
+  }
+  return detail as Issue[];
+}
+
+/** Issues as `loc.joined msg` lines, for pattern matching. */
+export function describeIssues(issues: readonly Issue[]): string {
+  return issues.map((i) => `${i.loc.join('.')} ${i.msg}`).join('\n');
+}
+
+export const jointStates = (url: string) => getJson<JointStates>(url, '/robot/joint_states');
+export const positions = async (url: string) => (await jointStates(url)).position;
+
+/** Largest absolute difference between two joint vectors. */
+export function maxDiff(a: readonly number[], b: readonly number[]): number {
+  return Math.max(...a.map((q, i) => Math.abs(q - (b[i] ?? Number.NaN))));
+}
+
+/** Polls `get` every `everyMs` until `ok` holds; fails with the last value after `timeoutMs`. */
+export async function waitFor<T>(what: string, get: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 15_000, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await get();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Waits until every joint velocity is 0. */
+export function atRest(url: string, timeoutMs = 5000): Promise<JointStates> {
+  return waitFor('the arm at rest', () => jointStates(url), (s) => s.velocity.every((v) => v === 0), timeoutMs, 10);
+}
+
+/** The latest n lines of a log endpoint (with the timestamp). */
+export async function logLines(url: string, path: '/trajectory/logs' | '/sequences/logs', n: number): Promise<string[]> {
+  return (await getJson<{ lines: string[] }>(url, `${path}?n=${n}`)).lines;
+}
+
+/** True when a process (pid > 0) or process group (pid < 0) exists; ESRCH means gone. */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw e;
+  }
+}
+
+/** Asserts that a process and its process group are gone (kill(pid, 0) and kill(-pid, 0) throw ESRCH). */
+export function assertProcessGone(pid: number): void {
+  assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} still exists`);
+  assert.throws(() => process.kill(-pid, 0), { code: 'ESRCH' }, `process group ${pid} still exists`);
+}
+
+/**
+ * Samples GET /robot/joint_states back to back (about every `everyMs`) until `stop()` says so,
+ * recording for each sample the wall-clock times its request was sent and answered.
+ */
+export async function sampleJointStates(url: string, stop: () => boolean, everyMs = 10): Promise<{ sentMs: number; doneMs: number; state: JointStates }[]> {
+  const samples: { sentMs: number; doneMs: number; state: JointStates }[] = [];
+  while (!stop()) {
+    const sentMs = performance.now();
+    const state = await jointStates(url);
+    samples.push({ sentMs, doneMs: performance.now(), state });
+    await sleep(everyMs);
+  }
+  return samples;
+}
+
+/**
+ * Asserts that no joint moved faster than `vmax[j] * speedScale * timeScale` (rad per real second)
+ * between consecutive samples: the state of a sample is at most one publishing period plus a margin
+ * older than its request, so the simulated time between two samples is bounded by the span from
+ * the first request sent to the second answered plus `slackMs`. A jump breaks this at once.
+ */
+export function assertNoJump(samples: readonly { sentMs: number; doneMs: number; state: JointStates }[], speedScale: number, timeScale: number, slackMs = 40): void {
+  for (let k = 1; k < samples.length; k++) {
+    const a = samples[k - 1];
+    const b = samples[k];
+    if (!a || !b) continue;
+    const spanS = (b.doneMs - a.sentMs + slackMs) / 1000;
+    for (let j = 0; j < 7; j++) {
+      const step = Math.abs((b.state.position[j] ?? 0) - (a.state.position[j] ?? 0));
+      const bound = (MAX_VEL[j] ?? 0) * speedScale * timeScale * spanS * 1.5 + 1e-6;
+      assert.ok(step <= bound, `joint${j + 1} moved ${step.toFixed(5)} rad in ${(spanS * 1000).toFixed(0)} ms (bound ${bound.toFixed(5)}): a jump`);
+    }
+  }
+}
