@@ -9,11 +9,14 @@ import type { RobotContext } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { SequenceConfig } from './config.ts';
+import { reapGroup, signalGroup } from './process-group.ts';
 import type { RunnerRosSettings } from './rcl-backend.ts';
 import type { RunnerToServer, ServerToRunner } from './protocol.ts';
 
 /** How long a stopped runner gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
+/** How long a finished runner's leftover group members may take to be reaped after SIGKILL. */
+const GROUP_REAP_MS = 1000;
 /** Lines of runner output kept for GET /sequences/logs. */
 export const SEQUENCE_LOG_LINES = 1000;
 
@@ -131,6 +134,7 @@ export class SequenceSupervisor {
     child.on('error', (error) => this.logs.push(`runner channel error: ${error.message}`));
     this.logs.push(`runner started (pid ${pid}): ${options.iterations} iteration(s)${options.bagPath ? `, recording to ${options.bagPath}` : ''}`);
     run.done = exited.then(async (code) => {
+      if (!(await reapGroup(pid, GROUP_REAP_MS))) this.logs.push(`runner ${pid} exited, but a process of its group still ran ${GROUP_REAP_MS / 1000} s after SIGKILL`);
       for (const stop of run.unsubscribe) stop();
       for (const goal of run.goals) goal.abort('the sequence runner ended');
       this.logs.push(`runner exited with code ${code}`);
@@ -215,13 +219,5 @@ export class SequenceSupervisor {
     }
     await run.done;
     return true;
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // The group is gone already.
   }
 }

@@ -46,9 +46,20 @@ async function createContext(config: Config): Promise<RobotContext> {
   return RclContext.create(config, rcl.value);
 }
 
+let serverInProcess = false;
+
 /** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const context = options.context ?? (await createContext(config));
+  // Handlers reach the context and the services through module state: one server per process.
+  if (serverInProcess) throw new Error('an armgate server is already running in this process; close it before starting another');
+  serverInProcess = true;
+  let context: RobotContext;
+  try {
+    context = options.context ?? (await createContext(config));
+  } catch (e) {
+    serverInProcess = false;
+    throw e;
+  }
   setContext(context);
   const guard = new MotionGuard();
   const sequences = new SequenceSupervisor(context, { backend: config.robot.backend, ...(options.runnerEnv ? { env: options.runnerEnv } : {}) });
@@ -83,6 +94,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     resetContext();
     resetServices();
     await context.close();
+    serverInProcess = false;
     throw e;
   }
   const address = server.address() as AddressInfo;
@@ -101,7 +113,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         unsubscribe();
         resetContext();
         resetServices();
-        await context.close();
+        try {
+          await context.close();
+        } finally {
+          serverInProcess = false;
+        }
       })();
       return closing;
     },

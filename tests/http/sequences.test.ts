@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
-import { assertProcessGone, describeIssues, getJson, issuesOf, LOG_LINE, logLines, maxDiff, positions, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
+import { assertProcessGone, describeIssues, getJson, issuesOf, LOG_LINE, liveGroupMembers, logLines, maxDiff, positions, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
 
 const JOINT_POINT = { joints: [0.4, 0.2, 0, -1.3, 0, 1.4, 0], speed: 0.5 };
 const CARTESIAN_POINT = { x: 0.5, y: 0.1, z: 0.5, a: 0, b: Math.PI, c: 0, speed: 0.5 };
@@ -392,6 +393,23 @@ describe('sequences end to end on the simulated arm', () => {
       const body = (await r.json()) as unknown;
       assert.equal(r.status, 422, `n=${n}`);
       assert.deepEqual(issuesOf(body)[0]?.loc, ['query', 'n']);
+    }
+  });
+});
+
+describe('a finished runner leaves no process behind', () => {
+  it('kills what the runner started and left running (a sleep child) before it reports finished', async () => {
+    const hook = pathToFileURL(path.join(PROJECT_ROOT, 'tests/support/leave-child-hook.mjs')).href;
+    const server = await startTestServer({ sim: { time_scale: 20 } }, { runnerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${hook}`.trim() } });
+    try {
+      const res = await post<{ status: string; pid: number }>(server.url, '/sequences/start', sequenceForm({ home: { joints: WORK, speed: 1 }, waypoints: [] }, { n_iterations: '1' }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      await waitFor('the sleep child in the runner group', async () => liveGroupMembers(res.body.pid), (members) => members.some((m) => / sleep$/.test(m)), 15_000, 5);
+      const done = await waitFor('the sequence to finish', () => getJson<Status>(server.url, '/sequences/status'), (s) => s.status === 'finished', 30_000, 5);
+      assert.equal(done.returncode, 0);
+      assertProcessGone(res.body.pid);
+    } finally {
+      await server.close();
     }
   });
 });

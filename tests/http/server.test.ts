@@ -112,6 +112,22 @@ describe('live server without a token', () => {
     }
   });
 
+  it('refuses a second server in the same process (the context is shared) and keeps the first serving', async () => {
+    const first = await startTestServer();
+    try {
+      await assert.rejects(startTestServer(), /an armgate server is already running in this process/);
+      assert.equal((await fetch(`${first.url}/robot/joint_states`)).status, 200);
+    } finally {
+      await first.close();
+    }
+    const second = await startTestServer();
+    try {
+      assert.equal((await fetch(`${second.url}/robot/joint_states`)).status, 200, 'a server starts again once the first is closed');
+    } finally {
+      await second.close();
+    }
+  });
+
   it('starts at the configured initial position given as joint angles', async () => {
     const q = [0.1, 0.2, 0.3, -1.0, 0.4, 0.5, 0.6];
     const server = await startTestServer({ sim: { initial_position: q } });

@@ -1,5 +1,6 @@
 /** Small helpers for end-to-end tests against a live armgate server. */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export const JOINT_NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'] as const;
 /** The 'work' named position (the simulator's initial position in the test settings). */
@@ -99,10 +100,30 @@ export function processExists(pid: number): boolean {
   }
 }
 
-/** Asserts that a process and its process group are gone (kill(pid, 0) and kill(-pid, 0) throw ESRCH). */
+/**
+ * The members of process group `pgid` that are still alive, as "pid state command" (from /proc;
+ * zombies, dead and waiting for init to collect them, are not alive).
+ */
+export function liveGroupMembers(pgid: number): string[] {
+  const live: string[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(group) === pgid && state !== 'Z' && state !== 'X') live.push(`${pid} ${state} ${command}`);
+  }
+  return live;
+}
+
+/** Asserts that a process is gone (kill(pid, 0) throws ESRCH) and no member of its process group is alive. */
 export function assertProcessGone(pid: number): void {
   assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} still exists`);
-  assert.throws(() => process.kill(-pid, 0), { code: 'ESRCH' }, `process group ${pid} still exists`);
+  assert.deepEqual(liveGroupMembers(pid), [], `process group ${pid} still has live members`);
 }
 
 /**

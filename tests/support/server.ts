@@ -4,7 +4,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
-import { type RunningServer, startServer } from '../../lib/server/start.ts';
+import { type RunningServer, type StartOptions, startServer } from '../../lib/server/start.ts';
 
 /** Nested settings overrides, merged over the bundled settings.yaml. */
 export type SettingsOverrides = Record<string, Record<string, unknown>>;
@@ -58,11 +58,11 @@ export interface TestServer extends RunningServer {
   readonly logs: Record<string, string | number>[];
 }
 
-/** Starts armgate on 127.0.0.1:0 with `overrides`; close it with `server.close()`. */
-export async function startTestServer(overrides: SettingsOverrides = {}): Promise<TestServer> {
+/** Starts armgate on 127.0.0.1:0 with `overrides` (and start options other than the log); close it with `server.close()`. */
+export async function startTestServer(overrides: SettingsOverrides = {}, options: Omit<StartOptions, 'log'> = {}): Promise<TestServer> {
   const config = await testConfig(overrides);
   const logs: Record<string, string | number>[] = [];
-  const running = await startServer(config, { log: (fields) => logs.push(fields) });
+  const running = await startServer(config, { ...options, log: (fields) => logs.push(fields) });
   return Object.assign(running, { logs });
 }
 
