@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Result } from '../result.ts';
+import { err, ok, type Result } from '../result.ts';
 import { assembleDefinition, builtinMsgLookup, MESSAGE_TYPE, type MsgLookup } from './definitions.ts';
 
 /** A package or type name: nothing that could leave `share/<pkg>/msg`. */
@@ -41,6 +41,12 @@ export function installedMsgLookup(prefixes: readonly string[]): MsgLookup {
   };
 }
 
+/** A complete `ros2msg` definition and where its .msg texts came from. */
+export interface InstalledDefinition {
+  readonly text: string;
+  readonly from: 'installed' | 'built-in';
+}
+
 /**
  * Where bag schemas come from: the installed interface packages first (the definitions of the
  * stack actually running), then armgate's built-in table. Results are cached per type.
@@ -48,7 +54,7 @@ export function installedMsgLookup(prefixes: readonly string[]): MsgLookup {
 export class DefinitionSource {
   private readonly installed: MsgLookup;
   private readonly prefixes: readonly string[];
-  private readonly cache = new Map<string, Result<{ text: string; from: 'installed' | 'built-in' }, string>>();
+  private readonly cache = new Map<string, Result<InstalledDefinition, string>>();
 
   constructor(prefixes: readonly string[]) {
     this.prefixes = prefixes;
@@ -61,17 +67,16 @@ export class DefinitionSource {
   }
 
   /** The complete definition of `type` (`pkg/msg/Type`) and where it came from, or why there is none. */
-  definition(type: string): Result<{ text: string; from: 'installed' | 'built-in' }, string> {
-    const cached = this.cache.get(type);
-    if (cached) return cached;
-    let result: Result<{ text: string; from: 'installed' | 'built-in' }, string>;
+  definition(type: string): Result<InstalledDefinition, string> {
+    let result = this.cache.get(type);
+    if (result) return result;
     const installed = assembleDefinition(type, this.installed);
-    if (!installed.ok && !MESSAGE_TYPE.test(type)) result = installed;
-    else if (installed.ok) result = { ok: true, value: { text: installed.value, from: 'installed' } };
+    if (installed.ok) result = ok({ text: installed.value, from: 'installed' });
+    else if (!MESSAGE_TYPE.test(type)) result = installed;
     else {
       const builtin = assembleDefinition(type, builtinMsgLookup);
       const where = this.prefixes.length === 0 ? 'AMENT_PREFIX_PATH names no install prefix' : `looked in share/<pkg>/msg under ${this.prefixes.join(', ')}`;
-      result = builtin.ok ? { ok: true, value: { text: builtin.value, from: 'built-in' } } : { ok: false, error: `${installed.error} (${where})` };
+      result = builtin.ok ? ok({ text: builtin.value, from: 'built-in' }) : err(`${installed.error} (${where})`);
     }
     this.cache.set(type, result);
     return result;

@@ -8,7 +8,7 @@
  * arrays for numeric arrays). What comes in is `unknown` and is checked here; what goes out uses
  * Float64Array for float64[] fields and float32-rounded numbers for float32 fields, as on the wire.
  */
-import { type Abc, abcFromQuat, type Quaternion, quatFromAbc } from '../kinematics/rotation.ts';
+import type { Quaternion } from '../kinematics/rotation.ts';
 import { err, ok, type Result } from '../result.ts';
 import type {
   DurationMsg,
@@ -62,21 +62,6 @@ export function durationFromRos(raw: unknown): DurationMsg {
   return timeFromRos(raw);
 }
 
-/** Seconds (>= 0) as builtin_interfaces/Duration, nanosec always in [0, 1e9). */
-export function durationToRos(seconds: number): DurationMsg {
-  const total = Math.max(0, Math.round(seconds * 1e9));
-  const sec = Math.floor(total / 1e9);
-  return { sec, nanosec: total - sec * 1e9 };
-}
-
-/** Milliseconds since the epoch as builtin_interfaces/Time. */
-export function timeToRos(epochMs: number): TimeMsg {
-  // Seconds first: epoch nanoseconds exceed the 2^53 of exact doubles.
-  const sec = Math.floor(epochMs / 1000);
-  const nanosec = Math.round((epochMs - sec * 1000) * 1e6);
-  return nanosec >= 1e9 ? { sec: sec + 1, nanosec: nanosec - 1e9 } : { sec, nanosec };
-}
-
 function headerFromRos(raw: unknown): HeaderMsg {
   const h = isDict(raw) ? raw : {};
   return { stamp: timeFromRos(h.stamp), frame_id: typeof h.frame_id === 'string' ? h.frame_id : '' };
@@ -102,19 +87,6 @@ export function jointStateByName(msg: JointStateMsg, jointNames: readonly string
   if (missing.length > 0) return err(missing);
   const pick = (values: readonly number[]) => jointNames.map((n) => values[index.get(n) ?? -1] ?? 0);
   return ok({ header: msg.header, name: [...jointNames], position: pick(msg.position), velocity: pick(msg.velocity), effort: pick(msg.effort) });
-}
-
-/** A pose as position (m) and KUKA ABC angles (rad). */
-export interface AbcPose extends Abc { x: number; y: number; z: number }
-
-/** geometry_msgs/Pose of a position and KUKA ABC angles (R = Rz(A) Ry(B) Rx(C)). */
-export function poseFromAbc(p: AbcPose): PoseStampedMsg['pose'] {
-  return { position: { x: p.x, y: p.y, z: p.z }, orientation: quatFromAbc(p) };
-}
-
-/** Position and KUKA ABC angles of a geometry_msgs/Pose. */
-export function abcPoseFromPose(pose: PoseStampedMsg['pose']): AbcPose {
-  return { ...pose.position, ...abcFromQuat(pose.orientation) };
 }
 
 /** moveit_msgs/srv/GetPositionFK request as rclnodejs takes it (joint positions as Float64Array). */

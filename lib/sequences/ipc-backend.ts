@@ -32,13 +32,12 @@ export class IpcBackend implements RunnerBackend {
 
   move(action: string, point: SequencePoint): Promise<MoveAnswer> {
     const id = this.nextGoalId++;
-    const { kind, goal } = goalOf(point);
     return new Promise((resolve) => {
       this.pending.set(id, (answer) => {
         this.pending.delete(id);
         resolve(answer);
       });
-      this.send(kind === 'joints' ? { type: 'goal', id, action, kind, goal } : { type: 'goal', id, action, kind, goal });
+      this.send({ type: 'goal', id, action, ...goalOf(point) });
     });
   }
 

@@ -9,6 +9,7 @@
  * zombie counts as alive.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The state letter of a /proc/PID/stat line (R, S, D, Z, ...) and its process group, or undefined. */
 export function parseProcStat(line: string): { state: string; pgid: number } | undefined {
@@ -71,6 +72,6 @@ export async function reapGroup(pgid: number, timeoutMs: number): Promise<boolea
   for (;;) {
     if (!groupAlive(pgid)) return true;
     if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
   }
 }

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DefinitionSource } from '../bag/installed.ts';
 import { type BagTopic, Rosbag2Writer } from '../bag/writer.ts';
 import { moveToJointsGoalToRos, moveToPoseGoalToRos } from '../ros/convert.ts';
+import { ok } from '../result.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import { isHiddenName, RclCalls, rosName } from '../ros/rcl-calls.ts';
 import { RclGoals } from '../ros/rcl-goals.ts';
@@ -24,8 +26,6 @@ const DISCOVERY_POLL_MS = 250;
 function epochNs(): bigint {
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * The runner's backend on a ROS 2 stack: its own rclnodejs node with action clients on the
@@ -62,15 +62,11 @@ export class RclBackend implements RunnerBackend {
   }
 
   async move(action: string, point: SequencePoint): Promise<MoveAnswer> {
-    const { kind, goal } = goalOf(point);
-    let sent: Awaited<ReturnType<RclGoals['runAction']>>;
-    if (kind === 'joints') {
-      sent = await this.goals.runAction({ name: action, type: this.settings.joints_type }, moveToJointsGoalToRos(goal), { signal: this.abort.signal });
-    } else {
-      const rosGoal = moveToPoseGoalToRos(goal);
-      if (!rosGoal.ok) return { kind: 'result', result: { success: false, message: rosGoal.error } };
-      sent = await this.goals.runAction({ name: action, type: this.settings.pose_type }, rosGoal.value, { signal: this.abort.signal });
-    }
+    const target = goalOf(point);
+    const rosGoal = target.kind === 'joints' ? ok(moveToJointsGoalToRos(target.goal)) : moveToPoseGoalToRos(target.goal);
+    if (!rosGoal.ok) return { kind: 'result', result: { success: false, message: rosGoal.error } };
+    const type = target.kind === 'joints' ? this.settings.joints_type : this.settings.pose_type;
+    const sent = await this.goals.runAction({ name: action, type }, rosGoal.value, { signal: this.abort.signal });
     return sent.ok ? { kind: 'result', result: sent.value } : { kind: 'no_server', message: sent.error.message };
   }
 

@@ -9,6 +9,7 @@
  * SIGINT or the parent going away cancel the goal in flight, close the bag and end the process.
  * Exit codes: see EXIT in protocol.ts.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { RunnerBackend, Recording } from './backend.ts';
@@ -84,8 +85,6 @@ async function createBackend(kind: string, rosFile: string): Promise<RunnerBacke
   const { DefinitionSource } = await import('../bag/installed.ts');
   return RclBackend.create(rcl.value, settings, { nodeName: `armgate_sequence_runner_${process.pid}`, definitions: DefinitionSource.fromEnv(process.env), log, warn });
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
   if (!process.send) await finish(EXIT.badArguments, 'the runner must be started by armgate (no IPC channel)');

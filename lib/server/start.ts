@@ -68,6 +68,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   setServices({ guard, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
+  /** Undoes the module state above and closes the context; the process may start a server again. */
+  const release = async () => {
+    unsubscribe();
+    resetContext();
+    resetServices();
+    try {
+      await context.close();
+    } finally {
+      serverInProcess = false;
+    }
+  };
   const mcp = createMcpEndpoint();
   const app = createApp({
     handlers,
@@ -89,12 +100,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
   } catch (e) {
     // Could not listen (port in use, address not available): release what start-up created.
-    unsubscribe();
     await mcp.close();
-    resetContext();
-    resetServices();
-    await context.close();
-    serverInProcess = false;
+    await release();
     throw e;
   }
   const address = server.address() as AddressInfo;
@@ -110,14 +117,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await mcp.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        unsubscribe();
-        resetContext();
-        resetServices();
-        try {
-          await context.close();
-        } finally {
-          serverInProcess = false;
-        }
+        await release();
       })();
       return closing;
     },

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { quatFromAbc } from '../../lib/kinematics/rotation.ts';
 import {
-  abcPoseFromPose,
   durationFromRos,
-  durationToRos,
   feedbackStateFromRos,
   fkRequestToRos,
   fkResponseFromRos,
@@ -19,12 +16,10 @@ import {
   moveToPoseGoalToRos,
   numbersOf,
   plainOf,
-  poseFromAbc,
   stringParameterFromRos,
   timeFromRos,
-  timeToRos,
 } from '../../lib/ros/convert.ts';
-import type { JointStateMsg } from '../../lib/ros/messages.ts';
+import { durationFromS, type JointStateMsg } from '../../lib/ros/messages.ts';
 
 // Message objects below are shaped as rclnodejs builds them for received messages: plain
 // objects, Float64Array for float64[] fields (its default enableTypedArray), numbers for
@@ -93,16 +88,15 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     }
   });
 
-  it('converts durations and times with nanosec in [0, 1e9)', () => {
-    assert.deepEqual(durationToRos(1.5), { sec: 1, nanosec: 500000000 });
-    assert.deepEqual(durationToRos(0), { sec: 0, nanosec: 0 });
-    assert.deepEqual(durationToRos(2.9999999999), { sec: 3, nanosec: 0 });
-    assert.deepEqual(timeToRos(1700000000123.5), { sec: 1700000000, nanosec: 123500000 });
+  it('converts durations with nanosec in [0, 1e9) and reads times', () => {
+    assert.deepEqual(durationFromS(1.5), { sec: 1, nanosec: 500000000 });
+    assert.deepEqual(durationFromS(0), { sec: 0, nanosec: 0 });
+    assert.deepEqual(durationFromS(2.9999999999), { sec: 3, nanosec: 0 });
     assert.deepEqual(durationFromRos({ sec: 4, nanosec: 5 }), { sec: 4, nanosec: 5 });
     assert.deepEqual(timeFromRos(undefined), { sec: 0, nanosec: 0 });
     fc.assert(
       fc.property(fc.double({ min: 0, max: 86400, noNaN: true }), (s) => {
-        const d = durationToRos(s);
+        const d = durationFromS(s);
         return Number.isInteger(d.sec) && Number.isInteger(d.nanosec) && d.nanosec >= 0 && d.nanosec < 1e9 && Math.abs(d.sec + d.nanosec / 1e9 - s) < 1e-9 * Math.max(1, s);
       }),
     );
@@ -163,8 +157,8 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
       joint_names: JOINTS,
       points: [
-        { positions: [0, 0, 0, -1.57, 0, 1.57, 0.5], velocities: [], accelerations: [], effort: [], time_from_start: durationToRos(1) },
-        { positions: [0, 0, 0, -1.57, 0, 1.57, 0], velocities: [0, 0, 0, 0, 0, 0, 0], accelerations: [], effort: [], time_from_start: durationToRos(2.25) },
+        { positions: [0, 0, 0, -1.57, 0, 1.57, 0.5], velocities: [], accelerations: [], effort: [], time_from_start: durationFromS(1) },
+        { positions: [0, 0, 0, -1.57, 0, 1.57, 0], velocities: [0, 0, 0, 0, 0, 0, 0], accelerations: [], effort: [], time_from_start: durationFromS(2.25) },
       ],
     };
     const ros = jointTrajectoryToRos(msg);
@@ -175,23 +169,6 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     assert.ok(back.ok);
     assert.deepEqual(back.value, msg);
     assert.equal(jointTrajectoryFromRos({ joint_names: JOINTS, points: [{}] }).ok, false);
-  });
-
-  it('converts KUKA ABC poses to quaternions and back', () => {
-    const angle = fc.double({ min: -Math.PI, max: Math.PI, noNaN: true });
-    fc.assert(
-      fc.property(angle, fc.double({ min: -1.5, max: 1.5, noNaN: true }), angle, (a, b, c) => {
-        const pose = poseFromAbc({ x: 0.1, y: -0.2, z: 0.3, a, b, c });
-        const back = abcPoseFromPose(pose);
-        // Components, not quatAngle: acos near 1 is too ill-conditioned for a 1e-9 check.
-        const [p, q] = [quatFromAbc(back), quatFromAbc({ a, b, c })];
-        const same = Math.max(Math.abs(p.x - q.x), Math.abs(p.y - q.y), Math.abs(p.z - q.z), Math.abs(p.w - q.w));
-        const flipped = Math.max(Math.abs(p.x + q.x), Math.abs(p.y + q.y), Math.abs(p.z + q.z), Math.abs(p.w + q.w));
-        return Math.min(same, flipped) < 1e-9 && back.x === 0.1 && back.z === 0.3;
-      }),
-    );
-    const down = poseFromAbc({ x: 0, y: 0, z: 0, a: 0, b: Math.PI, c: 0 });
-    assert.ok(Math.abs(Math.abs(down.orientation.y) - 1) < 1e-12, 'B = pi turns about Y');
   });
 
   it('reads a string parameter from a GetParameters response', () => {

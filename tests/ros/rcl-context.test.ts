@@ -90,7 +90,7 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     assert.deepEqual(fk.fk_link_names, ['flange']);
     assert.equal(fk.header.frame_id, 'base_link');
     assert.ok(fk.robot_state.joint_state.position instanceof Float64Array);
-    const direct = await t.sim.computeFk({ header: { stamp: { sec: 0, nanosec: 0 }, frame_id: 'base_link' }, fk_link_names: ['flange'], robot_state: { joint_state: { name: JOINTS, position: WORK } } });
+    const direct = await t.sim.computeFk({ header: { stamp: { sec: 0, nanosec: 0 }, frame_id: 'base_link' }, fk_link_names: ['flange'], robot_state: { joint_state: { name: [...JOINTS], position: [...WORK] } } });
     assert.ok(direct.ok);
     const p = direct.value.pose_stamped[0]?.pose.position;
     assertNear([position.x, position.y, position.z], [p?.x ?? 0, p?.y ?? 0, p?.z ?? 0], 1e-6, 'TCP position');

@@ -5,9 +5,13 @@
  * near the SRDF state `work` and can move between the positions below.
  */
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { JOINT_NAMES, sleep, WORK } from './live.ts';
+import { sequenceForm } from './multipart.ts';
 
-export const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-export const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
+export { sleep, WORK };
+export const JOINTS: readonly string[] = JOINT_NAMES;
 export const OTHER = [0.4, 0.2, 0, -1.3, 0, 1.4, 0.2];
 
 export interface Reply<T = unknown> {
@@ -39,8 +43,6 @@ export function detailOf(reply: Reply): string {
   const detail = (reply.body as { detail?: unknown } | undefined)?.detail;
   return typeof detail === 'string' ? detail : JSON.stringify(reply.body);
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function jointState(url: string): Promise<JointStateBody> {
   const reply = await call<JointStateBody>(url, '/robot/joint_states');
@@ -147,11 +149,7 @@ export async function checkTrajectoryAndBusyRule(url: string, durationS: number,
  * MCAP file and metadata.yaml. Returns the run's log.
  */
 export async function checkSequenceWithBag(url: string, bagFolder: string, topic = '/joint_states', limitMs = 60_000): Promise<string> {
-  const { readdir } = await import('node:fs/promises');
-  const path = await import('node:path');
-  const form = new FormData();
-  form.set('config', new Blob([JSON.stringify({ home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] })]), 'config.json');
-  for (const [k, v] of Object.entries({ n_iterations: '1', delay_between_iterations: '0', bag_path: path.basename(bagFolder), topics: topic })) form.set(k, v);
+  const form = sequenceForm({ home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] }, { n_iterations: '1', delay_between_iterations: '0', bag_path: path.basename(bagFolder), topics: topic });
   const started = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
   assert.equal(started.status, 200, await started.text());
   let status: { status: string; returncode?: number } = { status: 'running' };
