@@ -12,6 +12,8 @@ export interface ValidationIssue {
 export type ApiError =
   | { readonly kind: 'validation'; readonly issues: readonly [ValidationIssue, ...ValidationIssue[]] }
   | { readonly kind: 'unauthorized'; readonly detail: string }
+  | { readonly kind: 'forbidden'; readonly detail: string }
+  | { readonly kind: 'unsupported_media_type'; readonly detail: string }
   | { readonly kind: 'not_found'; readonly detail: string }
   | { readonly kind: 'method_not_allowed'; readonly detail: string; readonly allow: readonly string[] }
   | { readonly kind: 'busy'; readonly detail: string }
@@ -26,6 +28,10 @@ export function statusOf(error: ApiError): number {
       return 422;
     case 'unauthorized':
       return 401;
+    case 'forbidden':
+      return 403;
+    case 'unsupported_media_type':
+      return 415;
     case 'not_found':
       return 404;
     case 'method_not_allowed':
@@ -63,7 +69,7 @@ export function errorResponse(error: ApiError): Response {
   const status = statusOf(error);
   switch (error.kind) {
     case 'validation':
-      return json({ detail: error.issues }, status);
+      return json({ detail: boundedIssues(error.issues) }, status);
     case 'unauthorized':
       return json({ detail: error.detail }, status, { 'www-authenticate': 'Bearer' });
     case 'method_not_allowed':
@@ -71,6 +77,24 @@ export function errorResponse(error: ApiError): Response {
     default:
       return json({ detail: error.detail }, status);
   }
+}
+
+/** Most validation issues a 422 body lists; the rest are counted in one last entry. */
+export const MAX_REPORTED_ISSUES = 20;
+/** Longest message of one reported issue (characters). */
+const MAX_ISSUE_MESSAGE = 500;
+
+/**
+ * The first {@link MAX_REPORTED_ISSUES} issues, messages cut to a readable length, and, when there
+ * are more, an entry saying how many: a 422 body stays small whatever the input.
+ */
+export function boundedIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  const shown = issues.slice(0, MAX_REPORTED_ISSUES).map((issue) =>
+    issue.msg.length > MAX_ISSUE_MESSAGE ? { ...issue, msg: `${issue.msg.slice(0, MAX_ISSUE_MESSAGE)}...` } : issue,
+  );
+  const more = issues.length - shown.length;
+  if (more > 0) shown.push({ loc: [], msg: `and ${more} more issue(s) of the same request`, type: 'more_issues' });
+  return shown;
 }
 
 /** A validation error with one issue. */
