@@ -7,16 +7,22 @@
  * `offered_qos_profiles` metadata, messages with log time = publish time = receive time, uncompressed
  * chunks, and a summary with schemas, channels, statistics and chunk indexes.
  *
- * McapWriter must never be called concurrently: every call goes through one promise queue.
+ * Surviving a kill: schemas and channels are in the file from the start, and the open chunk is
+ * written through to the file at least every {@link FLUSH_INTERVAL_MS} ms (and whenever it reaches
+ * 768 KiB), so a process killed mid-recording leaves a file without summary or footer whose
+ * messages, up to the last flush, a stream reader (McapStreamReader, `mcap recover`) reads back.
+ * metadata.yaml (which `ros2 bag` needs to find the file) is written at open with no messages and
+ * replaced at close with the counts.
+ *
+ * The MCAP writer must never be called concurrently: every call goes through one promise queue.
  */
-import { mkdir, open as openFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, open as openFile, readdir, rename, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from '@foxglove/rosmsg';
 import { MessageWriter } from '@foxglove/rosmsg2-serialization';
-import { McapWriter } from '@mcap/core';
-import type { IWritable } from '@mcap/core';
 import { definitionFor, KNOWN_TYPES } from './definitions.ts';
+import { ChunkedMcapWriter, FileWritable } from './mcap-file.ts';
 import { bagMetadataYaml, OFFERED_QOS_PROFILES } from './metadata.ts';
 
 /** A topic to record: its name and its ROS 2 type, e.g. `{name: '/joint_states', type: 'sensor_msgs/msg/JointState'}`. */
@@ -37,30 +43,9 @@ export interface Rosbag2WriterOptions {
 
 /** Chunk size of rosbag2's MCAP writer (mcap-cpp's default, 768 KiB). */
 const CHUNK_SIZE = 768 * 1024;
+/** The open chunk is written to the file at least this often (ms) while messages arrive. */
+export const FLUSH_INTERVAL_MS = 500;
 const MAX_TIME_NS = 2n ** 64n - 1n;
-
-/** Sequential writes to a file handle, tracking the position McapWriter asks for. */
-class FileWritable implements IWritable {
-  readonly #handle: FileHandle;
-  #position = 0n;
-
-  constructor(handle: FileHandle) {
-    this.#handle = handle;
-  }
-
-  async write(buffer: Uint8Array): Promise<void> {
-    let offset = 0;
-    while (offset < buffer.byteLength) {
-      const { bytesWritten } = await this.#handle.write(buffer, offset, buffer.byteLength - offset);
-      offset += bytesWritten;
-    }
-    this.#position += BigInt(buffer.byteLength);
-  }
-
-  position(): bigint {
-    return this.#position;
-  }
-}
 
 interface TopicState {
   readonly topic: BagTopic;
@@ -104,15 +89,18 @@ function definitionsFor(topics: readonly BagTopic[]): Map<string, { definition: 
 /**
  * A rosbag2 bag being recorded into MCAP storage. Create with {@link Rosbag2Writer.open}, add messages
  * with {@link Rosbag2Writer.write}, and always finish with {@link Rosbag2Writer.close} (in `finally`):
- * without it the MCAP file has no summary and the folder no metadata.yaml.
+ * without it the MCAP file has no summary (only a stream reader reads it, up to the last flush) and
+ * metadata.yaml counts no messages.
  */
 export class Rosbag2Writer {
   readonly #folder: string;
   readonly #fileName: string;
   readonly #handle: FileHandle;
-  readonly #mcap: McapWriter;
+  readonly #mcap: ChunkedMcapWriter;
   readonly #topics: ReadonlyMap<string, TopicState>;
-  /** Tail of the queue every McapWriter call runs on; never rejects. */
+  /** Writes the open chunk through every FLUSH_INTERVAL_MS; cleared at close. */
+  readonly #flushTimer: NodeJS.Timeout;
+  /** Tail of the queue every MCAP writer call runs on; never rejects. */
   #queue: Promise<void> = Promise.resolve();
   #closing: Promise<void> | undefined;
   /** Set when an MCAP write failed: the file may be inconsistent, so later writes are refused. */
@@ -121,18 +109,21 @@ export class Rosbag2Writer {
   #startNs = 0n;
   #endNs = 0n;
 
-  private constructor(folder: string, fileName: string, handle: FileHandle, mcap: McapWriter, topics: ReadonlyMap<string, TopicState>) {
+  private constructor(folder: string, fileName: string, handle: FileHandle, mcap: ChunkedMcapWriter, topics: ReadonlyMap<string, TopicState>) {
     this.#folder = folder;
     this.#fileName = fileName;
     this.#handle = handle;
     this.#mcap = mcap;
     this.#topics = topics;
+    this.#flushTimer = setInterval(() => this.#flushSoon(), FLUSH_INTERVAL_MS);
+    this.#flushTimer.unref();
   }
 
   /**
-   * Creates `folder` (it must not exist, or be empty) with `<basename(folder)>_0.mcap` in it, and
-   * registers a `ros2msg` schema per type and a `cdr` channel per topic. Throws on an unknown type
-   * (the message lists the known ones), a duplicate topic, or a non-empty folder.
+   * Creates `folder` (it must not exist, or be empty) with `<basename(folder)>_0.mcap` in it, writes
+   * a `ros2msg` schema per type and a `cdr` channel per topic to it, and a metadata.yaml with no
+   * messages yet. Throws on an unknown type (the message lists the known ones), a duplicate topic,
+   * or a non-empty folder.
    */
   static async open(folder: string, topics: readonly BagTopic[], options: Rosbag2WriterOptions = {}): Promise<Rosbag2Writer> {
     if (options.compression !== undefined && options.compression !== 'none') {
@@ -145,7 +136,7 @@ export class Rosbag2Writer {
     const fileName = `${path.basename(path.resolve(folder))}_0.mcap`;
     const handle = await openFile(path.join(folder, fileName), 'wx');
     try {
-      const mcap = new McapWriter({ writable: new FileWritable(handle), chunkSize: CHUNK_SIZE });
+      const mcap = new ChunkedMcapWriter(new FileWritable(handle), CHUNK_SIZE);
       await mcap.start({ profile: 'ros2', library: 'armgate rosbag2 writer (@mcap/core)' });
       const schemaIds = new Map<string, number>();
       for (const [type, { definition }] of types) {
@@ -165,7 +156,9 @@ export class Rosbag2Writer {
         });
         states.set(topic.name, { topic, channelId, serializer, messageCount: 0 });
       }
-      return new Rosbag2Writer(folder, fileName, handle, mcap, states);
+      const bag = new Rosbag2Writer(folder, fileName, handle, mcap, states);
+      await bag.#writeMetadata();
+      return bag;
     } catch (error) {
       await handle.close();
       throw error;
@@ -245,8 +238,21 @@ export class Rosbag2Writer {
    * ends the file and closes the handle, rejecting if ending fails.
    */
   close(): Promise<void> {
+    clearInterval(this.#flushTimer);
     this.#closing ??= this.#enqueue(() => this.#finish());
     return this.#closing;
+  }
+
+  /** Queues a write of the open chunk, when it holds messages; a failure refuses later writes. */
+  #flushSoon(): void {
+    if (this.#closing !== undefined || this.#failure !== undefined || this.#mcap.pendingMessages === 0) return;
+    void this.#enqueue(async () => {
+      try {
+        if (this.#failure === undefined) await this.#mcap.flush();
+      } catch (error) {
+        this.#failure = error;
+      }
+    });
   }
 
   async #finish(): Promise<void> {
@@ -255,6 +261,11 @@ export class Rosbag2Writer {
     } finally {
       await this.#handle.close();
     }
+    await this.#writeMetadata();
+  }
+
+  /** Writes metadata.yaml with the counts so far, replacing any earlier one whole (a new file renamed over it). */
+  async #writeMetadata(): Promise<void> {
     const yaml = bagMetadataYaml({
       fileName: this.#fileName,
       startNs: this.#startNs,
@@ -262,7 +273,9 @@ export class Rosbag2Writer {
       messageCount: this.#messageCount,
       topics: [...this.#topics.values()].map(({ topic, messageCount }) => ({ name: topic.name, type: topic.type, messageCount })),
     });
-    await writeFile(path.join(this.#folder, 'metadata.yaml'), yaml, { flag: 'wx' });
+    const partial = path.join(this.#folder, '.metadata.yaml.partial');
+    await writeFile(partial, yaml);
+    await rename(partial, path.join(this.#folder, 'metadata.yaml'));
   }
 
   /** Runs `task` after every task queued before it; the queue itself never rejects. */
