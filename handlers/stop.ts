@@ -22,9 +22,10 @@ export const route = {
   operationId: 'stop',
   summary: 'Stop API commands and the planner',
   description:
-    'In order: (1) ends the sequence runner (SIGTERM, SIGKILL after 3 s), (2) publishes a hold point at the current position to the trajectory controller ' +
-    "(an empty trajectory when no joint state is available), (3) calls the planner's stop service. Always 200. A move request waiting on a stopped motion " +
-    "answers success false 'stopped'. Software stop only: it does not replace the robot's emergency stop.",
+    'In order: (1) takes the arm from whatever holds it (a move, a trajectory request, a sequence), (2) publishes a hold point at the current position to the ' +
+    "trajectory controller (an empty trajectory when no joint state is available), (3) calls the planner's stop service, (4) ends every sequence runner still " +
+    "alive (stop message, SIGTERM, SIGKILL after 3 s) and answers once they have exited. Always 200. A move request waiting on a stopped motion answers " +
+    "success false 'stopped'. Software stop only: it does not replace the robot's emergency stop.",
   tags: ['stop'],
   responses: { 200: { description: 'What was stopped.', schema: StopResultSchema } },
 } as const satisfies RouteSpec;
@@ -32,8 +33,9 @@ export const route = {
 /** POST /stop */
 export async function handler(_request: Request): Promise<Response> {
   const context = ros();
-  const { sequences, trajectoryLog } = services();
-  const sequenceStopped = await sequences.stop();
+  const { arbiter, sequences, trajectoryLog } = services();
+  // First, synchronously: whatever holds the arm loses it (its goal is cancelled, a runner's goals refused).
+  const revoked = arbiter.revoke('stopped');
   const latest = context.latestJointState();
   const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;
   const names = [...context.endpoints.joint_names];
@@ -47,6 +49,9 @@ export async function handler(_request: Request): Promise<Response> {
   trajectoryLog.push(`stop: ${positions ? 'hold point at the current position' : 'empty trajectory (no current joint state)'} ${published.ok ? 'published' : `not published: ${published.error.message}`}`);
   const planner = await context.callStop();
   const plannerStopped = planner.ok && planner.value.success;
+  // Then every runner still alive is ended (the arm is already held; this waits for their exit).
+  const sequenceStopped = await sequences.stop();
+  if (revoked) trajectoryLog.push(`stop: revoked the arm from ${revoked.detail}`);
   const parts = [
     sequenceStopped ? 'sequence runner stopped' : 'no sequence was running',
     published.ok ? (positions ? 'hold point published' : 'empty trajectory published (no joint state)') : 'hold not published',

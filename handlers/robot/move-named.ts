@@ -42,5 +42,5 @@ export async function handler(request: Request): Promise<Response> {
     return errorResponse(invalid(['body', 'name'], `unknown named position '${body.value.name}'; known: ${known.join(', ')}`));
   }
   const { name, speed, accel_scale } = body.value;
-  return runMotion(`moving to '${name}'`, () => context.moveToNamed({ name, speed, accel_scale }));
+  return runMotion(`moving to '${name}'`, (signal) => context.moveToNamed({ name, speed, accel_scale }, { signal }));
 }

@@ -68,7 +68,7 @@ export async function handler(request: Request): Promise<Response> {
     return errorResponse(invalid(['body', goal.circ_center ? 'circ_center' : 'circ_interim'], `applies to planner circ only (planner is ${goal.planner})`));
   }
   const { circ_center, circ_interim, ...rest } = goal;
-  return runMotion(`moving the TCP (${goal.planner})`, () =>
-    context.moveToPose({ ...rest, ...(circ_center ? { circ_center } : {}), ...(circ_interim ? { circ_interim } : {}) }),
+  return runMotion(`moving the TCP (${goal.planner})`, (signal) =>
+    context.moveToPose({ ...rest, ...(circ_center ? { circ_center } : {}), ...(circ_interim ? { circ_interim } : {}) }, { signal }),
   );
 }

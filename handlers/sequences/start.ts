@@ -81,7 +81,7 @@ export async function handler(request: Request): Promise<Response> {
   const config = v.safeParse(sequenceConfigSchema(context.limits), doc);
   if (!config.success) return errorResponse(fromValibot(['body', 'config'], config.issues));
   const f = fields.output;
-  const { sequences, guard, bagRoot } = services();
+  const { sequences, arbiter, bagRoot } = services();
   let bagPath: string | undefined;
   if (f.bag_path !== '') {
     const confined = await confineRequest(bagRoot, f.bag_path);
@@ -92,9 +92,11 @@ export async function handler(request: Request): Promise<Response> {
   const offered = context.topics().map((t) => t.name);
   const unknown = topics.filter((t) => !offered.includes(t));
   if (unknown.length > 0) return errorResponse(invalid(['body', 'topics'], `unknown topic(s) ${unknown.join(', ')}; this stack offers ${offered.join(', ')}`));
-  const busy = guard.activity();
-  if (busy) return errorResponse({ kind: 'busy', detail: busy.kind === 'sequence' ? `a sequence is already running: ${busy.detail}; POST /stop ends it` : `the arm is busy (${busy.detail}); wait until it finishes or POST /stop` });
-  const started = await sequences.start(config.output, { iterations: f.n_iterations, delayS: f.delay_between_iterations, bagPath, topics, jointsAction: f.joints_action, poseAction: f.pose_action });
+  // Taken synchronously: of simultaneous starts exactly one gets the arm; the runner keeps it until it exits.
+  const lease = arbiter.acquire('sequence', 'a motion sequence is starting');
+  if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
+  const run = { iterations: f.n_iterations, delayS: f.delay_between_iterations, bagPath, topics, jointsAction: f.joints_action, poseAction: f.pose_action };
+  const started = await sequences.start(config.output, run, lease.value);
   if (!started.ok) return errorResponse({ kind: 'busy', detail: started.error });
   return json({ status: 'started', pid: started.value });
 }

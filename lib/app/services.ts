@@ -1,13 +1,13 @@
 import type { LogRing } from '../logs/ring.ts';
-import type { MotionGuard } from '../motion/guard.ts';
+import type { MotionArbiter } from '../motion/arbiter.ts';
 import type { SequenceSupervisor } from '../sequences/supervisor.ts';
 
 /**
- * The API-side state shared by handlers (besides the ROS context): the one-command guard, the
+ * The API-side state shared by handlers (besides the ROS context): the motion arbiter (the one owner of the arm), the
  * trajectory module's log and the sequence supervisor. Set once by start-up, like the context; nothing is created at import.
  */
 export interface Services {
-  readonly guard: MotionGuard;
+  readonly arbiter: MotionArbiter;
   readonly trajectoryLog: LogRing;
   readonly sequences: SequenceSupervisor;
   /** `sequences.bag_root`: every bag_path is confined under it. */

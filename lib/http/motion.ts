@@ -23,17 +23,18 @@ export const MOTION_RESPONSES = {
 } as const;
 
 /**
- * Runs a motion under the one-command rule: 409 at once when the arm is busy, otherwise the
- * call's result as 200 `{success, message}` (503 when the interface did not answer).
+ * Runs a motion under the arbiter: 409 at once when the arm is busy, otherwise the call's result
+ * as 200 `{success, message}` (503 when the interface did not answer). The call gets the lease's
+ * signal: POST /stop revokes the lease, which cancels the goal.
  */
-export async function runMotion(what: string, call: () => Promise<Result<MotionResultMsg, InterfaceUnavailable>>): Promise<Response> {
-  const lease = services().guard.begin(what);
+export async function runMotion(what: string, call: (signal: AbortSignal) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>): Promise<Response> {
+  const lease = services().arbiter.acquire('move', what);
   if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
   try {
-    const result = await call();
+    const result = await call(lease.value.signal);
     if (!result.ok) return errorResponse(unavailable(result.error));
     return json({ success: result.value.success, message: result.value.message });
   } finally {
-    lease.value();
+    lease.value.release();
   }
 }

@@ -100,7 +100,7 @@ export function arcPath(p0: readonly number[], q0: Quaternion, p1: readonly numb
 
 /** Why a Cartesian motion cannot be executed, and where along the path (0..1 and the TCP point). */
 export interface CartesianFailure {
-  readonly reason: 'unreachable' | 'singularity' | 'joint_velocity' | 'joint_acceleration';
+  readonly reason: 'unreachable' | 'singularity' | 'joint_velocity' | 'joint_acceleration' | 'too_long';
   readonly message: string;
   readonly atS: number;
 }
@@ -109,6 +109,8 @@ export interface CartesianOptions {
   readonly nowMs: () => number;
   /** Smallest singular value of the Jacobian tolerated along the path; default 0.01. */
   readonly minSingularValue?: number;
+  /** Longest motion planned (s): a longer one fails before anything is sampled. Default: no bound. */
+  readonly maxDurationS?: number;
 }
 
 const fmt = (p: readonly number[]) => `(${p.map((v) => v.toFixed(3)).join(', ')})`;
@@ -143,6 +145,10 @@ export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: Car
     return ok({ jointNames: limits.jointNames, points: [{ positions: [...startRad], velocities: new Array(n).fill(0), timeFromStartS: 0 }] });
   }
   const profile = trapezoid(1, vS, aS, dS);
+  if (options.maxDurationS !== undefined && profile.duration > options.maxDurationS) {
+    const message = `the motion would take ${profile.duration.toPrecision(3)} s, longer than the motion timeout (${options.maxDurationS} s); raise the speed`;
+    return err({ reason: 'too_long', atS: 0, message });
+  }
   const times = profileSampleTimes(profile, PLAN_DT_S);
   const ws = createIkWorkspace(chain);
   const svdWork = new Float64Array(72);

@@ -20,9 +20,12 @@ export function trapezoid(distance: number, vMax: number, aMax: number, dMax: nu
   if (distance <= 0) return { distance: 0, vPeak: 0, accel: aMax, decel: dMax, tAcc: 0, tCruise: 0, tDec: 0, duration: 0 };
   // Distance needed to reach vMax and stop again.
   const dFull = (vMax * vMax) / (2 * aMax) + (vMax * vMax) / (2 * dMax);
-  const vPeak = dFull <= distance ? vMax : Math.sqrt((2 * distance * aMax * dMax) / (aMax + dMax));
-  const tAcc = vPeak / aMax;
-  const tDec = vPeak / dMax;
+  const full = dFull <= distance;
+  const vPeak = full ? vMax : Math.sqrt((2 * distance * aMax * dMax) / (aMax + dMax));
+  // Phase times straight from the bounds, so that tiny accelerations (vPeak underflowing to 0) give
+  // long phases (or Infinity), never 0 s.
+  const tAcc = full ? vMax / aMax : Math.sqrt((2 * distance * dMax) / (aMax * (aMax + dMax)));
+  const tDec = full ? vMax / dMax : Math.sqrt((2 * distance * aMax) / (dMax * (aMax + dMax)));
   const tCruise = dFull <= distance ? (distance - dFull) / vMax : 0;
   return { distance, vPeak, accel: aMax, decel: dMax, tAcc, tCruise, tDec, duration: tAcc + tCruise + tDec };
 }

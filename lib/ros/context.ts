@@ -1,4 +1,4 @@
-import type { ArmActivity } from '../motion/guard.ts';
+import type { ArmActivity } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { Result } from '../result.ts';

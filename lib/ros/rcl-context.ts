@@ -1,5 +1,5 @@
 import { DefinitionSource } from '../bag/installed.ts';
-import type { ArmActivity } from '../motion/guard.ts';
+import type { ArmActivity } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogRing } from '../logs/ring.ts';
-import type { ArmActivity } from '../motion/guard.ts';
+import type { Lease } from '../motion/arbiter.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -51,6 +51,8 @@ interface Run {
   done: Promise<void>;
   readonly goals: Set<AbortController>;
   readonly unsubscribe: (() => void)[];
+  /** The run's hold on the arm: its goals are served only while it is not revoked. */
+  readonly lease: Lease;
 }
 
 const RUNNER = fileURLToPath(new URL('./runner.ts', import.meta.url));
@@ -68,15 +70,20 @@ export interface SupervisorOptions {
 }
 
 /**
- * Starts and watches the sequence runner process: one at a time, in its own process group, its
- * output line by line into a ring. On the simulator its motion goals are served from the context
- * and its topic subscriptions fed from the context (over IPC); on ROS 2 it has its own node.
- * Stop: a stop message and SIGTERM to the group, SIGKILL after 3 s.
+ * Starts and watches sequence runner processes, each in its own process group, their output line
+ * by line into a ring. A run holds a lease of the motion arbiter from before it starts until its
+ * process has exited, so only one runs at a time; every runner still alive is tracked, and stop
+ * ends them all. On the simulator a runner's motion goals are served from the context (only while
+ * its lease holds) and its topic subscriptions fed from the context (over IPC); on ROS 2 it has
+ * its own node. Stop: a stop message and SIGTERM to the group, SIGKILL after 3 s.
  */
 export class SequenceSupervisor {
   readonly logs = new LogRing(SEQUENCE_LOG_LINES);
   private readonly context: RobotContext;
   private readonly options: SupervisorOptions;
+  /** Every runner started that has not yet exited. */
+  private readonly live = new Set<Run>();
+  /** The latest run, for the status. */
   private run: Run | undefined;
   private last: SequenceStatus = { status: 'idle' };
 
@@ -85,9 +92,9 @@ export class SequenceSupervisor {
     this.options = options;
   }
 
-  /** The runner holds the arm while it runs. */
-  activity(): ArmActivity | undefined {
-    return this.run ? { kind: 'sequence', detail: `a motion sequence is running (pid ${this.run.pid})` } : undefined;
+  /** Process ids of the runners still alive. */
+  livePids(): number[] {
+    return [...this.live].map((run) => run.pid);
   }
 
   status(): SequenceStatus {
@@ -96,9 +103,12 @@ export class SequenceSupervisor {
     return { status: 'running', pid: run.pid, iteration: run.iteration, n_iterations: run.iterations, point: run.point, started_at: run.startedAt, ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
   }
 
-  /** Starts a runner; busy when one runs. The configuration goes to a private temporary folder, removed after the run. */
-  async start(config: SequenceConfig, options: RunOptions): Promise<Result<number, string>> {
-    if (this.run) return err(`a sequence is already running (pid ${this.run.pid}); POST /stop ends it`);
+  /**
+   * Starts a runner under `lease` (taken from the arbiter by the caller, synchronously), which it
+   * keeps until the process has exited. The configuration goes to a private temporary folder,
+   * removed after the run. A lease revoked while the runner was being prepared starts nothing.
+   */
+  async start(config: SequenceConfig, options: RunOptions, lease: Lease): Promise<Result<number, string>> {
     const dir = await mkdtemp(path.join(tmpdir(), 'armgate-sequence-'));
     const configFile = path.join(dir, 'config.json');
     await writeFile(configFile, JSON.stringify(config), { mode: 0o600 });
@@ -112,6 +122,11 @@ export class SequenceSupervisor {
       await writeFile(rosFile, JSON.stringify(settings), { mode: 0o600 });
       args.push('--ros', rosFile);
     }
+    if (lease.signal.aborted) {
+      await rm(dir, { recursive: true, force: true });
+      lease.release();
+      return err(`the sequence was not started: ${String(lease.signal.reason)} while it was being prepared`);
+    }
     const env = { ...process.env, ...this.options.env };
     delete env.ARMGATE_TOKEN;
     const child = fork(RUNNER, args, {
@@ -122,12 +137,17 @@ export class SequenceSupervisor {
     });
     const pid = child.pid;
     if (pid === undefined) {
+      lease.release();
       await rm(dir, { recursive: true, force: true });
       return err('the runner process could not be started');
     }
+    lease.describe(`a motion sequence is running (pid ${pid})`);
     const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143))));
-    const run: Run = { child, pid, dir, startedAt: new Date().toISOString(), bagPath: options.bagPath, iterations: options.iterations, iteration: 0, point: 'starting', exited, done: Promise.resolve(), goals: new Set(), unsubscribe: [] };
+    const run: Run = { child, pid, dir, startedAt: new Date().toISOString(), bagPath: options.bagPath, iterations: options.iterations, iteration: 0, point: 'starting', exited, done: Promise.resolve(), goals: new Set(), unsubscribe: [], lease };
     this.run = run;
+    this.live.add(run);
+    // A revoked lease (POST /stop, shutdown) cancels the goals the runner has in flight at once.
+    lease.signal.addEventListener('abort', () => this.cancelGoals(run, String(lease.signal.reason)), { once: true });
     this.pipeLines(child.stdout, '');
     this.pipeLines(child.stderr, 'stderr: ');
     child.on('message', (message: RunnerToServer) => this.onMessage(run, message));
@@ -137,9 +157,14 @@ export class SequenceSupervisor {
       if (!(await reapGroup(pid, GROUP_REAP_MS))) this.logs.push(`runner ${pid} exited, but a process of its group still ran ${GROUP_REAP_MS / 1000} s after SIGKILL`);
       for (const stop of run.unsubscribe) stop();
       for (const goal of run.goals) goal.abort('the sequence runner ended');
-      this.logs.push(`runner exited with code ${code}`);
-      this.last = { status: 'finished', returncode: code, pid, started_at: run.startedAt, finished_at: new Date().toISOString(), ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
-      if (this.run === run) this.run = undefined;
+      this.logs.push(`runner ${pid} exited with code ${code}`);
+      const finished: SequenceStatus = { status: 'finished', returncode: code, pid, started_at: run.startedAt, finished_at: new Date().toISOString(), ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
+      if (this.run === run) {
+        this.last = finished;
+        this.run = undefined;
+      }
+      this.live.delete(run);
+      lease.release();
       await rm(run.dir, { recursive: true, force: true });
     });
     return ok(pid);
@@ -183,8 +208,15 @@ export class SequenceSupervisor {
     }
   }
 
-  /** Serves a goal on the action the runner named, if the context serves it. */
+  private cancelGoals(run: Run, reason: string): void {
+    for (const goal of run.goals) goal.abort(reason);
+  }
+
+  /** Serves a goal on the action the runner named, if the context serves it and the run still holds the arm. */
   private async serveGoal(run: Run, message: Extract<RunnerToServer, { type: 'goal' }>): Promise<ServerToRunner> {
+    if (run.lease.signal.aborted) {
+      return { type: 'result', id: message.id, result: { success: false, message: `the sequence no longer holds the arm: ${String(run.lease.signal.reason)}` } };
+    }
     const { move_to_joints, move_to_pose } = this.context.endpoints.interfaces;
     const served = message.kind === 'joints' ? move_to_joints.name : move_to_pose.name;
     const normalize = (name: string) => name.replace(/^\//, '');
@@ -203,12 +235,16 @@ export class SequenceSupervisor {
   }
 
   /**
-   * Stops the running runner: its goals are cancelled, SIGTERM goes to its process group (it
-   * closes its bag), SIGKILL after 3 s. Resolves true when a runner was running.
+   * Stops every runner still alive: their goals are cancelled, SIGTERM goes to each process group
+   * (the runner closes its bag), SIGKILL after 3 s. Resolves true when a runner was running.
    */
   async stop(): Promise<boolean> {
-    const run = this.run;
-    if (!run) return false;
+    const runs = [...this.live];
+    await Promise.all(runs.map((run) => this.stopRun(run)));
+    return runs.length > 0;
+  }
+
+  private async stopRun(run: Run): Promise<void> {
     if (run.child.connected) run.child.send({ type: 'stop' } satisfies ServerToRunner, (error) => error && undefined);
     signalGroup(run.pid, 'SIGTERM');
     for (const goal of run.goals) goal.abort('stopped');
@@ -218,6 +254,5 @@ export class SequenceSupervisor {
       signalGroup(run.pid, 'SIGKILL');
     }
     await run.done;
-    return true;
   }
 }

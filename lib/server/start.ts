@@ -8,10 +8,17 @@ import { createMcpEndpoint } from '../mcp/server.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
-import { MotionGuard } from '../motion/guard.ts';
+import { MotionArbiter } from '../motion/arbiter.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
+
+/** What a motion cancelled by shutdown answers. */
+export const SHUTDOWN_REASON = 'the service is shutting down';
+/** How long requests in flight get to be answered when the server closes. */
+const IN_FLIGHT_GRACE_MS = 2000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** Lines kept by the trajectory module's log (GET /trajectory/logs). */
 export const TRAJECTORY_LOG_LINES = 300;
@@ -61,13 +68,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw e;
   }
   setContext(context);
-  const guard = new MotionGuard();
+  const arbiter = new MotionArbiter();
   const sequences = new SequenceSupervisor(context, { backend: config.robot.backend, ...(options.runnerEnv ? { env: options.runnerEnv } : {}) });
-  guard.addSource(() => sequences.activity());
-  guard.addSource(() => context.armActivity());
+  arbiter.addSource(() => context.armActivity());
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
-  setServices({ guard, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
+  setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
     unsubscribe();
@@ -113,10 +119,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     server,
     close() {
       closing ??= (async () => {
+        // A move in flight is cancelled (its answer: success false, "the service is shutting down")
+        // and every runner ended; requests in flight are answered before the connections close.
+        arbiter.revoke(SHUTDOWN_REASON);
+        await context.callStop();
         await sequences.stop();
         await mcp.close();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await Promise.race([closed, delay(IN_FLIGHT_GRACE_MS)]);
         server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await closed;
         await release();
       })();
       return closing;

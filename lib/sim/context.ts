@@ -2,7 +2,7 @@ import { chainFromUrdf, withToolOffset } from '../kinematics/chain.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
-import type { ArmActivity } from '../motion/guard.ts';
+import type { ArmActivity } from '../motion/arbiter.ts';
 import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext, TopicInfo } from '../ros/context.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import {
@@ -89,6 +89,7 @@ export class SimContext implements RobotContext {
     this.motion = new SimMotionServer(withToolOffset(chain.value, this.toolPos, this.toolRot), config.limits, this.controller, this.driver, this.states, model, {
       planningFrame: config.endpoints.planning_frame,
       planningTimeS: config.sim.planning_time_s,
+      motionTimeoutS: config.endpoints.timeouts.motion_s,
     });
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);

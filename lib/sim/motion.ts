@@ -3,7 +3,7 @@ import { createIkWorkspace, solveIk } from '../kinematics/ik.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import { arcPath, type CircAux, linePath, planCartesianSteps, tcpPose } from '../planning/cartesian.ts';
 import type { MotionScales } from '../planning/limits.ts';
-import { planPtp } from '../planning/ptp.ts';
+import { planPtp, ptpDurationS } from '../planning/ptp.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
@@ -29,6 +29,8 @@ export interface SimPlanningOptions {
   readonly planningFrame: string;
   /** Budget of a sampling or optimizing planner (s). */
   readonly planningTimeS: number;
+  /** The motion timeout (s): a motion planned to take longer fails before it is sampled. */
+  readonly motionTimeoutS: number;
 }
 
 /** Feedback and cancellation of one goal, as an action client would give them. */
@@ -42,8 +44,14 @@ export interface GoalHandlers {
 export const GOAL_TOLERANCE_RAD = 1e-3;
 /** Time budget for the IK of a PTP pose target. */
 const IK_BUDGET_MS = 50;
+/** Longest stretch of planning work between two returns to the event loop (ms). */
+const SLICE_MS = 8;
+
+const now = () => performance.now();
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const fail = (message: string): MotionResultMsg => ({ success: false, message });
+const seconds = (s: number) => (Number.isFinite(s) ? s.toPrecision(3) : 'more than 1e308');
 const fmt = (v: readonly number[]) => `(${v.map((x) => x.toFixed(3)).join(', ')})`;
 
 interface Waiting {
@@ -89,9 +97,22 @@ export class SimMotionServer {
     handlers.onFeedback?.('planning');
     const bad = this.outsideLimits(goal.joints);
     if (bad) return fail(bad);
-    const checked = this.collisionFree('ptp', planPtp(this.currentQ(), goal.joints, this.limits, { speed: goal.speed, accelScale: 0 }));
+    const planned = this.ptp(this.currentQ(), goal.joints, { speed: goal.speed, accelScale: 0 });
+    if (!planned.ok) return fail(planned.error);
+    const checked = await this.collisionFree('ptp', planned.value);
     if (!checked.ok) return fail(checked.error);
     return this.execute(checked.value, goal.joints, handlers);
+  }
+
+  /** A PTP trajectory, or why not: one longer than the motion timeout fails before it is sampled. */
+  private ptp(start: readonly number[], target: readonly number[], scales: MotionScales): Result<JointTrajectory, string> {
+    const durationS = ptpDurationS(start, target, this.limits, scales);
+    const timeoutS = this.options.motionTimeoutS;
+    if (!(durationS <= timeoutS)) {
+      const accel = scales.accelScale > 0 ? `, accel_scale ${scales.accelScale}` : '';
+      return err(`the motion would take ${seconds(durationS)} s at speed ${scales.speed}${accel}, longer than the motion timeout (${timeoutS} s); raise the speed or accel_scale`);
+    }
+    return ok(planPtp(start, target, this.limits, scales));
   }
 
   async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
@@ -101,7 +122,9 @@ export class SimMotionServer {
     const target = [...state.jointsRad];
     const bad = this.outsideLimits(target);
     if (bad) return fail(`named position '${request.name}': ${bad}`);
-    const checked = this.collisionFree('ptp', planPtp(this.currentQ(), target, this.limits, { speed: request.speed, accelScale: request.accel_scale }));
+    const planned = this.ptp(this.currentQ(), target, { speed: request.speed, accelScale: request.accel_scale });
+    if (!planned.ok) return fail(planned.error);
+    const checked = await this.collisionFree('ptp', planned.value);
     if (!checked.ok) return fail(checked.error);
     return this.execute(checked.value, target, handlers);
   }
@@ -120,18 +143,27 @@ export class SimMotionServer {
     if (goal.frame_id !== '' && goal.frame_id !== frame) return err(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
     const planned = await this.planPose(goal);
     if (!planned.ok) return planned;
+    const durationS = trajectoryDuration(planned.value);
+    if (durationS > this.options.motionTimeoutS) {
+      return err(`the motion would take ${seconds(durationS)} s, longer than the motion timeout (${this.options.motionTimeoutS} s); raise the speed`);
+    }
     return this.collisionFree(goal.planner.toLowerCase(), planned.value);
   }
 
-  /** The trajectory when every sample (and the goal) is free of collisions, or where it collides. */
-  private collisionFree(planner: string, trajectory: JointTrajectory): Result<JointTrajectory, string> {
+  /** The trajectory when every sample (and the goal) is free of collisions, or where it collides; checked in slices. */
+  private async collisionFree(planner: string, trajectory: JointTrajectory): Promise<Result<JointTrajectory, string>> {
     const goal = trajectory.points.at(-1)?.positions ?? [];
     const atGoal = this.collisions.collisionAt(goal);
     if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
     const duration = trajectoryDuration(trajectory);
     const sample = createSample(this.limits.jointNames.length);
     const steps = Math.max(1, Math.ceil(duration / 0.01));
+    let sliceEnd = now() + SLICE_MS;
     for (let k = 0; k <= steps; k++) {
+      if (now() >= sliceEnd) {
+        await yieldToLoop();
+        sliceEnd = now() + SLICE_MS;
+      }
       sampleTrajectory(trajectory, (duration * k) / steps, sample);
       const contact = this.collisions.collisionAt(sample.q);
       if (contact) {
@@ -147,10 +179,19 @@ export class SimMotionServer {
     return { minRad: this.limits.minRad, maxRad: this.limits.maxRad, isValid: (q) => this.collisions.collisionAt(q) === undefined, random: Math.random };
   }
 
-  private goalConfiguration(position: number[], rotation: Float64Array, goal: MoveToPoseGoal): Result<number[], string> {
-    const ik = solveIk(this.chain, this.limits.minRad, this.limits.maxRad, position, rotation, this.currentQ(), { deadlineMs: performance.now() + IK_BUDGET_MS, nowMs: () => performance.now(), random: Math.random }, createIkWorkspace(this.chain));
-    if (ik.status !== 'converged') return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
-    return ok(Array.from(ik.qRad));
+  /** IK of a pose target from the current joints, in slices of at most {@link SLICE_MS} within {@link IK_BUDGET_MS}. */
+  private async goalConfiguration(position: number[], rotation: Float64Array, goal: MoveToPoseGoal): Promise<Result<number[], string>> {
+    const ws = createIkWorkspace(this.chain);
+    const seed = this.currentQ();
+    const end = now() + IK_BUDGET_MS;
+    for (;;) {
+      const deadlineMs = Math.min(end, now() + SLICE_MS);
+      const ik = solveIk(this.chain, this.limits.minRad, this.limits.maxRad, position, rotation, seed, { deadlineMs, nowMs: now, random: Math.random }, ws);
+      if (ik.status === 'converged') return ok(Array.from(ik.qRad));
+      if (now() >= end) break;
+      await yieldToLoop();
+    }
+    return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
   }
 
   private async planPose(goal: MoveToPoseGoal): Promise<Result<JointTrajectory, string>> {
@@ -160,9 +201,9 @@ export class SimMotionServer {
     const start = this.currentQ();
     const planner = goal.planner.toLowerCase();
     if (planner === 'ptp' || planner === 'ompl' || planner === 'chomp') {
-      const target = this.goalConfiguration(position, rotation, goal);
+      const target = await this.goalConfiguration(position, rotation, goal);
       if (!target.ok) return target;
-      if (planner === 'ptp') return ok(planPtp(start, target.value, this.limits, scales));
+      if (planner === 'ptp') return this.ptp(start, target.value, scales);
       const atGoal = this.collisions.collisionAt(target.value);
       if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
       return planner === 'ompl' ? this.planOmpl(start, target.value, scales) : this.planChomp(start, target.value, scales);
@@ -178,7 +219,8 @@ export class SimMotionServer {
         if (!arc.ok) return err(`circ: ${arc.error}`);
         path = arc.value;
       }
-      const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, { nowMs: () => performance.now() }), () => performance.now());
+      const options = { nowMs: now, maxDurationS: this.options.motionTimeoutS };
+      const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, options), now);
       return planned.ok ? planned : err(`${planner}: ${planned.error.message}`);
     }
     return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);

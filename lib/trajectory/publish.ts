@@ -49,8 +49,8 @@ export function firstNonIncreasingTime(points: readonly ApiTrajectoryPoint[]): n
  * joint trajectory controller does.
  */
 export async function publishPoints(points: readonly ApiTrajectoryPoint[], source: string, extra: Record<string, string> = {}): Promise<Response> {
-  const { guard, trajectoryLog } = services();
-  const lease = guard.begin('sending a trajectory', ['trajectory']);
+  const { arbiter, trajectoryLog } = services();
+  const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory']);
   if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
   try {
     const context = ros();
@@ -74,6 +74,6 @@ export async function publishPoints(points: readonly ApiTrajectoryPoint[], sourc
         : {};
     return json({ status: 'sent', points: points.length, ...extra, times_increasing: nonIncreasing < 0, ...warning });
   } finally {
-    lease.value();
+    lease.value.release();
   }
 }

@@ -8,6 +8,7 @@ import { MessageReader } from '@foxglove/rosmsg2-serialization';
 import { McapStreamReader } from '@mcap/core';
 import { parse as parseYaml } from 'yaml';
 import { assertNear, call, checkSequenceWithBag, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
+import { MotionArbiter } from '../../lib/motion/arbiter.ts';
 import { SequenceSupervisor } from '../../lib/sequences/supervisor.ts';
 import { FIXTURE_AMENT_PREFIX, type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 
@@ -201,7 +202,10 @@ describe('sequence runner on robot.backend ros2 without a usable rclnodejs', () 
     try {
       // The runner's environment without a sourced ROS 2 (and so without the stand-in).
       const supervisor = new SequenceSupervisor(t.context, { backend: 'ros2', env: { ROS_DISTRO: '', AMENT_PREFIX_PATH: '', NODE_OPTIONS: '' } });
-      const started = await supervisor.start({ home: { joints: [...WORK], speed: 0.5 }, waypoints: [] }, { iterations: 1, delayS: 0, bagPath: undefined, topics: [], jointsAction: 'cobot/move_to_joints', poseAction: 'cobot/move_to_pose' });
+      const lease = new MotionArbiter().acquire('sequence', 'the test sequence');
+      assert.ok(lease.ok);
+      const run = { iterations: 1, delayS: 0, bagPath: undefined, topics: [], jointsAction: 'cobot/move_to_joints', poseAction: 'cobot/move_to_pose' };
+      const started = await supervisor.start({ home: { joints: [...WORK], speed: 0.5 }, waypoints: [] }, run, lease.value);
       assert.ok(started.ok);
       for (let i = 0; i < 400 && supervisor.status().status !== 'finished'; i++) await sleep(25);
       const status = supervisor.status();

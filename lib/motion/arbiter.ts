@@ -1,0 +1,94 @@
+import { err, ok, type Result } from '../result.ts';
+
+/** What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack. */
+export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal';
+
+/** Something holding or moving the arm, and what it is, in words. */
+export interface ArmActivity {
+  readonly kind: ArmActivityKind;
+  readonly detail: string;
+}
+
+/** Something that may be moving the arm outside any lease (the controller still executing a trajectory). */
+export type ActivitySource = () => ArmActivity | undefined;
+
+/** The right to move the arm, held by one source at a time. */
+export interface Lease {
+  readonly kind: ArmActivityKind;
+  /** Aborted when the lease is revoked (POST /stop, shutdown); its reason says why. */
+  readonly signal: AbortSignal;
+  /** What holds the arm, as a 409 names it; a sequence adds its pid once the runner has one. */
+  describe(detail: string): void;
+  /** Gives the arm back (idempotent). */
+  release(): void;
+}
+
+interface Held {
+  readonly kind: ArmActivityKind;
+  detail: string;
+  readonly abort: AbortController;
+}
+
+/**
+ * The one owner of the arm. Every motion source (the move endpoints, the trajectory endpoints,
+ * the sequence runner and each goal it sends, the MCP tools through them) takes a lease here
+ * before it moves anything. Taking is synchronous, so two requests can never both win; a second
+ * source is refused at once (no queue) with what holds the arm. Revoking (POST /stop) aborts the
+ * holder's signal: its goal is cancelled and a sequence's runner told to end.
+ */
+export class MotionArbiter {
+  private held: Held | undefined;
+  private readonly sources: ActivitySource[] = [];
+
+  /** Adds a source of activity outside leases (the controller executing a trajectory). */
+  addSource(source: ActivitySource): void {
+    this.sources.push(source);
+  }
+
+  /** What holds or moves the arm now, if anything, skipping the kinds in `ignore`. */
+  activity(ignore: readonly ArmActivityKind[] = []): ArmActivity | undefined {
+    const held = this.held;
+    if (held && !ignore.includes(held.kind)) return { kind: held.kind, detail: held.detail };
+    for (const source of this.sources) {
+      const what = source();
+      if (what && !ignore.includes(what.kind)) return what;
+    }
+    return undefined;
+  }
+
+  /**
+   * Takes the arm for `detail`, or says what holds it. `preempts` lists activities this source
+   * may replace without a lease of their own (a trajectory preempts an executing trajectory).
+   */
+  acquire(kind: ArmActivityKind, detail: string, preempts: readonly ArmActivityKind[] = []): Result<Lease, string> {
+    const busy = this.activity(this.held ? [] : preempts);
+    if (busy) return err(busyMessage(busy));
+    const held: Held = { kind, detail, abort: new AbortController() };
+    this.held = held;
+    return ok({
+      kind,
+      signal: held.abort.signal,
+      describe: (text) => {
+        held.detail = text;
+      },
+      release: () => {
+        if (this.held === held) this.held = undefined;
+      },
+    });
+  }
+
+  /** Takes the arm from whatever holds it (its signal aborts with `reason`); returns what held it. */
+  revoke(reason: string): ArmActivity | undefined {
+    const held = this.held;
+    if (!held) return undefined;
+    this.held = undefined;
+    held.abort.abort(reason);
+    return { kind: held.kind, detail: held.detail };
+  }
+}
+
+/** The 409 detail for a busy arm: what holds it and how to end it. */
+export function busyMessage(busy: ArmActivity): string {
+  if (busy.kind === 'sequence') return `a sequence is already running (${busy.detail}); POST /stop ends it`;
+  return `the arm is busy (${busy.detail}); wait until it finishes or POST /stop`;
+}

@@ -1,0 +1,151 @@
+/**
+ * The one owner of the arm (issue 11), attacked through the live server: simultaneous starts and
+ * moves, a start beside a move, stop during each, values at the bounds that used to exhaust the
+ * process, and a SIGTERM while a move is in flight.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { listeningUrl, runServerCli } from '../support/cli.ts';
+import { atRest, getJson, jointStates, maxDiff, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
+import { sequenceForm } from '../support/multipart.ts';
+import { startTestServer, type TestServer, writeSettings } from '../support/server.ts';
+
+const FAR = [1.2, 0.5, 0.3, -1.0, 0.4, 1.0, 0.8];
+const LONG_SEQUENCE = { home: { joints: [...WORK], speed: 0.3 }, waypoints: [{ joints: [0.5, 0.3, 0, -1.2, 0, 1.2, 0.3], speed: 0.3 }] };
+
+interface Motion {
+  success: boolean;
+  message: string;
+}
+interface Detail {
+  detail: string;
+}
+interface Status {
+  status: string;
+  pid?: number;
+}
+
+const startSequence = (url: string) => post<{ status: string; pid: number } & Detail>(url, '/sequences/start', sequenceForm(LONG_SEQUENCE, { n_iterations: '100', delay_between_iterations: '0' }));
+const moveJoints = (url: string, joints: readonly number[], speed = 0.2) => post<Motion & Detail>(url, '/robot/move/joints', { joints, speed });
+
+/** The arm is at rest and stays where it is for `ms`. */
+async function assertStaysAtRest(url: string, ms = 300): Promise<void> {
+  const first = await atRest(url);
+  await sleep(ms);
+  const later = await jointStates(url);
+  assert.ok(later.velocity.every((v) => v === 0), `still at rest: ${later.velocity.join(', ')}`);
+  assert.ok(maxDiff(first.position, later.position) < 1e-9, 'the arm did not move after the stop');
+}
+
+describe('the motion arbiter on a live server', () => {
+  let server: TestServer;
+  let url: string;
+  let bagRoot: string;
+
+  before(async () => {
+    bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-test-arbiter-'));
+    server = await startTestServer({ sim: { time_scale: 4 }, sequences: { bag_root: bagRoot } });
+    url = server.url;
+  });
+  after(async () => {
+    await server.close();
+    await rm(bagRoot, { recursive: true, force: true });
+  });
+
+  it('six simultaneous sequence starts: exactly one 200, five 409 naming it; after /stop no runner is alive and the arm rests', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => startSequence(url)));
+    const started = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 409);
+    assert.equal(started.length, 1, JSON.stringify(answers.map((a) => a.status)));
+    assert.equal(refused.length, 5);
+    const pid = started[0]?.body.pid ?? 0;
+    for (const r of refused) assert.match(r.body.detail, /sequence/);
+    const status = await getJson<Status>(url, '/sequences/status');
+    assert.equal(status.pid, pid, 'the status names the one runner');
+    await waitFor('the sequence to move the arm', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 15_000);
+    const stop = await post<{ sequence_stopped: boolean }>(url, '/stop');
+    assert.equal(stop.status, 200);
+    assert.equal(stop.body.sequence_stopped, true);
+    assert.equal(processExists(pid), false, `runner ${pid} is gone when /stop answers`);
+    await assertStaysAtRest(url);
+  });
+
+  it('five simultaneous moves: exactly one runs, four 409 at once naming what holds the arm', async () => {
+    const started = performance.now();
+    const pending = Array.from({ length: 5 }, () => moveJoints(url, FAR).then((r) => ({ ...r, ms: performance.now() - started })));
+    const answers = await Promise.all(pending);
+    const refused = answers.filter((a) => a.status === 409);
+    const ran = answers.filter((a) => a.status === 200);
+    assert.equal(ran.length, 1, JSON.stringify(answers.map((a) => a.status)));
+    assert.equal(ran[0]?.body.success, true, ran[0]?.body.message);
+    assert.equal(refused.length, 4);
+    for (const r of refused) {
+      assert.match(r.body.detail, /the arm is busy \(moving to joint angles\)/);
+      assert.ok(r.ms < (ran[0]?.ms ?? 0), 'a refusal does not wait for the motion');
+    }
+    await moveJoints(url, WORK, 0.5);
+  });
+
+  it('a sequence start beside a move: exactly one proceeds, and the other is 409', async () => {
+    const [move, start] = await Promise.all([moveJoints(url, FAR, 0.3), startSequence(url)]);
+    const winners = [move.status === 200 && move.body.success, start.status === 200].filter(Boolean);
+    assert.equal(winners.length, 1, `move ${move.status} ${JSON.stringify(move.body)}, start ${start.status} ${JSON.stringify(start.body)}`);
+    assert.ok(move.status === 409 || start.status === 409);
+    const stop = await post<{ sequence_stopped: boolean }>(url, '/stop');
+    assert.equal(stop.status, 200);
+    if (start.status === 200) assert.equal(processExists(start.body.pid), false);
+    await assertStaysAtRest(url);
+    await moveJoints(url, WORK, 0.5);
+  });
+
+  it('stop during a move answers the move with success false at once and leaves the arm at rest', async () => {
+    const move = moveJoints(url, FAR, 0.1);
+    await waitFor('the arm to move', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 5000, 5);
+    const stop = await post(url, '/stop');
+    assert.equal(stop.status, 200);
+    const answer = await move;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.success, false);
+    assert.match(answer.body.message, /stopped/);
+    await assertStaysAtRest(url);
+    // The arm is free again at once.
+    const next = await moveJoints(url, WORK, 0.5);
+    assert.equal(next.body.success, true, next.body.message);
+  });
+
+  for (const accel_scale of [1e-100, 5e-324, 1e-8]) {
+    it(`accel_scale ${accel_scale} is answered (success false, the figure against the motion timeout) and the server lives`, async () => {
+      const before = await jointStates(url);
+      const res = await post<Motion>(url, '/robot/move/named', { name: 'home', speed: 1, accel_scale });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.success, false);
+      assert.match(res.body.message, /would take .* s .*longer than the motion timeout \(\d+ s\)/);
+      const after = await jointStates(url);
+      assert.ok(maxDiff(before.position, after.position) < 1e-9, 'nothing moved');
+    });
+  }
+});
+
+describe('shutting down with a move in flight', () => {
+  it('SIGTERM answers the move (success false, the service is shutting down) before the process exits', async () => {
+    const settings = await writeSettings({ sim: { time_scale: 1 } });
+    const cli = runServerCli(['--settings', settings.file, '--port', '0']);
+    try {
+      const url = await listeningUrl(cli, 30_000);
+      const move = moveJoints(url, FAR, 0.1);
+      await waitFor('the arm to move', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 5000, 5);
+      cli.child.kill('SIGTERM');
+      const answer = await move;
+      assert.equal(answer.status, 200);
+      assert.deepEqual(answer.body, { success: false, message: 'the service is shutting down' });
+      assert.equal(await cli.exited, 0, cli.err());
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      await cli.exited;
+      await settings.cleanup();
+    }
+  });
+});
