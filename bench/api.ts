@@ -9,6 +9,7 @@ import type { Table } from './table.ts';
 
 const A = [0, 0, 0, -1.57, 0, 1.57, 0];
 const B = [0.2, 0.1, 0, -1.4, 0, 1.5, 0.1];
+const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** Response time of POST /robot/move/joints minus the planned trajectory's duration (real time, time_scale 1). */
 async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: number }> {
@@ -20,7 +21,7 @@ async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: number 
       const to = k % 2 === 0 ? B : A;
       const durationS = trajectoryDuration(planPtp(from, to, server.context.limits, { speed: 0.5, accelScale: 0 }));
       const t0 = performance.now();
-      const res = await fetch(`${server.url}/robot/move/joints`, { method: 'POST', body: JSON.stringify({ joints: to, speed: 0.5 }) });
+      const res = await fetch(`${server.url}/robot/move/joints`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ joints: to, speed: 0.5 }) });
       const body = (await res.json()) as { success: boolean };
       const elapsed = performance.now() - t0;
       if (!body.success) throw new Error('bench move failed');
@@ -40,7 +41,7 @@ async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; idleP50
     const moving: number[] = [];
     const idle: number[] = [];
     for (let k = 0; k < samples; k++) {
-      const move = fetch(`${server.url}/robot/move/joints`, { method: 'POST', body: JSON.stringify({ joints: k % 2 === 0 ? B : A, speed: 0.05 }) });
+      const move = fetch(`${server.url}/robot/move/joints`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ joints: k % 2 === 0 ? B : A, speed: 0.05 }) });
       await new Promise((resolve) => setTimeout(resolve, 150));
       let t0 = performance.now();
       await (await fetch(`${server.url}/stop`, { method: 'POST' })).json();

@@ -74,7 +74,7 @@ describe('loadConfig: bundled defaults', () => {
     const c = result.value.config;
     assert.equal(c.settingsFile, path.join(PROJECT_ROOT, 'settings.yaml'));
     assert.equal(c.robot.backend, 'sim');
-    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined });
+    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined, allowedHosts: [], corsOrigins: [] });
     assert.equal(c.sequences.bagRoot, path.join(PROJECT_ROOT, 'bags'));
     assert.deepEqual(Object.keys(c.robot.positionDescriptions), ['home', 'work', 'transport']);
     assert.equal(c.sim.initial_position, 'work');
@@ -114,7 +114,7 @@ describe('loadConfig: bundled defaults', () => {
     }
     if (!result.ok || result.value.kind !== 'serve') return assert.fail(result.ok ? 'disabled' : result.error);
     const c = result.value.config;
-    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined });
+    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined, allowedHosts: [], corsOrigins: [] });
     assert.equal(c.robot.backend, 'sim');
     assert.equal(c.limits.jointNames.length, 7);
   });

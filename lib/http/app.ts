@@ -5,6 +5,7 @@ import { errorResponse, json } from './errors.ts';
 import { bearerAuth } from './auth.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
+import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
 import type { HandlerModule } from './route-spec.ts';
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
@@ -12,6 +13,8 @@ export interface AppOptions {
   readonly handlers: readonly HandlerModule[];
   /** undefined: no authentication. */
   readonly token: string | undefined;
+  /** Which Host, Origin and CORS front ends are admitted (see lib/http/origin.ts). */
+  readonly admission: AdmissionPolicy;
   readonly docs: DocsAssets;
   /** The OpenAPI document served at /openapi.json (already built with the active limits). */
   readonly openApiDocument: unknown;
@@ -29,12 +32,41 @@ function pathOf(url: string): string {
   return url.slice(start, end < 0 ? undefined : end);
 }
 
+/** The host (and port) of an absolute URL. */
+function hostOf(url: string): string {
+  const start = url.indexOf('//') + 2;
+  const end = url.indexOf('/', start);
+  return url.slice(start, end < 0 ? undefined : end);
+}
+
 const PUBLIC_PATH = /^\/(docs|redoc)(\/assets\/[\w.-]+)?$|^\/openapi\.json$/;
 
+/** The answer to a CORS preflight from an admitted front end. */
+function preflightResponse(origin: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      'access-control-allow-origin': origin,
+      'access-control-allow-methods': CORS_ALLOW_METHODS,
+      'access-control-allow-headers': CORS_ALLOW_HEADERS,
+      'access-control-max-age': '600',
+      vary: 'Origin',
+    },
+  });
+}
+
+/** Adds the CORS headers for an admitted front end's origin to a response. */
+function withCors(response: Response, origin: string): Response {
+  response.headers.set('access-control-allow-origin', origin);
+  response.headers.set('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+  response.headers.append('vary', 'Origin');
+  return response;
+}
+
 /**
- * The HTTP core: Bearer auth, docs pages, the REST handlers by method and path, 404 and 405,
- * and one structured log line per request. Anything a handler throws is a bug: it is logged and
- * answered with a 500 that carries no stack trace.
+ * The HTTP core: admission (Host, Origin and CORS, before anything else), Bearer auth, docs pages,
+ * the REST handlers by method and path, 404 and 405, and one structured log line per request.
+ * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
  */
 export function createApp(options: AppOptions): (request: Request) => Promise<Response> {
   const authenticate = bearerAuth(options.token);
@@ -73,9 +105,23 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
 
   return async (request: Request): Promise<Response> => {
     const started = performance.now();
+    const headers = request.headers;
+    const admission = admit(options.admission, {
+      method: request.method,
+      host: headers.get('host') ?? hostOf(request.url),
+      origin: headers.get('origin'),
+      secFetchSite: headers.get('sec-fetch-site'),
+      preflightMethod: headers.get('access-control-request-method'),
+    });
     let response: Response;
     try {
-      response = ((await router.fetch(request as unknown as IRequest)) as Response | undefined) ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+      if (admission.kind === 'refuse') response = errorResponse(admission.error);
+      else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
+      else {
+        const routed = (await router.fetch(request as unknown as IRequest)) as Response | undefined;
+        response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+        if (admission.corsOrigin) response = withCors(response, admission.corsOrigin);
+      }
     } catch (e) {
       log({ level: 'error', msg: 'unhandled error', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
       response = json({ detail: 'Internal server error' }, 500);

@@ -34,11 +34,26 @@ export async function readBodyText(request: Request, limitBytes: number): Promis
   return ok(new TextDecoder('utf-8', { fatal: false }).decode(bytes));
 }
 
+/** True for `application/json` and `application/<x>+json`, with any parameters (`; charset=utf-8`). */
+export function isJsonMediaType(contentType: string | null): boolean {
+  const essence = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return essence === 'application/json' || /^application\/[\w.!#$&^-]+\+json$/.test(essence);
+}
+
 /**
- * Parses a JSON request body (at most 1 MiB) against `schema`. Malformed JSON, a missing body
- * and schema violations give 422 with the field path; an oversized body gives 413.
+ * Parses a JSON request body (at most 1 MiB) against `schema`. A body that is not declared as
+ * JSON gives 415 (a browser can send text/plain across origins without asking first); malformed
+ * JSON, a missing body and schema violations give 422 with the field path; an oversized body 413.
  */
 export async function parseJsonBody<S extends v.GenericSchema>(request: Request, schema: S): Promise<Result<v.InferOutput<S>, ApiError>> {
+  const type = request.headers.get('content-type');
+  if (!isJsonMediaType(type)) {
+    const sent = type === null ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
+    const detail =
+      `expected a JSON body sent with Content-Type: application/json (got ${sent}); ` +
+      "with curl add -H 'Content-Type: application/json' or use --json";
+    return err({ kind: 'unsupported_media_type', detail });
+  }
   const text = await readBodyText(request, MAX_JSON_BODY_BYTES);
   if (!text.ok) return text;
   if (text.value.trim() === '') return err(invalid(['body'], 'Field required: a JSON body is needed', 'missing'));

@@ -5,6 +5,7 @@ import { CallToolRequestSchema, type CallToolResult, ListResourcesRequestSchema,
 import * as jointStates from '../../handlers/robot/joint-states.ts';
 import * as pose from '../../handlers/robot/pose.ts';
 import * as positions from '../../handlers/robot/positions.ts';
+import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import { API_INFO } from '../openapi/document.ts';
 import { ros } from '../ros/context.ts';
 import { inputSchemaOf, outputSchemaOf, TOOLS, type ToolSpec } from './tools.ts';
@@ -140,9 +141,10 @@ export interface McpEndpoint {
  * sessions: an initialize request creates a server and transport for the client (JSON responses),
  * later requests carrying its Mcp-Session-Id reuse them, DELETE ends the session, and sessions idle
  * for 10 minutes (or beyond 256) are closed. An unknown session id is a 404, after which clients
- * initialize again.
+ * initialize again. The SDK's DNS-rebinding protection is on, with the hosts and origins of
+ * `admission` (the same policy the app checks first), for the port the session began on.
  */
-export function createMcpEndpoint(): McpEndpoint {
+export function createMcpEndpoint(admission: AdmissionPolicy): McpEndpoint {
   const sessions = new Map<string, Session>();
   const closeSession = async (id: string) => {
     const session = sessions.get(id);
@@ -169,6 +171,8 @@ export function createMcpEndpoint(): McpEndpoint {
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      ...sdkAllowLists(admission, request.headers.get('host') ?? ''),
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, { server, transport, lastUsedMs: performance.now() });
         if (sessions.size > MAX_SESSIONS) {

@@ -4,6 +4,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { handlers } from '../../handlers/index.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
+import { admissionPolicy } from '../http/origin.ts';
 import { createMcpEndpoint } from '../mcp/server.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
@@ -85,10 +86,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       serverInProcess = false;
     }
   };
-  const mcp = createMcpEndpoint();
+  const admission = admissionPolicy(config.web);
+  const mcp = createMcpEndpoint(admission);
   const app = createApp({
     handlers,
     token: config.web.token,
+    admission,
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits),
     mounts: { '/mcp/mcp': mcp.handler },

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
+import { normalizeOrigin } from '../http/origin.ts';
 import { type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { type EndpointsFile, EndpointsFileSchema } from '../ros/endpoints.ts';
@@ -19,6 +20,10 @@ export interface Config {
     readonly port: number;
     /** undefined: no authentication. */
     readonly token: string | undefined;
+    /** web.allowed_hosts: further Host names (optionally name:port) the server answers to. */
+    readonly allowedHosts: readonly string[];
+    /** web.cors_origins: origins of web front ends admitted cross-origin (normalized as browsers send them). */
+    readonly corsOrigins: readonly string[];
   };
   readonly robot: { readonly backend: 'sim' | 'ros2'; readonly positionDescriptions: Readonly<Record<string, string>> };
   readonly sim: SettingsFile['sim'];
@@ -146,6 +151,8 @@ export async function loadConfig(settingsFile: string, options: LoadOptions = {}
         host: s.web.host,
         port,
         token: token === '' ? undefined : token,
+        allowedHosts: s.web.allowed_hosts.map((h) => h.toLowerCase()),
+        corsOrigins: s.web.cors_origins.map((o) => normalizeOrigin(o) ?? o),
       },
       robot: { backend: s.robot.backend, positionDescriptions: s.robot.position_descriptions },
       sim: s.sim,

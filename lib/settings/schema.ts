@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { normalizeOrigin, parseHost } from '../http/origin.ts';
 
 const finite = (what: string) => v.pipe(v.number(`expected ${what}`), v.finite(`expected a finite ${what}`));
 
@@ -12,6 +13,33 @@ const WebSchema = v.strictObject({
   token: v.optional(v.nullable(v.string('expected a string')), ''),
   endpoints: v.optional(v.string('expected a file reference'), 'pkg://armgate/config/endpoints.yaml'),
   joint_limits: v.optional(v.string('expected a file reference'), 'pkg://armgate/config/joint_limits.yaml'),
+  allowed_hosts: v.optional(
+    v.array(
+      v.pipe(
+        v.string('expected a host name'),
+        v.check(
+          (s) => parseHost(s) !== undefined,
+          'expected a host name or address, optionally host:port (IPv6 in brackets; no scheme or path), ' +
+            "such as 'robot-cell.local' or 'robot-cell.local:8007'",
+        ),
+      ),
+      'expected a list of host names',
+    ),
+    [],
+  ),
+  cors_origins: v.optional(
+    v.array(
+      v.pipe(
+        v.string('expected an origin'),
+        v.check(
+          (s) => normalizeOrigin(s) !== undefined,
+          "expected an origin scheme://host[:port] (http or https, no path or trailing slash), such as 'http://cell-ui.local:3000'",
+        ),
+      ),
+      'expected a list of origins',
+    ),
+    [],
+  ),
 });
 
 const RobotSchema = v.strictObject({

@@ -38,7 +38,7 @@ interface ValidationBody {
 
 async function post(url: string, route: string, body: unknown): Promise<Reply> {
   const started = performance.now();
-  const res = await fetch(`${url}${route}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await res.text();
   const ms = performance.now() - started;
   let parsed: unknown = text;

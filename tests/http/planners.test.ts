@@ -13,7 +13,7 @@ const SCENE = {
 };
 
 async function movePose(url: string, body: Record<string, unknown>) {
-  const res = await fetch(`${url}/robot/move/pose`, { method: 'POST', body: JSON.stringify(body) });
+  const res = await fetch(`${url}/robot/move/pose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   assert.equal(res.status, 200);
   return (await res.json()) as { success: boolean; message: string };
 }

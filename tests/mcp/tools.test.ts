@@ -112,7 +112,7 @@ describe('MCP interface at /mcp/mcp', () => {
   });
 
   it('gives a tool error that says what to do when the arm is busy', async () => {
-    const slow = fetch(`${server.url}/robot/move/named`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ name: 'transport', speed: 0.05 }) });
+    const slow = fetch(`${server.url}/robot/move/named`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'transport', speed: 0.05 }) });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const busy = await call('move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0] });
     assert.equal(busy.isError, true);

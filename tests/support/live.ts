@@ -33,11 +33,14 @@ export async function getJson<T>(url: string, path: string, status = 200): Promi
   return JSON.parse(text) as T;
 }
 
-/** POST a JSON body (or a form, or raw text) and return the status and the parsed body. */
+/** POST a JSON body (or a form, or raw JSON text, both sent as application/json) and return the status and the parsed body. */
 export async function post<T = unknown>(url: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const init: RequestInit = { method: 'POST' };
-  if (body instanceof FormData || typeof body === 'string') init.body = body;
-  else if (body !== undefined) init.body = JSON.stringify(body);
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    init.headers = { 'content-type': 'application/json' };
+  }
   const res = await fetch(`${url}${path}`, init);
   const text = await res.text();
   return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };

@@ -33,7 +33,7 @@ export interface MotionBody {
 
 /** A request with a JSON body (or none); the reply's JSON body. */
 export async function call<T = unknown>(url: string, route: string, body?: unknown): Promise<Reply<T>> {
-  const res = await fetch(`${url}${route}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  const res = await fetch(`${url}${route}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
