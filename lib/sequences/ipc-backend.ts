@@ -57,7 +57,11 @@ export class IpcBackend implements RunnerBackend {
     };
   }
 
-  async close(): Promise<void> {
-    // The server cancels the goals it serves for this runner when the runner ends.
+  /**
+   * Ends the goals still awaited with success false and `reason`: the server cancels the goals it
+   * serves for this runner when the runner ends, and when the server is gone nobody answers them.
+   */
+  async close(reason: string): Promise<void> {
+    for (const answer of [...this.pending.values()]) answer({ kind: 'result', result: { success: false, message: reason } });
   }
 }

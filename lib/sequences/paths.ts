@@ -1,12 +1,49 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { err, ok, type Result } from '../result.ts';
 import { confineUnder } from '../settings/resolve.ts';
 
+/** The prefix of the supervisor's temporary configuration folders in os.tmpdir(). */
+export const CONFIG_FOLDER_PREFIX = 'armgate-sequence-';
+
+/** True when `target` is `root` or inside it (both absolute, normalized). */
+function within(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** lstat, or undefined when nothing is there (or a parent is not a folder). */
+async function lstatOrNone(file: string): Promise<Awaited<ReturnType<typeof lstat>> | undefined> {
+  try {
+    return await lstat(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+}
+
 /**
- * Resolves a requested bag folder under `root`: relative paths only, no `..` escape, no symlink
- * escape of the parent, and not an existing file or non-empty folder (a bag is never overwritten).
- * Creates the root when missing.
+ * Where `target` (absolute, not existing) really leads: the real path (symbolic links resolved) of
+ * its deepest existing ancestor joined with the rest. Fails when an ancestor is a broken link.
+ */
+async function realTarget(target: string): Promise<Result<string, string>> {
+  let ancestor = path.dirname(target);
+  while ((await lstatOrNone(ancestor)) === undefined) ancestor = path.dirname(ancestor);
+  try {
+    return ok(path.join(await realpath(ancestor), path.relative(ancestor, target)));
+  } catch (e) {
+    return err(`${ancestor} cannot be resolved (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): a symbolic link that leads nowhere?`);
+  }
+}
+
+/**
+ * Resolves a requested bag folder under `root`: relative paths only, no `..` escape, no symbolic
+ * link escape (the real path of the deepest existing ancestor, links resolved, must be inside the
+ * real path of the root; the folder itself must not be a link), and not an existing file or folder
+ * (a bag is never overwritten). Creates the root when missing. Returns the lexical path under
+ * `root`.
  */
 export async function confineRequest(root: string, requested: string): Promise<Result<string, string>> {
   if (path.isAbsolute(requested)) {
@@ -16,8 +53,40 @@ export async function confineRequest(root: string, requested: string): Promise<R
   if (!/^[A-Za-z0-9_./ -]+$/.test(requested)) return err('may contain only letters, digits, space, _ . - and /');
   const confined = confineUnder(root, requested);
   if (!confined.ok) return err(`${confined.error}: bag_path must stay inside sequences.bag_root`);
+  try {
+    return await confineReal(root, requested, confined.value);
+  } catch (e) {
+    return err(`cannot check '${requested}' under sequences.bag_root: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/** The file system checks of {@link confineRequest} for `target`, the lexical path of `requested` under `root`. */
+async function confineReal(root: string, requested: string, target: string): Promise<Result<string, string>> {
   await mkdir(root, { recursive: true });
-  const existing = await stat(confined.value).catch(() => undefined);
+  const existing = await lstatOrNone(target);
+  if (existing?.isSymbolicLink()) return err(`'${requested}' is a symbolic link under sequences.bag_root; a bag is written only into a new folder, not through a link`);
   if (existing) return err(`'${requested}' already exists under sequences.bag_root; choose a new name (bags are never overwritten)`);
-  return ok(confined.value);
+  const realRoot = await realpath(root);
+  const real = await realTarget(target);
+  if (!real.ok) return err(`'${requested}': ${real.error}`);
+  if (!within(realRoot, real.value) || real.value === realRoot) {
+    return err(`'${requested}' leads through a symbolic link to ${real.value}, outside sequences.bag_root (${realRoot}); bags are written only inside bag_root`);
+  }
+  return ok(target);
+}
+
+/**
+ * Removes the supervisor's temporary folder holding `file` (the runner's --config), once its files
+ * are read; only a folder named `armgate-sequence-*` directly inside os.tmpdir(), anything else is
+ * left alone (ok(false)). Fails with a line saying why when it cannot be removed.
+ */
+export async function removeConfigFolder(file: string): Promise<Result<boolean, string>> {
+  const folder = path.dirname(path.resolve(file));
+  if (!path.basename(folder).startsWith(CONFIG_FOLDER_PREFIX) || path.dirname(folder) !== path.resolve(tmpdir())) return ok(false);
+  try {
+    await rm(folder, { recursive: true, force: true });
+    return ok(true);
+  } catch (e) {
+    return err(`could not remove the configuration folder ${folder}: ${(e as Error).message}`);
+  }
 }

@@ -6,31 +6,30 @@
  * over the IPC channel of the process that started the runner; on a ROS 2 stack (`--backend ros2
  * --ros FILE`) the runner has its own rclnodejs node (lib/sequences/rcl-backend.ts). Optionally
  * records a rosbag2 (MCAP) bag. Progress goes to the parent over IPC; a `stop` message, SIGTERM,
- * SIGINT or the parent going away cancel the goal in flight, close the bag and end the process.
- * Exit codes: see EXIT in protocol.ts.
+ * SIGINT or the parent going away (its IPC channel closing, or EPIPE on the runner's output or
+ * channel, as when armgate is SIGKILLed) cancel the goal in flight, close the bag and end the
+ * process; output written once armgate is gone is dropped (runner-io.ts). The configuration's
+ * temporary folder is removed as soon as its files are read. Exit codes: see EXIT in protocol.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { RunnerBackend, Recording } from './backend.ts';
 import type { SequenceConfig, SequencePoint } from './config.ts';
-import { EXIT, type RunnerToServer, type ServerToRunner } from './protocol.ts';
+import { removeConfigFolder } from './paths.ts';
+import { EXIT, type ServerToRunner } from './protocol.ts';
+import type { RunnerRosSettings } from './rcl-backend.ts';
+import { attachRunnerIo } from './runner-io.ts';
 
 /** How long the runner waits for the action server to confirm a cancel when it is stopped. */
 const CANCEL_WAIT_MS = 1500;
-
-const log = (line: string) => process.stdout.write(`${line}\n`);
-const warn = (line: string) => process.stderr.write(`${line}\n`);
 
 let backend: RunnerBackend | undefined;
 let recording: Recording | undefined;
 let exiting = false;
 const early: ServerToRunner[] = [];
 let onServerMessage: (message: ServerToRunner) => void = (message) => early.push(message);
-
-function send(message: RunnerToServer): void {
-  process.send?.(message);
-}
+const { log, warn, send } = attachRunnerIo((reason) => void finish(EXIT.terminated, `armgate went away (${reason}): stopping`));
 
 async function finish(code: number, line?: string): Promise<never> {
   // The first reason to finish wins; later ones (a goal cancelled by the same stop) wait for it.
@@ -54,7 +53,7 @@ async function finish(code: number, line?: string): Promise<never> {
     }
   }
   process.exitCode = code;
-  process.disconnect?.();
+  if (process.connected) process.disconnect?.();
   // Leave nothing running: stop here even if a goal is still awaited.
   process.exit(code);
 }
@@ -65,10 +64,9 @@ process.on('message', (raw: ServerToRunner) => {
 });
 process.on('SIGTERM', () => void finish(EXIT.terminated, 'stopped by SIGTERM'));
 process.on('SIGINT', () => void finish(EXIT.terminated, 'stopped by SIGINT'));
-process.on('disconnect', () => void finish(EXIT.terminated, 'armgate went away: stopping'));
 
 /** The backend the command line asks for; ends the process with the reason when it cannot be had. */
-async function createBackend(kind: string, rosFile: string): Promise<RunnerBackend> {
+async function createBackend(kind: string, ros: RunnerRosSettings | undefined): Promise<RunnerBackend> {
   if (kind === 'sim') {
     const { IpcBackend } = await import('./ipc-backend.ts');
     const ipc = new IpcBackend(send, warn);
@@ -76,14 +74,13 @@ async function createBackend(kind: string, rosFile: string): Promise<RunnerBacke
     for (const message of early.splice(0)) ipc.onMessage(message);
     return ipc;
   }
-  if (kind !== 'ros2' || rosFile === '') return finish(EXIT.badArguments, 'usage: runner --backend sim | --backend ros2 --ros FILE');
+  if (kind !== 'ros2' || ros === undefined) return finish(EXIT.badArguments, 'usage: runner --backend sim | --backend ros2 --ros FILE');
   const { loadRclnodejs } = await import('../ros/rcl-load.ts');
   const rcl = await loadRclnodejs(process.env);
   if (!rcl.ok) return finish(EXIT.noActionServer, rcl.error);
-  const settings = JSON.parse(await readFile(rosFile, 'utf8'));
   const { RclBackend } = await import('./rcl-backend.ts');
   const { DefinitionSource } = await import('../bag/installed.ts');
-  return RclBackend.create(rcl.value, settings, { nodeName: `armgate_sequence_runner_${process.pid}`, definitions: DefinitionSource.fromEnv(process.env), log, warn });
+  return RclBackend.create(rcl.value, ros, { nodeName: `armgate_sequence_runner_${process.pid}`, definitions: DefinitionSource.fromEnv(process.env), log, warn });
 }
 
 async function main(): Promise<void> {
@@ -104,9 +101,18 @@ async function main(): Promise<void> {
   const iterations = Number(values.iterations);
   const delayS = Number(values.delay);
   if (!values.config || !Number.isInteger(iterations) || iterations < 1 || !(delayS >= 0)) await finish(EXIT.badArguments, 'usage: runner --config FILE --iterations N --delay S');
-  const config = JSON.parse(await readFile(values.config ?? '', 'utf8')) as SequenceConfig;
+  let config: SequenceConfig;
+  let ros: RunnerRosSettings | undefined;
+  try {
+    config = JSON.parse(await readFile(values.config ?? '', 'utf8')) as SequenceConfig;
+    ros = values.ros ? (JSON.parse(await readFile(values.ros, 'utf8')) as RunnerRosSettings) : undefined;
+  } finally {
+    // Read (or unreadable): the temporary folder goes now, so even a SIGKILLed server leaves nothing behind.
+    const removed = await removeConfigFolder(values.config ?? '');
+    if (!removed.ok) warn(removed.error);
+  }
   const actions = { joints: values['joints-action'] ?? '', pose: values['pose-action'] ?? '' };
-  const moves = await createBackend(values.backend ?? 'sim', values.ros ?? '');
+  const moves = await createBackend(values.backend ?? 'sim', ros);
   backend = moves;
   if (values.bag) {
     const named = (values.topics ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);

@@ -1,0 +1,100 @@
+/**
+ * lib/sequences/paths.ts on the file system: bag folders confined by real path under bag_root, and
+ * the runner's removal of its temporary configuration folder (only armgate-sequence-* in the temp
+ * directory).
+ */
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { confineRequest, removeConfigFolder } from '../../lib/sequences/paths.ts';
+
+describe('confineRequest (bag_path under bag_root, by real path)', () => {
+  let base: string;
+  let root: string;
+  let outside: string;
+  before(async () => {
+    base = await mkdtemp(path.join(tmpdir(), 'armgate-test-paths-'));
+    root = path.join(base, 'bags');
+    outside = path.join(base, 'outside');
+    await mkdir(root);
+    await mkdir(outside);
+    await mkdir(path.join(root, 'real'));
+    await writeFile(path.join(root, 'file'), '');
+    await symlink(outside, path.join(root, 'escape'));
+    await symlink(path.join(root, 'real'), path.join(root, 'inner'));
+    await symlink('../outside', path.join(root, 'relative-escape'));
+    await symlink(path.join(base, 'nowhere'), path.join(root, 'dangling'));
+    await symlink(root, path.join(base, 'root-link'));
+  });
+  after(async () => {
+    await rm(base, { recursive: true, force: true });
+  });
+
+  const refused: [string, RegExp][] = [
+    ['escape', /is a symbolic link under sequences\.bag_root/],
+    ['escape/run', /leads through a symbolic link to .*outside.*, outside sequences\.bag_root/],
+    ['escape/a/b', /outside sequences\.bag_root/],
+    ['relative-escape/run', /outside sequences\.bag_root/],
+    ['inner', /is a symbolic link/],
+    ['dangling', /is a symbolic link/],
+    ['dangling/run', /cannot be resolved \(ENOENT\)/],
+    ['real', /already exists/],
+    ['file', /already exists/],
+    ['../outside/run', /bag_path must stay inside sequences\.bag_root/],
+  ];
+  for (const [requested, message] of refused) {
+    it(`refuses '${requested}'`, async () => {
+      const result = await confineRequest(root, requested);
+      assert.equal(result.ok, false, JSON.stringify(result));
+      if (!result.ok) assert.match(result.error, message);
+    });
+  }
+
+  it('accepts new folders, also through a link that stays inside, and returns the path under bag_root', async () => {
+    for (const requested of ['run', 'nested/deeper/run', 'real/run', 'inner/run', 'inner/x/y']) {
+      assert.deepEqual(await confineRequest(root, requested), { ok: true, value: path.join(root, requested) });
+    }
+    // A file as a parent passes here; the runner's mkdir then fails with returncode 4.
+    assert.equal((await confineRequest(root, 'file/run')).ok, true);
+  });
+
+  it('accepts a bag_root that is itself a symbolic link, comparing real paths', async () => {
+    const viaLink = path.join(base, 'root-link');
+    assert.deepEqual(await confineRequest(viaLink, 'inner/run'), { ok: true, value: path.join(viaLink, 'inner/run') });
+    assert.equal((await confineRequest(viaLink, 'escape/run')).ok, false);
+  });
+
+  it('wrote nothing anywhere', async () => {
+    assert.deepEqual(await readdir(outside), []);
+    assert.deepEqual((await readdir(path.join(root, 'real'))).sort(), []);
+  });
+});
+
+describe('removeConfigFolder', () => {
+  it('removes an armgate-sequence-* folder of the temp directory with its files', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'armgate-sequence-'));
+    await writeFile(path.join(folder, 'config.json'), '{}');
+    await writeFile(path.join(folder, 'ros.json'), '{}');
+    assert.deepEqual(await removeConfigFolder(path.join(folder, 'config.json')), { ok: true, value: true });
+    await assert.rejects(stat(folder), { code: 'ENOENT' });
+  });
+
+  it('leaves any other folder alone', async () => {
+    const base = await mkdtemp(path.join(tmpdir(), 'armgate-test-keep-'));
+    try {
+      const nested = path.join(base, 'armgate-sequence-x');
+      await mkdir(nested);
+      await writeFile(path.join(nested, 'config.json'), '{}');
+      await writeFile(path.join(base, 'config.json'), '{}');
+      for (const file of [path.join(base, 'config.json'), path.join(nested, 'config.json'), 'config.json', '']) {
+        assert.deepEqual(await removeConfigFolder(file), { ok: true, value: false }, file);
+      }
+      assert.deepEqual((await readdir(base)).sort(), ['armgate-sequence-x', 'config.json']);
+      assert.deepEqual(await readdir(nested), ['config.json']);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
