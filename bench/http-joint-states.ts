@@ -16,7 +16,7 @@ const TARGET_P50_MS = 1;
 const TARGET_FRACTION = 0.5;
 
 /** Runs load requests one at a time. */
-interface LoadGenerator {
+export interface LoadGenerator {
   readonly where: string;
   run(request: LoadRequest): Promise<LoadResult>;
   close(): void;
@@ -36,7 +36,7 @@ interface LoadGenerator {
  * well, but tsx's loader does not reach worker threads on Node 20; a forked child inherits it
  * through execArgv.) BENCH_LOAD=in-process runs autocannon in this process instead, to compare.
  */
-async function childLoadGenerator(): Promise<LoadGenerator> {
+export async function childLoadGenerator(): Promise<LoadGenerator> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./load-child.ts', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let pending: { resolve: (r: LoadResult) => void; reject: (e: Error) => void } | undefined;
   let ready: (() => void) | undefined;

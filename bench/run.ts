@@ -11,9 +11,10 @@ import { httpJointStates } from './http-joint-states.ts';
 import { ikSection } from './ik.ts';
 import { pathQualitySection, plannerSection } from './planning.ts';
 import type { Section } from './section.ts';
+import { stopSection } from './stop.ts';
 import { formatTable } from './table.ts';
 
-const SECTIONS: readonly Section[] = [httpJointStates, fkSection, ikSection, plannerSection, pathQualitySection, apiSection];
+const SECTIONS: readonly Section[] = [httpJointStates, fkSection, ikSection, plannerSection, pathQualitySection, apiSection, stopSection];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((id) => !SECTIONS.some((s) => s.id === id));

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { err, ok, type Result } from '../result.ts';
 
 /** What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack. */
@@ -34,11 +35,21 @@ interface Held {
  * the sequence runner and each goal it sends, the MCP tools through them) takes a lease here
  * before it moves anything. Taking is synchronous, so two requests can never both win; a second
  * source is refused at once (no queue) with what holds the arm. Revoking (POST /stop) aborts the
- * holder's signal: its goal is cancelled and a sequence's runner told to end.
+ * holder's signal: its goal is cancelled and a sequence's runner told to end. A stop also wins
+ * over requests still on their way: one that arrived before the stop (its body still being read
+ * or checked) cannot take the arm after it.
  */
 export class MotionArbiter {
   private held: Held | undefined;
   private readonly sources: ActivitySource[] = [];
+  /** Counts revocations: a request remembers the count at its arrival. */
+  private stops = 0;
+  private readonly arrivals = new AsyncLocalStorage<number>();
+
+  /** Runs `request` (the handling of one request, to its response) remembering the stops counted at its arrival. */
+  admitting<T>(request: () => T): T {
+    return this.arrivals.run(this.stops, request);
+  }
 
   /** Adds a source of activity outside leases (the controller executing a trajectory). */
   addSource(source: ActivitySource): void {
@@ -61,6 +72,8 @@ export class MotionArbiter {
    * may replace without a lease of their own (a trajectory preempts an executing trajectory).
    */
   acquire(kind: ArmActivityKind, detail: string, preempts: readonly ArmActivityKind[] = []): Result<Lease, string> {
+    const arrived = this.arrivals.getStore();
+    if (arrived !== undefined && arrived !== this.stops) return err('a stop arrived while this request was being prepared; nothing was moved');
     const busy = this.activity(this.held ? [] : preempts);
     if (busy) return err(busyMessage(busy));
     const held: Held = { kind, detail, abort: new AbortController() };
@@ -79,6 +92,7 @@ export class MotionArbiter {
 
   /** Takes the arm from whatever holds it (its signal aborts with `reason`); returns what held it. */
   revoke(reason: string): ArmActivity | undefined {
+    this.stops++;
     const held = this.held;
     if (!held) return undefined;
     this.held = undefined;

@@ -97,7 +97,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     mounts: { '/mcp/mcp': mcp.handler },
     ...(options.log ? { log: options.log } : {}),
   });
-  const adapter = createServerAdapter(app);
+  // Every request runs under the arbiter's account of stops, so one that arrived before a stop cannot move after it.
+  const adapter = createServerAdapter((request: Request) => arbiter.admitting(() => app(request)));
   const server = createServer(adapter);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -131,17 +131,17 @@ export class SimMotionServer {
 
   async moveToPose(goal: MoveToPoseGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
     handlers.onFeedback?.('planning');
-    const checked = await this.planPoseGoal(goal);
-    if (!checked.ok) return fail(checked.error);
+    const checked = await this.planPoseGoal(goal, handlers.signal);
+    if (!checked.ok) return fail(handlers.signal?.aborted ? reasonOf(handlers.signal) : checked.error);
     const last = checked.value.points.at(-1)?.positions ?? this.currentQ();
     return this.execute(checked.value, last, handlers);
   }
 
   /** Plans a MoveToPose goal from the current state and checks it for collisions, without moving. */
-  async planPoseGoal(goal: MoveToPoseGoal): Promise<Result<JointTrajectory, string>> {
+  async planPoseGoal(goal: MoveToPoseGoal, signal?: AbortSignal): Promise<Result<JointTrajectory, string>> {
     const frame = this.options.planningFrame;
     if (goal.frame_id !== '' && goal.frame_id !== frame) return err(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
-    const planned = await this.planPose(goal);
+    const planned = await this.planPose(goal, signal);
     if (!planned.ok) return planned;
     const durationS = trajectoryDuration(planned.value);
     if (durationS > this.options.motionTimeoutS) {
@@ -194,7 +194,7 @@ export class SimMotionServer {
     return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
   }
 
-  private async planPose(goal: MoveToPoseGoal): Promise<Result<JointTrajectory, string>> {
+  private async planPose(goal: MoveToPoseGoal, signal: AbortSignal | undefined): Promise<Result<JointTrajectory, string>> {
     const scales: MotionScales = { speed: goal.speed, accelScale: 0 };
     const position = [goal.x, goal.y, goal.z];
     const rotation = matFromAbc(new Float64Array(9), goal.a, goal.b, goal.c);
@@ -206,7 +206,7 @@ export class SimMotionServer {
       if (planner === 'ptp') return this.ptp(start, target.value, scales);
       const atGoal = this.collisions.collisionAt(target.value);
       if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
-      return planner === 'ompl' ? this.planOmpl(start, target.value, scales) : this.planChomp(start, target.value, scales);
+      return planner === 'ompl' ? this.planOmpl(start, target.value, scales, signal) : this.planChomp(start, target.value, scales, signal);
     }
     if (planner === 'lin' || planner === 'circ') {
       const from = tcpPose(this.chain, start);
@@ -220,33 +220,37 @@ export class SimMotionServer {
         path = arc.value;
       }
       const options = { nowMs: now, maxDurationS: this.options.motionTimeoutS };
-      const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, options), now);
-      return planned.ok ? planned : err(`${planner}: ${planned.error.message}`);
+      const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, options), now, signal);
+      if (!planned.ok) return planned;
+      return planned.value.ok ? planned.value : err(`${planner}: ${planned.value.error.message}`);
     }
     return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);
   }
 
   /** RRT-Connect in joint space, shortcut and smoothed, then time-parameterized within the limits. */
-  private async planOmpl(start: number[], target: number[], scales: MotionScales): Promise<Result<JointTrajectory, string>> {
+  private async planOmpl(start: number[], target: number[], scales: MotionScales, signal: AbortSignal | undefined): Promise<Result<JointTrajectory, string>> {
     const space = this.jointSpace();
-    const now = () => performance.now();
-    const found = await runSliced(planRrtConnect(space, start, target, { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now }), now);
+    const search = await runSliced(planRrtConnect(space, start, target, { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now }), now, signal);
+    if (!search.ok) return search;
+    const found = search.value;
     if (!found.ok) return err(`ompl (RRT-Connect): ${found.error} (${this.options.planningTimeS} s budget)`);
     const path = smoothPath(space, shortcutPath(space, found.value, 200), 3);
     return ok(timeParameterize(path, this.limits, scales));
   }
 
   /** CHOMP from the straight joint-space line, then time-parameterized within the limits. */
-  private async planChomp(start: number[], target: number[], scales: MotionScales): Promise<Result<JointTrajectory, string>> {
-    const now = () => performance.now();
+  private async planChomp(start: number[], target: number[], scales: MotionScales, signal: AbortSignal | undefined): Promise<Result<JointTrajectory, string>> {
     const epsilon = 0.05;
-    const result = await runSliced(
+    const optimized = await runSliced(
       optimizeChomp(
         { startRad: start, goalRad: target, minRad: this.limits.minRad, maxRad: this.limits.maxRad, obstacleCost: (q, grad) => this.collisions.obstacleCost(q, epsilon, grad) },
         { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now },
       ),
       now,
+      signal,
     );
+    if (!optimized.ok) return optimized;
+    const result = optimized.value;
     const space = this.jointSpace();
     for (let i = 1; i < result.path.length; i++) {
       if (!segmentValid(space, result.path[i - 1] ?? [], result.path[i] ?? [], 0.02)) {

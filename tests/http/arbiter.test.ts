@@ -116,6 +116,32 @@ describe('the motion arbiter on a live server', () => {
     assert.equal(next.body.success, true, next.body.message);
   });
 
+  it('a move whose body is still arriving when /stop comes is refused (409) and nothing moves', async () => {
+    const before = await atRest(url);
+    let send: (text: string) => void = () => undefined;
+    let end: () => void = () => undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        send = (text) => controller.enqueue(new TextEncoder().encode(text));
+        end = () => controller.close();
+      },
+    });
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit;
+    const pending = fetch(`${url}/robot/move/joints`, init);
+    send('{"joints": [1.2, 0.5, 0.3, -1.0, ');
+    await sleep(100);
+    assert.equal((await post(url, '/stop')).status, 200);
+    send('0.4, 1.0, 0.8], "speed": 0.5}');
+    end();
+    const res = await pending;
+    const answer = (await res.json()) as Detail;
+    assert.equal(res.status, 409, JSON.stringify(answer));
+    assert.match(answer.detail, /a stop arrived while this request was being prepared; nothing was moved/);
+    await sleep(200);
+    const after = await jointStates(url);
+    assert.ok(maxDiff(before.position, after.position) < 1e-9, 'nothing moved');
+  });
+
   for (const accel_scale of [1e-100, 5e-324, 1e-8]) {
     it(`accel_scale ${accel_scale} is answered (success false, the figure against the motion timeout) and the server lives`, async () => {
       const before = await jointStates(url);

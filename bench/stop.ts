@@ -1,0 +1,140 @@
+/**
+ * POST /stop latency while the service is busy in each way that used to hold the event loop: idle,
+ * during a move, during a 10 MB CSV upload, during CHOMP planning, under 200 concurrent readers.
+ * Beside each: the worst event-loop delay of the server's process meanwhile (perf_hooks), the
+ * figure that says whether anything held the loop. The server runs in this process
+ * (startTestServer); /stop is sent and timed from a child process (stop-client.ts), and the 200
+ * readers run in another (autocannon).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import { childLoadGenerator } from './http-joint-states.ts';
+import type { Section } from './section.ts';
+import { summary } from './stats.ts';
+import { type Table, verdict } from './table.ts';
+
+const TARGET_P99_MS = 20;
+const JSON_TYPE = { 'content-type': 'application/json' };
+const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
+const FAR = [1.0, 0.4, 0.3, -1.1, 0.4, 1.1, 0.6];
+const OBSTACLE = { name: 'box', center: [0.55, -0.35, 0.2], size: [0.2, 0.2, 0.4] };
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Row {
+  readonly label: string;
+  readonly latenciesMs: number[];
+  readonly worstLoopDelayMs: number;
+  readonly note: string;
+}
+
+/** A child process that sends POST /stop and times it. */
+interface StopClient {
+  stop(url: string): Promise<number>;
+  close(): void;
+}
+
+async function stopClient(): Promise<StopClient> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./stop-client.ts', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let pending: ((m: { ms?: number; error?: string }) => void) | undefined;
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`stop client exited (code ${code})`)));
+  });
+  child.on('message', (m: { ms?: number; error?: string }) => pending?.(m));
+  return {
+    stop(url) {
+      return new Promise((resolve, reject) => {
+        pending = (m) => (m.ms !== undefined ? resolve(m.ms) : reject(new Error(m.error ?? 'no answer')));
+        child.send({ url });
+      });
+    },
+    close() {
+      child.removeAllListeners('exit');
+      if (child.connected) child.disconnect();
+    },
+  };
+}
+
+/** Runs `samples` rounds of: start the load (`begin`), wait `delayMs`, POST /stop, let the load end. */
+async function measure(client: StopClient, server: TestServer, label: string, samples: number, delayMs: number, begin: () => Promise<unknown>, note: string): Promise<Row> {
+  const latenciesMs: number[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  for (let k = 0; k < samples; k++) {
+    const load = begin();
+    await sleep(delayMs);
+    latenciesMs.push(await client.stop(server.url));
+    await load;
+    server.logs.length = 0;
+  }
+  loop.disable();
+  return { label, latenciesMs, worstLoopDelayMs: loop.max / 1e6, note };
+}
+
+const post = (url: string, path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) }).then((r) => r.arrayBuffer());
+
+/** A valid trajectory CSV of about `bytes`: a slow sweep of joint 1, one row per 10 ms, padded decimals. */
+function largeCsv(bytes: number): string {
+  const rows = ['t,joint1,joint2,joint3,joint4,joint5,joint6,joint7'];
+  let size = rows[0]?.length ?? 0;
+  for (let i = 1; size < bytes; i++) {
+    const t = i * 0.01;
+    const q = [0.05 * Math.sin(t / 50), 0, 0, -1.57, 0, 1.57, 0];
+    const row = `${t.toFixed(6)},${q.map((x) => x.toFixed(12)).join(',')}`;
+    rows.push(row);
+    size += row.length + 1;
+  }
+  return rows.join('\n');
+}
+
+export const stopSection: Section = {
+  id: 'stop',
+  description: 'POST /stop latency (p50, p99) idle, during a move, a 10 MB CSV upload, CHOMP planning and 200 readers; worst event-loop delay beside each',
+  async run() {
+    const server = await startTestServer({ sim: { obstacles: [OBSTACLE], planning_time_s: 2 } });
+    const client = await stopClient();
+    const rows: Row[] = [];
+    try {
+      const url = server.url;
+      for (let k = 0; k < 20; k++) await client.stop(url);
+      rows.push(await measure(client, server, 'idle', 50, 20, async () => undefined, ''));
+      rows.push(
+        await measure(client, server, 'during a move (move/joints, speed 0.1)', 20, 150, () => post(url, '/robot/move/joints', { joints: FAR, speed: 0.1 }).then(() => post(url, '/robot/move/joints', { joints: WORK, speed: 1 })), 'the move answers success false; the arm is sent home between samples'),
+      );
+      const csv = largeCsv(10 * 1024 * 1024 - 4096);
+      const upload = () => {
+        const form = new FormData();
+        form.append('file', new Blob([csv]), 'large.csv');
+        return fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: form }).then((r) => r.arrayBuffer());
+      };
+      rows.push(await measure(client, server, `during a ${(csv.length / 1024 / 1024).toFixed(1)} MB CSV upload`, 10, 120, upload, 'stop sent 120 ms after the upload began'));
+      const chomp = () => post(url, '/robot/move/pose', { x: 0.3, y: -0.5, z: 0.2, a: 0, b: Math.PI, c: 0, planner: 'chomp', speed: 0.3 }).then(() => post(url, '/robot/move/joints', { joints: WORK, speed: 1 }));
+      rows.push(await measure(client, server, 'during CHOMP planning (obstacle in the way)', 10, 30, chomp, 'stop sent 30 ms into planning (about 120 ms of optimization on its own)'));
+      const generator = await childLoadGenerator();
+      try {
+        const readers = generator.run({ url: `${url}/robot/joint_states`, connections: 200, seconds: 6 });
+        await sleep(1000);
+        rows.push(await measure(client, server, 'under 200 concurrent readers (GET /robot/joint_states)', 40, 100, async () => undefined, 'autocannon in a child process, 200 connections'));
+        await readers;
+      } finally {
+        generator.close();
+      }
+    } finally {
+      client.close();
+      await server.close();
+    }
+    const table: Table = {
+      title: 'POST /stop latency while the service is busy (client and server in one process; load generator in a child)',
+      header: ['while', 'samples', 'p50 ms', 'p99 ms', 'worst event-loop delay ms', 'target'],
+      rows: rows.map((r) => {
+        const s = summary(r.latenciesMs);
+        return [r.label, String(r.latenciesMs.length), s.p50, s.p99, r.worstLoopDelayMs, `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`];
+      }),
+      notes: rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
+    };
+    return [table];
+  },
+};
