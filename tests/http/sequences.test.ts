@@ -99,7 +99,7 @@ describe('sequences end to end on the simulated arm', () => {
       assert.match(r.body.detail, /sequence/);
     }
     for (const p of ['/robot/joint_states', '/robot/pose', '/robot/positions', '/sequences/logs', '/trajectory/logs']) await getJson(url, p);
-    assert.equal((await configFoldersWith(marker)).length, 1, 'the configuration sits in a private temporary folder while the runner runs');
+    await waitFor('the runner to remove its configuration folder once read', () => configFoldersWith(marker), (f) => f.length === 0, 5000);
 
     // Progress while running.
     const seen: Status[] = [];
@@ -149,7 +149,7 @@ describe('sequences end to end on the simulated arm', () => {
     assert.ok(lines.indexOf('iteration 2/2: home via cobot/move_to_joints') > lines.indexOf('waiting 0.1 s'));
     assert.ok(lines.includes('sequence finished: 2 iteration(s)'), text);
     assert.ok(lines.includes('bag closed'), text);
-    assert.equal(lines.at(-1), 'runner exited with code 0');
+    assert.equal(lines.at(-1), `runner ${pid} exited with code 0`);
     assert.ok(!lines.some((l) => l.startsWith('stderr: ')), text);
     for (const line of await sequenceLog()) assert.match(line, LOG_LINE);
     assert.ok(maxDiff(await positions(url), WORK) < 1e-6, 'the run ends at home');
@@ -304,7 +304,7 @@ describe('sequences end to end on the simulated arm', () => {
     assert.ok(lines.includes('iteration 1/2: waypoint 1 reached'), text);
     assert.ok(lines.some((l) => /^stderr: iteration 1: waypoint 2 failed: .+/.test(l)), text);
     assert.ok(!lines.some((l) => /waypoint 3|iteration 2\//.test(l)), 'the run stops at the failed point');
-    assert.equal(lines.at(-1), 'runner exited with code 1');
+    assert.equal(lines.at(-1), `runner ${res.body.pid} exited with code 1`);
     // The arm is free again.
     const move = await post<{ success: boolean }>(url, '/robot/move/joints', { joints: WORK, speed: 1 });
     assert.equal(move.status, 200);
@@ -377,7 +377,7 @@ describe('sequences end to end on the simulated arm', () => {
     assert.equal(done.returncode, 0);
     const all = await sequenceLog(1000);
     assert.equal(all.length, 1000);
-    assert.match(all.at(-1) ?? '', /runner exited with code 0$/);
+    assert.match(all.at(-1) ?? '', new RegExp(`runner ${res.body.pid} exited with code 0$`));
     assert.ok(!all.some((l) => l.includes(`runner started (pid ${res.body.pid})`)), 'the oldest lines were dropped');
     let previous = '';
     for (const line of all) {

@@ -214,7 +214,7 @@ describe('POST /stop on the simulated arm', () => {
     assert.ok(own.some((l) => /stopped by (armgate|SIGTERM)/.test(l)), own.join('\n'));
     assert.ok(own.includes('bag closed'), own.join('\n'));
     assert.ok(!own.some((l) => /SIGKILL/.test(l)), own.join('\n'));
-    assert.equal(own.at(-1), 'runner exited with code 143');
+    assert.equal(own.at(-1), `runner ${pid} exited with code 143`);
     await assertValidBag(path.join(bagRoot, 'stopped-run'));
     await atRest(url, 1000);
     // The arm and the sequences are free again.
