@@ -5,7 +5,8 @@
  * on the command line. On the simulator (`--backend sim`) the goals and the recorded topics travel
  * over the IPC channel of the process that started the runner; on a ROS 2 stack (`--backend ros2
  * --ros FILE`) the runner has its own rclnodejs node (lib/sequences/rcl-backend.ts). Optionally
- * records a rosbag2 (MCAP) bag. Progress goes to the parent over IPC; a `stop` message, SIGTERM,
+ * records a rosbag2 (MCAP) bag. Before each goal, on either backend, it asks armgate whether the run
+ * still holds the arm (the arbiter's lease): after a stop or at shutdown nothing more is sent. Progress goes to the parent over IPC; a `stop` message, SIGTERM,
  * SIGINT or the parent going away (its IPC channel closing, or EPIPE on the runner's output or
  * channel, as when armgate is SIGKILLed) cancel the goal in flight, close the bag and end the
  * process; output written once armgate is gone is dropped (runner-io.ts). The configuration's
@@ -58,9 +59,25 @@ async function finish(code: number, line?: string): Promise<never> {
   process.exit(code);
 }
 
+const claims = new Map<number, (granted: boolean, message: string) => void>();
+let nextClaim = 1;
+
+/** Asks armgate whether the run still holds the arm (its arbiter's lease), before each goal on either backend. */
+function claimArm(): Promise<{ granted: boolean; message: string }> {
+  if (!process.connected) return Promise.resolve({ granted: false, message: 'armgate is gone' });
+  const id = nextClaim++;
+  return new Promise((resolve) => {
+    claims.set(id, (granted, message) => resolve({ granted, message }));
+    send({ type: 'claim', id });
+  });
+}
+
 process.on('message', (raw: ServerToRunner) => {
   if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
-  else onServerMessage(raw);
+  else if (raw.type === 'claim_result') {
+    claims.get(raw.id)?.(raw.granted, raw.message);
+    claims.delete(raw.id);
+  } else onServerMessage(raw);
 });
 process.on('SIGTERM', () => void finish(EXIT.terminated, 'stopped by SIGTERM'));
 process.on('SIGINT', () => void finish(EXIT.terminated, 'stopped by SIGINT'));
@@ -134,6 +151,8 @@ async function main(): Promise<void> {
       const action = 'joints' in point ? actions.joints : actions.pose;
       send({ type: 'progress', iteration: i, iterations, point: label });
       log(`iteration ${i}/${iterations}: ${label} via ${action}`);
+      const claim = await claimArm();
+      if (!claim.granted) await finish(EXIT.terminated, `iteration ${i}: ${label}: ${claim.message}; nothing more is sent`);
       const answer = await moves.move(action, point);
       if (answer.kind === 'no_server') await finish(EXIT.noActionServer, `iteration ${i}: ${label}: ${answer.message}`);
       else if (!answer.result.success) await finish(EXIT.motionFailed, `iteration ${i}: ${label} failed: ${answer.result.message}`);

@@ -203,6 +203,10 @@ export class SequenceSupervisor {
       for (const topic of wanted) {
         run.unsubscribe.push(this.context.subscribe(topic.name, (msg) => reply({ type: 'message', topic: topic.name, msg, receivedNs: String(BigInt(Date.now()) * 1_000_000n) })));
       }
+    } else if (message.type === 'claim') {
+      const revoked = run.lease.signal.aborted;
+      const why = revoked ? `the sequence no longer holds the arm: ${String(run.lease.signal.reason)}` : 'the arm is the sequence\'s';
+      reply({ type: 'claim_result', id: message.id, granted: !revoked, message: why });
     } else if (message.type === 'goal') {
       void this.serveGoal(run, message).then(reply);
     }

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { services } from '../../lib/app/services.ts';
 import { listeningUrl, runServerCli } from '../support/cli.ts';
 import { atRest, getJson, jointStates, maxDiff, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
@@ -140,6 +141,37 @@ describe('the motion arbiter on a live server', () => {
     await sleep(200);
     const after = await jointStates(url);
     assert.ok(maxDiff(before.position, after.position) < 1e-9, 'nothing moved');
+  });
+
+  it('a sequence whose hold on the arm is revoked sends no further goal: the runner ends and the arm rests', async () => {
+    const res = await startSequence(url);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    await waitFor('the sequence to move the arm', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 15_000);
+    // What a shutdown or a stop does first, without the supervisor's own stop of the runner.
+    assert.equal(services().arbiter.revoke('revoked by the test')?.kind, 'sequence');
+    const done = await waitFor('the runner to end', () => getJson<Status & { returncode?: number }>(url, '/sequences/status'), (s) => s.status === 'finished', 10_000);
+    assert.equal(done.pid, res.body.pid);
+    assert.ok(done.returncode === 1 || done.returncode === 143, `returncode ${done.returncode}`);
+    const lines = (await getJson<string[] | { lines: string[] }>(url, '/sequences/logs?n=50'));
+    const text = JSON.stringify(lines);
+    assert.match(text, /revoked by the test/);
+    assert.equal(processExists(res.body.pid), false);
+    await assertStaysAtRest(url);
+    await moveJoints(url, WORK, 0.5);
+  });
+
+  it('a revoked sequence waiting between iterations is refused its next goal by the arbiter (returncode 143)', async () => {
+    await moveJoints(url, WORK, 0.5);
+    const still = { home: { joints: [...WORK], speed: 0.3 }, waypoints: [] };
+    const res = await post<{ pid: number }>(url, '/sequences/start', sequenceForm(still, { n_iterations: '100', delay_between_iterations: '1' }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const logs = async () => JSON.stringify(await getJson<unknown>(url, '/sequences/logs?n=100'));
+    await waitFor('the runner to wait between iterations', logs, (text) => text.includes('waiting 1 s'), 15_000);
+    services().arbiter.revoke('revoked by the test');
+    const done = await waitFor('the runner to end', () => getJson<Status & { returncode?: number }>(url, '/sequences/status'), (s) => s.status === 'finished', 10_000);
+    assert.equal(done.returncode, 143);
+    assert.match(await logs(), /iteration 2: home: the sequence no longer holds the arm: revoked by the test; nothing more is sent/);
+    assert.equal(processExists(res.body.pid), false);
   });
 
   for (const accel_scale of [1e-100, 5e-324, 1e-8]) {
