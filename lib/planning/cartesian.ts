@@ -103,6 +103,8 @@ export interface CartesianFailure {
   readonly reason: 'unreachable' | 'singularity' | 'joint_velocity' | 'joint_acceleration' | 'too_long';
   readonly message: string;
   readonly atS: number;
+  /** The planned duration (s), for 'too_long'. */
+  readonly durationS?: number;
 }
 
 export interface CartesianOptions {
@@ -147,7 +149,7 @@ export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: Car
   const profile = trapezoid(1, vS, aS, dS);
   if (options.maxDurationS !== undefined && profile.duration > options.maxDurationS) {
     const message = `the motion would take ${profile.duration.toPrecision(3)} s, longer than the motion timeout (${options.maxDurationS} s); raise the speed`;
-    return err({ reason: 'too_long', atS: 0, message });
+    return err({ reason: 'too_long', atS: 0, message, durationS: profile.duration });
   }
   const times = profileSampleTimes(profile, PLAN_DT_S);
   const ws = createIkWorkspace(chain);

@@ -26,7 +26,7 @@ import { ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { type ControllerEvent, TrajectoryController } from './controller.ts';
+import { type ControllerEvent, describeClip, TrajectoryController } from './controller.ts';
 import { SimDriver } from './driver.ts';
 import { ArmModel, type LinkPose } from './model.ts';
 import { SimMotionServer } from './motion.ts';
@@ -90,6 +90,7 @@ export class SimContext implements RobotContext {
       planningFrame: config.endpoints.planning_frame,
       planningTimeS: config.sim.planning_time_s,
       motionTimeoutS: config.endpoints.timeouts.motion_s,
+      timeScale: config.sim.time_scale,
     });
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
@@ -322,6 +323,8 @@ function describeControllerEvent(event: ControllerEvent): string {
       return 'controller: hold point received; decelerating to a stop';
     case 'hold':
       return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
+    case 'clipped':
+      return `controller: ${describeClip(event)}`;
   }
 }
 

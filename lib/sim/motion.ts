@@ -29,8 +29,10 @@ export interface SimPlanningOptions {
   readonly planningFrame: string;
   /** Budget of a sampling or optimizing planner (s). */
   readonly planningTimeS: number;
-  /** The motion timeout (s): a motion planned to take longer fails before it is sampled. */
+  /** The motion timeout (wall s): a motion planned to take longer fails before it is sampled. */
   readonly motionTimeoutS: number;
+  /** Simulated seconds per wall second (sim.time_scale): a motion of d sim seconds takes d / timeScale wall seconds. */
+  readonly timeScale: number;
 }
 
 /** Feedback and cancellation of one goal, as an action client would give them. */
@@ -106,13 +108,15 @@ export class SimMotionServer {
 
   /** A PTP trajectory, or why not: one longer than the motion timeout fails before it is sampled. */
   private ptp(start: readonly number[], target: readonly number[], scales: MotionScales): Result<JointTrajectory, string> {
-    const durationS = ptpDurationS(start, target, this.limits, scales);
+    const durationS = ptpDurationS(start, target, this.limits, scales) / this.options.timeScale;
     const timeoutS = this.options.motionTimeoutS;
-    if (!(durationS <= timeoutS)) {
-      const accel = scales.accelScale > 0 ? `, accel_scale ${scales.accelScale}` : '';
-      return err(`the motion would take ${seconds(durationS)} s at speed ${scales.speed}${accel}, longer than the motion timeout (${timeoutS} s); raise the speed or accel_scale`);
-    }
+    if (!(durationS <= timeoutS)) return err(this.tooLong(durationS, `speed ${scales.speed}${scales.accelScale > 0 ? `, accel_scale ${scales.accelScale}` : ''}`));
     return ok(planPtp(start, target, this.limits, scales));
+  }
+
+  /** Why a motion of `durationS` wall seconds is refused. */
+  private tooLong(durationS: number, at: string): string {
+    return `the motion would take ${seconds(durationS)} s at ${at}, longer than the motion timeout (${this.options.motionTimeoutS} s); raise the speed${at.includes('accel_scale') ? ' or accel_scale' : ''}`;
   }
 
   async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
@@ -143,10 +147,8 @@ export class SimMotionServer {
     if (goal.frame_id !== '' && goal.frame_id !== frame) return err(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
     const planned = await this.planPose(goal, signal);
     if (!planned.ok) return planned;
-    const durationS = trajectoryDuration(planned.value);
-    if (durationS > this.options.motionTimeoutS) {
-      return err(`the motion would take ${seconds(durationS)} s, longer than the motion timeout (${this.options.motionTimeoutS} s); raise the speed`);
-    }
+    const durationS = trajectoryDuration(planned.value) / this.options.timeScale;
+    if (durationS > this.options.motionTimeoutS) return err(this.tooLong(durationS, `speed ${goal.speed}`));
     return this.collisionFree(goal.planner.toLowerCase(), planned.value);
   }
 
@@ -219,10 +221,13 @@ export class SimMotionServer {
         if (!arc.ok) return err(`circ: ${arc.error}`);
         path = arc.value;
       }
-      const options = { nowMs: now, maxDurationS: this.options.motionTimeoutS };
+      const options = { nowMs: now, maxDurationS: this.options.motionTimeoutS * this.options.timeScale };
       const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, options), now, signal);
       if (!planned.ok) return planned;
-      return planned.value.ok ? planned.value : err(`${planner}: ${planned.value.error.message}`);
+      if (planned.value.ok) return planned.value;
+      const failure = planned.value.error;
+      if (failure.reason === 'too_long') return err(this.tooLong((failure.durationS ?? Number.POSITIVE_INFINITY) / this.options.timeScale, `speed ${scales.speed}`));
+      return err(`${planner}: ${failure.message}`);
     }
     return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);
   }

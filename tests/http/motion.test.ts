@@ -5,7 +5,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify } from 'yaml';
 import { type Quaternion, quatAngle, quatFromAbc } from '../../lib/kinematics/rotation.ts';
-import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
+import { SimContext } from '../../lib/sim/context.ts';
+import { PROJECT_ROOT, startTestServer, type TestServer, testConfig } from '../support/server.ts';
 
 // End to end over a live server on the simulated arm. The module keeps one server per process
 // (ros() and services() are singletons), so the servers below run one after the other.
@@ -396,21 +397,42 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('cancels a motion that outlasts it: 200 success false saying it timed out, and the arm then holds still', async () => {
+  it('refuses a motion planned to outlast it before moving: 200 success false with the figure, answered at once', async () => {
+    const before = await jointState(server.url);
     const started = performance.now();
     const result = await move(server.url, '/robot/move/joints', { joints: OTHER, speed: 0.01 });
     const elapsed = performance.now() - started;
     assert.equal(result.success, false);
-    assert.match(result.message, /timed out/);
-    assert.ok(elapsed >= 190 && elapsed < 2000, `answered after ${elapsed.toFixed(0)} ms (timeout 200 ms)`);
-    const first = await jointState(server.url);
-    assertJointsNear(first.position, WORK, 0.05);
-    assert.ok(first.position.some((v, i) => Math.abs(v - (WORK[i] ?? 0)) > 1e-6), 'it had started moving');
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const second = await jointState(server.url);
-    assert.deepEqual(second.velocity, [0, 0, 0, 0, 0, 0, 0]);
-    assert.deepEqual(second.position, first.position, 'holds still');
-    // and the arm is free again
-    await moveOk(server.url, '/robot/move/named', { name: 'work', speed: 1 });
+    assert.match(result.message, /^the motion would take \d+(\.\d+)? s at speed 0\.01, longer than the motion timeout \(0\.2 s\); raise the speed$/);
+    assert.ok(elapsed < 150, `answered after ${elapsed.toFixed(0)} ms, without waiting for the timeout`);
+    const after = await jointState(server.url);
+    assert.deepEqual(after.position, before.position, 'nothing moved');
+    await moveOk(server.url, '/robot/move/joints', { joints: WORK, speed: 1 });
+  });
+});
+
+describe('the internal motion timeout on a stalled arm', () => {
+  it('cancels a goal that outlasts it (a drive far slower than planned): success false saying it timed out, in time', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-endpoints-'));
+    const doc = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/endpoints.yaml'), 'utf8')) as { timeouts: Record<string, number> };
+    doc.timeouts.motion_s = 0.3;
+    const file = path.join(dir, 'endpoints.yaml');
+    await writeFile(file, stringify(doc));
+    // A drive 1000 times slower than planned: the motion (well within the timeout on paper) outlasts it.
+    const stalled = { nowMs: () => performance.now() / 1000, epochMs: () => Date.now() };
+    const context = await SimContext.create(await testConfig({ web: { endpoints: file }, sim: { publish_joint_states: false } }), stalled);
+    try {
+      const started = performance.now();
+      const result = await context.moveToJoints({ joints: [0.05, 0, 0, -1.57, 0, 1.57, 0], speed: 1 });
+      const elapsed = performance.now() - started;
+      assert.ok(result.ok);
+      assert.equal(result.value.success, false);
+      assert.match(result.value.message, /timed out after 0\.3 s/);
+      assert.ok(elapsed >= 290 && elapsed < 3000, `answered after ${elapsed.toFixed(0)} ms (timeout 300 ms, then the slow drive decelerates)`);
+      assert.equal(context.armActivity()?.kind !== 'goal', true, 'no goal is left in flight');
+    } finally {
+      await context.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
