@@ -35,7 +35,10 @@ export interface MultipartLimits {
  */
 export async function parseMultipart(request: Request, limits: MultipartLimits): Promise<Result<MultipartBody, ApiError>> {
   const type = request.headers.get('content-type') ?? '';
-  if (!/^multipart\/form-data\s*;/i.test(type)) return err(invalid(['body'], `expected a multipart/form-data body (Content-Type was '${type.slice(0, 80)}')`, 'content_type'));
+  if (!/^multipart\/form-data\s*;/i.test(type)) {
+    const sent = type === '' ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
+    return err({ kind: 'unsupported_media_type', detail: `expected a multipart/form-data body (got ${sent}); with curl use -F` });
+  }
   const maxFile = limits.maxFileBytes ?? MAX_UPLOAD_BYTES;
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > maxFile + 256 * 1024) return err({ kind: 'payload_too_large', detail: `upload is larger than ${maxFile} bytes` });

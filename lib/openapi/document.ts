@@ -55,6 +55,8 @@ function operation(route: RouteSpec, limits: JointLimits, secured: boolean): Rec
   }
   const error = (description: string, schema: v.GenericSchema) => ({ description, content: { 'application/json': { schema: jsonSchema(schema) } } });
   if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
+  responses['403'] = error('The Host is not one this server serves, or a state-changing request came from a foreign Origin.', ErrorDetailSchema);
+  if (route.body) responses['415'] = error(`The body is not ${route.body.contentType}.`, ErrorDetailSchema);
   if (route.body || route.query) responses['422'] = error('Invalid request: the field path is in loc.', ValidationErrorSchema);
   if (route.body) responses['413'] = error('Request body too large.', ErrorDetailSchema);
   return {

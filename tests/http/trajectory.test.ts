@@ -366,7 +366,6 @@ describe('trajectories end to end on the simulated arm', () => {
       { name: 'an unknown query parameter', body: csvForm(csvText(PLAIN)), query: '?sep=%3B', loc: ['query', 'sep'], msg: /.+/ },
       { name: 'a repeated query parameter', body: csvForm(csvText(PLAIN)), query: '?separator=%2C&separator=%2C', loc: ['query', 'separator'], msg: /more than once/ },
       { name: 'invalid UTF-8', body: csvForm(BAD_UTF8), loc: ['body', 'file'], msg: /UTF-8/ },
-      { name: 'a JSON body instead of multipart', body: JSON.stringify({ points: [] }), loc: ['body'], msg: /multipart\/form-data/ },
       { name: 'an extra file part', body: csvForm(csvText(PLAIN), { extraFiles: { other: csvText(PLAIN) } }), loc: ['body', 'other'], msg: /unexpected file part 'other'/ },
       { name: 'an extra text field', body: csvForm(csvText(PLAIN), { extraFields: { note: 'x' } }), loc: ['body', 'note'], msg: /unexpected field 'note'/ },
       { name: 'the file part twice', body: csvForm(csvText(PLAIN), { extraFiles: { file: csvText(PLAIN) } }), loc: ['body', 'file'], msg: /more than once/ },
@@ -382,6 +381,14 @@ describe('trajectories end to end on the simulated arm', () => {
         });
       });
     }
+
+    it('answers 415 to a JSON body instead of multipart, publishing nothing', async () => {
+      await assertNoEffect(async () => {
+        const res = await post<{ detail: string }>(url, '/trajectory/send_csv', JSON.stringify({ points: [] }));
+        assert.equal(res.status, 415);
+        assert.match(res.body.detail, /expected a multipart\/form-data body \(got Content-Type 'application\/json'\)/);
+      });
+    });
 
     it('answers 413 to an upload over 10 MiB, publishing nothing', async () => {
       const big = `${HEADER}\n${`${row(1)}\n`.repeat(Math.ceil((10 * 1024 * 1024) / row(1).length) + 10)}`;
