@@ -7,7 +7,9 @@ const SAMPLES_PER_SEGMENT = 32;
 /**
  * Time-parameterizes a joint-space path (waypoints) within the scaled velocity and acceleration
  * limits: initial segment times from the velocity limits, vertex velocities by central
- * differences (zero at both ends), cubic Hermite interpolation between waypoints, then one
+ * differences made monotone (Fritsch-Carlson: zero where a joint turns, at most three times the
+ * smaller neighbouring slope), so no joint overshoots its waypoints and a path inside the
+ * position limits stays inside them (zero at both ends), cubic Hermite interpolation between waypoints, then one
  * uniform time scaling by the worst ratio (velocity ratio, or the square root of the
  * acceleration ratio), which brings every sample within the limits.
  */
@@ -26,7 +28,13 @@ export function timeParameterize(waypoints: readonly (readonly number[])[], limi
   }
   const velocity = (k: number, j: number) => {
     if (k === 0 || k === waypoints.length - 1) return 0;
-    return ((waypoints[k + 1]?.[j] ?? 0) - (waypoints[k - 1]?.[j] ?? 0)) / ((times[k + 1] ?? 0) - (times[k - 1] ?? 0));
+    const q0 = waypoints[k - 1]?.[j] ?? 0, q1 = waypoints[k]?.[j] ?? 0, q2 = waypoints[k + 1]?.[j] ?? 0;
+    const t0 = times[k - 1] ?? 0, t1 = times[k] ?? 0, t2 = times[k + 1] ?? 0;
+    const left = (q1 - q0) / (t1 - t0);
+    const right = (q2 - q1) / (t2 - t1);
+    if (left * right <= 0) return 0;
+    const central = (q2 - q0) / (t2 - t0);
+    return Math.sign(central) * Math.min(Math.abs(central), 3 * Math.min(Math.abs(left), Math.abs(right)));
   };
   const build = (scale: number): JointTrajectory => ({
     jointNames: limits.jointNames,

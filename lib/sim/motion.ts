@@ -16,7 +16,7 @@ import { createSample, sampleTrajectory, trajectoryDuration } from '../planning/
 import type { ControllerEvent, TrajectoryController } from './controller.ts';
 import type { SimDriver } from './driver.ts';
 import type { Contact } from './model.ts';
-import { runSliced } from './sliced.ts';
+import { runSliced, SLICE_MS, sliceCheckpoint, yieldToLoop } from './sliced.ts';
 
 /** What the planners need of the collision model. */
 export interface CollisionChecker {
@@ -46,11 +46,7 @@ export interface GoalHandlers {
 export const GOAL_TOLERANCE_RAD = 1e-3;
 /** Time budget for the IK of a PTP pose target. */
 const IK_BUDGET_MS = 50;
-/** Longest stretch of planning work between two returns to the event loop (ms). */
-const SLICE_MS = 8;
-
 const now = () => performance.now();
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const fail = (message: string): MotionResultMsg => ({ success: false, message });
 const seconds = (s: number) => (Number.isFinite(s) ? s.toPrecision(3) : 'more than 1e308');
@@ -160,12 +156,9 @@ export class SimMotionServer {
     const duration = trajectoryDuration(trajectory);
     const sample = createSample(this.limits.jointNames.length);
     const steps = Math.max(1, Math.ceil(duration / 0.01));
-    let sliceEnd = now() + SLICE_MS;
+    const checkpoint = sliceCheckpoint(now);
     for (let k = 0; k <= steps; k++) {
-      if (now() >= sliceEnd) {
-        await yieldToLoop();
-        sliceEnd = now() + SLICE_MS;
-      }
+      await checkpoint();
       sampleTrajectory(trajectory, (duration * k) / steps, sample);
       const contact = this.collisions.collisionAt(sample.q);
       if (contact) {
@@ -257,7 +250,9 @@ export class SimMotionServer {
     if (!optimized.ok) return optimized;
     const result = optimized.value;
     const space = this.jointSpace();
+    const checkpoint = sliceCheckpoint(now);
     for (let i = 1; i < result.path.length; i++) {
+      await checkpoint();
       if (!segmentValid(space, result.path[i - 1] ?? [], result.path[i] ?? [], 0.02)) {
         return err(`chomp found no collision-free path after ${result.iterations} iterations (obstacle cost ${result.obstacleCost.toFixed(4)}); try ompl`);
       }

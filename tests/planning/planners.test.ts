@@ -10,6 +10,7 @@ import { type Quaternion, quatAngle, quatFromMat } from '../../lib/kinematics/ro
 import { arcPath, type CartesianPath, linePath, planCartesian, tcpPose } from '../../lib/planning/cartesian.ts';
 import { profileSampleTimes, sampleTrapezoid, trapezoid } from '../../lib/planning/profile.ts';
 import { planPtp } from '../../lib/planning/ptp.ts';
+import { timeParameterize } from '../../lib/planning/timing.ts';
 import { createSample, type JointTrajectory, sampleTrajectory, trajectoryDuration } from '../../lib/planning/trajectory.ts';
 import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
@@ -430,4 +431,27 @@ describe('CIRC paths (arcPath) and planning on them', () => {
       assert.ok(Math.hypot(...end.position.map((v, k) => v - (goal[k] ?? 0))) <= 1e-6, 'ends at the goal');
     });
   }
+});
+
+describe('time parameterization of joint-space paths (timeParameterize, the ompl and chomp timing)', () => {
+  it('never leaves the span of two neighbouring waypoints (so never the limits) and stays within the scaled velocity and acceleration limits', () => {
+    fc.assert(
+      fc.property(fc.array(config(), { minLength: 2, maxLength: 8 }), fc.double({ min: 0.05, max: 1, noNaN: true }), (waypoints, speed) => {
+        const trajectory = timeParameterize(waypoints, limits, { speed, accelScale: 0 });
+        const times = trajectory.points.map((p) => p.timeFromStartS);
+        everySample(trajectory, 0.002, (t, q, qd, qdd) => {
+          let k = 0;
+          while (k < times.length - 2 && (times[k + 1] ?? 0) < t) k++;
+          for (let j = 0; j < JOINTS.length; j++) {
+            const a = waypoints[k]?.[j] ?? 0, b = waypoints[k + 1]?.[j] ?? a;
+            const value = q[j] ?? 0;
+            check(value >= Math.min(a, b) - 1e-9 && value <= Math.max(a, b) + 1e-9, () => `${JOINTS[j]} = ${value} at t = ${t} outside [${a}, ${b}] of segment ${k}`);
+            check(Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * speed * (1 + 1e-6), () => `${JOINTS[j]} velocity ${qd[j]} at t = ${t}`);
+            check(Math.abs(qdd[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0) * speed * (1 + 1e-6), () => `${JOINTS[j]} acceleration ${qdd[j]} at t = ${t}`);
+          }
+        });
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
