@@ -129,3 +129,37 @@ export function cubicSegmentPeaks(a: TrajectoryPoint, b: TrajectoryPoint, j: num
   }
   return { velocity, acceleration: Math.max(Math.abs(2 * c2), Math.abs(2 * c2 + 6 * c3 * T)) };
 }
+
+/**
+ * The polynomial of joint `j` on the segment from `a` to `b`, as {@link sampleTrajectory}
+ * interpolates it: coefficients of p(s) = c0 + c1 s + ... in `out` (s in seconds from `a`), and
+ * its degree: 1 (positions only at either end: linear), 3 (velocities at both: cubic Hermite) or
+ * 5 (velocities and accelerations at both: quintic Hermite). `out` needs 6 entries.
+ */
+export function segmentCoefficients(a: TrajectoryPoint, b: TrajectoryPoint, j: number, out: Float64Array): 1 | 3 | 5 {
+  out.fill(0);
+  const T = b.timeFromStartS - a.timeFromStartS;
+  const p0 = a.positions[j] ?? 0;
+  const p1 = b.positions[j] ?? 0;
+  out[0] = p0;
+  if (!a.velocities || !b.velocities || T <= 0) {
+    out[1] = T > 0 ? (p1 - p0) / T : 0;
+    return 1;
+  }
+  const v0 = a.velocities[j] ?? 0;
+  const v1 = b.velocities[j] ?? 0;
+  out[1] = v0;
+  if (!a.accelerations || !b.accelerations) {
+    out[2] = (3 * (p1 - p0) - (2 * v0 + v1) * T) / (T * T);
+    out[3] = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
+    return 3;
+  }
+  const a0 = a.accelerations[j] ?? 0;
+  const a1 = b.accelerations[j] ?? 0;
+  const T2 = T * T, T3 = T2 * T, T4 = T3 * T, T5 = T4 * T;
+  out[2] = a0 / 2;
+  out[3] = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T2) / (2 * T3);
+  out[4] = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T2) / (2 * T4);
+  out[5] = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T2) / (2 * T5);
+  return 5;
+}

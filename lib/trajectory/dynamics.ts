@@ -1,0 +1,259 @@
+/**
+ * What a joint trajectory controller (ros2_controllers' JTC, and the simulated one alike) makes of
+ * a trajectory, and whether that stays within the joint limits. Pure: plain data in, plain data
+ * out, no clock, no context, no sampling loops: each segment's polynomial is examined analytically
+ * (its extremes are at the segment ends or where its derivative vanishes), O(points).
+ *
+ * The controller interpolates from its current state to the first point (unless that point is at
+ * t = 0) and then point to point: linear when either end has positions only, cubic Hermite with
+ * velocities at both ends, quintic with accelerations too. After the last point it holds still.
+ */
+import { segmentCoefficients, type TrajectoryPoint } from '../planning/trajectory.ts';
+import type { JointLimits } from '../robot/limits.ts';
+import { derivative, evalPoly, type PolyRange, rangeOn } from './poly.ts';
+
+/** The arm's state when the trajectory arrives, J1..J7 (rad, rad/s, rad/s^2). */
+export interface ArmState {
+  readonly positions: readonly number[];
+  readonly velocities: readonly number[];
+  readonly accelerations?: readonly number[];
+}
+
+/** What a limit violation is about. A velocity step is an unbounded acceleration (linear segments). */
+export type Quantity = 'position' | 'velocity' | 'acceleration' | 'velocity step' | 'jump';
+
+/** The first place where executing the trajectory would exceed a joint limit. */
+export interface LimitViolation {
+  /** Index of the requested point that ends the segment (or where the step or jump happens). */
+  readonly point: number;
+  /** Joint index, J1 = 0. */
+  readonly joint: number;
+  readonly quantity: Quantity;
+  /** The figure: rad (position, jump offset), |rad/s| (velocity, velocity step), |rad/s^2| (acceleration). */
+  readonly value: number;
+  /** The limit passed: position bound (rad), velocity (rad/s), acceleration (rad/s^2), jump tolerance (rad). */
+  readonly limit: number;
+  /** The segment's start and end times (s from the trajectory start). */
+  readonly fromS: number;
+  readonly toS: number;
+  /** When the figure is reached (s). */
+  readonly atS: number;
+}
+
+/** The knots the controller interpolates, and the index among them of the first requested point. */
+export interface ExecutedKnots {
+  readonly knots: readonly TrajectoryPoint[];
+  /** 1 when the controller's current state was prepended (first point later than t = 0), else 0. */
+  readonly offset: 0 | 1;
+}
+
+/** Largest distance (rad) between a first point at t = 0 and the current position that is not a jump. */
+export const START_TOLERANCE_RAD = 1e-3;
+/** Relative slack on velocity and acceleration limits (rounding of figures computed at the limit). */
+const RELATIVE_TOLERANCE = 1e-6;
+/** Velocity differences below this (rad/s) at a knot are not a step. */
+const STEP_TOLERANCE_RAD_S = 1e-9;
+
+const exceeds = (value: number, limit: number) => value > limit * (1 + RELATIVE_TOLERANCE) + 1e-12;
+
+/**
+ * The requested points with a velocity for every point that has none, so that the controller
+ * interpolates a cubic Hermite spline instead of linear pieces (a velocity step at every point):
+ * the time-weighted three-point estimate of the neighbouring segment slopes, 0 where the slope
+ * changes sign or is flat on one side (so the spline does not overshoot a turning point), 0 at
+ * the last point, and the current velocity at a first point at t = 0. The first segment starts
+ * from the current position (the controller's own start). Points with velocities are kept.
+ */
+export function fillVelocities(state: ArmState, points: readonly TrajectoryPoint[]): TrajectoryPoint[] {
+  const n = points.length;
+  const joints = state.positions.length;
+  const out: TrajectoryPoint[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = points[i] as TrajectoryPoint;
+    if (p.velocities) {
+      out[i] = p;
+      continue;
+    }
+    const v: number[] = new Array(joints).fill(0);
+    if (i === 0 && p.timeFromStartS === 0 && n > 1) {
+      for (let j = 0; j < joints; j++) v[j] = state.velocities[j] ?? 0;
+    } else if (i < n - 1) {
+      const prevPositions = i === 0 ? state.positions : (points[i - 1] as TrajectoryPoint).positions;
+      const prevT = i === 0 ? 0 : (points[i - 1] as TrajectoryPoint).timeFromStartS;
+      const next = points[i + 1] as TrajectoryPoint;
+      const h0 = p.timeFromStartS - prevT;
+      const h1 = next.timeFromStartS - p.timeFromStartS;
+      for (let j = 0; j < joints; j++) {
+        const q = p.positions[j] ?? 0;
+        const d0 = (q - (prevPositions[j] ?? 0)) / h0;
+        const d1 = ((next.positions[j] ?? 0) - q) / h1;
+        v[j] = d0 * d1 > 0 ? (h1 * d0 + h0 * d1) / (h0 + h1) : 0;
+      }
+    }
+    out[i] = { ...p, velocities: v };
+  }
+  return out;
+}
+
+/**
+ * The knots as the controller takes them: its current state at t = 0 first when the first point
+ * is later (with the current velocities when the first point has velocities, and accelerations
+ * likewise), as ros2_controllers' JTC interpolates from the state it had when the message came.
+ */
+export function executedKnots(state: ArmState, points: readonly TrajectoryPoint[]): ExecutedKnots {
+  const first = points[0];
+  if (!first || first.timeFromStartS <= 0) return { knots: points, offset: 0 };
+  const start: TrajectoryPoint = {
+    positions: state.positions,
+    timeFromStartS: 0,
+    ...(first.velocities ? { velocities: state.velocities } : {}),
+    ...(first.velocities && first.accelerations && state.accelerations ? { accelerations: state.accelerations } : {}),
+  };
+  return { knots: [start, ...points], offset: 1 };
+}
+
+/** Options of {@link firstViolation}. */
+export interface ViolationOptions {
+  /** The quantities to check (default all). */
+  readonly quantities?: ReadonlySet<Quantity>;
+}
+
+/** The earlier of two violations; at equal times the larger excess over its limit. */
+function earlier(best: LimitViolation | undefined, candidate: LimitViolation): LimitViolation {
+  if (!best || candidate.atS < best.atS) return candidate;
+  if (candidate.atS === best.atS && candidate.value / candidate.limit > best.value / best.limit) return candidate;
+  return best;
+}
+
+const c = new Float64Array(6);
+const dc = new Float64Array(6);
+const ddc = new Float64Array(6);
+const range: PolyRange = { min: 0, minAtS: 0, max: 0, maxAtS: 0 };
+
+/**
+ * The first violation (earliest in time; at equal times the larger excess) of position, velocity
+ * or acceleration limits when the controller executes `executed`, or undefined. Times must
+ * increase strictly (the caller checks; segments that do not are skipped).
+ */
+export function firstViolation(executed: ExecutedKnots, state: ArmState, limits: JointLimits, options: ViolationOptions = {}): LimitViolation | undefined {
+  const wanted = options.quantities;
+  const checkPosition = !wanted || wanted.has('position');
+  const checkVelocity = !wanted || wanted.has('velocity');
+  const checkAcceleration = !wanted || wanted.has('acceleration');
+  const checkSteps = !wanted || wanted.has('velocity step');
+  const { knots, offset } = executed;
+  const joints = limits.jointNames.length;
+  const first = knots[0];
+  if (!first) return undefined;
+  let best: LimitViolation | undefined;
+  if (offset === 0 && (!wanted || wanted.has('jump'))) {
+    for (let j = 0; j < joints; j++) {
+      const off = Math.abs((first.positions[j] ?? 0) - (state.positions[j] ?? 0));
+      if (off > START_TOLERANCE_RAD) best = earlier(best, { point: 0, joint: j, quantity: 'jump', value: off, limit: START_TOLERANCE_RAD, fromS: 0, toS: 0, atS: 0 });
+    }
+    if (best) return best;
+  }
+  // Velocity at the end of the previous segment, per joint (the arm's own velocity before the first).
+  const endVelocity = Float64Array.from({ length: joints }, (_, j) => state.velocities[j] ?? 0);
+  for (let k = 1; k < knots.length; k++) {
+    const a = knots[k - 1] as TrajectoryPoint;
+    const b = knots[k] as TrajectoryPoint;
+    const t0 = a.timeFromStartS;
+    const t1 = b.timeFromStartS;
+    const T = t1 - t0;
+    if (!(T > 0)) continue;
+    const point = k - offset;
+    // A step at knot k - 1 belongs to that point (the start state's steps to point 0).
+    const stepPoint = Math.max(0, k - 1 - offset);
+    for (let j = 0; j < joints; j++) {
+      const degree = segmentCoefficients(a, b, j, c);
+      const vMax = limits.maxVelRadS[j] ?? 0;
+      const aMax = limits.maxAccRadS2[j] ?? 0;
+      const step = Math.abs((c[1] ?? 0) - (endVelocity[j] ?? 0));
+      if (checkSteps && step > STEP_TOLERANCE_RAD_S) {
+        best = earlier(best, { point: stepPoint, joint: j, quantity: 'velocity step', value: step, limit: aMax, fromS: t0, toS: t0, atS: t0 });
+      }
+      const vd = derivative(c, degree, dc);
+      endVelocity[j] = evalPoly(dc, vd, T);
+      if (checkPosition) {
+        rangeOn(c, degree, T, range);
+        const min = limits.minRad[j] ?? 0;
+        const max = limits.maxRad[j] ?? 0;
+        if (range.max > max + 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: range.max, limit: max, fromS: t0, toS: t1, atS: t0 + range.maxAtS });
+        if (range.min < min - 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: range.min, limit: min, fromS: t0, toS: t1, atS: t0 + range.minAtS });
+      }
+      if (checkVelocity) {
+        rangeOn(dc, vd, T, range);
+        const peak = Math.max(range.max, -range.min);
+        const atS = t0 + (range.max >= -range.min ? range.maxAtS : range.minAtS);
+        if (exceeds(peak, vMax)) best = earlier(best, { point, joint: j, quantity: 'velocity', value: peak, limit: vMax, fromS: t0, toS: t1, atS });
+      }
+      if (checkAcceleration && degree > 1) {
+        const ad = derivative(dc, vd, ddc);
+        rangeOn(ddc, ad, T, range);
+        const peak = Math.max(range.max, -range.min);
+        const atS = t0 + (range.max >= -range.min ? range.maxAtS : range.minAtS);
+        if (exceeds(peak, aMax)) best = earlier(best, { point, joint: j, quantity: 'acceleration', value: peak, limit: aMax, fromS: t0, toS: t1, atS });
+      }
+    }
+    if (best) return best;
+  }
+  // After the last point the controller holds: every velocity drops to 0 at once.
+  if (!checkSteps) return undefined;
+  const last = knots.at(-1) as TrajectoryPoint;
+  const t = last.timeFromStartS;
+  for (let j = 0; j < joints; j++) {
+    const step = Math.abs(endVelocity[j] ?? 0);
+    const limit = limits.maxAccRadS2[j] ?? 0;
+    if (step > STEP_TOLERANCE_RAD_S) best = earlier(best, { point: Math.max(0, knots.length - 1 - offset), joint: j, quantity: 'velocity step', value: step, limit, fromS: t, toS: t, atS: t });
+  }
+  return best;
+}
+
+/** Rounds a figure for a message: three significant digits (10.2, 170, 2.55). */
+export function figure(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  return String(Number(value.toPrecision(3)));
+}
+
+const seconds = (t: number) => String(Number(t.toPrecision(6)));
+
+/**
+ * One sentence for a violation, e.g. "point 0: joint1 would need 10.2 rad/s^2 (limit 8.5521)
+ * between t = 0 and 1 s: add time or points". `label` names a point (a CSV says "row 3").
+ */
+export function describeViolation(v: LimitViolation, limits: JointLimits, label: (point: number) => string = (i) => `point ${i}`): string {
+  const joint = limits.jointNames[v.joint] ?? `joint${v.joint + 1}`;
+  const between = `between t = ${seconds(v.fromS)} and ${seconds(v.toS)} s`;
+  switch (v.quantity) {
+    case 'acceleration':
+      return `${label(v.point)}: ${joint} would need ${figure(v.value)} rad/s^2 (limit ${v.limit}) ${between}: add time or points`;
+    case 'velocity':
+      return `${label(v.point)}: ${joint} would need ${figure(v.value)} rad/s (limit ${v.limit}) ${between}: add time or points`;
+    case 'position': {
+      const bounds = `[${limits.minRad[v.joint]}, ${limits.maxRad[v.joint]}]`;
+      return `${label(v.point)}: ${joint} would reach ${figure(v.value)} rad ${between}, outside its limits ${bounds}: move the points away from the limit or add points`;
+    }
+    case 'velocity step':
+      return `${label(v.point)}: ${joint} would change velocity by ${figure(v.value)} rad/s at once at t = ${seconds(v.atS)} s (unbounded acceleration, limit ${v.limit} rad/s^2)`;
+    case 'jump':
+      return `${label(v.point)}: ${joint} is at t = 0 but ${figure(v.value)} rad from the current position: the arm would jump; give the first point a time after 0`;
+  }
+}
+
+/** The outcome of {@link planExecution}. */
+export interface ExecutionPlan {
+  /** The points to publish: as requested, with velocities filled in when `fill` was set. */
+  readonly points: TrajectoryPoint[];
+  /** The first limit violation of their execution, if any. */
+  readonly violation: LimitViolation | undefined;
+}
+
+/**
+ * Fills velocities (when `fill`) and checks the execution from `state` against the limits.
+ * Times must increase strictly (not checked here).
+ */
+export function planExecution(state: ArmState, points: readonly TrajectoryPoint[], limits: JointLimits, fill: boolean): ExecutionPlan {
+  const published = fill ? fillVelocities(state, points) : [...points];
+  return { points: published, violation: firstViolation(executedKnots(state, published), state, limits) };
+}
