@@ -13,6 +13,7 @@ import { MotionArbiter } from '../motion/arbiter.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
+import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -81,6 +82,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     resetContext();
     resetServices();
     try {
+      await closeTrajectoryWorker();
       await context.close();
     } finally {
       serverInProcess = false;

@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { err, ok, type Result } from '../result.ts';
+import { angleProblem, MAX_POINTS, timeProblem } from './bounds.ts';
 import type { ApiTrajectoryPoint } from './publish.ts';
 
 /** Where a CSV file is wrong: 1-based row (the header is row 1), the column name, and why. */
@@ -19,11 +20,22 @@ function jointIndex(header: string, count: number): number {
   return k >= 1 && k <= count ? k - 1 : -1;
 }
 
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** The number in cell `index` of a data row (decimal notation only), or why not. */
+function cellNumber(cells: readonly string[], header: readonly string[], index: number, row: number): Result<number, CsvProblem> {
+  const cell = cells[index] ?? '';
+  const value = DECIMAL.test(cell) ? Number(cell) : Number.NaN;
+  if (!Number.isFinite(value)) return err({ row, column: header[index] ?? '', msg: `'${cell.slice(0, 40)}' is not a finite number` });
+  return ok(value);
+}
+
 /**
  * Parses a trajectory CSV: a header row with the joint columns (joint1..joint7 or
  * joint_1..joint_7, case-insensitive) and one time column (t, time or time_from_start) in any
- * order, then one row per point. A UTF-8 BOM and blank trailing lines are fine. Every problem
- * names its row and column.
+ * order, then one row per point. A UTF-8 BOM and blank trailing lines are fine. Rows obey the
+ * bounds of JSON points (lib/trajectory/bounds.ts): at most 100,000, times 0..86400 s, angles
+ * within +-2 pi. Every problem names its row and column.
  */
 export function parseTrajectoryCsv(text: string, separator: string, jointCount = 7): Result<ApiTrajectoryPoint[], CsvProblem> {
   let records: string[][];
@@ -61,24 +73,24 @@ export function parseTrajectoryCsv(text: string, separator: string, jointCount =
   if (timeColumn < 0) missing.push(`a time column (${TIME_COLUMNS.join(', ')})`);
   if (missing.length > 0) return err({ row: 1, column: '', msg: `missing column(s): ${missing.join(', ')}` });
   if (records.length < 2) return err({ row: 2, column: '', msg: 'no points after the header' });
+  if (records.length - 1 > MAX_POINTS) {
+    return err({ row: MAX_POINTS + 2, column: '', msg: `more than ${MAX_POINTS} points (rows 2..${MAX_POINTS + 1}): split the trajectory` });
+  }
   const points: ApiTrajectoryPoint[] = [];
   for (let r = 1; r < records.length; r++) {
     const cells = records[r] ?? [];
     const row = r + 1;
     if (cells.length !== header.length) return err({ row, column: '', msg: `expected ${header.length} cells, found ${cells.length}` });
-    const number = (index: number): Result<number, CsvProblem> => {
-      const cell = cells[index] ?? '';
-      const value = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell) ? Number(cell) : Number.NaN;
-      if (!Number.isFinite(value)) return err({ row, column: header[index] ?? '', msg: `'${cell.slice(0, 40)}' is not a finite number` });
-      return ok(value);
-    };
-    const time = number(timeColumn);
+    const time = cellNumber(cells, header, timeColumn, row);
     if (!time.ok) return time;
-    if (time.value < 0) return err({ row, column: header[timeColumn] ?? '', msg: `time ${time.value} is negative` });
+    const timeIssue = timeProblem(time.value);
+    if (timeIssue) return err({ row, column: header[timeColumn] ?? '', msg: timeIssue });
     const positions: number[] = [];
     for (const index of columns) {
-      const value = number(index);
+      const value = cellNumber(cells, header, index, row);
       if (!value.ok) return value;
+      const angleIssue = angleProblem(value.value);
+      if (angleIssue) return err({ row, column: header[index] ?? '', msg: angleIssue });
       positions.push(value.value);
     }
     points.push({ positions, time_from_start: time.value });

@@ -257,3 +257,20 @@ export function planExecution(state: ArmState, points: readonly TrajectoryPoint[
   const published = fill ? fillVelocities(state, points) : [...points];
   return { points: published, violation: firstViolation(executedKnots(state, published), state, limits) };
 }
+
+const HEAD_QUANTITIES: ReadonlySet<Quantity> = new Set<Quantity>(['position', 'velocity', 'acceleration', 'jump']);
+
+/**
+ * For a plan checked from an older state: re-derives the first point's filled velocity from the
+ * arm's `state` now and re-checks the segments that depend on it (into and out of the first
+ * point); the rest of the plan does not depend on the state. `head` is the plan's first one or two
+ * points; returns the first point to publish and any violation.
+ */
+export function refreshStart(state: ArmState, head: readonly TrajectoryPoint[], limits: JointLimits): { first: TrajectoryPoint; violation: LimitViolation | undefined } {
+  const [p0, p1] = head;
+  if (!p0) throw new Error('refreshStart needs the first point');
+  const bare: TrajectoryPoint = { positions: p0.positions, timeFromStartS: p0.timeFromStartS };
+  const refilled = fillVelocities(state, p1 ? [bare, p1] : [bare]);
+  const violation = firstViolation(executedKnots(state, refilled), state, limits, p1 ? { quantities: HEAD_QUANTITIES } : {});
+  return { first: refilled[0] as TrajectoryPoint, violation };
+}

@@ -117,6 +117,14 @@ describe('trajectories end to end on the simulated arm', () => {
         msg?.points.map((p) => ({ positions: p.positions, time_from_start: p.time_from_start })),
         points.map((p) => ({ positions: p.positions, time_from_start: { sec: p.time_from_start, nanosec: 0 } })),
       );
+      // validate_limits (default true): armgate filled in velocities, so the controller interpolates a cubic spline;
+      // joint1 rises through every point (the three-point estimate), nothing else moves, and the last point is at rest.
+      const velocities = msg?.points.map((p) => p.velocities) ?? [];
+      assert.equal(velocities.length, 3);
+      assert.ok(velocities.every((v) => v.length === 7));
+      assert.ok((velocities[0]?.[0] ?? 0) > 0 && (velocities[1]?.[0] ?? 0) > 0, JSON.stringify(velocities));
+      assert.deepEqual(velocities[2], [0, 0, 0, 0, 0, 0, 0]);
+      assert.ok(velocities.every((v) => v.every((x, j) => x === 0 || j === 0 || j === 6)));
       // Sample the motion: joint1 rises monotonically through intermediate values and stops exactly at the last point.
       const samples: JointStates[] = [];
       for (;;) {
@@ -220,21 +228,47 @@ describe('trajectories end to end on the simulated arm', () => {
       }, /point 0: joint4 = -2\.5 rad is outside its limits/);
     });
 
-    it('lets the controller refuse a trajectory that needs more than the velocity limits: the log says which joint and how fast, the arm does not move', async () => {
+    // validate_limits true checks the execution first (tests/trajectory/limits-live.test.ts has the table); the two
+    // controller refusals below are reached with validate_limits false (before issue 11 they were reached with true).
+    it('answers 422 to a trajectory far beyond the dynamic limits with validate_limits true, naming point, joint and figure', async () => {
+      const q = (await atRest(url)).position;
+      await assertNoEffect(async () => {
+        const res = await post(url, '/trajectory/send', { points: [{ positions: q.map((v, j) => (j === 0 ? v + 0.5 : v)), time_from_start: 0.1 }] });
+        assert.equal(res.status, 422, JSON.stringify(res.body));
+        const issues = issuesOf(res.body);
+        assert.deepEqual(issues[0]?.loc, ['body', 'points', 0, 'positions', 0]);
+        // From rest, 0.5 rad in 0.1 s on the cubic the controller would interpolate: 6 x 0.5 / 0.1^2 = 300 rad/s^2 at once.
+        assert.equal(issues[0]?.msg, 'point 0: joint1 would need 300 rad/s^2 (limit 8.5521) between t = 0 and 0.1 s: add time or points');
+      });
+    });
+
+    it('lets the controller refuse a trajectory that needs more than the velocity limits (validate_limits false): the log says which joint and how fast, the arm does not move', async () => {
       const q = (await atRest(url)).position;
       const target = q.map((v, j) => (j === 0 ? v + 0.5 : v));
       await assertRefusedByController(async () => {
         // 0.5 rad in 0.1 s: 5 rad/s against joint1's 1.71 rad/s.
-        const res = await post(url, '/trajectory/send', { points: [{ positions: target, time_from_start: 0.1 }] });
+        const res = await post(url, '/trajectory/send', { validate_limits: false, points: [{ positions: target, time_from_start: 0.1 }] });
         assert.equal(res.status, 200);
         assert.deepEqual(res.body, { status: 'sent', points: 1, times_increasing: true });
       }, /joint1 would need 5\.000 rad\/s .*\(limit 1\.71 rad\/s\)/);
     });
 
-    it('lets the controller refuse a first point at time 0 away from the current position (it would jump)', async () => {
+    it('answers 422 to a first point at time 0 away from the current position with validate_limits true (it would jump)', async () => {
+      const q = (await atRest(url)).position;
+      await assertNoEffect(async () => {
+        const res = await post(url, '/trajectory/send', { points: [{ positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 }, { positions: q, time_from_start: 1 }] });
+        assert.equal(res.status, 422, JSON.stringify(res.body));
+        const issues = issuesOf(res.body);
+        assert.deepEqual(issues[0]?.loc, ['body', 'points', 0, 'positions', 2]);
+        assert.match(issues[0]?.msg ?? '', /^point 0: joint3 is at t = 0 but 0\.3 rad from the current position: the arm would jump/);
+      });
+    });
+
+    it('lets the controller refuse a first point at time 0 away from the current position (validate_limits false: it would jump)', async () => {
       const q = (await atRest(url)).position;
       await assertRefusedByController(async () => {
-        const res = await post(url, '/trajectory/send', { points: [{ positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 }, { positions: q, time_from_start: 1 }] });
+        const points = [{ positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 }, { positions: q, time_from_start: 1 }];
+        const res = await post(url, '/trajectory/send', { validate_limits: false, points });
         assert.equal(res.status, 200);
       }, /first point is at time 0 but 0\.3000 rad away .*jump/);
     });

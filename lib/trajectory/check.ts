@@ -1,0 +1,154 @@
+/**
+ * Everything a trajectory request needs before it is published, as one synchronous pure function
+ * the trajectory worker runs off the event loop: parsing (a JSON body or a CSV upload), the schema
+ * and the bounds, the position limits of every point, and (with validate_limits) the velocities
+ * filled in and the execution from the arm's state checked against the joint limits. Points go
+ * back packed in Float64Arrays (transferred, not copied).
+ */
+import * as v from 'valibot';
+import { type ApiError, boundedIssues, fromValibot, invalid, type ValidationIssue } from '../http/errors.ts';
+import type { TrajectoryPoint } from '../planning/trajectory.ts';
+import type { JointLimits } from '../robot/limits.ts';
+import { parseTrajectoryCsv } from './csv.ts';
+import { type ArmState, describeViolation, type LimitViolation, planExecution } from './dynamics.ts';
+import { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations, toTrajectoryPoints } from './points.ts';
+import { TrajectoryBodySchema } from './schema.ts';
+
+/** What to check: a JSON body's text, or a CSV file's bytes with its separator and validate_limits. */
+export type CheckSource =
+  | { readonly kind: 'json'; readonly text: string }
+  | { readonly kind: 'csv'; readonly bytes: Uint8Array; readonly separator: string; readonly validateLimits: boolean };
+
+/** A check job: the source, the arm's state (J1..J7; undefined when no joint state is known) and the limits. */
+export interface CheckRequest {
+  readonly source: CheckSource;
+  readonly state: ArmState | undefined;
+  readonly limits: JointLimits;
+}
+
+/** Points packed per joint: `positions[7 i + j]`; `velocities` only when they were filled in. */
+export interface PackedPoints {
+  readonly count: number;
+  readonly joints: number;
+  readonly times: Float64Array;
+  readonly positions: Float64Array;
+  readonly velocities: Float64Array | undefined;
+}
+
+/** The outcome: points to publish (and whether their velocities were filled), or the error (422 issues already bounded). */
+export type CheckResult =
+  | { readonly ok: true; readonly points: PackedPoints; readonly filled: boolean }
+  | { readonly ok: false; readonly error: ApiError };
+
+/** Where issues of a source point: JSON points by index, CSV rows (header = row 1) and joint columns. */
+interface Locator {
+  readonly loc: (point: number, joint: number) => (string | number)[];
+  readonly label: (point: number) => string;
+}
+
+const JSON_LOCATOR: Locator = { loc: (i, j) => ['body', 'points', i, 'positions', j], label: (i) => `point ${i}` };
+const CSV_LOCATOR: Locator = { loc: (i, j) => ['body', 'file', i + 2, `joint${j + 1}`], label: (i) => `row ${i + 2}` };
+
+/** A validation error whose issues are cut to the first 20 (and a count), so that it crosses threads small. */
+function bounded(error: ApiError): ApiError {
+  if (error.kind !== 'validation') return error;
+  const [first, ...rest] = boundedIssues(error.issues);
+  return first ? { kind: 'validation', issues: [first, ...rest] } : error;
+}
+
+/** Parses the source into points and the validate_limits flag. */
+function parseSource(source: CheckSource): { ok: true; points: ApiTrajectoryPoint[]; validate: boolean } | { ok: false; error: ApiError } {
+  if (source.kind === 'json') {
+    if (source.text.trim() === '') return { ok: false, error: invalid(['body'], 'Field required: a JSON body is needed', 'missing') };
+    let doc: unknown;
+    try {
+      doc = JSON.parse(source.text);
+    } catch (e) {
+      return { ok: false, error: invalid(['body'], `JSON decode error: ${(e as Error).message}`, 'json_invalid') };
+    }
+    const parsed = v.safeParse(TrajectoryBodySchema, doc);
+    if (!parsed.success) return { ok: false, error: fromValibot('body', parsed.issues) };
+    const points = parsed.output.points.map((p) => ({ positions: p.positions as number[], time_from_start: p.time_from_start }));
+    return { ok: true, points, validate: parsed.output.validate_limits };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(source.bytes);
+  } catch {
+    return { ok: false, error: invalid(['body', 'file'], 'the file is not valid UTF-8 text', 'encoding') };
+  }
+  const parsed = parseTrajectoryCsv(text, source.separator);
+  if (!parsed.ok) {
+    const { row, column, msg } = parsed.error;
+    const where = column ? `row ${row}, column ${column}` : `row ${row}`;
+    return { ok: false, error: invalid(['body', 'file', row, ...(column ? [column] : [])], `${where}: ${msg}`, 'csv') };
+  }
+  return { ok: true, points: parsed.value, validate: source.validateLimits };
+}
+
+/**
+ * True when the execution check applies: times increase strictly (otherwise the controller refuses
+ * the trajectory, which the response reports) and it is not a lone point at t = 0 (a hold point).
+ */
+export function dynamicsApply(points: readonly { readonly time_from_start: number }[]): boolean {
+  if (points.length === 1 && points[0]?.time_from_start === 0) return false;
+  return firstNonIncreasingTime(points as readonly ApiTrajectoryPoint[]) < 0;
+}
+
+/** The 422 issue of an execution limit violation, located and worded for its source. */
+export function violationIssue(violation: LimitViolation, limits: JointLimits, locator: 'json' | 'csv'): ValidationIssue {
+  const where = locator === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
+  return { loc: where.loc(violation.point, violation.joint), msg: describeViolation(violation, limits, where.label), type: 'limit' };
+}
+
+/** Packs points (and their velocities, when every point has them) into Float64Arrays. */
+export function packPoints(points: readonly TrajectoryPoint[], joints: number): PackedPoints {
+  const count = points.length;
+  const times = new Float64Array(count);
+  const positions = new Float64Array(count * joints);
+  const withVelocities = count > 0 && points.every((p) => p.velocities);
+  const velocities = withVelocities ? new Float64Array(count * joints) : undefined;
+  for (let i = 0; i < count; i++) {
+    const p = points[i] as TrajectoryPoint;
+    times[i] = p.timeFromStartS;
+    for (let j = 0; j < joints; j++) {
+      positions[i * joints + j] = p.positions[j] ?? 0;
+      if (velocities) velocities[i * joints + j] = p.velocities?.[j] ?? 0;
+    }
+  }
+  return { count, joints, times, positions, velocities };
+}
+
+/** Unpacks points for publishing. */
+export function unpackPoints(packed: PackedPoints): ApiTrajectoryPoint[] {
+  const { count, joints, times, positions, velocities } = packed;
+  const out: ApiTrajectoryPoint[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const at = i * joints;
+    const q = Array.from(positions.subarray(at, at + joints));
+    out[i] = velocities
+      ? { positions: q, velocities: Array.from(velocities.subarray(at, at + joints)), time_from_start: times[i] ?? 0 }
+      : { positions: q, time_from_start: times[i] ?? 0 };
+  }
+  return out;
+}
+
+/** Runs the whole check of one request (see the module comment). */
+export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
+  const { source, state, limits } = request;
+  const joints = limits.jointNames.length;
+  const parsed = parseSource(source);
+  if (!parsed.ok) return { ok: false, error: bounded(parsed.error) };
+  const points = parsed.points;
+  if (!parsed.validate) return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false };
+  const locator = source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
+  const outside = limitViolations(points, limits, locator.loc, locator.label);
+  if (outside) return { ok: false, error: outside };
+  if (!dynamicsApply(points)) return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false };
+  if (!state) {
+    return { ok: false, error: { kind: 'unavailable', detail: "no joint state received yet: the trajectory cannot be checked from the arm's current state" } };
+  }
+  const plan = planExecution(state, toTrajectoryPoints(points), limits, true);
+  if (plan.violation) return { ok: false, error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind)] } };
+  return { ok: true, points: packPoints(plan.points, joints), filled: true };
+}

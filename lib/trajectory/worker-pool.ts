@@ -1,0 +1,100 @@
+/**
+ * The main thread's side of the trajectory worker: one long-lived worker thread, started on the
+ * first request, that parses and checks trajectories so that a 10 MiB CSV or a 1 MiB JSON body
+ * never holds the event loop. Jobs are answered in order; at most {@link MAX_PENDING} wait at a
+ * time (more is a 503), each at most {@link JOB_TIMEOUT_MS} (then the worker is replaced). The
+ * worker does not keep the process alive; {@link closeTrajectoryWorker} ends it (server close).
+ */
+import { Worker } from 'node:worker_threads';
+import type { CheckRequest, CheckResult } from './check.ts';
+import type { WorkerJob, WorkerReply } from './worker.ts';
+
+/** Most jobs waiting for the worker at once. */
+export const MAX_PENDING = 8;
+/** Longest a job may take before the worker is ended and replaced (ms). */
+export const JOB_TIMEOUT_MS = 30_000;
+
+interface Pending {
+  readonly resolve: (result: CheckResult) => void;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
+const failure = (detail: string): CheckResult => ({ ok: false, error: { kind: 'unavailable', detail } });
+
+class TrajectoryWorker {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  check(request: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckResult> {
+    if (this.pending.size >= MAX_PENDING) {
+      return Promise.resolve(failure(`the trajectory checker has ${this.pending.size} requests waiting; try again shortly`));
+    }
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.fail(`the trajectory check took longer than ${JOB_TIMEOUT_MS / 1000} s`), JOB_TIMEOUT_MS);
+      timer.unref();
+      this.pending.set(id, { resolve, timer });
+      const job: WorkerJob = { id, request };
+      worker.postMessage(job, transfer);
+    });
+  }
+
+  /** Ends the worker; waiting jobs fail with 503. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.fail('the service is shutting down');
+    if (worker) await worker.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { name: 'armgate-trajectory-check' });
+    worker.on('message', (reply: WorkerReply) => {
+      const waiting = this.pending.get(reply.id);
+      if (!waiting) return;
+      clearTimeout(waiting.timer);
+      this.pending.delete(reply.id);
+      waiting.resolve(reply.result);
+    });
+    worker.on('error', (e: Error) => this.fail(`the trajectory checker failed: ${e.message}`));
+    worker.on('exit', () => {
+      if (this.worker === worker) this.fail('the trajectory checker stopped');
+    });
+    // After the listeners: adding a 'message' listener refs the worker's port again.
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  /** Fails every waiting job and drops the worker (the next job starts a new one). */
+  private fail(detail: string): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    for (const [id, waiting] of this.pending) {
+      clearTimeout(waiting.timer);
+      this.pending.delete(id);
+      waiting.resolve(failure(detail));
+    }
+    if (worker) void worker.terminate();
+  }
+}
+
+let shared: TrajectoryWorker | undefined;
+
+/**
+ * Runs the check of one trajectory request on the worker thread. `transfer` lists buffers of the
+ * request handed over rather than copied (the caller must not use them afterwards).
+ */
+export function checkOffThread(request: CheckRequest, transfer: ArrayBuffer[] = []): Promise<CheckResult> {
+  shared ??= new TrajectoryWorker();
+  return shared.check(request, transfer);
+}
+
+/** Ends the trajectory worker, if one runs (the next request starts a new one). */
+export async function closeTrajectoryWorker(): Promise<void> {
+  const worker = shared;
+  shared = undefined;
+  await worker?.close();
+}

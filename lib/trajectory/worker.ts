@@ -1,0 +1,38 @@
+/**
+ * The trajectory worker thread: runs {@link checkTrajectoryRequest} for each job the main thread
+ * posts and answers with the result, its point arrays transferred. Loaded through
+ * worker-entry.mjs; importing it anywhere else does nothing (there is no parent port).
+ */
+import { parentPort } from 'node:worker_threads';
+import { type CheckRequest, type CheckResult, checkTrajectoryRequest } from './check.ts';
+
+/** A job from the main thread. */
+export interface WorkerJob {
+  readonly id: number;
+  readonly request: CheckRequest;
+}
+
+/** The answer to a job. */
+export interface WorkerReply {
+  readonly id: number;
+  readonly result: CheckResult;
+}
+
+function run(job: WorkerJob): void {
+  let result: CheckResult;
+  try {
+    result = checkTrajectoryRequest(job.request);
+  } catch (e) {
+    result = { ok: false, error: { kind: 'internal', detail: `the trajectory check failed: ${(e as Error).message}` } };
+  }
+  const transfer: ArrayBuffer[] = [];
+  if (result.ok) {
+    const { times, positions, velocities } = result.points;
+    transfer.push(times.buffer as ArrayBuffer, positions.buffer as ArrayBuffer);
+    if (velocities) transfer.push(velocities.buffer as ArrayBuffer);
+  }
+  const reply: WorkerReply = { id: job.id, result };
+  parentPort?.postMessage(reply, transfer);
+}
+
+parentPort?.on('message', run);
