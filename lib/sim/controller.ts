@@ -1,7 +1,8 @@
 import { type JointSample, type JointTrajectory, type TrajectoryPoint, createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
-import { executedKnots, firstViolation, type Quantity, START_TOLERANCE_RAD } from '../trajectory/dynamics.ts';
+import { type JointTrajectoryMsg, type JointTrajectoryPointMsg, secondsOf } from '../ros/messages.ts';
+import { executedKnots, firstViolation, type LimitViolation, type Quantity, START_TOLERANCE_RAD } from '../trajectory/dynamics.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
 
 /** What the controller did, for the trajectory log and for waiting goals. */
@@ -34,6 +35,50 @@ export { START_TOLERANCE_RAD };
  * /stop publishes from the latest joint state, which lags a moving arm by up to one period).
  */
 export const HOLD_TOLERANCE_RAD = 0.1;
+
+/** Points per slice of {@link TrajectoryController.followSliced}: a few milliseconds of checks. */
+export const SLICE_POINTS = 2048;
+
+/** Read access to the points of an incoming trajectory, a JointTrajectory or a message as it came (no copy). */
+interface PointSource {
+  readonly jointNames: readonly string[];
+  readonly count: number;
+  positions(i: number): readonly number[];
+  velocities(i: number): readonly number[] | undefined;
+  accelerations(i: number): readonly number[] | undefined;
+  timeS(i: number): number;
+}
+
+function trajectorySource(trajectory: JointTrajectory): PointSource {
+  const at = (i: number) => trajectory.points[i] as TrajectoryPoint;
+  return {
+    jointNames: trajectory.jointNames,
+    count: trajectory.points.length,
+    positions: (i) => at(i).positions,
+    velocities: (i) => at(i).velocities,
+    accelerations: (i) => at(i).accelerations,
+    timeS: (i) => at(i).timeFromStartS,
+  };
+}
+
+/** A message's points: empty velocity or acceleration arrays mean none (positions only: linear). */
+function messageSource(msg: JointTrajectoryMsg): PointSource {
+  const at = (i: number) => msg.points[i] as JointTrajectoryPointMsg;
+  return {
+    jointNames: msg.joint_names,
+    count: msg.points.length,
+    positions: (i) => at(i).positions,
+    velocities: (i) => (at(i).velocities.length > 0 ? at(i).velocities : undefined),
+    accelerations: (i) => (at(i).accelerations.length > 0 ? at(i).accelerations : undefined),
+    timeS: (i) => secondsOf(at(i).time_from_start),
+  };
+}
+
+/** The requested points, reordered and checked, and the first violation between them (if any). */
+interface Requested {
+  readonly points: TrajectoryPoint[];
+  readonly later: LimitViolation | undefined;
+}
 
 /** What the controller refuses on receipt: its analytic check covers positions and velocities (accelerations are the drive's). */
 const REFUSED: ReadonlySet<Quantity> = new Set<Quantity>(['position', 'velocity']);
@@ -70,6 +115,8 @@ export class TrajectoryController {
   private readonly clip: ClipInfo = createClipInfo();
   /** Id of the trajectory whose clipping was already reported. */
   private clipReported = 0;
+  /** Counts follows and cancels: a sliced check that sees it change was superseded. */
+  private generation = 0;
 
   constructor(limits: JointLimits, initialRad: readonly number[], onEvent: (event: ControllerEvent) => void) {
     this.limits = limits;
@@ -90,17 +137,57 @@ export class TrajectoryController {
   }
 
   /**
-   * Takes a trajectory at time `nowS`: reorders it to the controller's joints, checks it, and
-   * preempts whatever was executing. Returns the trajectory id or why it was refused.
+   * Takes a trajectory at time `nowS` (it starts at the first update after it): reorders it to the
+   * controller's joints, checks it, and preempts whatever was executing. Returns the trajectory id
+   * or why it was refused.
    */
   follow(trajectory: JointTrajectory, nowS: number): Result<number, string> {
-    const only = trajectory.points.length === 1 ? trajectory.points[0] : undefined;
-    if (only && only.timeFromStartS === 0 && this.isHoldRequest(trajectory.jointNames, only.positions)) {
-      this.onEvent({ kind: 'hold-request' });
-      this.cancel();
-      return ok(0);
+    const source = trajectorySource(trajectory);
+    if (this.holdRequested(source)) return ok(0);
+    this.generation++;
+    const work = this.checkRequested(source);
+    let step = work.next();
+    while (!step.done) step = work.next();
+    return this.accept(source, step.value, nowS);
+  }
+
+  /**
+   * As {@link follow}, for a trajectory message as it arrives on the topic, with the checks that
+   * grow with the trajectory done in slices of {@link SLICE_POINTS} points between which the event
+   * loop runs (a 100,000-point trajectory never holds it); the state-dependent start is checked at
+   * the end, at `nowS()`. A follow, a cancel or a later message meanwhile supersedes it, as a newer
+   * message preempts an older one.
+   */
+  async followMessage(msg: JointTrajectoryMsg, nowS: () => number): Promise<Result<number, string>> {
+    const source = messageSource(msg);
+    if (this.holdRequested(source)) return ok(0);
+    const generation = ++this.generation;
+    const work = this.checkRequested(source);
+    let step = work.next();
+    while (!step.done) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (generation !== this.generation) break;
+      step = work.next();
     }
-    const checked = this.check(trajectory);
+    if (generation !== this.generation || !step.done) {
+      const reason = 'superseded by a newer command while it was being checked';
+      this.onEvent({ kind: 'refused', reason });
+      return err(reason);
+    }
+    return this.accept(source, step.value, nowS());
+  }
+
+  /** A lone point at t = 0 near the current position: decelerate and hold (what POST /stop publishes). */
+  private holdRequested(source: PointSource): boolean {
+    if (source.count !== 1 || source.timeS(0) !== 0 || !this.isHoldRequest(source.jointNames, source.positions(0))) return false;
+    this.onEvent({ kind: 'hold-request' });
+    this.cancel();
+    return true;
+  }
+
+  /** Checks the start against the current state and, if all is well, makes the trajectory the active one. */
+  private accept(source: PointSource, requested: Result<Requested, string>, nowS: number): Result<number, string> {
+    const checked = requested.ok ? this.checkStart(requested.value) : requested;
     if (!checked.ok) {
       this.onEvent({ kind: 'refused', reason: checked.error });
       return checked;
@@ -108,12 +195,13 @@ export class TrajectoryController {
     if (this.mode.kind === 'executing') this.onEvent({ kind: 'preempted', id: this.mode.id });
     const id = this.nextId++;
     this.mode = { kind: 'executing', id, trajectory: checked.value, startS: nowS, started: false };
-    this.onEvent({ kind: 'accepted', id, points: trajectory.points.length, durationS: trajectoryDuration(checked.value) });
+    this.onEvent({ kind: 'accepted', id, points: source.count, durationS: trajectoryDuration(checked.value) });
     return ok(id);
   }
 
   /** Cancels the active trajectory: decelerate within the acceleration limits, then hold. */
   cancel(): void {
+    this.generation++;
     const id = this.mode.kind === 'executing' ? this.mode.id : this.mode.kind === 'stopping' ? this.mode.id : undefined;
     if (id !== undefined && this.mode.kind === 'executing') this.onEvent({ kind: 'cancelled', id });
     if (this.mode.kind === 'hold' && this.state.qd.every((v) => v === 0)) return;
@@ -191,44 +279,72 @@ export class TrajectoryController {
     });
   }
 
-  /** Reorders by joint name, prepends the current state, and checks limits and velocities. */
-  private check(trajectory: JointTrajectory): Result<JointTrajectory, string> {
+  /**
+   * The checks that do not depend on the current state, yielding every {@link SLICE_POINTS}
+   * points: joint names, each point (reordered to the controller's joints, strictly increasing
+   * times, positions within the limits, finite numbers), and the segments between the points
+   * (positions and velocities, analytically).
+   */
+  private *checkRequested(source: PointSource): Generator<void, Result<Requested, string>> {
     const names = this.limits.jointNames;
-    if (trajectory.points.length === 0) return err('the trajectory has no points');
+    const count = source.count;
+    if (count === 0) return err('the trajectory has no points');
     const seen = new Set<string>();
-    for (const name of trajectory.jointNames) {
+    for (const name of source.jointNames) {
       if (!names.includes(name)) return err(`unknown joint '${name}' (the controller has ${names.join(', ')})`);
       if (seen.has(name)) return err(`joint '${name}' appears twice`);
       seen.add(name);
     }
     const missing = names.filter((n) => !seen.has(n));
     if (missing.length > 0) return err(`the trajectory lacks ${missing.join(', ')}`);
-    const order = names.map((n) => trajectory.jointNames.indexOf(n));
+    const order = names.map((n) => source.jointNames.indexOf(n));
     const inOrder = order.every((k, j) => k === j);
     const pick = (values: readonly number[] | undefined) =>
       values && values.length === names.length ? (inOrder ? values : order.map((i) => values[i] ?? 0)) : undefined;
-    const points: TrajectoryPoint[] = new Array(trajectory.points.length);
+    const points: TrajectoryPoint[] = new Array(count);
     let previousT = -1;
-    for (let index = 0; index < trajectory.points.length; index++) {
-      const p = trajectory.points[index] as TrajectoryPoint;
-      if (p.positions.length !== names.length) return err(`point ${index} has ${p.positions.length} positions, expected ${names.length}`);
-      if (!(p.timeFromStartS > previousT)) return err(`point ${index}: time_from_start ${p.timeFromStartS} s does not increase (the controller needs strictly increasing times)`);
-      previousT = p.timeFromStartS;
-      const positions = pick(p.positions) ?? [];
+    for (let index = 0; index < count; index++) {
+      if (index > 0 && index % SLICE_POINTS === 0) yield;
+      const given = source.positions(index);
+      const timeFromStartS = source.timeS(index);
+      if (given.length !== names.length) return err(`point ${index} has ${given.length} positions, expected ${names.length}`);
+      if (!(timeFromStartS > previousT)) return err(`point ${index}: time_from_start ${timeFromStartS} s does not increase (the controller needs strictly increasing times)`);
+      previousT = timeFromStartS;
+      const positions = pick(given) ?? [];
       for (let j = 0; j < positions.length; j++) {
         const value = positions[j] ?? Number.NaN;
         if (!Number.isFinite(value) || value < (this.limits.minRad[j] ?? 0) || value > (this.limits.maxRad[j] ?? 0)) {
           return err(`point ${index}: ${names[j]} = ${value} rad is outside its limits [${this.limits.minRad[j]}, ${this.limits.maxRad[j]}]`);
         }
       }
-      const velocities = pick(p.velocities);
-      const accelerations = velocities ? pick(p.accelerations) : undefined;
+      const velocities = pick(source.velocities(index));
+      const accelerations = velocities ? pick(source.accelerations(index)) : undefined;
       if (velocities?.some((x) => !Number.isFinite(x)) || accelerations?.some((x) => !Number.isFinite(x))) {
         return err(`point ${index} has a velocity or acceleration that is not a finite number`);
       }
-      points[index] = { positions, timeFromStartS: p.timeFromStartS, ...(velocities ? { velocities } : {}), ...(accelerations ? { accelerations } : {}) };
+      if (accelerations && velocities) points[index] = { positions, velocities, accelerations, timeFromStartS };
+      else if (velocities) points[index] = { positions, velocities, timeFromStartS };
+      else points[index] = { positions, timeFromStartS };
     }
-    const first = points[0] as TrajectoryPoint;
+    // Segments between the requested points; the one into the first point needs the state (checkStart).
+    const none = { positions: [], velocities: [] };
+    let later: LimitViolation | undefined;
+    for (let from = 1; from < count && !later; from += SLICE_POINTS) {
+      yield;
+      const segments = { from, to: Math.min(count, from + SLICE_POINTS) };
+      later = firstViolation({ knots: points, offset: 0 }, none, this.limits, { quantities: REFUSED, segments });
+    }
+    return ok({ points, later });
+  }
+
+  /**
+   * The checks that depend on the current state: a first point at t = 0 must be where the arm is;
+   * otherwise the segment from the current state to the first point is checked. The earliest
+   * violation wins. Returns the trajectory to execute (the current state prepended).
+   */
+  private checkStart(requested: Requested): Result<JointTrajectory, string> {
+    const names = this.limits.jointNames;
+    const first = requested.points[0] as TrajectoryPoint;
     if (first.timeFromStartS === 0) {
       const offset = Math.max(...first.positions.map((v, j) => Math.abs(v - (this.state.q[j] ?? 0))));
       if (offset > START_TOLERANCE_RAD) {
@@ -236,8 +352,9 @@ export class TrajectoryController {
       }
     }
     const current = { positions: Array.from(this.state.q), velocities: Array.from(this.state.qd), accelerations: Array.from(this.state.qdd) };
-    const executed = executedKnots(current, points);
-    const violation = firstViolation(executed, current, this.limits, { quantities: REFUSED });
+    const executed = executedKnots(current, requested.points);
+    const startViolation = executed.offset === 1 ? firstViolation(executed, current, this.limits, { quantities: REFUSED, segments: { from: 1, to: 2 } }) : undefined;
+    const violation = startViolation ?? requested.later;
     if (violation) {
       const name = names[violation.joint];
       if (violation.quantity === 'velocity') {

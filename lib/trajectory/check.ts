@@ -119,18 +119,13 @@ export function packPoints(points: readonly TrajectoryPoint[], joints: number): 
   return { count, joints, times, positions, velocities };
 }
 
-/** Unpacks points for publishing. */
-export function unpackPoints(packed: PackedPoints): ApiTrajectoryPoint[] {
-  const { count, joints, times, positions, velocities } = packed;
-  const out: ApiTrajectoryPoint[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const at = i * joints;
-    const q = Array.from(positions.subarray(at, at + joints));
-    out[i] = velocities
-      ? { positions: q, velocities: Array.from(velocities.subarray(at, at + joints)), time_from_start: times[i] ?? 0 }
-      : { positions: q, time_from_start: times[i] ?? 0 };
-  }
-  return out;
+/** Point `i` of packed points in the planning library's shape (with velocities when packed with them). */
+export function packedPoint(packed: PackedPoints, i: number): TrajectoryPoint {
+  const at = i * packed.joints;
+  const positions = Array.from(packed.positions.subarray(at, at + packed.joints));
+  const timeFromStartS = packed.times[i] ?? 0;
+  const v = packed.velocities;
+  return v ? { positions, velocities: Array.from(v.subarray(at, at + packed.joints)), timeFromStartS } : { positions, timeFromStartS };
 }
 
 /** Runs the whole check of one request (see the module comment). */

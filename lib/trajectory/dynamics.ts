@@ -74,9 +74,9 @@ export function fillVelocities(state: ArmState, points: readonly TrajectoryPoint
       out[i] = p;
       continue;
     }
-    const v: number[] = new Array(joints).fill(0);
+    const v: number[] = [];
     if (i === 0 && p.timeFromStartS === 0 && n > 1) {
-      for (let j = 0; j < joints; j++) v[j] = state.velocities[j] ?? 0;
+      for (let j = 0; j < joints; j++) v.push(state.velocities[j] ?? 0);
     } else if (i < n - 1) {
       const prevPositions = i === 0 ? state.positions : (points[i - 1] as TrajectoryPoint).positions;
       const prevT = i === 0 ? 0 : (points[i - 1] as TrajectoryPoint).timeFromStartS;
@@ -87,10 +87,13 @@ export function fillVelocities(state: ArmState, points: readonly TrajectoryPoint
         const q = p.positions[j] ?? 0;
         const d0 = (q - (prevPositions[j] ?? 0)) / h0;
         const d1 = ((next.positions[j] ?? 0) - q) / h1;
-        v[j] = d0 * d1 > 0 ? (h1 * d0 + h0 * d1) / (h0 + h1) : 0;
+        v.push(d0 * d1 > 0 ? (h1 * d0 + h0 * d1) / (h0 + h1) : 0);
       }
+    } else {
+      for (let j = 0; j < joints; j++) v.push(0);
     }
-    out[i] = { ...p, velocities: v };
+    // One object shape for every point (the checks below stay monomorphic and fast).
+    out[i] = { positions: p.positions, velocities: v, timeFromStartS: p.timeFromStartS };
   }
   return out;
 }
@@ -103,12 +106,12 @@ export function fillVelocities(state: ArmState, points: readonly TrajectoryPoint
 export function executedKnots(state: ArmState, points: readonly TrajectoryPoint[]): ExecutedKnots {
   const first = points[0];
   if (!first || first.timeFromStartS <= 0) return { knots: points, offset: 0 };
-  const start: TrajectoryPoint = {
-    positions: state.positions,
-    timeFromStartS: 0,
-    ...(first.velocities ? { velocities: state.velocities } : {}),
-    ...(first.velocities && first.accelerations && state.accelerations ? { accelerations: state.accelerations } : {}),
-  };
+  let start: TrajectoryPoint = { positions: state.positions, timeFromStartS: 0 };
+  if (first.velocities && first.accelerations && state.accelerations) {
+    start = { positions: state.positions, velocities: state.velocities, accelerations: state.accelerations, timeFromStartS: 0 };
+  } else if (first.velocities) {
+    start = { positions: state.positions, velocities: state.velocities, timeFromStartS: 0 };
+  }
   return { knots: [start, ...points], offset: 1 };
 }
 
@@ -116,6 +119,11 @@ export function executedKnots(state: ArmState, points: readonly TrajectoryPoint[
 export interface ViolationOptions {
   /** The quantities to check (default all). */
   readonly quantities?: ReadonlySet<Quantity>;
+  /**
+   * Only the segments into knots `from` .. `to - 1` (default all; a range that starts later skips
+   * the start jump and the final step, and takes the velocity before it from the previous segment).
+   */
+  readonly segments?: { readonly from: number; readonly to: number };
 }
 
 /** The earlier of two violations; at equal times the larger excess over its limit. */
@@ -125,10 +133,123 @@ function earlier(best: LimitViolation | undefined, candidate: LimitViolation): L
   return best;
 }
 
+/** Extremes of one joint on one segment (s from the segment start); acceleration 0 on linear segments. */
+interface SegmentExtremes {
+  posMin: number;
+  posMinAtS: number;
+  posMax: number;
+  posMaxAtS: number;
+  velPeak: number;
+  velPeakAtS: number;
+  accPeak: number;
+  accPeakAtS: number;
+  startVelocity: number;
+  endVelocity: number;
+}
+
+const ext: SegmentExtremes = { posMin: 0, posMinAtS: 0, posMax: 0, posMaxAtS: 0, velPeak: 0, velPeakAtS: 0, accPeak: 0, accPeakAtS: 0, startVelocity: 0, endVelocity: 0 };
+
+/** Folds the position at `s` into the extremes. */
+function considerPosition(out: SegmentExtremes, value: number, s: number): void {
+  if (value < out.posMin) {
+    out.posMin = value;
+    out.posMinAtS = s;
+  }
+  if (value > out.posMax) {
+    out.posMax = value;
+    out.posMaxAtS = s;
+  }
+}
+
+/**
+ * The extremes of the cubic Hermite segment from (p0, v0) to (p1, v1) over T, in closed form (the
+ * hot path: no allocation): acceleration is linear in time, so its extremes are at the ends;
+ * velocity is quadratic, with at most one interior extremum; position extremes are at the ends or
+ * where the velocity vanishes.
+ */
+function cubicExtremes(p0: number, v0: number, p1: number, v1: number, T: number, out: SegmentExtremes): void {
+  const c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / (T * T);
+  const c3 = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
+  out.startVelocity = v0;
+  out.endVelocity = v1;
+  out.posMin = p0;
+  out.posMinAtS = 0;
+  out.posMax = p0;
+  out.posMaxAtS = 0;
+  considerPosition(out, p1, T);
+  // v(s) = v0 + 2 c2 s + 3 c3 s^2 = 0: the stable pair of roots.
+  const qa = 3 * c3;
+  const qb = 2 * c2;
+  if (qa === 0) {
+    const s = qb !== 0 ? -v0 / qb : Number.NaN;
+    if (s > 0 && s < T) considerPosition(out, p0 + s * (v0 + s * (c2 + s * c3)), s);
+  } else {
+    const disc = qb * qb - 4 * qa * v0;
+    if (disc >= 0) {
+      const q = -0.5 * (qb + (qb >= 0 ? 1 : -1) * Math.sqrt(disc));
+      const r1 = q / qa;
+      const r2 = q !== 0 ? v0 / q : Number.NaN;
+      if (r1 > 0 && r1 < T) considerPosition(out, p0 + r1 * (v0 + r1 * (c2 + r1 * c3)), r1);
+      if (r2 > 0 && r2 < T) considerPosition(out, p0 + r2 * (v0 + r2 * (c2 + r2 * c3)), r2);
+    }
+  }
+  out.velPeak = Math.abs(v0);
+  out.velPeakAtS = 0;
+  if (Math.abs(v1) > out.velPeak) {
+    out.velPeak = Math.abs(v1);
+    out.velPeakAtS = T;
+  }
+  if (c3 !== 0) {
+    const s = -c2 / (3 * c3);
+    const v = v0 + s * (2 * c2 + 3 * c3 * s);
+    if (s > 0 && s < T && Math.abs(v) > out.velPeak) {
+      out.velPeak = Math.abs(v);
+      out.velPeakAtS = s;
+    }
+  }
+  const a0 = Math.abs(2 * c2);
+  const a1 = Math.abs(2 * c2 + 6 * c3 * T);
+  out.accPeak = Math.max(a0, a1);
+  out.accPeakAtS = a1 > a0 ? T : 0;
+}
+
 const c = new Float64Array(6);
 const dc = new Float64Array(6);
 const ddc = new Float64Array(6);
 const range: PolyRange = { min: 0, minAtS: 0, max: 0, maxAtS: 0 };
+
+/** The extremes of joint `j` on the segment from `a` to `b` (T > 0), into `out`. */
+function segmentExtremes(a: TrajectoryPoint, b: TrajectoryPoint, j: number, T: number, out: SegmentExtremes): void {
+  if (a.velocities !== undefined && b.velocities !== undefined && (a.accelerations === undefined || b.accelerations === undefined)) {
+    cubicExtremes(a.positions[j] ?? 0, a.velocities[j] ?? 0, b.positions[j] ?? 0, b.velocities[j] ?? 0, T, out);
+  } else {
+    polyExtremes(a, b, j, T, out);
+  }
+}
+
+/** The extremes of any segment (linear, cubic or quintic) through the polynomial helpers. */
+function polyExtremes(a: TrajectoryPoint, b: TrajectoryPoint, j: number, T: number, out: SegmentExtremes): void {
+  const degree = segmentCoefficients(a, b, j, c);
+  const vd = derivative(c, degree, dc);
+  out.startVelocity = dc[0] ?? 0;
+  out.endVelocity = evalPoly(dc, vd, T);
+  rangeOn(c, degree, T, range);
+  out.posMin = range.min;
+  out.posMinAtS = range.minAtS;
+  out.posMax = range.max;
+  out.posMaxAtS = range.maxAtS;
+  rangeOn(dc, vd, T, range);
+  out.velPeak = Math.max(range.max, -range.min);
+  out.velPeakAtS = range.max >= -range.min ? range.maxAtS : range.minAtS;
+  out.accPeak = 0;
+  out.accPeakAtS = 0;
+  if (degree > 1) {
+    const ad = derivative(dc, vd, ddc);
+    rangeOn(ddc, ad, T, range);
+    out.accPeak = Math.max(range.max, -range.min);
+    out.accPeakAtS = range.max >= -range.min ? range.maxAtS : range.minAtS;
+  }
+}
 
 /**
  * The first violation (earliest in time; at equal times the larger excess) of position, velocity
@@ -146,7 +267,10 @@ export function firstViolation(executed: ExecutedKnots, state: ArmState, limits:
   const first = knots[0];
   if (!first) return undefined;
   let best: LimitViolation | undefined;
-  if (offset === 0 && (!wanted || wanted.has('jump'))) {
+  const from = Math.max(1, options.segments?.from ?? 1);
+  const to = Math.min(knots.length, options.segments?.to ?? knots.length);
+  const whole = from === 1 && to === knots.length;
+  if (offset === 0 && from === 1 && (!wanted || wanted.has('jump'))) {
     for (let j = 0; j < joints; j++) {
       const off = Math.abs((first.positions[j] ?? 0) - (state.positions[j] ?? 0));
       if (off > START_TOLERANCE_RAD) best = earlier(best, { point: 0, joint: j, quantity: 'jump', value: off, limit: START_TOLERANCE_RAD, fromS: 0, toS: 0, atS: 0 });
@@ -155,7 +279,16 @@ export function firstViolation(executed: ExecutedKnots, state: ArmState, limits:
   }
   // Velocity at the end of the previous segment, per joint (the arm's own velocity before the first).
   const endVelocity = Float64Array.from({ length: joints }, (_, j) => state.velocities[j] ?? 0);
-  for (let k = 1; k < knots.length; k++) {
+  if (from > 1) {
+    const a = knots[from - 2] as TrajectoryPoint;
+    const b = knots[from - 1] as TrajectoryPoint;
+    const T = b.timeFromStartS - a.timeFromStartS;
+    for (let j = 0; j < joints && T > 0; j++) {
+      segmentExtremes(a, b, j, T, ext);
+      endVelocity[j] = ext.endVelocity;
+    }
+  }
+  for (let k = from; k < to; k++) {
     const a = knots[k - 1] as TrajectoryPoint;
     const b = knots[k] as TrajectoryPoint;
     const t0 = a.timeFromStartS;
@@ -166,40 +299,31 @@ export function firstViolation(executed: ExecutedKnots, state: ArmState, limits:
     // A step at knot k - 1 belongs to that point (the start state's steps to point 0).
     const stepPoint = Math.max(0, k - 1 - offset);
     for (let j = 0; j < joints; j++) {
-      const degree = segmentCoefficients(a, b, j, c);
+      segmentExtremes(a, b, j, T, ext);
       const vMax = limits.maxVelRadS[j] ?? 0;
       const aMax = limits.maxAccRadS2[j] ?? 0;
-      const step = Math.abs((c[1] ?? 0) - (endVelocity[j] ?? 0));
+      const step = Math.abs(ext.startVelocity - (endVelocity[j] ?? 0));
       if (checkSteps && step > STEP_TOLERANCE_RAD_S) {
         best = earlier(best, { point: stepPoint, joint: j, quantity: 'velocity step', value: step, limit: aMax, fromS: t0, toS: t0, atS: t0 });
       }
-      const vd = derivative(c, degree, dc);
-      endVelocity[j] = evalPoly(dc, vd, T);
+      endVelocity[j] = ext.endVelocity;
       if (checkPosition) {
-        rangeOn(c, degree, T, range);
         const min = limits.minRad[j] ?? 0;
         const max = limits.maxRad[j] ?? 0;
-        if (range.max > max + 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: range.max, limit: max, fromS: t0, toS: t1, atS: t0 + range.maxAtS });
-        if (range.min < min - 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: range.min, limit: min, fromS: t0, toS: t1, atS: t0 + range.minAtS });
+        if (ext.posMax > max + 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: ext.posMax, limit: max, fromS: t0, toS: t1, atS: t0 + ext.posMaxAtS });
+        if (ext.posMin < min - 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: ext.posMin, limit: min, fromS: t0, toS: t1, atS: t0 + ext.posMinAtS });
       }
-      if (checkVelocity) {
-        rangeOn(dc, vd, T, range);
-        const peak = Math.max(range.max, -range.min);
-        const atS = t0 + (range.max >= -range.min ? range.maxAtS : range.minAtS);
-        if (exceeds(peak, vMax)) best = earlier(best, { point, joint: j, quantity: 'velocity', value: peak, limit: vMax, fromS: t0, toS: t1, atS });
+      if (checkVelocity && exceeds(ext.velPeak, vMax)) {
+        best = earlier(best, { point, joint: j, quantity: 'velocity', value: ext.velPeak, limit: vMax, fromS: t0, toS: t1, atS: t0 + ext.velPeakAtS });
       }
-      if (checkAcceleration && degree > 1) {
-        const ad = derivative(dc, vd, ddc);
-        rangeOn(ddc, ad, T, range);
-        const peak = Math.max(range.max, -range.min);
-        const atS = t0 + (range.max >= -range.min ? range.maxAtS : range.minAtS);
-        if (exceeds(peak, aMax)) best = earlier(best, { point, joint: j, quantity: 'acceleration', value: peak, limit: aMax, fromS: t0, toS: t1, atS });
+      if (checkAcceleration && exceeds(ext.accPeak, aMax)) {
+        best = earlier(best, { point, joint: j, quantity: 'acceleration', value: ext.accPeak, limit: aMax, fromS: t0, toS: t1, atS: t0 + ext.accPeakAtS });
       }
     }
     if (best) return best;
   }
   // After the last point the controller holds: every velocity drops to 0 at once.
-  if (!checkSteps) return undefined;
+  if (!checkSteps || !whole) return undefined;
   const last = knots.at(-1) as TrajectoryPoint;
   const t = last.timeFromStartS;
   for (let j = 0; j < joints; j++) {

@@ -1,10 +1,21 @@
 import { services } from '../app/services.ts';
 import { errorResponse, json, unavailable } from '../http/errors.ts';
 import { ros } from '../ros/context.ts';
-import { durationFromS, type JointTrajectoryMsg } from '../ros/messages.ts';
-import { type ApiTrajectoryPoint, firstNonIncreasingTime } from './points.ts';
+import type { JointTrajectoryMsg, JointTrajectoryPointMsg } from '../ros/messages.ts';
 
 export { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations } from './points.ts';
+
+/** Points ready for the controller topic: the message points and their times (s). */
+export interface PublishablePoints {
+  readonly messages: JointTrajectoryPointMsg[];
+  readonly times: ArrayLike<number>;
+}
+
+/** Index of the first time that does not increase over the previous one, or -1. */
+function firstNonIncreasing(times: ArrayLike<number>): number {
+  for (let i = 1; i < times.length; i++) if (!((times[i] ?? 0) > (times[i - 1] ?? 0))) return i;
+  return -1;
+}
 
 /**
  * Publishes the points as a JointTrajectory on the controller topic and answers
@@ -12,7 +23,7 @@ export { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations } from
  * sequence holds the arm this is a 409; a trajectory still executing is preempted, as the
  * joint trajectory controller does.
  */
-export async function publishPoints(points: readonly ApiTrajectoryPoint[], source: string, extra: Record<string, string> = {}): Promise<Response> {
+export async function publishPoints(points: PublishablePoints, source: string, extra: Record<string, string> = {}): Promise<Response> {
   const { arbiter, trajectoryLog } = services();
   const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory']);
   if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
@@ -22,27 +33,22 @@ export async function publishPoints(points: readonly ApiTrajectoryPoint[], sourc
     const msg: JointTrajectoryMsg = {
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
       joint_names: [...context.endpoints.joint_names],
-      points: points.map((p) => ({
-        positions: [...p.positions],
-        velocities: p.velocities ? [...p.velocities] : [],
-        accelerations: [],
-        effort: [],
-        time_from_start: durationFromS(p.time_from_start),
-      })),
+      points: points.messages,
     };
-    const lastTime = points.at(-1)?.time_from_start ?? 0;
-    trajectoryLog.push(`publishing ${points.length} points (${lastTime} s) from ${source} on ${topic}`);
+    const count = points.messages.length;
+    const lastTime = points.times[count - 1] ?? 0;
+    trajectoryLog.push(`publishing ${count} points (${lastTime} s) from ${source} on ${topic}`);
     const published = await context.publishTrajectory(msg);
     if (!published.ok) {
       trajectoryLog.push(`publication failed: ${published.error.message}`);
       return errorResponse(unavailable(published.error));
     }
-    const nonIncreasing = firstNonIncreasingTime(points);
+    const nonIncreasing = firstNonIncreasing(points.times);
     const warning =
       nonIncreasing >= 0
         ? { warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see GET /trajectory/logs)` }
         : {};
-    return json({ status: 'sent', points: points.length, ...extra, times_increasing: nonIncreasing < 0, ...warning });
+    return json({ status: 'sent', points: count, ...extra, times_increasing: nonIncreasing < 0, ...warning });
   } finally {
     lease.value.release();
   }

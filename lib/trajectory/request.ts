@@ -1,16 +1,21 @@
 /**
  * The path both trajectory endpoints share once the body is read: check it on the worker thread
- * (parsing, bounds, limits, the execution from the arm's state), re-check the start against the
- * arm's state at publication, publish.
+ * (parsing, bounds, limits, the execution from the arm's state), build the message in slices,
+ * re-check the start against the arm's state at publication, publish. Nothing here holds the
+ * event loop for long, whatever the size of the trajectory.
  */
-import { errorResponse, json, type ApiError } from '../http/errors.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type ApiError, errorResponse, json } from '../http/errors.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type RobotContext, ros } from '../ros/context.ts';
-import { type CheckSource, unpackPoints, violationIssue } from './check.ts';
+import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
+import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
 import { type ArmState, refreshStart } from './dynamics.ts';
-import { toTrajectoryPoints } from './points.ts';
 import { publishPoints } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
+
+/** Message points built per turn of the event loop (a few milliseconds). */
+const POINTS_PER_TURN = 4096;
 
 /** The arm's state from the latest joint state, J1..J7 by name (velocities 0 when not reported), and its receipt time. */
 export function latestArmState(context: RobotContext, limits: JointLimits): { state: ArmState; receivedAtMs: number } | undefined {
@@ -30,6 +35,24 @@ export function latestArmState(context: RobotContext, limits: JointLimits): { st
   return { state: { positions, velocities }, receivedAtMs: latest.receivedAtMs };
 }
 
+/** The JointTrajectoryPoint messages of packed points, built {@link POINTS_PER_TURN} at a time. */
+async function pointMessages(packed: PackedPoints): Promise<JointTrajectoryPointMsg[]> {
+  const { count, joints, times, positions, velocities } = packed;
+  const out: JointTrajectoryPointMsg[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    if (i > 0 && i % POINTS_PER_TURN === 0) await nextTurn();
+    const at = i * joints;
+    const q: number[] = new Array(joints);
+    const qd: number[] = velocities ? new Array(joints) : [];
+    for (let j = 0; j < joints; j++) {
+      q[j] = positions[at + j] ?? 0;
+      if (velocities) qd[j] = velocities[at + j] ?? 0;
+    }
+    out[i] = { positions: q, velocities: qd, accelerations: [], effort: [], time_from_start: durationFromS(times[i] ?? 0) };
+  }
+  return out;
+}
+
 /** The response for a check failure; validation issues arrive already bounded from the worker. */
 function failureResponse(error: ApiError): Response {
   return error.kind === 'validation' ? json({ detail: error.issues }, 422) : errorResponse(error);
@@ -46,13 +69,16 @@ export async function checkAndPublish(source: CheckSource, transfer: ArrayBuffer
   const before = latestArmState(context, limits);
   const result = await checkOffThread({ source, state: before?.state, limits }, transfer);
   if (!result.ok) return failureResponse(result.error);
-  const points = unpackPoints(result.points);
+  const packed = result.points;
+  const messages = await pointMessages(packed);
+  // From here to the publication nothing awaits: the state read now is the one the controller starts from.
   const now = result.filled ? latestArmState(ros(), limits) : undefined;
-  const first = points[0];
+  const first = messages[0];
   if (now && first && now.receivedAtMs !== before?.receivedAtMs) {
-    const refreshed = refreshStart(now.state, toTrajectoryPoints(points.slice(0, 2)), limits);
+    const head = packed.count > 1 ? [packedPoint(packed, 0), packedPoint(packed, 1)] : [packedPoint(packed, 0)];
+    const refreshed = refreshStart(now.state, head, limits);
     if (refreshed.violation) return failureResponse({ kind: 'validation', issues: [violationIssue(refreshed.violation, limits, source.kind)] });
-    points[0] = { ...first, ...(refreshed.first.velocities ? { velocities: refreshed.first.velocities } : {}) };
+    messages[0] = { ...first, velocities: [...(refreshed.first.velocities ?? first.velocities)] };
   }
-  return publishPoints(points, label, extra);
+  return publishPoints({ messages, times: packed.times }, label, extra);
 }
