@@ -18,7 +18,6 @@ import {
   type MoveToNamedRequest,
   type MoveToPoseGoal,
   type PoseStampedMsg,
-  secondsOf,
   type TriggerResponse,
 } from '../ros/messages.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
@@ -264,18 +263,10 @@ export class SimContext implements RobotContext {
 
   async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
     this.deliver(this.endpoints.interfaces.trajectory.name, msg);
-    const trajectory = {
-      jointNames: msg.joint_names,
-      points: msg.points.map((p) => ({
-        positions: p.positions,
-        ...(p.velocities.length > 0 ? { velocities: p.velocities } : {}),
-        ...(p.accelerations.length > 0 ? { accelerations: p.accelerations } : {}),
-        timeFromStartS: secondsOf(p.time_from_start),
-      })),
-    };
     // An empty trajectory is the controller's "stop and hold here".
-    if (trajectory.points.length === 0) this.motion.cancelActive();
-    else if (this.controller.follow(trajectory, this.driver.nowS()).ok) this.driver.wake();
+    if (msg.points.length === 0) this.motion.cancelActive();
+    // Checked in slices (a 100,000-point trajectory does not hold the event loop); a later command supersedes it.
+    else if ((await this.controller.followMessage(msg, () => this.driver.nowS())).ok) this.driver.wake();
     return ok(undefined);
   }
 
