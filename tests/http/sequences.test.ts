@@ -5,13 +5,13 @@
  * MCAP reader.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
-import { assertProcessGone, describeIssues, getJson, issuesOf, LOG_LINE, liveGroupMembers, logLines, maxDiff, positions, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
+import { assertProcessGone, configFoldersWith, describeIssues, getJson, issuesOf, LOG_LINE, liveGroupMembers, logLines, maxDiff, positions, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -30,16 +30,6 @@ interface Status {
   started_at?: string;
   finished_at?: string;
   bag_path?: string;
-}
-
-/** Folders os.tmpdir()/armgate-sequence-* whose config.json contains `marker` (other suites run concurrently). */
-async function configFoldersWith(marker: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const name of (await readdir(tmpdir())).filter((n) => n.startsWith('armgate-sequence-'))) {
-    const text = await readFile(path.join(tmpdir(), name, 'config.json'), 'utf8').catch(() => '');
-    if (text.includes(marker)) found.push(name);
-  }
-  return found;
 }
 
 describe('sequences end to end on the simulated arm', () => {

@@ -7,14 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag } from '../support/bag.ts';
 import { streamBagFolder } from '../support/bag-stream.ts';
 import { listeningUrl, runServerCli, type CliRun } from '../support/cli.ts';
-import { describeIssues, getJson, issuesOf, post, sleep, waitFor, WORK } from '../support/live.ts';
+import { configFoldersWith, describeIssues, getJson, issuesOf, post, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { writeSettings } from '../support/server.ts';
 
@@ -43,16 +43,6 @@ function alive(pid: number): boolean {
 /** SIGKILLs `pid` if it still lives (cleanup of a runner whose server is gone). */
 function killIfAlive(pid: number): void {
   if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
-}
-
-/** Folders os.tmpdir()/armgate-sequence-* whose config.json contains `marker`. */
-async function configFoldersWith(marker: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const name of (await readdir(tmpdir())).filter((n) => n.startsWith('armgate-sequence-'))) {
-    const text = await readFile(path.join(tmpdir(), name, 'config.json'), 'utf8').catch(() => '');
-    if (text.includes(marker)) found.push(name);
-  }
-  return found;
 }
 
 /** A command line server on an ephemeral port recording under `bagRoot`; `stop()` SIGKILLs it if needed. */

@@ -1,6 +1,9 @@
 /** Small helpers for end-to-end tests against a live armgate server. */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 export const JOINT_NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'] as const;
 /** The 'work' named position (the simulator's initial position in the test settings). */
@@ -162,4 +165,14 @@ export function assertNoJump(samples: readonly { sentMs: number; doneMs: number;
       assert.ok(step <= bound, `joint${j + 1} moved ${step.toFixed(5)} rad in ${(spanS * 1000).toFixed(0)} ms (bound ${bound.toFixed(5)}): a jump`);
     }
   }
+}
+
+/** Folders os.tmpdir()/armgate-sequence-* whose config.json contains `marker` (other suites run concurrently). */
+export async function configFoldersWith(marker: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of (await readdir(tmpdir())).filter((n) => n.startsWith('armgate-sequence-'))) {
+    const text = await readFile(path.join(tmpdir(), name, 'config.json'), 'utf8').catch(() => '');
+    if (text.includes(marker)) found.push(name);
+  }
+  return found;
 }
