@@ -1,6 +1,6 @@
 // Finds tests/**/*.test.ts and runs them with node's test runner through tsx (Node 20's --test
 // does not expand globs itself). Extra arguments pass through, e.g. --test-name-pattern. A test that
-// hangs (a request never answered) fails after 3 minutes instead of holding CI until its limit.
+// hangs (a request never answered) fails after 5 minutes instead of holding CI until its limit.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +11,6 @@ const files = readdirSync(path.join(root, 'tests'), { recursive: true, encoding:
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => path.join('tests', f))
   .sort();
-const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...process.argv.slice(2), ...files];
+const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...process.argv.slice(2), ...files];
 const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 process.exit(result.status ?? 1);
