@@ -3,7 +3,7 @@
  * first request, that parses and checks trajectories so that a 10 MiB CSV or a 1 MiB JSON body
  * never holds the event loop. Jobs are answered in order; at most {@link MAX_PENDING} wait at a
  * time (more is a 503), each at most {@link JOB_TIMEOUT_MS} (then the worker is replaced). The
- * worker does not keep the process alive; {@link closeTrajectoryWorker} ends it (server close).
+ * worker does not keep the process alive while idle; {@link closeTrajectoryWorker} ends it (server close).
  */
 import { Worker } from 'node:worker_threads';
 import type { CheckRequest, CheckResult } from './check.ts';
@@ -36,6 +36,8 @@ class TrajectoryWorker {
       const timer = setTimeout(() => this.fail(`the trajectory check took longer than ${JOB_TIMEOUT_MS / 1000} s`), JOB_TIMEOUT_MS);
       timer.unref();
       this.pending.set(id, { resolve, timer });
+      // A job in progress keeps the process alive; an idle worker does not.
+      worker.ref();
       const job: WorkerJob = { id, request };
       worker.postMessage(job, transfer);
     });
@@ -56,6 +58,7 @@ class TrajectoryWorker {
       if (!waiting) return;
       clearTimeout(waiting.timer);
       this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
       waiting.resolve(reply.result);
     });
     worker.on('error', (e: Error) => this.fail(`the trajectory checker failed: ${e.message}`));

@@ -269,3 +269,149 @@ describe('trajectory controller (simulated, ros2_controllers semantics)', () => 
     assert.equal(h.controller.isMoving(), false);
   });
 });
+
+describe('the simulated drives: never beyond the acceleration limit, velocities matching positions (issue 11)', () => {
+  /** Steps until idle, asserting each period: |dv| within the acceleration limit, |v| within the velocity limit, the positions' finite difference matching the velocities, the positions within their limits. */
+  function runChecked(h: Harness, maxSeconds: number): { maxAcc: number[]; maxQ: number[] } {
+    const maxAcc = [0, 0, 0, 0, 0, 0, 0];
+    const maxQ = [...h.q];
+    h.runUntilIdle(maxSeconds, (before) => {
+      const q = h.q;
+      const qd = h.qd;
+      for (let j = 0; j < 7; j++) {
+        const a = limits.maxAccRadS2[j] ?? 0;
+        const acc = Math.abs((qd[j] ?? 0) - (before.qd[j] ?? 0)) / DT;
+        maxAcc[j] = Math.max(maxAcc[j] ?? 0, acc);
+        maxQ[j] = Math.max(maxQ[j] ?? 0, q[j] ?? 0);
+        assert.ok(acc <= a * (1 + 1e-6) + 1e-6, `${JOINTS[j]}: ${acc} rad/s^2 at t = ${h.t.toFixed(3)} (limit ${a})`);
+        assert.ok(Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * (1 + 1e-9), `${JOINTS[j]}: ${qd[j]} rad/s`);
+        const moved = ((q[j] ?? 0) - (before.q[j] ?? 0)) / DT;
+        const reported = ((qd[j] ?? 0) + (before.qd[j] ?? 0)) / 2;
+        assert.ok(Math.abs(moved - reported) <= a * DT + 1e-9, `${JOINTS[j]} moved at ${moved} rad/s but reported ${reported} at t = ${h.t.toFixed(3)}`);
+        assert.ok((q[j] ?? 0) <= (limits.maxRad[j] ?? 0) && (q[j] ?? 0) >= (limits.minRad[j] ?? 0), `${JOINTS[j]} = ${q[j]} within its limits`);
+      }
+    });
+    return { maxAcc, maxQ };
+  }
+
+  it('follows a position-only point from rest (a velocity step) with limited acceleration, logs the clip once, and still ends exactly at the point', () => {
+    const h = new Harness();
+    const target = WORK.map((v, j) => (j === 0 ? v + 0.5 : v));
+    assert.ok(h.controller.follow(onePoint(target, 1), h.t).ok, 'accepted');
+    const { maxAcc } = runChecked(h, 3);
+    assert.ok((maxAcc[0] ?? 0) > 0.9 * (limits.maxAccRadS2[0] ?? 0), 'it accelerated at the limit, not more');
+    assert.deepEqual(h.q, target);
+    assert.deepEqual(h.kinds(), ['accepted', 'clipped', 'finished', 'hold']);
+    const clipped = h.events[1];
+    assert.ok(clipped?.kind === 'clipped', h.kinds().join(', '));
+    assert.equal(clipped.joint, 'joint1');
+    assert.equal(clipped.cause, 'acceleration');
+    assert.ok(clipped.needRadS2 >= 0.5 / DT, `needed ${clipped.needRadS2} rad/s^2: 0.5 rad/s at once`);
+    assert.equal(clipped.limitRadS2, limits.maxAccRadS2[0]);
+  });
+
+  it('never passes a position limit: a position-only trajectory arriving at joint1 = 2.97 at 1.5 rad/s brakes in time', () => {
+    const h = new Harness();
+    const target = WORK.map((v, j) => (j === 0 ? 2.97 : v));
+    assert.ok(h.controller.follow(onePoint(target, 2), h.t).ok, 'accepted');
+    const { maxQ } = runChecked(h, 4);
+    assert.ok((maxQ[0] ?? 0) <= 2.97, `joint1 peaked at ${maxQ[0]}`);
+    assert.ok(Math.abs((h.q[0] ?? 0) - 2.97) < 1e-9, `and ends at the point: ${h.q[0]}`);
+  });
+
+  it('moves within the acceleration and velocity limits for a zig-zag every 20 ms, and for a reversal sent mid-motion', () => {
+    const h = new Harness();
+    const zigzag: JointTrajectory = {
+      jointNames: JOINTS,
+      // 0.03 rad every 20 ms: 1.5 rad/s (within the velocity limit), reversing at once (75 rad/s^2 and more).
+      points: Array.from({ length: 20 }, (_, i) => ({ positions: WORK.map((v, j) => (j === 0 ? (i % 2 ? 0.03 : 0) : v)), timeFromStartS: 0.02 * (i + 1) })),
+    };
+    const accepted = h.controller.follow(zigzag, h.t);
+    assert.ok(accepted.ok, accepted.ok ? '' : accepted.error);
+    runChecked(h, 3);
+    const far = WORK.map((v, j) => (j === 0 ? 1.2 : v));
+    assert.ok(h.controller.follow(planPtp(h.q, far, limits, { speed: 1, accelScale: 0 }), h.t).ok, 'accepted');
+    h.run(0.4);
+    assert.ok((h.qd[0] ?? 0) > 1.5 && (h.q[0] ?? 0) > 0.5, `moving at ${h.qd[0]} rad/s, at ${h.q[0]} rad`);
+    // Back to WORK (joint1 0.54 rad away) in 1 s: 0.54 rad/s the other way, at once.
+    const back = h.controller.follow(onePoint(WORK, 1), h.t);
+    assert.ok(back.ok, back.ok ? '' : back.error);
+    runChecked(h, 5);
+    assert.deepEqual(h.q, WORK);
+  });
+
+  it('follows planned trajectories at full speed and acceleration exactly, without a clip', () => {
+    const h = new Harness();
+    const trajectory = planPtp(WORK, OTHER, limits, { speed: 1, accelScale: 1 });
+    assert.ok(h.controller.follow(trajectory, h.t).ok, 'accepted');
+    const startS = h.t;
+    const expected = createSample(7);
+    h.runUntilIdle(trajectoryDuration(trajectory) + 0.1, () => {
+      if (!h.controller.isMoving()) return;
+      sampleTrajectory(trajectory, h.t - startS, expected);
+      for (let j = 0; j < 7; j++) assert.ok(Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12, `${JOINTS[j]} tracks the trajectory at t = ${h.t}`);
+    });
+    assert.deepEqual(h.kinds(), ['accepted', 'finished', 'hold']);
+  });
+
+  it('starts a trajectory at the first update after it arrived, so a late update skips none of it', () => {
+    const h = new Harness();
+    const trajectory = planPtp(WORK, OTHER, limits, { speed: 1, accelScale: 0 });
+    assert.ok(h.controller.follow(trajectory, h.t).ok, 'accepted');
+    h.t += 0.25; // the controller runs again only 0.25 s after the trajectory arrived
+    const expected = createSample(7);
+    h.step();
+    sampleTrajectory(trajectory, DT, expected);
+    for (let j = 0; j < 7; j++) assert.ok(Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12, `${JOINTS[j]} starts at the beginning`);
+    h.runUntilIdle(trajectoryDuration(trajectory) + 0.1);
+    assert.deepEqual(h.kinds(), ['accepted', 'finished', 'hold']);
+  });
+
+  it('refuses a spline whose positions pass a limit between its points, naming the joint and the bound', () => {
+    const h = new Harness();
+    const result = h.controller.follow(
+      {
+        jointNames: JOINTS,
+        points: [
+          { positions: [0, 1.9, 0, -1.57, 0, 1.57, 0], velocities: [0, 1.2, 0, 0, 0, 0, 0], timeFromStartS: 2 },
+          { positions: [0, 2.0, 0, -1.57, 0, 1.57, 0], velocities: [0, -1.2, 0, 0, 0, 0, 0], timeFromStartS: 2.6 },
+        ],
+      },
+      h.t,
+    );
+    assert.ok(!result.ok, 'refused');
+    assert.match(result.error, /^point 1: joint2 would reach 2\.\d+ rad near t = 2\.\d+ s, outside its limits \[-2\.09, 2\.09\]$/);
+  });
+
+  it('checks a trajectory message in slices (the event loop runs meanwhile) and follows it; a cancel meanwhile supersedes it', async () => {
+    const h = new Harness();
+    const count = 20_000;
+    const msg = {
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+      joint_names: JOINTS,
+      points: Array.from({ length: count }, (_, i) => {
+        const t = 0.01 * (i + 1);
+        return { positions: WORK.map((v, j) => (j === 0 ? 0.1 * (1 - Math.cos(t / 20)) : v)), velocities: [], accelerations: [], effort: [], time_from_start: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) } };
+      }),
+    };
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    try {
+      const accepted = await h.controller.followMessage(msg, () => h.t);
+      assert.ok(accepted.ok, accepted.ok ? '' : accepted.error);
+      assert.ok(turns > 0, 'timers ran while it was checked');
+      assert.deepEqual(h.kinds(), ['accepted']);
+      h.run(1);
+      assert.ok((h.q[0] ?? 0) > 0, 'the arm follows it');
+      const pending = h.controller.followMessage(msg, () => h.t);
+      h.controller.cancel();
+      const superseded = await pending;
+      assert.ok(!superseded.ok && /superseded by a newer command/.test(superseded.error), JSON.stringify(superseded));
+      assert.deepEqual(h.kinds().slice(-2), ['cancelled', 'refused']);
+      h.runUntilIdle(2);
+      assert.equal(h.controller.activeId(), undefined, 'the cancel won');
+    } finally {
+      clearInterval(ticker);
+    }
+  });
+});

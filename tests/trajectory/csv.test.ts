@@ -131,6 +131,11 @@ describe('parseTrajectoryCsv', () => {
       ['a negative time', `${HEADER}\n1,0,0,0,0,0,0,0\n-0.25,0,0,0,0,0,0,0\n`, { row: 3, column: 't', msg: /^time -0\.25 is negative$/ }],
       ['a negative time in a shuffled time_from_start column', `joint1,joint2,joint3,TIME_FROM_START,joint4,joint5,joint6,joint7\n0,0,0,-1,0,0,0,0\n`, { row: 2, column: 'TIME_FROM_START', msg: /time -1 is negative/ }],
       ['a problem in a shuffled, upper case column (the header name is kept)', `JOINT_3,t,joint1,joint2,joint4,joint5,joint6,joint7\nx,1,0,0,0,0,0,0\n`, { row: 2, column: 'JOINT_3', msg: /'x' is not a finite number/ }],
+      // The bounds of JSON points (lib/trajectory/bounds.ts) apply to rows too.
+      ['a time of 1e300 s', `${HEADER}\n1,0,0,0,0,0,0,0\n1e300,0,0,0,0,0,0,0\n`, { row: 3, column: 't', msg: /^time 1e\+300 s is beyond 86400 s$/ }],
+      ['a time just beyond one day', `${HEADER}\n86400.5,0,0,0,0,0,0,0\n`, { row: 2, column: 't', msg: /^time 86400\.5 s is beyond 86400 s$/ }],
+      ['an angle beyond 2 pi', `${HEADER}\n1,0,0,0,0,0,0,6.3\n`, { row: 2, column: 'joint7', msg: /^6\.3 rad is beyond \+-2 pi$/ }],
+      ['an angle beyond -2 pi', `JOINT_3,t,joint1,joint2,joint4,joint5,joint6,joint7\n-7,1,0,0,0,0,0,0\n`, { row: 2, column: 'JOINT_3', msg: /^-7 rad is beyond \+-2 pi$/ }],
       ['an unclosed quote', `${HEADER}\n1,0,0,0,0,0,0,0\n"2,0,0,0,0,0,0,0\n`, { msg: /malformed CSV/ }],
     ];
     for (const [name, csv, expected, sep] of cases) {
@@ -141,6 +146,13 @@ describe('parseTrajectoryCsv', () => {
         assert.match(p.msg, expected.msg);
       });
     }
+
+    it('accepts 100,000 rows and refuses 100,001, naming the first row beyond (row 100002)', () => {
+      const rows = (n: number) => `${HEADER}\n${Array.from({ length: n }, (_, k) => `${(k + 1) * 0.01},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`;
+      assert.equal(ok(rows(100_000)).length, 100_000);
+      assert.deepEqual(problem(rows(100_001)), { row: 100_002, column: '', msg: 'more than 100000 points (rows 2..100001): split the trajectory' });
+      assert.equal(ok(`${rows(100_000)}\n\n`).length, 100_000, 'blank trailing lines do not count');
+    });
 
     it('counts rows in the file, after a BOM and CRLF line ends', () => {
       const p = problem(`\uFEFF${HEADER}\r\n1,0,0,0,0,0,0,0\r\n2,0,0,0,0,0,0,0\r\n3,0,0,0,0,0,0,bad\r\n`);
