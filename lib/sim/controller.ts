@@ -1,8 +1,21 @@
-import { type JointSample, type JointTrajectory, type TrajectoryPoint, createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
+import {
+  type JointSample,
+  type JointTrajectory,
+  type TrajectoryPoint,
+  createSample,
+  sampleTrajectory,
+  trajectoryDuration,
+} from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
 import { type JointTrajectoryMsg, type JointTrajectoryPointMsg, secondsOf } from '../ros/messages.ts';
-import { executedKnots, firstViolation, type LimitViolation, type Quantity, START_TOLERANCE_RAD } from '../trajectory/dynamics.ts';
+import {
+  executedKnots,
+  firstViolation,
+  type LimitViolation,
+  type Quantity,
+  START_TOLERANCE_RAD,
+} from '../trajectory/dynamics.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
 
 /** What the controller did, for the trajectory log and for waiting goals. */
@@ -26,7 +39,13 @@ export type ControllerEvent =
 
 type Mode =
   | { readonly kind: 'hold' }
-  | { readonly kind: 'executing'; readonly id: number; readonly trajectory: JointTrajectory; readonly startS: number; readonly started: boolean }
+  | {
+      readonly kind: 'executing';
+      readonly id: number;
+      readonly trajectory: JointTrajectory;
+      readonly startS: number;
+      readonly started: boolean;
+    }
   | { readonly kind: 'stopping'; readonly id: number | undefined };
 
 export { START_TOLERANCE_RAD };
@@ -179,7 +198,8 @@ export class TrajectoryController {
 
   /** A lone point at t = 0 near the current position: decelerate and hold (what POST /stop publishes). */
   private holdRequested(source: PointSource): boolean {
-    if (source.count !== 1 || source.timeS(0) !== 0 || !this.isHoldRequest(source.jointNames, source.positions(0))) return false;
+    if (source.count !== 1 || source.timeS(0) !== 0 || !this.isHoldRequest(source.jointNames, source.positions(0)))
+      return false;
     this.onEvent({ kind: 'hold-request' });
     this.cancel();
     return true;
@@ -307,14 +327,20 @@ export class TrajectoryController {
       if (index > 0 && index % SLICE_POINTS === 0) yield;
       const given = source.positions(index);
       const timeFromStartS = source.timeS(index);
-      if (given.length !== names.length) return err(`point ${index} has ${given.length} positions, expected ${names.length}`);
-      if (!(timeFromStartS > previousT)) return err(`point ${index}: time_from_start ${timeFromStartS} s does not increase (the controller needs strictly increasing times)`);
+      if (given.length !== names.length)
+        return err(`point ${index} has ${given.length} positions, expected ${names.length}`);
+      if (!(timeFromStartS > previousT))
+        return err(
+          `point ${index}: time_from_start ${timeFromStartS} s does not increase (the controller needs strictly increasing times)`,
+        );
       previousT = timeFromStartS;
       const positions = pick(given) ?? [];
       for (let j = 0; j < positions.length; j++) {
         const value = positions[j] ?? Number.NaN;
         if (!Number.isFinite(value) || value < (this.limits.minRad[j] ?? 0) || value > (this.limits.maxRad[j] ?? 0)) {
-          return err(`point ${index}: ${names[j]} = ${value} rad is outside its limits [${this.limits.minRad[j]}, ${this.limits.maxRad[j]}]`);
+          return err(
+            `point ${index}: ${names[j]} = ${value} rad is outside its limits [${this.limits.minRad[j]}, ${this.limits.maxRad[j]}]`,
+          );
         }
       }
       const velocities = pick(source.velocities(index));
@@ -348,20 +374,33 @@ export class TrajectoryController {
     if (first.timeFromStartS === 0) {
       const offset = Math.max(...first.positions.map((v, j) => Math.abs(v - (this.state.q[j] ?? 0))));
       if (offset > START_TOLERANCE_RAD) {
-        return err(`the first point is at time 0 but ${offset.toFixed(4)} rad away from the current position: following it would jump`);
+        return err(
+          `the first point is at time 0 but ${offset.toFixed(4)} rad away from the current position: following it would jump`,
+        );
       }
     }
-    const current = { positions: Array.from(this.state.q), velocities: Array.from(this.state.qd), accelerations: Array.from(this.state.qdd) };
+    const current = {
+      positions: Array.from(this.state.q),
+      velocities: Array.from(this.state.qd),
+      accelerations: Array.from(this.state.qdd),
+    };
     const executed = executedKnots(current, requested.points);
-    const startViolation = executed.offset === 1 ? firstViolation(executed, current, this.limits, { quantities: REFUSED, segments: { from: 1, to: 2 } }) : undefined;
+    const startViolation =
+      executed.offset === 1
+        ? firstViolation(executed, current, this.limits, { quantities: REFUSED, segments: { from: 1, to: 2 } })
+        : undefined;
     const violation = startViolation ?? requested.later;
     if (violation) {
       const name = names[violation.joint];
       if (violation.quantity === 'velocity') {
-        return err(`${name} would need ${violation.value.toFixed(3)} rad/s near t = ${violation.atS.toFixed(3)} s (limit ${this.limits.maxVelRadS[violation.joint]} rad/s)`);
+        return err(
+          `${name} would need ${violation.value.toFixed(3)} rad/s near t = ${violation.atS.toFixed(3)} s (limit ${this.limits.maxVelRadS[violation.joint]} rad/s)`,
+        );
       }
       const bounds = `[${this.limits.minRad[violation.joint]}, ${this.limits.maxRad[violation.joint]}]`;
-      return err(`point ${violation.point}: ${name} would reach ${violation.value.toFixed(4)} rad near t = ${violation.atS.toFixed(3)} s, outside its limits ${bounds}`);
+      return err(
+        `point ${violation.point}: ${name} would reach ${violation.value.toFixed(4)} rad near t = ${violation.atS.toFixed(3)} s, outside its limits ${bounds}`,
+      );
     }
     return ok({ jointNames: names, points: executed.knots });
   }

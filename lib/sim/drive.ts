@@ -51,7 +51,13 @@ function brakingBound(distance: number, v: number, acc: number, dtS: number): nu
  * settles on it without overshoot) and never passes its position limits. Returns true when every
  * joint followed exactly; otherwise `clip` names the joint that needed most.
  */
-export function driveStep(state: JointSample, command: JointSample, limits: JointLimits, dtS: number, clip: ClipInfo): boolean {
+export function driveStep(
+  state: JointSample,
+  command: JointSample,
+  limits: JointLimits,
+  dtS: number,
+  clip: ClipInfo,
+): boolean {
   clip.joint = -1;
   clip.needRadS2 = 0;
   let worstRatio = 0;

@@ -57,9 +57,12 @@ function bounded(error: ApiError): ApiError {
 }
 
 /** Parses the source into points and the validate_limits flag. */
-function parseSource(source: CheckSource): { ok: true; points: ApiTrajectoryPoint[]; validate: boolean } | { ok: false; error: ApiError } {
+function parseSource(
+  source: CheckSource,
+): { ok: true; points: ApiTrajectoryPoint[]; validate: boolean } | { ok: false; error: ApiError } {
   if (source.kind === 'json') {
-    if (source.text.trim() === '') return { ok: false, error: invalid(['body'], 'Field required: a JSON body is needed', 'missing') };
+    if (source.text.trim() === '')
+      return { ok: false, error: invalid(['body'], 'Field required: a JSON body is needed', 'missing') };
     let doc: unknown;
     try {
       doc = JSON.parse(source.text);
@@ -68,7 +71,10 @@ function parseSource(source: CheckSource): { ok: true; points: ApiTrajectoryPoin
     }
     const parsed = v.safeParse(TrajectoryBodySchema, doc);
     if (!parsed.success) return { ok: false, error: fromValibot('body', parsed.issues) };
-    const points = parsed.output.points.map((p) => ({ positions: p.positions as number[], time_from_start: p.time_from_start }));
+    const points = parsed.output.points.map((p) => ({
+      positions: p.positions as number[],
+      time_from_start: p.time_from_start,
+    }));
     return { ok: true, points, validate: parsed.output.validate_limits };
   }
   let text: string;
@@ -96,9 +102,17 @@ export function dynamicsApply(points: readonly { readonly time_from_start: numbe
 }
 
 /** The 422 issue of an execution limit violation, located and worded for its source. */
-export function violationIssue(violation: LimitViolation, limits: JointLimits, locator: 'json' | 'csv'): ValidationIssue {
+export function violationIssue(
+  violation: LimitViolation,
+  limits: JointLimits,
+  locator: 'json' | 'csv',
+): ValidationIssue {
   const where = locator === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
-  return { loc: where.loc(violation.point, violation.joint), msg: describeViolation(violation, limits, where.label), type: 'limit' };
+  return {
+    loc: where.loc(violation.point, violation.joint),
+    msg: describeViolation(violation, limits, where.label),
+    type: 'limit',
+  };
 }
 
 /** Packs points (and their velocities, when every point has them) into Float64Arrays. */
@@ -125,7 +139,9 @@ export function packedPoint(packed: PackedPoints, i: number): TrajectoryPoint {
   const positions = Array.from(packed.positions.subarray(at, at + packed.joints));
   const timeFromStartS = packed.times[i] ?? 0;
   const v = packed.velocities;
-  return v ? { positions, velocities: Array.from(v.subarray(at, at + packed.joints)), timeFromStartS } : { positions, timeFromStartS };
+  return v
+    ? { positions, velocities: Array.from(v.subarray(at, at + packed.joints)), timeFromStartS }
+    : { positions, timeFromStartS };
 }
 
 /** Runs the whole check of one request (see the module comment). */
@@ -139,11 +155,19 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   const locator = source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
   const outside = limitViolations(points, limits, locator.loc, locator.label);
   if (outside) return { ok: false, error: outside };
-  if (!dynamicsApply(points)) return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false };
+  if (!dynamicsApply(points))
+    return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false };
   if (!state) {
-    return { ok: false, error: { kind: 'unavailable', detail: "no joint state received yet: the trajectory cannot be checked from the arm's current state" } };
+    return {
+      ok: false,
+      error: {
+        kind: 'unavailable',
+        detail: "no joint state received yet: the trajectory cannot be checked from the arm's current state",
+      },
+    };
   }
   const plan = planExecution(state, toTrajectoryPoints(points), limits, true);
-  if (plan.violation) return { ok: false, error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind)] } };
+  if (plan.violation)
+    return { ok: false, error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind)] } };
   return { ok: true, points: packPoints(plan.points, joints), filled: true };
 }

@@ -108,7 +108,12 @@ export function executedKnots(state: ArmState, points: readonly TrajectoryPoint[
   if (!first || first.timeFromStartS <= 0) return { knots: points, offset: 0 };
   let start: TrajectoryPoint = { positions: state.positions, timeFromStartS: 0 };
   if (first.velocities && first.accelerations && state.accelerations) {
-    start = { positions: state.positions, velocities: state.velocities, accelerations: state.accelerations, timeFromStartS: 0 };
+    start = {
+      positions: state.positions,
+      velocities: state.velocities,
+      accelerations: state.accelerations,
+      timeFromStartS: 0,
+    };
   } else if (first.velocities) {
     start = { positions: state.positions, velocities: state.velocities, timeFromStartS: 0 };
   }
@@ -147,7 +152,18 @@ interface SegmentExtremes {
   endVelocity: number;
 }
 
-const ext: SegmentExtremes = { posMin: 0, posMinAtS: 0, posMax: 0, posMaxAtS: 0, velPeak: 0, velPeakAtS: 0, accPeak: 0, accPeakAtS: 0, startVelocity: 0, endVelocity: 0 };
+const ext: SegmentExtremes = {
+  posMin: 0,
+  posMinAtS: 0,
+  posMax: 0,
+  posMaxAtS: 0,
+  velPeak: 0,
+  velPeakAtS: 0,
+  accPeak: 0,
+  accPeakAtS: 0,
+  startVelocity: 0,
+  endVelocity: 0,
+};
 
 /** Folds the position at `s` into the extremes. */
 function considerPosition(out: SegmentExtremes, value: number, s: number): void {
@@ -220,7 +236,11 @@ const range: PolyRange = { min: 0, minAtS: 0, max: 0, maxAtS: 0 };
 
 /** The extremes of joint `j` on the segment from `a` to `b` (T > 0), into `out`. */
 function segmentExtremes(a: TrajectoryPoint, b: TrajectoryPoint, j: number, T: number, out: SegmentExtremes): void {
-  if (a.velocities !== undefined && b.velocities !== undefined && (a.accelerations === undefined || b.accelerations === undefined)) {
+  if (
+    a.velocities !== undefined &&
+    b.velocities !== undefined &&
+    (a.accelerations === undefined || b.accelerations === undefined)
+  ) {
     cubicExtremes(a.positions[j] ?? 0, a.velocities[j] ?? 0, b.positions[j] ?? 0, b.velocities[j] ?? 0, T, out);
   } else {
     polyExtremes(a, b, j, T, out);
@@ -256,7 +276,12 @@ function polyExtremes(a: TrajectoryPoint, b: TrajectoryPoint, j: number, T: numb
  * or acceleration limits when the controller executes `executed`, or undefined. Times must
  * increase strictly (the caller checks; segments that do not are skipped).
  */
-export function firstViolation(executed: ExecutedKnots, state: ArmState, limits: JointLimits, options: ViolationOptions = {}): LimitViolation | undefined {
+export function firstViolation(
+  executed: ExecutedKnots,
+  state: ArmState,
+  limits: JointLimits,
+  options: ViolationOptions = {},
+): LimitViolation | undefined {
   const wanted = options.quantities;
   const checkPosition = !wanted || wanted.has('position');
   const checkVelocity = !wanted || wanted.has('velocity');
@@ -273,7 +298,17 @@ export function firstViolation(executed: ExecutedKnots, state: ArmState, limits:
   if (offset === 0 && from === 1 && (!wanted || wanted.has('jump'))) {
     for (let j = 0; j < joints; j++) {
       const off = Math.abs((first.positions[j] ?? 0) - (state.positions[j] ?? 0));
-      if (off > START_TOLERANCE_RAD) best = earlier(best, { point: 0, joint: j, quantity: 'jump', value: off, limit: START_TOLERANCE_RAD, fromS: 0, toS: 0, atS: 0 });
+      if (off > START_TOLERANCE_RAD)
+        best = earlier(best, {
+          point: 0,
+          joint: j,
+          quantity: 'jump',
+          value: off,
+          limit: START_TOLERANCE_RAD,
+          fromS: 0,
+          toS: 0,
+          atS: 0,
+        });
     }
     if (best) return best;
   }
@@ -304,20 +339,67 @@ export function firstViolation(executed: ExecutedKnots, state: ArmState, limits:
       const aMax = limits.maxAccRadS2[j] ?? 0;
       const step = Math.abs(ext.startVelocity - (endVelocity[j] ?? 0));
       if (checkSteps && step > STEP_TOLERANCE_RAD_S) {
-        best = earlier(best, { point: stepPoint, joint: j, quantity: 'velocity step', value: step, limit: aMax, fromS: t0, toS: t0, atS: t0 });
+        best = earlier(best, {
+          point: stepPoint,
+          joint: j,
+          quantity: 'velocity step',
+          value: step,
+          limit: aMax,
+          fromS: t0,
+          toS: t0,
+          atS: t0,
+        });
       }
       endVelocity[j] = ext.endVelocity;
       if (checkPosition) {
         const min = limits.minRad[j] ?? 0;
         const max = limits.maxRad[j] ?? 0;
-        if (ext.posMax > max + 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: ext.posMax, limit: max, fromS: t0, toS: t1, atS: t0 + ext.posMaxAtS });
-        if (ext.posMin < min - 1e-12) best = earlier(best, { point, joint: j, quantity: 'position', value: ext.posMin, limit: min, fromS: t0, toS: t1, atS: t0 + ext.posMinAtS });
+        if (ext.posMax > max + 1e-12)
+          best = earlier(best, {
+            point,
+            joint: j,
+            quantity: 'position',
+            value: ext.posMax,
+            limit: max,
+            fromS: t0,
+            toS: t1,
+            atS: t0 + ext.posMaxAtS,
+          });
+        if (ext.posMin < min - 1e-12)
+          best = earlier(best, {
+            point,
+            joint: j,
+            quantity: 'position',
+            value: ext.posMin,
+            limit: min,
+            fromS: t0,
+            toS: t1,
+            atS: t0 + ext.posMinAtS,
+          });
       }
       if (checkVelocity && exceeds(ext.velPeak, vMax)) {
-        best = earlier(best, { point, joint: j, quantity: 'velocity', value: ext.velPeak, limit: vMax, fromS: t0, toS: t1, atS: t0 + ext.velPeakAtS });
+        best = earlier(best, {
+          point,
+          joint: j,
+          quantity: 'velocity',
+          value: ext.velPeak,
+          limit: vMax,
+          fromS: t0,
+          toS: t1,
+          atS: t0 + ext.velPeakAtS,
+        });
       }
       if (checkAcceleration && exceeds(ext.accPeak, aMax)) {
-        best = earlier(best, { point, joint: j, quantity: 'acceleration', value: ext.accPeak, limit: aMax, fromS: t0, toS: t1, atS: t0 + ext.accPeakAtS });
+        best = earlier(best, {
+          point,
+          joint: j,
+          quantity: 'acceleration',
+          value: ext.accPeak,
+          limit: aMax,
+          fromS: t0,
+          toS: t1,
+          atS: t0 + ext.accPeakAtS,
+        });
       }
     }
     if (best) return best;
@@ -329,7 +411,17 @@ export function firstViolation(executed: ExecutedKnots, state: ArmState, limits:
   for (let j = 0; j < joints; j++) {
     const step = Math.abs(endVelocity[j] ?? 0);
     const limit = limits.maxAccRadS2[j] ?? 0;
-    if (step > STEP_TOLERANCE_RAD_S) best = earlier(best, { point: Math.max(0, knots.length - 1 - offset), joint: j, quantity: 'velocity step', value: step, limit, fromS: t, toS: t, atS: t });
+    if (step > STEP_TOLERANCE_RAD_S)
+      best = earlier(best, {
+        point: Math.max(0, knots.length - 1 - offset),
+        joint: j,
+        quantity: 'velocity step',
+        value: step,
+        limit,
+        fromS: t,
+        toS: t,
+        atS: t,
+      });
   }
   return best;
 }
@@ -346,7 +438,11 @@ const seconds = (t: number) => String(Number(t.toPrecision(6)));
  * One sentence for a violation, e.g. "point 0: joint1 would need 10.2 rad/s^2 (limit 8.5521)
  * between t = 0 and 1 s: add time or points". `label` names a point (a CSV says "row 3").
  */
-export function describeViolation(v: LimitViolation, limits: JointLimits, label: (point: number) => string = (i) => `point ${i}`): string {
+export function describeViolation(
+  v: LimitViolation,
+  limits: JointLimits,
+  label: (point: number) => string = (i) => `point ${i}`,
+): string {
   const joint = limits.jointNames[v.joint] ?? `joint${v.joint + 1}`;
   const between = `between t = ${seconds(v.fromS)} and ${seconds(v.toS)} s`;
   switch (v.quantity) {
@@ -377,7 +473,12 @@ export interface ExecutionPlan {
  * Fills velocities (when `fill`) and checks the execution from `state` against the limits.
  * Times must increase strictly (not checked here).
  */
-export function planExecution(state: ArmState, points: readonly TrajectoryPoint[], limits: JointLimits, fill: boolean): ExecutionPlan {
+export function planExecution(
+  state: ArmState,
+  points: readonly TrajectoryPoint[],
+  limits: JointLimits,
+  fill: boolean,
+): ExecutionPlan {
   const published = fill ? fillVelocities(state, points) : [...points];
   return { points: published, violation: firstViolation(executedKnots(state, published), state, limits) };
 }
@@ -390,11 +491,20 @@ const HEAD_QUANTITIES: ReadonlySet<Quantity> = new Set<Quantity>(['position', 'v
  * point); the rest of the plan does not depend on the state. `head` is the plan's first one or two
  * points; returns the first point to publish and any violation.
  */
-export function refreshStart(state: ArmState, head: readonly TrajectoryPoint[], limits: JointLimits): { first: TrajectoryPoint; violation: LimitViolation | undefined } {
+export function refreshStart(
+  state: ArmState,
+  head: readonly TrajectoryPoint[],
+  limits: JointLimits,
+): { first: TrajectoryPoint; violation: LimitViolation | undefined } {
   const [p0, p1] = head;
   if (!p0) throw new Error('refreshStart needs the first point');
   const bare: TrajectoryPoint = { positions: p0.positions, timeFromStartS: p0.timeFromStartS };
   const refilled = fillVelocities(state, p1 ? [bare, p1] : [bare]);
-  const violation = firstViolation(executedKnots(state, refilled), state, limits, p1 ? { quantities: HEAD_QUANTITIES } : {});
+  const violation = firstViolation(
+    executedKnots(state, refilled),
+    state,
+    limits,
+    p1 ? { quantities: HEAD_QUANTITIES } : {},
+  );
   return { first: refilled[0] as TrajectoryPoint, violation };
 }

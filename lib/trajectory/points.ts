@@ -30,7 +30,11 @@ export function limitViolations(
       const min = limits.minRad[j] ?? 0;
       const max = limits.maxRad[j] ?? 0;
       if (value < min || value > max) {
-        issues.push({ loc: locOf(i, j), msg: `${labelOf(i)}: ${limits.jointNames[j]} = ${value} rad is outside its limits [${min}, ${max}]`, type: 'limit' });
+        issues.push({
+          loc: locOf(i, j),
+          msg: `${labelOf(i)}: ${limits.jointNames[j]} = ${value} rad is outside its limits [${min}, ${max}]`,
+          type: 'limit',
+        });
       }
     }
   }
@@ -40,7 +44,8 @@ export function limitViolations(
 
 /** Index of the first point whose time does not increase over the previous one, or -1. */
 export function firstNonIncreasingTime(points: readonly ApiTrajectoryPoint[]): number {
-  for (let i = 1; i < points.length; i++) if (!((points[i]?.time_from_start ?? 0) > (points[i - 1]?.time_from_start ?? 0))) return i;
+  for (let i = 1; i < points.length; i++)
+    if (!((points[i]?.time_from_start ?? 0) > (points[i - 1]?.time_from_start ?? 0))) return i;
   return -1;
 }
 
@@ -49,7 +54,9 @@ export function toTrajectoryPoints(points: readonly ApiTrajectoryPoint[]): Traje
   const out: TrajectoryPoint[] = new Array(points.length);
   for (let i = 0; i < points.length; i++) {
     const p = points[i] as ApiTrajectoryPoint;
-    out[i] = p.velocities ? { positions: p.positions, velocities: p.velocities, timeFromStartS: p.time_from_start } : { positions: p.positions, timeFromStartS: p.time_from_start };
+    out[i] = p.velocities
+      ? { positions: p.positions, velocities: p.velocities, timeFromStartS: p.time_from_start }
+      : { positions: p.positions, timeFromStartS: p.time_from_start };
   }
   return out;
 }

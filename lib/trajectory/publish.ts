@@ -23,7 +23,11 @@ function firstNonIncreasing(times: ArrayLike<number>): number {
  * sequence holds the arm this is a 409; a trajectory still executing is preempted, as the
  * joint trajectory controller does.
  */
-export async function publishPoints(points: PublishablePoints, source: string, extra: Record<string, string> = {}): Promise<Response> {
+export async function publishPoints(
+  points: PublishablePoints,
+  source: string,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   const { arbiter, trajectoryLog } = services();
   const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory']);
   if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
@@ -46,7 +50,9 @@ export async function publishPoints(points: PublishablePoints, source: string, e
     const nonIncreasing = firstNonIncreasing(points.times);
     const warning =
       nonIncreasing >= 0
-        ? { warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see GET /trajectory/logs)` }
+        ? {
+            warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see GET /trajectory/logs)`,
+          }
         : {};
     return json({ status: 'sent', points: count, ...extra, times_increasing: nonIncreasing < 0, ...warning });
   } finally {

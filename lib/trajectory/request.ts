@@ -18,7 +18,10 @@ import { checkOffThread } from './worker-pool.ts';
 const POINTS_PER_TURN = 4096;
 
 /** The arm's state from the latest joint state, J1..J7 by name (velocities 0 when not reported), and its receipt time. */
-export function latestArmState(context: RobotContext, limits: JointLimits): { state: ArmState; receivedAtMs: number } | undefined {
+export function latestArmState(
+  context: RobotContext,
+  limits: JointLimits,
+): { state: ArmState; receivedAtMs: number } | undefined {
   const latest = context.latestJointState();
   if (!latest) return undefined;
   const { name, position, velocity } = latest.msg;
@@ -48,7 +51,13 @@ async function pointMessages(packed: PackedPoints): Promise<JointTrajectoryPoint
       q[j] = positions[at + j] ?? 0;
       if (velocities) qd[j] = velocities[at + j] ?? 0;
     }
-    out[i] = { positions: q, velocities: qd, accelerations: [], effort: [], time_from_start: durationFromS(times[i] ?? 0) };
+    out[i] = {
+      positions: q,
+      velocities: qd,
+      accelerations: [],
+      effort: [],
+      time_from_start: durationFromS(times[i] ?? 0),
+    };
   }
   return out;
 }
@@ -63,7 +72,12 @@ function failureResponse(error: ApiError): Response {
  * `extra` to the answer. With validate_limits the velocities armgate filled in are published,
  * the first point's re-derived from the arm's state at that moment (the check ran on an older one).
  */
-export async function checkAndPublish(source: CheckSource, transfer: ArrayBuffer[], label: string, extra: Record<string, string> = {}): Promise<Response> {
+export async function checkAndPublish(
+  source: CheckSource,
+  transfer: ArrayBuffer[],
+  label: string,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   const context = ros();
   const limits = context.limits;
   const before = latestArmState(context, limits);
@@ -77,7 +91,11 @@ export async function checkAndPublish(source: CheckSource, transfer: ArrayBuffer
   if (now && first && now.receivedAtMs !== before?.receivedAtMs) {
     const head = packed.count > 1 ? [packedPoint(packed, 0), packedPoint(packed, 1)] : [packedPoint(packed, 0)];
     const refreshed = refreshStart(now.state, head, limits);
-    if (refreshed.violation) return failureResponse({ kind: 'validation', issues: [violationIssue(refreshed.violation, limits, source.kind)] });
+    if (refreshed.violation)
+      return failureResponse({
+        kind: 'validation',
+        issues: [violationIssue(refreshed.violation, limits, source.kind)],
+      });
     messages[0] = { ...first, velocities: [...(refreshed.first.velocities ?? first.velocities)] };
   }
   return publishPoints({ messages, times: packed.times }, label, extra);

@@ -29,7 +29,11 @@ export const TrajectoryPointSchema = v.strictObject({
 /** Body of POST /trajectory/send. */
 export const TrajectoryBodySchema = v.pipe(
   v.strictObject({
-    points: v.pipe(v.array(TrajectoryPointSchema), v.minLength(1, 'must not be empty'), v.maxLength(MAX_POINTS, `at most ${MAX_POINTS} points`)),
+    points: v.pipe(
+      v.array(TrajectoryPointSchema),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(MAX_POINTS, `at most ${MAX_POINTS} points`),
+    ),
     validate_limits: v.optional(
       v.pipe(
         v.boolean(),

@@ -28,12 +28,17 @@ class TrajectoryWorker {
 
   check(request: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckResult> {
     if (this.pending.size >= MAX_PENDING) {
-      return Promise.resolve(failure(`the trajectory checker has ${this.pending.size} requests waiting; try again shortly`));
+      return Promise.resolve(
+        failure(`the trajectory checker has ${this.pending.size} requests waiting; try again shortly`),
+      );
     }
     const worker = this.start();
     const id = this.nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.fail(`the trajectory check took longer than ${JOB_TIMEOUT_MS / 1000} s`), JOB_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => this.fail(`the trajectory check took longer than ${JOB_TIMEOUT_MS / 1000} s`),
+        JOB_TIMEOUT_MS,
+      );
       timer.unref();
       this.pending.set(id, { resolve, timer });
       // A job in progress keeps the process alive; an idle worker does not.

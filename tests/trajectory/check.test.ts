@@ -9,7 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
-import { type CheckRequest, type CheckResult, checkTrajectoryRequest, packedPoint } from '../../lib/trajectory/check.ts';
+import {
+  type CheckRequest,
+  type CheckResult,
+  checkTrajectoryRequest,
+  packedPoint,
+} from '../../lib/trajectory/check.ts';
 import type { ArmState } from '../../lib/trajectory/dynamics.ts';
 import { checkOffThread, closeTrajectoryWorker, MAX_PENDING } from '../../lib/trajectory/worker-pool.ts';
 
@@ -21,12 +26,19 @@ const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
 let limits: JointLimits;
 
 before(async () => {
-  const parsed = parseJointLimits(parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')), JOINTS);
+  const parsed = parseJointLimits(
+    parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')),
+    JOINTS,
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   limits = parsed.value;
 });
 
-const jsonFrom = (state: ArmState | undefined, body: unknown): CheckRequest => ({ source: { kind: 'json', text: typeof body === 'string' ? body : JSON.stringify(body) }, state, limits });
+const jsonFrom = (state: ArmState | undefined, body: unknown): CheckRequest => ({
+  source: { kind: 'json', text: typeof body === 'string' ? body : JSON.stringify(body) },
+  state,
+  limits,
+});
 const json = (body: unknown): CheckRequest => jsonFrom(REST, body);
 const csv = (text: string, validateLimits = true): CheckRequest => ({
   source: { kind: 'csv', bytes: new TextEncoder().encode(text), separator: ',', validateLimits },
@@ -43,21 +55,36 @@ function issues(result: CheckResult): { loc: readonly (string | number)[]; msg: 
 
 describe('checkTrajectoryRequest', () => {
   it('fills velocities with validate_limits and packs the points (positions, velocities, times)', () => {
-    const result = checkTrajectoryRequest(json({ points: [{ positions: q(0.1), time_from_start: 1 }, { positions: q(0.3), time_from_start: 2 }] }));
+    const result = checkTrajectoryRequest(
+      json({
+        points: [
+          { positions: q(0.1), time_from_start: 1 },
+          { positions: q(0.3), time_from_start: 2 },
+        ],
+      }),
+    );
     assert.ok(result.ok);
     assert.equal(result.filled, true);
     assert.equal(result.points.count, 2);
     assert.deepEqual(Array.from(result.points.times), [1, 2]);
     const first = packedPoint(result.points, 0);
     assert.deepEqual(first.positions, q(0.1));
-    assert.ok(Math.abs((first.velocities?.[0] ?? 0) - 0.15) < 1e-12, 'the three-point estimate: (1 x 0.1 + 1 x 0.2) / 2');
+    assert.ok(
+      Math.abs((first.velocities?.[0] ?? 0) - 0.15) < 1e-12,
+      'the three-point estimate: (1 x 0.1 + 1 x 0.2) / 2',
+    );
     assert.deepEqual(packedPoint(result.points, 1).velocities, [0, 0, 0, 0, 0, 0, 0]);
   });
 
   it('publishes positions only with validate_limits false, non-increasing times, or a lone point at t = 0', () => {
     for (const body of [
       { validate_limits: false, points: [{ positions: q(1.7), time_from_start: 1 }] },
-      { points: [{ positions: q(0), time_from_start: 1 }, { positions: q(0), time_from_start: 1 }] },
+      {
+        points: [
+          { positions: q(0), time_from_start: 1 },
+          { positions: q(0), time_from_start: 1 },
+        ],
+      },
       { points: [{ positions: q(0), time_from_start: 0 }] },
     ]) {
       const result = checkTrajectoryRequest(json(body));
@@ -74,20 +101,31 @@ describe('checkTrajectoryRequest', () => {
       msg: 'point 0: joint1 would need 10.2 rad/s^2 (limit 8.5521) between t = 0 and 1 s: add time or points',
       type: 'limit',
     });
-    const [fromCsv] = issues(checkTrajectoryRequest(csv(`${HEADER}\n1,0,0,0,-1.57,0,1.57,0\n2,1.7,0,0,-1.57,0,1.57,0\n`)));
+    const [fromCsv] = issues(
+      checkTrajectoryRequest(csv(`${HEADER}\n1,0,0,0,-1.57,0,1.57,0\n2,1.7,0,0,-1.57,0,1.57,0\n`)),
+    );
     assert.deepEqual(fromCsv?.loc, ['body', 'file', 3, 'joint1']);
-    assert.match(fromCsv?.msg ?? '', /^row 3: joint1 would need [\d.]+ rad\/s\^2 \(limit 8\.5521\) between t = 1 and 2 s: add time or points$/);
+    assert.match(
+      fromCsv?.msg ?? '',
+      /^row 3: joint1 would need [\d.]+ rad\/s\^2 \(limit 8\.5521\) between t = 1 and 2 s: add time or points$/,
+    );
   });
 
   it('checks the position limits of every point first, listing up to 20', () => {
-    const points = Array.from({ length: 30 }, (_, i) => ({ positions: WORK.map((v, j) => (j === 1 ? 2.5 : v)), time_from_start: i + 1 }));
+    const points = Array.from({ length: 30 }, (_, i) => ({
+      positions: WORK.map((v, j) => (j === 1 ? 2.5 : v)),
+      time_from_start: i + 1,
+    }));
     const found = issues(checkTrajectoryRequest(json({ points })));
     assert.equal(found.length, 20);
     assert.deepEqual(found[0]?.loc, ['body', 'points', 0, 'positions', 1]);
   });
 
   it('bounds a 422 that would list thousands of issues to 20 and a count (it crosses threads small)', () => {
-    const points = Array.from({ length: 5000 }, (_, i) => ({ positions: ['0', '0', '0', '0', '0', '0', '0'], time_from_start: i }));
+    const points = Array.from({ length: 5000 }, (_, i) => ({
+      positions: ['0', '0', '0', '0', '0', '0', '0'],
+      time_from_start: i,
+    }));
     const found = issues(checkTrajectoryRequest(json({ points })));
     assert.equal(found.length, 21);
     assert.equal(found[20]?.type, 'more_issues');
@@ -97,17 +135,34 @@ describe('checkTrajectoryRequest', () => {
   it('answers the JSON and CSV errors of the endpoints: empty, malformed, schema, not UTF-8, CSV rows beyond the bounds', () => {
     assert.deepEqual(issues(checkTrajectoryRequest(json('  ')))[0]?.loc, ['body']);
     assert.equal(issues(checkTrajectoryRequest(json('{"points": [')))[0]?.type, 'json_invalid');
-    assert.deepEqual(issues(checkTrajectoryRequest(json({ points: [{ positions: q(0), time_from_start: 86_401 }] })))[0]?.loc, ['body', 'points', 0, 'time_from_start']);
-    const badUtf8: CheckRequest = { source: { kind: 'csv', bytes: new Uint8Array([0x74, 0xff, 0x0a]), separator: ',', validateLimits: true }, state: REST, limits };
+    assert.deepEqual(
+      issues(checkTrajectoryRequest(json({ points: [{ positions: q(0), time_from_start: 86_401 }] })))[0]?.loc,
+      ['body', 'points', 0, 'time_from_start'],
+    );
+    const badUtf8: CheckRequest = {
+      source: { kind: 'csv', bytes: new Uint8Array([0x74, 0xff, 0x0a]), separator: ',', validateLimits: true },
+      state: REST,
+      limits,
+    };
     assert.equal(issues(checkTrajectoryRequest(badUtf8))[0]?.type, 'encoding');
     const [late] = issues(checkTrajectoryRequest(csv(`${HEADER}\n1e300,0,0,0,-1.57,0,1.57,0\n`, false)));
-    assert.deepEqual(late, { loc: ['body', 'file', 2, 't'], msg: 'row 2, column t: time 1e+300 s is beyond 86400 s', type: 'csv' });
+    assert.deepEqual(late, {
+      loc: ['body', 'file', 2, 't'],
+      msg: 'row 2, column t: time 1e+300 s is beyond 86400 s',
+      type: 'csv',
+    });
   });
 
   it('needs a joint state to check the execution from (503 without one), but not to publish with validate_limits false', () => {
-    const refused = checkTrajectoryRequest(jsonFrom(undefined, { points: [{ positions: q(0.1), time_from_start: 1 }] }));
+    const refused = checkTrajectoryRequest(
+      jsonFrom(undefined, { points: [{ positions: q(0.1), time_from_start: 1 }] }),
+    );
     assert.ok(!refused.ok && refused.error.kind === 'unavailable', JSON.stringify(refused));
-    assert.ok(checkTrajectoryRequest(jsonFrom(undefined, { validate_limits: false, points: [{ positions: q(0.1), time_from_start: 1 }] })).ok);
+    assert.ok(
+      checkTrajectoryRequest(
+        jsonFrom(undefined, { validate_limits: false, points: [{ positions: q(0.1), time_from_start: 1 }] }),
+      ).ok,
+    );
   });
 });
 
@@ -135,7 +190,10 @@ describe('the trajectory worker thread', () => {
     const waiting = checkOffThread(json(body));
     await closeTrajectoryWorker();
     const result = await waiting;
-    assert.ok(!result.ok && result.error.kind === 'unavailable' && /shutting down/.test(result.error.detail), JSON.stringify(result).slice(0, 200));
+    assert.ok(
+      !result.ok && result.error.kind === 'unavailable' && /shutting down/.test(result.error.detail),
+      JSON.stringify(result).slice(0, 200),
+    );
     assert.ok((await checkOffThread(json({ points: [{ positions: q(0.01), time_from_start: 1 }] }))).ok);
   });
 });

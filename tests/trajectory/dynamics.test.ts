@@ -9,7 +9,13 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
-import { createSample, type JointTrajectory, sampleTrajectory, segmentCoefficients, type TrajectoryPoint } from '../../lib/planning/trajectory.ts';
+import {
+  createSample,
+  type JointTrajectory,
+  sampleTrajectory,
+  segmentCoefficients,
+  type TrajectoryPoint,
+} from '../../lib/planning/trajectory.ts';
 import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import {
@@ -32,21 +38,32 @@ const REST: ArmState = { positions: WORK, velocities: ZERO };
 let limits: JointLimits;
 
 before(async () => {
-  const parsed = parseJointLimits(parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')), JOINTS);
+  const parsed = parseJointLimits(
+    parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')),
+    JOINTS,
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   limits = parsed.value;
 });
 
 /** WORK with joint1 at `j1` (and `j7` when given), at time `t`. */
-const at = (t: number, j1: number, j7 = 0): TrajectoryPoint => ({ positions: WORK.map((q, j) => (j === 0 ? j1 : j === 6 ? j7 : q)), timeFromStartS: t });
+const at = (t: number, j1: number, j7 = 0): TrajectoryPoint => ({
+  positions: WORK.map((q, j) => (j === 0 ? j1 : j === 6 ? j7 : q)),
+  timeFromStartS: t,
+});
 
 /** The worst |velocity| and |acceleration| per joint, and the position range, sampling the executed spline every `dt`. */
-function sampled(knots: readonly TrajectoryPoint[], dt = 1e-4): { vel: number[]; acc: number[]; min: number[]; max: number[] } {
+function sampled(
+  knots: readonly TrajectoryPoint[],
+  dt = 1e-4,
+): { vel: number[]; acc: number[]; min: number[]; max: number[] } {
   const trajectory: JointTrajectory = { jointNames: JOINTS, points: knots };
   const out = createSample(7);
   const end = knots.at(-1)?.timeFromStartS ?? 0;
-  const vel = [...ZERO], acc = [...ZERO];
-  const min = ZERO.map(() => Infinity), max = ZERO.map(() => -Infinity);
+  const vel = [...ZERO],
+    acc = [...ZERO];
+  const min = ZERO.map(() => Infinity),
+    max = ZERO.map(() => -Infinity);
   for (let t = 0; t <= end; t += dt) {
     sampleTrajectory(trajectory, t, out);
     for (let j = 0; j < 7; j++) {
@@ -64,40 +81,67 @@ describe('polynomials on [0, T] (poly.ts)', () => {
     // Coefficients of trajectory-like size (no denormals: their roots are rounding noise).
     const coefficient = fc.double({ min: -10, max: 10, noNaN: true }).map((x) => (Math.abs(x) < 1e-6 ? 0 : x));
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5 }), fc.array(coefficient, { minLength: 6, maxLength: 6 }), fc.double({ min: 0.05, max: 3, noNaN: true }), (degree, coeffs, T) => {
-        const c = Float64Array.from(coeffs);
-        for (let k = degree + 1; k < 6; k++) c[k] = 0;
-        const roots = new Float64Array(6);
-        const n = rootsInside(c, degree, T, roots);
-        for (let k = 0; k < n; k++) {
-          const s = roots[k] ?? 0;
-          assert.ok(s > 0 && s < T);
-          if (k > 0) assert.ok(s >= (roots[k - 1] ?? 0), 'ascending');
-          const scale = coeffs.reduce((a, x) => a + Math.abs(x), 0) * Math.max(1, T) ** degree;
-          assert.ok(Math.abs(evalPoly(c, degree, s)) <= 1e-9 * scale, `p(${s}) = ${evalPoly(c, degree, s)}`);
-        }
-        const range: PolyRange = { min: 0, minAtS: 0, max: 0, maxAtS: 0 };
-        rangeOn(c, degree, T, range);
-        let lo = Infinity, hi = -Infinity;
-        for (let k = 0; k <= 2000; k++) {
-          const value = evalPoly(c, degree, (T * k) / 2000);
-          lo = Math.min(lo, value);
-          hi = Math.max(hi, value);
-        }
-        const tol = 1e-6 * (1 + Math.abs(hi) + Math.abs(lo));
-        assert.ok(range.min <= lo + tol && range.max >= hi - tol, `range [${range.min}, ${range.max}] vs sampled [${lo}, ${hi}]`);
-        assert.ok(Math.abs(evalPoly(c, degree, range.minAtS) - range.min) <= tol && Math.abs(evalPoly(c, degree, range.maxAtS) - range.max) <= tol);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(coefficient, { minLength: 6, maxLength: 6 }),
+        fc.double({ min: 0.05, max: 3, noNaN: true }),
+        (degree, coeffs, T) => {
+          const c = Float64Array.from(coeffs);
+          for (let k = degree + 1; k < 6; k++) c[k] = 0;
+          const roots = new Float64Array(6);
+          const n = rootsInside(c, degree, T, roots);
+          for (let k = 0; k < n; k++) {
+            const s = roots[k] ?? 0;
+            assert.ok(s > 0 && s < T);
+            if (k > 0) assert.ok(s >= (roots[k - 1] ?? 0), 'ascending');
+            const scale = coeffs.reduce((a, x) => a + Math.abs(x), 0) * Math.max(1, T) ** degree;
+            assert.ok(Math.abs(evalPoly(c, degree, s)) <= 1e-9 * scale, `p(${s}) = ${evalPoly(c, degree, s)}`);
+          }
+          const range: PolyRange = { min: 0, minAtS: 0, max: 0, maxAtS: 0 };
+          rangeOn(c, degree, T, range);
+          let lo = Infinity,
+            hi = -Infinity;
+          for (let k = 0; k <= 2000; k++) {
+            const value = evalPoly(c, degree, (T * k) / 2000);
+            lo = Math.min(lo, value);
+            hi = Math.max(hi, value);
+          }
+          const tol = 1e-6 * (1 + Math.abs(hi) + Math.abs(lo));
+          assert.ok(
+            range.min <= lo + tol && range.max >= hi - tol,
+            `range [${range.min}, ${range.max}] vs sampled [${lo}, ${hi}]`,
+          );
+          assert.ok(
+            Math.abs(evalPoly(c, degree, range.minAtS) - range.min) <= tol &&
+              Math.abs(evalPoly(c, degree, range.maxAtS) - range.max) <= tol,
+          );
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('segmentCoefficients gives the polynomial sampleTrajectory interpolates (linear, cubic, quintic)', () => {
-    const a: TrajectoryPoint = { positions: [0.1, 0.2], velocities: [0.5, -0.3], accelerations: [1, -2], timeFromStartS: 1 };
-    const b: TrajectoryPoint = { positions: [0.4, -0.1], velocities: [-0.2, 0.1], accelerations: [0.5, 3], timeFromStartS: 1.8 };
+    const a: TrajectoryPoint = {
+      positions: [0.1, 0.2],
+      velocities: [0.5, -0.3],
+      accelerations: [1, -2],
+      timeFromStartS: 1,
+    };
+    const b: TrajectoryPoint = {
+      positions: [0.4, -0.1],
+      velocities: [-0.2, 0.1],
+      accelerations: [0.5, 3],
+      timeFromStartS: 1.8,
+    };
     const cases: [string, TrajectoryPoint, TrajectoryPoint, number][] = [
       ['linear', { positions: a.positions, timeFromStartS: 1 }, { positions: b.positions, timeFromStartS: 1.8 }, 1],
-      ['cubic', { positions: a.positions, velocities: a.velocities ?? [], timeFromStartS: 1 }, { positions: b.positions, velocities: b.velocities ?? [], timeFromStartS: 1.8 }, 3],
+      [
+        'cubic',
+        { positions: a.positions, velocities: a.velocities ?? [], timeFromStartS: 1 },
+        { positions: b.positions, velocities: b.velocities ?? [], timeFromStartS: 1.8 },
+        3,
+      ],
       ['quintic', a, b, 5],
     ];
     for (const [name, p0, p1, degree] of cases) {
@@ -123,7 +167,10 @@ describe('filled velocities (what armgate publishes with validate_limits)', () =
     assert.ok(Math.abs((v[0] ?? 0) - estimate(1, 0.1, 0.5, 0.6)) < 1e-12, `point 0: ${v[0]}`);
     assert.ok(Math.abs((v[1] ?? 0) - estimate(0.5, 0.6, 2, 0.05)) < 1e-12, `point 1: ${v[1]}`);
     assert.equal(v[2], 0, 'the last point is at rest');
-    assert.ok(filled.every((p) => p.velocities?.slice(1).every((x) => x === 0)), 'joints that do not move get 0');
+    assert.ok(
+      filled.every((p) => p.velocities?.slice(1).every((x) => x === 0)),
+      'joints that do not move get 0',
+    );
   });
 
   it('gives 0 where the slope changes sign or is flat on one side, so the spline does not overshoot a turning point', () => {
@@ -134,7 +181,10 @@ describe('filled velocities (what armgate publishes with validate_limits)', () =
     );
     const knots = executedKnots(REST, filled).knots;
     const { min, max } = sampled(knots);
-    assert.ok((max[0] ?? 0) <= 0.3 + 1e-12 && (min[0] ?? 0) >= -1e-12, `joint1 stays within the points' span: [${min[0]}, ${max[0]}]`);
+    assert.ok(
+      (max[0] ?? 0) <= 0.3 + 1e-12 && (min[0] ?? 0) >= -1e-12,
+      `joint1 stays within the points' span: [${min[0]}, ${max[0]}]`,
+    );
   });
 
   it("takes the arm's current velocity for a first point at t = 0, and keeps velocities a point already has", () => {
@@ -146,30 +196,55 @@ describe('filled velocities (what armgate publishes with validate_limits)', () =
   });
 
   it('prepends the current state (with its velocities) when the first point is later than t = 0, as JTC does', () => {
-    const moving: ArmState = { positions: WORK.map((q, j) => (j === 0 ? 0.2 : q)), velocities: [0.5, 0, 0, 0, 0, 0, 0] };
+    const moving: ArmState = {
+      positions: WORK.map((q, j) => (j === 0 ? 0.2 : q)),
+      velocities: [0.5, 0, 0, 0, 0, 0, 0],
+    };
     const filled = fillVelocities(moving, [at(1, 0.6)]);
     const executed = executedKnots(moving, filled);
     assert.equal(executed.offset, 1);
-    assert.deepEqual(executed.knots[0], { positions: moving.positions, velocities: moving.velocities, timeFromStartS: 0 });
+    assert.deepEqual(executed.knots[0], {
+      positions: moving.positions,
+      velocities: moving.velocities,
+      timeFromStartS: 0,
+    });
     assert.equal(executedKnots(moving, [at(0, 0.2), at(1, 0.6)]).offset, 0);
   });
 });
 
 describe('the execution check', () => {
-  const moving = (j1: number, v1: number): ArmState => ({ positions: WORK.map((q, j) => (j === 0 ? j1 : q)), velocities: [v1, 0, 0, 0, 0, 0, 0] });
+  const moving = (j1: number, v1: number): ArmState => ({
+    positions: WORK.map((q, j) => (j === 0 ? j1 : q)),
+    velocities: [v1, 0, 0, 0, 0, 0, 0],
+  });
   const zigzag = Array.from({ length: 10 }, (_, i) => at(0.02 * (i + 1), i % 2 ? 0.05 : 0));
-  const cases: { name: string; state: ArmState; points: TrajectoryPoint[]; expect: Partial<LimitViolation> & { msg?: string } }[] = [
+  const cases: {
+    name: string;
+    state: ArmState;
+    points: TrajectoryPoint[];
+    expect: Partial<LimitViolation> & { msg?: string };
+  }[] = [
     {
       name: 'a jump from rest: joint1 to 1.7 rad at t = 1 s',
       state: REST,
       points: [at(1, 1.7)],
-      expect: { point: 0, joint: 0, quantity: 'acceleration', msg: 'point 0: joint1 would need 10.2 rad/s^2 (limit 8.5521) between t = 0 and 1 s: add time or points' },
+      expect: {
+        point: 0,
+        joint: 0,
+        quantity: 'acceleration',
+        msg: 'point 0: joint1 would need 10.2 rad/s^2 (limit 8.5521) between t = 0 and 1 s: add time or points',
+      },
     },
     {
       name: 'a zig-zag every 20 ms',
       state: REST,
       points: zigzag,
-      expect: { point: 1, joint: 0, quantity: 'acceleration', msg: 'point 1: joint1 would need 750 rad/s^2 (limit 8.5521) between t = 0.02 and 0.04 s: add time or points' },
+      expect: {
+        point: 1,
+        joint: 0,
+        quantity: 'acceleration',
+        msg: 'point 1: joint1 would need 750 rad/s^2 (limit 8.5521) between t = 0.02 and 0.04 s: add time or points',
+      },
     },
     {
       name: 'a reversal sent while joint1 moves at 0.75 rad/s',
@@ -181,7 +256,12 @@ describe('the execution check', () => {
       name: 'a first point at t = 0 away from the current position',
       state: REST,
       points: [at(0, 0.3), at(1, 0.3)],
-      expect: { point: 0, joint: 0, quantity: 'jump', msg: 'point 0: joint1 is at t = 0 but 0.3 rad from the current position: the arm would jump; give the first point a time after 0' },
+      expect: {
+        point: 0,
+        joint: 0,
+        quantity: 'jump',
+        msg: 'point 0: joint1 is at t = 0 but 0.3 rad from the current position: the arm would jump; give the first point a time after 0',
+      },
     },
     {
       name: 'a segment faster than the velocity limit in the middle of an otherwise slow trajectory',
@@ -196,14 +276,21 @@ describe('the execution check', () => {
       const v = plan.violation;
       assert.ok(v, 'a violation');
       const { msg, ...fields } = c.expect;
-      for (const [key, value] of Object.entries(fields)) assert.equal(v[key as keyof LimitViolation], value, `${key}: ${describeViolation(v, limits)}`);
+      for (const [key, value] of Object.entries(fields))
+        assert.equal(v[key as keyof LimitViolation], value, `${key}: ${describeViolation(v, limits)}`);
       if (msg) assert.equal(describeViolation(v, limits), msg);
       if (v.quantity === 'jump') return;
       // The figure is the extreme of the segment it names.
-      const knots = executedKnots(c.state, plan.points).knots.filter((p) => p.timeFromStartS >= v.fromS - 1e-12 && p.timeFromStartS <= v.toS + 1e-12);
+      const knots = executedKnots(c.state, plan.points).knots.filter(
+        (p) => p.timeFromStartS >= v.fromS - 1e-12 && p.timeFromStartS <= v.toS + 1e-12,
+      );
       const s = sampled(knots, 1e-5);
-      const seen = v.quantity === 'acceleration' ? s.acc[v.joint] : v.quantity === 'velocity' ? s.vel[v.joint] : Number.NaN;
-      assert.ok(Math.abs((seen ?? 0) - v.value) <= 1e-3 * v.value, `${v.quantity}: sampled ${seen}, reported ${v.value}`);
+      const seen =
+        v.quantity === 'acceleration' ? s.acc[v.joint] : v.quantity === 'velocity' ? s.vel[v.joint] : Number.NaN;
+      assert.ok(
+        Math.abs((seen ?? 0) - v.value) <= 1e-3 * v.value,
+        `${v.quantity}: sampled ${seen}, reported ${v.value}`,
+      );
     });
   }
 
@@ -212,7 +299,10 @@ describe('the execution check', () => {
     assert.equal(plan.violation, undefined);
     const s = sampled(executedKnots(REST, plan.points).knots);
     for (let j = 0; j < 7; j++) {
-      assert.ok((s.vel[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) && (s.acc[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0), JOINTS[j]);
+      assert.ok(
+        (s.vel[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) && (s.acc[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0),
+        JOINTS[j],
+      );
     }
   });
 
@@ -228,7 +318,10 @@ describe('the execution check', () => {
     assert.equal(v.quantity, 'position');
     assert.equal(v.joint, 1);
     assert.equal(v.limit, 2.09);
-    assert.match(describeViolation(v, limits), /^point 1: joint2 would reach 2\.\d+ rad between t = 1 and 1\.6 s, outside its limits \[-2\.09, 2\.09\]/);
+    assert.match(
+      describeViolation(v, limits),
+      /^point 1: joint2 would reach 2\.\d+ rad between t = 1 and 1\.6 s, outside its limits \[-2\.09, 2\.09\]/,
+    );
   });
 
   it('sees the velocity steps of positions-only points (linear interpolation) when they are published as given', () => {
@@ -268,28 +361,43 @@ describe('the execution check', () => {
   it('names CSV rows through its label', () => {
     const v = planExecution(REST, [at(1, 1.7)], limits, true).violation;
     assert.ok(v);
-    assert.match(describeViolation(v, limits, (i) => `row ${i + 2}`), /^row 2: joint1 would need 10\.2 rad\/s\^2/);
+    assert.match(
+      describeViolation(v, limits, (i) => `row ${i + 2}`),
+      /^row 2: joint1 would need 10\.2 rad\/s\^2/,
+    );
   });
 
   it('finds nothing in any plan whose dense sampling stays within the limits, and something in any plan whose sampling does not', () => {
-    const knot = fc.record({ dt: fc.double({ min: 0.05, max: 1.5, noNaN: true }), dq: fc.double({ min: -0.6, max: 0.6, noNaN: true }) });
+    const knot = fc.record({
+      dt: fc.double({ min: 0.05, max: 1.5, noNaN: true }),
+      dq: fc.double({ min: -0.6, max: 0.6, noNaN: true }),
+    });
     fc.assert(
-      fc.property(fc.array(knot, { minLength: 1, maxLength: 6 }), fc.double({ min: -1, max: 1, noNaN: true }), (steps, v0) => {
-        const state: ArmState = { positions: WORK, velocities: [v0, 0, 0, 0, 0, 0, 0] };
-        let t = 0;
-        let q = 0;
-        const points = steps.map(({ dt, dq }) => {
-          t += dt;
-          q = Math.max(-2.9, Math.min(2.9, q + dq));
-          return at(t, q);
-        });
-        const plan = planExecution(state, points, limits, true);
-        const s = sampled(executedKnots(state, plan.points).knots, 2e-4);
-        const over = (s.vel[0] ?? 0) > (limits.maxVelRadS[0] ?? 0) * 1.0001 || (s.acc[0] ?? 0) > (limits.maxAccRadS2[0] ?? 0) * 1.0001;
-        const within = (s.vel[0] ?? 0) < (limits.maxVelRadS[0] ?? 0) * 0.999 && (s.acc[0] ?? 0) < (limits.maxAccRadS2[0] ?? 0) * 0.999;
-        if (over) assert.ok(plan.violation, `sampled ${s.vel[0]} rad/s, ${s.acc[0]} rad/s^2 but no violation`);
-        if (within) assert.equal(plan.violation, undefined, plan.violation && describeViolation(plan.violation, limits));
-      }),
+      fc.property(
+        fc.array(knot, { minLength: 1, maxLength: 6 }),
+        fc.double({ min: -1, max: 1, noNaN: true }),
+        (steps, v0) => {
+          const state: ArmState = { positions: WORK, velocities: [v0, 0, 0, 0, 0, 0, 0] };
+          let t = 0;
+          let q = 0;
+          const points = steps.map(({ dt, dq }) => {
+            t += dt;
+            q = Math.max(-2.9, Math.min(2.9, q + dq));
+            return at(t, q);
+          });
+          const plan = planExecution(state, points, limits, true);
+          const s = sampled(executedKnots(state, plan.points).knots, 2e-4);
+          const over =
+            (s.vel[0] ?? 0) > (limits.maxVelRadS[0] ?? 0) * 1.0001 ||
+            (s.acc[0] ?? 0) > (limits.maxAccRadS2[0] ?? 0) * 1.0001;
+          const within =
+            (s.vel[0] ?? 0) < (limits.maxVelRadS[0] ?? 0) * 0.999 &&
+            (s.acc[0] ?? 0) < (limits.maxAccRadS2[0] ?? 0) * 0.999;
+          if (over) assert.ok(plan.violation, `sampled ${s.vel[0]} rad/s, ${s.acc[0]} rad/s^2 but no violation`);
+          if (within)
+            assert.equal(plan.violation, undefined, plan.violation && describeViolation(plan.violation, limits));
+        },
+      ),
       { numRuns: 300 },
     );
   });

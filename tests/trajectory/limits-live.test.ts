@@ -11,7 +11,17 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import type { JointStateMsg, JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { csvForm } from '../support/multipart.ts';
-import { atRest, describeIssues, issuesOf, jointStates, logLines, maxDiff, post, sleep, waitFor } from '../support/live.ts';
+import {
+  atRest,
+  describeIssues,
+  issuesOf,
+  jointStates,
+  logLines,
+  maxDiff,
+  post,
+  sleep,
+  waitFor,
+} from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
@@ -50,7 +60,8 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
   });
 
   /** `positions` with joint1 moved by `d1` (and joint7 by `d7`). */
-  const moved = (q: readonly number[], d1: number, d7 = 0) => q.map((v, j) => (j === 0 ? v + d1 : j === 6 ? v + d7 : v));
+  const moved = (q: readonly number[], d1: number, d7 = 0) =>
+    q.map((v, j) => (j === 0 ? v + d1 : j === 6 ? v + d7 : v));
 
   /**
    * Checks recorded joint states against the limits over windows of about `windowS`: finite
@@ -86,11 +97,18 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
         maxVel = Math.max(maxVel, Math.abs(rate) / (VEL[j] ?? 1));
         const slack = 0.03 + 0.1 * Math.max(Math.abs(s0.v[j] ?? 0), Math.abs(s1.v[j] ?? 0));
         if (Math.abs(rate - reported) > slack) {
-          const window = recorded.slice(Math.max(0, a - 2), b + 3).map((x) => `${(x.t - (recorded[0]?.t ?? 0)).toFixed(4)} ${x.q[j]?.toFixed(6)} ${x.v[j]?.toFixed(4)}`);
-          assert.fail(`joint${j + 1} at ${s0.t.toFixed(3)} s: positions moved at ${rate.toFixed(4)} rad/s, velocities say ${reported.toFixed(4)}\n${window.join('\n')}`);
+          const window = recorded
+            .slice(Math.max(0, a - 2), b + 3)
+            .map((x) => `${(x.t - (recorded[0]?.t ?? 0)).toFixed(4)} ${x.q[j]?.toFixed(6)} ${x.v[j]?.toFixed(4)}`);
+          assert.fail(
+            `joint${j + 1} at ${s0.t.toFixed(3)} s: positions moved at ${rate.toFixed(4)} rad/s, velocities say ${reported.toFixed(4)}\n${window.join('\n')}`,
+          );
         }
         assert.ok(Math.abs(s1.v[j] ?? 0) <= (VEL[j] ?? 0) * 1.0001, `joint${j + 1}: ${s1.v[j]} rad/s`);
-        assert.ok(acc <= (ACC[j] ?? 0) * 1.15 + 0.05, `joint${j + 1} at ${s0.t.toFixed(3)} s: ${acc.toFixed(3)} rad/s^2 over ${(dt * 1000).toFixed(0)} ms (limit ${ACC[j]})`);
+        assert.ok(
+          acc <= (ACC[j] ?? 0) * 1.15 + 0.05,
+          `joint${j + 1} at ${s0.t.toFixed(3)} s: ${acc.toFixed(3)} rad/s^2 over ${(dt * 1000).toFixed(0)} ms (limit ${ACC[j]})`,
+        );
       }
     }
     assert.ok(checked >= 5, `enough joint states to judge (${checked} windows)`);
@@ -118,14 +136,27 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
       },
       {
         name: 'a zig-zag every 20 ms',
-        body: (q) => ({ points: Array.from({ length: 20 }, (_, i) => ({ positions: moved(q, i % 2 ? 0.05 : 0), time_from_start: 0.02 * (i + 1) })) }),
+        body: (q) => ({
+          points: Array.from({ length: 20 }, (_, i) => ({
+            positions: moved(q, i % 2 ? 0.05 : 0),
+            time_from_start: 0.02 * (i + 1),
+          })),
+        }),
         loc: ['body', 'points', 1, 'positions', 0],
         msg: /^point 1: joint1 would need 750 rad\/s\^2 \(limit 8\.5521\) between t = 0\.02 and 0\.04 s: add time or points$/,
       },
       {
         // The velocity filled in at point 49 already anticipates the fast last segment: the first violation is before it.
         name: 'a long trajectory whose last segment is too fast',
-        body: (q) => ({ points: [...Array.from({ length: 50 }, (_, i) => ({ positions: moved(q, 0.002 * i), time_from_start: 0.1 * (i + 1) })), { positions: moved(q, 0.5), time_from_start: 5.2 }] }),
+        body: (q) => ({
+          points: [
+            ...Array.from({ length: 50 }, (_, i) => ({
+              positions: moved(q, 0.002 * i),
+              time_from_start: 0.1 * (i + 1),
+            })),
+            { positions: moved(q, 0.5), time_from_start: 5.2 },
+          ],
+        }),
         loc: ['body', 'points', 49, 'positions', 0],
         msg: /^point 49: joint1 would need 26\.5 rad\/s\^2 \(limit 8\.5521\) between t = 4\.9 and 5 s: add time or points$/,
       },
@@ -151,7 +182,10 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
         assert.equal(res.status, 422, JSON.stringify(res.body));
         const [issue] = issuesOf(res.body);
         assert.deepEqual(issue?.loc, ['body', 'file', 2, 'joint1']);
-        assert.equal(issue?.msg, 'row 2: joint1 would need 10.2 rad/s^2 (limit 8.5521) between t = 0 and 1 s: add time or points');
+        assert.equal(
+          issue?.msg,
+          'row 2: joint1 would need 10.2 rad/s^2 (limit 8.5521) between t = 0 and 1 s: add time or points',
+        );
       });
     });
 
@@ -160,18 +194,33 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
       const end = moved(q, 0.6);
       const first = await post(url, '/trajectory/send', { points: [{ positions: end, time_from_start: 2 }] });
       assert.equal(first.status, 200, JSON.stringify(first.body));
-      const during = await waitFor('joint1 moving at 0.3 rad/s or more', () => jointStates(url), (s) => (s.velocity[0] ?? 0) >= 0.3, 3000, 5);
+      const during = await waitFor(
+        'joint1 moving at 0.3 rad/s or more',
+        () => jointStates(url),
+        (s) => (s.velocity[0] ?? 0) >= 0.3,
+        3000,
+        5,
+      );
       const count = published.length;
       // Back to where joint1 is now, 50 ms from now: it would have to reverse 0.3 rad/s and more at once.
-      const res = await post(url, '/trajectory/send', { points: [{ positions: during.position, time_from_start: 0.05 }] });
+      const res = await post(url, '/trajectory/send', {
+        points: [{ positions: during.position, time_from_start: 0.05 }],
+      });
       assert.equal(res.status, 422, JSON.stringify(res.body));
       const [issue] = issuesOf(res.body);
       assert.deepEqual(issue?.loc, ['body', 'points', 0, 'positions', 0]);
-      const figure = Number(/^point 0: joint1 would need ([\d.]+) rad\/s\^2 \(limit 8\.5521\) between t = 0 and 0\.05 s/.exec(issue?.msg ?? '')?.[1]);
+      const figure = Number(
+        /^point 0: joint1 would need ([\d.]+) rad\/s\^2 \(limit 8\.5521\) between t = 0 and 0\.05 s/.exec(
+          issue?.msg ?? '',
+        )?.[1],
+      );
       assert.ok(figure > 2 * 8.5521, `${issue?.msg}`);
       assert.equal(published.length, count, 'the reversal was not published');
       const rest = await atRest(url, 5000);
-      assert.ok(maxDiff(rest.position, end) < 1e-9, `the first trajectory ended at its point: ${rest.position.join(', ')}`);
+      assert.ok(
+        maxDiff(rest.position, end) < 1e-9,
+        `the first trajectory ended at its point: ${rest.position.join(', ')}`,
+      );
     });
   });
 
@@ -186,7 +235,13 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     samples = [];
     const res = await post(url, '/trajectory/send', { points });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const end = await waitFor('the arm at the last point', () => jointStates(url), (s) => s.velocity.every((v) => v === 0) && maxDiff(s.position, points[3]?.positions ?? []) < 1e-9, 8000, 10);
+    const end = await waitFor(
+      'the arm at the last point',
+      () => jointStates(url),
+      (s) => s.velocity.every((v) => v === 0) && maxDiff(s.position, points[3]?.positions ?? []) < 1e-9,
+      8000,
+      10,
+    );
     assert.ok(maxDiff(end.position, points[3]?.positions ?? []) < 1e-9);
     const recorded = samples;
     const { maxAcc, maxVel } = assertWithinLimits(recorded);
@@ -200,27 +255,51 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     const q = (await atRest(url)).position;
     const target = moved(q, 0.5);
     samples = [];
-    const res = await post(url, '/trajectory/send', { validate_limits: false, points: [{ positions: target, time_from_start: 1 }] });
+    const res = await post(url, '/trajectory/send', {
+      validate_limits: false,
+      points: [{ positions: target, time_from_start: 1 }],
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(published.at(-1)?.points[0]?.velocities, [], 'published as given: positions only');
-    await waitFor('the arm at the point', () => jointStates(url), (s) => s.velocity.every((v) => v === 0) && maxDiff(s.position, target) < 1e-9, 8000, 10);
+    await waitFor(
+      'the arm at the point',
+      () => jointStates(url),
+      (s) => s.velocity.every((v) => v === 0) && maxDiff(s.position, target) < 1e-9,
+      8000,
+      10,
+    );
     const { maxAcc } = assertWithinLimits(samples);
     assert.ok(maxAcc > 0.5, `the drive used its acceleration (${(maxAcc * 100).toFixed(0)} % of the limit)`);
     const lines = await logLines(url, '/trajectory/logs', 20);
-    const clips = lines.filter((l) => /controller: trajectory #\d+ needs [\d.e+]+ rad\/s\^2 on joint1 at t = [\d.]+ s \(limit 8\.5521 rad\/s\^2\): the drive follows with limited acceleration/.test(l));
+    const clips = lines.filter((l) =>
+      /controller: trajectory #\d+ needs [\d.e+]+ rad\/s\^2 on joint1 at t = [\d.]+ s \(limit 8\.5521 rad\/s\^2\): the drive follows with limited acceleration/.test(
+        l,
+      ),
+    );
     assert.equal(clips.length, 1, lines.join('\n'));
   });
 
   describe('CSV rows obey the bounds of JSON points', () => {
     const cases: { name: string; csv: () => string; loc: (string | number)[]; msg: RegExp }[] = [
-      { name: 'a time of 1e300 s', csv: () => `${HEADER}\n1,0,0,0,-1.57,0,1.57,0\n1e300,0,0,0,-1.57,0,1.57,0\n`, loc: ['body', 'file', 3, 't'], msg: /^row 3, column t: time 1e\+300 s is beyond 86400 s$/ },
+      {
+        name: 'a time of 1e300 s',
+        csv: () => `${HEADER}\n1,0,0,0,-1.57,0,1.57,0\n1e300,0,0,0,-1.57,0,1.57,0\n`,
+        loc: ['body', 'file', 3, 't'],
+        msg: /^row 3, column t: time 1e\+300 s is beyond 86400 s$/,
+      },
       {
         name: '100,001 rows',
-        csv: () => `${HEADER}\n${Array.from({ length: 100_001 }, (_, k) => `${(k + 1) * 0.01},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`,
+        csv: () =>
+          `${HEADER}\n${Array.from({ length: 100_001 }, (_, k) => `${(k + 1) * 0.01},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`,
         loc: ['body', 'file', 100_002],
         msg: /^row 100002: more than 100000 points/,
       },
-      { name: 'an angle beyond 2 pi (with validate_limits false too)', csv: () => `${HEADER}\n1,0,0,0,-1.57,0,1.57,7\n`, loc: ['body', 'file', 2, 'joint7'], msg: /^row 2, column joint7: 7 rad is beyond \+-2 pi$/ },
+      {
+        name: 'an angle beyond 2 pi (with validate_limits false too)',
+        csv: () => `${HEADER}\n1,0,0,0,-1.57,0,1.57,7\n`,
+        loc: ['body', 'file', 2, 'joint7'],
+        msg: /^row 2, column joint7: 7 rad is beyond \+-2 pi$/,
+      },
     ];
     for (const c of cases) {
       it(`refuses ${c.name}, naming the row`, async () => {
@@ -258,7 +337,11 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     })();
     const gcs: string[] = [];
     const observer = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) if (e.duration > 10) gcs.push(`${e.duration.toFixed(0)} ms (kind ${(e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind})`);
+      for (const e of list.getEntries())
+        if (e.duration > 10)
+          gcs.push(
+            `${e.duration.toFixed(0)} ms (kind ${(e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind})`,
+          );
     });
     observer.observe({ entryTypes: ['gc'] });
     delay.enable();
@@ -274,7 +357,10 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     const worstMs = delay.max / 1e6;
     // The precise figure belongs to the bench (about 25-40 ms here, most of it garbage collection and the
     // upload itself, which this test sends from the same process); the bound is generous for a loaded CI.
-    assert.ok(worstMs < 100, `worst event-loop delay ${worstMs.toFixed(1)} ms during ${tookMs.toFixed(0)} ms; garbage collections over 10 ms: ${gcs.join(', ') || 'none'}`);
+    assert.ok(
+      worstMs < 100,
+      `worst event-loop delay ${worstMs.toFixed(1)} ms during ${tookMs.toFixed(0)} ms; garbage collections over 10 ms: ${gcs.join(', ') || 'none'}`,
+    );
     assert.ok(reads >= 5, `${reads} reads answered in ${tookMs.toFixed(0)} ms`);
     const stop = await post(url, '/stop');
     assert.equal(stop.status, 200);
