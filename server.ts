@@ -8,7 +8,10 @@ import { startServer } from './lib/server/start.ts';
 async function main(): Promise<number> {
   let args: { settings?: string | undefined; port?: string | undefined };
   try {
-    ({ values: args } = parseArgs({ options: { settings: { type: 'string' }, port: { type: 'string' } }, strict: true }));
+    ({ values: args } = parseArgs({
+      options: { settings: { type: 'string' }, port: { type: 'string' } },
+      strict: true,
+    }));
   } catch (e) {
     process.stderr.write(`armgate: ${(e as Error).message}\nusage: npm start -- [--settings FILE] [--port N]\n`);
     return 2;

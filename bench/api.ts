@@ -21,7 +21,11 @@ async function moveOverhead(moves = 16): Promise<{ p50Ms: number; p95Ms: number 
       const to = k % 2 === 0 ? B : A;
       const durationS = trajectoryDuration(planPtp(from, to, server.context.limits, { speed: 0.5, accelScale: 0 }));
       const t0 = performance.now();
-      const res = await fetch(`${server.url}/robot/move/joints`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ joints: to, speed: 0.5 }) });
+      const res = await fetch(`${server.url}/robot/move/joints`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ joints: to, speed: 0.5 }),
+      });
       const body = (await res.json()) as { success: boolean };
       const elapsed = performance.now() - t0;
       if (!body.success) throw new Error('bench move failed');
@@ -41,7 +45,11 @@ async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; idleP50
     const moving: number[] = [];
     const idle: number[] = [];
     for (let k = 0; k < samples; k++) {
-      const move = fetch(`${server.url}/robot/move/joints`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ joints: k % 2 === 0 ? B : A, speed: 0.05 }) });
+      const move = fetch(`${server.url}/robot/move/joints`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ joints: k % 2 === 0 ? B : A, speed: 0.05 }),
+      });
       await new Promise((resolve) => setTimeout(resolve, 150));
       let t0 = performance.now();
       await (await fetch(`${server.url}/stop`, { method: 'POST' })).json();
@@ -59,7 +67,9 @@ async function stopLatency(samples = 10): Promise<{ movingP50Ms: number; idleP50
 }
 
 /** get_joint_states over MCP (streamable HTTP, SDK client) beside GET /robot/joint_states, sequential round trips. */
-async function mcpRoundTrip(calls = 500): Promise<{ mcp: { p50Ms: number; p99Ms: number }; rest: { p50Ms: number; p99Ms: number } }> {
+async function mcpRoundTrip(
+  calls = 500,
+): Promise<{ mcp: { p50Ms: number; p99Ms: number }; rest: { p50Ms: number; p99Ms: number } }> {
   const server = await startTestServer();
   const client = new Client({ name: 'armgate-bench', version: '1' });
   try {
@@ -75,7 +85,10 @@ async function mcpRoundTrip(calls = 500): Promise<{ mcp: { p50Ms: number; p99Ms:
       await (await fetch(`${server.url}/robot/joint_states`)).json();
       rest.push(performance.now() - t0);
     }
-    return { mcp: { p50Ms: quantile(mcp, 0.5), p99Ms: quantile(mcp, 0.99) }, rest: { p50Ms: quantile(rest, 0.5), p99Ms: quantile(rest, 0.99) } };
+    return {
+      mcp: { p50Ms: quantile(mcp, 0.5), p99Ms: quantile(mcp, 0.99) },
+      rest: { p50Ms: quantile(rest, 0.5), p99Ms: quantile(rest, 0.99) },
+    };
   } finally {
     await client.close();
     await server.close();
@@ -93,7 +106,12 @@ export const apiSection: Section = {
       title: 'API',
       header: ['measure', 'p50 ms', 'other', 'target'],
       rows: [
-        ['move/joints response minus trajectory duration', overhead.p50Ms, `p95 ${overhead.p95Ms.toFixed(2)}`, '< 20 ms'],
+        [
+          'move/joints response minus trajectory duration',
+          overhead.p50Ms,
+          `p95 ${overhead.p95Ms.toFixed(2)}`,
+          '< 20 ms',
+        ],
         ['POST /stop during a move', stop.movingP50Ms, `idle ${stop.idleP50Ms.toFixed(2)}`, '< 50 ms'],
         ['MCP get_joint_states round trip (SDK client)', mcp.mcp.p50Ms, `p99 ${mcp.mcp.p99Ms.toFixed(2)}`, '< 1.5 ms'],
         ['REST twin GET /robot/joint_states (fetch)', mcp.rest.p50Ms, `p99 ${mcp.rest.p99Ms.toFixed(2)}`, ''],

@@ -17,12 +17,20 @@ export function loadUrdf(): Promise<string> {
 export async function loadChain(): Promise<{ chain: Chain; min: number[]; max: number[] }> {
   const chain = chainFromUrdf(await loadUrdf(), 'base_link', 'flange', JOINTS);
   if (!chain.ok) throw new Error(chain.error);
-  const limits = parseJointLimits(parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')), JOINTS);
+  const limits = parseJointLimits(
+    parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')),
+    JOINTS,
+  );
   if (!limits.ok) throw new Error(limits.error);
   return { chain: chain.value, min: [...limits.value.minRad], max: [...limits.value.maxRad] };
 }
 
 /** `count` configurations drawn uniformly inside [min, max] per joint with `random`. */
-export function randomConfigs(count: number, min: readonly number[], max: readonly number[], random: () => number): Float64Array[] {
+export function randomConfigs(
+  count: number,
+  min: readonly number[],
+  max: readonly number[],
+  random: () => number,
+): Float64Array[] {
   return Array.from({ length: count }, () => Float64Array.from(min, (lo, i) => lo + random() * ((max[i] ?? lo) - lo)));
 }

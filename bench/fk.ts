@@ -70,7 +70,8 @@ export const fkSection: Section = {
         robot_state: { joint_state: { name: [...JOINTS], position: Array.from(q) } },
       }));
       const first = requests[0] && (await context.computeFk(requests[0]));
-      if (!first?.ok || first.value.error_code.val !== MOVEIT_SUCCESS) throw new Error('computeFk failed on the bench request');
+      if (!first?.ok || first.value.error_code.val !== MOVEIT_SUCCESS)
+        throw new Error('computeFk failed on the bench request');
       service = await time(requests.length, async () => {
         for (const request of requests) {
           await context.computeFk(request);
@@ -85,16 +86,30 @@ export const fkSection: Section = {
       for (const q of configs) forwardKinematics(chain, q, ws);
     });
 
-    const row = (name: string, t: Timing, calls: number, target: string) => [name, t.medianNs / 1000, t.medianNs, `${Math.round(t.minNs)}-${Math.round(t.maxNs)}`, calls, target];
+    const row = (name: string, t: Timing, calls: number, target: string) => [
+      name,
+      t.medianNs / 1000,
+      t.medianNs,
+      `${Math.round(t.minNs)}-${Math.round(t.maxNs)}`,
+      calls,
+      target,
+    ];
     const table: Table = {
       title: `Forward kinematics per call, random in-limit configurations, ${ROUNDS} rounds after a warm-up pass; medians across rounds`,
       header: ['implementation', 'us/call', 'ns/call', 'ns range', 'calls/round', 'target'],
       rows: [
-        row("MuJoCo ArmModel.linkPose(q, 'flange')", mujoco, CONFIGS, `< ${TARGET_US} us: ${verdict(mujoco.medianNs / 1000 < TARGET_US)}`),
+        row(
+          "MuJoCo ArmModel.linkPose(q, 'flange')",
+          mujoco,
+          CONFIGS,
+          `< ${TARGET_US} us: ${verdict(mujoco.medianNs / 1000 < TARGET_US)}`,
+        ),
         row(`SimContext.computeFk, '${link}' (FK service path)`, service, SERVICE_CALLS, ''),
         row('pure TypeScript chain (planners, IK)', typescript, CONFIGS, ''),
       ],
-      notes: ['computeFk: linkPose plus the partial-state merge, PoseStamped response objects, tool offset, quaternion and one await per call'],
+      notes: [
+        'computeFk: linkPose plus the partial-state merge, PoseStamped response objects, tool offset, quaternion and one await per call',
+      ],
     };
     return [table];
   },

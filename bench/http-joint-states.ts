@@ -37,7 +37,9 @@ export interface LoadGenerator {
  * through execArgv.) BENCH_LOAD=in-process runs autocannon in this process instead, to compare.
  */
 export async function childLoadGenerator(): Promise<LoadGenerator> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./load-child.ts', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(new URL('./load-child.ts', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let pending: { resolve: (r: LoadResult) => void; reject: (e: Error) => void } | undefined;
   let ready: (() => void) | undefined;
   const readyP = new Promise<void>((resolve, reject) => {
@@ -72,7 +74,11 @@ export async function childLoadGenerator(): Promise<LoadGenerator> {
   };
 }
 
-const inProcessLoadGenerator = (): LoadGenerator => ({ where: 'autocannon in the server process', run: runLoad, close() {} });
+const inProcessLoadGenerator = (): LoadGenerator => ({
+  where: 'autocannon in the server process',
+  run: runLoad,
+  close() {},
+});
 
 /** A bare node:http server answering every request with `body` and `contentType`: the runtime's ceiling. */
 async function bareServer(body: Buffer, contentType: string): Promise<{ server: Server; url: string }> {
@@ -94,7 +100,8 @@ async function checked(generator: LoadGenerator, url: string, seconds: number): 
   const t0 = performance.now();
   const result = await generator.run({ url, connections: CONNECTIONS, seconds });
   const cpu = process.cpuUsage(cpu0);
-  if (result.failures > 0) throw new Error(`${url}: ${result.failures} failed requests (errors, timeouts or non-2xx) under load`);
+  if (result.failures > 0)
+    throw new Error(`${url}: ${result.failures} failed requests (errors, timeouts or non-2xx) under load`);
   return { ...result, serverCpuPct: (100 * (cpu.user + cpu.system)) / ((performance.now() - t0) * 1000) };
 }
 
@@ -113,10 +120,12 @@ export const httpJointStates: Section = {
   async run() {
     const armgate = await startTestServer();
     const inProcess = process.env.BENCH_LOAD === 'in-process';
-    const generator = inProcess ? inProcessLoadGenerator() : await childLoadGenerator().catch(async (e: unknown) => {
-      await armgate.close();
-      throw e;
-    });
+    const generator = inProcess
+      ? inProcessLoadGenerator()
+      : await childLoadGenerator().catch(async (e: unknown) => {
+          await armgate.close();
+          throw e;
+        });
     let bare: { server: Server; url: string } | undefined;
     try {
       const armgateUrl = `${armgate.url}/robot/joint_states`;
@@ -150,17 +159,30 @@ export const httpJointStates: Section = {
         title: `GET /robot/joint_states, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_S} s after ${WARMUP_S} s warm-up; medians across rounds`,
         header: ['server', 'req/s', 'p50 ms', 'p99 ms', '% of ceiling', 'target'],
         rows: [
-          row('armgate (startTestServer)', a, 100 * fraction, `p50 < ${TARGET_P50_MS} ms: ${verdict(p50 < TARGET_P50_MS)}; >= ${100 * TARGET_FRACTION} % of ceiling: ${verdict(fraction >= TARGET_FRACTION)}`),
+          row(
+            'armgate (startTestServer)',
+            a,
+            100 * fraction,
+            `p50 < ${TARGET_P50_MS} ms: ${verdict(p50 < TARGET_P50_MS)}; >= ${100 * TARGET_FRACTION} % of ceiling: ${verdict(fraction >= TARGET_FRACTION)}`,
+          ),
           row('bare node:http, same bytes (ceiling)', b, 100, ''),
         ],
         notes: [
           `req/s per round: armgate ${rounded(a.map((x) => x.requestsPerS))}; ceiling ${rounded(b.map((x) => x.requestsPerS))}`,
           `server process CPU per round, % of one core: armgate ${rounded(a.map((x) => x.serverCpuPct))}; ceiling ${rounded(b.map((x) => x.serverCpuPct))}`,
-          ...(inProcess ? [] : [`load generator CPU per round, % of one core: against armgate ${rounded(a.map((x) => x.cpuPct))}; against the ceiling ${rounded(b.map((x) => x.cpuPct))}`]),
+          ...(inProcess
+            ? []
+            : [
+                `load generator CPU per round, % of one core: against armgate ${rounded(a.map((x) => x.cpuPct))}; against the ceiling ${rounded(b.map((x) => x.cpuPct))}`,
+              ]),
           `${CONNECTIONS} closed-loop connections: mean latency = ${CONNECTIONS} / (req/s) (Little's law), so p50 < ${TARGET_P50_MS} ms goes with roughly ${Math.round(CONNECTIONS / TARGET_P50_MS)}k req/s or more`,
           `load: ${generator.where}; latencies per response at sub-ms resolution; ${body.length}-byte body, content-type ${contentType}`,
           "armgate's request log is captured in memory (startTestServer), not printed: logging costs little here; its joint-state publisher runs at 100 Hz as in service",
-          ...(starved ? ['WARNING: the server process used well under one core in its median round: other work on the machine starved the run, figures understate both servers'] : []),
+          ...(starved
+            ? [
+                'WARNING: the server process used well under one core in its median round: other work on the machine starved the run, figures understate both servers',
+              ]
+            : []),
         ],
       };
       return [table];

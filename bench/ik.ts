@@ -39,30 +39,74 @@ async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: string }
   // Warm the JIT on other targets first, so the timed solves measure compiled code.
   const warm = seededRandom(1);
   for (let k = 0; k < 1000; k++) {
-    forwardKinematics(chain, min.map((lo, i) => lo + warm() * ((max[i] ?? 0) - lo)), fk);
-    solveIk(chain, min, max, Float64Array.from(fk.tipPos), Float64Array.from(fk.tipRot), mid, { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: warm }, ws);
+    forwardKinematics(
+      chain,
+      min.map((lo, i) => lo + warm() * ((max[i] ?? 0) - lo)),
+      fk,
+    );
+    solveIk(
+      chain,
+      min,
+      max,
+      Float64Array.from(fk.tipPos),
+      Float64Array.from(fk.tipRot),
+      mid,
+      { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: warm },
+      ws,
+    );
   }
   for (const q of configs) {
     forwardKinematics(chain, q, fk);
     const pos = Float64Array.from(fk.tipPos);
     const rot = Float64Array.from(fk.tipRot);
     const t0 = performance.now();
-    const r = solveIk(chain, min, max, pos, rot, mid, { deadlineMs: t0 + 5, nowMs: () => performance.now(), random: restarts }, ws);
+    const r = solveIk(
+      chain,
+      min,
+      max,
+      pos,
+      rot,
+      mid,
+      { deadlineMs: t0 + 5, nowMs: () => performance.now(), random: restarts },
+      ws,
+    );
     times.push((performance.now() - t0) * 1000);
-    if (r.status === 'converged' && r.posErrM <= 1e-5 && r.rotErrRad <= 1e-5 && Array.from(r.qRad).every((v, i) => v >= (min[i] ?? 0) && v <= (max[i] ?? 0))) ok++;
+    if (
+      r.status === 'converged' &&
+      r.posErrM <= 1e-5 &&
+      r.rotErrRad <= 1e-5 &&
+      Array.from(r.qRad).every((v, i) => v >= (min[i] ?? 0) && v <= (max[i] ?? 0))
+    )
+      ok++;
   }
   times.sort((a, b) => a - b);
-  const rows: IkRow[] = [{ solver: 'armgate LM + restarts', success: ok / count, medianUs: quantileSorted(times, 0.5), p95Us: quantileSorted(times, 0.95) }];
+  const rows: IkRow[] = [
+    {
+      solver: 'armgate LM + restarts',
+      success: ok / count,
+      medianUs: quantileSorted(times, 0.5),
+      p95Us: quantileSorted(times, 0.95),
+    },
+  ];
   if (!existsSync(PYTHON)) return { rows, note: 'KDL comparison skipped: /usr/bin/python3 is missing' };
-  const joints = JOINTS.map((_, i) => ({ origin: Array.from(chain.originPos.subarray(3 * i, 3 * i + 3)), axis: Array.from(chain.axis.subarray(3 * i, 3 * i + 3)) }));
+  const joints = JOINTS.map((_, i) => ({
+    origin: Array.from(chain.originPos.subarray(3 * i, 3 * i + 3)),
+    axis: Array.from(chain.axis.subarray(3 * i, 3 * i + 3)),
+  }));
   const input = JSON.stringify({ joints, tip: Array.from(chain.tipPos), min, max, configs, eps: 1e-5 });
   const kdl = spawnSync(PYTHON, [KDL_SCRIPT], { input, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   if (kdl.status !== 0) {
     const missing = /No module named 'PyKDL'/.test(kdl.stderr);
-    return { rows, note: missing ? 'KDL comparison not run: PyKDL is missing. Install it with: sudo apt-get install python3-pykdl python3-numpy' : `KDL comparison failed: ${kdl.stderr.trim().split('\n').at(-1)}` };
+    return {
+      rows,
+      note: missing
+        ? 'KDL comparison not run: PyKDL is missing. Install it with: sudo apt-get install python3-pykdl python3-numpy'
+        : `KDL comparison failed: ${kdl.stderr.trim().split('\n').at(-1)}`,
+    };
   }
   const results = JSON.parse(kdl.stdout) as Record<string, { success: number; median_us: number; p95_us: number }>;
-  for (const [solver, r] of Object.entries(results)) rows.push({ solver, success: r.success, medianUs: r.median_us, p95Us: r.p95_us });
+  for (const [solver, r] of Object.entries(results))
+    rows.push({ solver, success: r.success, medianUs: r.median_us, p95Us: r.p95_us });
   return { rows };
 }
 
@@ -72,9 +116,16 @@ export const ikSection: Section = {
   async run() {
     const ik = await ikBench();
     const table: Table = {
-      title: 'IK, TRAC-IK protocol: 10,000 random in-limit targets, seed at mid-limits, 5 ms budget, success = 1e-5 and in limits',
+      title:
+        'IK, TRAC-IK protocol: 10,000 random in-limit targets, seed at mid-limits, 5 ms budget, success = 1e-5 and in limits',
       header: ['solver', 'success %', 'median us', 'p95 us', 'target'],
-      rows: ik.rows.map((r, i) => [r.solver, r.success * 100, r.medianUs, r.p95Us, i === 0 ? '>= 99.9 %, median < 100 us' : '']),
+      rows: ik.rows.map((r, i) => [
+        r.solver,
+        r.success * 100,
+        r.medianUs,
+        r.p95Us,
+        i === 0 ? '>= 99.9 %, median < 100 us' : '',
+      ]),
       ...(ik.note ? { notes: [ik.note] } : {}),
     };
     return [table];

@@ -32,23 +32,26 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
     let count = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const instance = autocannon({ url: request.url, connections: request.connections, duration: request.seconds }, (error, result) => {
-      if (error) {
-        reject(error);
-        return;
-      }
-      const cpu = process.cpuUsage(cpu0);
-      const wallUs = (performance.now() - t0) * 1000;
-      const s = summary(latencies.subarray(0, count));
-      resolve({
-        requestsPerS: result.requests.average,
-        p50Ms: s.p50,
-        p99Ms: s.p99,
-        responses: count,
-        failures: result.errors + result.timeouts + result.non2xx,
-        cpuPct: (100 * (cpu.user + cpu.system)) / wallUs,
-      });
-    });
+    const instance = autocannon(
+      { url: request.url, connections: request.connections, duration: request.seconds },
+      (error, result) => {
+        if (error) {
+          reject(error);
+          return;
+        }
+        const cpu = process.cpuUsage(cpu0);
+        const wallUs = (performance.now() - t0) * 1000;
+        const s = summary(latencies.subarray(0, count));
+        resolve({
+          requestsPerS: result.requests.average,
+          p50Ms: s.p50,
+          p99Ms: s.p99,
+          responses: count,
+          failures: result.errors + result.timeouts + result.non2xx,
+          cpuPct: (100 * (cpu.user + cpu.system)) / wallUs,
+        });
+      },
+    );
     instance.on('response', (_client, _status, _bytes, responseTimeMs) => {
       if (count === latencies.length) {
         const grown = new Float64Array(2 * latencies.length);

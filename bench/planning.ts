@@ -46,14 +46,21 @@ async function plannerBench(count = 100): Promise<PlannerRow[]> {
   const goals = await targets(count);
   const rows: PlannerRow[] = [];
   const context = await SimContext.create(
-    await testConfig({ sim: { publish_joint_states: false, obstacles: [{ name: 'box', center: [0.55, -0.35, 0.2], size: [0.2, 0.2, 0.4] }], planning_time_s: 2 } }),
+    await testConfig({
+      sim: {
+        publish_joint_states: false,
+        obstacles: [{ name: 'box', center: [0.55, -0.35, 0.2], size: [0.2, 0.2, 0.4] }],
+        planning_time_s: 2,
+      },
+    }),
   );
   try {
     for (const planner of ['ptp', 'lin', 'circ', 'ompl', 'chomp']) {
       const times: number[] = [];
       let ok = 0;
       for (const g of goals) {
-        const circ = planner === 'circ' ? { circ_interim: { x: (g.x + 0.4) / 2 + 0.05, y: g.y / 2, z: (g.z + 0.614) / 2 } } : {};
+        const circ =
+          planner === 'circ' ? { circ_interim: { x: (g.x + 0.4) / 2 + 0.05, y: g.y / 2, z: (g.z + 0.614) / 2 } } : {};
         const t0 = performance.now();
         const planned = await context.planPoseGoal({ ...g, speed: 0.5, planner, frame_id: '', ...circ });
         times.push(performance.now() - t0);
@@ -79,7 +86,14 @@ async function linDeviation(limits: JointLimits, count = 40): Promise<{ plans: n
   const sample = createSample(7);
   for (let k = 0; k < count; k++) {
     const to = from.position.map((v) => v + (random() - 0.5) * 0.3);
-    const planned = planCartesian(chain, limits, linePath(from.position, from.orientation, to, from.orientation), start, { speed: 0.3, accelScale: 0 }, { nowMs: () => performance.now() });
+    const planned = planCartesian(
+      chain,
+      limits,
+      linePath(from.position, from.orientation, to, from.orientation),
+      start,
+      { speed: 0.3, accelScale: 0 },
+      { nowMs: () => performance.now() },
+    );
     if (!planned.ok) continue;
     plans++;
     const duration = trajectoryDuration(planned.value);
@@ -105,7 +119,16 @@ function ptpOverOptimal(limits: JointLimits, count = 1000): { median: number; ma
     const b = limits.minRad.map((lo, i) => lo + random() * ((limits.maxRad[i] ?? 0) - lo));
     const speed = 0.05 + random() * 0.95;
     const plan = planPtp(a, b, limits, { speed, accelScale: 0 });
-    const bound = Math.max(...a.map((q, i) => trapezoid(Math.abs((b[i] ?? 0) - q), (limits.maxVelRadS[i] ?? 0) * speed, (limits.maxAccRadS2[i] ?? 0) * speed).duration));
+    const bound = Math.max(
+      ...a.map(
+        (q, i) =>
+          trapezoid(
+            Math.abs((b[i] ?? 0) - q),
+            (limits.maxVelRadS[i] ?? 0) * speed,
+            (limits.maxAccRadS2[i] ?? 0) * speed,
+          ).duration,
+      ),
+    );
     ratios.push(trajectoryDuration(plan) / bound);
   }
   return { median: quantile(ratios, 0.5), max: Math.max(...ratios) };
@@ -136,7 +159,11 @@ export const pathQualitySection: Section = {
       title: 'Path quality',
       header: ['measure', 'value', 'target'],
       rows: [
-        [`LIN: max TCP distance from the line (${lin.plans} plans, 1 ms samples)`, `${(lin.maxDeviationM * 1000).toExponential(2)} mm`, '<= 0.1 mm'],
+        [
+          `LIN: max TCP distance from the line (${lin.plans} plans, 1 ms samples)`,
+          `${(lin.maxDeviationM * 1000).toExponential(2)} mm`,
+          '<= 0.1 mm',
+        ],
         ['PTP: duration / max_i(T_i) over 1000 moves, median', ptp.median, '<= 1.02'],
         ['PTP: duration / max_i(T_i), worst', ptp.max, ''],
       ],

@@ -14,12 +14,22 @@ import type { Section } from './section.ts';
 import { stopSection } from './stop.ts';
 import { formatTable } from './table.ts';
 
-const SECTIONS: readonly Section[] = [httpJointStates, fkSection, ikSection, plannerSection, pathQualitySection, apiSection, stopSection];
+const SECTIONS: readonly Section[] = [
+  httpJointStates,
+  fkSection,
+  ikSection,
+  plannerSection,
+  pathQualitySection,
+  apiSection,
+  stopSection,
+];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((id) => !SECTIONS.some((s) => s.id === id));
 if (unknown.length > 0) {
-  process.stderr.write(`unknown section(s): ${unknown.join(', ')}; sections: ${SECTIONS.map((s) => `${s.id} (${s.description})`).join('; ')}\n`);
+  process.stderr.write(
+    `unknown section(s): ${unknown.join(', ')}; sections: ${SECTIONS.map((s) => `${s.id} (${s.description})`).join('; ')}\n`,
+  );
   process.exit(2);
 }
 const selected = wanted.length > 0 ? SECTIONS.filter((s) => wanted.includes(s.id)) : SECTIONS;
@@ -47,6 +57,8 @@ process.stdout.write(`\nbench: ${((performance.now() - started) / 1000).toFixed(
 // Every section closes what it starts, so the process should now end by itself. If something
 // still holds it open, say what and end anyway rather than hang (the timer itself holds nothing).
 setTimeout(() => {
-  process.stderr.write(`bench: still running 5 s after the last section; open: ${process.getActiveResourcesInfo().join(', ')}\n`);
+  process.stderr.write(
+    `bench: still running 5 s after the last section; open: ${process.getActiveResourcesInfo().join(', ')}\n`,
+  );
   process.exit(1);
 }, 5000).unref();

@@ -23,9 +23,19 @@ export function median(values: ArrayLike<number>): number {
 }
 
 /** Median, p95 and p99 of `values` in one sort. */
-export function summary(values: ArrayLike<number>): { readonly p50: number; readonly p95: number; readonly p99: number; readonly max: number } {
+export function summary(values: ArrayLike<number>): {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly max: number;
+} {
   const sorted = Float64Array.from(values).sort();
-  return { p50: quantileSorted(sorted, 0.5), p95: quantileSorted(sorted, 0.95), p99: quantileSorted(sorted, 0.99), max: sorted[sorted.length - 1] ?? Number.NaN };
+  return {
+    p50: quantileSorted(sorted, 0.5),
+    p95: quantileSorted(sorted, 0.95),
+    p99: quantileSorted(sorted, 0.99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+  };
 }
 
 /** A seeded PRNG (xorshift32) in [0, 1), so every run uses the same inputs. */

@@ -37,7 +37,9 @@ interface StopClient {
 }
 
 async function stopClient(): Promise<StopClient> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./stop-client.ts', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(new URL('./stop-client.ts', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let pending: ((m: { ms?: number; error?: string }) => void) | undefined;
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
@@ -59,7 +61,15 @@ async function stopClient(): Promise<StopClient> {
 }
 
 /** Runs `samples` rounds of: start the load (`begin`), wait `delayMs`, POST /stop, let the load end. */
-async function measure(client: StopClient, server: TestServer, label: string, samples: number, delayMs: number, begin: () => Promise<unknown>, note: string): Promise<Row> {
+async function measure(
+  client: StopClient,
+  server: TestServer,
+  label: string,
+  samples: number,
+  delayMs: number,
+  begin: () => Promise<unknown>,
+  note: string,
+): Promise<Row> {
   const latenciesMs: number[] = [];
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
@@ -74,7 +84,10 @@ async function measure(client: StopClient, server: TestServer, label: string, sa
   return { label, latenciesMs, worstLoopDelayMs: loop.max / 1e6, note };
 }
 
-const post = (url: string, path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) }).then((r) => r.arrayBuffer());
+const post = (url: string, path: string, body: unknown) =>
+  fetch(`${url}${path}`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) }).then((r) =>
+    r.arrayBuffer(),
+  );
 
 /** A valid trajectory CSV of about `bytes`: a slow sweep of joint 1, one row per 10 ms, padded decimals. */
 function largeCsv(bytes: number): string {
@@ -92,7 +105,8 @@ function largeCsv(bytes: number): string {
 
 export const stopSection: Section = {
   id: 'stop',
-  description: 'POST /stop latency (p50, p99) idle, during a move, a 10 MB CSV upload, CHOMP planning and 200 readers; worst event-loop delay beside each',
+  description:
+    'POST /stop latency (p50, p99) idle, during a move, a 10 MB CSV upload, CHOMP planning and 200 readers; worst event-loop delay beside each',
   async run() {
     const server = await startTestServer({ sim: { obstacles: [OBSTACLE], planning_time_s: 2 } });
     const client = await stopClient();
@@ -102,7 +116,18 @@ export const stopSection: Section = {
       for (let k = 0; k < 20; k++) await client.stop(url);
       rows.push(await measure(client, server, 'idle', 50, 20, async () => undefined, ''));
       rows.push(
-        await measure(client, server, 'during a move (move/joints, speed 0.1)', 20, 150, () => post(url, '/robot/move/joints', { joints: FAR, speed: 0.1 }).then(() => post(url, '/robot/move/joints', { joints: WORK, speed: 1 })), 'the move answers success false; the arm is sent home between samples'),
+        await measure(
+          client,
+          server,
+          'during a move (move/joints, speed 0.1)',
+          20,
+          150,
+          () =>
+            post(url, '/robot/move/joints', { joints: FAR, speed: 0.1 }).then(() =>
+              post(url, '/robot/move/joints', { joints: WORK, speed: 1 }),
+            ),
+          'the move answers success false; the arm is sent home between samples',
+        ),
       );
       const csv = largeCsv(10 * 1024 * 1024 - 4096);
       const upload = () => {
@@ -110,14 +135,54 @@ export const stopSection: Section = {
         form.append('file', new Blob([csv]), 'large.csv');
         return fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: form }).then((r) => r.arrayBuffer());
       };
-      rows.push(await measure(client, server, `during a ${(csv.length / 1024 / 1024).toFixed(1)} MB CSV upload`, 10, 120, upload, 'stop sent 120 ms after the upload began'));
-      const chomp = () => post(url, '/robot/move/pose', { x: 0.3, y: -0.5, z: 0.2, a: 0, b: Math.PI, c: 0, planner: 'chomp', speed: 0.3 }).then(() => post(url, '/robot/move/joints', { joints: WORK, speed: 1 }));
-      rows.push(await measure(client, server, 'during CHOMP planning (obstacle in the way)', 10, 30, chomp, 'stop sent 30 ms into planning (about 120 ms of optimization on its own)'));
+      rows.push(
+        await measure(
+          client,
+          server,
+          `during a ${(csv.length / 1024 / 1024).toFixed(1)} MB CSV upload`,
+          10,
+          120,
+          upload,
+          'stop sent 120 ms after the upload began',
+        ),
+      );
+      const chomp = () =>
+        post(url, '/robot/move/pose', {
+          x: 0.3,
+          y: -0.5,
+          z: 0.2,
+          a: 0,
+          b: Math.PI,
+          c: 0,
+          planner: 'chomp',
+          speed: 0.3,
+        }).then(() => post(url, '/robot/move/joints', { joints: WORK, speed: 1 }));
+      rows.push(
+        await measure(
+          client,
+          server,
+          'during CHOMP planning (obstacle in the way)',
+          10,
+          30,
+          chomp,
+          'stop sent 30 ms into planning (about 120 ms of optimization on its own)',
+        ),
+      );
       const generator = await childLoadGenerator();
       try {
         const readers = generator.run({ url: `${url}/robot/joint_states`, connections: 200, seconds: 6 });
         await sleep(1000);
-        rows.push(await measure(client, server, 'under 200 concurrent readers (GET /robot/joint_states)', 40, 100, async () => undefined, 'autocannon in a child process, 200 connections'));
+        rows.push(
+          await measure(
+            client,
+            server,
+            'under 200 concurrent readers (GET /robot/joint_states)',
+            40,
+            100,
+            async () => undefined,
+            'autocannon in a child process, 200 connections',
+          ),
+        );
         await readers;
       } finally {
         generator.close();
@@ -127,11 +192,19 @@ export const stopSection: Section = {
       await server.close();
     }
     const table: Table = {
-      title: 'POST /stop latency while the service is busy (client and server in one process; load generator in a child)',
+      title:
+        'POST /stop latency while the service is busy (client and server in one process; load generator in a child)',
       header: ['while', 'samples', 'p50 ms', 'p99 ms', 'worst event-loop delay ms', 'target'],
       rows: rows.map((r) => {
         const s = summary(r.latenciesMs);
-        return [r.label, String(r.latenciesMs.length), s.p50, s.p99, r.worstLoopDelayMs, `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`];
+        return [
+          r.label,
+          String(r.latenciesMs.length),
+          s.p50,
+          s.p99,
+          r.worstLoopDelayMs,
+          `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`,
+        ];
       }),
       notes: rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
     };

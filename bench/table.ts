@@ -22,7 +22,9 @@ export function formatNumber(v: number): string {
 /** The table as text: columns padded to their widest cell, numbers right-aligned, a rule under the header. */
 export function formatTable(table: Table): string {
   const cells = table.rows.map((row) => table.header.map((_, i) => row[i] ?? ''));
-  const text = [table.header as readonly Cell[], ...cells].map((row) => row.map((c) => (typeof c === 'number' ? formatNumber(c) : c)));
+  const text = [table.header as readonly Cell[], ...cells].map((row) =>
+    row.map((c) => (typeof c === 'number' ? formatNumber(c) : c)),
+  );
   const widths = table.header.map((_, i) => Math.max(...text.map((row) => (row[i] ?? '').length)));
   const numeric = table.header.map((_, i) => cells.length > 0 && cells.every((row) => typeof row[i] === 'number'));
   const line = (row: readonly string[]) =>
@@ -30,7 +32,12 @@ export function formatTable(table: Table): string {
       .map((c, i) => (numeric[i] ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  const out = [table.title, line(text[0] ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...text.slice(1).map(line)];
+  const out = [
+    table.title,
+    line(text[0] ?? []),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...text.slice(1).map(line),
+  ];
   for (const note of table.notes ?? []) out.push(`  ${note}`);
   return `${out.join('\n')}\n`;
 }

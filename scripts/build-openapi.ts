@@ -11,12 +11,15 @@ import { PROJECT_ROOT } from '../lib/settings/resolve.ts';
  */
 const target = path.join(PROJECT_ROOT, 'openapi', 'openapi.json');
 const loaded = await loadConfig(path.join(PROJECT_ROOT, 'settings.yaml'), { env: {} });
-if (!loaded.ok || loaded.value.kind !== 'serve') throw new Error(`bundled settings: ${loaded.ok ? 'web disabled' : loaded.error}`);
+if (!loaded.ok || loaded.value.kind !== 'serve')
+  throw new Error(`bundled settings: ${loaded.ok ? 'web disabled' : loaded.error}`);
 const text = `${JSON.stringify(buildOpenApiDocument(handlers, loaded.value.config.limits), null, 2)}\n`;
 if (process.argv.includes('--check')) {
   const committed = await readFile(target, 'utf8').catch(() => '');
   if (committed !== text) {
-    process.stderr.write('openapi/openapi.json differs from what the handlers produce: run `npm run build:openapi` and commit it\n');
+    process.stderr.write(
+      'openapi/openapi.json differs from what the handlers produce: run `npm run build:openapi` and commit it\n',
+    );
     process.exit(1);
   }
   process.stdout.write('openapi/openapi.json matches the handlers\n');

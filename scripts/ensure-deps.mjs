@@ -13,7 +13,10 @@ const current = existsSync(installed) && statSync(installed).mtimeMs >= statSync
 if (!current) {
   process.stderr.write('armgate: installing the locked dependencies (npm install) ...\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const result = spawnSync(npm, ['install', '--no-audit', '--no-fund'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   if (result.status !== 0) {
     process.stderr.write('armgate: npm install failed; see the output above\n');
     process.exit(result.status ?? 1);

@@ -11,6 +11,14 @@ const files = readdirSync(path.join(root, 'tests'), { recursive: true, encoding:
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => path.join('tests', f))
   .sort();
-const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...process.argv.slice(2), ...files];
+const args = [
+  '--import',
+  'tsx',
+  '--test',
+  '--test-concurrency=2',
+  '--test-timeout=300000',
+  ...process.argv.slice(2),
+  ...files,
+];
 const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -66,7 +66,10 @@ async function stopCli(cli: Cli): Promise<void> {
 async function within<T>(promise: Promise<T>, ms: number, what: string, cli: Cli): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`${what}: nothing after ${ms} ms\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([promise, timeout]);
@@ -89,13 +92,22 @@ async function waitListening(cli: Cli): Promise<{ url: string; host: string; por
     };
     cli.child.stdout?.on('data', check);
     check();
-    void cli.exited.then((exit) => reject(new Error(`exited (${exit.code ?? exit.signal}) before listening\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`)));
+    void cli.exited.then((exit) =>
+      reject(
+        new Error(
+          `exited (${exit.code ?? exit.signal}) before listening\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`,
+        ),
+      ),
+    );
   });
   return within(seen, START_TIMEOUT_MS, 'waiting for the listening line', cli);
 }
 
 /** Runs the command line to its end (it must exit by itself) and returns its exit and output. */
-async function runToExit(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Exit & { stdout: string; stderr: string; ms: number }> {
+async function runToExit(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<Exit & { stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
   const cli = startCli(args, env);
   try {
@@ -121,7 +133,9 @@ function lines(text: string): string[] {
 }
 
 describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout: 90_000 }, () => {
-  it('prints exactly one listening line for --settings FILE --port 0 and answers GET /robot/joint_states with 200', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('prints exactly one listening line for --settings FILE --port 0 and answers GET /robot/joint_states with 200', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     await withSettings({}, async (file) => {
       const cli = startCli(['--settings', file, '--port', '0']);
       try {
@@ -148,8 +162,16 @@ describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout
   // SIGTERM goes out the moment the listening line is seen: from then on the server must shut
   // down cleanly. SIGINT goes out after a served request, which also covers a server in use.
   const signals: { signal: NodeJS.Signals; afterRequest: boolean; name: string }[] = [
-    { signal: 'SIGTERM', afterRequest: false, name: 'exits 0 promptly on SIGTERM sent as soon as the listening line appears, and stops listening' },
-    { signal: 'SIGINT', afterRequest: true, name: 'exits 0 promptly on SIGINT after serving a request, and stops listening' },
+    {
+      signal: 'SIGTERM',
+      afterRequest: false,
+      name: 'exits 0 promptly on SIGTERM sent as soon as the listening line appears, and stops listening',
+    },
+    {
+      signal: 'SIGINT',
+      afterRequest: true,
+      name: 'exits 0 promptly on SIGINT after serving a request, and stops listening',
+    },
   ];
   for (const { signal, afterRequest, name } of signals) {
     it(name, { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -176,7 +198,9 @@ describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout
     });
   }
 
-  it('exits non-zero at once on web.host 0.0.0.0 without a token, with one stderr line naming web.token', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('exits non-zero at once on web.host 0.0.0.0 without a token, with one stderr line naming web.token', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     await withSettings({ web: { host: '0.0.0.0' } }, async (file) => {
       const r = await runToExit(['--settings', file, '--port', '0']);
       assert.notEqual(r.code, 0);
@@ -190,7 +214,9 @@ describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout
     });
   });
 
-  it('starts on web.host 0.0.0.0 with ARMGATE_TOKEN, answers 401 with www-authenticate Bearer without it, and never prints the token', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('starts on web.host 0.0.0.0 with ARMGATE_TOKEN, answers 401 with www-authenticate Bearer without it, and never prints the token', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     await withSettings({ web: { host: '0.0.0.0' } }, async (file) => {
       const cli = startCli(['--settings', file, '--port', '0'], { ARMGATE_TOKEN: TOKEN });
       try {
@@ -223,7 +249,9 @@ describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout
     });
   });
 
-  it('refuses a whitespace ARMGATE_TOKEN naming web.token without printing it', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('refuses a whitespace ARMGATE_TOKEN naming web.token without printing it', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     await withSettings({}, async (file) => {
       const spaced = `${TOKEN} tail`;
       const r = await runToExit(['--settings', file, '--port', '0'], { ARMGATE_TOKEN: spaced });
@@ -243,7 +271,9 @@ describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout
     });
   });
 
-  it('exits non-zero on malformed settings YAML with a message naming the file', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('exits non-zero on malformed settings YAML with a message naming the file', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     await withSettings({}, async (file) => {
       await writeFile(file, 'web:\n  host: [127.0.0.1\n');
       const r = await runToExit(['--settings', file]);

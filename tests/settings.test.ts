@@ -28,21 +28,31 @@ async function load(overrides: SettingsOverrides, files: Files = {}, options: Lo
   }
 }
 
-async function loadServe(overrides: SettingsOverrides, files: Files = {}, options: LoadOptions = { env: {} }): Promise<Config> {
+async function loadServe(
+  overrides: SettingsOverrides,
+  files: Files = {},
+  options: LoadOptions = { env: {} },
+): Promise<Config> {
   const result = await load(overrides, files, options);
   if (!result.ok) assert.fail(`expected the settings to load, got: ${result.error}`);
   if (result.value.kind !== 'serve') assert.fail('expected kind serve, got disabled');
   return result.value.config;
 }
 
-async function loadError(overrides: SettingsOverrides, files: Files = {}, options: LoadOptions = { env: {} }): Promise<string> {
+async function loadError(
+  overrides: SettingsOverrides,
+  files: Files = {},
+  options: LoadOptions = { env: {} },
+): Promise<string> {
   const result = await load(overrides, files, options);
   if (result.ok) assert.fail(`expected the settings to be refused, got kind ${result.value.kind}`);
   return result.error;
 }
 
 /** The bundled joint_limits.yaml as a plain object, for edited copies. */
-async function bundledLimitsDoc(): Promise<{ joint_limits: Record<string, Record<string, unknown>> } & Record<string, unknown>> {
+async function bundledLimitsDoc(): Promise<
+  { joint_limits: Record<string, Record<string, unknown>> } & Record<string, unknown>
+> {
   return parseYaml(await readFile(BUNDLED_LIMITS, 'utf8'));
 }
 
@@ -97,7 +107,10 @@ describe('loadConfig: bundled defaults', () => {
     const result = await loadConfig(path.join(PROJECT_ROOT, 'settings.yaml'), { env: {} });
     if (!result.ok || result.value.kind !== 'serve') return assert.fail('bundled settings must load');
     const states = result.value.config.groupStates;
-    assert.deepEqual(states?.map((g) => g.name), ['home', 'work', 'transport']);
+    assert.deepEqual(
+      states?.map((g) => g.name),
+      ['home', 'work', 'transport'],
+    );
     assert.deepEqual(states?.[0]?.jointsRad, [0, 0, 0, 0, 0, 0, 0]);
     assert.deepEqual(states?.[1]?.jointsRad, [0, 0, 0, -1.57, 0, 1.57, 0]);
     assert.ok(states?.every((g) => g.group === 'iiwa_arm'));
@@ -146,7 +159,10 @@ describe('loadConfig: file references', () => {
       assert.equal(c.limits.minRad[0], -1.25);
       assert.equal(c.limits.maxRad[0], 1.5);
       // Files the prefix lacks still come from the bundled packages.
-      assert.deepEqual(c.groupStates?.map((g) => g.name), ['home', 'work', 'transport']);
+      assert.deepEqual(
+        c.groupStates?.map((g) => g.name),
+        ['home', 'work', 'transport'],
+      );
     });
   });
 
@@ -172,10 +188,19 @@ describe('loadConfig: file references', () => {
   });
 
   it("resolves references inside an endpoints file against that file's folder", async () => {
-    const endpoints = (await readFile(BUNDLED_ENDPOINTS, 'utf8')).replace('file: pkg://armgate/srdf/iiwa7.srdf', 'file: ./cell.srdf');
+    const endpoints = (await readFile(BUNDLED_ENDPOINTS, 'utf8')).replace(
+      'file: pkg://armgate/srdf/iiwa7.srdf',
+      'file: ./cell.srdf',
+    );
     const srdf = (await readFile(BUNDLED_SRDF, 'utf8')).replace('name="transport"', 'name="park"');
-    const c = await loadServe({ web: { endpoints: './endpoints.yaml' }, sim: { initial_position: 'park' } }, { 'endpoints.yaml': endpoints, 'cell.srdf': srdf });
-    assert.deepEqual(c.groupStates?.map((g) => g.name), ['home', 'work', 'park']);
+    const c = await loadServe(
+      { web: { endpoints: './endpoints.yaml' }, sim: { initial_position: 'park' } },
+      { 'endpoints.yaml': endpoints, 'cell.srdf': srdf },
+    );
+    assert.deepEqual(
+      c.groupStates?.map((g) => g.name),
+      ['home', 'work', 'park'],
+    );
   });
 
   it('refuses pkg://armgate/../../etc/passwd as climbing out of the package, naming the key', async () => {
@@ -187,15 +212,51 @@ describe('loadConfig: file references', () => {
 
 describe('loadConfig: invalid settings stop loading with a message naming the key', () => {
   const refused: { name: string; overrides: SettingsOverrides; files?: Files; message: RegExp }[] = [
-    { name: 'rejects an unknown backend naming robot.backend', overrides: { robot: { backend: 'ros3' } }, message: /^robot\.backend: expected 'sim' or 'ros2'/ },
-    { name: 'rejects web.port -1 naming web.port', overrides: { web: { port: -1 } }, message: /^web\.port: expected 0\.\.65535/ },
-    { name: 'rejects web.port 70000 naming web.port', overrides: { web: { port: 70000 } }, message: /^web\.port: expected 0\.\.65535/ },
-    { name: 'rejects web.port "abc" naming web.port', overrides: { web: { port: 'abc' } }, message: /^web\.port: expected a port number/ },
-    { name: 'rejects a fractional web.port naming web.port', overrides: { web: { port: 80.5 } }, message: /^web\.port: expected an integer port/ },
-    { name: 'rejects a missing endpoints file naming web.endpoints', overrides: { web: { endpoints: './missing-endpoints.yaml' } }, message: /^web\.endpoints: cannot read '.*missing-endpoints\.yaml'/ },
-    { name: 'rejects a missing joint limits file naming web.joint_limits', overrides: { web: { joint_limits: './missing-limits.yaml' } }, message: /^web\.joint_limits: cannot read '.*missing-limits\.yaml'/ },
-    { name: 'rejects a package reference that no prefix has, naming web.joint_limits', overrides: { web: { joint_limits: 'pkg://no_such_pkg/limits.yaml' } }, message: /^web\.joint_limits: cannot find 'pkg:\/\/no_such_pkg\/limits\.yaml'/ },
-    { name: 'rejects an unsupported scheme naming web.endpoints', overrides: { web: { endpoints: 'https://example.com/endpoints.yaml' } }, message: /^web\.endpoints: unsupported scheme/ },
+    {
+      name: 'rejects an unknown backend naming robot.backend',
+      overrides: { robot: { backend: 'ros3' } },
+      message: /^robot\.backend: expected 'sim' or 'ros2'/,
+    },
+    {
+      name: 'rejects web.port -1 naming web.port',
+      overrides: { web: { port: -1 } },
+      message: /^web\.port: expected 0\.\.65535/,
+    },
+    {
+      name: 'rejects web.port 70000 naming web.port',
+      overrides: { web: { port: 70000 } },
+      message: /^web\.port: expected 0\.\.65535/,
+    },
+    {
+      name: 'rejects web.port "abc" naming web.port',
+      overrides: { web: { port: 'abc' } },
+      message: /^web\.port: expected a port number/,
+    },
+    {
+      name: 'rejects a fractional web.port naming web.port',
+      overrides: { web: { port: 80.5 } },
+      message: /^web\.port: expected an integer port/,
+    },
+    {
+      name: 'rejects a missing endpoints file naming web.endpoints',
+      overrides: { web: { endpoints: './missing-endpoints.yaml' } },
+      message: /^web\.endpoints: cannot read '.*missing-endpoints\.yaml'/,
+    },
+    {
+      name: 'rejects a missing joint limits file naming web.joint_limits',
+      overrides: { web: { joint_limits: './missing-limits.yaml' } },
+      message: /^web\.joint_limits: cannot read '.*missing-limits\.yaml'/,
+    },
+    {
+      name: 'rejects a package reference that no prefix has, naming web.joint_limits',
+      overrides: { web: { joint_limits: 'pkg://no_such_pkg/limits.yaml' } },
+      message: /^web\.joint_limits: cannot find 'pkg:\/\/no_such_pkg\/limits\.yaml'/,
+    },
+    {
+      name: 'rejects an unsupported scheme naming web.endpoints',
+      overrides: { web: { endpoints: 'https://example.com/endpoints.yaml' } },
+      message: /^web\.endpoints: unsupported scheme/,
+    },
     {
       name: 'rejects a malformed joint limits file naming web.joint_limits and the file',
       overrides: { web: { joint_limits: './limits.yaml' } },
@@ -217,22 +278,57 @@ describe('loadConfig: invalid settings stop loading with a message naming the ke
     {
       name: 'rejects a limits file missing a joint, naming the joint',
       overrides: { web: { joint_limits: './limits.yaml' } },
-      files: { 'limits.yaml': 'joint_limits:\n  joint1: {min_position: -1, max_position: 1, max_velocity: 1, max_acceleration: 1}\n' },
+      files: {
+        'limits.yaml':
+          'joint_limits:\n  joint1: {min_position: -1, max_position: 1, max_velocity: 1, max_acceleration: 1}\n',
+      },
       message: /^web\.joint_limits: joint_limits\.joint2: missing/,
     },
-    { name: 'rejects an unknown key in the web block naming web.tokn', overrides: { web: { tokn: 'secret' } }, message: /^web\.tokn: / },
-    { name: 'rejects an unknown key in the robot block naming robot.backnd', overrides: { robot: { backnd: 'sim' } }, message: /^robot\.backnd: / },
-    { name: 'rejects an unknown key in the sim block naming sim.time_scal', overrides: { sim: { time_scal: 2 } }, message: /^sim\.time_scal: / },
-    { name: 'rejects an unknown key in the sequences block naming sequences.bagroot', overrides: { sequences: { bagroot: './x' } }, message: /^sequences\.bagroot: / },
+    {
+      name: 'rejects an unknown key in the web block naming web.tokn',
+      overrides: { web: { tokn: 'secret' } },
+      message: /^web\.tokn: /,
+    },
+    {
+      name: 'rejects an unknown key in the robot block naming robot.backnd',
+      overrides: { robot: { backnd: 'sim' } },
+      message: /^robot\.backnd: /,
+    },
+    {
+      name: 'rejects an unknown key in the sim block naming sim.time_scal',
+      overrides: { sim: { time_scal: 2 } },
+      message: /^sim\.time_scal: /,
+    },
+    {
+      name: 'rejects an unknown key in the sequences block naming sequences.bagroot',
+      overrides: { sequences: { bagroot: './x' } },
+      message: /^sequences\.bagroot: /,
+    },
     {
       name: 'rejects an unknown sim.initial_position, listing the known names',
       overrides: { sim: { initial_position: 'nowhere' } },
       message: /^sim\.initial_position: unknown named position 'nowhere' \(known: home, work, transport\)/,
     },
-    { name: 'rejects 6 initial joint angles naming sim.initial_position', overrides: { sim: { initial_position: [0, 0, 0, 0, 0, 0] } }, message: /^sim\.initial_position: / },
-    { name: 'rejects initial joint angles outside the limits naming sim.initial_position', overrides: { sim: { initial_position: [0, 3, 0, 0, 0, 0, 0] } }, message: /^sim\.initial_position: joint 2 value 3 is outside its limits/ },
-    { name: 'rejects a time scale out of range naming sim.time_scale', overrides: { sim: { time_scale: 0 } }, message: /^sim\.time_scale: / },
-    { name: 'rejects web.enabled that is not a boolean naming web.enabled', overrides: { web: { enabled: 'yes please' } }, message: /^web\.enabled: expected true or false/ },
+    {
+      name: 'rejects 6 initial joint angles naming sim.initial_position',
+      overrides: { sim: { initial_position: [0, 0, 0, 0, 0, 0] } },
+      message: /^sim\.initial_position: /,
+    },
+    {
+      name: 'rejects initial joint angles outside the limits naming sim.initial_position',
+      overrides: { sim: { initial_position: [0, 3, 0, 0, 0, 0, 0] } },
+      message: /^sim\.initial_position: joint 2 value 3 is outside its limits/,
+    },
+    {
+      name: 'rejects a time scale out of range naming sim.time_scale',
+      overrides: { sim: { time_scale: 0 } },
+      message: /^sim\.time_scale: /,
+    },
+    {
+      name: 'rejects web.enabled that is not a boolean naming web.enabled',
+      overrides: { web: { enabled: 'yes please' } },
+      message: /^web\.enabled: expected true or false/,
+    },
   ];
   for (const { name, overrides, files, message } of refused) {
     it(name, async () => {
@@ -241,7 +337,10 @@ describe('loadConfig: invalid settings stop loading with a message naming the ke
   }
 
   it('rejects a limits file with min > max, naming the joint and saying min_position is greater', async () => {
-    const error = await loadError({ web: { joint_limits: './limits.yaml' } }, { 'limits.yaml': await limitsYamlWith('joint3', 1, -1) });
+    const error = await loadError(
+      { web: { joint_limits: './limits.yaml' } },
+      { 'limits.yaml': await limitsYamlWith('joint3', 1, -1) },
+    );
     assert.match(error, /^web\.joint_limits: joint_limits\.joint3: min_position 1 is greater than max_position -1/);
   });
 
@@ -296,11 +395,41 @@ describe('loadConfig: host and token', () => {
     assert.equal(c.web.token, 'file-token-1');
   });
 
-  const envCases: { name: string; fileToken: string; envToken: string | undefined; host: string; expect: string | undefined }[] = [
-    { name: 'ARMGATE_TOKEN overrides web.token', fileToken: 'file-token', envToken: 'env-token', host: '127.0.0.1', expect: 'env-token' },
-    { name: 'ARMGATE_TOKEN alone allows a non-loopback host', fileToken: '', envToken: 'env-token', host: '0.0.0.0', expect: 'env-token' },
-    { name: 'an empty ARMGATE_TOKEN leaves web.token in force', fileToken: 'file-token', envToken: '', host: '0.0.0.0', expect: 'file-token' },
-    { name: 'no ARMGATE_TOKEN and no web.token means no authentication on loopback', fileToken: '', envToken: undefined, host: '127.0.0.1', expect: undefined },
+  const envCases: {
+    name: string;
+    fileToken: string;
+    envToken: string | undefined;
+    host: string;
+    expect: string | undefined;
+  }[] = [
+    {
+      name: 'ARMGATE_TOKEN overrides web.token',
+      fileToken: 'file-token',
+      envToken: 'env-token',
+      host: '127.0.0.1',
+      expect: 'env-token',
+    },
+    {
+      name: 'ARMGATE_TOKEN alone allows a non-loopback host',
+      fileToken: '',
+      envToken: 'env-token',
+      host: '0.0.0.0',
+      expect: 'env-token',
+    },
+    {
+      name: 'an empty ARMGATE_TOKEN leaves web.token in force',
+      fileToken: 'file-token',
+      envToken: '',
+      host: '0.0.0.0',
+      expect: 'file-token',
+    },
+    {
+      name: 'no ARMGATE_TOKEN and no web.token means no authentication on loopback',
+      fileToken: '',
+      envToken: undefined,
+      host: '127.0.0.1',
+      expect: undefined,
+    },
   ];
   for (const { name, fileToken, envToken, host, expect } of envCases) {
     it(name, async () => {
@@ -392,13 +521,19 @@ describe('resolveFileRef', () => {
         ok: true,
         value: path.join(root, 'first', 'share', 'armgate', 'config', 'joint_limits.yaml'),
       });
-      assert.deepEqual(await resolveFileRef('pkg://armgate/config/endpoints.yaml', '/', ament), { ok: true, value: BUNDLED_ENDPOINTS });
+      assert.deepEqual(await resolveFileRef('pkg://armgate/config/endpoints.yaml', '/', ament), {
+        ok: true,
+        value: BUNDLED_ENDPOINTS,
+      });
     });
   });
 
   it('resolves plain relative paths against the given folder', async () => {
     assert.deepEqual(await resolveFileRef('config/endpoints.yaml', SHARE, ''), { ok: true, value: BUNDLED_ENDPOINTS });
-    assert.deepEqual(await resolveFileRef('../armgate/srdf/iiwa7.srdf', path.join(SHARE, 'config', '..'), ''), { ok: true, value: BUNDLED_SRDF });
+    assert.deepEqual(await resolveFileRef('../armgate/srdf/iiwa7.srdf', path.join(SHARE, 'config', '..'), ''), {
+      ok: true,
+      value: BUNDLED_SRDF,
+    });
     assert.deepEqual(await resolveFileRef(BUNDLED_SRDF, '/somewhere/else', ''), { ok: true, value: BUNDLED_SRDF });
   });
 
@@ -470,7 +605,12 @@ describe('isLoopbackHost', () => {
 });
 
 describe('parseJointLimits', () => {
-  const entry = (min: number, max: number) => ({ min_position: min, max_position: max, max_velocity: 1, max_acceleration: 2 });
+  const entry = (min: number, max: number) => ({
+    min_position: min,
+    max_position: max,
+    max_velocity: 1,
+    max_acceleration: 2,
+  });
   const allJoints = (patch: Record<string, unknown> = {}) => ({
     joint_limits: { ...Object.fromEntries(JOINTS.map((j) => [j, entry(-1, 1)])), ...patch },
   });
@@ -489,7 +629,12 @@ describe('parseJointLimits', () => {
     const result = parseJointLimits(allJoints(), JOINTS);
     if (!result.ok) return assert.fail(result.error);
     assert.deepEqual(result.value.maxJerkRadS3, Array(7).fill(20));
-    assert.deepEqual(result.value.cartesian, { maxTransVelMS: 1, maxTransAccMS2: 2.25, maxTransDecMS2: 5, maxRotVelRadS: 1.57 });
+    assert.deepEqual(result.value.cartesian, {
+      maxTransVelMS: 1,
+      maxTransAccMS2: 2.25,
+      maxTransDecMS2: 5,
+      maxRotVelRadS: 1.57,
+    });
   });
 
   it('accepts min == max (a locked joint)', () => {
@@ -498,13 +643,37 @@ describe('parseJointLimits', () => {
   });
 
   const refused: [string, unknown, RegExp][] = [
-    ['min > max, naming the joint', allJoints({ joint3: entry(1, -1) }), /^joint_limits\.joint3: min_position 1 is greater than max_position -1$/],
-    ['a missing joint, naming it and the joints the file has', { joint_limits: { joint1: entry(-1, 1) } }, /^joint_limits\.joint2: missing \(the file names joint1\)/],
+    [
+      'min > max, naming the joint',
+      allJoints({ joint3: entry(1, -1) }),
+      /^joint_limits\.joint3: min_position 1 is greater than max_position -1$/,
+    ],
+    [
+      'a missing joint, naming it and the joints the file has',
+      { joint_limits: { joint1: entry(-1, 1) } },
+      /^joint_limits\.joint2: missing \(the file names joint1\)/,
+    ],
     ['a file with no joint_limits map', { cartesian_limits: {} }, /^joint_limits: /],
-    ['a non-numeric max_velocity', allJoints({ joint6: { ...entry(-1, 1), max_velocity: 'fast' } }), /^joint_limits\.joint6\.max_velocity: expected a number/],
-    ['a zero max_acceleration', allJoints({ joint1: { ...entry(-1, 1), max_acceleration: 0 } }), /^joint_limits\.joint1\.max_acceleration: must be > 0/],
-    ['a missing min_position', allJoints({ joint2: { max_position: 1, max_velocity: 1, max_acceleration: 1 } }), /^joint_limits\.joint2\.min_position: /],
-    ['a non-positive max_trans_vel', { ...allJoints(), cartesian_limits: { max_trans_vel: -1 } }, /^cartesian_limits\.max_trans_vel: must be > 0/],
+    [
+      'a non-numeric max_velocity',
+      allJoints({ joint6: { ...entry(-1, 1), max_velocity: 'fast' } }),
+      /^joint_limits\.joint6\.max_velocity: expected a number/,
+    ],
+    [
+      'a zero max_acceleration',
+      allJoints({ joint1: { ...entry(-1, 1), max_acceleration: 0 } }),
+      /^joint_limits\.joint1\.max_acceleration: must be > 0/,
+    ],
+    [
+      'a missing min_position',
+      allJoints({ joint2: { max_position: 1, max_velocity: 1, max_acceleration: 1 } }),
+      /^joint_limits\.joint2\.min_position: /,
+    ],
+    [
+      'a non-positive max_trans_vel',
+      { ...allJoints(), cartesian_limits: { max_trans_vel: -1 } },
+      /^cartesian_limits\.max_trans_vel: must be > 0/,
+    ],
   ];
   for (const [what, doc, message] of refused) {
     it(`rejects ${what}`, () => {
@@ -516,7 +685,8 @@ describe('parseJointLimits', () => {
 });
 
 describe('parseGroupStates', () => {
-  const srdf = (body: string) => `<?xml version="1.0"?>\n<robot name="r">\n<group name="iiwa_arm"/>\n<group name="tool"/>\n${body}\n</robot>\n`;
+  const srdf = (body: string) =>
+    `<?xml version="1.0"?>\n<robot name="r">\n<group name="iiwa_arm"/>\n<group name="tool"/>\n${body}\n</robot>\n`;
   const state = (name: string, group: string, values: (number | string)[]) =>
     `<group_state name="${name}" group="${group}">${values.map((v, i) => `<joint name="joint${i + 1}" value="${v}"/>`).join('')}</group_state>`;
 
@@ -555,9 +725,21 @@ describe('parseGroupStates', () => {
   const refused: [string, string, RegExp][] = [
     ['malformed XML', '<robot><group name="iiwa_arm"></robot>', /^malformed SRDF: /],
     ['a document without <robot>', '<?xml version="1.0"?><other/>', /^malformed SRDF: no <robot> element/],
-    ['a missing planning group, listing the groups', srdf('').replace('"iiwa_arm"', '"arm"'), /^SRDF has no group 'iiwa_arm' \(groups: arm, tool\)/],
-    ['a state missing a joint', srdf(state('short', 'iiwa_arm', [0, 0, 0, 0, 0, 0])), /^SRDF group_state 'short' has no finite value for joint7/],
-    ['a state with a non-numeric value', srdf(state('odd', 'iiwa_arm', [0, 0, 'x', 0, 0, 0, 0])), /^SRDF group_state 'odd' has no finite value for joint3/],
+    [
+      'a missing planning group, listing the groups',
+      srdf('').replace('"iiwa_arm"', '"arm"'),
+      /^SRDF has no group 'iiwa_arm' \(groups: arm, tool\)/,
+    ],
+    [
+      'a state missing a joint',
+      srdf(state('short', 'iiwa_arm', [0, 0, 0, 0, 0, 0])),
+      /^SRDF group_state 'short' has no finite value for joint7/,
+    ],
+    [
+      'a state with a non-numeric value',
+      srdf(state('odd', 'iiwa_arm', [0, 0, 'x', 0, 0, 0, 0])),
+      /^SRDF group_state 'odd' has no finite value for joint3/,
+    ],
   ];
   for (const [what, xml, message] of refused) {
     it(`rejects ${what}`, () => {

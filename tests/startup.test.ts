@@ -12,7 +12,13 @@ describe('command line start-up', { concurrency: true }, () => {
     try {
       const url = await listeningUrl(r);
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.equal(r.out().split('\n').filter((l) => l.startsWith('listening on')).length, 1);
+      assert.equal(
+        r
+          .out()
+          .split('\n')
+          .filter((l) => l.startsWith('listening on')).length,
+        1,
+      );
       const res = await fetch(`${url}/robot/joint_states`);
       assert.equal(res.status, 200);
       await res.body?.cancel();

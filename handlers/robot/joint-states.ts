@@ -8,7 +8,11 @@ import { currentJointState } from '../../lib/ros/joint-state.ts';
 /** sensor_msgs/JointState as the API returns it: four arrays in J1..J7 order. */
 export const JointStateSchema = v.pipe(
   v.object({
-    name: v.pipe(v.array(v.string()), v.description('Joint names, joint1 to joint7.'), v.examples([['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7']])),
+    name: v.pipe(
+      v.array(v.string()),
+      v.description('Joint names, joint1 to joint7.'),
+      v.examples([['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7']]),
+    ),
     position: v.pipe(v.array(v.number()), v.description('Joint angles in radians, same order as name.')),
     velocity: v.pipe(v.array(v.number()), v.description('Joint velocities in rad/s, same order as name.')),
     effort: v.pipe(v.array(v.number()), v.description('Joint torques in N m, same order as name.')),

@@ -36,5 +36,7 @@ export async function handler(request: Request): Promise<Response> {
   const body = await parseJsonBody(request, bodySchema(context.limits));
   if (!body.ok) return errorResponse(body.error);
   const { joints, speed } = body.value;
-  return runMotion('moving to joint angles', (signal) => context.moveToJoints({ joints: joints as number[], speed }, { signal }));
+  return runMotion('moving to joint angles', (signal) =>
+    context.moveToJoints({ joints: joints as number[], speed }, { signal }),
+  );
 }

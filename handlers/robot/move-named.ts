@@ -9,10 +9,22 @@ import { ros } from '../../lib/ros/context.ts';
 /** Body of POST /robot/move/named. */
 export const bodySchema = v.pipe(
   v.strictObject({
-    name: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(128, 'at most 128 characters'), v.description('A position name from GET /robot/positions.'), v.examples(['home'])),
+    name: v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(128, 'at most 128 characters'),
+      v.description('A position name from GET /robot/positions.'),
+      v.examples(['home']),
+    ),
     speed: SpeedSchema,
     accel_scale: v.optional(
-      v.pipe(v.number(), v.finite('must be a finite number'), v.minValue(0, 'accel_scale must be at least 0'), v.maxValue(1, 'accel_scale must be at most 1.0'), v.description('Acceleration scale, 0 to 1.0; 0 means use speed. Default 0.')),
+      v.pipe(
+        v.number(),
+        v.finite('must be a finite number'),
+        v.minValue(0, 'accel_scale must be at least 0'),
+        v.maxValue(1, 'accel_scale must be at most 1.0'),
+        v.description('Acceleration scale, 0 to 1.0; 0 means use speed. Default 0.'),
+      ),
       0,
     ),
   }),
@@ -39,7 +51,9 @@ export async function handler(request: Request): Promise<Response> {
   if (!states.ok) return errorResponse(unavailable(states.error));
   const known = states.value.map((s) => s.name);
   if (!known.includes(body.value.name)) {
-    return errorResponse(invalid(['body', 'name'], `unknown named position '${body.value.name}'; known: ${known.join(', ')}`));
+    return errorResponse(
+      invalid(['body', 'name'], `unknown named position '${body.value.name}'; known: ${known.join(', ')}`),
+    );
   }
   const { name, speed, accel_scale } = body.value;
   return runMotion(`moving to '${name}'`, (signal) => context.moveToNamed({ name, speed, accel_scale }, { signal }));

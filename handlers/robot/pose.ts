@@ -18,9 +18,15 @@ const Abc = (unit: string) =>
 export const TcpPoseSchema = v.pipe(
   v.object({
     frame_id: v.pipe(v.string(), v.description('Frame the pose is expressed in (the planning frame, base_link).')),
-    position: v.pipe(v.object({ x: v.number(), y: v.number(), z: v.number() }), v.description('TCP position in metres.')),
+    position: v.pipe(
+      v.object({ x: v.number(), y: v.number(), z: v.number() }),
+      v.description('TCP position in metres.'),
+    ),
     orientation: v.object({
-      quaternion: v.pipe(v.object({ x: v.number(), y: v.number(), z: v.number(), w: v.number() }), v.description('Unit quaternion, w >= 0.')),
+      quaternion: v.pipe(
+        v.object({ x: v.number(), y: v.number(), z: v.number(), w: v.number() }),
+        v.description('Unit quaternion, w >= 0.'),
+      ),
       euler_rad: v.pipe(Abc('radians'), v.description('KUKA ABC angles: R = Rz(A) Ry(B) Rx(C).')),
       euler_deg: v.pipe(Abc('degrees'), v.description('The same ABC angles in degrees.')),
     }),
@@ -33,7 +39,8 @@ export const route = {
   path: '/robot/pose',
   operationId: 'getTcpPose',
   summary: 'TCP pose',
-  description: 'Forward kinematics of the current joint state through the FK service, for the TCP link in the planning frame (base_link).',
+  description:
+    'Forward kinematics of the current joint state through the FK service, for the TCP link in the planning frame (base_link).',
   tags: ['robot'],
   responses: {
     200: { description: 'The TCP pose.', schema: TcpPoseSchema },
@@ -57,7 +64,11 @@ export async function handler(_request: Request): Promise<Response> {
   if (!fk.ok) return errorResponse(unavailable(fk.error));
   const pose = fk.value.pose_stamped[0];
   if (fk.value.error_code.val !== MOVEIT_SUCCESS || !pose) {
-    return errorResponse(unavailable({ message: `FK service ${interfaces.compute_fk.name} failed for link '${link}' in '${frame}' (MoveIt error code ${fk.value.error_code.val})` }));
+    return errorResponse(
+      unavailable({
+        message: `FK service ${interfaces.compute_fk.name} failed for link '${link}' in '${frame}' (MoveIt error code ${fk.value.error_code.val})`,
+      }),
+    );
   }
   const q = pose.pose.orientation;
   const abc = abcFromQuat(q);

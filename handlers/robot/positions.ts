@@ -20,7 +20,8 @@ export const route = {
   path: '/robot/positions',
   operationId: 'listNamedPositions',
   summary: 'Named positions',
-  description: "The planning group's named states from the robot's semantic description (SRDF), with their joint angles.",
+  description:
+    "The planning group's named states from the robot's semantic description (SRDF), with their joint angles.",
   tags: ['robot'],
   responses: {
     200: { description: 'The named positions.', schema: v.array(NamedPositionSchema) },
@@ -34,6 +35,11 @@ export async function handler(_request: Request): Promise<Response> {
   const states = await context.groupStates();
   if (!states.ok) return errorResponse(unavailable(states.error));
   return json(
-    states.value.map((s) => ({ name: s.name, description: context.describeState(s.name), group: s.group, joints: [...s.jointsRad] })),
+    states.value.map((s) => ({
+      name: s.name,
+      description: context.describeState(s.name),
+      group: s.group,
+      joints: [...s.jointsRad],
+    })),
   );
 }

@@ -26,7 +26,9 @@ export const bodySchema = v.pipe(
   v.object({
     file: v.pipe(
       v.string(),
-      v.description('CSV file: header row with joint1..joint7 (or joint_1..joint_7, any case) and t, time or time_from_start, any order; one row per point.'),
+      v.description(
+        'CSV file: header row with joint1..joint7 (or joint_1..joint_7, any case) and t, time or time_from_start, any order; one row per point.',
+      ),
       v.metadata({ openapi: { type: 'string', format: 'binary' } }),
     ),
   }),
@@ -34,7 +36,10 @@ export const bodySchema = v.pipe(
 );
 
 /** The response: as /trajectory/send, plus the uploaded file's name. */
-export const SentCsvSchema = v.pipe(v.object({ ...SentSchema.entries, file: v.pipe(v.string(), v.description('Name of the uploaded file.')) }), v.title('TrajectoryCsvSent'));
+export const SentCsvSchema = v.pipe(
+  v.object({ ...SentSchema.entries, file: v.pipe(v.string(), v.description('Name of the uploaded file.')) }),
+  v.title('TrajectoryCsvSent'),
+);
 
 export const route = {
   method: 'POST',
@@ -50,7 +55,10 @@ export const route = {
   responses: {
     200: { description: 'Published.', schema: SentCsvSchema },
     409: { description: 'A motion or a sequence holds the arm.', schema: ErrorDetailSchema },
-    503: { description: 'The controller topic is unavailable, or no joint state to check from.', schema: ErrorDetailSchema },
+    503: {
+      description: 'The controller topic is unavailable, or no joint state to check from.',
+      schema: ErrorDetailSchema,
+    },
   },
 } as const satisfies RouteSpec;
 
@@ -61,9 +69,19 @@ export async function handler(request: Request): Promise<Response> {
   const body = await parseMultipart(request, { fileParts: ['file'], fieldParts: [] });
   if (!body.ok) return errorResponse(body.error);
   const file = body.value.files.file;
-  if (!file) return errorResponse(invalid(['body', 'file'], "Field required: upload the CSV as the multipart part 'file'", 'missing'));
+  if (!file)
+    return errorResponse(
+      invalid(['body', 'file'], "Field required: upload the CSV as the multipart part 'file'", 'missing'),
+    );
   // A copy of its own (the upload may sit in a shared pool) that the worker takes over.
   const bytes = new Uint8Array(file.data);
-  const source = { kind: 'csv', bytes, separator: query.value.separator, validateLimits: query.value.validate_limits } as const;
-  return checkAndPublish(source, [bytes.buffer], `POST /trajectory/send_csv (${file.filename})`, { file: file.filename });
+  const source = {
+    kind: 'csv',
+    bytes,
+    separator: query.value.separator,
+    validateLimits: query.value.validate_limits,
+  } as const;
+  return checkAndPublish(source, [bytes.buffer], `POST /trajectory/send_csv (${file.filename})`, {
+    file: file.filename,
+  });
 }

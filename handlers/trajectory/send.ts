@@ -18,7 +18,10 @@ export const SentSchema = v.pipe(
   v.object({
     status: v.pipe(v.literal('sent'), v.description('The trajectory was published; this does not confirm execution.')),
     points: v.pipe(v.number(), v.description('Number of points published.')),
-    times_increasing: v.pipe(v.boolean(), v.description('false when time_from_start does not increase: the controller will refuse it.')),
+    times_increasing: v.pipe(
+      v.boolean(),
+      v.description('false when time_from_start does not increase: the controller will refuse it.'),
+    ),
     warning: v.optional(v.string()),
   }),
   v.title('TrajectorySent'),
@@ -32,7 +35,7 @@ export const route = {
   description:
     "Publishes a JointTrajectory (joint1..joint7) on the joint trajectory controller's topic. status 'sent' confirms publication only; " +
     'what the controller did is in GET /trajectory/logs. A trajectory still executing is preempted; a running motion or sequence gives 409. ' +
-    'With validate_limits (the default) armgate fills in each point\'s velocity, so the controller interpolates a cubic spline from the ' +
+    "With validate_limits (the default) armgate fills in each point's velocity, so the controller interpolates a cubic spline from the " +
     "arm's current state, and refuses (422, naming the point, joint and figure) a trajectory whose execution would pass a position, " +
     'velocity or acceleration limit.',
   tags: ['trajectory'],
@@ -40,7 +43,10 @@ export const route = {
   responses: {
     200: { description: 'Published.', schema: SentSchema },
     409: { description: 'A motion or a sequence holds the arm.', schema: ErrorDetailSchema },
-    503: { description: 'The controller topic is unavailable, or no joint state to check from.', schema: ErrorDetailSchema },
+    503: {
+      description: 'The controller topic is unavailable, or no joint state to check from.',
+      schema: ErrorDetailSchema,
+    },
   },
 } as const satisfies RouteSpec;
 

@@ -38,8 +38,20 @@ export const KNOWN_TYPES: readonly string[] = Object.freeze(Object.keys(MSG_FILE
 const DELIMITER = `${'='.repeat(80)}\n`;
 
 const PRIMITIVE_TYPES: ReadonlySet<string> = new Set([
-  'bool', 'byte', 'char', 'float32', 'float64', 'int8', 'uint8',
-  'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'string',
+  'bool',
+  'byte',
+  'char',
+  'float32',
+  'float64',
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'string',
 ]);
 
 /** A message type name, `pkg/msg/Type`. */
@@ -102,7 +114,8 @@ export function assembleDefinition(type: string, lookup: MsgLookup): Result<stri
       seen.add(dep);
       const name = splitName(dep);
       const found = name === undefined ? undefined : lookup(name.pkg, name.type);
-      if (name === undefined || found === undefined) throw new Error(`${type} needs ${dep}, whose definition was not found`);
+      if (name === undefined || found === undefined)
+        throw new Error(`${type} needs ${dep}, whose definition was not found`);
       result += `\n${DELIMITER}MSG: ${dep}\n${append(name.pkg, found, depth - 1)}`;
     }
     return result;

@@ -75,7 +75,10 @@ export class DefinitionSource {
     else if (!MESSAGE_TYPE.test(type)) result = installed;
     else {
       const builtin = assembleDefinition(type, builtinMsgLookup);
-      const where = this.prefixes.length === 0 ? 'AMENT_PREFIX_PATH names no install prefix' : `looked in share/<pkg>/msg under ${this.prefixes.join(', ')}`;
+      const where =
+        this.prefixes.length === 0
+          ? 'AMENT_PREFIX_PATH names no install prefix'
+          : `looked in share/<pkg>/msg under ${this.prefixes.join(', ')}`;
       result = builtin.ok ? ok({ text: builtin.value, from: 'built-in' }) : err(`${installed.error} (${where})`);
     }
     this.cache.set(type, result);

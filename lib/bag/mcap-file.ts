@@ -103,7 +103,8 @@ export class ChunkedMcapWriter {
 
   /** Adds a message of a registered channel to the open chunk; writes the chunk once it is full. */
   async addMessage(message: Message): Promise<void> {
-    if (message.channelId < 0 || message.channelId >= this.#channels.length) throw new Error(`no channel ${message.channelId} in this MCAP file`);
+    if (message.channelId < 0 || message.channelId >= this.#channels.length)
+      throw new Error(`no channel ${message.channelId} in this MCAP file`);
     const stats = this.#statistics;
     if (stats.messageCount === 0n || message.logTime < stats.messageStartTime) stats.messageStartTime = message.logTime;
     if (stats.messageCount === 0n || message.logTime > stats.messageEndTime) stats.messageEndTime = message.logTime;
@@ -162,7 +163,8 @@ export class ChunkedMcapWriter {
       const groupLength = write();
       if (groupLength > 0n) offsets.push({ groupOpcode, groupStart, groupLength });
     };
-    const sum = <T>(items: readonly T[], write: (item: T) => bigint) => items.reduce((length, item) => length + write(item), 0n);
+    const sum = <T>(items: readonly T[], write: (item: T) => bigint) =>
+      items.reduce((length, item) => length + write(item), 0n);
     group(Opcode.SCHEMA, () => sum(this.#schemas, (s) => this.#records.writeSchema(s)));
     group(Opcode.CHANNEL, () => sum(this.#channels, (c) => this.#records.writeChannel(c)));
     group(Opcode.STATISTICS, () => this.#records.writeStatistics(this.#statistics));
@@ -175,7 +177,9 @@ export class ChunkedMcapWriter {
     footerStart.setBigUint64(1, 8n + 8n + 4n, true);
     footerStart.setBigUint64(9, summaryStart, true);
     footerStart.setBigUint64(17, summaryOffsetStart, true);
-    const summaryCrc = crc32Final(crc32Update(crc32Update(CRC32_INIT, this.#records.buffer), new Uint8Array(footerStart.buffer)));
+    const summaryCrc = crc32Final(
+      crc32Update(crc32Update(CRC32_INIT, this.#records.buffer), new Uint8Array(footerStart.buffer)),
+    );
     this.#records.writeFooter({ summaryStart, summaryOffsetStart, summaryCrc });
     this.#records.writeMagic();
     await this.#emit(false);

@@ -73,9 +73,7 @@ export function bagMetadataYaml(summary: BagSummary): string {
     compression_format: '',
     compression_mode: '',
     relative_file_paths: [summary.fileName],
-    files: [
-      { path: summary.fileName, starting_time: startingTime, duration, message_count: summary.messageCount },
-    ],
+    files: [{ path: summary.fileName, starting_time: startingTime, duration, message_count: summary.messageCount }],
   };
   return stringify({ rosbag2_bagfile_information: info }, { lineWidth: 0, aliasDuplicateObjects: false });
 }

@@ -60,7 +60,9 @@ function messageOf(error: unknown): string {
 }
 
 /** Checks the topics and finds one definition per type; throws on a bad list. */
-function definitionsFor(topics: readonly BagTopic[]): Map<string, { definition: string; serializer: () => MessageWriter }> {
+function definitionsFor(
+  topics: readonly BagTopic[],
+): Map<string, { definition: string; serializer: () => MessageWriter }> {
   const byType = new Map<string, { definition: string; serializer: () => MessageWriter }>();
   const names = new Set<string>();
   for (const { name, type, definition: given } of topics) {
@@ -69,7 +71,8 @@ function definitionsFor(topics: readonly BagTopic[]): Map<string, { definition: 
     names.add(name);
     const known = byType.get(type);
     if (known !== undefined) {
-      if (given !== undefined && given !== known.definition) throw new Error(`topics of type ${type} come with different definitions`);
+      if (given !== undefined && given !== known.definition)
+        throw new Error(`topics of type ${type} come with different definitions`);
       continue;
     }
     const definition = given ?? definitionFor(type);
@@ -109,7 +112,13 @@ export class Rosbag2Writer {
   #startNs = 0n;
   #endNs = 0n;
 
-  private constructor(folder: string, fileName: string, handle: FileHandle, mcap: ChunkedMcapWriter, topics: ReadonlyMap<string, TopicState>) {
+  private constructor(
+    folder: string,
+    fileName: string,
+    handle: FileHandle,
+    mcap: ChunkedMcapWriter,
+    topics: ReadonlyMap<string, TopicState>,
+  ) {
     this.#folder = folder;
     this.#fileName = fileName;
     this.#handle = handle;
@@ -125,7 +134,11 @@ export class Rosbag2Writer {
    * messages yet. Throws on an unknown type (the message lists the known ones), a duplicate topic,
    * or a non-empty folder.
    */
-  static async open(folder: string, topics: readonly BagTopic[], options: Rosbag2WriterOptions = {}): Promise<Rosbag2Writer> {
+  static async open(
+    folder: string,
+    topics: readonly BagTopic[],
+    options: Rosbag2WriterOptions = {},
+  ): Promise<Rosbag2Writer> {
     if (options.compression !== undefined && options.compression !== 'none') {
       throw new Error(`unsupported bag compression ${String(options.compression)}; only 'none' is written`);
     }
@@ -198,7 +211,9 @@ export class Rosbag2Writer {
   async writeSerialized(topic: string, data: Uint8Array, logTimeNs: bigint): Promise<void> {
     const state = this.#writable(topic, logTimeNs);
     if (data.byteLength < 4 || data[0] !== 0 || (data[1] ?? 99) > 0x0b) {
-      throw new Error(`serialized message on ${topic} is not CDR (${data.byteLength} bytes, header ${Array.from(data.subarray(0, 4)).join(' ')})`);
+      throw new Error(
+        `serialized message on ${topic} is not CDR (${data.byteLength} bytes, header ${Array.from(data.subarray(0, 4)).join(' ')})`,
+      );
     }
     // A copy (a Buffer's slice() would share its memory).
     await this.#add(state, new Uint8Array(data), logTimeNs);
@@ -217,10 +232,18 @@ export class Rosbag2Writer {
   #add(state: TopicState, data: Uint8Array, logTimeNs: bigint): Promise<void> {
     return this.#enqueue(async () => {
       if (this.#failure !== undefined) {
-        throw new Error(`bag ${this.#folder}: an earlier write failed: ${messageOf(this.#failure)}`, { cause: this.#failure });
+        throw new Error(`bag ${this.#folder}: an earlier write failed: ${messageOf(this.#failure)}`, {
+          cause: this.#failure,
+        });
       }
       try {
-        await this.#mcap.addMessage({ channelId: state.channelId, sequence: state.messageCount >>> 0, logTime: logTimeNs, publishTime: logTimeNs, data });
+        await this.#mcap.addMessage({
+          channelId: state.channelId,
+          sequence: state.messageCount >>> 0,
+          logTime: logTimeNs,
+          publishTime: logTimeNs,
+          data,
+        });
       } catch (error) {
         this.#failure = error;
         throw error;
@@ -271,7 +294,11 @@ export class Rosbag2Writer {
       startNs: this.#startNs,
       endNs: this.#endNs,
       messageCount: this.#messageCount,
-      topics: [...this.#topics.values()].map(({ topic, messageCount }) => ({ name: topic.name, type: topic.type, messageCount })),
+      topics: [...this.#topics.values()].map(({ topic, messageCount }) => ({
+        name: topic.name,
+        type: topic.type,
+        messageCount,
+      })),
     });
     const partial = path.join(this.#folder, '.metadata.yaml.partial');
     await writeFile(partial, yaml);

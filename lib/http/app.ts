@@ -88,7 +88,9 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     router.get(path, (request: IRequest) => docsResponse(options.docs, new URL(request.url).pathname));
   }
   for (const { route, handler } of options.handlers) {
-    router[route.method === 'GET' ? 'get' : 'post'](route.path, (request: IRequest) => handler(request as unknown as Request));
+    router[route.method === 'GET' ? 'get' : 'post'](route.path, (request: IRequest) =>
+      handler(request as unknown as Request),
+    );
     methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
@@ -98,7 +100,11 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     const { pathname } = new URL(request.url);
     const allowed = methodsByPath.get(pathname);
     const error: ApiError = allowed
-      ? { kind: 'method_not_allowed', detail: `Method ${request.method} not allowed on ${pathname}; use ${allowed.join(' or ')}`, allow: allowed }
+      ? {
+          kind: 'method_not_allowed',
+          detail: `Method ${request.method} not allowed on ${pathname}; use ${allowed.join(' or ')}`,
+          allow: allowed,
+        }
       : { kind: 'not_found', detail: `Not Found: ${pathname}` };
     return errorResponse(error);
   });
@@ -126,7 +132,14 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
       log({ level: 'error', msg: 'unhandled error', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
       response = json({ detail: 'Internal server error' }, 500);
     }
-    log({ level: 'info', msg: 'request', method: request.method, path: pathOf(request.url), status: response.status, ms: Math.round((performance.now() - started) * 100) / 100 });
+    log({
+      level: 'info',
+      msg: 'request',
+      method: request.method,
+      path: pathOf(request.url),
+      status: response.status,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+    });
     return response;
   };
 }

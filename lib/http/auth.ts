@@ -12,9 +12,16 @@ export function bearerAuth(token: string | undefined): (request: Request) => Api
     const header = request.headers.get('authorization') ?? '';
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!match) {
-      return { kind: 'unauthorized', detail: header ? 'Authorization header must be "Bearer <token>"' : 'Not authenticated: send "Authorization: Bearer <token>"' };
+      return {
+        kind: 'unauthorized',
+        detail: header
+          ? 'Authorization header must be "Bearer <token>"'
+          : 'Not authenticated: send "Authorization: Bearer <token>"',
+      };
     }
-    const given = createHash('sha256').update(match[1] ?? '', 'utf8').digest();
+    const given = createHash('sha256')
+      .update(match[1] ?? '', 'utf8')
+      .digest();
     return timingSafeEqual(given, expected) ? undefined : { kind: 'unauthorized', detail: 'Invalid token' };
   };
 }

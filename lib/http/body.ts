@@ -45,10 +45,14 @@ export function isJsonMediaType(contentType: string | null): boolean {
  * JSON gives 415 (a browser can send text/plain across origins without asking first); malformed
  * JSON, a missing body and schema violations give 422 with the field path; an oversized body 413.
  */
-export async function parseJsonBody<S extends v.GenericSchema>(request: Request, schema: S): Promise<Result<v.InferOutput<S>, ApiError>> {
+export async function parseJsonBody<S extends v.GenericSchema>(
+  request: Request,
+  schema: S,
+): Promise<Result<v.InferOutput<S>, ApiError>> {
   const type = request.headers.get('content-type');
   if (!isJsonMediaType(type)) {
-    const sent = type === null ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
+    const sent =
+      type === null ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
     const detail =
       `expected a JSON body sent with Content-Type: application/json (got ${sent}); ` +
       "with curl add -H 'Content-Type: application/json' or use --json";

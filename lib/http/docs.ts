@@ -21,8 +21,14 @@ export async function loadDocsAssets(): Promise<DocsAssets> {
     files.set(`/docs/assets/${name}`, { body: await readFile(path.join(swaggerDir, name)), type: contentType(name) });
   }
   // ReDoc's footer loads its logo from a CDN with no option to turn it off: point it at an inline image.
-  const redoc = (await readFile(path.join(redocDir, 'bundles', 'redoc.standalone.js'), 'utf8')).replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E');
-  files.set('/redoc/assets/redoc.standalone.js', { body: new TextEncoder().encode(redoc), type: contentType('redoc.standalone.js') });
+  const redoc = (await readFile(path.join(redocDir, 'bundles', 'redoc.standalone.js'), 'utf8')).replaceAll(
+    'https://cdn.redoc.ly/redoc/logo-mini.svg',
+    'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E',
+  );
+  files.set('/redoc/assets/redoc.standalone.js', {
+    body: new TextEncoder().encode(redoc),
+    type: contentType('redoc.standalone.js'),
+  });
   files.set('/docs', { body: new TextEncoder().encode(SWAGGER_HTML), type: 'text/html; charset=utf-8' });
   files.set('/redoc', { body: new TextEncoder().encode(REDOC_HTML), type: 'text/html; charset=utf-8' });
   return { files };
@@ -37,14 +43,17 @@ export function docsResponse(assets: DocsAssets, pathname: string): Response | u
   const file = assets.files.get(pathname);
   if (!file) return undefined;
   const cache = pathname.includes('/assets/') ? 'public, max-age=86400' : 'no-cache';
-  return new Response(file.body, { headers: { 'content-type': file.type, 'cache-control': cache, 'content-security-policy': DOCS_CSP } });
+  return new Response(file.body, {
+    headers: { 'content-type': file.type, 'cache-control': cache, 'content-security-policy': DOCS_CSP },
+  });
 }
 
 /**
  * The docs pages load nothing from outside the machine (ReDoc's footer would fetch its logo from
  * a CDN): everything comes from this server.
  */
-const DOCS_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'";
+const DOCS_CSP =
+  "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'";
 
 const SWAGGER_HTML = `<!doctype html>
 <html lang="en">

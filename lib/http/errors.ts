@@ -89,9 +89,11 @@ const MAX_ISSUE_MESSAGE = 500;
  * are more, an entry saying how many: a 422 body stays small whatever the input.
  */
 export function boundedIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
-  const shown = issues.slice(0, MAX_REPORTED_ISSUES).map((issue) =>
-    issue.msg.length > MAX_ISSUE_MESSAGE ? { ...issue, msg: `${issue.msg.slice(0, MAX_ISSUE_MESSAGE)}...` } : issue,
-  );
+  const shown = issues
+    .slice(0, MAX_REPORTED_ISSUES)
+    .map((issue) =>
+      issue.msg.length > MAX_ISSUE_MESSAGE ? { ...issue, msg: `${issue.msg.slice(0, MAX_ISSUE_MESSAGE)}...` } : issue,
+    );
   const more = issues.length - shown.length;
   if (more > 0) shown.push({ loc: [], msg: `and ${more} more issue(s) of the same request`, type: 'more_issues' });
   return shown;
@@ -103,7 +105,10 @@ export function invalid(loc: readonly (string | number)[], msg: string, type = '
 }
 
 /** Converts valibot issues to 422 issues located under `root` ('body', 'query', or a path such as ['body', 'config']). */
-export function fromValibot(root: string | readonly (string | number)[], issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]): ApiError {
+export function fromValibot(
+  root: string | readonly (string | number)[],
+  issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]],
+): ApiError {
   const [first, ...rest] = issues.map((issue) => toIssue(root, issue));
   return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
 }

@@ -9,7 +9,12 @@ import { ErrorDetailSchema } from './schemas.ts';
 /** The motion result resource. */
 export const MotionResultSchema = v.pipe(
   v.object({
-    success: v.pipe(v.boolean(), v.description('true: the arm reached the target. false: planning or execution failed, or the motion was stopped or timed out; nothing more will move.')),
+    success: v.pipe(
+      v.boolean(),
+      v.description(
+        'true: the arm reached the target. false: planning or execution failed, or the motion was stopped or timed out; nothing more will move.',
+      ),
+    ),
     message: v.pipe(v.string(), v.description('What happened, in one sentence a person can act on.')),
   }),
   v.title('MotionResult'),
@@ -18,7 +23,10 @@ export const MotionResultSchema = v.pipe(
 /** Responses common to the three move endpoints. */
 export const MOTION_RESPONSES = {
   200: { description: 'The motion finished, failed or was stopped: check success.', schema: MotionResultSchema },
-  409: { description: 'The arm is busy with another motion, a trajectory or a sequence (no queue).', schema: ErrorDetailSchema },
+  409: {
+    description: 'The arm is busy with another motion, a trajectory or a sequence (no queue).',
+    schema: ErrorDetailSchema,
+  },
   503: { description: 'The motion interface of the stack is unavailable.', schema: ErrorDetailSchema },
 } as const;
 
@@ -27,7 +35,10 @@ export const MOTION_RESPONSES = {
  * as 200 `{success, message}` (503 when the interface did not answer). The call gets the lease's
  * signal: POST /stop revokes the lease, which cancels the goal.
  */
-export async function runMotion(what: string, call: (signal: AbortSignal) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>): Promise<Response> {
+export async function runMotion(
+  what: string,
+  call: (signal: AbortSignal) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>,
+): Promise<Response> {
   const lease = services().arbiter.acquire('move', what);
   if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
   try {

@@ -33,22 +33,35 @@ export interface MultipartLimits {
  * oversized parts are refused (422, or 413 for size), as is a malformed body; nothing larger than
  * the limits is buffered.
  */
-export async function parseMultipart(request: Request, limits: MultipartLimits): Promise<Result<MultipartBody, ApiError>> {
+export async function parseMultipart(
+  request: Request,
+  limits: MultipartLimits,
+): Promise<Result<MultipartBody, ApiError>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) {
     const sent = type === '' ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
-    return err({ kind: 'unsupported_media_type', detail: `expected a multipart/form-data body (got ${sent}); with curl use -F` });
+    return err({
+      kind: 'unsupported_media_type',
+      detail: `expected a multipart/form-data body (got ${sent}); with curl use -F`,
+    });
   }
   const maxFile = limits.maxFileBytes ?? MAX_UPLOAD_BYTES;
   const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > maxFile + 256 * 1024) return err({ kind: 'payload_too_large', detail: `upload is larger than ${maxFile} bytes` });
+  if (declared > maxFile + 256 * 1024)
+    return err({ kind: 'payload_too_large', detail: `upload is larger than ${maxFile} bytes` });
   if (!request.body) return err(invalid(['body'], 'the multipart body is empty', 'missing'));
   let parser: busboy.Busboy;
   try {
     parser = busboy({
       headers: { 'content-type': type },
       // One spare part of each kind, so an extra part reaches the handlers below and is named.
-      limits: { fileSize: maxFile, files: limits.fileParts.length + 1, fields: limits.fieldParts.length + 1, fieldSize: limits.maxFieldBytes ?? 64 * 1024, parts: limits.fileParts.length + limits.fieldParts.length + 2 },
+      limits: {
+        fileSize: maxFile,
+        files: limits.fileParts.length + 1,
+        fields: limits.fieldParts.length + 1,
+        fieldSize: limits.maxFieldBytes ?? 64 * 1024,
+        parts: limits.fileParts.length + limits.fieldParts.length + 2,
+      },
     });
   } catch (e) {
     return err(invalid(['body'], `malformed multipart body: ${(e as Error).message}`, 'multipart'));
@@ -65,10 +78,18 @@ export async function parseMultipart(request: Request, limits: MultipartLimits):
     };
     parser.on('file', (name, stream, info) => {
       // A truncated body errors the part's stream too; without a listener that would crash the process.
-      stream.on('error', (e: Error) => fail(invalid(['body', name], `malformed multipart body: ${e.message}`, 'multipart')));
+      stream.on('error', (e: Error) =>
+        fail(invalid(['body', name], `malformed multipart body: ${e.message}`, 'multipart')),
+      );
       if (!limits.fileParts.includes(name)) {
         stream.resume();
-        return fail(invalid(['body', name], `unexpected file part '${name}' (expected ${limits.fileParts.join(', ')})`, 'extra_forbidden'));
+        return fail(
+          invalid(
+            ['body', name],
+            `unexpected file part '${name}' (expected ${limits.fileParts.join(', ')})`,
+            'extra_forbidden',
+          ),
+        );
       }
       if (seen.has(name)) {
         stream.resume();
@@ -77,19 +98,31 @@ export async function parseMultipart(request: Request, limits: MultipartLimits):
       seen.add(name);
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('limit', () => fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` }));
+      stream.on('limit', () =>
+        fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` }),
+      );
       stream.on('close', () => {
-        if (!failure) files[name] = { filename: info.filename ?? '', mimeType: info.mimeType, data: Buffer.concat(chunks) };
+        if (!failure)
+          files[name] = { filename: info.filename ?? '', mimeType: info.mimeType, data: Buffer.concat(chunks) };
       });
     });
     parser.on('field', (name, value, info) => {
-      if (!limits.fieldParts.includes(name)) return fail(invalid(['body', name], `unexpected field '${name}' (expected ${[...limits.fieldParts, ...limits.fileParts].join(', ')})`, 'extra_forbidden'));
+      if (!limits.fieldParts.includes(name))
+        return fail(
+          invalid(
+            ['body', name],
+            `unexpected field '${name}' (expected ${[...limits.fieldParts, ...limits.fileParts].join(', ')})`,
+            'extra_forbidden',
+          ),
+        );
       if (info.valueTruncated) return fail(invalid(['body', name], `field '${name}' is too long`, 'too_long'));
       if (name in fields) return fail(invalid(['body', name], `field '${name}' given more than once`));
       fields[name] = value;
     });
     parser.on('partsLimit', () => fail(invalid(['body'], 'too many parts', 'multipart')));
-    parser.on('filesLimit', () => fail(invalid(['body'], `too many files (expected ${limits.fileParts.join(', ')})`, 'multipart')));
+    parser.on('filesLimit', () =>
+      fail(invalid(['body'], `too many files (expected ${limits.fileParts.join(', ')})`, 'multipart')),
+    );
     parser.on('fieldsLimit', () => fail(invalid(['body'], 'too many fields', 'multipart')));
     parser.on('error', (e: Error) => fail(invalid(['body'], `malformed multipart body: ${e.message}`, 'multipart')));
     parser.on('close', () => {

@@ -34,7 +34,10 @@ export const ValidationErrorSchema = v.pipe(
   v.object({
     detail: v.array(
       v.object({
-        loc: v.pipe(v.array(v.union([v.string(), v.number()])), v.description("Where: 'body' or 'query', then the field path.")),
+        loc: v.pipe(
+          v.array(v.union([v.string(), v.number()])),
+          v.description("Where: 'body' or 'query', then the field path."),
+        ),
         msg: v.string(),
         type: v.string(),
       }),
@@ -64,8 +67,15 @@ export function jointsSchema(limits: JointLimits, description: string) {
   const items = limits.jointNames.map((name, i) => {
     const min = limits.minRad[i] ?? 0;
     const max = limits.maxRad[i] ?? 0;
-    const outside = (issue: v.BaseIssue<unknown>) => `${name} = ${String(issue.input)} rad is outside its limits [${min}, ${max}]`;
-    return v.pipe(v.number(), v.finite('must be a finite number'), v.minValue(min, outside), v.maxValue(max, outside), v.description(`${name} (J${i + 1}) in radians, ${min} to ${max}.`));
+    const outside = (issue: v.BaseIssue<unknown>) =>
+      `${name} = ${String(issue.input)} rad is outside its limits [${min}, ${max}]`;
+    return v.pipe(
+      v.number(),
+      v.finite('must be a finite number'),
+      v.minValue(min, outside),
+      v.maxValue(max, outside),
+      v.description(`${name} (J${i + 1}) in radians, ${min} to ${max}.`),
+    );
   });
   return v.pipe(
     v.array(v.unknown()),

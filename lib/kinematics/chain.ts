@@ -25,7 +25,11 @@ interface RawJoint {
   axis?: { xyz?: string };
 }
 
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name, _p, _l, isAttribute) => !isAttribute && name === 'joint' });
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  isArray: (name, _p, _l, isAttribute) => !isAttribute && name === 'joint',
+});
 
 function vec3(text: string | undefined, fallback: number[]): number[] {
   if (text === undefined) return fallback;
@@ -35,16 +39,45 @@ function vec3(text: string | undefined, fallback: number[]): number[] {
 
 /** Rotation of URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll). */
 function rpyToMat(out: Float64Array, offset: number, [r = 0, p = 0, y = 0]: number[]): void {
-  const cr = Math.cos(r), sr = Math.sin(r), cp = Math.cos(p), sp = Math.sin(p), cy = Math.cos(y), sy = Math.sin(y);
-  out.set([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr, sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr, -sp, cp * sr, cp * cr], offset);
+  const cr = Math.cos(r),
+    sr = Math.sin(r),
+    cp = Math.cos(p),
+    sp = Math.sin(p),
+    cy = Math.cos(y),
+    sy = Math.sin(y);
+  out.set(
+    [
+      cy * cp,
+      cy * sp * sr - sy * cr,
+      cy * sp * cr + sy * sr,
+      sy * cp,
+      sy * sp * sr + cy * cr,
+      sy * sp * cr - cy * sr,
+      -sp,
+      cp * sr,
+      cp * cr,
+    ],
+    offset,
+  );
 }
 
 /** Composes fixed transforms: (pa, Ra) * (pb, Rb) -> (pa + Ra pb, Ra Rb). */
 function compose(pa: Float64Array, ra: Float64Array, pb: ArrayLike<number>, rb: ArrayLike<number>): void {
-  const p = [0, 1, 2].map((i) => (pa[i] ?? 0) + (ra[3 * i] ?? 0) * (pb[0] ?? 0) + (ra[3 * i + 1] ?? 0) * (pb[1] ?? 0) + (ra[3 * i + 2] ?? 0) * (pb[2] ?? 0));
+  const p = [0, 1, 2].map(
+    (i) =>
+      (pa[i] ?? 0) +
+      (ra[3 * i] ?? 0) * (pb[0] ?? 0) +
+      (ra[3 * i + 1] ?? 0) * (pb[1] ?? 0) +
+      (ra[3 * i + 2] ?? 0) * (pb[2] ?? 0),
+  );
   const r = Array.from({ length: 9 }, (_, k) => {
-    const i = Math.floor(k / 3), j = k % 3;
-    return (ra[3 * i] ?? 0) * (rb[j] ?? 0) + (ra[3 * i + 1] ?? 0) * (rb[3 + j] ?? 0) + (ra[3 * i + 2] ?? 0) * (rb[6 + j] ?? 0);
+    const i = Math.floor(k / 3),
+      j = k % 3;
+    return (
+      (ra[3 * i] ?? 0) * (rb[j] ?? 0) +
+      (ra[3 * i + 1] ?? 0) * (rb[3 + j] ?? 0) +
+      (ra[3 * i + 2] ?? 0) * (rb[6 + j] ?? 0)
+    );
   });
   pa.set(p);
   ra.set(r);
@@ -54,7 +87,12 @@ function compose(pa: Float64Array, ra: Float64Array, pb: ArrayLike<number>, rb: 
  * Extracts the chain from `baseLink` to `tipLink` out of URDF text. The named joints must be
  * the chain's revolute joints, in order; fixed joints between them fold into the origins.
  */
-export function chainFromUrdf(urdf: string, baseLink: string, tipLink: string, jointNames: readonly string[]): Result<Chain, string> {
+export function chainFromUrdf(
+  urdf: string,
+  baseLink: string,
+  tipLink: string,
+  jointNames: readonly string[],
+): Result<Chain, string> {
   let doc: { robot?: { joint?: RawJoint[] } };
   try {
     doc = parser.parse(urdf) as typeof doc;
@@ -87,13 +125,18 @@ export function chainFromUrdf(urdf: string, baseLink: string, tipLink: string, j
     rpyToMat(rot, 0, vec3(joint.origin?.rpy, [0, 0, 0]));
     compose(accPos, accRot, vec3(joint.origin?.xyz, [0, 0, 0]), rot);
     if (joint.type === 'fixed') continue;
-    if (joint.type !== 'revolute' && joint.type !== 'continuous') return err(`joint '${joint.name}' is ${joint.type}; only revolute chains are supported`);
-    if (joint.name !== jointNames[index]) return err(`chain joint ${index + 1} is '${joint.name}', expected '${jointNames[index]}'`);
+    if (joint.type !== 'revolute' && joint.type !== 'continuous')
+      return err(`joint '${joint.name}' is ${joint.type}; only revolute chains are supported`);
+    if (joint.name !== jointNames[index])
+      return err(`chain joint ${index + 1} is '${joint.name}', expected '${jointNames[index]}'`);
     const a = vec3(joint.axis?.xyz, [1, 0, 0]);
     const norm = Math.hypot(a[0] ?? 0, a[1] ?? 0, a[2] ?? 0);
     chain.originPos.set(accPos, 3 * index);
     chain.originRot.set(accRot, 9 * index);
-    chain.axis.set(a.map((c) => c / norm), 3 * index);
+    chain.axis.set(
+      a.map((c) => c / norm),
+      3 * index,
+    );
     accPos.fill(0);
     accRot.set([1, 0, 0, 0, 1, 0, 0, 0, 1]);
     index++;

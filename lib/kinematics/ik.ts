@@ -90,7 +90,10 @@ function solveSpd6(a: Float64Array, b: Float64Array, y: Float64Array): boolean {
 }
 
 function errorNorms(e: Float64Array): [number, number] {
-  return [Math.hypot(e[0] as number, e[1] as number, e[2] as number), Math.hypot(e[3] as number, e[4] as number, e[5] as number)];
+  return [
+    Math.hypot(e[0] as number, e[1] as number, e[2] as number),
+    Math.hypot(e[3] as number, e[4] as number, e[5] as number),
+  ];
 }
 
 /**
@@ -217,10 +220,19 @@ export function solveIk(
       return { status, qRad: Float64Array.from(best), iterations, restarts, posErrM: bestPos, rotErrRad: bestRot };
     }
     if (options.nowMs() >= options.deadlineMs || restarts >= maxRestarts) {
-      const ended: IkStatus = options.nowMs() >= options.deadlineMs ? 'timeout' : Number.isFinite(bestCost) ? 'stalled' : 'diverged';
-      return { status: ended, qRad: Float64Array.from(best), iterations, restarts, posErrM: bestPos, rotErrRad: bestRot };
+      const ended: IkStatus =
+        options.nowMs() >= options.deadlineMs ? 'timeout' : Number.isFinite(bestCost) ? 'stalled' : 'diverged';
+      return {
+        status: ended,
+        qRad: Float64Array.from(best),
+        iterations,
+        restarts,
+        posErrM: bestPos,
+        rotErrRad: bestRot,
+      };
     }
     restarts++;
-    for (let k = 0; k < n; k++) q[k] = (minRad[k] as number) + options.random() * ((maxRad[k] as number) - (minRad[k] as number));
+    for (let k = 0; k < n; k++)
+      q[k] = (minRad[k] as number) + options.random() * ((maxRad[k] as number) - (minRad[k] as number));
   }
 }

@@ -2,7 +2,11 @@
  * Eigenvalues of a symmetric n x n matrix (row-major, copied into `work`) by cyclic Jacobi
  * rotations; returns the smallest. Small and exact enough for 6 x 6 manipulability checks.
  */
-export function minEigenvalueSym(a: ArrayLike<number>, n: number, work: Float64Array = new Float64Array(n * n)): number {
+export function minEigenvalueSym(
+  a: ArrayLike<number>,
+  n: number,
+  work: Float64Array = new Float64Array(n * n),
+): number {
   for (let i = 0; i < n * n; i++) work[i] = a[i] ?? 0;
   const m = work;
   for (let sweep = 0; sweep < 50; sweep++) {

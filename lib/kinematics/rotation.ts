@@ -4,17 +4,35 @@
  * (A about Z, then B about the new Y, then C about the new X), in radians.
  */
 
-export interface Quaternion { x: number; y: number; z: number; w: number }
-export interface Abc { a: number; b: number; c: number }
+export interface Quaternion {
+  x: number;
+  y: number;
+  z: number;
+  w: number;
+}
+export interface Abc {
+  a: number;
+  b: number;
+  c: number;
+}
 
 /** Writes the rotation matrix of KUKA ABC angles into `out` and returns it. */
 export function matFromAbc(out: Float64Array, a: number, b: number, c: number): Float64Array {
-  const ca = Math.cos(a), sa = Math.sin(a);
-  const cb = Math.cos(b), sb = Math.sin(b);
-  const cc = Math.cos(c), sc = Math.sin(c);
-  out[0] = ca * cb; out[1] = ca * sb * sc - sa * cc; out[2] = ca * sb * cc + sa * sc;
-  out[3] = sa * cb; out[4] = sa * sb * sc + ca * cc; out[5] = sa * sb * cc - ca * sc;
-  out[6] = -sb;     out[7] = cb * sc;                out[8] = cb * cc;
+  const ca = Math.cos(a),
+    sa = Math.sin(a);
+  const cb = Math.cos(b),
+    sb = Math.sin(b);
+  const cc = Math.cos(c),
+    sc = Math.sin(c);
+  out[0] = ca * cb;
+  out[1] = ca * sb * sc - sa * cc;
+  out[2] = ca * sb * cc + sa * sc;
+  out[3] = sa * cb;
+  out[4] = sa * sb * sc + ca * cc;
+  out[5] = sa * sb * cc - ca * sc;
+  out[6] = -sb;
+  out[7] = cb * sc;
+  out[8] = cb * cc;
   return out;
 }
 
@@ -23,8 +41,13 @@ export function matFromAbc(out: Float64Array, a: number, b: number, c: number): 
  * At gimbal lock (B = +-pi/2) C is set to 0 and A carries the whole rotation about Z.
  */
 export function abcFromMat(m: ArrayLike<number>): Abc {
-  const r00 = m[0] ?? 1, r01 = m[1] ?? 0, r10 = m[3] ?? 0, r11 = m[4] ?? 1;
-  const r20 = m[6] ?? 0, r21 = m[7] ?? 0, r22 = m[8] ?? 1;
+  const r00 = m[0] ?? 1,
+    r01 = m[1] ?? 0,
+    r10 = m[3] ?? 0,
+    r11 = m[4] ?? 1;
+  const r20 = m[6] ?? 0,
+    r21 = m[7] ?? 0,
+    r22 = m[8] ?? 1;
   const cb = Math.hypot(r00, r10);
   const b = Math.atan2(-r20, cb);
   if (cb > 1e-9) return { a: Math.atan2(r10, r00), b, c: Math.atan2(r21, r22) };
@@ -34,23 +57,41 @@ export function abcFromMat(m: ArrayLike<number>): Abc {
 
 /** Unit quaternion of a rotation matrix (Shepperd's method), with w >= 0. */
 export function quatFromMat(m: ArrayLike<number>): Quaternion {
-  const r00 = m[0] ?? 1, r01 = m[1] ?? 0, r02 = m[2] ?? 0;
-  const r10 = m[3] ?? 0, r11 = m[4] ?? 1, r12 = m[5] ?? 0;
-  const r20 = m[6] ?? 0, r21 = m[7] ?? 0, r22 = m[8] ?? 1;
+  const r00 = m[0] ?? 1,
+    r01 = m[1] ?? 0,
+    r02 = m[2] ?? 0;
+  const r10 = m[3] ?? 0,
+    r11 = m[4] ?? 1,
+    r12 = m[5] ?? 0;
+  const r20 = m[6] ?? 0,
+    r21 = m[7] ?? 0,
+    r22 = m[8] ?? 1;
   const trace = r00 + r11 + r22;
   let x: number, y: number, z: number, w: number;
   if (trace > 0) {
     const s = 2 * Math.sqrt(trace + 1);
-    w = 0.25 * s; x = (r21 - r12) / s; y = (r02 - r20) / s; z = (r10 - r01) / s;
+    w = 0.25 * s;
+    x = (r21 - r12) / s;
+    y = (r02 - r20) / s;
+    z = (r10 - r01) / s;
   } else if (r00 > r11 && r00 > r22) {
     const s = 2 * Math.sqrt(1 + r00 - r11 - r22);
-    w = (r21 - r12) / s; x = 0.25 * s; y = (r01 + r10) / s; z = (r02 + r20) / s;
+    w = (r21 - r12) / s;
+    x = 0.25 * s;
+    y = (r01 + r10) / s;
+    z = (r02 + r20) / s;
   } else if (r11 > r22) {
     const s = 2 * Math.sqrt(1 + r11 - r00 - r22);
-    w = (r02 - r20) / s; x = (r01 + r10) / s; y = 0.25 * s; z = (r12 + r21) / s;
+    w = (r02 - r20) / s;
+    x = (r01 + r10) / s;
+    y = 0.25 * s;
+    z = (r12 + r21) / s;
   } else {
     const s = 2 * Math.sqrt(1 + r22 - r00 - r11);
-    w = (r10 - r01) / s; x = (r02 + r20) / s; y = (r12 + r21) / s; z = 0.25 * s;
+    w = (r10 - r01) / s;
+    x = (r02 + r20) / s;
+    y = (r12 + r21) / s;
+    z = 0.25 * s;
   }
   return normalizeQuat({ x, y, z, w });
 }
@@ -58,9 +99,15 @@ export function quatFromMat(m: ArrayLike<number>): Quaternion {
 /** Writes the rotation matrix of a (not necessarily unit) quaternion into `out`. */
 export function matFromQuat(out: Float64Array, q: Quaternion): Float64Array {
   const { x, y, z, w } = normalizeQuat(q);
-  out[0] = 1 - 2 * (y * y + z * z); out[1] = 2 * (x * y - z * w);     out[2] = 2 * (x * z + y * w);
-  out[3] = 2 * (x * y + z * w);     out[4] = 1 - 2 * (x * x + z * z); out[5] = 2 * (y * z - x * w);
-  out[6] = 2 * (x * z - y * w);     out[7] = 2 * (y * z + x * w);     out[8] = 1 - 2 * (x * x + y * y);
+  out[0] = 1 - 2 * (y * y + z * z);
+  out[1] = 2 * (x * y - z * w);
+  out[2] = 2 * (x * z + y * w);
+  out[3] = 2 * (x * y + z * w);
+  out[4] = 1 - 2 * (x * x + z * z);
+  out[5] = 2 * (y * z - x * w);
+  out[6] = 2 * (x * z - y * w);
+  out[7] = 2 * (y * z + x * w);
+  out[8] = 1 - 2 * (x * x + y * y);
   return out;
 }
 
@@ -86,10 +133,19 @@ export function slerp(a: Quaternion, b: Quaternion, t: number): Quaternion {
   let { x, y, z, w } = b;
   let dot = a.x * x + a.y * y + a.z * z + a.w * w;
   if (dot < 0) {
-    x = -x; y = -y; z = -z; w = -w; dot = -dot;
+    x = -x;
+    y = -y;
+    z = -z;
+    w = -w;
+    dot = -dot;
   }
   if (dot > 0.9995) {
-    return normalizeQuat({ x: a.x + t * (x - a.x), y: a.y + t * (y - a.y), z: a.z + t * (z - a.z), w: a.w + t * (w - a.w) });
+    return normalizeQuat({
+      x: a.x + t * (x - a.x),
+      y: a.y + t * (y - a.y),
+      z: a.z + t * (z - a.z),
+      w: a.w + t * (w - a.w),
+    });
   }
   const theta = Math.acos(Math.min(1, dot));
   const sa = Math.sin((1 - t) * theta) / Math.sin(theta);

@@ -73,7 +73,8 @@ export class MotionArbiter {
    */
   acquire(kind: ArmActivityKind, detail: string, preempts: readonly ArmActivityKind[] = []): Result<Lease, string> {
     const arrived = this.arrivals.getStore();
-    if (arrived !== undefined && arrived !== this.stops) return err('a stop arrived while this request was being prepared; nothing was moved');
+    if (arrived !== undefined && arrived !== this.stops)
+      return err('a stop arrived while this request was being prepared; nothing was moved');
     const busy = this.activity(this.held ? [] : preempts);
     if (busy) return err(busyMessage(busy));
     const held: Held = { kind, detail, abort: new AbortController() };

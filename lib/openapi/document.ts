@@ -16,7 +16,11 @@ export const API_INFO = {
 } as const;
 
 interface PipeWithMetadata {
-  readonly pipe?: readonly { readonly type: string; readonly metadata?: { readonly openapi?: JsonSchema }; readonly description?: string }[];
+  readonly pipe?: readonly {
+    readonly type: string;
+    readonly metadata?: { readonly openapi?: JsonSchema };
+    readonly description?: string;
+  }[];
 }
 
 /** Query parameters carry their documented schema in `v.metadata({openapi})` (their runtime form is a string converted by the pipe). */
@@ -30,7 +34,11 @@ function overrideSchema(context: { readonly valibotSchema: unknown }): JsonSchem
 
 /** JSON Schema (2020-12) of a valibot schema, with documented types of text-encoded fields. */
 export function jsonSchema(schema: v.GenericSchema): JsonSchema {
-  const { $schema: _ignored, ...rest } = toJsonSchema(schema, { target: 'draft-2020-12', errorMode: 'ignore', overrideSchema }) as JsonSchema & {
+  const { $schema: _ignored, ...rest } = toJsonSchema(schema, {
+    target: 'draft-2020-12',
+    errorMode: 'ignore',
+    overrideSchema,
+  }) as JsonSchema & {
     $schema?: string;
   };
   return rest;
@@ -38,10 +46,19 @@ export function jsonSchema(schema: v.GenericSchema): JsonSchema {
 
 function queryParameters(route: RouteSpec, limits: JointLimits): unknown[] {
   if (!route.query) return [];
-  const schema = jsonSchema(schemaFor(route.query, limits)) as { properties?: Record<string, JsonSchema>; required?: string[] };
+  const schema = jsonSchema(schemaFor(route.query, limits)) as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+  };
   return Object.entries(schema.properties ?? {}).map(([name, param]) => {
     const { description, ...rest } = param as JsonSchema & { description?: string };
-    return { name, in: 'query', required: schema.required?.includes(name) ?? false, ...(description ? { description } : {}), schema: rest };
+    return {
+      name,
+      in: 'query',
+      required: schema.required?.includes(name) ?? false,
+      ...(description ? { description } : {}),
+      schema: rest,
+    };
   });
 }
 
@@ -53,11 +70,18 @@ function operation(route: RouteSpec, limits: JointLimits, secured: boolean): Rec
       ...(response.schema ? { content: { 'application/json': { schema: jsonSchema(response.schema) } } } : {}),
     };
   }
-  const error = (description: string, schema: v.GenericSchema) => ({ description, content: { 'application/json': { schema: jsonSchema(schema) } } });
+  const error = (description: string, schema: v.GenericSchema) => ({
+    description,
+    content: { 'application/json': { schema: jsonSchema(schema) } },
+  });
   if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
-  responses['403'] = error('The Host is not one this server serves, or a state-changing request came from a foreign Origin.', ErrorDetailSchema);
+  responses['403'] = error(
+    'The Host is not one this server serves, or a state-changing request came from a foreign Origin.',
+    ErrorDetailSchema,
+  );
   if (route.body) responses['415'] = error(`The body is not ${route.body.contentType}.`, ErrorDetailSchema);
-  if (route.body || route.query) responses['422'] = error('Invalid request: the field path is in loc.', ValidationErrorSchema);
+  if (route.body || route.query)
+    responses['422'] = error('Invalid request: the field path is in loc.', ValidationErrorSchema);
   if (route.body) responses['413'] = error('Request body too large.', ErrorDetailSchema);
   return {
     operationId: route.operationId,
@@ -67,7 +91,12 @@ function operation(route: RouteSpec, limits: JointLimits, secured: boolean): Rec
     ...(secured ? { security: [{ bearerAuth: [] }] } : {}),
     parameters: queryParameters(route, limits),
     ...(route.body
-      ? { requestBody: { required: true, content: { [route.body.contentType]: { schema: jsonSchema(schemaFor(route.body.schema, limits)) } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: { [route.body.contentType]: { schema: jsonSchema(schemaFor(route.body.schema, limits)) } },
+          },
+        }
       : {}),
     responses,
   };
@@ -78,7 +107,11 @@ function operation(route: RouteSpec, limits: JointLimits, secured: boolean): Rec
  * The same function writes openapi/openapi.json (supplied limits) and serves /openapi.json
  * (active limits).
  */
-export function buildOpenApiDocument(handlers: readonly HandlerModule[], limits: JointLimits, extraPaths: Record<string, unknown> = {}): Record<string, unknown> {
+export function buildOpenApiDocument(
+  handlers: readonly HandlerModule[],
+  limits: JointLimits,
+  extraPaths: Record<string, unknown> = {},
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { route } of handlers) {
     const entry = paths[route.path] ?? {};
@@ -97,7 +130,11 @@ export function buildOpenApiDocument(handlers: readonly HandlerModule[], limits:
     paths: { ...paths, ...extraPaths },
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: "The server's web.token. Enter the bare token; the page adds 'Bearer'." },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "The server's web.token. Enter the bare token; the page adds 'Bearer'.",
+        },
       },
     },
   };

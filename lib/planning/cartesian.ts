@@ -23,9 +23,17 @@ export interface CartesianPath {
 }
 
 type Vec3 = [number, number, number];
-const sub = (a: readonly number[], b: readonly number[]): Vec3 => [(a[0] ?? 0) - (b[0] ?? 0), (a[1] ?? 0) - (b[1] ?? 0), (a[2] ?? 0) - (b[2] ?? 0)];
+const sub = (a: readonly number[], b: readonly number[]): Vec3 => [
+  (a[0] ?? 0) - (b[0] ?? 0),
+  (a[1] ?? 0) - (b[1] ?? 0),
+  (a[2] ?? 0) - (b[2] ?? 0),
+];
 const dot = (a: Vec3, b: Vec3) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-const cross = (a: Vec3, b: Vec3): Vec3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const cross = (a: Vec3, b: Vec3): Vec3 => [
+  a[1] * b[2] - a[2] * b[1],
+  a[2] * b[0] - a[0] * b[2],
+  a[0] * b[1] - a[1] * b[0],
+];
 const norm = (a: Vec3) => Math.hypot(a[0], a[1], a[2]);
 const scale = (a: Vec3, k: number): Vec3 => [a[0] * k, a[1] * k, a[2] * k];
 
@@ -48,7 +56,13 @@ export type CircAux = { readonly center: readonly number[] } | { readonly interi
  * (1 mm tolerance) and the arc is the shorter one; with an interim point, the arc is the circle
  * through the three points, in the order p0 -> interim -> p1.
  */
-export function arcPath(p0: readonly number[], q0: Quaternion, p1: readonly number[], q1: Quaternion, aux: CircAux): Result<CartesianPath, string> {
+export function arcPath(
+  p0: readonly number[],
+  q0: Quaternion,
+  p1: readonly number[],
+  q1: Quaternion,
+  aux: CircAux,
+): Result<CartesianPath, string> {
   let center: Vec3;
   let sweep: number;
   let normal: Vec3;
@@ -59,11 +73,14 @@ export function arcPath(p0: readonly number[], q0: Quaternion, p1: readonly numb
     const ra = sub(a, center);
     const rb = sub(b, center);
     if (Math.abs(norm(ra) - norm(rb)) > 1e-3) {
-      return err(`circ_center is ${norm(ra).toFixed(4)} m from the start but ${norm(rb).toFixed(4)} m from the goal; both must be equal`);
+      return err(
+        `circ_center is ${norm(ra).toFixed(4)} m from the start but ${norm(rb).toFixed(4)} m from the goal; both must be equal`,
+      );
     }
     if (norm(ra) < 1e-4) return err('circ_center coincides with the start point');
     normal = cross(ra, rb);
-    if (norm(normal) < 1e-6 * norm(ra) * norm(rb)) return err('start, circ_center and goal are collinear: the arc plane is undefined (use circ_interim)');
+    if (norm(normal) < 1e-6 * norm(ra) * norm(rb))
+      return err('start, circ_center and goal are collinear: the arc plane is undefined (use circ_interim)');
     sweep = Math.atan2(norm(normal), dot(ra, rb));
   } else {
     const m = sub(aux.interim, [0, 0, 0]);
@@ -71,7 +88,8 @@ export function arcPath(p0: readonly number[], q0: Quaternion, p1: readonly numb
     const ac = sub(b, a);
     const n = cross(ab, ac);
     const n2 = dot(n, n);
-    if (n2 < 1e-12 * dot(ab, ab) * dot(ac, ac)) return err('start, circ_interim and goal are collinear: no circle passes through them');
+    if (n2 < 1e-12 * dot(ab, ab) * dot(ac, ac))
+      return err('start, circ_interim and goal are collinear: no circle passes through them');
     // circumcentre of triangle a, m, b
     const t1 = scale(cross(n, ab), dot(ac, ac));
     const t2 = scale(cross(ac, n), dot(ab, ab));
@@ -91,7 +109,8 @@ export function arcPath(p0: readonly number[], q0: Quaternion, p1: readonly numb
     angleRad: quatAngle(q0, q1),
     position: (s) => {
       const phi = sweep * s;
-      const c = Math.cos(phi), sn = Math.sin(phi);
+      const c = Math.cos(phi),
+        sn = Math.sin(phi);
       return [center[0] + r0[0] * c + u[0] * sn, center[1] + r0[1] * c + u[1] * sn, center[2] + r0[2] * c + u[2] * sn];
     },
     orientation: (s) => slerp(q0, q1, s),
@@ -124,7 +143,14 @@ const fmt = (p: readonly number[]) => `(${p.map((v) => v.toFixed(3)).join(', ')}
  * accelerations within the (unscaled) joint limits. Returns the joint trajectory or the first
  * violation with where it happens.
  */
-export function planCartesian(chain: Chain, limits: JointLimits, path: CartesianPath, startRad: readonly number[], scales: MotionScales, options: CartesianOptions): Result<JointTrajectory, CartesianFailure> {
+export function planCartesian(
+  chain: Chain,
+  limits: JointLimits,
+  path: CartesianPath,
+  startRad: readonly number[],
+  scales: MotionScales,
+  options: CartesianOptions,
+): Result<JointTrajectory, CartesianFailure> {
   const steps = planCartesianSteps(chain, limits, path, startRad, scales, options);
   for (;;) {
     const step = steps.next();
@@ -133,18 +159,32 @@ export function planCartesian(chain: Chain, limits: JointLimits, path: Cartesian
 }
 
 /** {@link planCartesian} as a generator that yields after every path sample (see runSliced). */
-export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: CartesianPath, startRad: readonly number[], scales: MotionScales, options: CartesianOptions): Generator<void, Result<JointTrajectory, CartesianFailure>> {
+export function* planCartesianSteps(
+  chain: Chain,
+  limits: JointLimits,
+  path: CartesianPath,
+  startRad: readonly number[],
+  scales: MotionScales,
+  options: CartesianOptions,
+): Generator<void, Result<JointTrajectory, CartesianFailure>> {
   const c = limits.cartesian;
   const acc = effectiveAccelScale(scales);
   const rotAcc = (c.maxTransAccMS2 / c.maxTransVelMS) * c.maxRotVelRadS;
   const rotDec = (c.maxTransDecMS2 / c.maxTransVelMS) * c.maxRotVelRadS;
-  const bounds = (lin: number, rot: number) => Math.min(path.lengthM > 1e-9 ? lin / path.lengthM : Number.POSITIVE_INFINITY, path.angleRad > 1e-9 ? rot / path.angleRad : Number.POSITIVE_INFINITY);
+  const bounds = (lin: number, rot: number) =>
+    Math.min(
+      path.lengthM > 1e-9 ? lin / path.lengthM : Number.POSITIVE_INFINITY,
+      path.angleRad > 1e-9 ? rot / path.angleRad : Number.POSITIVE_INFINITY,
+    );
   const vS = bounds(c.maxTransVelMS * scales.speed, c.maxRotVelRadS * scales.speed);
   const aS = bounds(c.maxTransAccMS2 * acc, rotAcc * acc);
   const dS = bounds(c.maxTransDecMS2 * acc, rotDec * acc);
   const n = chain.jointNames.length;
   if (!Number.isFinite(vS)) {
-    return ok({ jointNames: limits.jointNames, points: [{ positions: [...startRad], velocities: new Array(n).fill(0), timeFromStartS: 0 }] });
+    return ok({
+      jointNames: limits.jointNames,
+      points: [{ positions: [...startRad], velocities: new Array(n).fill(0), timeFromStartS: 0 }],
+    });
   }
   const profile = trapezoid(1, vS, aS, dS);
   if (options.maxDurationS !== undefined && profile.duration > options.maxDurationS) {
@@ -163,14 +203,39 @@ export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: Car
     const s = sampleTrapezoid(profile, t).s;
     const target = path.position(s);
     matFromQuat(rot, path.orientation(s));
-    const ik = solveIk(chain, limits.minRad, limits.maxRad, target, rot, seed, { posTolM: 1e-7, rotTolRad: 1e-7, deadlineMs: options.nowMs() + 5, nowMs: options.nowMs, random: Math.random, maxRestarts: 0, maxIterations: 30 }, ws);
+    const ik = solveIk(
+      chain,
+      limits.minRad,
+      limits.maxRad,
+      target,
+      rot,
+      seed,
+      {
+        posTolM: 1e-7,
+        rotTolRad: 1e-7,
+        deadlineMs: options.nowMs() + 5,
+        nowMs: options.nowMs,
+        random: Math.random,
+        maxRestarts: 0,
+        maxIterations: 30,
+      },
+      ws,
+    );
     if (ik.status !== 'converged') {
-      return err({ reason: 'unreachable', atS: s, message: `the path leaves the reachable workspace (within the joint limits) at ${fmt(target)} m, ${(s * 100).toFixed(0)} % along it` });
+      return err({
+        reason: 'unreachable',
+        atS: s,
+        message: `the path leaves the reachable workspace (within the joint limits) at ${fmt(target)} m, ${(s * 100).toFixed(0)} % along it`,
+      });
     }
     forwardKinematics(chain, ik.qRad, ws.fk, true);
     const sv = minSingularValue6(ws.fk.jacobian, n, svdWork);
     if (sv < minSv) {
-      return err({ reason: 'singularity', atS: s, message: `the path crosses a singularity near ${fmt(target)} m, ${(s * 100).toFixed(0)} % along it (smallest singular value ${sv.toExponential(2)})` });
+      return err({
+        reason: 'singularity',
+        atS: s,
+        message: `the path crosses a singularity near ${fmt(target)} m, ${(s * 100).toFixed(0)} % along it (smallest singular value ${sv.toExponential(2)})`,
+      });
     }
     positions.push(ik.qRad);
     sValues.push(s);
@@ -182,20 +247,35 @@ export function* planCartesianSteps(chain: Chain, limits: JointLimits, path: Car
   // points can exceed a limit.
   const vel = (i: number, j: number) => {
     if (i <= 0 || i >= times.length - 1) return 0;
-    const h0 = (times[i] ?? 0) - (times[i - 1] ?? 0), h1 = (times[i + 1] ?? 0) - (times[i] ?? 0);
-    const q0 = positions[i - 1]?.[j] ?? 0, q1 = positions[i]?.[j] ?? 0, q2 = positions[i + 1]?.[j] ?? 0;
+    const h0 = (times[i] ?? 0) - (times[i - 1] ?? 0),
+      h1 = (times[i + 1] ?? 0) - (times[i] ?? 0);
+    const q0 = positions[i - 1]?.[j] ?? 0,
+      q1 = positions[i]?.[j] ?? 0,
+      q2 = positions[i + 1]?.[j] ?? 0;
     return (h0 * h0 * (q2 - q1) + h1 * h1 * (q1 - q0)) / (h0 * h1 * (h0 + h1));
   };
-  const points: TrajectoryPoint[] = times.map((t, i) => ({ positions: Array.from(positions[i] ?? []), velocities: Array.from({ length: n }, (_, j) => vel(i, j)), timeFromStartS: t }));
+  const points: TrajectoryPoint[] = times.map((t, i) => ({
+    positions: Array.from(positions[i] ?? []),
+    velocities: Array.from({ length: n }, (_, j) => vel(i, j)),
+    timeFromStartS: t,
+  }));
   for (let i = 1; i < points.length; i++) {
     for (let j = 0; j < n; j++) {
       const peaks = cubicSegmentPeaks(points[i - 1] as TrajectoryPoint, points[i] as TrajectoryPoint, j);
       const where = fmt(path.position(sValues[i] ?? 0));
       if (peaks.velocity > (limits.maxVelRadS[j] ?? 0)) {
-        return err({ reason: 'joint_velocity', atS: sValues[i] ?? 0, message: `${limits.jointNames[j]} would need ${peaks.velocity.toFixed(2)} rad/s (limit ${limits.maxVelRadS[j]}) near ${where} m; lower the speed or use ptp` });
+        return err({
+          reason: 'joint_velocity',
+          atS: sValues[i] ?? 0,
+          message: `${limits.jointNames[j]} would need ${peaks.velocity.toFixed(2)} rad/s (limit ${limits.maxVelRadS[j]}) near ${where} m; lower the speed or use ptp`,
+        });
       }
       if (peaks.acceleration > (limits.maxAccRadS2[j] ?? 0)) {
-        return err({ reason: 'joint_acceleration', atS: sValues[i] ?? 0, message: `${limits.jointNames[j]} would need ${peaks.acceleration.toFixed(1)} rad/s^2 (limit ${limits.maxAccRadS2[j]}) near ${where} m; lower the speed or use ptp` });
+        return err({
+          reason: 'joint_acceleration',
+          atS: sValues[i] ?? 0,
+          message: `${limits.jointNames[j]} would need ${peaks.acceleration.toFixed(1)} rad/s^2 (limit ${limits.maxAccRadS2[j]}) near ${where} m; lower the speed or use ptp`,
+        });
       }
     }
   }

@@ -56,7 +56,9 @@ export function* optimizeChomp(problem: ChompProblem, options: ChompOptions): Ge
   const maxIterations = options.maxIterations ?? 200;
   const lambda = options.smoothnessWeight ?? 0.05;
   const step = options.stepSize ?? 0.5;
-  const xi = Array.from({ length: m }, (_, i) => problem.startRad.map((s, j) => s + (((problem.goalRad[j] ?? 0) - s) * (i + 1)) / (m + 1)));
+  const xi = Array.from({ length: m }, (_, i) =>
+    problem.startRad.map((s, j) => s + (((problem.goalRad[j] ?? 0) - s) * (i + 1)) / (m + 1)),
+  );
   const grad = Array.from({ length: m }, () => new Float64Array(n));
   const column = new Float64Array(m);
   const scratch = new Float64Array(m);

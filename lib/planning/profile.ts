@@ -17,7 +17,8 @@ export interface Trapezoid {
 
 /** The time-optimal rest-to-rest profile for `distance` >= 0. */
 export function trapezoid(distance: number, vMax: number, aMax: number, dMax: number = aMax): Trapezoid {
-  if (distance <= 0) return { distance: 0, vPeak: 0, accel: aMax, decel: dMax, tAcc: 0, tCruise: 0, tDec: 0, duration: 0 };
+  if (distance <= 0)
+    return { distance: 0, vPeak: 0, accel: aMax, decel: dMax, tAcc: 0, tCruise: 0, tDec: 0, duration: 0 };
   // Distance needed to reach vMax and stop again.
   const dFull = (vMax * vMax) / (2 * aMax) + (vMax * vMax) / (2 * dMax);
   const full = dFull <= distance;
@@ -39,7 +40,11 @@ export function sampleTrapezoid(p: Trapezoid, t: number): { s: number; v: number
   if (time < p.tAcc + p.tCruise) return { s: sAcc + p.vPeak * (time - p.tAcc), v: p.vPeak, a: 0 };
   const td = time - p.tAcc - p.tCruise;
   if (time >= p.duration) return { s: p.distance, v: 0, a: 0 };
-  return { s: sAcc + p.vPeak * p.tCruise + p.vPeak * td - 0.5 * p.decel * td * td, v: p.vPeak - p.decel * td, a: -p.decel };
+  return {
+    s: sAcc + p.vPeak * p.tCruise + p.vPeak * td - 0.5 * p.decel * td * td,
+    v: p.vPeak - p.decel * td,
+    a: -p.decel,
+  };
 }
 
 /**

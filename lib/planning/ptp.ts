@@ -9,7 +9,12 @@ export const PLAN_DT_S = 0.004;
 export const MAX_PTP_SAMPLES = 20_000;
 
 /** The synchronized trapezoid of a PTP motion on the path parameter s in [0, 1], or undefined when nothing moves. */
-function ptpProfile(startRad: readonly number[], goalRad: readonly number[], limits: JointLimits, scales: MotionScales): Trapezoid | undefined {
+function ptpProfile(
+  startRad: readonly number[],
+  goalRad: readonly number[],
+  limits: JointLimits,
+  scales: MotionScales,
+): Trapezoid | undefined {
   const { vMax, aMax } = scaledJointLimits(limits, scales);
   let vS = Number.POSITIVE_INFINITY;
   let aS = Number.POSITIVE_INFINITY;
@@ -23,7 +28,12 @@ function ptpProfile(startRad: readonly number[], goalRad: readonly number[], lim
 }
 
 /** Duration (s) of the PTP motion {@link planPtp} would plan, computed without sampling it. */
-export function ptpDurationS(startRad: readonly number[], goalRad: readonly number[], limits: JointLimits, scales: MotionScales): number {
+export function ptpDurationS(
+  startRad: readonly number[],
+  goalRad: readonly number[],
+  limits: JointLimits,
+  scales: MotionScales,
+): number {
   return ptpProfile(startRad, goalRad, limits, scales)?.duration ?? 0;
 }
 
@@ -35,15 +45,28 @@ export function ptpDurationS(startRad: readonly number[], goalRad: readonly numb
  * velocities: cubic interpolation between them reproduces each phase exactly, whereas
  * accelerations (discontinuous at the boundaries) would make a quintic overshoot.
  */
-export function planPtp(startRad: readonly number[], goalRad: readonly number[], limits: JointLimits, scales: MotionScales): JointTrajectory {
+export function planPtp(
+  startRad: readonly number[],
+  goalRad: readonly number[],
+  limits: JointLimits,
+  scales: MotionScales,
+): JointTrajectory {
   const delta = goalRad.map((g, i) => g - (startRad[i] ?? 0));
   const names = limits.jointNames;
   const profile = ptpProfile(startRad, goalRad, limits, scales);
-  if (!profile) return { jointNames: names, points: [{ positions: [...goalRad], velocities: delta.map(() => 0), timeFromStartS: 0 }] };
+  if (!profile)
+    return {
+      jointNames: names,
+      points: [{ positions: [...goalRad], velocities: delta.map(() => 0), timeFromStartS: 0 }],
+    };
   const dt = Math.max(PLAN_DT_S, profile.duration / MAX_PTP_SAMPLES);
   const points: TrajectoryPoint[] = profileSampleTimes(profile, dt).map((t) => {
     const { s, v } = sampleTrapezoid(profile, t);
-    return { positions: delta.map((d, i) => (startRad[i] ?? 0) + d * s), velocities: delta.map((d) => d * v), timeFromStartS: t };
+    return {
+      positions: delta.map((d, i) => (startRad[i] ?? 0) + d * s),
+      velocities: delta.map((d) => d * v),
+      timeFromStartS: t,
+    };
   });
   const last = points.at(-1);
   if (last) points[points.length - 1] = { ...last, positions: [...goalRad] };

@@ -21,10 +21,16 @@ export interface RrtOptions {
 
 type Q = number[];
 
-const maxAbsDiff = (a: readonly number[], b: readonly number[]) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - (b[i] ?? 0))), 0);
+const maxAbsDiff = (a: readonly number[], b: readonly number[]) =>
+  a.reduce((m, v, i) => Math.max(m, Math.abs(v - (b[i] ?? 0))), 0);
 
 /** True when the straight joint-space segment from a to b is valid at the given resolution. */
-export function segmentValid(space: JointSpace, a: readonly number[], b: readonly number[], resolutionRad: number): boolean {
+export function segmentValid(
+  space: JointSpace,
+  a: readonly number[],
+  b: readonly number[],
+  resolutionRad: number,
+): boolean {
   const steps = Math.max(1, Math.ceil(maxAbsDiff(a, b) / resolutionRad));
   for (let k = 1; k <= steps; k++) {
     const t = k / steps;
@@ -54,7 +60,13 @@ function nearest(tree: Tree, q: readonly number[]): number {
 }
 
 /** Extends `tree` toward q by one step; returns the new node's index, or -1 when blocked. */
-function extend(tree: Tree, q: readonly number[], space: JointSpace, step: number, resolution: number): { index: number; reached: boolean } {
+function extend(
+  tree: Tree,
+  q: readonly number[],
+  space: JointSpace,
+  step: number,
+  resolution: number,
+): { index: number; reached: boolean } {
   const nearIndex = nearest(tree, q);
   const near = tree.nodes[nearIndex] as Q;
   const d = maxAbsDiff(near, q);
@@ -78,7 +90,12 @@ function pathTo(tree: Tree, index: number): Q[] {
  * so a caller can give the event loop its turn; it returns the joint-space waypoints from start
  * to goal, or why not (invalid ends, or no path before the deadline).
  */
-export function* planRrtConnect(space: JointSpace, start: readonly number[], goal: readonly number[], options: RrtOptions): Generator<void, Result<Q[], string>> {
+export function* planRrtConnect(
+  space: JointSpace,
+  start: readonly number[],
+  goal: readonly number[],
+  options: RrtOptions,
+): Generator<void, Result<Q[], string>> {
   const step = options.stepRad ?? 0.2;
   const resolution = options.resolutionRad ?? 0.02;
   if (!space.isValid(start)) return err('the start configuration is in collision');
@@ -117,7 +134,8 @@ export function shortcutPath(space: JointSpace, path: readonly Q[], attempts: nu
     const i = Math.floor(space.random() * (current.length - 2));
     const j = i + 2 + Math.floor(space.random() * (current.length - i - 2));
     if (j >= current.length) continue;
-    if (segmentValid(space, current[i] as Q, current[j] as Q, resolutionRad)) current = [...current.slice(0, i + 1), ...current.slice(j)];
+    if (segmentValid(space, current[i] as Q, current[j] as Q, resolutionRad))
+      current = [...current.slice(0, i + 1), ...current.slice(j)];
   }
   return current;
 }
@@ -132,11 +150,18 @@ export function smoothPath(space: JointSpace, path: readonly Q[], passes: number
     if (current.length < 3) break;
     const next: Q[] = [current[0] as Q];
     for (let i = 1; i < current.length - 1; i++) {
-      const prev = current[i - 1] as Q, mid = current[i] as Q, after = current[i + 1] as Q;
+      const prev = current[i - 1] as Q,
+        mid = current[i] as Q,
+        after = current[i + 1] as Q;
       const p = mid.map((v, j) => v + ((prev[j] ?? 0) - v) * 0.25);
       const r = mid.map((v, j) => v + ((after[j] ?? 0) - v) * 0.25);
       const last = next[next.length - 1] as Q;
-      if (segmentValid(space, last, p, resolutionRad) && segmentValid(space, p, r, resolutionRad) && segmentValid(space, r, after, resolutionRad)) next.push(p, r);
+      if (
+        segmentValid(space, last, p, resolutionRad) &&
+        segmentValid(space, p, r, resolutionRad) &&
+        segmentValid(space, r, after, resolutionRad)
+      )
+        next.push(p, r);
       else next.push(mid);
     }
     next.push(current[current.length - 1] as Q);

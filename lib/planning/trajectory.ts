@@ -90,8 +90,13 @@ export function sampleTrajectory(trajectory: JointTrajectory, t: number, out: Jo
     const a0 = a.accelerations[j] ?? 0;
     const a1 = b.accelerations[j] ?? 0;
     // quintic Hermite: p(s) = c0 + c1 s + ... + c5 s^5 matching p, v, a at both ends
-    const T2 = T * T, T3 = T2 * T, T4 = T3 * T, T5 = T4 * T;
-    const c0 = p0, c1 = v0, c2 = a0 / 2;
+    const T2 = T * T,
+      T3 = T2 * T,
+      T4 = T3 * T,
+      T5 = T4 * T;
+    const c0 = p0,
+      c1 = v0,
+      c2 = a0 / 2;
     const c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T2) / (2 * T3);
     const c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T2) / (2 * T4);
     const c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T2) / (2 * T5);
@@ -115,10 +120,16 @@ function hold(point: TrajectoryPoint, out: JointSample, n: number, keepDerivativ
  * linear in time, so its extremes are at the ends; velocity is quadratic, with at most one
  * interior extremum.
  */
-export function cubicSegmentPeaks(a: TrajectoryPoint, b: TrajectoryPoint, j: number): { velocity: number; acceleration: number } {
+export function cubicSegmentPeaks(
+  a: TrajectoryPoint,
+  b: TrajectoryPoint,
+  j: number,
+): { velocity: number; acceleration: number } {
   const T = b.timeFromStartS - a.timeFromStartS;
-  const p0 = a.positions[j] ?? 0, p1 = b.positions[j] ?? 0;
-  const v0 = a.velocities?.[j] ?? 0, v1 = b.velocities?.[j] ?? 0;
+  const p0 = a.positions[j] ?? 0,
+    p1 = b.positions[j] ?? 0;
+  const v0 = a.velocities?.[j] ?? 0,
+    v1 = b.velocities?.[j] ?? 0;
   if (T <= 0) return { velocity: Math.max(Math.abs(v0), Math.abs(v1)), acceleration: 0 };
   const c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / (T * T);
   const c3 = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
@@ -156,7 +167,10 @@ export function segmentCoefficients(a: TrajectoryPoint, b: TrajectoryPoint, j: n
   }
   const a0 = a.accelerations[j] ?? 0;
   const a1 = b.accelerations[j] ?? 0;
-  const T2 = T * T, T3 = T2 * T, T4 = T3 * T, T5 = T4 * T;
+  const T2 = T * T,
+    T3 = T2 * T,
+    T4 = T3 * T,
+    T5 = T4 * T;
   out[2] = a0 / 2;
   out[3] = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T2) / (2 * T3);
   out[4] = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T2) / (2 * T4);

@@ -21,7 +21,11 @@ export interface CartesianLimits {
   readonly maxRotVelRadS: number;
 }
 
-const positive = v.pipe(v.number('expected a number'), v.finite('expected a finite number'), v.gtValue(0, 'must be > 0'));
+const positive = v.pipe(
+  v.number('expected a number'),
+  v.finite('expected a finite number'),
+  v.gtValue(0, 'must be > 0'),
+);
 const finite = v.pipe(v.number('expected a number'), v.finite('expected a finite number'));
 
 const JointEntry = v.looseObject({
@@ -64,9 +68,14 @@ export function parseJointLimits(doc: unknown, jointNames: readonly string[]): R
   const maxJerk: number[] = [];
   for (const name of jointNames) {
     const entry = file.joint_limits[name];
-    if (!entry) return err(`joint_limits.${name}: missing (the file names ${Object.keys(file.joint_limits).join(', ') || 'no joints'})`);
+    if (!entry)
+      return err(
+        `joint_limits.${name}: missing (the file names ${Object.keys(file.joint_limits).join(', ') || 'no joints'})`,
+      );
     if (entry.min_position > entry.max_position) {
-      return err(`joint_limits.${name}: min_position ${entry.min_position} is greater than max_position ${entry.max_position}`);
+      return err(
+        `joint_limits.${name}: min_position ${entry.min_position} is greater than max_position ${entry.max_position}`,
+      );
     }
     minRad.push(entry.min_position);
     maxRad.push(entry.max_position);
@@ -101,7 +110,8 @@ export function findLimitViolation(
     const min = limits.minRad[i];
     const max = limits.maxRad[i];
     if (value === undefined || min === undefined || max === undefined) continue;
-    if (value < min || value > max) return { index: i, joint: limits.jointNames[i] ?? `joint${i + 1}`, value, min, max };
+    if (value < min || value > max)
+      return { index: i, joint: limits.jointNames[i] ?? `joint${i + 1}`, value, min, max };
   }
   return undefined;
 }

@@ -11,18 +11,32 @@ export interface GroupState {
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '',
-  isArray: (name, _path, _leaf, isAttribute) => !isAttribute && ['group', 'group_state', 'joint', 'chain'].includes(name),
+  isArray: (name, _path, _leaf, isAttribute) =>
+    !isAttribute && ['group', 'group_state', 'joint', 'chain'].includes(name),
 });
 
-interface RawJoint { name?: string; value?: string | number }
-interface RawState { name?: string; group?: string; joint?: RawJoint[] }
-interface RawGroup { name?: string }
+interface RawJoint {
+  name?: string;
+  value?: string | number;
+}
+interface RawState {
+  name?: string;
+  group?: string;
+  joint?: RawJoint[];
+}
+interface RawGroup {
+  name?: string;
+}
 
 /**
  * Reads the group states of `group` from SRDF text. Every state must set each of `jointNames`
  * to a finite value; other joints of the state are ignored.
  */
-export function parseGroupStates(xml: string, group: string, jointNames: readonly string[]): Result<GroupState[], string> {
+export function parseGroupStates(
+  xml: string,
+  group: string,
+  jointNames: readonly string[],
+): Result<GroupState[], string> {
   let doc: unknown;
   try {
     doc = parser.parse(xml, true);

@@ -68,7 +68,10 @@ export interface RobotContext {
   /** Sends a MoveToPose goal and waits for its result. */
   moveToPose(goal: MoveToPoseGoal, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
   /** Calls the MoveToNamedPose service and waits for its answer. */
-  moveToNamed(request: MoveToNamedRequest, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
+  moveToNamed(
+    request: MoveToNamedRequest,
+    options?: GoalOptions,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
   /** Publishes a JointTrajectory on the controller topic (an empty one means stop and hold). */
   publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>>;
   /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */

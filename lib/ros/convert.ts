@@ -73,20 +73,36 @@ export function jointStateFromRos(raw: unknown): Result<JointStateMsg, string> {
   const name = stringsOf(raw.name);
   const position = numbersOf(raw.position);
   if (!name) return err('name is not an array of strings');
-  if (!position || position.length !== name.length) return err(`position has ${position?.length ?? 'no'} values for ${name.length} names`);
-  return ok({ header: headerFromRos(raw.header), name, position, velocity: numbersOf(raw.velocity) ?? [], effort: numbersOf(raw.effort) ?? [] });
+  if (!position || position.length !== name.length)
+    return err(`position has ${position?.length ?? 'no'} values for ${name.length} names`);
+  return ok({
+    header: headerFromRos(raw.header),
+    name,
+    position,
+    velocity: numbersOf(raw.velocity) ?? [],
+    effort: numbersOf(raw.effort) ?? [],
+  });
 }
 
 /**
  * The joint state with exactly `jointNames`, in that order: extra joints dropped, an empty or
  * short velocity/effort array read as zeros. Joints the message lacks come back as the error.
  */
-export function jointStateByName(msg: JointStateMsg, jointNames: readonly string[]): Result<JointStateMsg, readonly string[]> {
+export function jointStateByName(
+  msg: JointStateMsg,
+  jointNames: readonly string[],
+): Result<JointStateMsg, readonly string[]> {
   const index = new Map(msg.name.map((n, i) => [n, i]));
   const missing = jointNames.filter((n) => !index.has(n));
   if (missing.length > 0) return err(missing);
   const pick = (values: readonly number[]) => jointNames.map((n) => values[index.get(n) ?? -1] ?? 0);
-  return ok({ header: msg.header, name: [...jointNames], position: pick(msg.position), velocity: pick(msg.velocity), effort: pick(msg.effort) });
+  return ok({
+    header: msg.header,
+    name: [...jointNames],
+    position: pick(msg.position),
+    velocity: pick(msg.velocity),
+    effort: pick(msg.effort),
+  });
 }
 
 /** moveit_msgs/srv/GetPositionFK request as rclnodejs takes it (joint positions as Float64Array). */
@@ -106,7 +122,8 @@ function poseStampedFromRos(raw: unknown): Result<PoseStampedMsg, string> {
   const n = (v: unknown) => numberOf(v) ?? Number.NaN;
   const position = { x: n(p.x), y: n(p.y), z: n(p.z) };
   const orientation: Quaternion = { x: n(o.x), y: n(o.y), z: n(o.z), w: n(o.w) };
-  if (![...Object.values(position), ...Object.values(orientation)].every(Number.isFinite)) return err('pose with non-numeric fields');
+  if (![...Object.values(position), ...Object.values(orientation)].every(Number.isFinite))
+    return err('pose with non-numeric fields');
   return ok({ header: headerFromRos(raw.header), pose: { position, orientation } });
 }
 
@@ -130,7 +147,17 @@ export function moveToJointsGoalToRos(goal: MoveToJointsGoal): { joints: Float64
 }
 
 /** The wire shape of an iiwa_msgs/action/MoveToPose goal. */
-export interface RosMoveToPoseGoal { x: number; y: number; z: number; a: number; b: number; c: number; speed: number; planner: string; frame_id: string }
+export interface RosMoveToPoseGoal {
+  x: number;
+  y: number;
+  z: number;
+  a: number;
+  b: number;
+  c: number;
+  speed: number;
+  planner: string;
+  frame_id: string;
+}
 
 /**
  * iiwa_msgs/action/MoveToPose goal: float64 x, y, z, a, b, c (KUKA ABC), float32 speed, string
@@ -139,7 +166,9 @@ export interface RosMoveToPoseGoal { x: number; y: number; z: number; a: number;
  */
 export function moveToPoseGoalToRos(goal: MoveToPoseGoal): Result<RosMoveToPoseGoal, string> {
   if (goal.circ_center || goal.circ_interim) {
-    return err(`the stack's MoveToPose goal has no auxiliary point: ${goal.circ_center ? 'circ_center' : 'circ_interim'} cannot be sent to it`);
+    return err(
+      `the stack's MoveToPose goal has no auxiliary point: ${goal.circ_center ? 'circ_center' : 'circ_interim'} cannot be sent to it`,
+    );
   }
   const { x, y, z, a, b, c, planner, frame_id } = goal;
   return ok({ x, y, z, a, b, c, speed: Math.fround(goal.speed), planner, frame_id });
@@ -194,7 +223,13 @@ export function jointTrajectoryFromRos(raw: unknown): Result<JointTrajectoryMsg,
     const positions = isDict(p) ? numbersOf(p.positions) : undefined;
     if (!isDict(p) || !positions) return err(`point ${i} has no positions`);
     const rest = (v: unknown) => numbersOf(v) ?? [];
-    points.push({ positions, velocities: rest(p.velocities), accelerations: rest(p.accelerations), effort: rest(p.effort), time_from_start: durationFromRos(p.time_from_start) });
+    points.push({
+      positions,
+      velocities: rest(p.velocities),
+      accelerations: rest(p.accelerations),
+      effort: rest(p.effort),
+      time_from_start: durationFromRos(p.time_from_start),
+    });
   }
   return ok({ header: headerFromRos(raw.header), joint_names: jointNames, points });
 }
@@ -212,7 +247,8 @@ export function stringParameterFromRos(raw: unknown, name: string): Result<strin
   const first: unknown = isDict(raw) && Array.isArray(raw.values) ? raw.values[0] : undefined;
   if (!isDict(first)) return err(`parameter '${name}' is not set`);
   const type = numberOf(first.type);
-  if (type !== PARAMETER_STRING || typeof first.string_value !== 'string') return err(`parameter '${name}' is not a string (ParameterType ${type ?? '?'})`);
+  if (type !== PARAMETER_STRING || typeof first.string_value !== 'string')
+    return err(`parameter '${name}' is not a string (ParameterType ${type ?? '?'})`);
   return ok(first.string_value);
 }
 
@@ -223,7 +259,8 @@ export function stringParameterFromRos(raw: unknown, name: string): Result<strin
 export function plainOf(value: unknown, depth = 0): unknown {
   if (depth > 32) return undefined;
   if (typeof value === 'bigint') return Number(value);
-  if (ArrayBuffer.isView(value)) return value instanceof DataView ? [] : Array.from(value as unknown as ArrayLike<number | bigint>, Number);
+  if (ArrayBuffer.isView(value))
+    return value instanceof DataView ? [] : Array.from(value as unknown as ArrayLike<number | bigint>, Number);
   if (Array.isArray(value)) return value.map((v) => plainOf(v, depth + 1));
   if (isDict(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainOf(v, depth + 1)]));
   return value;

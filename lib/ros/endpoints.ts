@@ -3,28 +3,48 @@ import * as v from 'valibot';
 const Iface = (name: string, type: string) =>
   v.optional(
     v.strictObject({
-      name: v.pipe(v.string('expected an interface name'), v.regex(/^[~/]?[A-Za-z_][A-Za-z0-9_/]*$/, 'expected a ROS name')),
-      type: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_]+\/(msg|srv|action)\/[A-Za-z0-9_]+$/, 'expected pkg/msg|srv|action/Type')), type),
+      name: v.pipe(
+        v.string('expected an interface name'),
+        v.regex(/^[~/]?[A-Za-z_][A-Za-z0-9_/]*$/, 'expected a ROS name'),
+      ),
+      type: v.optional(
+        v.pipe(
+          v.string(),
+          v.regex(/^[A-Za-z0-9_]+\/(msg|srv|action)\/[A-Za-z0-9_]+$/, 'expected pkg/msg|srv|action/Type'),
+        ),
+        type,
+      ),
     }),
     { name, type },
   );
 
-const seconds = (fallback: number) => v.optional(v.pipe(v.number('expected seconds'), v.finite(), v.gtValue(0, 'must be > 0'), v.maxValue(3600, 'at most 3600 s')), fallback);
+const seconds = (fallback: number) =>
+  v.optional(
+    v.pipe(v.number('expected seconds'), v.finite(), v.gtValue(0, 'must be > 0'), v.maxValue(3600, 'at most 3600 s')),
+    fallback,
+  );
 
 /** The endpoints file: the one place that names the ROS interfaces and their types. */
 export const EndpointsFileSchema = v.strictObject({
   planning_group: v.optional(v.pipe(v.string(), v.nonEmpty()), 'iiwa_arm'),
   planning_frame: v.optional(v.pipe(v.string(), v.nonEmpty()), 'base_link'),
   tcp_link: v.optional(v.pipe(v.string(), v.nonEmpty()), 'flange'),
-  joint_names: v.optional(v.pipe(v.array(v.pipe(v.string(), v.nonEmpty())), v.length(7, 'expected 7 joint names (J1..J7)')), [
-    'joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7',
-  ]),
+  joint_names: v.optional(
+    v.pipe(v.array(v.pipe(v.string(), v.nonEmpty())), v.length(7, 'expected 7 joint names (J1..J7)')),
+    ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'],
+  ),
   robot_description: v.optional(v.string('expected a file reference'), 'pkg://armgate/urdf/iiwa7.urdf'),
   srdf: v.optional(
-    v.union([
-      v.strictObject({ file: v.string('expected a file reference') }),
-      v.strictObject({ node: v.pipe(v.string(), v.nonEmpty()), parameter: v.optional(v.string(), 'robot_description_semantic') }),
-    ], 'expected {file: REF} or {node: NAME, parameter: NAME}'),
+    v.union(
+      [
+        v.strictObject({ file: v.string('expected a file reference') }),
+        v.strictObject({
+          node: v.pipe(v.string(), v.nonEmpty()),
+          parameter: v.optional(v.string(), 'robot_description_semantic'),
+        }),
+      ],
+      'expected {file: REF} or {node: NAME, parameter: NAME}',
+    ),
     { file: 'pkg://armgate/srdf/iiwa7.srdf' },
   ),
   interfaces: v.optional(

@@ -9,7 +9,11 @@ export const JOINT_STATE_WAIT_MS = 2000;
  * The message's joints reordered to `jointNames` (extra joints dropped). Joints the message
  * lacks make an error naming them.
  */
-export function inJointOrder(msg: JointStateMsg, jointNames: readonly string[], iface: string): Result<JointStateMsg, InterfaceUnavailable> {
+export function inJointOrder(
+  msg: JointStateMsg,
+  jointNames: readonly string[],
+  iface: string,
+): Result<JointStateMsg, InterfaceUnavailable> {
   if (msg.name.length === jointNames.length && msg.name.every((n, i) => n === jointNames[i])) return ok(msg);
   const index = new Map(msg.name.map((n, i) => [n, i]));
   const missing = jointNames.filter((n) => !index.has(n));
@@ -17,7 +21,13 @@ export function inJointOrder(msg: JointStateMsg, jointNames: readonly string[], 
     return err({ kind: 'unavailable', iface, message: `joint states on ${iface} lack ${missing.join(', ')}` });
   }
   const pick = (values: readonly number[]) => jointNames.map((n) => values[index.get(n) ?? -1] ?? 0);
-  return ok({ header: msg.header, name: [...jointNames], position: pick(msg.position), velocity: pick(msg.velocity), effort: pick(msg.effort) });
+  return ok({
+    header: msg.header,
+    name: [...jointNames],
+    position: pick(msg.position),
+    velocity: pick(msg.velocity),
+    effort: pick(msg.effort),
+  });
 }
 
 /**
@@ -28,9 +38,15 @@ export async function currentJointState(context: RobotContext): Promise<Result<J
   const iface = context.endpoints.interfaces.joint_states.name;
   const latest = context.latestJointState();
   const msg =
-    latest && context.nowMs() - latest.receivedAtMs <= JOINT_STATE_WAIT_MS ? latest.msg : await context.nextJointState(JOINT_STATE_WAIT_MS);
+    latest && context.nowMs() - latest.receivedAtMs <= JOINT_STATE_WAIT_MS
+      ? latest.msg
+      : await context.nextJointState(JOINT_STATE_WAIT_MS);
   if (!msg) {
-    return err({ kind: 'unavailable', iface, message: `no joint state on ${iface} within ${JOINT_STATE_WAIT_MS / 1000} s: is the controller running?` });
+    return err({
+      kind: 'unavailable',
+      iface,
+      message: `no joint state on ${iface} within ${JOINT_STATE_WAIT_MS / 1000} s: is the controller running?`,
+    });
   }
   return inJointOrder(msg, context.endpoints.joint_names, iface);
 }

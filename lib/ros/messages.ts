@@ -4,10 +4,16 @@
  */
 
 /** builtin_interfaces/msg/Time */
-export interface TimeMsg { sec: number; nanosec: number }
+export interface TimeMsg {
+  sec: number;
+  nanosec: number;
+}
 
 /** std_msgs/msg/Header */
-export interface HeaderMsg { stamp: TimeMsg; frame_id: string }
+export interface HeaderMsg {
+  stamp: TimeMsg;
+  frame_id: string;
+}
 
 /** sensor_msgs/msg/JointState */
 export interface JointStateMsg {
@@ -53,7 +59,10 @@ export function timeFromMs(ms: number): TimeMsg {
 }
 
 /** builtin_interfaces/msg/Duration */
-export interface DurationMsg { sec: number; nanosec: number }
+export interface DurationMsg {
+  sec: number;
+  nanosec: number;
+}
 
 /** trajectory_msgs/msg/JointTrajectoryPoint */
 export interface JointTrajectoryPointMsg {
@@ -86,10 +95,17 @@ export function secondsOf(d: DurationMsg): number {
 }
 
 /** iiwa_msgs/action/MoveToJoints goal: 7 joint angles (rad) and a speed scale. */
-export interface MoveToJointsGoal { joints: number[]; speed: number }
+export interface MoveToJointsGoal {
+  joints: number[];
+  speed: number;
+}
 
 /** A point in space (m), for CIRC's auxiliary point. */
-export interface PointMsg { x: number; y: number; z: number }
+export interface PointMsg {
+  x: number;
+  y: number;
+  z: number;
+}
 
 /**
  * iiwa_msgs/action/MoveToPose goal: TCP position (m) and KUKA ABC angles (rad, ZYX), speed scale,
@@ -97,7 +113,12 @@ export interface PointMsg { x: number; y: number; z: number }
  * message has no auxiliary point).
  */
 export interface MoveToPoseGoal {
-  x: number; y: number; z: number; a: number; b: number; c: number;
+  x: number;
+  y: number;
+  z: number;
+  a: number;
+  b: number;
+  c: number;
   speed: number;
   planner: string;
   frame_id: string;
@@ -106,10 +127,20 @@ export interface MoveToPoseGoal {
 }
 
 /** iiwa_msgs/srv/MoveToNamedPose request. */
-export interface MoveToNamedRequest { name: string; speed: number; accel_scale: number }
+export interface MoveToNamedRequest {
+  name: string;
+  speed: number;
+  accel_scale: number;
+}
 
 /** Result of the motion actions and of MoveToNamedPose. */
-export interface MotionResultMsg { success: boolean; message: string }
+export interface MotionResultMsg {
+  success: boolean;
+  message: string;
+}
 
 /** std_srvs/srv/Trigger response. */
-export interface TriggerResponse { success: boolean; message: string }
+export interface TriggerResponse {
+  success: boolean;
+  message: string;
+}

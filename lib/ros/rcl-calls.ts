@@ -74,23 +74,41 @@ export class RclCalls {
   }
 
   /** Waits (server_wait_s) for the server of `iface`; `what` names the kind of interface in the message. */
-  async waitForServer(iface: Iface, what: string, kind: 'service' | 'action'): Promise<Result<RclClient | RclActionClient, InterfaceUnavailable>> {
+  async waitForServer(
+    iface: Iface,
+    what: string,
+    kind: 'service' | 'action',
+  ): Promise<Result<RclClient | RclActionClient, InterfaceUnavailable>> {
     const client = kind === 'service' ? this.client(iface) : this.actionClient(iface);
     if (!client.ok) return err(unavailable(iface.name, `${what} ${iface.name}: ${client.error}`));
     const c = client.value;
     const available = 'waitForService' in c ? c.isServiceServerAvailable() : c.isActionServerAvailable();
     if (available) return ok(c);
     const waitMs = this.serverWaitS * 1000;
-    const waited = await settle('waitForService' in c ? c.waitForService(waitMs) : c.waitForServer(waitMs), waitMs + 1000);
+    const waited = await settle(
+      'waitForService' in c ? c.waitForService(waitMs) : c.waitForServer(waitMs),
+      waitMs + 1000,
+    );
     if (waited.kind === 'value' && waited.value) return ok(c);
-    return err(unavailable(iface.name, `${what} ${iface.name} (${iface.type}) is not available: no server within ${this.serverWaitS} s`));
+    return err(
+      unavailable(
+        iface.name,
+        `${what} ${iface.name} (${iface.type}) is not available: no server within ${this.serverWaitS} s`,
+      ),
+    );
   }
 
   /**
    * Sends a service request once the server is there and waits for the answer at most
    * `timeoutMs` and until `signal` aborts. The outcome says which came first.
    */
-  async request(iface: Iface, what: string, request: object, timeoutMs: number, signal?: AbortSignal): Promise<Result<Outcome<unknown>, InterfaceUnavailable>> {
+  async request(
+    iface: Iface,
+    what: string,
+    request: object,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Result<Outcome<unknown>, InterfaceUnavailable>> {
     const ready = await this.waitForServer(iface, what, 'service');
     if (!ready.ok) return ready;
     const client = ready.value as RclClient;
@@ -105,12 +123,22 @@ export class RclCalls {
   }
 
   /** A service call whose timeout or failure is an `unavailable` error naming the interface. */
-  async call(iface: Iface, what: string, request: object, timeoutMs: number): Promise<Result<unknown, InterfaceUnavailable>> {
+  async call(
+    iface: Iface,
+    what: string,
+    request: object,
+    timeoutMs: number,
+  ): Promise<Result<unknown, InterfaceUnavailable>> {
     const outcome = await this.request(iface, what, request, timeoutMs);
     if (!outcome.ok) return outcome;
     const o = outcome.value;
     if (o.kind === 'value') return ok(o.value);
-    const why = o.kind === 'timeout' ? `did not answer within ${timeoutMs / 1000} s` : o.kind === 'error' ? `failed: ${o.message}` : o.reason;
+    const why =
+      o.kind === 'timeout'
+        ? `did not answer within ${timeoutMs / 1000} s`
+        : o.kind === 'error'
+          ? `failed: ${o.message}`
+          : o.reason;
     return err(unavailable(iface.name, `${what} ${iface.name} ${why}`));
   }
 }

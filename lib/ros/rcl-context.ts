@@ -66,7 +66,10 @@ export class RclContext implements RobotContext {
   private readonly goals: RclGoals;
   private readonly publisher: Result<RclPublisher, string>;
   private readonly jointStateListeners = new Set<(msg: unknown) => void>();
-  private readonly topicSubscriptions = new Map<string, { entity: RclEntity; listeners: Set<(msg: unknown) => void> }>();
+  private readonly topicSubscriptions = new Map<
+    string,
+    { entity: RclEntity; listeners: Set<(msg: unknown) => void> }
+  >();
   private readonly logListeners = new Set<(line: string) => void>();
   private latest: ReceivedJointState | undefined;
   private waiters = new Set<(msg: JointStateMsg) => void>();
@@ -87,7 +90,9 @@ export class RclContext implements RobotContext {
     this.calls = new RclCalls(node, rcl, this.endpoints.timeouts.server_wait_s);
     this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log);
     const { joint_states, trajectory, move_to_joints, move_to_pose } = this.endpoints.interfaces;
-    node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) => this.onJointState(raw));
+    node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) =>
+      this.onJointState(raw),
+    );
     let publisher: Result<RclPublisher, string>;
     try {
       // Created at start-up so the controller has matched it before the first trajectory.
@@ -123,7 +128,10 @@ export class RclContext implements RobotContext {
   private onJointState(raw: unknown): void {
     const received = jointStateFromRos(raw);
     if (!received.ok) {
-      if (!this.malformedLogged) this.log(`ignoring malformed joint states on ${this.endpoints.interfaces.joint_states.name}: ${received.error}`);
+      if (!this.malformedLogged)
+        this.log(
+          `ignoring malformed joint states on ${this.endpoints.interfaces.joint_states.name}: ${received.error}`,
+        );
       this.malformedLogged = true;
       return;
     }
@@ -161,10 +169,17 @@ export class RclContext implements RobotContext {
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
     const iface = this.endpoints.interfaces.compute_fk;
-    const answer = await this.calls.call(iface, 'FK service', fkRequestToRos(request), this.endpoints.timeouts.fk_s * 1000);
+    const answer = await this.calls.call(
+      iface,
+      'FK service',
+      fkRequestToRos(request),
+      this.endpoints.timeouts.fk_s * 1000,
+    );
     if (!answer.ok) return answer;
     const response = fkResponseFromRos(answer.value);
-    return response.ok ? response : err(unavailable(iface.name, `FK service ${iface.name} gave a malformed response: ${response.error}`));
+    return response.ok
+      ? response
+      : err(unavailable(iface.name, `FK service ${iface.name} gave a malformed response: ${response.error}`));
   }
 
   async groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
@@ -172,11 +187,19 @@ export class RclContext implements RobotContext {
     const srdf = this.endpoints.srdf;
     if ('file' in srdf) return ok([]);
     const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
-    const answer = await this.calls.call(iface, `parameter service of ${srdf.node}`, getParametersRequest([srdf.parameter]), this.endpoints.timeouts.server_wait_s * 1000);
+    const answer = await this.calls.call(
+      iface,
+      `parameter service of ${srdf.node}`,
+      getParametersRequest([srdf.parameter]),
+      this.endpoints.timeouts.server_wait_s * 1000,
+    );
     if (!answer.ok) return answer;
     const xml = stringParameterFromRos(answer.value, srdf.parameter);
-    const states = xml.ok ? parseGroupStates(xml.value, this.endpoints.planning_group, this.endpoints.joint_names) : xml;
-    if (!states.ok) return err(unavailable(iface.name, `SRDF from ${srdf.node} parameter ${srdf.parameter}: ${states.error}`));
+    const states = xml.ok
+      ? parseGroupStates(xml.value, this.endpoints.planning_group, this.endpoints.joint_names)
+      : xml;
+    if (!states.ok)
+      return err(unavailable(iface.name, `SRDF from ${srdf.node} parameter ${srdf.parameter}: ${states.error}`));
     this.states = states.value;
     return ok(states.value);
   }
@@ -185,18 +208,29 @@ export class RclContext implements RobotContext {
     return this.config.robot.positionDescriptions[name] ?? DEFAULT_DESCRIPTION;
   }
 
-  moveToJoints(goal: MoveToJointsGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  moveToJoints(
+    goal: MoveToJointsGoal,
+    options: GoalOptions = {},
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
     return this.goals.runAction(this.endpoints.interfaces.move_to_joints, moveToJointsGoalToRos(goal), options);
   }
 
-  async moveToPose(goal: MoveToPoseGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  async moveToPose(
+    goal: MoveToPoseGoal,
+    options: GoalOptions = {},
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
     const rosGoal = moveToPoseGoalToRos(goal);
     if (!rosGoal.ok) return ok({ success: false, message: rosGoal.error });
     return this.goals.runAction(this.endpoints.interfaces.move_to_pose, rosGoal.value, options);
   }
 
-  moveToNamed(request: MoveToNamedRequest, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
-    return this.goals.runService(this.endpoints.interfaces.move_to_named, moveToNamedToRos(request), options, () => this.callTrigger());
+  moveToNamed(
+    request: MoveToNamedRequest,
+    options: GoalOptions = {},
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.goals.runService(this.endpoints.interfaces.move_to_named, moveToNamedToRos(request), options, () =>
+      this.callTrigger(),
+    );
   }
 
   async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
@@ -210,8 +244,13 @@ export class RclContext implements RobotContext {
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     this.trajectoryEndsAtMs = msg.points.length === 0 ? 0 : this.nowMs() + durationS * 1000;
-    this.log(msg.points.length === 0 ? `published an empty trajectory on ${name}: the controller stops and holds` : `published ${msg.points.length} point(s) (${durationS.toFixed(3)} s) on ${name}`);
-    if (this.subscriberCount(name) === 0) this.log(`no subscriber on ${name}: is the joint trajectory controller running?`);
+    this.log(
+      msg.points.length === 0
+        ? `published an empty trajectory on ${name}: the controller stops and holds`
+        : `published ${msg.points.length} point(s) (${durationS.toFixed(3)} s) on ${name}`,
+    );
+    if (this.subscriberCount(name) === 0)
+      this.log(`no subscriber on ${name}: is the joint trajectory controller running?`);
     return ok(undefined);
   }
 
@@ -228,8 +267,11 @@ export class RclContext implements RobotContext {
     const answer = await this.calls.call(iface, 'stop service', {}, this.endpoints.timeouts.server_wait_s * 1000);
     if (!answer.ok) return answer;
     const response = triggerResponseFromRos(answer.value);
-    if (!response.ok) return err(unavailable(iface.name, `stop service ${iface.name} gave a malformed response: ${response.error}`));
-    this.log(`stop service ${iface.name}: ${response.value.success ? 'success' : 'failure'}${response.value.message ? `: ${response.value.message}` : ''}`);
+    if (!response.ok)
+      return err(unavailable(iface.name, `stop service ${iface.name} gave a malformed response: ${response.error}`));
+    this.log(
+      `stop service ${iface.name}: ${response.value.success ? 'success' : 'failure'}${response.value.message ? `: ${response.value.message}` : ''}`,
+    );
     return response;
   }
 
@@ -238,12 +280,16 @@ export class RclContext implements RobotContext {
     const cancelled = await this.goals.cancelAll('stopped');
     const trigger = await this.callTrigger();
     if (!trigger.ok || cancelled === 0) return trigger;
-    return ok({ success: trigger.value.success, message: `cancelled ${cancelled} motion goal(s); ${trigger.value.message}` });
+    return ok({
+      success: trigger.value.success,
+      message: `cancelled ${cancelled} motion goal(s); ${trigger.value.message}`,
+    });
   }
 
   armActivity(): ArmActivity | undefined {
     if (this.goals.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
-    if (this.nowMs() < this.trajectoryEndsAtMs) return { kind: 'trajectory', detail: 'a published trajectory has not reached its last time_from_start yet' };
+    if (this.nowMs() < this.trajectoryEndsAtMs)
+      return { kind: 'trajectory', detail: 'a published trajectory has not reached its last time_from_start yet' };
     return undefined;
   }
 

@@ -44,11 +44,18 @@ export class RclGoals {
     const abort = new AbortController();
     const flight: InFlight = { name, abort };
     const timeoutS = this.timeouts.motion_s;
-    const timer = setTimeout(() => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`), timeoutS * 1000);
+    const timer = setTimeout(
+      () => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`),
+      timeoutS * 1000,
+    );
     const forward = () => abort.abort(options.signal ? reasonOf(options.signal) : 'cancelled');
-    abort.signal.addEventListener('abort', () => {
-      if (flight.handle) flight.cancelled = this.cancel(flight.handle, name);
-    }, { once: true });
+    abort.signal.addEventListener(
+      'abort',
+      () => {
+        if (flight.handle) flight.cancelled = this.cancel(flight.handle, name);
+      },
+      { once: true },
+    );
     if (options.signal?.aborted) forward();
     else options.signal?.addEventListener('abort', forward, { once: true });
     this.inFlight.add(flight);
@@ -81,7 +88,11 @@ export class RclGoals {
   }
 
   /** Sends an action goal and waits for its result, feedback forwarded. */
-  async runAction(iface: Iface, goal: object, options: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  async runAction(
+    iface: Iface,
+    goal: object,
+    options: GoalOptions,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
     const ready = await this.calls.waitForServer(iface, 'action server', 'action');
     if (!ready.ok) return ready;
     const client = ready.value as RclActionClient;
@@ -95,7 +106,10 @@ export class RclGoals {
       const waitS = this.timeouts.server_wait_s;
       const sent = await settle(client.sendGoal(goal, feedback), waitS * 1000);
       if (sent.kind !== 'value') {
-        const why = sent.kind === 'timeout' ? `did not acknowledge the goal within ${waitS} s` : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
+        const why =
+          sent.kind === 'timeout'
+            ? `did not acknowledge the goal within ${waitS} s`
+            : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
         return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
       }
       const handle = sent.value;
@@ -113,15 +127,24 @@ export class RclGoals {
         return ok({ success: false, message: outcome.reason });
       }
       if (outcome.kind !== 'value') {
-        return err(unavailable(iface.name, `action server ${iface.name} gave no result: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`));
+        return err(
+          unavailable(
+            iface.name,
+            `action server ${iface.name} gave no result: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`,
+          ),
+        );
       }
       const parsed = motionResultFromRos(outcome.value);
-      let result: MotionResultMsg = parsed.ok ? parsed.value : { success: false, message: `malformed result from ${iface.name}: ${parsed.error}` };
+      let result: MotionResultMsg = parsed.ok
+        ? parsed.value
+        : { success: false, message: `malformed result from ${iface.name}: ${parsed.error}` };
       if (handle.status === GOAL_STATUS.canceled || handle.status === GOAL_STATUS.aborted) {
         const how = handle.status === GOAL_STATUS.canceled ? 'cancelled' : 'aborted';
         result = { success: false, message: result.message || `the goal was ${how} by ${iface.name}` };
       }
-      this.log(`goal on ${iface.name} ${result.success ? 'succeeded' : 'failed'}${result.message ? `: ${result.message}` : ''}`);
+      this.log(
+        `goal on ${iface.name} ${result.success ? 'succeeded' : 'failed'}${result.message ? `: ${result.message}` : ''}`,
+      );
       return ok(result);
     } finally {
       dispose();
@@ -132,7 +155,12 @@ export class RclGoals {
    * Calls a motion service (MoveToNamedPose) and waits for its answer. A service call cannot be
    * cancelled: on the motion timeout (or the caller's abort) `stop` stops the stack's motion.
    */
-  async runService(iface: Iface, request: object, options: GoalOptions, stop: () => Promise<Result<TriggerResponse, InterfaceUnavailable>>): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  async runService(
+    iface: Iface,
+    request: object,
+    options: GoalOptions,
+    stop: () => Promise<Result<TriggerResponse, InterfaceUnavailable>>,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
     const { flight, dispose } = this.track(iface.name, options);
     try {
       const answer = await this.calls.request(iface, 'service', request, Number.POSITIVE_INFINITY, flight.abort.signal);
@@ -143,10 +171,19 @@ export class RclGoals {
         this.log(`call of ${iface.name} abandoned: ${outcome.reason}`);
         return ok({ success: false, message: outcome.reason });
       }
-      if (outcome.kind !== 'value') return err(unavailable(iface.name, `service ${iface.name} failed: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`));
+      if (outcome.kind !== 'value')
+        return err(
+          unavailable(
+            iface.name,
+            `service ${iface.name} failed: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`,
+          ),
+        );
       const parsed = motionResultFromRos(outcome.value);
-      if (!parsed.ok) return err(unavailable(iface.name, `service ${iface.name} gave a malformed response: ${parsed.error}`));
-      this.log(`call of ${iface.name} ${parsed.value.success ? 'succeeded' : 'failed'}${parsed.value.message ? `: ${parsed.value.message}` : ''}`);
+      if (!parsed.ok)
+        return err(unavailable(iface.name, `service ${iface.name} gave a malformed response: ${parsed.error}`));
+      this.log(
+        `call of ${iface.name} ${parsed.value.success ? 'succeeded' : 'failed'}${parsed.value.message ? `: ${parsed.value.message}` : ''}`,
+      );
       return parsed;
     } finally {
       dispose();

@@ -29,7 +29,10 @@ function installed(): boolean {
  * AMENT_PREFIX_PATH set) and the package built against it; when either is missing the error is
  * one message saying what is missing and how to get both.
  */
-export async function loadRclnodejs(env: Readonly<Record<string, string | undefined>>, importer: Importer = nodeImport): Promise<Result<RclModule, string>> {
+export async function loadRclnodejs(
+  env: Readonly<Record<string, string | undefined>>,
+  importer: Importer = nodeImport,
+): Promise<Result<RclModule, string>> {
   const problems: string[] = [];
   const unset = ['ROS_DISTRO', 'AMENT_PREFIX_PATH'].filter((k) => !env[k]);
   if (unset.length > 0) {
@@ -46,5 +49,7 @@ export async function loadRclnodejs(env: Readonly<Record<string, string | undefi
       problems.push(`rclnodejs cannot be loaded (${message})`);
     }
   }
-  return err(`robot.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package: ${problems.join('; ')}; ${ROS2_HOWTO}`);
+  return err(
+    `robot.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package: ${problems.join('; ')}; ${ROS2_HOWTO}`,
+  );
 }

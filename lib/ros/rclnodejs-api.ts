@@ -31,7 +31,15 @@ export interface RclClient extends RclEntity {
 }
 
 /** action_msgs/msg/GoalStatus values. */
-export const GOAL_STATUS = { unknown: 0, accepted: 1, executing: 2, canceling: 3, succeeded: 4, canceled: 5, aborted: 6 } as const;
+export const GOAL_STATUS = {
+  unknown: 0,
+  accepted: 1,
+  executing: 2,
+  canceling: 3,
+  succeeded: 4,
+  canceled: 5,
+  aborted: 6,
+} as const;
 
 export interface RclGoalHandle {
   isAccepted(): boolean;
@@ -58,7 +66,12 @@ export interface RclNamesAndTypes {
 
 export interface RclNode {
   createPublisher(typeClass: string, topic: string, options?: RclOptions): RclPublisher;
-  createSubscription(typeClass: string, topic: string, options: RclOptions, callback: (message: unknown) => void): RclEntity;
+  createSubscription(
+    typeClass: string,
+    topic: string,
+    options: RclOptions,
+    callback: (message: unknown) => void,
+  ): RclEntity;
   createClient(typeClass: string, serviceName: string, options?: RclOptions): RclClient;
   destroyPublisher(publisher: RclPublisher): void;
   destroySubscription(subscription: RclEntity): void;

@@ -2,7 +2,9 @@ import type { MotionResultMsg } from '../ros/messages.ts';
 import type { SequencePoint } from './config.ts';
 
 /** How one point of a sequence ended: the action's result, or no server for it. */
-export type MoveAnswer = { readonly kind: 'result'; readonly result: MotionResultMsg } | { readonly kind: 'no_server'; readonly message: string };
+export type MoveAnswer =
+  | { readonly kind: 'result'; readonly result: MotionResultMsg }
+  | { readonly kind: 'no_server'; readonly message: string };
 
 /** A bag being recorded by the runner; close() flushes it and writes its metadata. */
 export interface Recording {

@@ -23,10 +23,13 @@ export class IpcBackend implements RunnerBackend {
 
   onMessage(message: ServerToRunner): void {
     if (message.type === 'result') this.pending.get(message.id)?.({ kind: 'result', result: message.result });
-    else if (message.type === 'no_server') this.pending.get(message.id)?.({ kind: 'no_server', message: message.message });
+    else if (message.type === 'no_server')
+      this.pending.get(message.id)?.({ kind: 'no_server', message: message.message });
     else if (message.type === 'topics') this.topicsReply?.(message.topics);
     else if (message.type === 'message' && this.bag) {
-      this.bag.write(message.topic, message.msg, BigInt(message.receivedNs)).catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
+      this.bag
+        .write(message.topic, message.msg, BigInt(message.receivedNs))
+        .catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
     }
   }
 
@@ -62,6 +65,7 @@ export class IpcBackend implements RunnerBackend {
    * serves for this runner when the runner ends, and when the server is gone nobody answers them.
    */
   async close(reason: string): Promise<void> {
-    for (const answer of [...this.pending.values()]) answer({ kind: 'result', result: { success: false, message: reason } });
+    for (const answer of [...this.pending.values()])
+      answer({ kind: 'result', result: { success: false, message: reason } });
   }
 }

@@ -34,7 +34,9 @@ async function realTarget(target: string): Promise<Result<string, string>> {
   try {
     return ok(path.join(await realpath(ancestor), path.relative(ancestor, target)));
   } catch (e) {
-    return err(`${ancestor} cannot be resolved (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): a symbolic link that leads nowhere?`);
+    return err(
+      `${ancestor} cannot be resolved (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): a symbolic link that leads nowhere?`,
+    );
   }
 }
 
@@ -48,7 +50,8 @@ async function realTarget(target: string): Promise<Result<string, string>> {
 export async function confineRequest(root: string, requested: string): Promise<Result<string, string>> {
   if (path.isAbsolute(requested)) {
     const inside = confineUnder(root, path.relative(path.resolve(root), requested));
-    if (!inside.ok || !path.resolve(requested).startsWith(path.resolve(root) + path.sep)) return err(`'${requested}' is outside sequences.bag_root (${path.resolve(root)}); give a path relative to it`);
+    if (!inside.ok || !path.resolve(requested).startsWith(path.resolve(root) + path.sep))
+      return err(`'${requested}' is outside sequences.bag_root (${path.resolve(root)}); give a path relative to it`);
   }
   if (!/^[A-Za-z0-9_./ -]+$/.test(requested)) return err('may contain only letters, digits, space, _ . - and /');
   const confined = confineUnder(root, requested);
@@ -56,7 +59,9 @@ export async function confineRequest(root: string, requested: string): Promise<R
   try {
     return await confineReal(root, requested, confined.value);
   } catch (e) {
-    return err(`cannot check '${requested}' under sequences.bag_root: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    return err(
+      `cannot check '${requested}' under sequences.bag_root: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
 }
 
@@ -64,13 +69,21 @@ export async function confineRequest(root: string, requested: string): Promise<R
 async function confineReal(root: string, requested: string, target: string): Promise<Result<string, string>> {
   await mkdir(root, { recursive: true });
   const existing = await lstatOrNone(target);
-  if (existing?.isSymbolicLink()) return err(`'${requested}' is a symbolic link under sequences.bag_root; a bag is written only into a new folder, not through a link`);
-  if (existing) return err(`'${requested}' already exists under sequences.bag_root; choose a new name (bags are never overwritten)`);
+  if (existing?.isSymbolicLink())
+    return err(
+      `'${requested}' is a symbolic link under sequences.bag_root; a bag is written only into a new folder, not through a link`,
+    );
+  if (existing)
+    return err(
+      `'${requested}' already exists under sequences.bag_root; choose a new name (bags are never overwritten)`,
+    );
   const realRoot = await realpath(root);
   const real = await realTarget(target);
   if (!real.ok) return err(`'${requested}': ${real.error}`);
   if (!within(realRoot, real.value) || real.value === realRoot) {
-    return err(`'${requested}' leads through a symbolic link to ${real.value}, outside sequences.bag_root (${realRoot}); bags are written only inside bag_root`);
+    return err(
+      `'${requested}' leads through a symbolic link to ${real.value}, outside sequences.bag_root (${realRoot}); bags are written only inside bag_root`,
+    );
   }
   return ok(target);
 }
@@ -82,7 +95,8 @@ async function confineReal(root: string, requested: string, target: string): Pro
  */
 export async function removeConfigFolder(file: string): Promise<Result<boolean, string>> {
   const folder = path.dirname(path.resolve(file));
-  if (!path.basename(folder).startsWith(CONFIG_FOLDER_PREFIX) || path.dirname(folder) !== path.resolve(tmpdir())) return ok(false);
+  if (!path.basename(folder).startsWith(CONFIG_FOLDER_PREFIX) || path.dirname(folder) !== path.resolve(tmpdir()))
+    return ok(false);
   try {
     await rm(folder, { recursive: true, force: true });
     return ok(true);

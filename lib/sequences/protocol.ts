@@ -5,8 +5,20 @@ import type { MotionResultMsg, MoveToJointsGoal, MoveToPoseGoal } from '../ros/m
  * channel. On the simulator the runner reaches the motion actions and the topics this way.
  */
 export type RunnerToServer =
-  | { readonly type: 'goal'; readonly id: number; readonly action: string; readonly kind: 'joints'; readonly goal: MoveToJointsGoal }
-  | { readonly type: 'goal'; readonly id: number; readonly action: string; readonly kind: 'pose'; readonly goal: MoveToPoseGoal }
+  | {
+      readonly type: 'goal';
+      readonly id: number;
+      readonly action: string;
+      readonly kind: 'joints';
+      readonly goal: MoveToJointsGoal;
+    }
+  | {
+      readonly type: 'goal';
+      readonly id: number;
+      readonly action: string;
+      readonly kind: 'pose';
+      readonly goal: MoveToPoseGoal;
+    }
   | { readonly type: 'progress'; readonly iteration: number; readonly iterations: number; readonly point: string }
   /** Before each goal: may the run still move the arm (its lease with armgate's arbiter holds)? */
   | { readonly type: 'claim'; readonly id: number }

@@ -44,7 +44,14 @@ export class RclBackend implements RunnerBackend {
   /** Set once the node is destroyed (with it, every subscription). */
   private released = false;
 
-  private constructor(rcl: RclModule, node: RclNode, settings: RunnerRosSettings, definitions: DefinitionSource, log: (line: string) => void, warn: (line: string) => void) {
+  private constructor(
+    rcl: RclModule,
+    node: RclNode,
+    settings: RunnerRosSettings,
+    definitions: DefinitionSource,
+    log: (line: string) => void,
+    warn: (line: string) => void,
+  ) {
     this.rcl = rcl;
     this.node = node;
     this.settings = settings;
@@ -54,7 +61,16 @@ export class RclBackend implements RunnerBackend {
   }
 
   /** Initializes rclnodejs and spins a node named `nodeName`. */
-  static async create(rcl: RclModule, settings: RunnerRosSettings, options: { nodeName: string; definitions: DefinitionSource; log: (line: string) => void; warn: (line: string) => void }): Promise<RclBackend> {
+  static async create(
+    rcl: RclModule,
+    settings: RunnerRosSettings,
+    options: {
+      nodeName: string;
+      definitions: DefinitionSource;
+      log: (line: string) => void;
+      warn: (line: string) => void;
+    },
+  ): Promise<RclBackend> {
     await rcl.init();
     const node = new rcl.Node(options.nodeName);
     node.spin();
@@ -63,7 +79,8 @@ export class RclBackend implements RunnerBackend {
 
   async move(action: string, point: SequencePoint): Promise<MoveAnswer> {
     const target = goalOf(point);
-    const rosGoal = target.kind === 'joints' ? ok(moveToJointsGoalToRos(target.goal)) : moveToPoseGoalToRos(target.goal);
+    const rosGoal =
+      target.kind === 'joints' ? ok(moveToJointsGoalToRos(target.goal)) : moveToPoseGoalToRos(target.goal);
     if (!rosGoal.ok) return { kind: 'result', result: { success: false, message: rosGoal.error } };
     const type = target.kind === 'joints' ? this.settings.joints_type : this.settings.pose_type;
     const sent = await this.goals.runAction({ name: action, type }, rosGoal.value, { signal: this.abort.signal });
@@ -95,10 +112,14 @@ export class RclBackend implements RunnerBackend {
       if (named.length > 0) {
         const missing = named.filter((n) => !graph.has(rosName(n)));
         if (missing.length === 0) return named.map((n) => graph.get(rosName(n)) as RclNamesAndTypes);
-        if (Date.now() >= deadline) throw new Error(`topic(s) ${missing.join(', ')} not on the graph within ${waitS} s`);
+        if (Date.now() >= deadline)
+          throw new Error(`topic(s) ${missing.join(', ')} not on the graph within ${waitS} s`);
       } else {
         const visible = [...graph.values()].filter((t) => !isHiddenName(t.name));
-        const key = visible.map((t) => `${t.name} ${t.types.join(',')}`).sort().join('\n');
+        const key = visible
+          .map((t) => `${t.name} ${t.types.join(',')}`)
+          .sort()
+          .join('\n');
         if ((visible.length > 0 && key === previous) || Date.now() >= deadline) {
           if (visible.length === 0) throw new Error(`no topic on the graph within ${waitS} s`);
           return visible;
@@ -119,7 +140,8 @@ export class RclBackend implements RunnerBackend {
         const definition = this.definitions.definition(type);
         if (definition.ok) {
           picked = { name, type, definition: definition.value.text };
-          if (definition.value.from === 'built-in') this.warn(`${type}: not found in the installed packages; using armgate's built-in definition`);
+          if (definition.value.from === 'built-in')
+            this.warn(`${type}: not found in the installed packages; using armgate's built-in definition`);
           break;
         }
         reasons.push(definition.error);
@@ -138,11 +160,14 @@ export class RclBackend implements RunnerBackend {
           this.node.createSubscription(topic.type, topic.name, { isRaw: true }, (raw) => {
             if (this.released) return;
             if (!(raw instanceof Uint8Array)) {
-              if (!malformed) this.warn(`${topic.name}: a raw subscription delivered ${typeof raw}, not bytes; not recorded`);
+              if (!malformed)
+                this.warn(`${topic.name}: a raw subscription delivered ${typeof raw}, not bytes; not recorded`);
               malformed = true;
               return;
             }
-            bag.writeSerialized(topic.name, raw, epochNs()).catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
+            bag
+              .writeSerialized(topic.name, raw, epochNs())
+              .catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
           }),
         );
       }
@@ -163,7 +188,8 @@ export class RclBackend implements RunnerBackend {
   async close(reason: string, withinMs: number): Promise<void> {
     this.abort.abort(reason);
     const cancelled = await settle(this.goals.cancelAll(reason), withinMs);
-    if (cancelled.kind === 'timeout') this.warn(`the action server did not confirm the cancel within ${withinMs / 1000} s`);
+    if (cancelled.kind === 'timeout')
+      this.warn(`the action server did not confirm the cancel within ${withinMs / 1000} s`);
     this.released = true;
     try {
       this.node.destroy();

@@ -30,7 +30,9 @@ let recording: Recording | undefined;
 let exiting = false;
 const early: ServerToRunner[] = [];
 let onServerMessage: (message: ServerToRunner) => void = (message) => early.push(message);
-const { log, warn, send } = attachRunnerIo((reason) => void finish(EXIT.terminated, `armgate went away (${reason}): stopping`));
+const { log, warn, send } = attachRunnerIo(
+  (reason) => void finish(EXIT.terminated, `armgate went away (${reason}): stopping`),
+);
 
 async function finish(code: number, line?: string): Promise<never> {
   // The first reason to finish wins; later ones (a goal cancelled by the same stop) wait for it.
@@ -91,13 +93,19 @@ async function createBackend(kind: string, ros: RunnerRosSettings | undefined): 
     for (const message of early.splice(0)) ipc.onMessage(message);
     return ipc;
   }
-  if (kind !== 'ros2' || ros === undefined) return finish(EXIT.badArguments, 'usage: runner --backend sim | --backend ros2 --ros FILE');
+  if (kind !== 'ros2' || ros === undefined)
+    return finish(EXIT.badArguments, 'usage: runner --backend sim | --backend ros2 --ros FILE');
   const { loadRclnodejs } = await import('../ros/rcl-load.ts');
   const rcl = await loadRclnodejs(process.env);
   if (!rcl.ok) return finish(EXIT.noActionServer, rcl.error);
   const { RclBackend } = await import('./rcl-backend.ts');
   const { DefinitionSource } = await import('../bag/installed.ts');
-  return RclBackend.create(rcl.value, ros, { nodeName: `armgate_sequence_runner_${process.pid}`, definitions: DefinitionSource.fromEnv(process.env), log, warn });
+  return RclBackend.create(rcl.value, ros, {
+    nodeName: `armgate_sequence_runner_${process.pid}`,
+    definitions: DefinitionSource.fromEnv(process.env),
+    log,
+    warn,
+  });
 }
 
 async function main(): Promise<void> {
@@ -117,7 +125,8 @@ async function main(): Promise<void> {
   });
   const iterations = Number(values.iterations);
   const delayS = Number(values.delay);
-  if (!values.config || !Number.isInteger(iterations) || iterations < 1 || !(delayS >= 0)) await finish(EXIT.badArguments, 'usage: runner --config FILE --iterations N --delay S');
+  if (!values.config || !Number.isInteger(iterations) || iterations < 1 || !(delayS >= 0))
+    await finish(EXIT.badArguments, 'usage: runner --config FILE --iterations N --delay S');
   let config: SequenceConfig;
   let ros: RunnerRosSettings | undefined;
   try {
@@ -132,7 +141,10 @@ async function main(): Promise<void> {
   const moves = await createBackend(values.backend ?? 'sim', ros);
   backend = moves;
   if (values.bag) {
-    const named = (values.topics ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+    const named = (values.topics ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0);
     try {
       recording = await moves.record(values.bag, named);
     } catch (e) {
@@ -152,10 +164,12 @@ async function main(): Promise<void> {
       send({ type: 'progress', iteration: i, iterations, point: label });
       log(`iteration ${i}/${iterations}: ${label} via ${action}`);
       const claim = await claimArm();
-      if (!claim.granted) await finish(EXIT.terminated, `iteration ${i}: ${label}: ${claim.message}; nothing more is sent`);
+      if (!claim.granted)
+        await finish(EXIT.terminated, `iteration ${i}: ${label}: ${claim.message}; nothing more is sent`);
       const answer = await moves.move(action, point);
       if (answer.kind === 'no_server') await finish(EXIT.noActionServer, `iteration ${i}: ${label}: ${answer.message}`);
-      else if (!answer.result.success) await finish(EXIT.motionFailed, `iteration ${i}: ${label} failed: ${answer.result.message}`);
+      else if (!answer.result.success)
+        await finish(EXIT.motionFailed, `iteration ${i}: ${label} failed: ${answer.result.message}`);
       log(`iteration ${i}/${iterations}: ${label} reached`);
     }
     if (i < iterations && delayS > 0) {

@@ -34,8 +34,23 @@ export interface RunOptions {
 /** The sequence status resource. */
 export type SequenceStatus =
   | { readonly status: 'idle' }
-  | { readonly status: 'running'; readonly pid: number; readonly iteration: number; readonly n_iterations: number; readonly point: string; readonly started_at: string; readonly bag_path?: string }
-  | { readonly status: 'finished'; readonly returncode: number; readonly pid: number; readonly started_at: string; readonly finished_at: string; readonly bag_path?: string };
+  | {
+      readonly status: 'running';
+      readonly pid: number;
+      readonly iteration: number;
+      readonly n_iterations: number;
+      readonly point: string;
+      readonly started_at: string;
+      readonly bag_path?: string;
+    }
+  | {
+      readonly status: 'finished';
+      readonly returncode: number;
+      readonly pid: number;
+      readonly started_at: string;
+      readonly finished_at: string;
+      readonly bag_path?: string;
+    };
 
 interface Run {
   readonly child: ChildProcess;
@@ -100,7 +115,15 @@ export class SequenceSupervisor {
   status(): SequenceStatus {
     const run = this.run;
     if (!run) return this.last;
-    return { status: 'running', pid: run.pid, iteration: run.iteration, n_iterations: run.iterations, point: run.point, started_at: run.startedAt, ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
+    return {
+      status: 'running',
+      pid: run.pid,
+      iteration: run.iteration,
+      n_iterations: run.iterations,
+      point: run.point,
+      started_at: run.startedAt,
+      ...(run.bagPath ? { bag_path: run.bagPath } : {}),
+    };
   }
 
   /**
@@ -112,13 +135,28 @@ export class SequenceSupervisor {
     const dir = await mkdtemp(path.join(tmpdir(), 'armgate-sequence-'));
     const configFile = path.join(dir, 'config.json');
     await writeFile(configFile, JSON.stringify(config), { mode: 0o600 });
-    const args = ['--config', configFile, '--iterations', String(options.iterations), '--delay', String(options.delayS), '--joints-action', options.jointsAction, '--pose-action', options.poseAction];
+    const args = [
+      '--config',
+      configFile,
+      '--iterations',
+      String(options.iterations),
+      '--delay',
+      String(options.delayS),
+      '--joints-action',
+      options.jointsAction,
+      '--pose-action',
+      options.poseAction,
+    ];
     if (options.bagPath) args.push('--bag', options.bagPath, '--topics', options.topics.join(','));
     args.push('--backend', this.options.backend);
     if (this.options.backend === 'ros2') {
       const { interfaces, timeouts } = this.context.endpoints;
       const rosFile = path.join(dir, 'ros.json');
-      const settings: RunnerRosSettings = { joints_type: interfaces.move_to_joints.type, pose_type: interfaces.move_to_pose.type, timeouts };
+      const settings: RunnerRosSettings = {
+        joints_type: interfaces.move_to_joints.type,
+        pose_type: interfaces.move_to_pose.type,
+        timeouts,
+      };
       await writeFile(rosFile, JSON.stringify(settings), { mode: 0o600 });
       args.push('--ros', rosFile);
     }
@@ -142,8 +180,24 @@ export class SequenceSupervisor {
       return err('the runner process could not be started');
     }
     lease.describe(`a motion sequence is running (pid ${pid})`);
-    const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143))));
-    const run: Run = { child, pid, dir, startedAt: new Date().toISOString(), bagPath: options.bagPath, iterations: options.iterations, iteration: 0, point: 'starting', exited, done: Promise.resolve(), goals: new Set(), unsubscribe: [], lease };
+    const exited = new Promise<number>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143))),
+    );
+    const run: Run = {
+      child,
+      pid,
+      dir,
+      startedAt: new Date().toISOString(),
+      bagPath: options.bagPath,
+      iterations: options.iterations,
+      iteration: 0,
+      point: 'starting',
+      exited,
+      done: Promise.resolve(),
+      goals: new Set(),
+      unsubscribe: [],
+      lease,
+    };
     this.run = run;
     this.live.add(run);
     // A revoked lease (POST /stop, shutdown) cancels the goals the runner has in flight at once.
@@ -152,13 +206,25 @@ export class SequenceSupervisor {
     this.pipeLines(child.stderr, 'stderr: ');
     child.on('message', (message: RunnerToServer) => this.onMessage(run, message));
     child.on('error', (error) => this.logs.push(`runner channel error: ${error.message}`));
-    this.logs.push(`runner started (pid ${pid}): ${options.iterations} iteration(s)${options.bagPath ? `, recording to ${options.bagPath}` : ''}`);
+    this.logs.push(
+      `runner started (pid ${pid}): ${options.iterations} iteration(s)${options.bagPath ? `, recording to ${options.bagPath}` : ''}`,
+    );
     run.done = exited.then(async (code) => {
-      if (!(await reapGroup(pid, GROUP_REAP_MS))) this.logs.push(`runner ${pid} exited, but a process of its group still ran ${GROUP_REAP_MS / 1000} s after SIGKILL`);
+      if (!(await reapGroup(pid, GROUP_REAP_MS)))
+        this.logs.push(
+          `runner ${pid} exited, but a process of its group still ran ${GROUP_REAP_MS / 1000} s after SIGKILL`,
+        );
       for (const stop of run.unsubscribe) stop();
       for (const goal of run.goals) goal.abort('the sequence runner ended');
       this.logs.push(`runner ${pid} exited with code ${code}`);
-      const finished: SequenceStatus = { status: 'finished', returncode: code, pid, started_at: run.startedAt, finished_at: new Date().toISOString(), ...(run.bagPath ? { bag_path: run.bagPath } : {}) };
+      const finished: SequenceStatus = {
+        status: 'finished',
+        returncode: code,
+        pid,
+        started_at: run.startedAt,
+        finished_at: new Date().toISOString(),
+        ...(run.bagPath ? { bag_path: run.bagPath } : {}),
+      };
       if (this.run === run) {
         this.last = finished;
         this.run = undefined;
@@ -201,11 +267,17 @@ export class SequenceSupervisor {
       const wanted = message.topics.length === 0 ? offered : offered.filter((t) => message.topics.includes(t.name));
       reply({ type: 'topics', topics: wanted });
       for (const topic of wanted) {
-        run.unsubscribe.push(this.context.subscribe(topic.name, (msg) => reply({ type: 'message', topic: topic.name, msg, receivedNs: String(BigInt(Date.now()) * 1_000_000n) })));
+        run.unsubscribe.push(
+          this.context.subscribe(topic.name, (msg) =>
+            reply({ type: 'message', topic: topic.name, msg, receivedNs: String(BigInt(Date.now()) * 1_000_000n) }),
+          ),
+        );
       }
     } else if (message.type === 'claim') {
       const revoked = run.lease.signal.aborted;
-      const why = revoked ? `the sequence no longer holds the arm: ${String(run.lease.signal.reason)}` : 'the arm is the sequence\'s';
+      const why = revoked
+        ? `the sequence no longer holds the arm: ${String(run.lease.signal.reason)}`
+        : "the arm is the sequence's";
       reply({ type: 'claim_result', id: message.id, granted: !revoked, message: why });
     } else if (message.type === 'goal') {
       void this.serveGoal(run, message).then(reply);
@@ -219,18 +291,29 @@ export class SequenceSupervisor {
   /** Serves a goal on the action the runner named, if the context serves it and the run still holds the arm. */
   private async serveGoal(run: Run, message: Extract<RunnerToServer, { type: 'goal' }>): Promise<ServerToRunner> {
     if (run.lease.signal.aborted) {
-      return { type: 'result', id: message.id, result: { success: false, message: `the sequence no longer holds the arm: ${String(run.lease.signal.reason)}` } };
+      return {
+        type: 'result',
+        id: message.id,
+        result: { success: false, message: `the sequence no longer holds the arm: ${String(run.lease.signal.reason)}` },
+      };
     }
     const { move_to_joints, move_to_pose } = this.context.endpoints.interfaces;
     const served = message.kind === 'joints' ? move_to_joints.name : move_to_pose.name;
     const normalize = (name: string) => name.replace(/^\//, '');
     if (normalize(message.action) !== normalize(served)) {
-      return { type: 'no_server', id: message.id, message: `no action server '${message.action}' for ${message.kind === 'joints' ? 'MoveToJoints' : 'MoveToPose'} goals (this stack serves '${served}')` };
+      return {
+        type: 'no_server',
+        id: message.id,
+        message: `no action server '${message.action}' for ${message.kind === 'joints' ? 'MoveToJoints' : 'MoveToPose'} goals (this stack serves '${served}')`,
+      };
     }
     const abort = new AbortController();
     run.goals.add(abort);
     try {
-      const result = message.kind === 'joints' ? await this.context.moveToJoints(message.goal, { signal: abort.signal }) : await this.context.moveToPose(message.goal, { signal: abort.signal });
+      const result =
+        message.kind === 'joints'
+          ? await this.context.moveToJoints(message.goal, { signal: abort.signal })
+          : await this.context.moveToPose(message.goal, { signal: abort.signal });
       const answer: MotionResultMsg = result.ok ? result.value : { success: false, message: result.error.message };
       return { type: 'result', id: message.id, result: answer };
     } finally {
@@ -252,7 +335,10 @@ export class SequenceSupervisor {
     if (run.child.connected) run.child.send({ type: 'stop' } satisfies ServerToRunner, (error) => error && undefined);
     signalGroup(run.pid, 'SIGTERM');
     for (const goal of run.goals) goal.abort('stopped');
-    const killed = await Promise.race([run.exited.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), KILL_GRACE_MS).unref())]);
+    const killed = await Promise.race([
+      run.exited.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), KILL_GRACE_MS).unref()),
+    ]);
     if (killed) {
       this.logs.push(`runner did not exit within ${KILL_GRACE_MS / 1000} s of SIGTERM: SIGKILL`);
       signalGroup(run.pid, 'SIGKILL');

@@ -60,7 +60,8 @@ let serverInProcess = false;
 /** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Handlers reach the context and the services through module state: one server per process.
-  if (serverInProcess) throw new Error('an armgate server is already running in this process; close it before starting another');
+  if (serverInProcess)
+    throw new Error('an armgate server is already running in this process; close it before starting another');
   serverInProcess = true;
   let context: RobotContext;
   try {
@@ -71,7 +72,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   setContext(context);
   const arbiter = new MotionArbiter();
-  const sequences = new SequenceSupervisor(context, { backend: config.robot.backend, ...(options.runnerEnv ? { env: options.runnerEnv } : {}) });
+  const sequences = new SequenceSupervisor(context, {
+    backend: config.robot.backend,
+    ...(options.runnerEnv ? { env: options.runnerEnv } : {}),
+  });
   arbiter.addSource(() => context.armActivity());
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));

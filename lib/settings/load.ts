@@ -65,14 +65,20 @@ async function readText(file: string, key: string): Promise<Result<string, strin
 function parseYamlText(text: string, key: string, file: string): Result<unknown, string> {
   try {
     const doc: unknown = parseYaml(text, { prettyErrors: true }) ?? {};
-    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return err(`${key}: expected a mapping of keys to values in '${file}'`);
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+      return err(`${key}: expected a mapping of keys to values in '${file}'`);
     return ok(doc);
   } catch (e) {
     return err(`${key}: malformed YAML in '${file}': ${(e as Error).message.split('\n')[0]?.replace(/:$/, '')}`);
   }
 }
 
-async function loadRef(ref: string, key: string, baseDir: string, env: LoadOptions['env']): Promise<Result<{ file: string; text: string }, string>> {
+async function loadRef(
+  ref: string,
+  key: string,
+  baseDir: string,
+  env: LoadOptions['env'],
+): Promise<Result<{ file: string; text: string }, string>> {
   const resolved = await resolveFileRef(ref, baseDir, env?.AMENT_PREFIX_PATH);
   if (!resolved.ok) return err(`${key}: ${resolved.error}`);
   const text = await readText(resolved.value, key);
@@ -83,7 +89,10 @@ async function loadRef(ref: string, key: string, baseDir: string, env: LoadOptio
  * Reads and validates the root settings file and every file it references. Any problem comes
  * back as one message naming the settings key and the reason.
  */
-export async function loadConfig(settingsFile: string, options: LoadOptions = {}): Promise<Result<LoadOutcome, string>> {
+export async function loadConfig(
+  settingsFile: string,
+  options: LoadOptions = {},
+): Promise<Result<LoadOutcome, string>> {
   const env = options.env ?? process.env;
   const file = path.resolve(settingsFile);
   const dir = path.dirname(file);
@@ -100,7 +109,9 @@ export async function loadConfig(settingsFile: string, options: LoadOptions = {}
   const envToken = env.ARMGATE_TOKEN;
   const token = envToken !== undefined && envToken !== '' ? envToken : (s.web.token ?? '');
   if (token === '' && !isLoopbackHost(s.web.host)) {
-    return err(`web.token: required when web.host is '${s.web.host}' (not a loopback address); set web.token or ARMGATE_TOKEN`);
+    return err(
+      `web.token: required when web.host is '${s.web.host}' (not a loopback address); set web.token or ARMGATE_TOKEN`,
+    );
   }
   if (/\s/.test(token)) return err('web.token: must not contain whitespace');
 
@@ -136,10 +147,14 @@ export async function loadConfig(settingsFile: string, options: LoadOptions = {}
   if (s.robot.backend === 'sim') {
     if (typeof initial === 'string') {
       const known = groupStates?.map((g) => g.name) ?? [];
-      if (!known.includes(initial)) return err(`sim.initial_position: unknown named position '${initial}' (known: ${known.join(', ')})`);
+      if (!known.includes(initial))
+        return err(`sim.initial_position: unknown named position '${initial}' (known: ${known.join(', ')})`);
     } else {
-      const outside = initial.findIndex((q, i) => q < (limits.value.minRad[i] ?? -Infinity) || q > (limits.value.maxRad[i] ?? Infinity));
-      if (outside >= 0) return err(`sim.initial_position: joint ${outside + 1} value ${initial[outside]} is outside its limits`);
+      const outside = initial.findIndex(
+        (q, i) => q < (limits.value.minRad[i] ?? -Infinity) || q > (limits.value.maxRad[i] ?? Infinity),
+      );
+      if (outside >= 0)
+        return err(`sim.initial_position: joint ${outside + 1} value ${initial[outside]} is outside its limits`);
     }
   }
 

@@ -22,7 +22,8 @@ export async function resolveFileRef(
   if (ref.includes('\0')) return err('contains a NUL byte');
   const match = PACKAGE_REF.exec(ref);
   if (!match) {
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) return err(`unsupported scheme in '${ref}' (use pkg://, package:// or a path)`);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref))
+      return err(`unsupported scheme in '${ref}' (use pkg://, package:// or a path)`);
     const resolved = path.resolve(baseDir, ref);
     return (await isReadable(resolved)) ? ok(resolved) : err(`cannot read '${resolved}'`);
   }

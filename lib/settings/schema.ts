@@ -7,7 +7,12 @@ const WebSchema = v.strictObject({
   enabled: v.optional(v.boolean('expected true or false'), true),
   host: v.optional(v.pipe(v.string('expected a host name or address'), v.nonEmpty('must not be empty')), '127.0.0.1'),
   port: v.optional(
-    v.pipe(v.number('expected a port number'), v.integer('expected an integer port'), v.minValue(0, 'expected 0..65535'), v.maxValue(65535, 'expected 0..65535')),
+    v.pipe(
+      v.number('expected a port number'),
+      v.integer('expected an integer port'),
+      v.minValue(0, 'expected 0..65535'),
+      v.maxValue(65535, 'expected 0..65535'),
+    ),
     8007,
   ),
   token: v.optional(v.nullable(v.string('expected a string')), ''),
@@ -57,30 +62,57 @@ const PoseOffsetSchema = v.strictObject({
 });
 
 const SimSchema = v.strictObject({
-  time_scale: v.optional(v.pipe(finite('number'), v.minValue(0.01, 'expected 0.01..1000'), v.maxValue(1000, 'expected 0.01..1000')), 1),
-  joint_state_rate_hz: v.optional(v.pipe(finite('rate in Hz'), v.minValue(1, 'expected 1..1000 Hz'), v.maxValue(1000, 'expected 1..1000 Hz')), 100),
-  controller_rate_hz: v.optional(v.pipe(finite('rate in Hz'), v.minValue(250, 'expected 250..2000 Hz'), v.maxValue(2000, 'expected 250..2000 Hz')), 500),
+  time_scale: v.optional(
+    v.pipe(finite('number'), v.minValue(0.01, 'expected 0.01..1000'), v.maxValue(1000, 'expected 0.01..1000')),
+    1,
+  ),
+  joint_state_rate_hz: v.optional(
+    v.pipe(finite('rate in Hz'), v.minValue(1, 'expected 1..1000 Hz'), v.maxValue(1000, 'expected 1..1000 Hz')),
+    100,
+  ),
+  controller_rate_hz: v.optional(
+    v.pipe(finite('rate in Hz'), v.minValue(250, 'expected 250..2000 Hz'), v.maxValue(2000, 'expected 250..2000 Hz')),
+    500,
+  ),
   publish_joint_states: v.optional(v.boolean('expected true or false'), true),
   initial_position: v.optional(
-    v.union([v.pipe(v.string(), v.nonEmpty()), v.pipe(v.array(finite('angle in radians')), v.length(7, 'expected 7 joint angles'))], 'expected a named position or 7 joint angles'),
+    v.union(
+      [
+        v.pipe(v.string(), v.nonEmpty()),
+        v.pipe(v.array(finite('angle in radians')), v.length(7, 'expected 7 joint angles')),
+      ],
+      'expected a named position or 7 joint angles',
+    ),
     'work',
   ),
   tool_offset: v.optional(PoseOffsetSchema, {}),
-  collision_margin: v.optional(v.pipe(finite('distance in metres'), v.minValue(0, 'expected 0..0.1 m'), v.maxValue(0.1, 'expected 0..0.1 m')), 0.005),
+  collision_margin: v.optional(
+    v.pipe(finite('distance in metres'), v.minValue(0, 'expected 0..0.1 m'), v.maxValue(0.1, 'expected 0..0.1 m')),
+    0.005,
+  ),
   obstacles: v.optional(
     v.pipe(
       v.array(
         v.strictObject({
-          name: v.pipe(v.string('expected a name'), v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1..64 letters, digits, _ . -')),
+          name: v.pipe(
+            v.string('expected a name'),
+            v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1..64 letters, digits, _ . -'),
+          ),
           center: v.pipe(v.array(finite('coordinate in metres')), v.length(3, 'expected [x, y, z] in metres')),
-          size: v.pipe(v.array(v.pipe(finite('edge length in metres'), v.gtValue(0, 'must be > 0'))), v.length(3, 'expected [x, y, z] edge lengths in metres')),
+          size: v.pipe(
+            v.array(v.pipe(finite('edge length in metres'), v.gtValue(0, 'must be > 0'))),
+            v.length(3, 'expected [x, y, z] edge lengths in metres'),
+          ),
         }),
       ),
       v.maxLength(64, 'at most 64 obstacles'),
     ),
     [],
   ),
-  planning_time_s: v.optional(v.pipe(finite('seconds'), v.minValue(0.1, 'expected 0.1..60 s'), v.maxValue(60, 'expected 0.1..60 s')), 5),
+  planning_time_s: v.optional(
+    v.pipe(finite('seconds'), v.minValue(0.1, 'expected 0.1..60 s'), v.maxValue(60, 'expected 0.1..60 s')),
+    5,
+  ),
 });
 
 const SequencesSchema = v.strictObject({

@@ -8,7 +8,12 @@ import type { ArmModel } from './model.ts';
  * Efforts come from the model's inverse dynamics at the state's position, velocity and
  * acceleration, so gravity shows in them.
  */
-export function jointStateMsg(model: ArmModel, state: JointSample, stampMs: number, effortScratch: Float64Array): JointStateMsg {
+export function jointStateMsg(
+  model: ArmModel,
+  state: JointSample,
+  stampMs: number,
+  effortScratch: Float64Array,
+): JointStateMsg {
   model.inverseDynamics(state.q, state.qd, state.qdd, effortScratch);
   return {
     header: { stamp: timeFromMs(stampMs), frame_id: '' },

@@ -78,19 +78,32 @@ export class SimContext implements RobotContext {
     const t = config.sim.tool_offset;
     this.toolPos = Float64Array.from([t.x, t.y, t.z]);
     this.toolRot = matFromAbc(new Float64Array(9), t.a, t.b, t.c);
-    const chain = chainFromUrdf(config.robotDescriptionXml, config.endpoints.planning_frame, config.endpoints.tcp_link, config.endpoints.joint_names);
+    const chain = chainFromUrdf(
+      config.robotDescriptionXml,
+      config.endpoints.planning_frame,
+      config.endpoints.tcp_link,
+      config.endpoints.joint_names,
+    );
     if (!chain.ok) throw new Error(`robot description: ${chain.error}`);
     this.controller = new TrajectoryController(config.limits, initialRad, (event) => this.onControllerEvent(event));
     this.driver = new SimDriver(clock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
       this.controller.update(nowS, dtS);
       return this.controller.isMoving();
     });
-    this.motion = new SimMotionServer(withToolOffset(chain.value, this.toolPos, this.toolRot), config.limits, this.controller, this.driver, this.states, model, {
-      planningFrame: config.endpoints.planning_frame,
-      planningTimeS: config.sim.planning_time_s,
-      motionTimeoutS: config.endpoints.timeouts.motion_s,
-      timeScale: config.sim.time_scale,
-    });
+    this.motion = new SimMotionServer(
+      withToolOffset(chain.value, this.toolPos, this.toolRot),
+      config.limits,
+      this.controller,
+      this.driver,
+      this.states,
+      model,
+      {
+        planningFrame: config.endpoints.planning_frame,
+        planningTimeS: config.sim.planning_time_s,
+        motionTimeoutS: config.endpoints.timeouts.motion_s,
+        timeScale: config.sim.time_scale,
+      },
+    );
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
@@ -99,7 +112,11 @@ export class SimContext implements RobotContext {
   static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
     const scene = {
       marginM: config.sim.collision_margin,
-      boxes: config.sim.obstacles.map((o) => ({ name: o.name, center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const, size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const })),
+      boxes: config.sim.obstacles.map((o) => ({
+        name: o.name,
+        center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const,
+        size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const,
+      })),
     };
     const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names, scene);
     const context = new SimContext(config, model, clock);
@@ -161,7 +178,8 @@ export class SimContext implements RobotContext {
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
     const frame = request.header.frame_id;
-    const fail = (val: number): Result<GetPositionFkResponse, InterfaceUnavailable> => ok({ pose_stamped: [], fk_link_names: [], error_code: { val } });
+    const fail = (val: number): Result<GetPositionFkResponse, InterfaceUnavailable> =>
+      ok({ pose_stamped: [], fk_link_names: [], error_code: { val } });
     if (frame !== '' && frame !== this.endpoints.planning_frame) return fail(MOVEIT_FRAME_TRANSFORM_FAILURE);
     // Joints the request leaves out take their current value, as MoveIt fills a partial robot state.
     const q = Float64Array.from(this.controller.state.q);
@@ -209,10 +227,16 @@ export class SimContext implements RobotContext {
   }
 
   /** Runs a goal with the motion timeout and makes it cancellable by the stop service. */
-  private async runGoal(options: GoalOptions, run: (signal: AbortSignal) => Promise<MotionResultMsg>): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  private async runGoal(
+    options: GoalOptions,
+    run: (signal: AbortSignal) => Promise<MotionResultMsg>,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
     const abort = new AbortController();
     const timeoutS = this.endpoints.timeouts.motion_s;
-    const timer = setTimeout(() => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`), timeoutS * 1000);
+    const timer = setTimeout(
+      () => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`),
+      timeoutS * 1000,
+    );
     const forward = () => abort.abort(options.signal?.reason ?? 'cancelled');
     options.signal?.addEventListener('abort', forward, { once: true });
     this.goalsInFlight.add(abort);
@@ -225,16 +249,28 @@ export class SimContext implements RobotContext {
     }
   }
 
-  moveToJoints(goal: MoveToJointsGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
-    return this.runGoal(options, (signal) => this.motion.moveToJoints(goal, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
+  moveToJoints(
+    goal: MoveToJointsGoal,
+    options: GoalOptions = {},
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.runGoal(options, (signal) =>
+      this.motion.moveToJoints(goal, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }),
+    );
   }
 
   moveToPose(goal: MoveToPoseGoal, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
-    return this.runGoal(options, (signal) => this.motion.moveToPose(goal, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
+    return this.runGoal(options, (signal) =>
+      this.motion.moveToPose(goal, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }),
+    );
   }
 
-  moveToNamed(request: MoveToNamedRequest, options: GoalOptions = {}): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
-    return this.runGoal(options, (signal) => this.motion.moveToNamed(request, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }));
+  moveToNamed(
+    request: MoveToNamedRequest,
+    options: GoalOptions = {},
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.runGoal(options, (signal) =>
+      this.motion.moveToNamed(request, { signal, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}) }),
+    );
   }
 
   topics(): readonly TopicInfo[] {
@@ -274,12 +310,16 @@ export class SimContext implements RobotContext {
     const cancelled = this.goalsInFlight.size;
     for (const goal of this.goalsInFlight) goal.abort('stopped');
     this.motion.cancelActive();
-    return ok({ success: true, message: cancelled > 0 ? `cancelled ${cancelled} motion goal(s)` : 'no motion goal was active' });
+    return ok({
+      success: true,
+      message: cancelled > 0 ? `cancelled ${cancelled} motion goal(s)` : 'no motion goal was active',
+    });
   }
 
   armActivity(): ArmActivity | undefined {
     if (this.goalsInFlight.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
-    if (this.controller.isMoving()) return { kind: 'trajectory', detail: 'the joint trajectory controller is executing a trajectory' };
+    if (this.controller.isMoving())
+      return { kind: 'trajectory', detail: 'the joint trajectory controller is executing a trajectory' };
     return undefined;
   }
 
@@ -323,7 +363,8 @@ function mul3(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
   const out = new Float64Array(9);
   for (let i = 0; i < 3; i++) {
     for (let j = 0; j < 3; j++) {
-      out[3 * i + j] = (a[3 * i] ?? 0) * (b[j] ?? 0) + (a[3 * i + 1] ?? 0) * (b[3 + j] ?? 0) + (a[3 * i + 2] ?? 0) * (b[6 + j] ?? 0);
+      out[3 * i + j] =
+        (a[3 * i] ?? 0) * (b[j] ?? 0) + (a[3 * i + 1] ?? 0) * (b[3 + j] ?? 0) + (a[3 * i + 2] ?? 0) * (b[6 + j] ?? 0);
     }
   }
   return out;

@@ -85,7 +85,8 @@ export class ArmModel {
     }
     for (let g1 = 0; g1 < model.ngeom; g1++) {
       for (let g2 = g1 + 1; g2 < model.ngeom; g2++) {
-        const b1 = geomBody[g1] ?? 0, b2 = geomBody[g2] ?? 0;
+        const b1 = geomBody[g1] ?? 0,
+          b2 = geomBody[g2] ?? 0;
         if (b1 === b2 || bodyParent[b1] === b2 || bodyParent[b2] === b1) continue;
         if (!movable(b1) && !movable(b2)) continue;
         this.pairs.push({ g1, g2, self: movable(b1) && movable(b2) });
@@ -99,7 +100,11 @@ export class ArmModel {
    * MJCF form gets the floor and the boxes, and that is loaded again. Every geom gets the scene's
    * margin, so contacts closer than it are reported. Throws with MuJoCo's message when it cannot.
    */
-  static async load(descriptionXml: string, jointNames: readonly string[], scene: Scene = { boxes: [], marginM: 0 }): Promise<ArmModel> {
+  static async load(
+    descriptionXml: string,
+    jointNames: readonly string[],
+    scene: Scene = { boxes: [], marginM: 0 },
+  ): Promise<ArmModel> {
     const mj = await loadMujocoModule();
     const dir = `/armgate-model-${++modelCounter}`;
     mj.FS.mkdir(dir);
@@ -107,13 +112,17 @@ export class ArmModel {
     const file = `${dir}/robot.${isUrdf ? 'urdf' : 'xml'}`;
     mj.FS.writeFile(file, descriptionXml);
     const robot = mj.MjModel.loadFromXML(file);
-    if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1) throw new Error('MuJoCo could not export the robot model');
+    if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1)
+      throw new Error('MuJoCo could not export the robot model');
     robot.delete();
     const mjcf = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
     const margin = scene.marginM;
     const sceneXml = [
       `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
-      ...scene.boxes.map((b) => `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`),
+      ...scene.boxes.map(
+        (b) =>
+          `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`,
+      ),
     ].join('\n');
     const withScene = mjcf
       .replace('<worldbody>', `<default><geom margin="${margin}"/></default>\n<worldbody>\n${sceneXml}`)
@@ -166,7 +175,12 @@ export class ArmModel {
    * `qdRadS` under gravity: MuJoCo's inverse dynamics. With zero velocity and acceleration these
    * are the torques that hold the arm against gravity.
    */
-  inverseDynamics(qRad: ArrayLike<number>, qdRadS: ArrayLike<number>, qddRadS2: ArrayLike<number>, out: Float64Array): Float64Array {
+  inverseDynamics(
+    qRad: ArrayLike<number>,
+    qdRadS: ArrayLike<number>,
+    qddRadS2: ArrayLike<number>,
+    out: Float64Array,
+  ): Float64Array {
     this.setState(qRad, qdRadS, qddRadS2);
     this.mj.mj_inverse(this.model, this.data);
     const tau = this.data.qfrc_inverse as Float64Array;
@@ -183,7 +197,8 @@ export class ArmModel {
     for (let k = 0; k < this.data.ncon; k++) {
       const c = this.data.contact.get(k);
       if (!c) continue;
-      if (!closest || c.dist < closest.distM) closest = { a: this.geomLabels[c.geom1] ?? '?', b: this.geomLabels[c.geom2] ?? '?', distM: c.dist };
+      if (!closest || c.dist < closest.distM)
+        closest = { a: this.geomLabels[c.geom1] ?? '?', b: this.geomLabels[c.geom2] ?? '?', distM: c.dist };
       c.delete();
     }
     return closest;
@@ -201,7 +216,8 @@ export class ArmModel {
     const q = Float64Array.from(qRad);
     this.setState(q);
     this.mj.mj_kinematics(this.model, this.data);
-    const hinge = (d: number, eps: number) => (d < 0 ? -d + eps / 2 : d < eps ? ((d - eps) * (d - eps)) / (2 * eps) : 0);
+    const hinge = (d: number, eps: number) =>
+      d < 0 ? -d + eps / 2 : d < eps ? ((d - eps) * (d - eps)) / (2 * eps) : 0;
     const active: { g1: number; g2: number; eps: number }[] = [];
     let cost = 0;
     for (const pair of this.pairs) {
@@ -219,7 +235,8 @@ export class ArmModel {
       this.setState(q);
       this.mj.mj_kinematics(this.model, this.data);
       let shifted = 0;
-      for (const { g1, g2, eps } of active) shifted += hinge(this.mj.mj_geomDistance(this.model, this.data, g1, g2, 2 * eps, this.fromTo), eps);
+      for (const { g1, g2, eps } of active)
+        shifted += hinge(this.mj.mj_geomDistance(this.model, this.data, g1, g2, 2 * eps, this.fromTo), eps);
       gradOut[j] = (gradOut[j] ?? 0) + (shifted - cost) / h;
       q[j] = saved;
     }

@@ -72,7 +72,15 @@ export class SimMotionServer {
   private readonly options: SimPlanningOptions;
   private waiting: Waiting | undefined;
 
-  constructor(chain: Chain, limits: JointLimits, controller: TrajectoryController, driver: SimDriver, states: readonly GroupState[], collisions: CollisionChecker, options: SimPlanningOptions) {
+  constructor(
+    chain: Chain,
+    limits: JointLimits,
+    controller: TrajectoryController,
+    driver: SimDriver,
+    states: readonly GroupState[],
+    collisions: CollisionChecker,
+    options: SimPlanningOptions,
+  ) {
     this.chain = chain;
     this.limits = limits;
     this.controller = controller;
@@ -103,10 +111,20 @@ export class SimMotionServer {
   }
 
   /** A PTP trajectory, or why not: one longer than the motion timeout fails before it is sampled. */
-  private ptp(start: readonly number[], target: readonly number[], scales: MotionScales): Result<JointTrajectory, string> {
+  private ptp(
+    start: readonly number[],
+    target: readonly number[],
+    scales: MotionScales,
+  ): Result<JointTrajectory, string> {
     const durationS = ptpDurationS(start, target, this.limits, scales) / this.options.timeScale;
     const timeoutS = this.options.motionTimeoutS;
-    if (!(durationS <= timeoutS)) return err(this.tooLong(durationS, `speed ${scales.speed}${scales.accelScale > 0 ? `, accel_scale ${scales.accelScale}` : ''}`));
+    if (!(durationS <= timeoutS))
+      return err(
+        this.tooLong(
+          durationS,
+          `speed ${scales.speed}${scales.accelScale > 0 ? `, accel_scale ${scales.accelScale}` : ''}`,
+        ),
+      );
     return ok(planPtp(start, target, this.limits, scales));
   }
 
@@ -118,7 +136,8 @@ export class SimMotionServer {
   async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
     handlers.onFeedback?.('planning');
     const state = this.states.find((s) => s.name === request.name);
-    if (!state) return fail(`unknown named position '${request.name}' (known: ${this.states.map((s) => s.name).join(', ')})`);
+    if (!state)
+      return fail(`unknown named position '${request.name}' (known: ${this.states.map((s) => s.name).join(', ')})`);
     const target = [...state.jointsRad];
     const bad = this.outsideLimits(target);
     if (bad) return fail(`named position '${request.name}': ${bad}`);
@@ -140,7 +159,8 @@ export class SimMotionServer {
   /** Plans a MoveToPose goal from the current state and checks it for collisions, without moving. */
   async planPoseGoal(goal: MoveToPoseGoal, signal?: AbortSignal): Promise<Result<JointTrajectory, string>> {
     const frame = this.options.planningFrame;
-    if (goal.frame_id !== '' && goal.frame_id !== frame) return err(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
+    if (goal.frame_id !== '' && goal.frame_id !== frame)
+      return err(`unknown frame '${goal.frame_id}' (known: '' or '${frame}')`);
     const planned = await this.planPose(goal, signal);
     if (!planned.ok) return planned;
     const durationS = trajectoryDuration(planned.value) / this.options.timeScale;
@@ -162,8 +182,11 @@ export class SimMotionServer {
       sampleTrajectory(trajectory, (duration * k) / steps, sample);
       const contact = this.collisions.collisionAt(sample.q);
       if (contact) {
-        const hint = planner === 'ompl' || planner === 'chomp' ? '' : '; try planner ompl, which plans around obstacles';
-        return err(`the ${planner} path would collide (${contact.a} with ${contact.b}) ${Math.round((100 * k) / steps)} % along it${hint}`);
+        const hint =
+          planner === 'ompl' || planner === 'chomp' ? '' : '; try planner ompl, which plans around obstacles';
+        return err(
+          `the ${planner} path would collide (${contact.a} with ${contact.b}) ${Math.round((100 * k) / steps)} % along it${hint}`,
+        );
       }
     }
     return ok(trajectory);
@@ -171,25 +194,48 @@ export class SimMotionServer {
 
   /** A joint-space space for sampling planners: the joint limits and the collision check. */
   private jointSpace(): JointSpace {
-    return { minRad: this.limits.minRad, maxRad: this.limits.maxRad, isValid: (q) => this.collisions.collisionAt(q) === undefined, random: Math.random };
+    return {
+      minRad: this.limits.minRad,
+      maxRad: this.limits.maxRad,
+      isValid: (q) => this.collisions.collisionAt(q) === undefined,
+      random: Math.random,
+    };
   }
 
   /** IK of a pose target from the current joints, in slices of at most {@link SLICE_MS} within {@link IK_BUDGET_MS}. */
-  private async goalConfiguration(position: number[], rotation: Float64Array, goal: MoveToPoseGoal): Promise<Result<number[], string>> {
+  private async goalConfiguration(
+    position: number[],
+    rotation: Float64Array,
+    goal: MoveToPoseGoal,
+  ): Promise<Result<number[], string>> {
     const ws = createIkWorkspace(this.chain);
     const seed = this.currentQ();
     const end = now() + IK_BUDGET_MS;
     for (;;) {
       const deadlineMs = Math.min(end, now() + SLICE_MS);
-      const ik = solveIk(this.chain, this.limits.minRad, this.limits.maxRad, position, rotation, seed, { deadlineMs, nowMs: now, random: Math.random }, ws);
+      const ik = solveIk(
+        this.chain,
+        this.limits.minRad,
+        this.limits.maxRad,
+        position,
+        rotation,
+        seed,
+        { deadlineMs, nowMs: now, random: Math.random },
+        ws,
+      );
       if (ik.status === 'converged') return ok(Array.from(ik.qRad));
       if (now() >= end) break;
       await yieldToLoop();
     }
-    return err(`no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`);
+    return err(
+      `no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`,
+    );
   }
 
-  private async planPose(goal: MoveToPoseGoal, signal: AbortSignal | undefined): Promise<Result<JointTrajectory, string>> {
+  private async planPose(
+    goal: MoveToPoseGoal,
+    signal: AbortSignal | undefined,
+  ): Promise<Result<JointTrajectory, string>> {
     const scales: MotionScales = { speed: goal.speed, accelScale: 0 };
     const position = [goal.x, goal.y, goal.z];
     const rotation = matFromAbc(new Float64Array(9), goal.a, goal.b, goal.c);
@@ -201,34 +247,62 @@ export class SimMotionServer {
       if (planner === 'ptp') return this.ptp(start, target.value, scales);
       const atGoal = this.collisions.collisionAt(target.value);
       if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
-      return planner === 'ompl' ? this.planOmpl(start, target.value, scales, signal) : this.planChomp(start, target.value, scales, signal);
+      return planner === 'ompl'
+        ? this.planOmpl(start, target.value, scales, signal)
+        : this.planChomp(start, target.value, scales, signal);
     }
     if (planner === 'lin' || planner === 'circ') {
       const from = tcpPose(this.chain, start);
       const orientation = quatFromMat(rotation);
       let path = linePath(from.position, from.orientation, position, orientation);
       if (planner === 'circ') {
-        const aux: CircAux | undefined = goal.circ_center ? { center: [goal.circ_center.x, goal.circ_center.y, goal.circ_center.z] } : goal.circ_interim ? { interim: [goal.circ_interim.x, goal.circ_interim.y, goal.circ_interim.z] } : undefined;
-        if (!aux) return err('circ needs an auxiliary point: give circ_center (the arc centre) or circ_interim (a point on the arc), as {x, y, z} in metres');
+        const aux: CircAux | undefined = goal.circ_center
+          ? { center: [goal.circ_center.x, goal.circ_center.y, goal.circ_center.z] }
+          : goal.circ_interim
+            ? { interim: [goal.circ_interim.x, goal.circ_interim.y, goal.circ_interim.z] }
+            : undefined;
+        if (!aux)
+          return err(
+            'circ needs an auxiliary point: give circ_center (the arc centre) or circ_interim (a point on the arc), as {x, y, z} in metres',
+          );
         const arc = arcPath(from.position, from.orientation, position, orientation, aux);
         if (!arc.ok) return err(`circ: ${arc.error}`);
         path = arc.value;
       }
       const options = { nowMs: now, maxDurationS: this.options.motionTimeoutS * this.options.timeScale };
-      const planned = await runSliced(planCartesianSteps(this.chain, this.limits, path, start, scales, options), now, signal);
+      const planned = await runSliced(
+        planCartesianSteps(this.chain, this.limits, path, start, scales, options),
+        now,
+        signal,
+      );
       if (!planned.ok) return planned;
       if (planned.value.ok) return planned.value;
       const failure = planned.value.error;
-      if (failure.reason === 'too_long') return err(this.tooLong((failure.durationS ?? Number.POSITIVE_INFINITY) / this.options.timeScale, `speed ${scales.speed}`));
+      if (failure.reason === 'too_long')
+        return err(
+          this.tooLong(
+            (failure.durationS ?? Number.POSITIVE_INFINITY) / this.options.timeScale,
+            `speed ${scales.speed}`,
+          ),
+        );
       return err(`${planner}: ${failure.message}`);
     }
     return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);
   }
 
   /** RRT-Connect in joint space, shortcut and smoothed, then time-parameterized within the limits. */
-  private async planOmpl(start: number[], target: number[], scales: MotionScales, signal: AbortSignal | undefined): Promise<Result<JointTrajectory, string>> {
+  private async planOmpl(
+    start: number[],
+    target: number[],
+    scales: MotionScales,
+    signal: AbortSignal | undefined,
+  ): Promise<Result<JointTrajectory, string>> {
     const space = this.jointSpace();
-    const search = await runSliced(planRrtConnect(space, start, target, { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now }), now, signal);
+    const search = await runSliced(
+      planRrtConnect(space, start, target, { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now }),
+      now,
+      signal,
+    );
     if (!search.ok) return search;
     const found = search.value;
     if (!found.ok) return err(`ompl (RRT-Connect): ${found.error} (${this.options.planningTimeS} s budget)`);
@@ -237,11 +311,22 @@ export class SimMotionServer {
   }
 
   /** CHOMP from the straight joint-space line, then time-parameterized within the limits. */
-  private async planChomp(start: number[], target: number[], scales: MotionScales, signal: AbortSignal | undefined): Promise<Result<JointTrajectory, string>> {
+  private async planChomp(
+    start: number[],
+    target: number[],
+    scales: MotionScales,
+    signal: AbortSignal | undefined,
+  ): Promise<Result<JointTrajectory, string>> {
     const epsilon = 0.05;
     const optimized = await runSliced(
       optimizeChomp(
-        { startRad: start, goalRad: target, minRad: this.limits.minRad, maxRad: this.limits.maxRad, obstacleCost: (q, grad) => this.collisions.obstacleCost(q, epsilon, grad) },
+        {
+          startRad: start,
+          goalRad: target,
+          minRad: this.limits.minRad,
+          maxRad: this.limits.maxRad,
+          obstacleCost: (q, grad) => this.collisions.obstacleCost(q, epsilon, grad),
+        },
         { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now },
       ),
       now,
@@ -254,7 +339,9 @@ export class SimMotionServer {
     for (let i = 1; i < result.path.length; i++) {
       await checkpoint();
       if (!segmentValid(space, result.path[i - 1] ?? [], result.path[i] ?? [], 0.02)) {
-        return err(`chomp found no collision-free path after ${result.iterations} iterations (obstacle cost ${result.obstacleCost.toFixed(4)}); try ompl`);
+        return err(
+          `chomp found no collision-free path after ${result.iterations} iterations (obstacle cost ${result.obstacleCost.toFixed(4)}); try ompl`,
+        );
       }
     }
     return ok(timeParameterize(result.path, this.limits, scales));
@@ -271,14 +358,19 @@ export class SimMotionServer {
     this.driver.wake();
   }
 
-  private async execute(trajectory: JointTrajectory, goalRad: readonly number[], handlers: GoalHandlers): Promise<MotionResultMsg> {
+  private async execute(
+    trajectory: JointTrajectory,
+    goalRad: readonly number[],
+    handlers: GoalHandlers,
+  ): Promise<MotionResultMsg> {
     const signal = handlers.signal;
     if (signal?.aborted) return fail(reasonOf(signal));
     handlers.onFeedback?.('executing');
     if (trajectoryDuration(trajectory) === 0) {
       const q = this.currentQ();
       const offset = Math.max(...goalRad.map((g, i) => Math.abs(g - (q[i] ?? 0))));
-      if (offset <= GOAL_TOLERANCE_RAD && !this.controller.isMoving()) return { success: true, message: 'already at the goal' };
+      if (offset <= GOAL_TOLERANCE_RAD && !this.controller.isMoving())
+        return { success: true, message: 'already at the goal' };
     }
     const accepted = this.controller.follow(trajectory, this.driver.nowS());
     if (!accepted.ok) return fail(`the controller refused the trajectory: ${accepted.error}`);
@@ -305,8 +397,10 @@ export class SimMotionServer {
   private outsideLimits(q: readonly number[]): string | undefined {
     for (let i = 0; i < this.limits.jointNames.length; i++) {
       const v = q[i];
-      const min = this.limits.minRad[i] ?? 0, max = this.limits.maxRad[i] ?? 0;
-      if (v === undefined || !Number.isFinite(v) || v < min || v > max) return `${this.limits.jointNames[i]} = ${v} rad is outside its limits [${min}, ${max}]`;
+      const min = this.limits.minRad[i] ?? 0,
+        max = this.limits.maxRad[i] ?? 0;
+      if (v === undefined || !Number.isFinite(v) || v < min || v > max)
+        return `${this.limits.jointNames[i]} = ${v} rad is outside its limits [${min}, ${max}]`;
     }
     return undefined;
   }

@@ -23,7 +23,12 @@ export function sliceCheckpoint(nowMs: () => number, sliceMs = SLICE_MS): () => 
  * spent, or when the next step (as long as the last one) would overrun it. When `signal` aborts (a
  * stop revoked the goal), the planner is abandoned at its next step: the error is the abort reason.
  */
-export async function runSliced<R>(generator: Generator<void, R>, nowMs: () => number, signal?: AbortSignal, sliceMs = SLICE_MS): Promise<Result<R, string>> {
+export async function runSliced<R>(
+  generator: Generator<void, R>,
+  nowMs: () => number,
+  signal?: AbortSignal,
+  sliceMs = SLICE_MS,
+): Promise<Result<R, string>> {
   let sliceEnd = nowMs() + sliceMs;
   let stepMs = 0;
   for (;;) {

@@ -23,10 +23,16 @@ function jointIndex(header: string, count: number): number {
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** The number in cell `index` of a data row (decimal notation only), or why not. */
-function cellNumber(cells: readonly string[], header: readonly string[], index: number, row: number): Result<number, CsvProblem> {
+function cellNumber(
+  cells: readonly string[],
+  header: readonly string[],
+  index: number,
+  row: number,
+): Result<number, CsvProblem> {
   const cell = cells[index] ?? '';
   const value = DECIMAL.test(cell) ? Number(cell) : Number.NaN;
-  if (!Number.isFinite(value)) return err({ row, column: header[index] ?? '', msg: `'${cell.slice(0, 40)}' is not a finite number` });
+  if (!Number.isFinite(value))
+    return err({ row, column: header[index] ?? '', msg: `'${cell.slice(0, 40)}' is not a finite number` });
   return ok(value);
 }
 
@@ -37,17 +43,28 @@ function cellNumber(cells: readonly string[], header: readonly string[], index: 
  * bounds of JSON points (lib/trajectory/bounds.ts): at most 100,000, times 0..86400 s, angles
  * within +-2 pi. Every problem names its row and column.
  */
-export function parseTrajectoryCsv(text: string, separator: string, jointCount = 7): Result<ApiTrajectoryPoint[], CsvProblem> {
+export function parseTrajectoryCsv(
+  text: string,
+  separator: string,
+  jointCount = 7,
+): Result<ApiTrajectoryPoint[], CsvProblem> {
   let records: string[][];
   try {
-    records = parse(text, { delimiter: separator, bom: true, relax_column_count: true, skip_empty_lines: false, trim: true }) as string[][];
+    records = parse(text, {
+      delimiter: separator,
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: false,
+      trim: true,
+    }) as string[][];
   } catch (e) {
     const line = (e as { lines?: number }).lines;
     return err({ row: line ?? 0, column: '', msg: `malformed CSV: ${(e as Error).message}` });
   }
   while (records.length > 0 && (records.at(-1) ?? []).every((cell) => cell === '')) records.pop();
   const header = records[0];
-  if (!header || header.every((c) => c === '')) return err({ row: 1, column: '', msg: 'the file is empty: a header row and at least one point are needed' });
+  if (!header || header.every((c) => c === ''))
+    return err({ row: 1, column: '', msg: 'the file is empty: a header row and at least one point are needed' });
   const columns: number[] = new Array(jointCount).fill(-1);
   let timeColumn = -1;
   const unknown: string[] = [];
@@ -56,31 +73,45 @@ export function parseTrajectoryCsv(text: string, separator: string, jointCount =
     const lower = name.toLowerCase();
     const joint = jointIndex(name, jointCount);
     if (joint >= 0) {
-      if ((columns[joint] ?? -1) >= 0) return err({ row: 1, column: name, msg: `duplicate column for joint${joint + 1}` });
+      if ((columns[joint] ?? -1) >= 0)
+        return err({ row: 1, column: name, msg: `duplicate column for joint${joint + 1}` });
       columns[joint] = index;
     } else if (TIME_COLUMNS.includes(lower)) {
-      if (timeColumn >= 0) return err({ row: 1, column: name, msg: `duplicate time column (use one of ${TIME_COLUMNS.join(', ')})` });
+      if (timeColumn >= 0)
+        return err({ row: 1, column: name, msg: `duplicate time column (use one of ${TIME_COLUMNS.join(', ')})` });
       timeColumn = index;
     } else {
       unknown.push(name === '' ? `(empty, column ${index + 1})` : name);
     }
   }
   if (unknown.length > 0) {
-    const hint = header.length === 1 && /[;,\t|]/.test(header[0] ?? '') ? ` (the header has one column: is the separator '${separator}' right? a semicolon is passed as %3B)` : '';
-    return err({ row: 1, column: unknown[0] ?? '', msg: `unknown column(s): ${unknown.join(', ')}; expected joint1..joint${jointCount} (or joint_1..) and one of ${TIME_COLUMNS.join(', ')}${hint}` });
+    const hint =
+      header.length === 1 && /[;,\t|]/.test(header[0] ?? '')
+        ? ` (the header has one column: is the separator '${separator}' right? a semicolon is passed as %3B)`
+        : '';
+    return err({
+      row: 1,
+      column: unknown[0] ?? '',
+      msg: `unknown column(s): ${unknown.join(', ')}; expected joint1..joint${jointCount} (or joint_1..) and one of ${TIME_COLUMNS.join(', ')}${hint}`,
+    });
   }
   const missing = columns.flatMap((c, j) => (c < 0 ? [`joint${j + 1}`] : []));
   if (timeColumn < 0) missing.push(`a time column (${TIME_COLUMNS.join(', ')})`);
   if (missing.length > 0) return err({ row: 1, column: '', msg: `missing column(s): ${missing.join(', ')}` });
   if (records.length < 2) return err({ row: 2, column: '', msg: 'no points after the header' });
   if (records.length - 1 > MAX_POINTS) {
-    return err({ row: MAX_POINTS + 2, column: '', msg: `more than ${MAX_POINTS} points (rows 2..${MAX_POINTS + 1}): split the trajectory` });
+    return err({
+      row: MAX_POINTS + 2,
+      column: '',
+      msg: `more than ${MAX_POINTS} points (rows 2..${MAX_POINTS + 1}): split the trajectory`,
+    });
   }
   const points: ApiTrajectoryPoint[] = [];
   for (let r = 1; r < records.length; r++) {
     const cells = records[r] ?? [];
     const row = r + 1;
-    if (cells.length !== header.length) return err({ row, column: '', msg: `expected ${header.length} cells, found ${cells.length}` });
+    if (cells.length !== header.length)
+      return err({ row, column: '', msg: `expected ${header.length} cells, found ${cells.length}` });
     const time = cellNumber(cells, header, timeColumn, row);
     if (!time.ok) return time;
     const timeIssue = timeProblem(time.value);

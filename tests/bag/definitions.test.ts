@@ -9,9 +9,17 @@ const RULE = '='.repeat(80);
 describe('ros2msg definitions for MCAP schemas', () => {
   it('knows the types armgate records', () => {
     for (const type of [
-      'sensor_msgs/msg/JointState', 'trajectory_msgs/msg/JointTrajectory', 'trajectory_msgs/msg/JointTrajectoryPoint',
-      'std_msgs/msg/Header', 'std_msgs/msg/String', 'builtin_interfaces/msg/Time', 'builtin_interfaces/msg/Duration',
-      'geometry_msgs/msg/PoseStamped', 'geometry_msgs/msg/Pose', 'geometry_msgs/msg/Point', 'geometry_msgs/msg/Quaternion',
+      'sensor_msgs/msg/JointState',
+      'trajectory_msgs/msg/JointTrajectory',
+      'trajectory_msgs/msg/JointTrajectoryPoint',
+      'std_msgs/msg/Header',
+      'std_msgs/msg/String',
+      'builtin_interfaces/msg/Time',
+      'builtin_interfaces/msg/Duration',
+      'geometry_msgs/msg/PoseStamped',
+      'geometry_msgs/msg/Pose',
+      'geometry_msgs/msg/Point',
+      'geometry_msgs/msg/Quaternion',
     ]) {
       assert.ok(KNOWN_TYPES.includes(type), type);
       assert.equal(typeof definitionFor(type), 'string', type);
@@ -38,7 +46,13 @@ describe('ros2msg definitions for MCAP schemas', () => {
   it('includes each dependency once (PoseStamped: Pose, Point, Quaternion, Header, Time)', () => {
     const text = definitionFor('geometry_msgs/msg/PoseStamped') ?? '';
     const names = [...text.matchAll(/^MSG: (.+)$/gm)].map((m) => m[1]);
-    assert.deepEqual(names, ['geometry_msgs/Pose', 'geometry_msgs/Point', 'geometry_msgs/Quaternion', 'std_msgs/Header', 'builtin_interfaces/Time']);
+    assert.deepEqual(names, [
+      'geometry_msgs/Pose',
+      'geometry_msgs/Point',
+      'geometry_msgs/Quaternion',
+      'std_msgs/Header',
+      'builtin_interfaces/Time',
+    ]);
     assert.match(text, /\nfloat64 w 1\n/);
   });
 
@@ -57,7 +71,13 @@ describe('ros2msg definitions for MCAP schemas', () => {
     const [root] = parse(definitionFor('sensor_msgs/msg/JointState') ?? '', { ros2: true });
     assert.deepEqual(
       root?.definitions.map((f) => [f.name, f.type, f.isArray ?? false]),
-      [['header', 'std_msgs/Header', false], ['name', 'string', true], ['position', 'float64', true], ['velocity', 'float64', true], ['effort', 'float64', true]],
+      [
+        ['header', 'std_msgs/Header', false],
+        ['name', 'string', true],
+        ['position', 'float64', true],
+        ['velocity', 'float64', true],
+        ['effort', 'float64', true],
+      ],
     );
   });
 });

@@ -26,7 +26,13 @@ const T0 = 1_718_000_000_000_000_000n;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function jointState(i: number, ns: bigint) {
-  return { header: { stamp: { sec: Number(ns / 1_000_000_000n), nanosec: Number(ns % 1_000_000_000n) }, frame_id: '' }, name: JOINTS, position: JOINTS.map((_, j) => i * 0.01 + j), velocity: [], effort: [] };
+  return {
+    header: { stamp: { sec: Number(ns / 1_000_000_000n), nanosec: Number(ns % 1_000_000_000n) }, frame_id: '' },
+    name: JOINTS,
+    position: JOINTS.map((_, j) => i * 0.01 + j),
+    velocity: [],
+    effort: [],
+  };
 }
 
 interface Metadata {
@@ -36,7 +42,9 @@ interface Metadata {
 }
 
 async function metadataOf(folder: string): Promise<Metadata> {
-  return (parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as { rosbag2_bagfile_information: Metadata }).rosbag2_bagfile_information;
+  return (
+    parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as { rosbag2_bagfile_information: Metadata }
+  ).rosbag2_bagfile_information;
 }
 
 describe('a bag that is never closed', () => {
@@ -64,16 +72,27 @@ describe('a bag that is never closed', () => {
       const early = await metadataOf(folder);
       assert.equal(early.message_count, 0);
       assert.deepEqual(early.relative_file_paths, ['open_0.mcap']);
-      assert.deepEqual(early.topics_with_message_count.map((t) => t.topic_metadata.name), TOPICS.map((t) => t.name));
+      assert.deepEqual(
+        early.topics_with_message_count.map((t) => t.topic_metadata.name),
+        TOPICS.map((t) => t.name),
+      );
       const fresh = streamMcap(new Uint8Array(await readFile(path.join(folder, 'open_0.mcap'))));
-      assert.deepEqual(fresh.recordTypes, ['Header', 'Schema', 'Schema', 'Channel', 'Channel'], 'schemas and channels are in the file at once');
+      assert.deepEqual(
+        fresh.recordTypes,
+        ['Header', 'Schema', 'Schema', 'Channel', 'Channel'],
+        'schemas and channels are in the file at once',
+      );
 
-      for (let i = 0; i < 20; i++) await writer.write('/joint_states', jointState(i, T0 + BigInt(i) * 10_000_000n), T0 + BigInt(i) * 10_000_000n);
+      for (let i = 0; i < 20; i++)
+        await writer.write('/joint_states', jointState(i, T0 + BigInt(i) * 10_000_000n), T0 + BigInt(i) * 10_000_000n);
       await sleep(2 * FLUSH_INTERVAL_MS + 200);
       const streamed = streamMcap(new Uint8Array(await readFile(path.join(folder, 'open_0.mcap'))));
       assert.equal(streamed.complete, false, 'no footer yet');
       assert.equal(streamed.leftoverBytes, 0);
-      assert.deepEqual(streamed.topics, TOPICS.map((t) => t.name));
+      assert.deepEqual(
+        streamed.topics,
+        TOPICS.map((t) => t.name),
+      );
       assert.equal(streamed.messages.length, 20);
       streamed.messages.forEach((m, i) => {
         assertJointState(m.decoded);
@@ -121,8 +140,15 @@ describe('a bag that is never closed', () => {
     let previous = 0;
     for (let cut = 8; cut <= bytes.byteLength; cut += 37) {
       const streamed = streamMcap(bytes.subarray(0, cut));
-      assert.ok(streamed.messages.length >= previous, `cut at ${cut}: ${streamed.messages.length} messages, ${previous} before`);
-      assert.deepEqual(streamed.messages.map((m) => m.logTimeNs), streamed.messages.map((_, i) => T0 + BigInt(i)), `cut at ${cut}: a prefix`);
+      assert.ok(
+        streamed.messages.length >= previous,
+        `cut at ${cut}: ${streamed.messages.length} messages, ${previous} before`,
+      );
+      assert.deepEqual(
+        streamed.messages.map((m) => m.logTimeNs),
+        streamed.messages.map((_, i) => T0 + BigInt(i)),
+        `cut at ${cut}: a prefix`,
+      );
       previous = streamed.messages.length;
     }
     const whole = streamMcap(bytes);
@@ -132,7 +158,11 @@ describe('a bag that is never closed', () => {
 
   it('loses at most about the last second when the recording process is SIGKILLed', async () => {
     const folder = path.join(tmp, 'killed');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../support/bag-writer-child.ts'), folder], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, '../support/bag-writer-child.ts'), folder],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const exited = new Promise<unknown>((resolve) => child.once('exit', resolve));
     let out = '';
     child.stdout.on('data', (d: Buffer) => {

@@ -12,19 +12,26 @@ import { Rosbag2Writer } from '../../lib/bag/writer.ts';
 import { FIXTURE_AMENT_PREFIX } from '../support/rcl-server.ts';
 
 const RULE = `\n${'='.repeat(80)}\n`;
-const fixture = (pkg: string, type: string) => readFile(path.join(FIXTURE_AMENT_PREFIX, 'share', pkg, 'msg', `${type}.msg`), 'utf8');
+const fixture = (pkg: string, type: string) =>
+  readFile(path.join(FIXTURE_AMENT_PREFIX, 'share', pkg, 'msg', `${type}.msg`), 'utf8');
 
 describe('message definitions from the installed interface packages', () => {
   let other: string;
   before(async () => {
     other = await mkdtemp(path.join(os.tmpdir(), 'armgate-prefix-'));
     await mkdir(path.join(other, 'share', 'std_msgs', 'msg'), { recursive: true });
-    await writeFile(path.join(other, 'share', 'std_msgs', 'msg', 'Header.msg'), '# overlay\nbuiltin_interfaces/Time stamp\nstring frame_id\n');
+    await writeFile(
+      path.join(other, 'share', 'std_msgs', 'msg', 'Header.msg'),
+      '# overlay\nbuiltin_interfaces/Time stamp\nstring frame_id\n',
+    );
   });
   after(() => rm(other, { recursive: true, force: true }));
 
   it('takes the absolute prefixes of AMENT_PREFIX_PATH in order', () => {
-    assert.deepEqual(amentPrefixes({ AMENT_PREFIX_PATH: '/opt/ws/install:relative/dir::/opt/ros/jazzy' }), ['/opt/ws/install', '/opt/ros/jazzy']);
+    assert.deepEqual(amentPrefixes({ AMENT_PREFIX_PATH: '/opt/ws/install:relative/dir::/opt/ros/jazzy' }), [
+      '/opt/ws/install',
+      '/opt/ros/jazzy',
+    ]);
     assert.deepEqual(amentPrefixes({}), []);
   });
 
@@ -38,7 +45,11 @@ describe('message definitions from the installed interface packages', () => {
       `${RULE}MSG: builtin_interfaces/Duration\n${await fixture('builtin_interfaces', 'Duration')}`;
     assert.deepEqual(found.value, { text: expected, from: 'installed' });
     // The text parses as a ROS 2 definition and has the fields of the built-in one.
-    const fields = (text: string) => parseMsg(text, { ros2: true }).map((d) => [d.name, d.definitions.map((f) => `${f.type}${f.isArray ? '[]' : ''} ${f.name}`)]);
+    const fields = (text: string) =>
+      parseMsg(text, { ros2: true }).map((d) => [
+        d.name,
+        d.definitions.map((f) => `${f.type}${f.isArray ? '[]' : ''} ${f.name}`),
+      ]);
     assert.deepEqual(fields(found.value.text), fields(definitionFor('trajectory_msgs/msg/JointTrajectory') ?? ''));
   });
 
@@ -50,7 +61,10 @@ describe('message definitions from the installed interface packages', () => {
 
   it("falls back to armgate's built-in definition, and says so, when a type is not installed", () => {
     const found = new DefinitionSource([FIXTURE_AMENT_PREFIX]).definition('geometry_msgs/msg/PoseStamped');
-    assert.deepEqual(found, { ok: true, value: { text: definitionFor('geometry_msgs/msg/PoseStamped'), from: 'built-in' } });
+    assert.deepEqual(found, {
+      ok: true,
+      value: { text: definitionFor('geometry_msgs/msg/PoseStamped'), from: 'built-in' },
+    });
   });
 
   it('names the missing type and where it looked when neither has it', () => {
@@ -58,9 +72,16 @@ describe('message definitions from the installed interface packages', () => {
       ok: false,
       error: `no definition of rcl_interfaces/msg/Log (looked in share/<pkg>/msg under ${FIXTURE_AMENT_PREFIX})`,
     });
-    assert.deepEqual(new DefinitionSource([]).definition('rcl_interfaces/msg/Log'), { ok: false, error: 'no definition of rcl_interfaces/msg/Log (AMENT_PREFIX_PATH names no install prefix)' });
+    assert.deepEqual(new DefinitionSource([]).definition('rcl_interfaces/msg/Log'), {
+      ok: false,
+      error: 'no definition of rcl_interfaces/msg/Log (AMENT_PREFIX_PATH names no install prefix)',
+    });
     const partial = new DefinitionSource([other]).definition('std_msgs/msg/Header');
-    assert.equal(partial.ok && partial.value.from, 'built-in', 'a root whose dependency is missing is not half-installed');
+    assert.equal(
+      partial.ok && partial.value.from,
+      'built-in',
+      'a root whose dependency is missing is not half-installed',
+    );
   });
 
   it('never reads outside share/<pkg>/msg: names with path characters are not types', () => {
@@ -70,7 +91,10 @@ describe('message definitions from the installed interface packages', () => {
     assert.equal(lookup('builtin_interfaces', 'Time')?.includes('int32 sec'), true);
     const source = new DefinitionSource([FIXTURE_AMENT_PREFIX]);
     for (const type of ['../../etc/passwd', 'std_msgs/msg/../Header', 'std_msgs/srv/Header', 'std_msgs/Header']) {
-      assert.deepEqual(source.definition(type), { ok: false, error: `${type} is not a message type name (pkg/msg/Type)` });
+      assert.deepEqual(source.definition(type), {
+        ok: false,
+        error: `${type} is not a message type name (pkg/msg/Type)`,
+      });
     }
   });
 });
@@ -87,14 +111,25 @@ describe('Rosbag2Writer.writeSerialized (raw CDR from a serialized subscription)
     assert.ok(source.ok);
     const definition = source.value.text;
     const folder = path.join(dir, 'raw');
-    const bag = await Rosbag2Writer.open(folder, [{ name: '/joint_states', type: 'sensor_msgs/msg/JointState', definition }]);
-    const message = { header: { stamp: { sec: 3, nanosec: 4 }, frame_id: 'base_link' }, name: ['joint1'], position: [0.5], velocity: [], effort: [] };
+    const bag = await Rosbag2Writer.open(folder, [
+      { name: '/joint_states', type: 'sensor_msgs/msg/JointState', definition },
+    ]);
+    const message = {
+      header: { stamp: { sec: 3, nanosec: 4 }, frame_id: 'base_link' },
+      name: ['joint1'],
+      position: [0.5],
+      velocity: [],
+      effort: [],
+    };
     const cdr = new MessageWriter(parseMsg(definition, { ros2: true })).writeMessage(message);
     const buffer = Buffer.from(cdr);
     const written = bag.writeSerialized('/joint_states', buffer, 1_000n);
     buffer.fill(0); // the writer copied the bytes at once
     await written;
-    await assert.rejects(bag.writeSerialized('/joint_states', new Uint8Array([1, 2, 3, 4, 5]), 2_000n), /serialized message on \/joint_states is not CDR \(5 bytes, header 1 2 3 4\)/);
+    await assert.rejects(
+      bag.writeSerialized('/joint_states', new Uint8Array([1, 2, 3, 4, 5]), 2_000n),
+      /serialized message on \/joint_states is not CDR \(5 bytes, header 1 2 3 4\)/,
+    );
     await assert.rejects(bag.writeSerialized('/joint_states', new Uint8Array([0, 1]), 2_000n), /is not CDR \(2 bytes/);
     await assert.rejects(bag.writeSerialized('/tf', cdr, 2_000n), /topic \/tf is not in this bag/);
     await bag.close();
@@ -112,7 +147,15 @@ describe('Rosbag2Writer.writeSerialized (raw CDR from a serialized subscription)
     assert.ok(only?.type === 'Message');
     assert.deepEqual(only.data, cdr);
     const decoded = new MessageReader(parseMsg(definition, { ros2: true })).readMessage<typeof message>(only.data);
-    assert.deepEqual({ ...decoded, position: Array.from(decoded.position), velocity: Array.from(decoded.velocity), effort: Array.from(decoded.effort) }, message);
+    assert.deepEqual(
+      {
+        ...decoded,
+        position: Array.from(decoded.position),
+        velocity: Array.from(decoded.velocity),
+        effort: Array.from(decoded.effort),
+      },
+      message,
+    );
   });
 
   it('refuses topics of one type with two different definitions', async () => {

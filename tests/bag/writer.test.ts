@@ -38,19 +38,41 @@ const TRAJECTORY: JointTrajectoryMsg = {
   header: { stamp: stamp(T0 + 1_000_000n), frame_id: 'world' },
   joint_names: JOINTS,
   points: [
-    { positions: [0, 0, 0, -1.57, 0, 1.57, 0], velocities: [], accelerations: [], effort: [], time_from_start: { sec: 0, nanosec: 0 } },
-    { positions: [0.1, -0.25, 0, -1.5, 0, 1.6, -2.96], velocities: [0, 0, 0, 0, 0, 0, 0], accelerations: [-3.5, 0, 0, 0, 0, 0, 1e-9], effort: [], time_from_start: { sec: 1, nanosec: 500_000_000 } },
+    {
+      positions: [0, 0, 0, -1.57, 0, 1.57, 0],
+      velocities: [],
+      accelerations: [],
+      effort: [],
+      time_from_start: { sec: 0, nanosec: 0 },
+    },
+    {
+      positions: [0.1, -0.25, 0, -1.5, 0, 1.6, -2.96],
+      velocities: [0, 0, 0, 0, 0, 0, 0],
+      accelerations: [-3.5, 0, 0, 0, 0, 0, 1e-9],
+      effort: [],
+      time_from_start: { sec: 1, nanosec: 500_000_000 },
+    },
   ],
 };
-const EMPTY_TRAJECTORY: JointTrajectoryMsg = { header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' }, joint_names: [], points: [] };
+const EMPTY_TRAJECTORY: JointTrajectoryMsg = {
+  header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+  joint_names: [],
+  points: [],
+};
 
-interface Written { readonly topic: string; readonly message: unknown; readonly logTime: bigint }
+interface Written {
+  readonly topic: string;
+  readonly message: unknown;
+  readonly logTime: bigint;
+}
 
 /** Plain arrays instead of typed arrays, so decoded messages compare with what was written. */
 function plain(value: unknown): unknown {
-  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return Array.from(value as unknown as ArrayLike<number>);
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView))
+    return Array.from(value as unknown as ArrayLike<number>);
   if (Array.isArray(value)) return value.map(plain);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
   return value;
 }
 
@@ -58,7 +80,10 @@ function readerFor(schemaData: Uint8Array): MessageReader {
   return new MessageReader(parseMsg(new TextDecoder().decode(schemaData), { ros2: true }));
 }
 
-async function readIndexed(file: string): Promise<{ reader: McapIndexedReader; messages: { topic: string; message: unknown; logTime: bigint; sequence: number }[] }> {
+async function readIndexed(file: string): Promise<{
+  reader: McapIndexedReader;
+  messages: { topic: string; message: unknown; logTime: bigint; sequence: number }[];
+}> {
   const handle = await open(file, 'r');
   try {
     const readable = {
@@ -80,7 +105,12 @@ async function readIndexed(file: string): Promise<{ reader: McapIndexedReader; m
       const channel = reader.channelsById.get(record.channelId);
       const schema = channel && reader.schemasById.get(channel.schemaId);
       assert.ok(channel && schema);
-      messages.push({ topic: channel.topic, message: plain(readerFor(schema.data).readMessage(record.data)), logTime: record.logTime, sequence: record.sequence });
+      messages.push({
+        topic: channel.topic,
+        message: plain(readerFor(schema.data).readMessage(record.data)),
+        logTime: record.logTime,
+        sequence: record.sequence,
+      });
     }
     return { reader, messages };
   } finally {
@@ -120,7 +150,8 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
   for (let i = 0; i < 5; i += 1) {
     const logTime = T0 + BigInt(i) * 10_000_000n;
     written.push({ topic: '/joint_states', message: jointState(i, logTime), logTime });
-    if (i === 1) written.push({ topic: '/arm_controller/joint_trajectory', message: TRAJECTORY, logTime: logTime + 1_000_000n });
+    if (i === 1)
+      written.push({ topic: '/arm_controller/joint_trajectory', message: TRAJECTORY, logTime: logTime + 1_000_000n });
   }
   written.push({ topic: '/arm_controller/joint_trajectory', message: EMPTY_TRAJECTORY, logTime: T0 + 45_000_000n });
   const tEnd = T0 + 45_000_000n;
@@ -134,13 +165,20 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
     const { reader, messages } = await readIndexed(path.join(folder, 'run1_0.mcap'));
     assert.equal(reader.header.profile, 'ros2');
     const schemas = [...reader.schemasById.values()].map((s) => [s.name, s.encoding]);
-    assert.deepEqual(schemas.sort(), [['sensor_msgs/msg/JointState', 'ros2msg'], ['trajectory_msgs/msg/JointTrajectory', 'ros2msg']]);
-    const channels = [...reader.channelsById.values()];
-    assert.deepEqual(channels.map((c) => [c.topic, c.messageEncoding, reader.schemasById.get(c.schemaId)?.name]), [
-      ['/joint_states', 'cdr', 'sensor_msgs/msg/JointState'],
-      ['/arm_controller/joint_trajectory', 'cdr', 'trajectory_msgs/msg/JointTrajectory'],
+    assert.deepEqual(schemas.sort(), [
+      ['sensor_msgs/msg/JointState', 'ros2msg'],
+      ['trajectory_msgs/msg/JointTrajectory', 'ros2msg'],
     ]);
-    for (const c of channels) assert.match(c.metadata.get('offered_qos_profiles') ?? '', /^- history: 3\n {2}depth: 0\n {2}reliability: 1\n/);
+    const channels = [...reader.channelsById.values()];
+    assert.deepEqual(
+      channels.map((c) => [c.topic, c.messageEncoding, reader.schemasById.get(c.schemaId)?.name]),
+      [
+        ['/joint_states', 'cdr', 'sensor_msgs/msg/JointState'],
+        ['/arm_controller/joint_trajectory', 'cdr', 'trajectory_msgs/msg/JointTrajectory'],
+      ],
+    );
+    for (const c of channels)
+      assert.match(c.metadata.get('offered_qos_profiles') ?? '', /^- history: 3\n {2}depth: 0\n {2}reliability: 1\n/);
 
     const stats = reader.statistics;
     assert.ok(stats);
@@ -151,7 +189,10 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
     assert.equal(stats.channelCount, 2);
 
     const byTime = [...written].sort((a, b) => (a.logTime < b.logTime ? -1 : a.logTime > b.logTime ? 1 : 0));
-    assert.deepEqual(messages.map(({ topic, message, logTime }) => ({ topic, message, logTime })), byTime);
+    assert.deepEqual(
+      messages.map(({ topic, message, logTime }) => ({ topic, message, logTime })),
+      byTime,
+    );
   });
 
   it('writes a file the stream reader parses in write order, with valid CRCs', async () => {
@@ -175,7 +216,11 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
         const schemaReader = channel && schemas.get(channel.schemaId);
         assert.ok(channel && schemaReader, 'schema and channel come before their messages');
         assert.equal(record.publishTime, record.logTime);
-        decoded.push({ topic: channel.topic, message: plain(schemaReader.readMessage(record.data)), logTime: record.logTime });
+        decoded.push({
+          topic: channel.topic,
+          message: plain(schemaReader.readMessage(record.data)),
+          logTime: record.logTime,
+        });
       }
     }
     assert.deepEqual(decoded, written);
@@ -195,12 +240,30 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
     assert.equal(info.compression_format, '');
     assert.equal(info.compression_mode, '');
     assert.deepEqual(info.relative_file_paths, ['run3_0.mcap']);
-    assert.deepEqual(info.files, [{ path: 'run3_0.mcap', starting_time: { nanoseconds_since_epoch: T0 }, duration: { nanoseconds: tEnd - T0 }, message_count: BigInt(written.length) }]);
-    const topics = info.topics_with_message_count as { topic_metadata: Record<string, unknown>; message_count: bigint }[];
-    assert.deepEqual(topics.map((t) => [t.topic_metadata.name, t.topic_metadata.type, t.topic_metadata.serialization_format, t.message_count]), [
-      ['/joint_states', 'sensor_msgs/msg/JointState', 'cdr', 5n],
-      ['/arm_controller/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory', 'cdr', 2n],
+    assert.deepEqual(info.files, [
+      {
+        path: 'run3_0.mcap',
+        starting_time: { nanoseconds_since_epoch: T0 },
+        duration: { nanoseconds: tEnd - T0 },
+        message_count: BigInt(written.length),
+      },
     ]);
+    const topics = info.topics_with_message_count as {
+      topic_metadata: Record<string, unknown>;
+      message_count: bigint;
+    }[];
+    assert.deepEqual(
+      topics.map((t) => [
+        t.topic_metadata.name,
+        t.topic_metadata.type,
+        t.topic_metadata.serialization_format,
+        t.message_count,
+      ]),
+      [
+        ['/joint_states', 'sensor_msgs/msg/JointState', 'cdr', 5n],
+        ['/arm_controller/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory', 'cdr', 2n],
+      ],
+    );
     for (const t of topics) {
       const qos = parseYaml(String(t.topic_metadata.offered_qos_profiles)) as Record<string, unknown>[];
       assert.equal(qos.length, 1);
@@ -226,14 +289,22 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
     assert.equal(writer.messageCount, count);
     const { reader, messages } = await readIndexed(path.join(folder, 'concurrent_0.mcap'));
     assert.ok((reader.statistics?.chunkCount ?? 0) >= 2, 'more than one chunk');
-    assert.deepEqual(messages.map((m) => m.sequence), [...Array(count).keys()]);
+    assert.deepEqual(
+      messages.map((m) => m.sequence),
+      [...Array(count).keys()],
+    );
     messages.forEach((m, i) => {
       const logTime = T0 + BigInt(i) * 1_000_000n;
       assert.equal(m.logTime, logTime);
       assert.deepEqual(m.message, jointState(i, logTime));
     });
-    const streamed = readStream(await readFile(path.join(folder, 'concurrent_0.mcap'))).filter((r) => r.type === 'Message');
-    assert.deepEqual(streamed.map((r) => r.sequence), [...Array(count).keys()]);
+    const streamed = readStream(await readFile(path.join(folder, 'concurrent_0.mcap'))).filter(
+      (r) => r.type === 'Message',
+    );
+    assert.deepEqual(
+      streamed.map((r) => r.sequence),
+      [...Array(count).keys()],
+    );
   });
 
   it('rejects a message on an unregistered topic or of the wrong shape, and keeps working', async () => {
@@ -242,7 +313,10 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
     try {
       await assert.rejects(writer.write('/tf', {}, T0), /topic \/tf is not in this bag; its topics: \/joint_states, /);
       await assert.rejects(writer.write('/joint_states', jointState(0, T0), -1n), /out of range/);
-      await assert.rejects(writer.write('/joint_states', { name: [1, 2] }, T0), /does not fit sensor_msgs\/msg\/JointState/);
+      await assert.rejects(
+        writer.write('/joint_states', { name: [1, 2] }, T0),
+        /does not fit sensor_msgs\/msg\/JointState/,
+      );
       await writer.write('/joint_states', jointState(0, T0), T0);
     } finally {
       await writer.close();
@@ -269,7 +343,11 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
     const { reader, messages } = await readIndexed(path.join(folder, 'empty_0.mcap'));
     assert.equal(messages.length, 0);
     assert.equal(reader.channelsById.size, 2);
-    const info = (parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as { rosbag2_bagfile_information: { message_count: number } }).rosbag2_bagfile_information;
+    const info = (
+      parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as {
+        rosbag2_bagfile_information: { message_count: number };
+      }
+    ).rosbag2_bagfile_information;
     assert.equal(info.message_count, 0);
   });
 
@@ -291,6 +369,9 @@ describe('Rosbag2Writer (rosbag2 bags in MCAP storage)', () => {
       /unknown message type sensor_msgs\/msg\/Image for topic \/camera; known types: .*sensor_msgs\/msg\/JointState/,
     );
     await assert.rejects(stat(folder), { code: 'ENOENT' });
-    await assert.rejects(Rosbag2Writer.open(folder, [TOPICS[0] ?? { name: '', type: '' }, TOPICS[0] ?? { name: '', type: '' }]), /listed twice/);
+    await assert.rejects(
+      Rosbag2Writer.open(folder, [TOPICS[0] ?? { name: '', type: '' }, TOPICS[0] ?? { name: '', type: '' }]),
+      /listed twice/,
+    );
   });
 });

@@ -20,7 +20,15 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'browser-check-token';
 const SCREENSHOT = '/tmp/armgate-docs-failure.png';
-const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const LAUNCH_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** The host a request goes to, or undefined for URLs that never touch the network (data:, about:, blob: of a local origin). */
@@ -69,7 +77,13 @@ class RequestLog {
 
   /** External requests the page attempted and its CSP stopped inside the browser. */
   blocked(): string[] {
-    return [...new Set(this.external().filter((request) => this.blockedByCsp.has(request)).map((request) => request.url()))];
+    return [
+      ...new Set(
+        this.external()
+          .filter((request) => this.blockedByCsp.has(request))
+          .map((request) => request.url()),
+      ),
+    ];
   }
 }
 
@@ -77,7 +91,11 @@ class RequestLog {
  * Opens /docs, optionally authorizes with the bare token, and executes GET /robot/joint_states
  * from the page. Returns the status Swagger UI shows and the Authorization header it sent.
  */
-async function executeJointStates(page: Page, url: string, authorize: boolean): Promise<{ status: string; authorization: string | undefined }> {
+async function executeJointStates(
+  page: Page,
+  url: string,
+  authorize: boolean,
+): Promise<{ status: string; authorization: string | undefined }> {
   await page.goto(`${url}/docs`);
   await page.locator('.swagger-ui .opblock').first().waitFor();
   if (authorize) {
@@ -98,7 +116,10 @@ async function executeJointStates(page: Page, url: string, authorize: boolean): 
   const request = await sent;
   const status = operation.locator('.live-responses-table tbody .response-col_status').first();
   await status.waitFor();
-  return { status: ((await status.textContent()) ?? '').trim(), authorization: await request.headerValue('authorization').then((v) => v ?? undefined) };
+  return {
+    status: ((await status.textContent()) ?? '').trim(),
+    authorization: await request.headerValue('authorization').then((v) => v ?? undefined),
+  };
 }
 
 interface Outcome {
@@ -147,12 +168,14 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
   await pageCheck('/docs: authorize with the bare token, Execute GET /robot/joint_states -> 200', async (page) => {
     const { status, authorization } = await executeJointStates(page, server.url, true);
     if (status !== '200') throw new Error(`expected status 200 in the page, saw '${status}'`);
-    if (authorization !== `Bearer ${TOKEN}`) throw new Error(`expected 'Authorization: Bearer ${TOKEN}', the page sent '${authorization ?? '(none)'}'`);
+    if (authorization !== `Bearer ${TOKEN}`)
+      throw new Error(`expected 'Authorization: Bearer ${TOKEN}', the page sent '${authorization ?? '(none)'}'`);
   });
   await pageCheck('/docs: without authorizing, the same Execute -> 401', async (page) => {
     const { status, authorization } = await executeJointStates(page, server.url, false);
     if (status !== '401') throw new Error(`expected status 401 in the page, saw '${status}'`);
-    if (authorization !== undefined) throw new Error(`the page sent an Authorization header without authorizing: '${authorization}'`);
+    if (authorization !== undefined)
+      throw new Error(`the page sent an Authorization header without authorizing: '${authorization}'`);
   });
   await pageCheck("/redoc: renders the API title 'armgate'", async (page) => {
     await page.goto(`${server.url}/redoc`);
@@ -160,20 +183,24 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
     await title.waitFor();
     const text = ((await title.textContent()) ?? '').trim();
     if (!text.includes('armgate')) throw new Error(`expected the title to name 'armgate', saw '${text}'`);
-    if ((await page.locator('[data-section-id]').count()) === 0) throw new Error('the title rendered but no operation sections did');
+    if ((await page.locator('[data-section-id]').count()) === 0)
+      throw new Error('the title rendered but no operation sections did');
   });
 
   const name = 'no request to any host but this server';
   const sent = log.sent();
   if (sent.length === 0) pass(name);
   else fail(name, `${sent.length} request(s), e.g. ${sent.slice(0, 3).join(', ')}`);
-  for (const url of log.blocked()) process.stdout.write(`note: the page tried ${url}; its Content-Security-Policy blocked it inside the browser\n`);
+  for (const url of log.blocked())
+    process.stdout.write(`note: the page tried ${url}; its Content-Security-Policy blocked it inside the browser\n`);
   return outcome;
 }
 
 async function main(): Promise<number> {
   if (!existsSync(CHROMIUM)) {
-    process.stderr.write(`browser check: ${CHROMIUM} is missing. Install Debian's Chromium as root:\n  apt-get update && apt-get install -y chromium\n`);
+    process.stderr.write(
+      `browser check: ${CHROMIUM} is missing. Install Debian's Chromium as root:\n  apt-get update && apt-get install -y chromium\n`,
+    );
     return 1;
   }
   const started = performance.now();
@@ -184,11 +211,14 @@ async function main(): Promise<number> {
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
     const { passed, failed, screenshot } = await runChecks(browser, server);
     process.stdout.write(`browser: ${passed} passed, ${failed} failed\n`);
-    if (failed > 0 && screenshot) process.stderr.write(`browser check: screenshot of the first failure: ${SCREENSHOT}\n`);
+    if (failed > 0 && screenshot)
+      process.stderr.write(`browser check: screenshot of the first failure: ${SCREENSHOT}\n`);
     process.stderr.write(`browser check: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     return failed === 0 ? 0 : 1;
   } finally {
-    await browser?.close().catch((e: unknown) => process.stderr.write(`browser check: closing the browser: ${message(e)}\n`));
+    await browser
+      ?.close()
+      .catch((e: unknown) => process.stderr.write(`browser check: closing the browser: ${message(e)}\n`));
     await server?.close();
   }
 }

@@ -42,7 +42,11 @@ describe('robot read handlers against the simulated arm', () => {
     const body = (await res.json()) as {
       frame_id: string;
       position: { x: number; y: number; z: number };
-      orientation: { quaternion: { x: number; y: number; z: number; w: number }; euler_rad: { a: number; b: number; c: number }; euler_deg: { a: number; b: number; c: number } };
+      orientation: {
+        quaternion: { x: number; y: number; z: number; w: number };
+        euler_rad: { a: number; b: number; c: number };
+        euler_deg: { a: number; b: number; c: number };
+      };
     };
     assert.equal(body.frame_id, 'base_link');
     const dh = dhFlangePose([0, 0, 0, -1.57, 0, 1.57, 0]);
@@ -57,14 +61,21 @@ describe('robot read handlers against the simulated arm', () => {
       assert.ok(Math.abs((fromAbc[i] ?? 0) - (dh.rotation[i] ?? 0)) < 1e-9, `ABC element ${i}`);
     }
     const deg = body.orientation.euler_deg;
-    assert.ok(Math.abs(deg.a - (a * 180) / Math.PI) < 1e-9 && Math.abs(deg.b - (b * 180) / Math.PI) < 1e-9 && Math.abs(deg.c - (c * 180) / Math.PI) < 1e-9);
+    assert.ok(
+      Math.abs(deg.a - (a * 180) / Math.PI) < 1e-9 &&
+        Math.abs(deg.b - (b * 180) / Math.PI) < 1e-9 &&
+        Math.abs(deg.c - (c * 180) / Math.PI) < 1e-9,
+    );
   });
 
   it('GET /robot/positions lists home, work and transport with group and joints', async () => {
     const res = await positions.handler(get('/robot/positions'));
     assert.equal(res.status, 200);
     const body = (await res.json()) as { name: string; description: string; group: string; joints: number[] }[];
-    assert.deepEqual(body.map((p) => p.name), ['home', 'work', 'transport']);
+    assert.deepEqual(
+      body.map((p) => p.name),
+      ['home', 'work', 'transport'],
+    );
     for (const p of body) {
       assert.equal(p.group, 'iiwa_arm');
       assert.equal(p.joints.length, 7);
@@ -80,7 +91,10 @@ describe('robot read handlers when the stack is unavailable', () => {
     setContext(sim);
     try {
       const started = performance.now();
-      const [states, tcp] = await Promise.all([jointStates.handler(get('/robot/joint_states')), pose.handler(get('/robot/pose'))]);
+      const [states, tcp] = await Promise.all([
+        jointStates.handler(get('/robot/joint_states')),
+        pose.handler(get('/robot/pose')),
+      ]);
       const waited = performance.now() - started;
       assert.equal(states.status, 503);
       assert.equal(tcp.status, 503);
@@ -97,7 +111,10 @@ describe('robot read handlers when the stack is unavailable', () => {
     const sim = await SimContext.create(await testConfig());
     // A context whose FK service is down: the simulator with its FK call replaced by the failure a real stack reports.
     const noFk: RobotContext = Object.create(sim, {
-      computeFk: { value: async () => err({ kind: 'unavailable', iface: '/compute_fk', message: 'service /compute_fk did not answer within 2 s' }) },
+      computeFk: {
+        value: async () =>
+          err({ kind: 'unavailable', iface: '/compute_fk', message: 'service /compute_fk did not answer within 2 s' }),
+      },
     });
     setContext(noFk);
     try {

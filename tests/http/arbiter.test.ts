@@ -15,7 +15,10 @@ import { sequenceForm } from '../support/multipart.ts';
 import { startTestServer, type TestServer, writeSettings } from '../support/server.ts';
 
 const FAR = [1.2, 0.5, 0.3, -1.0, 0.4, 1.0, 0.8];
-const LONG_SEQUENCE = { home: { joints: [...WORK], speed: 0.3 }, waypoints: [{ joints: [0.5, 0.3, 0, -1.2, 0, 1.2, 0.3], speed: 0.3 }] };
+const LONG_SEQUENCE = {
+  home: { joints: [...WORK], speed: 0.3 },
+  waypoints: [{ joints: [0.5, 0.3, 0, -1.2, 0, 1.2, 0.3], speed: 0.3 }],
+};
 
 interface Motion {
   success: boolean;
@@ -29,15 +32,24 @@ interface Status {
   pid?: number;
 }
 
-const startSequence = (url: string) => post<{ status: string; pid: number } & Detail>(url, '/sequences/start', sequenceForm(LONG_SEQUENCE, { n_iterations: '100', delay_between_iterations: '0' }));
-const moveJoints = (url: string, joints: readonly number[], speed = 0.2) => post<Motion & Detail>(url, '/robot/move/joints', { joints, speed });
+const startSequence = (url: string) =>
+  post<{ status: string; pid: number } & Detail>(
+    url,
+    '/sequences/start',
+    sequenceForm(LONG_SEQUENCE, { n_iterations: '100', delay_between_iterations: '0' }),
+  );
+const moveJoints = (url: string, joints: readonly number[], speed = 0.2) =>
+  post<Motion & Detail>(url, '/robot/move/joints', { joints, speed });
 
 /** The arm is at rest and stays where it is for `ms`. */
 async function assertStaysAtRest(url: string, ms = 300): Promise<void> {
   const first = await atRest(url);
   await sleep(ms);
   const later = await jointStates(url);
-  assert.ok(later.velocity.every((v) => v === 0), `still at rest: ${later.velocity.join(', ')}`);
+  assert.ok(
+    later.velocity.every((v) => v === 0),
+    `still at rest: ${later.velocity.join(', ')}`,
+  );
   assert.ok(maxDiff(first.position, later.position) < 1e-9, 'the arm did not move after the stop');
 }
 
@@ -66,7 +78,12 @@ describe('the motion arbiter on a live server', () => {
     for (const r of refused) assert.match(r.body.detail, /sequence/);
     const status = await getJson<Status>(url, '/sequences/status');
     assert.equal(status.pid, pid, 'the status names the one runner');
-    await waitFor('the sequence to move the arm', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 15_000);
+    await waitFor(
+      'the sequence to move the arm',
+      () => jointStates(url),
+      (s) => s.velocity.some((v) => v !== 0),
+      15_000,
+    );
     const stop = await post<{ sequence_stopped: boolean }>(url, '/stop');
     assert.equal(stop.status, 200);
     assert.equal(stop.body.sequence_stopped, true);
@@ -76,7 +93,9 @@ describe('the motion arbiter on a live server', () => {
 
   it('five simultaneous moves: exactly one runs, four 409 at once naming what holds the arm', async () => {
     const started = performance.now();
-    const pending = Array.from({ length: 5 }, () => moveJoints(url, FAR).then((r) => ({ ...r, ms: performance.now() - started })));
+    const pending = Array.from({ length: 5 }, () =>
+      moveJoints(url, FAR).then((r) => ({ ...r, ms: performance.now() - started })),
+    );
     const answers = await Promise.all(pending);
     const refused = answers.filter((a) => a.status === 409);
     const ran = answers.filter((a) => a.status === 200);
@@ -93,7 +112,11 @@ describe('the motion arbiter on a live server', () => {
   it('a sequence start beside a move: exactly one proceeds, and the other is 409', async () => {
     const [move, start] = await Promise.all([moveJoints(url, FAR, 0.3), startSequence(url)]);
     const winners = [move.status === 200 && move.body.success, start.status === 200].filter(Boolean);
-    assert.equal(winners.length, 1, `move ${move.status} ${JSON.stringify(move.body)}, start ${start.status} ${JSON.stringify(start.body)}`);
+    assert.equal(
+      winners.length,
+      1,
+      `move ${move.status} ${JSON.stringify(move.body)}, start ${start.status} ${JSON.stringify(start.body)}`,
+    );
     assert.ok(move.status === 409 || start.status === 409);
     const stop = await post<{ sequence_stopped: boolean }>(url, '/stop');
     assert.equal(stop.status, 200);
@@ -104,7 +127,13 @@ describe('the motion arbiter on a live server', () => {
 
   it('stop during a move answers the move with success false at once and leaves the arm at rest', async () => {
     const move = moveJoints(url, FAR, 0.1);
-    await waitFor('the arm to move', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 5000, 5);
+    await waitFor(
+      'the arm to move',
+      () => jointStates(url),
+      (s) => s.velocity.some((v) => v !== 0),
+      5000,
+      5,
+    );
     const stop = await post(url, '/stop');
     assert.equal(stop.status, 200);
     const answer = await move;
@@ -127,7 +156,12 @@ describe('the motion arbiter on a live server', () => {
         end = () => controller.close();
       },
     });
-    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit;
+    const init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit;
     const pending = fetch(`${url}/robot/move/joints`, init);
     send('{"joints": [1.2, 0.5, 0.3, -1.0, ');
     await sleep(100);
@@ -146,13 +180,23 @@ describe('the motion arbiter on a live server', () => {
   it('a sequence whose hold on the arm is revoked sends no further goal: the runner ends and the arm rests', async () => {
     const res = await startSequence(url);
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    await waitFor('the sequence to move the arm', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 15_000);
+    await waitFor(
+      'the sequence to move the arm',
+      () => jointStates(url),
+      (s) => s.velocity.some((v) => v !== 0),
+      15_000,
+    );
     // What a shutdown or a stop does first, without the supervisor's own stop of the runner.
     assert.equal(services().arbiter.revoke('revoked by the test')?.kind, 'sequence');
-    const done = await waitFor('the runner to end', () => getJson<Status & { returncode?: number }>(url, '/sequences/status'), (s) => s.status === 'finished', 10_000);
+    const done = await waitFor(
+      'the runner to end',
+      () => getJson<Status & { returncode?: number }>(url, '/sequences/status'),
+      (s) => s.status === 'finished',
+      10_000,
+    );
     assert.equal(done.pid, res.body.pid);
     assert.ok(done.returncode === 1 || done.returncode === 143, `returncode ${done.returncode}`);
-    const lines = (await getJson<string[] | { lines: string[] }>(url, '/sequences/logs?n=50'));
+    const lines = await getJson<string[] | { lines: string[] }>(url, '/sequences/logs?n=50');
     const text = JSON.stringify(lines);
     assert.match(text, /revoked by the test/);
     assert.equal(processExists(res.body.pid), false);
@@ -163,14 +207,26 @@ describe('the motion arbiter on a live server', () => {
   it('a revoked sequence waiting between iterations is refused its next goal by the arbiter (returncode 143)', async () => {
     await moveJoints(url, WORK, 0.5);
     const still = { home: { joints: [...WORK], speed: 0.3 }, waypoints: [] };
-    const res = await post<{ pid: number }>(url, '/sequences/start', sequenceForm(still, { n_iterations: '100', delay_between_iterations: '1' }));
+    const res = await post<{ pid: number }>(
+      url,
+      '/sequences/start',
+      sequenceForm(still, { n_iterations: '100', delay_between_iterations: '1' }),
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const logs = async () => JSON.stringify(await getJson<unknown>(url, '/sequences/logs?n=100'));
     await waitFor('the runner to wait between iterations', logs, (text) => text.includes('waiting 1 s'), 15_000);
     services().arbiter.revoke('revoked by the test');
-    const done = await waitFor('the runner to end', () => getJson<Status & { returncode?: number }>(url, '/sequences/status'), (s) => s.status === 'finished', 10_000);
+    const done = await waitFor(
+      'the runner to end',
+      () => getJson<Status & { returncode?: number }>(url, '/sequences/status'),
+      (s) => s.status === 'finished',
+      10_000,
+    );
     assert.equal(done.returncode, 143);
-    assert.match(await logs(), /iteration 2: home: the sequence no longer holds the arm: revoked by the test; nothing more is sent/);
+    assert.match(
+      await logs(),
+      /iteration 2: home: the sequence no longer holds the arm: revoked by the test; nothing more is sent/,
+    );
     assert.equal(processExists(res.body.pid), false);
   });
 
@@ -194,7 +250,13 @@ describe('shutting down with a move in flight', () => {
     try {
       const url = await listeningUrl(cli, 30_000);
       const move = moveJoints(url, FAR, 0.1);
-      await waitFor('the arm to move', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 5000, 5);
+      await waitFor(
+        'the arm to move',
+        () => jointStates(url),
+        (s) => s.velocity.some((v) => v !== 0),
+        5000,
+        5,
+      );
       cli.child.kill('SIGTERM');
       const answer = await move;
       assert.equal(answer.status, 200);

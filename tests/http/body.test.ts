@@ -7,14 +7,22 @@ import { finiteNumber, queryInt } from '../../lib/http/schemas.ts';
 
 const Body = v.object({ x: finiteNumber('metres'), joints: v.array(finiteNumber('radians')) });
 const post = (body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  new Request('http://armgate.test/x', { method: 'POST', body, headers, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) });
+  new Request('http://armgate.test/x', {
+    method: 'POST',
+    body,
+    headers,
+    ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+  });
 
 async function detailOf(request: Request) {
   const parsed = await parseJsonBody(request, Body);
   assert.equal(parsed.ok, false);
   if (parsed.ok) throw new Error('unreachable');
   const res = errorResponse(parsed.error);
-  return { status: res.status, body: (await res.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[] | string } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[] | string },
+  };
 }
 
 describe('JSON request bodies', () => {
@@ -45,7 +53,9 @@ describe('JSON request bodies', () => {
 
   it('rejects a body over 1 MiB by its Content-Length with 413', async () => {
     const big = `{"x": 1, "joints": [${'0,'.repeat(600_000)}0]}`;
-    const { status, body } = await detailOf(post(big, { 'content-type': 'application/json', 'content-length': String(big.length) }));
+    const { status, body } = await detailOf(
+      post(big, { 'content-type': 'application/json', 'content-length': String(big.length) }),
+    );
     assert.equal(status, 413);
     assert.match(String(body.detail), /larger than 1048576 bytes/);
   });

@@ -39,7 +39,11 @@ interface ValidationBody {
 
 async function post(url: string, route: string, body: unknown): Promise<Reply> {
   const started = performance.now();
-  const res = await fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   const ms = performance.now() - started;
   let parsed: unknown = text;
@@ -75,13 +79,20 @@ const pose = async (url: string) => (await get<Pose>(url, '/robot/pose')).body;
 
 function assertJointsNear(actual: readonly number[], expected: readonly number[], tol = 1e-3): void {
   assert.equal(actual.length, 7);
-  for (const [i, v] of actual.entries()) assert.ok(Math.abs(v - (expected[i] ?? Number.NaN)) <= tol, `${JOINTS[i]} = ${v}, expected ${expected[i]} (tolerance ${tol})`);
+  for (const [i, v] of actual.entries())
+    assert.ok(
+      Math.abs(v - (expected[i] ?? Number.NaN)) <= tol,
+      `${JOINTS[i]} = ${v}, expected ${expected[i]} (tolerance ${tol})`,
+    );
 }
 
 function assertPoseNear(actual: Pose, position: readonly number[], orientation: Quaternion, tol = 1e-3): void {
   const p = [actual.position.x, actual.position.y, actual.position.z];
   const distance = Math.hypot(...p.map((v, k) => v - (position[k] ?? 0)));
-  assert.ok(distance <= tol, `TCP at ${p.map((v) => v.toFixed(5)).join(', ')}, ${(distance * 1000).toFixed(3)} mm from ${position.join(', ')}`);
+  assert.ok(
+    distance <= tol,
+    `TCP at ${p.map((v) => v.toFixed(5)).join(', ')}, ${(distance * 1000).toFixed(3)} mm from ${position.join(', ')}`,
+  );
   const angle = quatAngle(actual.orientation.quaternion, orientation);
   assert.ok(angle <= tol, `orientation ${angle} rad from the target`);
 }
@@ -128,7 +139,16 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     const start = await pose(url);
     const { a, b, c } = start.orientation.euler_rad;
     const target = [start.position.x + 0.05, start.position.y - 0.1, start.position.z + 0.05];
-    await moveOk(url, '/robot/move/pose', { x: target[0], y: target[1], z: target[2], a, b, c, planner: 'PTP', speed: 0.5 });
+    await moveOk(url, '/robot/move/pose', {
+      x: target[0],
+      y: target[1],
+      z: target[2],
+      a,
+      b,
+      c,
+      planner: 'PTP',
+      speed: 0.5,
+    });
     assertPoseNear(await pose(url), target, quatFromAbc({ a, b, c }));
   });
 
@@ -137,7 +157,16 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     const start = await pose(url);
     const { a, b, c } = start.orientation.euler_rad;
     const target = [start.position.x, start.position.y + 0.1, start.position.z];
-    await moveOk(url, '/robot/move/pose', { x: target[0], y: target[1], z: target[2], a, b, c, planner: 'lin', speed: 0.1 });
+    await moveOk(url, '/robot/move/pose', {
+      x: target[0],
+      y: target[1],
+      z: target[2],
+      a,
+      b,
+      c,
+      planner: 'lin',
+      speed: 0.1,
+    });
     assertPoseNear(await pose(url), target, start.orientation.quaternion);
   });
 
@@ -146,7 +175,17 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     const start = await pose(url);
     const [x = 0, y = 0, z = 0] = positionOf(start);
     const { a, b, c } = start.orientation.euler_rad;
-    await moveOk(url, '/robot/move/pose', { x, y: y + 0.2, z, a, b, c, planner: 'circ', speed: 0.2, circ_interim: { x: x + 0.1, y: y + 0.1, z } });
+    await moveOk(url, '/robot/move/pose', {
+      x,
+      y: y + 0.2,
+      z,
+      a,
+      b,
+      c,
+      planner: 'circ',
+      speed: 0.2,
+      circ_interim: { x: x + 0.1, y: y + 0.1, z },
+    });
     assertPoseNear(await pose(url), [x, y + 0.2, z], start.orientation.quaternion);
   });
 
@@ -155,7 +194,17 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     const start = await pose(url);
     const [x = 0, y = 0, z = 0] = positionOf(start);
     const { a, b, c } = start.orientation.euler_rad;
-    await moveOk(url, '/robot/move/pose', { x: x + 0.1, y: y + 0.1, z, a, b, c, planner: 'circ', speed: 0.2, circ_center: { x, y: y + 0.1, z } });
+    await moveOk(url, '/robot/move/pose', {
+      x: x + 0.1,
+      y: y + 0.1,
+      z,
+      a,
+      b,
+      c,
+      planner: 'circ',
+      speed: 0.2,
+      circ_center: { x, y: y + 0.1, z },
+    });
     assertPoseNear(await pose(url), [x + 0.1, y + 0.1, z], start.orientation.quaternion);
   });
 
@@ -164,7 +213,15 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     const before = await jointState(url);
     const start = await pose(url);
     const { a, b, c } = start.orientation.euler_rad;
-    const result = await move(url, '/robot/move/pose', { x: start.position.x, y: start.position.y + 0.1, z: start.position.z, a, b, c, planner: 'circ' });
+    const result = await move(url, '/robot/move/pose', {
+      x: start.position.x,
+      y: start.position.y + 0.1,
+      z: start.position.z,
+      a,
+      b,
+      c,
+      planner: 'circ',
+    });
     assert.equal(result.success, false);
     assert.match(result.message, /circ_center/);
     assert.match(result.message, /circ_interim/);
@@ -188,28 +245,86 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     assert.deepEqual([...known].sort(), ['home', 'transport', 'work']);
     const cases: { route: string; body: string; loc?: (string | number)[]; msg?: RegExp; status?: number }[] = [
       // move/joints
-      { route: '/robot/move/joints', body: JSON.stringify({ joints: OTHER.slice(0, 6) }), loc: ['body', 'joints'], msg: /exactly 7 joint values .* got 6/ },
-      { route: '/robot/move/joints', body: JSON.stringify({ joints: [...OTHER, 0] }), loc: ['body', 'joints'], msg: /exactly 7 .* got 8/ },
-      { route: '/robot/move/joints', body: JSON.stringify({ joints: [0, 2.5, 0, -1, 0, 1, 0] }), loc: ['body', 'joints', 1], msg: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/ },
-      { route: '/robot/move/joints', body: JSON.stringify({ joints: [0, 0, 0, -1, 0, 1, -3.1] }), loc: ['body', 'joints', 6], msg: /joint7 = -3\.1 rad is outside its limits \[-3\.05, 3\.05\]/ },
+      {
+        route: '/robot/move/joints',
+        body: JSON.stringify({ joints: OTHER.slice(0, 6) }),
+        loc: ['body', 'joints'],
+        msg: /exactly 7 joint values .* got 6/,
+      },
+      {
+        route: '/robot/move/joints',
+        body: JSON.stringify({ joints: [...OTHER, 0] }),
+        loc: ['body', 'joints'],
+        msg: /exactly 7 .* got 8/,
+      },
+      {
+        route: '/robot/move/joints',
+        body: JSON.stringify({ joints: [0, 2.5, 0, -1, 0, 1, 0] }),
+        loc: ['body', 'joints', 1],
+        msg: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/,
+      },
+      {
+        route: '/robot/move/joints',
+        body: JSON.stringify({ joints: [0, 0, 0, -1, 0, 1, -3.1] }),
+        loc: ['body', 'joints', 6],
+        msg: /joint7 = -3\.1 rad is outside its limits \[-3\.05, 3\.05\]/,
+      },
       { route: '/robot/move/joints', body: JSON.stringify({ speed: 0.5 }), loc: ['body', 'joints'] },
-      { route: '/robot/move/joints', body: JSON.stringify({ joints: ['a', 0, 0, 0, 0, 0, 0] }), loc: ['body', 'joints', 0] },
+      {
+        route: '/robot/move/joints',
+        body: JSON.stringify({ joints: ['a', 0, 0, 0, 0, 0, 0] }),
+        loc: ['body', 'joints', 0],
+      },
       { route: '/robot/move/joints', body: `{"joints": ${okJoints}, "extra": 1}`, loc: ['body', 'extra'] },
       // move/named
-      { route: '/robot/move/named', body: JSON.stringify({ name: 'nowhere' }), loc: ['body', 'name'], msg: /unknown named position 'nowhere'; known: .*home.*/ },
-      { route: '/robot/move/named', body: JSON.stringify({ name: 'work', accel_scale: -0.1 }), loc: ['body', 'accel_scale'], msg: /at least 0/ },
-      { route: '/robot/move/named', body: JSON.stringify({ name: 'work', accel_scale: 1.1 }), loc: ['body', 'accel_scale'], msg: /at most 1/ },
+      {
+        route: '/robot/move/named',
+        body: JSON.stringify({ name: 'nowhere' }),
+        loc: ['body', 'name'],
+        msg: /unknown named position 'nowhere'; known: .*home.*/,
+      },
+      {
+        route: '/robot/move/named',
+        body: JSON.stringify({ name: 'work', accel_scale: -0.1 }),
+        loc: ['body', 'accel_scale'],
+        msg: /at least 0/,
+      },
+      {
+        route: '/robot/move/named',
+        body: JSON.stringify({ name: 'work', accel_scale: 1.1 }),
+        loc: ['body', 'accel_scale'],
+        msg: /at most 1/,
+      },
       { route: '/robot/move/named', body: JSON.stringify({}), loc: ['body', 'name'] },
       { route: '/robot/move/named', body: JSON.stringify({ name: 'work', extra: true }), loc: ['body', 'extra'] },
       // move/pose
-      { route: '/robot/move/pose', body: `{${pose0}, "planner": "rrt"}`, loc: ['body', 'planner'], msg: /unknown planner 'rrt'; use one of ptp, lin, circ, ompl, chomp/ },
-      { route: '/robot/move/pose', body: `{${pose0}, "frame_id": "world"}`, loc: ['body', 'frame_id'], msg: /unknown frame_id 'world'; known: '' .* 'base_link'/ },
+      {
+        route: '/robot/move/pose',
+        body: `{${pose0}, "planner": "rrt"}`,
+        loc: ['body', 'planner'],
+        msg: /unknown planner 'rrt'; use one of ptp, lin, circ, ompl, chomp/,
+      },
+      {
+        route: '/robot/move/pose',
+        body: `{${pose0}, "frame_id": "world"}`,
+        loc: ['body', 'frame_id'],
+        msg: /unknown frame_id 'world'; known: '' .* 'base_link'/,
+      },
       { route: '/robot/move/pose', body: '{"y": 0.1, "z": 0.5}', loc: ['body', 'x'] },
       { route: '/robot/move/pose', body: '{"x": 0.5, "z": 0.5}', loc: ['body', 'y'] },
       { route: '/robot/move/pose', body: '{"x": 0.5, "y": 0.1}', loc: ['body', 'z'] },
       { route: '/robot/move/pose', body: `{${pose0}, "extra": 1}`, loc: ['body', 'extra'] },
-      { route: '/robot/move/pose', body: `{${pose0}, "circ_center": {"x": 0.5, "y": 0, "z": 0.5}}`, loc: ['body', 'circ_center'], msg: /circ only/ },
-      { route: '/robot/move/pose', body: `{${pose0}, "planner": "circ", "circ_center": {"x": 0.5, "y": 0, "z": 0.5}, "circ_interim": {"x": 0.5, "y": 0, "z": 0.6}}`, loc: ['body', 'circ_interim'] },
+      {
+        route: '/robot/move/pose',
+        body: `{${pose0}, "circ_center": {"x": 0.5, "y": 0, "z": 0.5}}`,
+        loc: ['body', 'circ_center'],
+        msg: /circ only/,
+      },
+      {
+        route: '/robot/move/pose',
+        body: `{${pose0}, "planner": "circ", "circ_center": {"x": 0.5, "y": 0, "z": 0.5}, "circ_interim": {"x": 0.5, "y": 0, "z": 0.6}}`,
+        loc: ['body', 'circ_interim'],
+      },
       { route: '/robot/move/pose', body: `{"x": 1e999, "y": 0.1, "z": 0.5}`, loc: ['body', 'x'], msg: /finite/ },
     ];
     const endpoints = [
@@ -232,20 +347,35 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     for (const c of cases) {
       const reply = await post(url, c.route, c.body);
       const what = `${c.route} ${c.body.slice(0, 120)}`;
-      assert.equal(reply.status, c.status ?? 422, `${what} -> ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`);
+      assert.equal(
+        reply.status,
+        c.status ?? 422,
+        `${what} -> ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`,
+      );
       if (reply.status === 413) {
         assert.equal(typeof (reply.body as { detail: unknown }).detail, 'string');
         continue;
       }
       const detail = (reply.body as ValidationBody).detail;
       assert.ok(Array.isArray(detail) && detail.length > 0, `${what}: a 422 detail list`);
-      if (c.loc) assert.ok(detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(c.loc)), `${what}: loc ${JSON.stringify(c.loc)} in ${JSON.stringify(detail)}`);
+      if (c.loc)
+        assert.ok(
+          detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(c.loc)),
+          `${what}: loc ${JSON.stringify(c.loc)} in ${JSON.stringify(detail)}`,
+        );
       if (c.msg) {
         const pattern = c.msg;
-        assert.ok(detail.some((d) => pattern.test(d.msg)), `${what}: a message matching ${pattern} in ${JSON.stringify(detail)}`);
+        assert.ok(
+          detail.some((d) => pattern.test(d.msg)),
+          `${what}: a message matching ${pattern} in ${JSON.stringify(detail)}`,
+        );
       }
       if (c.route === '/robot/move/named' && c.msg?.source.startsWith('unknown named')) {
-        for (const name of known) assert.ok(detail.some((d) => d.msg.includes(name)), `the message lists ${name}`);
+        for (const name of known)
+          assert.ok(
+            detail.some((d) => d.msg.includes(name)),
+            `the message lists ${name}`,
+          );
       }
     }
     const after = await jointState(url);
@@ -309,7 +439,9 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
   }
 
   it("serves the active limits file's joint bounds, and speed's bounds and default, in move/joints's schema", async () => {
-    const limitsYaml = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')) as { joint_limits: Record<string, { min_position: number; max_position: number }> };
+    const limitsYaml = parseYaml(
+      await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8'),
+    ) as { joint_limits: Record<string, { min_position: number; max_position: number }> };
     const schema = await moveJointsSchema(url);
     JOINTS.forEach((name, i) => {
       const item = schema.properties.joints.prefixItems[i];
@@ -317,7 +449,10 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
       assert.equal(item?.maximum, limitsYaml.joint_limits[name]?.max_position, `${name} maximum`);
     });
     assert.equal(schema.properties.joints.prefixItems.length, 7);
-    assert.deepEqual([schema.properties.speed.minimum, schema.properties.speed.maximum, schema.properties.speed.default], [0.01, 1, 0.1]);
+    assert.deepEqual(
+      [schema.properties.speed.minimum, schema.properties.speed.maximum, schema.properties.speed.default],
+      [0.01, 1, 0.1],
+    );
   });
 });
 
@@ -330,9 +465,14 @@ interface JointsSchema {
 
 /** The request schema of POST /robot/move/joints in the served document (following a $ref if there is one). */
 async function moveJointsSchema(url: string): Promise<JointsSchema> {
-  type Doc = { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: unknown }> } }>>; components?: { schemas?: Record<string, unknown> } };
+  type Doc = {
+    paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: unknown }> } }>>;
+    components?: { schemas?: Record<string, unknown> };
+  };
   const doc = (await get<Doc>(url, '/openapi.json')).body;
-  let schema = doc.paths['/robot/move/joints']?.post?.requestBody.content['application/json']?.schema as { $ref?: string } | undefined;
+  let schema = doc.paths['/robot/move/joints']?.post?.requestBody.content['application/json']?.schema as
+    | { $ref?: string }
+    | undefined;
   const ref = schema?.$ref;
   if (ref) schema = doc.components?.schemas?.[ref.split('/').at(-1) ?? ''] as { $ref?: string } | undefined;
   assert.ok(schema, 'move/joints has a request schema');
@@ -345,7 +485,9 @@ describe('a custom joint limits file (web.joint_limits)', () => {
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-limits-'));
-    const doc = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')) as { joint_limits: Record<string, Record<string, unknown>> };
+    const doc = parseYaml(
+      await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8'),
+    ) as { joint_limits: Record<string, Record<string, unknown>> };
     const j1 = doc.joint_limits.joint1;
     const j7 = doc.joint_limits.joint7;
     assert.ok(j1 && j7);
@@ -362,9 +504,18 @@ describe('a custom joint limits file (web.joint_limits)', () => {
 
   it('shows the tighter bounds in the served document', async () => {
     const schema = await moveJointsSchema(server.url);
-    assert.deepEqual([schema.properties.joints.prefixItems[0]?.minimum, schema.properties.joints.prefixItems[0]?.maximum], [-1.5, 1.5]);
-    assert.deepEqual([schema.properties.joints.prefixItems[6]?.minimum, schema.properties.joints.prefixItems[6]?.maximum], [-2.5, 2.5]);
-    assert.deepEqual([schema.properties.joints.prefixItems[1]?.minimum, schema.properties.joints.prefixItems[1]?.maximum], [-2.09, 2.09]);
+    assert.deepEqual(
+      [schema.properties.joints.prefixItems[0]?.minimum, schema.properties.joints.prefixItems[0]?.maximum],
+      [-1.5, 1.5],
+    );
+    assert.deepEqual(
+      [schema.properties.joints.prefixItems[6]?.minimum, schema.properties.joints.prefixItems[6]?.maximum],
+      [-2.5, 2.5],
+    );
+    assert.deepEqual(
+      [schema.properties.joints.prefixItems[1]?.minimum, schema.properties.joints.prefixItems[1]?.maximum],
+      [-2.09, 2.09],
+    );
   });
 
   it('refuses angles outside the tighter bounds with 422 naming joint, value and bounds, and still moves within them', async () => {
@@ -385,7 +536,9 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-endpoints-'));
-    const doc = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/endpoints.yaml'), 'utf8')) as { timeouts: Record<string, number> };
+    const doc = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/endpoints.yaml'), 'utf8')) as {
+      timeouts: Record<string, number>;
+    };
     doc.timeouts.motion_s = 0.2;
     const file = path.join(dir, 'endpoints.yaml');
     // the copy's pkg:// references (URDF, SRDF) still resolve to the bundled package
@@ -403,7 +556,10 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
     const result = await move(server.url, '/robot/move/joints', { joints: OTHER, speed: 0.01 });
     const elapsed = performance.now() - started;
     assert.equal(result.success, false);
-    assert.match(result.message, /^the motion would take \d+(\.\d+)? s at speed 0\.01, longer than the motion timeout \(0\.2 s\); raise the speed$/);
+    assert.match(
+      result.message,
+      /^the motion would take \d+(\.\d+)? s at speed 0\.01, longer than the motion timeout \(0\.2 s\); raise the speed$/,
+    );
     assert.ok(elapsed < 150, `answered after ${elapsed.toFixed(0)} ms, without waiting for the timeout`);
     const after = await jointState(server.url);
     assert.deepEqual(after.position, before.position, 'nothing moved');
@@ -414,13 +570,18 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
 describe('the internal motion timeout on a stalled arm', () => {
   it('cancels a goal that outlasts it (a drive far slower than planned): success false saying it timed out, in time', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'armgate-endpoints-'));
-    const doc = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/endpoints.yaml'), 'utf8')) as { timeouts: Record<string, number> };
+    const doc = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/endpoints.yaml'), 'utf8')) as {
+      timeouts: Record<string, number>;
+    };
     doc.timeouts.motion_s = 0.3;
     const file = path.join(dir, 'endpoints.yaml');
     await writeFile(file, stringify(doc));
     // A drive 1000 times slower than planned: the motion (well within the timeout on paper) outlasts it.
     const stalled = { nowMs: () => performance.now() / 1000, epochMs: () => Date.now() };
-    const context = await SimContext.create(await testConfig({ web: { endpoints: file }, sim: { publish_joint_states: false } }), stalled);
+    const context = await SimContext.create(
+      await testConfig({ web: { endpoints: file }, sim: { publish_joint_states: false } }),
+      stalled,
+    );
     try {
       const started = performance.now();
       const result = await context.moveToJoints({ joints: [0.05, 0, 0, -1.57, 0, 1.57, 0], speed: 1 });
@@ -428,7 +589,10 @@ describe('the internal motion timeout on a stalled arm', () => {
       assert.ok(result.ok);
       assert.equal(result.value.success, false);
       assert.match(result.value.message, /timed out after 0\.3 s/);
-      assert.ok(elapsed >= 290 && elapsed < 3000, `answered after ${elapsed.toFixed(0)} ms (timeout 300 ms, then the slow drive decelerates)`);
+      assert.ok(
+        elapsed >= 290 && elapsed < 3000,
+        `answered after ${elapsed.toFixed(0)} ms (timeout 300 ms, then the slow drive decelerates)`,
+      );
       assert.equal(context.armActivity()?.kind !== 'goal', true, 'no goal is left in flight');
     } finally {
       await context.close();

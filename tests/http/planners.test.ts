@@ -13,25 +13,32 @@ const SCENE = {
 };
 
 async function movePose(url: string, body: Record<string, unknown>) {
-  const res = await fetch(`${url}/robot/move/pose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/robot/move/pose`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   assert.equal(res.status, 200);
   return (await res.json()) as { success: boolean; message: string };
 }
 
 async function tcp(url: string) {
-  return ((await (await fetch(`${url}/robot/pose`)).json()) as { position: { x: number; y: number; z: number } }).position;
+  return ((await (await fetch(`${url}/robot/pose`)).json()) as { position: { x: number; y: number; z: number } })
+    .position;
 }
 
 describe('planning around an obstacle on the simulated arm', () => {
   it('refuses a ptp motion through the pillar without moving, naming the collision', async () => {
     const server = await startTestServer({ sim: SCENE });
     try {
-      const before = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] }).position;
+      const before = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] })
+        .position;
       const result = await movePose(server.url, { ...TARGET, planner: 'ptp', speed: 1 });
       assert.equal(result.success, false);
       assert.match(result.message, /pillar/);
       assert.match(result.message, /ompl/);
-      const after = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] }).position;
+      const after = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] })
+        .position;
       assert.deepEqual(after, before);
     } finally {
       await server.close();
@@ -51,7 +58,10 @@ describe('planning around an obstacle on the simulated arm', () => {
         const result = await motion;
         assert.equal(result.success, true, result.message);
         const p = await tcp(server.url);
-        assert.ok(Math.abs(p.x - TARGET.x) < 1e-3 && Math.abs(p.y - TARGET.y) < 1e-3 && Math.abs(p.z - TARGET.z) < 1e-3, JSON.stringify(p));
+        assert.ok(
+          Math.abs(p.x - TARGET.x) < 1e-3 && Math.abs(p.y - TARGET.y) < 1e-3 && Math.abs(p.z - TARGET.z) < 1e-3,
+          JSON.stringify(p),
+        );
       } finally {
         await server.close();
       }

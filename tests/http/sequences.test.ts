@@ -11,7 +11,23 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
-import { assertProcessGone, configFoldersWith, describeIssues, getJson, issuesOf, LOG_LINE, liveGroupMembers, logLines, maxDiff, positions, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
+import {
+  assertProcessGone,
+  configFoldersWith,
+  describeIssues,
+  getJson,
+  issuesOf,
+  LOG_LINE,
+  liveGroupMembers,
+  logLines,
+  maxDiff,
+  positions,
+  post,
+  processExists,
+  sleep,
+  waitFor,
+  WORK,
+} from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -38,7 +54,8 @@ describe('sequences end to end on the simulated arm', () => {
   let bagRoot: string;
   const status = () => getJson<Status>(url, '/sequences/status');
   const sequenceLog = (n = 1000) => logLines(url, '/sequences/logs', n);
-  const finished = (timeoutMs = 30_000) => waitFor('the sequence to finish', status, (s) => s.status === 'finished', timeoutMs, 25);
+  const finished = (timeoutMs = 30_000) =>
+    waitFor('the sequence to finish', status, (s) => s.status === 'finished', timeoutMs, 25);
   /** Log text of the current/last run only: from its "runner started (pid N)" line on. */
   const runLog = async (pid: number) => {
     const lines = await sequenceLog();
@@ -46,7 +63,8 @@ describe('sequences end to end on the simulated arm', () => {
     assert.ok(start >= 0, `no start line for pid ${pid}:\n${lines.join('\n')}`);
     return lines.slice(start).map((l) => LOG_LINE.exec(l)?.[2] ?? `(no timestamp) ${l}`);
   };
-  const start = (config: unknown, fields: Record<string, string> = {}) => post<{ status: string; pid: number }>(url, '/sequences/start', sequenceForm(config, fields));
+  const start = (config: unknown, fields: Record<string, string> = {}) =>
+    post<{ status: string; pid: number }>(url, '/sequences/start', sequenceForm(config, fields));
 
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-test-bags-'));
@@ -65,7 +83,10 @@ describe('sequences end to end on the simulated arm', () => {
 
   it('runs 2 iterations (a joint and a Cartesian point): started, running with progress, 409 to a second start and to motions, reads work, finished 0, each point reached, a bag of every topic', async () => {
     const marker = `sequence-lifecycle-${process.pid}-${Date.now()}`;
-    const res = await start({ ...CONFIG, name: marker }, { n_iterations: '2', delay_between_iterations: '0.1', bag_path: 'runA', topics: '' });
+    const res = await start(
+      { ...CONFIG, name: marker },
+      { n_iterations: '2', delay_between_iterations: '0.1', bag_path: 'runA', topics: '' },
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body).sort(), ['pid', 'status']);
     assert.equal(res.body.status, 'started');
@@ -88,8 +109,14 @@ describe('sequences end to end on the simulated arm', () => {
       assert.equal(r.status, 409, `${p} during a sequence: ${JSON.stringify(r.body)}`);
       assert.match(r.body.detail, /sequence/);
     }
-    for (const p of ['/robot/joint_states', '/robot/pose', '/robot/positions', '/sequences/logs', '/trajectory/logs']) await getJson(url, p);
-    await waitFor('the runner to remove its configuration folder once read', () => configFoldersWith(marker), (f) => f.length === 0, 5000);
+    for (const p of ['/robot/joint_states', '/robot/pose', '/robot/positions', '/sequences/logs', '/trajectory/logs'])
+      await getJson(url, p);
+    await waitFor(
+      'the runner to remove its configuration folder once read',
+      () => configFoldersWith(marker),
+      (f) => f.length === 0,
+      5000,
+    );
 
     // Progress while running.
     const seen: Status[] = [];
@@ -114,8 +141,12 @@ describe('sequences end to end on the simulated arm', () => {
       assert.equal(typeof s.started_at, 'string');
       assert.equal(s.returncode, undefined);
     }
-    for (let k = 1; k < seen.length; k++) assert.ok((seen[k]?.iteration ?? 0) >= (seen[k - 1]?.iteration ?? 0), 'iterations never go back');
-    assert.ok(new Set(seen.map((s) => `${s.iteration} ${s.point}`)).size >= 2, `progress was reported: ${seen.map((s) => `${s.iteration}/${s.point}`).join(', ')}`);
+    for (let k = 1; k < seen.length; k++)
+      assert.ok((seen[k]?.iteration ?? 0) >= (seen[k - 1]?.iteration ?? 0), 'iterations never go back');
+    assert.ok(
+      new Set(seen.map((s) => `${s.iteration} ${s.point}`)).size >= 2,
+      `progress was reported: ${seen.map((s) => `${s.iteration}/${s.point}`).join(', ')}`,
+    );
 
     assert.equal(last.returncode, 0, (await runLog(pid)).join('\n'));
     assert.equal(last.pid, pid);
@@ -127,7 +158,10 @@ describe('sequences end to end on the simulated arm', () => {
     const lines = await runLog(pid);
     const text = lines.join('\n');
     assert.match(text, /sequence started: 2 iteration\(s\) of 4 points, 0\.1 s between iterations/);
-    assert.match(text, /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\) to /);
+    assert.match(
+      text,
+      /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\) to /,
+    );
     for (const i of [1, 2]) {
       assert.equal(lines.filter((l) => l === `iteration ${i}/2: home reached`).length, 2, text);
       assert.equal(lines.filter((l) => l === `iteration ${i}/2: waypoint 1 reached`).length, 1, text);
@@ -145,42 +179,70 @@ describe('sequences end to end on the simulated arm', () => {
     assert.ok(maxDiff(await positions(url), WORK) < 1e-6, 'the run ends at home');
 
     // The uploaded configuration's folder is removed after the run.
-    await waitFor('the configuration folder to be removed', () => configFoldersWith(marker), (f) => f.length === 0, 3000);
+    await waitFor(
+      'the configuration folder to be removed',
+      () => configFoldersWith(marker),
+      (f) => f.length === 0,
+      3000,
+    );
 
     // The bag: rosbag2 MCAP with ros2msg schemas and CDR messages, every topic the simulator offers.
     const folder = path.join(bagRoot, 'runA');
     const bag = await readBag(folder);
     assert.deepEqual(bag.files, ['metadata.yaml', 'runA_0.mcap']);
     assert.equal(bag.profile, 'ros2');
-    assert.deepEqual(bag.channels.map((c) => c.topic).sort(), ['/iiwa_arm_controller/joint_trajectory', '/joint_states']);
+    assert.deepEqual(bag.channels.map((c) => c.topic).sort(), [
+      '/iiwa_arm_controller/joint_trajectory',
+      '/joint_states',
+    ]);
     for (const channel of bag.channels) {
       assert.equal(channel.schemaEncoding, 'ros2msg');
       assert.equal(channel.messageEncoding, 'cdr');
-      assert.equal(channel.schemaName, channel.topic === '/joint_states' ? 'sensor_msgs/msg/JointState' : 'trajectory_msgs/msg/JointTrajectory');
+      assert.equal(
+        channel.schemaName,
+        channel.topic === '/joint_states' ? 'sensor_msgs/msg/JointState' : 'trajectory_msgs/msg/JointTrajectory',
+      );
     }
     const states = bag.messages.filter((m) => m.topic === '/joint_states');
     assert.ok(states.length > 20, `${states.length} joint states recorded`);
     for (const m of states) assertJointState(m.decoded);
     const moved = states.map((m) => Array.from((m.decoded as { position: ArrayLike<number> }).position));
-    assert.ok(moved.some((q) => maxDiff(q, JOINT_POINT.joints) < 1e-3), 'the recording shows the arm at the joint waypoint');
-    for (let k = 1; k < bag.messages.length; k++) assert.ok((bag.messages[k]?.logTimeNs ?? 0n) >= (bag.messages[k - 1]?.logTimeNs ?? 0n), 'messages in time order');
+    assert.ok(
+      moved.some((q) => maxDiff(q, JOINT_POINT.joints) < 1e-3),
+      'the recording shows the arm at the joint waypoint',
+    );
+    for (let k = 1; k < bag.messages.length; k++)
+      assert.ok((bag.messages[k]?.logTimeNs ?? 0n) >= (bag.messages[k - 1]?.logTimeNs ?? 0n), 'messages in time order');
     assert.equal(bag.metadata.storage_identifier, 'mcap');
     assert.equal(bag.metadata.message_count, bag.messages.length, 'metadata.yaml counts every message');
     for (const t of bag.metadata.topics_with_message_count) {
-      assert.equal(t.message_count, bag.messages.filter((m) => m.topic === t.topic_metadata.name).length, t.topic_metadata.name);
+      assert.equal(
+        t.message_count,
+        bag.messages.filter((m) => m.topic === t.topic_metadata.name).length,
+        t.topic_metadata.name,
+      );
       assert.equal(t.topic_metadata.serialization_format, 'cdr');
     }
     assert.ok((await streamRecords(path.join(folder, bag.mcapFile))) > states.length);
   });
 
   it('records only the given topics: topics=/joint_states under a nested bag_path', async () => {
-    const res = await start({ home: { joints: WORK, speed: 1 }, waypoints: [{ joints: [0.2, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }] }, { n_iterations: '1', bag_path: 'nested/runB', topics: ' /joint_states ' });
+    const res = await start(
+      { home: { joints: WORK, speed: 1 }, waypoints: [{ joints: [0.2, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }] },
+      { n_iterations: '1', bag_path: 'nested/runB', topics: ' /joint_states ' },
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const done = await finished();
     assert.equal(done.returncode, 0, (await runLog(res.body.pid)).join('\n'));
     const bag = await readBag(path.join(bagRoot, 'nested', 'runB'));
-    assert.deepEqual(bag.channels.map((c) => c.topic), ['/joint_states']);
-    assert.deepEqual(bag.metadata.topics_with_message_count.map((t) => t.topic_metadata.name), ['/joint_states']);
+    assert.deepEqual(
+      bag.channels.map((c) => c.topic),
+      ['/joint_states'],
+    );
+    assert.deepEqual(
+      bag.metadata.topics_with_message_count.map((t) => t.topic_metadata.name),
+      ['/joint_states'],
+    );
     assert.ok(bag.messages.length > 0 && bag.messages.every((m) => m.topic === '/joint_states'));
     for (const m of bag.messages) assertJointState(m.decoded);
   });
@@ -206,31 +268,127 @@ describe('sequences end to end on the simulated arm', () => {
       ['invalid UTF-8', new Uint8Array([0x7b, 0xff, 0x7d]), {}, ['body', 'config'], /not valid JSON/],
       ['home missing', { waypoints: [] }, {}, ['body', 'config', 'home'], /Field required/],
       ['waypoints missing', { home: CONFIG.home }, {}, ['body', 'config', 'waypoints'], /Field required/],
-      ['waypoints not an array', { home: CONFIG.home, waypoints: { a: JOINT_POINT } }, {}, ['body', 'config', 'waypoints'], /Array/],
+      [
+        'waypoints not an array',
+        { home: CONFIG.home, waypoints: { a: JOINT_POINT } },
+        {},
+        ['body', 'config', 'waypoints'],
+        /Array/,
+      ],
       ['home not a point', { home: 'work', waypoints: [] }, {}, ['body', 'config', 'home'], /.+/],
-      ['a point with 6 joints', { home: CONFIG.home, waypoints: [JOINT_POINT, { joints: [0, 0, 0, 0, 0, 0] }] }, {}, ['body', 'config', 'waypoints', 1, 'joints'], /exactly 7 joint values .*got 6/],
-      ['a point with 8 joints', { home: { joints: [...W, 0] }, waypoints: [] }, {}, ['body', 'config', 'home', 'joints'], /got 8/],
-      ['a joint beyond its limits', { home: CONFIG.home, waypoints: [JOINT_POINT, JOINT_POINT, { joints: [0, 0, 0, -2.5, 0, 0, 0] }] }, {}, ['body', 'config', 'waypoints', 2, 'joints', 3], /joint4 = -2\.5 rad is outside its limits \[-2\.\d+, 2\.\d+\]/],
-      ['a non-numeric joint', { home: { joints: [0, 0, 0, 0, 0, 0, 'x'] }, waypoints: [] }, {}, ['body', 'config', 'home', 'joints', 6], /number/],
-      ['speed 0', { home: { joints: W, speed: 0 }, waypoints: [] }, {}, ['body', 'config', 'home', 'speed'], /at least 0\.01/],
-      ['speed 2', { home: CONFIG.home, waypoints: [{ ...CARTESIAN_POINT, speed: 2 }] }, {}, ['body', 'config', 'waypoints', 0, 'speed'], /at most 1/],
-      ['an unknown planner', { home: CONFIG.home, waypoints: [{ ...CARTESIAN_POINT, planner: 'rrt' }] }, {}, ['body', 'config', 'waypoints', 0, 'planner'], /ptp, lin, circ, ompl, chomp/],
-      ['a Cartesian point without its angles', { home: CONFIG.home, waypoints: [{ x: 0.5, y: 0, z: 0.5 }] }, {}, ['body', 'config', 'waypoints', 0, 'a'], /Field required/],
-      ['a Cartesian coordinate that is not a number', { home: CONFIG.home, waypoints: [{ ...CARTESIAN_POINT, z: '0.5' }] }, {}, ['body', 'config', 'waypoints', 0, 'z'], /number/],
-      ['an unknown key in a point', { home: { joints: W, speed: 0.5, accel: 1 }, waypoints: [] }, {}, ['body', 'config', 'home', 'accel'], /.+/],
+      [
+        'a point with 6 joints',
+        { home: CONFIG.home, waypoints: [JOINT_POINT, { joints: [0, 0, 0, 0, 0, 0] }] },
+        {},
+        ['body', 'config', 'waypoints', 1, 'joints'],
+        /exactly 7 joint values .*got 6/,
+      ],
+      [
+        'a point with 8 joints',
+        { home: { joints: [...W, 0] }, waypoints: [] },
+        {},
+        ['body', 'config', 'home', 'joints'],
+        /got 8/,
+      ],
+      [
+        'a joint beyond its limits',
+        { home: CONFIG.home, waypoints: [JOINT_POINT, JOINT_POINT, { joints: [0, 0, 0, -2.5, 0, 0, 0] }] },
+        {},
+        ['body', 'config', 'waypoints', 2, 'joints', 3],
+        /joint4 = -2\.5 rad is outside its limits \[-2\.\d+, 2\.\d+\]/,
+      ],
+      [
+        'a non-numeric joint',
+        { home: { joints: [0, 0, 0, 0, 0, 0, 'x'] }, waypoints: [] },
+        {},
+        ['body', 'config', 'home', 'joints', 6],
+        /number/,
+      ],
+      [
+        'speed 0',
+        { home: { joints: W, speed: 0 }, waypoints: [] },
+        {},
+        ['body', 'config', 'home', 'speed'],
+        /at least 0\.01/,
+      ],
+      [
+        'speed 2',
+        { home: CONFIG.home, waypoints: [{ ...CARTESIAN_POINT, speed: 2 }] },
+        {},
+        ['body', 'config', 'waypoints', 0, 'speed'],
+        /at most 1/,
+      ],
+      [
+        'an unknown planner',
+        { home: CONFIG.home, waypoints: [{ ...CARTESIAN_POINT, planner: 'rrt' }] },
+        {},
+        ['body', 'config', 'waypoints', 0, 'planner'],
+        /ptp, lin, circ, ompl, chomp/,
+      ],
+      [
+        'a Cartesian point without its angles',
+        { home: CONFIG.home, waypoints: [{ x: 0.5, y: 0, z: 0.5 }] },
+        {},
+        ['body', 'config', 'waypoints', 0, 'a'],
+        /Field required/,
+      ],
+      [
+        'a Cartesian coordinate that is not a number',
+        { home: CONFIG.home, waypoints: [{ ...CARTESIAN_POINT, z: '0.5' }] },
+        {},
+        ['body', 'config', 'waypoints', 0, 'z'],
+        /number/,
+      ],
+      [
+        'an unknown key in a point',
+        { home: { joints: W, speed: 0.5, accel: 1 }, waypoints: [] },
+        {},
+        ['body', 'config', 'home', 'accel'],
+        /.+/,
+      ],
       ['an unknown top-level key', { ...CONFIG, loops: 3 }, {}, ['body', 'config', 'loops'], /.+/],
       ['n_iterations 0', CONFIG, { n_iterations: '0' }, ['body', 'n_iterations'], /at least 1/],
       ['n_iterations abc', CONFIG, { n_iterations: 'abc' }, ['body', 'n_iterations'], /integer/],
       ['n_iterations 1.5', CONFIG, { n_iterations: '1.5' }, ['body', 'n_iterations'], /integer/],
       ['n_iterations -1', CONFIG, { n_iterations: '-1' }, ['body', 'n_iterations'], /.+/],
-      ['delay_between_iterations -1', CONFIG, { delay_between_iterations: '-1' }, ['body', 'delay_between_iterations'], /.+/],
-      ['delay_between_iterations abc', CONFIG, { delay_between_iterations: 'abc' }, ['body', 'delay_between_iterations'], /number/],
+      [
+        'delay_between_iterations -1',
+        CONFIG,
+        { delay_between_iterations: '-1' },
+        ['body', 'delay_between_iterations'],
+        /.+/,
+      ],
+      [
+        'delay_between_iterations abc',
+        CONFIG,
+        { delay_between_iterations: 'abc' },
+        ['body', 'delay_between_iterations'],
+        /number/,
+      ],
       ["bag_path '../x'", CONFIG, { bag_path: '../x' }, ['body', 'bag_path'], /inside sequences\.bag_root/],
       ["bag_path 'a/../../x'", CONFIG, { bag_path: 'a/../../x' }, ['body', 'bag_path'], /inside sequences\.bag_root/],
       ["bag_path '/etc/x'", CONFIG, { bag_path: '/etc/x' }, ['body', 'bag_path'], /outside sequences\.bag_root/],
-      ['bag_path naming an existing folder', CONFIG, { bag_path: 'existing-folder' }, ['body', 'bag_path'], /already exists/],
-      ['bag_path naming an existing file', CONFIG, { bag_path: 'existing-file' }, ['body', 'bag_path'], /already exists/],
-      ['an unknown topic', CONFIG, { bag_path: 'never', topics: '/joint_states,/nope' }, ['body', 'topics'], /unknown topic\(s\) \/nope; this stack offers \/joint_states, \/iiwa_arm_controller\/joint_trajectory/],
+      [
+        'bag_path naming an existing folder',
+        CONFIG,
+        { bag_path: 'existing-folder' },
+        ['body', 'bag_path'],
+        /already exists/,
+      ],
+      [
+        'bag_path naming an existing file',
+        CONFIG,
+        { bag_path: 'existing-file' },
+        ['body', 'bag_path'],
+        /already exists/,
+      ],
+      [
+        'an unknown topic',
+        CONFIG,
+        { bag_path: 'never', topics: '/joint_states,/nope' },
+        ['body', 'topics'],
+        /unknown topic\(s\) \/nope; this stack offers \/joint_states, \/iiwa_arm_controller\/joint_trajectory/,
+      ],
       ['an invalid joints_action', CONFIG, { joints_action: 'not a name!' }, ['body', 'joints_action'], /ROS name/],
       ['an empty pose_action', CONFIG, { pose_action: '' }, ['body', 'pose_action'], /ROS name/],
       ['an unknown form field', CONFIG, { iterations: '2' }, ['body', 'iterations'], /unexpected field 'iterations'/],
@@ -282,7 +440,10 @@ describe('sequences end to end on the simulated arm', () => {
   });
 
   it('ends a failing sequence (a Cartesian point out of reach) with a non-zero returncode and names the point in the logs', async () => {
-    const config = { home: CONFIG.home, waypoints: [JOINT_POINT, { x: 2, y: 0, z: 0.5, a: 0, b: Math.PI, c: 0, speed: 0.5 }, JOINT_POINT] };
+    const config = {
+      home: CONFIG.home,
+      waypoints: [JOINT_POINT, { x: 2, y: 0, z: 0.5, a: 0, b: Math.PI, c: 0, speed: 0.5 }, JOINT_POINT],
+    };
     const res = await start(config, { n_iterations: '2', delay_between_iterations: '0' });
     assert.equal(res.status, 200, 'started is answered even though a motion will fail');
     const done = await finished();
@@ -292,7 +453,10 @@ describe('sequences end to end on the simulated arm', () => {
     const lines = await runLog(res.body.pid);
     const text = lines.join('\n');
     assert.ok(lines.includes('iteration 1/2: waypoint 1 reached'), text);
-    assert.ok(lines.some((l) => /^stderr: iteration 1: waypoint 2 failed: .+/.test(l)), text);
+    assert.ok(
+      lines.some((l) => /^stderr: iteration 1: waypoint 2 failed: .+/.test(l)),
+      text,
+    );
     assert.ok(!lines.some((l) => /waypoint 3|iteration 2\//.test(l)), 'the run stops at the failed point');
     assert.equal(lines.at(-1), `runner ${res.body.pid} exited with code 1`);
     // The arm is free again.
@@ -307,7 +471,14 @@ describe('sequences end to end on the simulated arm', () => {
     assert.equal(done.returncode, 3);
     assertProcessGone(res.body.pid);
     const lines = await runLog(res.body.pid);
-    assert.ok(lines.some((l) => /^stderr: iteration 1: home: no action server 'nope\/move' for MoveToJoints goals \(this stack serves 'cobot\/move_to_joints'\)/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) =>
+        /^stderr: iteration 1: home: no action server 'nope\/move' for MoveToJoints goals \(this stack serves 'cobot\/move_to_joints'\)/.test(
+          l,
+        ),
+      ),
+      lines.join('\n'),
+    );
   });
 
   it('ends with returncode 3 when pose_action is not served (at the first Cartesian point)', async () => {
@@ -317,11 +488,17 @@ describe('sequences end to end on the simulated arm', () => {
     assert.equal(done.returncode, 3);
     const lines = await runLog(res.body.pid);
     assert.ok(lines.includes('iteration 1/1: waypoint 1 reached'), lines.join('\n'));
-    assert.ok(lines.some((l) => /waypoint 2: no action server '\/other\/move_to_pose'/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /waypoint 2: no action server '\/other\/move_to_pose'/.test(l)),
+      lines.join('\n'),
+    );
   });
 
   it('accepts a leading slash on the default action names', async () => {
-    const res = await start({ home: { joints: WORK, speed: 1 }, waypoints: [] }, { n_iterations: '1', joints_action: '/cobot/move_to_joints' });
+    const res = await start(
+      { home: { joints: WORK, speed: 1 }, waypoints: [] },
+      { n_iterations: '1', joints_action: '/cobot/move_to_joints' },
+    );
     assert.equal(res.status, 200);
     assert.equal((await finished()).returncode, 0);
   });
@@ -335,12 +512,22 @@ describe('sequences end to end on the simulated arm', () => {
       assert.equal(res.status, 200);
       const pid = res.body.pid;
       // Past 'starting', the runner has subscribed to every topic for its bag.
-      await waitFor('the runner to subscribe', status, (s) => s.status === 'running' && s.point !== 'starting', 15_000, 10);
+      await waitFor(
+        'the runner to subscribe',
+        status,
+        (s) => s.status === 'running' && s.point !== 'starting',
+        15_000,
+        10,
+      );
       process.kill(pid, 'SIGKILL');
       // Block this (the server's) thread until the runner is surely dead, then publish on a recorded
       // topic before the event loop can notice the closed channel: the forward to the runner fails.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
-      await server.context.publishTrajectory({ header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' }, joint_names: [], points: [] });
+      await server.context.publishTrajectory({
+        header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+        joint_names: [],
+        points: [],
+      });
       const done = await finished();
       assert.equal(done.returncode, 137);
       assertProcessGone(pid);
@@ -361,7 +548,10 @@ describe('sequences end to end on the simulated arm', () => {
 
   it('keeps at least 1000 runner lines; n is 1..1000, default 50', async () => {
     // 300 iterations of home -> home (already there): 4 lines each, over 1200 in all.
-    const res = await start({ home: { joints: WORK, speed: 1 }, waypoints: [] }, { n_iterations: '300', delay_between_iterations: '0' });
+    const res = await start(
+      { home: { joints: WORK, speed: 1 }, waypoints: [] },
+      { n_iterations: '300', delay_between_iterations: '0' },
+    );
     assert.equal(res.status, 200);
     const done = await finished(60_000);
     assert.equal(done.returncode, 0);
@@ -390,12 +580,31 @@ describe('sequences end to end on the simulated arm', () => {
 describe('a finished runner leaves no process behind', () => {
   it('kills what the runner started and left running (a sleep child) before it reports finished', async () => {
     const hook = pathToFileURL(path.join(PROJECT_ROOT, 'tests/support/leave-child-hook.mjs')).href;
-    const server = await startTestServer({ sim: { time_scale: 20 } }, { runnerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${hook}`.trim() } });
+    const server = await startTestServer(
+      { sim: { time_scale: 20 } },
+      { runnerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${hook}`.trim() } },
+    );
     try {
-      const res = await post<{ status: string; pid: number }>(server.url, '/sequences/start', sequenceForm({ home: { joints: WORK, speed: 1 }, waypoints: [] }, { n_iterations: '1' }));
+      const res = await post<{ status: string; pid: number }>(
+        server.url,
+        '/sequences/start',
+        sequenceForm({ home: { joints: WORK, speed: 1 }, waypoints: [] }, { n_iterations: '1' }),
+      );
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      await waitFor('the sleep child in the runner group', async () => liveGroupMembers(res.body.pid), (members) => members.some((m) => / sleep$/.test(m)), 15_000, 5);
-      const done = await waitFor('the sequence to finish', () => getJson<Status>(server.url, '/sequences/status'), (s) => s.status === 'finished', 30_000, 5);
+      await waitFor(
+        'the sleep child in the runner group',
+        async () => liveGroupMembers(res.body.pid),
+        (members) => members.some((m) => / sleep$/.test(m)),
+        15_000,
+        5,
+      );
+      const done = await waitFor(
+        'the sequence to finish',
+        () => getJson<Status>(server.url, '/sequences/status'),
+        (s) => s.status === 'finished',
+        30_000,
+        5,
+      );
       assert.equal(done.returncode, 0);
       assertProcessGone(res.body.pid);
     } finally {

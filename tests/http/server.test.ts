@@ -46,7 +46,13 @@ describe('live server with a token', () => {
   });
 
   it('serves /docs, /redoc and /openapi.json without a token', async () => {
-    for (const path of ['/docs', '/redoc', '/openapi.json', '/docs/assets/swagger-ui-bundle.js', '/redoc/assets/redoc.standalone.js']) {
+    for (const path of [
+      '/docs',
+      '/redoc',
+      '/openapi.json',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/redoc/assets/redoc.standalone.js',
+    ]) {
       const res = await call('GET', path);
       assert.equal(res.status, 200, path);
       await res.body?.cancel();
@@ -58,7 +64,11 @@ describe('live server with a token', () => {
       components: { securitySchemes: Record<string, { type: string; scheme: string }> };
       paths: Record<string, Record<string, { security?: unknown[] }>>;
     };
-    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+      ...doc.components.securitySchemes.bearerAuth,
+      type: 'http',
+      scheme: 'bearer',
+    });
     for (const { route } of handlers) {
       assert.deepEqual(doc.paths[route.path]?.[route.method.toLowerCase()]?.security, [{ bearerAuth: [] }], route.path);
     }
@@ -91,7 +101,9 @@ describe('live server with a token', () => {
 
   it('answers reads in parallel', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call('GET', i % 2 ? '/robot/pose' : '/robot/joint_states', auth)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call('GET', i % 2 ? '/robot/pose' : '/robot/joint_states', auth)),
+    );
     for (const res of results) {
       assert.equal(res.status, 200);
       await res.body?.cancel();
@@ -122,7 +134,11 @@ describe('live server without a token', () => {
     }
     const second = await startTestServer();
     try {
-      assert.equal((await fetch(`${second.url}/robot/joint_states`)).status, 200, 'a server starts again once the first is closed');
+      assert.equal(
+        (await fetch(`${second.url}/robot/joint_states`)).status,
+        200,
+        'a server starts again once the first is closed',
+      );
     } finally {
       await second.close();
     }

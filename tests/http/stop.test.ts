@@ -10,7 +10,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
-import { assertNoJump, assertProcessGone, atRest, getJson, jointStates, LOG_LINE, logLines, maxDiff, post, processExists, sampleJointStates, sleep, waitFor, WORK } from '../support/live.ts';
+import {
+  assertNoJump,
+  assertProcessGone,
+  atRest,
+  getJson,
+  jointStates,
+  LOG_LINE,
+  logLines,
+  maxDiff,
+  post,
+  processExists,
+  sampleJointStates,
+  sleep,
+  waitFor,
+  WORK,
+} from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { listeningUrl, runServerCli } from '../support/cli.ts';
 import { startTestServer, type TestServer, writeSettings } from '../support/server.ts';
@@ -47,15 +62,31 @@ async function stop(url: string): Promise<StopResult> {
 
 /** Waits until some joint moves. */
 function moving(url: string): Promise<unknown> {
-  return waitFor('the arm to move', () => jointStates(url), (s) => s.velocity.some((v) => v !== 0), 5000, 5);
+  return waitFor(
+    'the arm to move',
+    () => jointStates(url),
+    (s) => s.velocity.some((v) => v !== 0),
+    5000,
+    5,
+  );
 }
 
 /** Starts a long sequence (optionally recording a bag) and waits until it is past 'starting'. */
 async function startLongSequence(url: string, fields: Record<string, string> = {}): Promise<number> {
-  const res = await post<{ status: string; pid: number }>(url, '/sequences/start', sequenceForm(LONG_SEQUENCE, { n_iterations: '100', delay_between_iterations: '0', ...fields }));
+  const res = await post<{ status: string; pid: number }>(
+    url,
+    '/sequences/start',
+    sequenceForm(LONG_SEQUENCE, { n_iterations: '100', delay_between_iterations: '0', ...fields }),
+  );
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.status, 'started');
-  await waitFor('the sequence to run a point', () => getJson<Status>(url, '/sequences/status'), (s) => s.status === 'running' && s.point !== 'starting', 15_000, 10);
+  await waitFor(
+    'the sequence to run a point',
+    () => getJson<Status>(url, '/sequences/status'),
+    (s) => s.status === 'running' && s.point !== 'starting',
+    15_000,
+    10,
+  );
   return res.body.pid;
 }
 
@@ -120,7 +151,12 @@ describe('POST /stop on the simulated arm', () => {
         await sleep(150);
         const stoppedAt = performance.now();
         const result = await stop(url);
-        assert.deepEqual(result, { message: 'no sequence was running; hold point published; planner stopped', sequence_stopped: false, hold_published: true, planner_stopped: true });
+        assert.deepEqual(result, {
+          message: 'no sequence was running; hold point published; planner stopped',
+          sequence_stopped: false,
+          hold_published: true,
+          planner_stopped: true,
+        });
         const answer = await move;
         assert.equal(answer.status, 200);
         assert.deepEqual(answer.body, { success: false, message: 'stopped' });
@@ -131,22 +167,34 @@ describe('POST /stop on the simulated arm', () => {
         sampling = false;
         const taken = await samples;
         assert.ok(taken.length >= 10, `${taken.length} samples`);
-        assert.ok(taken.some((s) => s.state.velocity.some((v) => v !== 0)), 'samples cover the motion');
+        assert.ok(
+          taken.some((s) => s.state.velocity.some((v) => v !== 0)),
+          'samples cover the motion',
+        );
         assertNoJump(taken, speed, TIME_SCALE);
         assert.ok(maxDiff(rest.position, start) > 1e-3, 'the arm had moved');
         // It holds where it stopped, short of the goal.
         await sleep(100);
         assert.deepEqual((await jointStates(url)).position, rest.position, 'it holds');
         const lines = await trajectoryLog(20);
-        assert.ok(lines.some((l) => /stop: hold point at the current position published/.test(l)), lines.join('\n'));
-        assert.ok(lines.some((l) => /controller: holding position/.test(l)), lines.join('\n'));
+        assert.ok(
+          lines.some((l) => /stop: hold point at the current position published/.test(l)),
+          lines.join('\n'),
+        );
+        assert.ok(
+          lines.some((l) => /controller: holding position/.test(l)),
+          lines.join('\n'),
+        );
       } finally {
         sampling = false;
         await samples;
         await move;
       }
       // The arm takes commands again.
-      const back = await post<{ success: boolean; message: string }>(url, '/robot/move/joints', { joints: WORK, speed: 1 });
+      const back = await post<{ success: boolean; message: string }>(url, '/robot/move/joints', {
+        joints: WORK,
+        speed: 1,
+      });
       assert.equal(back.status, 200);
       assert.equal(back.body.success, true, back.body.message);
     });
@@ -176,12 +224,17 @@ describe('POST /stop on the simulated arm', () => {
       await sleep(300);
       assert.deepEqual((await jointStates(url)).position, rest.position, 'it holds');
       const lines = (await trajectoryLog(20)).map((l) => LOG_LINE.exec(l)?.[2] ?? l);
-      const accepted = lines.findLastIndex((l) => /^controller: accepted trajectory #\d+ \(1 points, 20\.000 s\)$/.test(l));
+      const accepted = lines.findLastIndex((l) =>
+        /^controller: accepted trajectory #\d+ \(1 points, 20\.000 s\)$/.test(l),
+      );
       assert.ok(accepted >= 0, lines.join('\n'));
       const after = lines.slice(accepted);
       const hold = after.indexOf('controller: hold point received; decelerating to a stop');
       assert.ok(hold >= 0, after.join('\n'));
-      assert.ok(after.slice(hold).some((l) => /^controller: holding position \[/.test(l)), after.join('\n'));
+      assert.ok(
+        after.slice(hold).some((l) => /^controller: holding position \[/.test(l)),
+        after.join('\n'),
+      );
       assert.ok(after.includes('stop: hold point at the current position published'), after.join('\n'));
       assert.ok(!after.some((l) => /finished/.test(l)), 'the trajectory did not finish');
     } finally {
@@ -211,7 +264,10 @@ describe('POST /stop on the simulated arm', () => {
     assertProcessGone(pid);
     const lines = (await logLines(url, '/sequences/logs', 1000)).map((l) => LOG_LINE.exec(l)?.[2] ?? l);
     const own = lines.slice(lines.findIndex((l) => l.includes(`runner started (pid ${pid})`)));
-    assert.ok(own.some((l) => /stopped by (armgate|SIGTERM)/.test(l)), own.join('\n'));
+    assert.ok(
+      own.some((l) => /stopped by (armgate|SIGTERM)/.test(l)),
+      own.join('\n'),
+    );
     assert.ok(own.includes('bag closed'), own.join('\n'));
     assert.ok(!own.some((l) => /SIGKILL/.test(l)), own.join('\n'));
     assert.equal(own.at(-1), `runner ${pid} exited with code 143`);
@@ -244,7 +300,10 @@ describe('POST /stop without joint states', () => {
       assert.equal(result.planner_stopped, true);
       assert.match(result.message, /empty trajectory published \(no joint state\)/);
       const lines = await logLines(server.url, '/trajectory/logs', 10);
-      assert.ok(lines.some((l) => /stop: empty trajectory \(no current joint state\) published/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => /stop: empty trajectory \(no current joint state\) published/.test(l)),
+        lines.join('\n'),
+      );
     } finally {
       await server.close();
     }

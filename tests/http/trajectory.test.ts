@@ -8,7 +8,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { type FileContent, csvForm, fileForm } from '../support/multipart.ts';
-import { atRest, describeIssues, issuesOf, JOINT_NAMES, jointStates, LOG_LINE, logLines, maxDiff, post, sleep, type JointStates } from '../support/live.ts';
+import {
+  atRest,
+  describeIssues,
+  issuesOf,
+  JOINT_NAMES,
+  jointStates,
+  LOG_LINE,
+  logLines,
+  maxDiff,
+  post,
+  sleep,
+  type JointStates,
+} from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const TIME_SCALE = 10;
@@ -21,7 +33,10 @@ const CSV_POINTS = [
 ] as const;
 
 /** A CSV of CSV_POINTS with the given header cells (joint or time columns), separator and line end. */
-function csvText(header: readonly string[], options: { sep?: string; eol?: string; bom?: boolean; trailing?: string; cell?: (value: string) => string } = {}): string {
+function csvText(
+  header: readonly string[],
+  options: { sep?: string; eol?: string; bom?: boolean; trailing?: string; cell?: (value: string) => string } = {},
+): string {
   const sep = options.sep ?? ',';
   const eol = options.eol ?? '\n';
   const cell = options.cell ?? ((value: string) => value);
@@ -86,8 +101,14 @@ describe('trajectories end to end on the simulated arm', () => {
     await act();
     assert.equal(published.length, count + 1, 'the trajectory was published');
     const lines = await newLines(logBefore);
-    assert.ok(lines.some((l) => /publishing \d+ points/.test(l)), lines.join('\n'));
-    assert.ok(lines.some((l) => /controller: refused a trajectory: /.test(l) && why.test(l)), `expected a refusal matching ${why}:\n${lines.join('\n')}`);
+    assert.ok(
+      lines.some((l) => /publishing \d+ points/.test(l)),
+      lines.join('\n'),
+    );
+    assert.ok(
+      lines.some((l) => /controller: refused a trajectory: /.test(l) && why.test(l)),
+      `expected a refusal matching ${why}:\n${lines.join('\n')}`,
+    );
     assert.ok(!lines.some((l) => /accepted trajectory/.test(l)), lines.join('\n'));
     await sleep(50);
     const now = await jointStates(url);
@@ -135,19 +156,38 @@ describe('trajectories end to end on the simulated arm', () => {
         await sleep(10);
       }
       const elapsedS = (performance.now() - sentAt) / 1000;
-      assert.ok(elapsedS >= (3 / TIME_SCALE) * 0.8, `the motion took its time (${elapsedS.toFixed(3)} s real for 3 s simulated at x${TIME_SCALE})`);
+      assert.ok(
+        elapsedS >= (3 / TIME_SCALE) * 0.8,
+        `the motion took its time (${elapsedS.toFixed(3)} s real for 3 s simulated at x${TIME_SCALE})`,
+      );
       const j1 = samples.map((s) => s.position[0] ?? Number.NaN);
-      assert.ok(j1.some((q) => q > 0.02 && q < 0.38), `intermediate positions seen: ${j1.map((q) => q.toFixed(3)).join(' ')}`);
+      assert.ok(
+        j1.some((q) => q > 0.02 && q < 0.38),
+        `intermediate positions seen: ${j1.map((q) => q.toFixed(3)).join(' ')}`,
+      );
       for (let k = 1; k < j1.length; k++) assert.ok((j1[k] ?? 0) >= (j1[k - 1] ?? 0) - 1e-12, 'joint1 never goes back');
       const end = samples.at(-1);
       assert.ok(end);
-      assert.ok(maxDiff(end.position, points[2]?.positions ?? []) < 1e-9, `ends at the last point: ${end.position.join(', ')}`);
+      assert.ok(
+        maxDiff(end.position, points[2]?.positions ?? []) < 1e-9,
+        `ends at the last point: ${end.position.join(', ')}`,
+      );
       const lines = await trajectoryLog(20);
       const accepted = lines.findIndex((l) => /controller: accepted trajectory #\d+ \(3 points/.test(l));
       assert.ok(accepted >= 0, lines.join('\n'));
-      assert.ok(lines.findIndex((l) => /publishing 3 points \(3 s\) from POST \/trajectory\/send on \/iiwa_arm_controller\/joint_trajectory/.test(l)) < accepted);
-      assert.ok(lines.slice(accepted).some((l) => /controller: trajectory #\d+ finished/.test(l)), lines.join('\n'));
-      assert.ok(lines.slice(accepted).some((l) => /controller: holding position \[0\.4000,/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.findIndex((l) =>
+          /publishing 3 points \(3 s\) from POST \/trajectory\/send on \/iiwa_arm_controller\/joint_trajectory/.test(l),
+        ) < accepted,
+      );
+      assert.ok(
+        lines.slice(accepted).some((l) => /controller: trajectory #\d+ finished/.test(l)),
+        lines.join('\n'),
+      );
+      assert.ok(
+        lines.slice(accepted).some((l) => /controller: holding position \[0\.4000,/.test(l)),
+        lines.join('\n'),
+      );
     });
 
     it('publishes non-increasing times with times_increasing false and a warning; the controller refuses them and the arm stays', async () => {
@@ -157,9 +197,13 @@ describe('trajectories end to end on the simulated arm', () => {
         [2, 1],
       ]) {
         await assertRefusedByController(async () => {
-          const res = await post<{ status: string; points: number; times_increasing: boolean; warning: string }>(url, '/trajectory/send', {
-            points: times.map((t) => ({ positions: q, time_from_start: t })),
-          });
+          const res = await post<{ status: string; points: number; times_increasing: boolean; warning: string }>(
+            url,
+            '/trajectory/send',
+            {
+              points: times.map((t) => ({ positions: q, time_from_start: t })),
+            },
+          );
           assert.equal(res.status, 200);
           assert.equal(res.body.status, 'sent');
           assert.equal(res.body.points, 2);
@@ -169,22 +213,92 @@ describe('trajectories end to end on the simulated arm', () => {
       }
     });
 
-    const bad = (label: string, body: unknown, loc: (string | number)[], msg: RegExp): [string, unknown, (string | number)[], RegExp] => [label, body, loc, msg];
+    const bad = (
+      label: string,
+      body: unknown,
+      loc: (string | number)[],
+      msg: RegExp,
+    ): [string, unknown, (string | number)[], RegExp] => [label, body, loc, msg];
     const W = [0, 0, 0, -1.57, 0, 1.57, 0];
     const cases = [
       bad('empty points', { points: [] }, ['body', 'points'], /must not be empty/),
       bad('no points field', { validate_limits: true }, ['body', 'points'], /Field required/),
-      bad('6 positions', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57], time_from_start: 1 }] }, ['body', 'points', 0, 'positions'], /exactly 7 .*got 6/),
-      bad('8 positions', { points: [{ positions: [...W, 0], time_from_start: 1 }, { positions: W, time_from_start: 2 }] }, ['body', 'points', 0, 'positions'], /exactly 7 .*got 8/),
-      bad('a non-finite position (1e999)', '{"points": [{"positions": [0, 0, 0, -1.57, 0, 1.57, 1e999], "time_from_start": 1}]}', ['body', 'points', 0, 'positions', 6], /finite/),
-      bad('a NaN literal', '{"points": [{"positions": [0, 0, 0, -1.57, 0, 1.57, NaN], "time_from_start": 1}]}', ['body'], /JSON/),
-      bad('a string position', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, '0'], time_from_start: 1 }] }, ['body', 'points', 0, 'positions', 6], /number/),
-      bad('a negative time_from_start', { points: [{ positions: W, time_from_start: 1 }, { positions: W, time_from_start: -0.5 }] }, ['body', 'points', 1, 'time_from_start'], /at least 0/),
-      bad('a non-finite time_from_start', '{"points": [{"positions": [0, 0, 0, -1.57, 0, 1.57, 0], "time_from_start": 1e999}]}', ['body', 'points', 0, 'time_from_start'], /finite/),
-      bad('a missing time_from_start', { points: [{ positions: W }] }, ['body', 'points', 0, 'time_from_start'], /Field required/),
-      bad('an unknown top-level field', { points: [{ positions: W, time_from_start: 1 }], speed: 0.5 }, ['body', 'speed'], /.+/),
-      bad('an unknown point field', { points: [{ positions: W, time_from_start: 1, velocities: [0, 0, 0, 0, 0, 0, 0] }] }, ['body', 'points', 0, 'velocities'], /.+/),
-      bad('a non-boolean validate_limits', { points: [{ positions: W, time_from_start: 1 }], validate_limits: 'no' }, ['body', 'validate_limits'], /boolean/),
+      bad(
+        '6 positions',
+        { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57], time_from_start: 1 }] },
+        ['body', 'points', 0, 'positions'],
+        /exactly 7 .*got 6/,
+      ),
+      bad(
+        '8 positions',
+        {
+          points: [
+            { positions: [...W, 0], time_from_start: 1 },
+            { positions: W, time_from_start: 2 },
+          ],
+        },
+        ['body', 'points', 0, 'positions'],
+        /exactly 7 .*got 8/,
+      ),
+      bad(
+        'a non-finite position (1e999)',
+        '{"points": [{"positions": [0, 0, 0, -1.57, 0, 1.57, 1e999], "time_from_start": 1}]}',
+        ['body', 'points', 0, 'positions', 6],
+        /finite/,
+      ),
+      bad(
+        'a NaN literal',
+        '{"points": [{"positions": [0, 0, 0, -1.57, 0, 1.57, NaN], "time_from_start": 1}]}',
+        ['body'],
+        /JSON/,
+      ),
+      bad(
+        'a string position',
+        { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, '0'], time_from_start: 1 }] },
+        ['body', 'points', 0, 'positions', 6],
+        /number/,
+      ),
+      bad(
+        'a negative time_from_start',
+        {
+          points: [
+            { positions: W, time_from_start: 1 },
+            { positions: W, time_from_start: -0.5 },
+          ],
+        },
+        ['body', 'points', 1, 'time_from_start'],
+        /at least 0/,
+      ),
+      bad(
+        'a non-finite time_from_start',
+        '{"points": [{"positions": [0, 0, 0, -1.57, 0, 1.57, 0], "time_from_start": 1e999}]}',
+        ['body', 'points', 0, 'time_from_start'],
+        /finite/,
+      ),
+      bad(
+        'a missing time_from_start',
+        { points: [{ positions: W }] },
+        ['body', 'points', 0, 'time_from_start'],
+        /Field required/,
+      ),
+      bad(
+        'an unknown top-level field',
+        { points: [{ positions: W, time_from_start: 1 }], speed: 0.5 },
+        ['body', 'speed'],
+        /.+/,
+      ),
+      bad(
+        'an unknown point field',
+        { points: [{ positions: W, time_from_start: 1, velocities: [0, 0, 0, 0, 0, 0, 0] }] },
+        ['body', 'points', 0, 'velocities'],
+        /.+/,
+      ),
+      bad(
+        'a non-boolean validate_limits',
+        { points: [{ positions: W, time_from_start: 1 }], validate_limits: 'no' },
+        ['body', 'validate_limits'],
+        /boolean/,
+      ),
       bad('an array body', [{ positions: W, time_from_start: 1 }], ['body', 'points'], /Field required/),
       bad('an empty body', '', ['body'], /required/i),
     ];
@@ -214,7 +328,11 @@ describe('trajectories end to end on the simulated arm', () => {
         });
         assert.equal(res.status, 422);
         const issues = issuesOf(res.body);
-        assert.deepEqual(issues[0], { loc: ['body', 'points', 1, 'positions', 3], msg: `point 1: joint4 = -2.5 rad is outside its limits [${min3}, ${max3}]`, type: 'limit' });
+        assert.deepEqual(issues[0], {
+          loc: ['body', 'points', 1, 'positions', 3],
+          msg: `point 1: joint4 = -2.5 rad is outside its limits [${min3}, ${max3}]`,
+          type: 'limit',
+        });
         assert.deepEqual(issues[1]?.loc, ['body', 'points', 2, 'positions', 1]);
         assert.equal(issues[1]?.msg, `point 2: joint2 = 2.2 rad is outside its limits [${min1}, ${max1}]`);
       });
@@ -222,7 +340,10 @@ describe('trajectories end to end on the simulated arm', () => {
 
     it('accepts the same point with validate_limits false, but the controller refuses it (logged) and the arm does not move', async () => {
       await assertRefusedByController(async () => {
-        const res = await post(url, '/trajectory/send', { validate_limits: false, points: [{ positions: [0, 0, 0, -2.5, 0, 1.57, 0], time_from_start: 30 }] });
+        const res = await post(url, '/trajectory/send', {
+          validate_limits: false,
+          points: [{ positions: [0, 0, 0, -2.5, 0, 1.57, 0], time_from_start: 30 }],
+        });
         assert.equal(res.status, 200);
         assert.deepEqual(res.body, { status: 'sent', points: 1, times_increasing: true });
       }, /point 0: joint4 = -2\.5 rad is outside its limits/);
@@ -233,12 +354,17 @@ describe('trajectories end to end on the simulated arm', () => {
     it('answers 422 to a trajectory far beyond the dynamic limits with validate_limits true, naming point, joint and figure', async () => {
       const q = (await atRest(url)).position;
       await assertNoEffect(async () => {
-        const res = await post(url, '/trajectory/send', { points: [{ positions: q.map((v, j) => (j === 0 ? v + 0.5 : v)), time_from_start: 0.1 }] });
+        const res = await post(url, '/trajectory/send', {
+          points: [{ positions: q.map((v, j) => (j === 0 ? v + 0.5 : v)), time_from_start: 0.1 }],
+        });
         assert.equal(res.status, 422, JSON.stringify(res.body));
         const issues = issuesOf(res.body);
         assert.deepEqual(issues[0]?.loc, ['body', 'points', 0, 'positions', 0]);
         // From rest, 0.5 rad in 0.1 s on the cubic the controller would interpolate: 6 x 0.5 / 0.1^2 = 300 rad/s^2 at once.
-        assert.equal(issues[0]?.msg, 'point 0: joint1 would need 300 rad/s^2 (limit 8.5521) between t = 0 and 0.1 s: add time or points');
+        assert.equal(
+          issues[0]?.msg,
+          'point 0: joint1 would need 300 rad/s^2 (limit 8.5521) between t = 0 and 0.1 s: add time or points',
+        );
       });
     });
 
@@ -247,7 +373,10 @@ describe('trajectories end to end on the simulated arm', () => {
       const target = q.map((v, j) => (j === 0 ? v + 0.5 : v));
       await assertRefusedByController(async () => {
         // 0.5 rad in 0.1 s: 5 rad/s against joint1's 1.71 rad/s.
-        const res = await post(url, '/trajectory/send', { validate_limits: false, points: [{ positions: target, time_from_start: 0.1 }] });
+        const res = await post(url, '/trajectory/send', {
+          validate_limits: false,
+          points: [{ positions: target, time_from_start: 0.1 }],
+        });
         assert.equal(res.status, 200);
         assert.deepEqual(res.body, { status: 'sent', points: 1, times_increasing: true });
       }, /joint1 would need 5\.000 rad\/s .*\(limit 1\.71 rad\/s\)/);
@@ -256,18 +385,29 @@ describe('trajectories end to end on the simulated arm', () => {
     it('answers 422 to a first point at time 0 away from the current position with validate_limits true (it would jump)', async () => {
       const q = (await atRest(url)).position;
       await assertNoEffect(async () => {
-        const res = await post(url, '/trajectory/send', { points: [{ positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 }, { positions: q, time_from_start: 1 }] });
+        const res = await post(url, '/trajectory/send', {
+          points: [
+            { positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 },
+            { positions: q, time_from_start: 1 },
+          ],
+        });
         assert.equal(res.status, 422, JSON.stringify(res.body));
         const issues = issuesOf(res.body);
         assert.deepEqual(issues[0]?.loc, ['body', 'points', 0, 'positions', 2]);
-        assert.match(issues[0]?.msg ?? '', /^point 0: joint3 is at t = 0 but 0\.3 rad from the current position: the arm would jump/);
+        assert.match(
+          issues[0]?.msg ?? '',
+          /^point 0: joint3 is at t = 0 but 0\.3 rad from the current position: the arm would jump/,
+        );
       });
     });
 
     it('lets the controller refuse a first point at time 0 away from the current position (validate_limits false: it would jump)', async () => {
       const q = (await atRest(url)).position;
       await assertRefusedByController(async () => {
-        const points = [{ positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 }, { positions: q, time_from_start: 1 }];
+        const points = [
+          { positions: q.map((v, j) => (j === 2 ? v + 0.3 : v)), time_from_start: 0 },
+          { positions: q, time_from_start: 1 },
+        ];
         const res = await post(url, '/trajectory/send', { validate_limits: false, points });
         assert.equal(res.status, 200);
       }, /first point is at time 0 but 0\.3000 rad away .*jump/);
@@ -284,7 +424,10 @@ describe('trajectories end to end on the simulated arm', () => {
       const end = await atRest(url);
       assert.ok(maxDiff(end.position, q) < 1e-9, 'the newer trajectory brought the arm back');
       const lines = await trajectoryLog(10);
-      assert.ok(lines.some((l) => /controller: trajectory #\d+ preempted by a newer one/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => /controller: trajectory #\d+ preempted by a newer one/.test(l)),
+        lines.join('\n'),
+      );
     });
 
     it('answers 409 while a move request holds the arm (for JSON and CSV), then works again', async () => {
@@ -293,7 +436,9 @@ describe('trajectories end to end on the simulated arm', () => {
       try {
         await waitForMotion();
         const count = published.length;
-        const res = await post<{ detail: string }>(url, '/trajectory/send', { points: [{ positions: W, time_from_start: 5 }] });
+        const res = await post<{ detail: string }>(url, '/trajectory/send', {
+          points: [{ positions: W, time_from_start: 5 }],
+        });
         assert.equal(res.status, 409);
         assert.match(res.body.detail, /busy/);
         const csv = await post<{ detail: string }>(url, '/trajectory/send_csv', csvForm(`${HEADER}\n${row(5)}\n`));
@@ -322,13 +467,25 @@ describe('trajectories end to end on the simulated arm', () => {
   });
 
   describe('POST /trajectory/send_csv', () => {
-    const expectedPoints = CSV_POINTS.map((p) => ({ positions: [...p.q], time_from_start: { sec: Math.floor(p.t), nanosec: Math.round((p.t % 1) * 1e9) } }));
+    const expectedPoints = CSV_POINTS.map((p) => ({
+      positions: [...p.q],
+      time_from_start: { sec: Math.floor(p.t), nanosec: Math.round((p.t % 1) * 1e9) },
+    }));
     const shuffled = ['joint5', 't', 'joint2', 'joint7', 'joint1', 'joint4', 'joint6', 'joint3'];
     const variants: { name: string; text: FileContent; query?: string; filename?: string }[] = [
       { name: 'joint1..joint7 and t', text: csvText(PLAIN) },
-      { name: 'joint_1..joint_7 names', text: csvText(['t', 'joint_1', 'joint_2', 'joint_3', 'joint_4', 'joint_5', 'joint_6', 'joint_7']) },
-      { name: 'upper case names', text: csvText(['T', 'JOINT1', 'JOINT2', 'JOINT3', 'JOINT4', 'JOINT5', 'JOINT6', 'JOINT7']) },
-      { name: 'mixed case joint_N names', text: csvText(['Time', 'Joint_1', 'JOINT_2', 'joint_3', 'Joint_4', 'jOiNt_5', 'JOINT_6', 'joint_7']) },
+      {
+        name: 'joint_1..joint_7 names',
+        text: csvText(['t', 'joint_1', 'joint_2', 'joint_3', 'joint_4', 'joint_5', 'joint_6', 'joint_7']),
+      },
+      {
+        name: 'upper case names',
+        text: csvText(['T', 'JOINT1', 'JOINT2', 'JOINT3', 'JOINT4', 'JOINT5', 'JOINT6', 'JOINT7']),
+      },
+      {
+        name: 'mixed case joint_N names',
+        text: csvText(['Time', 'Joint_1', 'JOINT_2', 'joint_3', 'Joint_4', 'jOiNt_5', 'JOINT_6', 'joint_7']),
+      },
       { name: 'shuffled columns', text: csvText(shuffled) },
       { name: 'semicolons with ?separator=%3B', text: csvText(PLAIN, { sep: ';' }), query: '?separator=%3B' },
       { name: 'tabs with ?separator=%09', text: csvText(PLAIN, { sep: '\t' }), query: '?separator=%09' },
@@ -337,10 +494,23 @@ describe('trajectories end to end on the simulated arm', () => {
       { name: 'a UTF-8 BOM', text: csvText(PLAIN, { bom: true }) },
       { name: 'CRLF line ends', text: csvText(PLAIN, { eol: '\r\n' }) },
       { name: 'blank trailing lines', text: csvText(PLAIN, { trailing: '\n\n\n  \n' }) },
-      { name: 'blank trailing CRLF lines and no final data newline', text: `${csvText(PLAIN, { eol: '\r\n', trailing: '' })}\r\n\r\n` },
+      {
+        name: 'blank trailing CRLF lines and no final data newline',
+        text: `${csvText(PLAIN, { eol: '\r\n', trailing: '' })}\r\n\r\n`,
+      },
       { name: 'no final newline', text: csvText(PLAIN, { trailing: '' }) },
-      { name: 'quoted and padded cells', text: csvText(PLAIN, { cell: (v) => ` "${v}" ` }).replace(/^[^\n]*/, PLAIN.map((h) => `"${h}"`).join(',')) },
-      { name: 'a BOM, CRLF, upper case joint_N, semicolons and shuffled columns together', text: csvText(['JOINT_3', 'TIME_FROM_START', 'JOINT_1', 'JOINT_2', 'JOINT_7', 'JOINT_5', 'JOINT_6', 'JOINT_4'], { sep: ';', eol: '\r\n', bom: true }), query: '?separator=%3B&validate_limits=true' },
+      {
+        name: 'quoted and padded cells',
+        text: csvText(PLAIN, { cell: (v) => ` "${v}" ` }).replace(/^[^\n]*/, PLAIN.map((h) => `"${h}"`).join(',')),
+      },
+      {
+        name: 'a BOM, CRLF, upper case joint_N, semicolons and shuffled columns together',
+        text: csvText(
+          ['JOINT_3', 'TIME_FROM_START', 'JOINT_1', 'JOINT_2', 'JOINT_7', 'JOINT_5', 'JOINT_6', 'JOINT_4'],
+          { sep: ';', eol: '\r\n', bom: true },
+        ),
+        query: '?separator=%3B&validate_limits=true',
+      },
       { name: 'a file name with a space', text: csvText(PLAIN), filename: 'my trajectory.csv' },
       { name: 'validate_limits=false', text: csvText(PLAIN), query: '?validate_limits=false' },
     ];
@@ -360,8 +530,14 @@ describe('trajectories end to end on the simulated arm', () => {
           expectedPoints,
         );
         const lines = await newLines(logBefore);
-        assert.ok(lines.some((l) => l.includes(`publishing 2 points (3 s) from POST /trajectory/send_csv (${filename})`)), lines.join('\n'));
-        assert.ok(lines.some((l) => /controller: accepted trajectory/.test(l)), lines.join('\n'));
+        assert.ok(
+          lines.some((l) => l.includes(`publishing 2 points (3 s) from POST /trajectory/send_csv (${filename})`)),
+          lines.join('\n'),
+        );
+        assert.ok(
+          lines.some((l) => /controller: accepted trajectory/.test(l)),
+          lines.join('\n'),
+        );
       });
     });
 
@@ -373,36 +549,181 @@ describe('trajectories end to end on the simulated arm', () => {
     const BAD_UTF8 = new Uint8Array([...new TextEncoder().encode(`${HEADER}\n`), 0x31, 0xff, 0xfe, 0x2c, 0x30]);
     const bad: { name: string; body: FormData | string; query?: string; loc: (string | number)[]; msg: RegExp }[] = [
       { name: 'no parts at all', body: new FormData(), loc: ['body', 'file'], msg: /Field required.*'file'/ },
-      { name: 'the file under another part name', body: fileForm(`${HEADER}\n${row(1)}\n`, 'a.csv', 'csv'), loc: ['body', 'csv'], msg: /unexpected file part 'csv'/ },
+      {
+        name: 'the file under another part name',
+        body: fileForm(`${HEADER}\n${row(1)}\n`, 'a.csv', 'csv'),
+        loc: ['body', 'csv'],
+        msg: /unexpected file part 'csv'/,
+      },
       { name: 'an empty file', body: csvForm(''), loc: ['body', 'file', 1], msg: /^row 1: the file is empty/ },
-      { name: 'a file of blank lines', body: csvForm('\n\r\n\n'), loc: ['body', 'file', 1], msg: /^row 1: the file is empty/ },
-      { name: 'a header only', body: csvForm(`${HEADER}\n\n`), loc: ['body', 'file', 2], msg: /^row 2: no points after the header/ },
-      { name: 'a missing joint column', body: csvForm('t,joint1,joint2,joint3,joint4,joint5,joint6\n1,0,0,0,-1.57,0,1.57\n'), loc: ['body', 'file', 1], msg: /^row 1: missing column\(s\): joint7$/ },
-      { name: 'a missing time column', body: csvForm('joint1,joint2,joint3,joint4,joint5,joint6,joint7\n0,0,0,-1.57,0,1.57,0\n'), loc: ['body', 'file', 1], msg: /^row 1: missing column\(s\): a time column \(t, time, time_from_start\)$/ },
-      { name: 'a duplicate joint column (joint1 and JOINT_1)', body: csvForm(`${HEADER},JOINT_1\n${row(1)},0\n`), loc: ['body', 'file', 1, 'JOINT_1'], msg: /^row 1, column JOINT_1: duplicate column for joint1/ },
-      { name: 'a duplicate time column', body: csvForm(`t,${HEADER}\n1,${row(1)}\n`), loc: ['body', 'file', 1, 't'], msg: /^row 1, column t: duplicate time column/ },
-      { name: 'an unknown extra column', body: csvForm(`${HEADER},gripper\n${row(1)},0\n`), loc: ['body', 'file', 1, 'gripper'], msg: /^row 1, column gripper: unknown column\(s\): gripper;/ },
-      { name: 'a joint8 column', body: csvForm(`${HEADER},joint8\n${row(1)},0\n`), loc: ['body', 'file', 1, 'joint8'], msg: /unknown column\(s\): joint8/ },
-      { name: 'a non-numeric cell', body: csvForm(`${HEADER}\n${row(1)}\n2,0,abc,0,-1.57,0,1.57,0\n`), loc: ['body', 'file', 3, 'joint2'], msg: /^row 3, column joint2: 'abc' is not a finite number/ },
-      { name: 'an empty cell', body: csvForm(`${HEADER}\n1,0,0,0,-1.57,0,1.57,\n`), loc: ['body', 'file', 2, 'joint7'], msg: /^row 2, column joint7: '' is not a finite number/ },
-      { name: "a cell 'inf'", body: csvForm(`${HEADER}\n1,0,0,inf,-1.57,0,1.57,0\n`), loc: ['body', 'file', 2, 'joint3'], msg: /^row 2, column joint3: 'inf' is not a finite number/ },
-      { name: "a cell 'NaN'", body: csvForm(`${HEADER}\n1,0,0,0,-1.57,NaN,1.57,0\n`), loc: ['body', 'file', 2, 'joint5'], msg: /^row 2, column joint5: 'NaN' is not a finite number/ },
-      { name: "a cell '-Infinity'", body: csvForm(`${HEADER}\n1,0,0,0,-Infinity,0,1.57,0\n`), loc: ['body', 'file', 2, 'joint4'], msg: /is not a finite number/ },
-      { name: "a cell '1e999'", body: csvForm(`${HEADER}\n1e999,0,0,0,-1.57,0,1.57,0\n`), loc: ['body', 'file', 2, 't'], msg: /^row 2, column t: '1e999' is not a finite number/ },
-      { name: 'a row with too few cells', body: csvForm(`${HEADER}\n${row(1)}\n2,0,0\n`), loc: ['body', 'file', 3], msg: /^row 3: expected 8 cells, found 3/ },
-      { name: 'a row with too many cells', body: csvForm(`${HEADER}\n${row(1)},9\n`), loc: ['body', 'file', 2], msg: /^row 2: expected 8 cells, found 9/ },
-      { name: 'a negative time', body: csvForm(`${HEADER}\n${row(1)}\n${row(-0.5)}\n`), loc: ['body', 'file', 3, 't'], msg: /^row 3, column t: time -0\.5 is negative/ },
-      { name: 'a limit violation', body: csvForm(`${HEADER}\n${row(1)}\n2,0,0,0,-2.5,0,1.57,0\n`), loc: ['body', 'file', 3, 'joint4'], msg: /^row 3: joint4 = -2\.5 rad is outside its limits \[-2\.\d+, 2\.\d+\]/ },
-      { name: 'a separator of 2 characters', body: csvForm(csvText(PLAIN, { sep: ';' })), query: '?separator=%3B%3B', loc: ['query', 'separator'], msg: /exactly one character/ },
-      { name: 'an empty separator', body: csvForm(csvText(PLAIN)), query: '?separator=', loc: ['query', 'separator'], msg: /exactly one character/ },
-      { name: 'the wrong separator (semicolons without ?separator)', body: csvForm(csvText(PLAIN, { sep: ';' })), loc: ['body', 'file', 1, PLAIN.join(';')], msg: /separator/ },
-      { name: 'validate_limits=maybe', body: csvForm(csvText(PLAIN)), query: '?validate_limits=maybe', loc: ['query', 'validate_limits'], msg: /true or false/ },
-      { name: 'an unknown query parameter', body: csvForm(csvText(PLAIN)), query: '?sep=%3B', loc: ['query', 'sep'], msg: /.+/ },
-      { name: 'a repeated query parameter', body: csvForm(csvText(PLAIN)), query: '?separator=%2C&separator=%2C', loc: ['query', 'separator'], msg: /more than once/ },
+      {
+        name: 'a file of blank lines',
+        body: csvForm('\n\r\n\n'),
+        loc: ['body', 'file', 1],
+        msg: /^row 1: the file is empty/,
+      },
+      {
+        name: 'a header only',
+        body: csvForm(`${HEADER}\n\n`),
+        loc: ['body', 'file', 2],
+        msg: /^row 2: no points after the header/,
+      },
+      {
+        name: 'a missing joint column',
+        body: csvForm('t,joint1,joint2,joint3,joint4,joint5,joint6\n1,0,0,0,-1.57,0,1.57\n'),
+        loc: ['body', 'file', 1],
+        msg: /^row 1: missing column\(s\): joint7$/,
+      },
+      {
+        name: 'a missing time column',
+        body: csvForm('joint1,joint2,joint3,joint4,joint5,joint6,joint7\n0,0,0,-1.57,0,1.57,0\n'),
+        loc: ['body', 'file', 1],
+        msg: /^row 1: missing column\(s\): a time column \(t, time, time_from_start\)$/,
+      },
+      {
+        name: 'a duplicate joint column (joint1 and JOINT_1)',
+        body: csvForm(`${HEADER},JOINT_1\n${row(1)},0\n`),
+        loc: ['body', 'file', 1, 'JOINT_1'],
+        msg: /^row 1, column JOINT_1: duplicate column for joint1/,
+      },
+      {
+        name: 'a duplicate time column',
+        body: csvForm(`t,${HEADER}\n1,${row(1)}\n`),
+        loc: ['body', 'file', 1, 't'],
+        msg: /^row 1, column t: duplicate time column/,
+      },
+      {
+        name: 'an unknown extra column',
+        body: csvForm(`${HEADER},gripper\n${row(1)},0\n`),
+        loc: ['body', 'file', 1, 'gripper'],
+        msg: /^row 1, column gripper: unknown column\(s\): gripper;/,
+      },
+      {
+        name: 'a joint8 column',
+        body: csvForm(`${HEADER},joint8\n${row(1)},0\n`),
+        loc: ['body', 'file', 1, 'joint8'],
+        msg: /unknown column\(s\): joint8/,
+      },
+      {
+        name: 'a non-numeric cell',
+        body: csvForm(`${HEADER}\n${row(1)}\n2,0,abc,0,-1.57,0,1.57,0\n`),
+        loc: ['body', 'file', 3, 'joint2'],
+        msg: /^row 3, column joint2: 'abc' is not a finite number/,
+      },
+      {
+        name: 'an empty cell',
+        body: csvForm(`${HEADER}\n1,0,0,0,-1.57,0,1.57,\n`),
+        loc: ['body', 'file', 2, 'joint7'],
+        msg: /^row 2, column joint7: '' is not a finite number/,
+      },
+      {
+        name: "a cell 'inf'",
+        body: csvForm(`${HEADER}\n1,0,0,inf,-1.57,0,1.57,0\n`),
+        loc: ['body', 'file', 2, 'joint3'],
+        msg: /^row 2, column joint3: 'inf' is not a finite number/,
+      },
+      {
+        name: "a cell 'NaN'",
+        body: csvForm(`${HEADER}\n1,0,0,0,-1.57,NaN,1.57,0\n`),
+        loc: ['body', 'file', 2, 'joint5'],
+        msg: /^row 2, column joint5: 'NaN' is not a finite number/,
+      },
+      {
+        name: "a cell '-Infinity'",
+        body: csvForm(`${HEADER}\n1,0,0,0,-Infinity,0,1.57,0\n`),
+        loc: ['body', 'file', 2, 'joint4'],
+        msg: /is not a finite number/,
+      },
+      {
+        name: "a cell '1e999'",
+        body: csvForm(`${HEADER}\n1e999,0,0,0,-1.57,0,1.57,0\n`),
+        loc: ['body', 'file', 2, 't'],
+        msg: /^row 2, column t: '1e999' is not a finite number/,
+      },
+      {
+        name: 'a row with too few cells',
+        body: csvForm(`${HEADER}\n${row(1)}\n2,0,0\n`),
+        loc: ['body', 'file', 3],
+        msg: /^row 3: expected 8 cells, found 3/,
+      },
+      {
+        name: 'a row with too many cells',
+        body: csvForm(`${HEADER}\n${row(1)},9\n`),
+        loc: ['body', 'file', 2],
+        msg: /^row 2: expected 8 cells, found 9/,
+      },
+      {
+        name: 'a negative time',
+        body: csvForm(`${HEADER}\n${row(1)}\n${row(-0.5)}\n`),
+        loc: ['body', 'file', 3, 't'],
+        msg: /^row 3, column t: time -0\.5 is negative/,
+      },
+      {
+        name: 'a limit violation',
+        body: csvForm(`${HEADER}\n${row(1)}\n2,0,0,0,-2.5,0,1.57,0\n`),
+        loc: ['body', 'file', 3, 'joint4'],
+        msg: /^row 3: joint4 = -2\.5 rad is outside its limits \[-2\.\d+, 2\.\d+\]/,
+      },
+      {
+        name: 'a separator of 2 characters',
+        body: csvForm(csvText(PLAIN, { sep: ';' })),
+        query: '?separator=%3B%3B',
+        loc: ['query', 'separator'],
+        msg: /exactly one character/,
+      },
+      {
+        name: 'an empty separator',
+        body: csvForm(csvText(PLAIN)),
+        query: '?separator=',
+        loc: ['query', 'separator'],
+        msg: /exactly one character/,
+      },
+      {
+        name: 'the wrong separator (semicolons without ?separator)',
+        body: csvForm(csvText(PLAIN, { sep: ';' })),
+        loc: ['body', 'file', 1, PLAIN.join(';')],
+        msg: /separator/,
+      },
+      {
+        name: 'validate_limits=maybe',
+        body: csvForm(csvText(PLAIN)),
+        query: '?validate_limits=maybe',
+        loc: ['query', 'validate_limits'],
+        msg: /true or false/,
+      },
+      {
+        name: 'an unknown query parameter',
+        body: csvForm(csvText(PLAIN)),
+        query: '?sep=%3B',
+        loc: ['query', 'sep'],
+        msg: /.+/,
+      },
+      {
+        name: 'a repeated query parameter',
+        body: csvForm(csvText(PLAIN)),
+        query: '?separator=%2C&separator=%2C',
+        loc: ['query', 'separator'],
+        msg: /more than once/,
+      },
       { name: 'invalid UTF-8', body: csvForm(BAD_UTF8), loc: ['body', 'file'], msg: /UTF-8/ },
-      { name: 'an extra file part', body: csvForm(csvText(PLAIN), { extraFiles: { other: csvText(PLAIN) } }), loc: ['body', 'other'], msg: /unexpected file part 'other'/ },
-      { name: 'an extra text field', body: csvForm(csvText(PLAIN), { extraFields: { note: 'x' } }), loc: ['body', 'note'], msg: /unexpected field 'note'/ },
-      { name: 'the file part twice', body: csvForm(csvText(PLAIN), { extraFiles: { file: csvText(PLAIN) } }), loc: ['body', 'file'], msg: /more than once/ },
+      {
+        name: 'an extra file part',
+        body: csvForm(csvText(PLAIN), { extraFiles: { other: csvText(PLAIN) } }),
+        loc: ['body', 'other'],
+        msg: /unexpected file part 'other'/,
+      },
+      {
+        name: 'an extra text field',
+        body: csvForm(csvText(PLAIN), { extraFields: { note: 'x' } }),
+        loc: ['body', 'note'],
+        msg: /unexpected field 'note'/,
+      },
+      {
+        name: 'the file part twice',
+        body: csvForm(csvText(PLAIN), { extraFiles: { file: csvText(PLAIN) } }),
+        loc: ['body', 'file'],
+        msg: /more than once/,
+      },
     ];
     for (const c of bad) {
       it(`answers 422 to ${c.name} (${c.loc.join('.')}), publishing nothing`, async () => {
@@ -436,7 +757,11 @@ describe('trajectories end to end on the simulated arm', () => {
 
     it('publishes a limit violation with validate_limits=false; the controller refuses it (logged) and the arm does not move', async () => {
       await assertRefusedByController(async () => {
-        const res = await post(url, '/trajectory/send_csv?validate_limits=false', csvForm(`${HEADER}\n30,0,0,0,-2.5,0,1.57,0\n`, { filename: 'beyond.csv' }));
+        const res = await post(
+          url,
+          '/trajectory/send_csv?validate_limits=false',
+          csvForm(`${HEADER}\n30,0,0,0,-2.5,0,1.57,0\n`, { filename: 'beyond.csv' }),
+        );
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.deepEqual(res.body, { status: 'sent', points: 1, file: 'beyond.csv', times_increasing: true });
       }, /point 0: joint4 = -2\.5 rad is outside its limits/);
@@ -445,7 +770,11 @@ describe('trajectories end to end on the simulated arm', () => {
     it('reports non-increasing CSV times like /trajectory/send', async () => {
       const q = (await atRest(url)).position;
       await assertRefusedByController(async () => {
-        const res = await post<{ times_increasing: boolean; warning: string; file: string }>(url, '/trajectory/send_csv', csvForm(`${HEADER}\n${row(2, q)}\n${row(2, q)}\n`, { filename: 'same-time.csv' }));
+        const res = await post<{ times_increasing: boolean; warning: string; file: string }>(
+          url,
+          '/trajectory/send_csv',
+          csvForm(`${HEADER}\n${row(2, q)}\n${row(2, q)}\n`, { filename: 'same-time.csv' }),
+        );
         assert.equal(res.status, 200);
         assert.equal(res.body.times_increasing, false);
         assert.equal(res.body.file, 'same-time.csv');
@@ -469,12 +798,21 @@ describe('trajectories end to end on the simulated arm', () => {
       const marker = `oldest-marker-${process.pid}.csv`;
       await atRest(url);
       const q = (await jointStates(url)).position;
-      const res = await post(url, '/trajectory/send_csv', csvForm(`${HEADER}\n${row(1, q)}\n${row(1, q)}\n`, { filename: marker }));
+      const res = await post(
+        url,
+        '/trajectory/send_csv',
+        csvForm(`${HEADER}\n${row(1, q)}\n${row(1, q)}\n`, { filename: marker }),
+      );
       assert.equal(res.status, 200);
       assert.ok((await trajectoryLog()).some((l) => l.includes(marker)));
       // 160 refused trajectories: 2 entries each ("publishing" and "refused"), 320 in all.
       for (let k = 0; k < 160; k++) {
-        const r = await post(url, '/trajectory/send', { points: [{ positions: q, time_from_start: k + 1 }, { positions: q, time_from_start: k + 1 }] });
+        const r = await post(url, '/trajectory/send', {
+          points: [
+            { positions: q, time_from_start: k + 1 },
+            { positions: q, time_from_start: k + 1 },
+          ],
+        });
         assert.equal(r.status, 200);
       }
       const all = await trajectoryLog(300);
@@ -492,7 +830,10 @@ describe('trajectories end to end on the simulated arm', () => {
       assert.ok(Math.abs(Date.parse(previous) - Date.now()) < 60_000, 'timestamps are current UTC time');
       // Oldest first: each "publishing" entry comes right before the controller's answer to it, and the latest is last.
       assert.match(all.at(-2) ?? '', /publishing 2 points \(160 s\) from POST \/trajectory\/send/);
-      assert.match(all.at(-1) ?? '', /controller: refused a trajectory: point 1: time_from_start 160 s does not increase/);
+      assert.match(
+        all.at(-1) ?? '',
+        /controller: refused a trajectory: point 1: time_from_start 160 s does not increase/,
+      );
       const byDefault = (await (await fetch(`${url}/trajectory/logs`)).json()) as { lines: string[] };
       assert.equal(byDefault.lines.length, 50, 'n defaults to 50');
       assert.deepEqual(byDefault.lines, all.slice(-50));

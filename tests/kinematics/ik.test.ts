@@ -53,7 +53,13 @@ const uniform = fc.noBias(fc.integer({ min: 0, max: 1_000_000_000 })).map((k) =>
 
 /** A uniformly random configuration at least `margin` rad inside the limits (built lazily: limits load in before()). */
 const config = (margin = 0) =>
-  fc.tuple(...JOINTS.map((_, i) => uniform.map((u) => (limits.minRad[i] ?? 0) + margin + u * ((limits.maxRad[i] ?? 0) - (limits.minRad[i] ?? 0) - 2 * margin))));
+  fc.tuple(
+    ...JOINTS.map((_, i) =>
+      uniform.map(
+        (u) => (limits.minRad[i] ?? 0) + margin + u * ((limits.maxRad[i] ?? 0) - (limits.minRad[i] ?? 0) - 2 * margin),
+      ),
+    ),
+  );
 
 function fkPose(q: ArrayLike<number>): { pos: Float64Array; rot: Float64Array } {
   const ws = createFkWorkspace(chain);
@@ -61,14 +67,19 @@ function fkPose(q: ArrayLike<number>): { pos: Float64Array; rot: Float64Array } 
   return { pos: Float64Array.from(ws.tipPos), rot: Float64Array.from(ws.tipRot) };
 }
 
-function errorOf(q: ArrayLike<number>, pos: ArrayLike<number>, rot: ArrayLike<number>): { posErr: number; rotErr: number } {
+function errorOf(
+  q: ArrayLike<number>,
+  pos: ArrayLike<number>,
+  rot: ArrayLike<number>,
+): { posErr: number; rotErr: number } {
   const here = fkPose(q);
   const e = new Float64Array(6);
   poseError(e, here.pos, here.rot, pos, rot);
   return { posErr: Math.hypot(e[0] ?? 0, e[1] ?? 0, e[2] ?? 0), rotErr: Math.hypot(e[3] ?? 0, e[4] ?? 0, e[5] ?? 0) };
 }
 
-const withinLimits = (q: ArrayLike<number>) => Array.from(q).every((v, i) => v >= (limits.minRad[i] ?? 0) && v <= (limits.maxRad[i] ?? 0));
+const withinLimits = (q: ArrayLike<number>) =>
+  Array.from(q).every((v, i) => v >= (limits.minRad[i] ?? 0) && v <= (limits.maxRad[i] ?? 0));
 const mid = () => limits.minRad.map((lo, i) => (lo + (limits.maxRad[i] ?? 0)) / 2);
 
 describe('kinematic chain from the bundled URDF', () => {
@@ -79,8 +90,10 @@ describe('kinematic chain from the bundled URDF', () => {
       fc.property(config(), (q) => {
         forwardKinematics(chain, q, ws);
         assert.ok(model.linkPose(q, 'flange', out));
-        for (let k = 0; k < 3; k++) assert.ok(Math.abs((ws.tipPos[k] ?? 0) - (out.positionM[k] ?? 0)) < 1e-9, `position ${k}`);
-        for (let k = 0; k < 9; k++) assert.ok(Math.abs((ws.tipRot[k] ?? 0) - (out.rotation[k] ?? 0)) < 1e-9, `rotation ${k}`);
+        for (let k = 0; k < 3; k++)
+          assert.ok(Math.abs((ws.tipPos[k] ?? 0) - (out.positionM[k] ?? 0)) < 1e-9, `position ${k}`);
+        for (let k = 0; k < 9; k++)
+          assert.ok(Math.abs((ws.tipRot[k] ?? 0) - (out.rotation[k] ?? 0)) < 1e-9, `rotation ${k}`);
       }),
       { numRuns: 300 },
     );
@@ -105,7 +118,10 @@ describe('kinematic chain from the bundled URDF', () => {
           poseError(e, a.pos, a.rot, b.pos, b.rot);
           for (let r = 0; r < 6; r++) {
             const fd = (e[r] ?? 0) / (2 * h);
-            assert.ok(Math.abs(fd - (J[r * 7 + i] ?? 0)) < 1e-7, `J[${r}][${i}] = ${J[r * 7 + i]} vs finite difference ${fd}`);
+            assert.ok(
+              Math.abs(fd - (J[r * 7 + i] ?? 0)) < 1e-7,
+              `J[${r}][${i}] = ${J[r * 7 + i]} vs finite difference ${fd}`,
+            );
           }
         }
       }),
@@ -121,7 +137,16 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
     const warm = seeded(99);
     for (let k = 0; k < 2000; k++) {
       const target = fkPose(limits.minRad.map((lo, i) => lo + warm() * ((limits.maxRad[i] ?? 0) - lo)));
-      solveIk(chain, limits.minRad, limits.maxRad, target.pos, target.rot, mid(), { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: warm }, ws);
+      solveIk(
+        chain,
+        limits.minRad,
+        limits.maxRad,
+        target.pos,
+        target.rot,
+        mid(),
+        { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: warm },
+        ws,
+      );
     }
     let solved = 0;
     let runs = 0;
@@ -131,7 +156,17 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
       fc.property(config(), fc.integer({ min: 1, max: 2 ** 31 - 1 }), (q, seed) => {
         runs++;
         const target = fkPose(q);
-        const solve = () => solveIk(chain, limits.minRad, limits.maxRad, target.pos, target.rot, mid(), { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(seed) }, ws);
+        const solve = () =>
+          solveIk(
+            chain,
+            limits.minRad,
+            limits.maxRad,
+            target.pos,
+            target.rot,
+            mid(),
+            { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(seed) },
+            ws,
+          );
         let r = solve();
         // A timeout after little work (fewer than 600 iterations, well under 1 ms of optimized
         // solver time) means the host paused this process (GC, tier-up of the MuJoCo WebAssembly
@@ -155,7 +190,10 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
       }),
       { numRuns: 500 },
     );
-    assert.ok(solved / runs >= 0.995, `solved ${solved} of ${runs} (${hostPauses} retried after a host pause): ${failures.join('; ')}`);
+    assert.ok(
+      solved / runs >= 0.995,
+      `solved ${solved} of ${runs} (${hostPauses} retried after a host pause): ${failures.join('; ')}`,
+    );
   });
 
   it('returns the solution nearest a seed next to the true configuration (no elbow flip)', () => {
@@ -166,7 +204,16 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
       fc.property(config(0.06), perturbation, fc.integer({ min: 1, max: 2 ** 31 - 1 }), (q, dq, seed) => {
         const target = fkPose(q);
         const start = q.map((v, i) => v + (dq[i] ?? 0));
-        const r = solveIk(chain, limits.minRad, limits.maxRad, target.pos, target.rot, start, { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(seed) }, ws);
+        const r = solveIk(
+          chain,
+          limits.minRad,
+          limits.maxRad,
+          target.pos,
+          target.rot,
+          start,
+          { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(seed) },
+          ws,
+        );
         assert.equal(r.status, 'converged');
         assert.equal(r.restarts, 0, 'found from the seed, without a random restart');
         const worst = Math.max(...Array.from(r.qRad).map((v, i) => Math.abs(v - (start[i] ?? 0))));
@@ -191,18 +238,39 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
       const d = random() * 0.02;
       q[j] = c % 2 ? (limits.minRad[j] ?? 0) + d : (limits.maxRad[j] ?? 0) - d;
       const target = fkPose(q);
-      const start = q.map((v, i) => Math.min(limits.maxRad[i] ?? 0, Math.max(limits.minRad[i] ?? 0, v + (random() - 0.5) * 0.1)));
-      const r = solveIk(chain, limits.minRad, limits.maxRad, target.pos, target.rot, start, { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(c + 1) }, ws);
+      const start = q.map((v, i) =>
+        Math.min(limits.maxRad[i] ?? 0, Math.max(limits.minRad[i] ?? 0, v + (random() - 0.5) * 0.1)),
+      );
+      const r = solveIk(
+        chain,
+        limits.minRad,
+        limits.maxRad,
+        target.pos,
+        target.rot,
+        start,
+        { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(c + 1) },
+        ws,
+      );
       const worst = Math.max(...Array.from(r.qRad).map((v, i) => Math.abs(v - (start[i] ?? 0))));
-      if (r.status !== 'converged' || worst >= 0.3) misses.push(`case ${c} (${JOINTS[j]} near its limit): ${r.status} after ${r.restarts} restarts, ${worst.toFixed(2)} rad from the seed`);
+      if (r.status !== 'converged' || worst >= 0.3)
+        misses.push(
+          `case ${c} (${JOINTS[j]} near its limit): ${r.status} after ${r.restarts} restarts, ${worst.toFixed(2)} rad from the seed`,
+        );
     }
-    assert.ok(misses.length <= 2, `${misses.length} of 200 solutions left the seed's neighbourhood:\n${misses.join('\n')}`);
+    assert.ok(
+      misses.length <= 2,
+      `${misses.length} of 200 solutions left the seed's neighbourhood:\n${misses.join('\n')}`,
+    );
   });
 
   it('gives up on an unreachable target (x = 2 m) with a non-converged status by its deadline', () => {
     const rot = fkPose(WORK).rot;
     const t0 = performance.now();
-    const r = solveIk(chain, limits.minRad, limits.maxRad, [2, 0, 0.5], rot, WORK, { deadlineMs: t0 + 5, nowMs: () => performance.now(), random: seeded(42) });
+    const r = solveIk(chain, limits.minRad, limits.maxRad, [2, 0, 0.5], rot, WORK, {
+      deadlineMs: t0 + 5,
+      nowMs: () => performance.now(),
+      random: seeded(42),
+    });
     const elapsed = performance.now() - t0;
     assert.notEqual(r.status, 'converged');
     assert.ok(r.posErrM > 0.5, `best position error ${r.posErrM} m`);
@@ -235,7 +303,8 @@ describe('smallest singular value of the Jacobian', () => {
         forwardKinematics(chain, q, ws, true);
         const J = ws.jacobian;
         const a = Array.from({ length: 36 }, (_, k) => {
-          const r = Math.floor(k / 6), c = k % 6;
+          const r = Math.floor(k / 6),
+            c = k % 6;
           let s = 0;
           for (let i = 0; i < 7; i++) s += (J[r * 7 + i] ?? 0) * (J[c * 7 + i] ?? 0);
           return s;

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { abcFromMat, abcFromQuat, matFromAbc, matFromQuat, quatFromAbc, quatFromMat } from '../../lib/kinematics/rotation.ts';
+import {
+  abcFromMat,
+  abcFromQuat,
+  matFromAbc,
+  matFromQuat,
+  quatFromAbc,
+  quatFromMat,
+} from '../../lib/kinematics/rotation.ts';
 
 const angle = fc.double({ min: -Math.PI, max: Math.PI, noNaN: true });
 const halfPi = fc.double({ min: -Math.PI / 2, max: Math.PI / 2, noNaN: true });
@@ -23,14 +30,19 @@ describe('KUKA ABC angles and quaternions', () => {
   });
 
   it('applies A first (outermost), then B, then C', () => {
-    const a = 0.3, b = -0.4, c = 0.5;
+    const a = 0.3,
+      b = -0.4,
+      c = 0.5;
     const rz = matFromAbc(new Float64Array(9), a, 0, 0);
     const ry = matFromAbc(new Float64Array(9), 0, b, 0);
     const rx = matFromAbc(new Float64Array(9), 0, 0, c);
     const mul = (p: Float64Array, q: Float64Array) =>
       Float64Array.from({ length: 9 }, (_, k) => {
-        const i = Math.floor(k / 3), j = k % 3;
-        return (p[3 * i] ?? 0) * (q[j] ?? 0) + (p[3 * i + 1] ?? 0) * (q[3 + j] ?? 0) + (p[3 * i + 2] ?? 0) * (q[6 + j] ?? 0);
+        const i = Math.floor(k / 3),
+          j = k % 3;
+        return (
+          (p[3 * i] ?? 0) * (q[j] ?? 0) + (p[3 * i + 1] ?? 0) * (q[3 + j] ?? 0) + (p[3 * i + 2] ?? 0) * (q[6 + j] ?? 0)
+        );
       });
     assert.ok(maxDiff(matFromAbc(new Float64Array(9), a, b, c), mul(mul(rz, ry), rx)) < 1e-12);
   });
@@ -61,7 +73,10 @@ describe('KUKA ABC angles and quaternions', () => {
         const q = quatFromAbc({ a, b, c });
         const norm = Math.hypot(q.x, q.y, q.z, q.w);
         const back = abcFromQuat(q);
-        const same = maxDiff(matFromAbc(new Float64Array(9), back.a, back.b, back.c), matFromAbc(new Float64Array(9), a, b, c));
+        const same = maxDiff(
+          matFromAbc(new Float64Array(9), back.a, back.b, back.c),
+          matFromAbc(new Float64Array(9), a, b, c),
+        );
         return Math.abs(norm - 1) < 1e-12 && q.w >= 0 && same < 1e-9;
       }),
       { numRuns: 2000 },
@@ -75,7 +90,12 @@ describe('KUKA ABC angles and quaternions', () => {
         fc.pre(Math.hypot(x, y, z, w) > 1e-3);
         const n = Math.hypot(x, y, z, w) * (w < 0 ? -1 : 1);
         const q = quatFromMat(matFromQuat(new Float64Array(9), { x, y, z, w }));
-        const err = Math.max(Math.abs(q.x - x / n), Math.abs(q.y - y / n), Math.abs(q.z - z / n), Math.abs(q.w - w / n));
+        const err = Math.max(
+          Math.abs(q.x - x / n),
+          Math.abs(q.y - y / n),
+          Math.abs(q.z - z / n),
+          Math.abs(q.w - w / n),
+        );
         // w = 0 leaves the overall sign free; compare the rotations then.
         return err < 1e-9 || Math.abs(w) < 1e-9;
       }),

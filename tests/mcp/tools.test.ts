@@ -6,8 +6,18 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 
 const TOKEN = 'mcp-token-31a';
 const TOOLS = [
-  'get_joint_states', 'get_tcp_pose', 'list_named_positions', 'move_to_named_position', 'move_to_pose', 'move_to_joints',
-  'send_trajectory', 'start_sequence', 'get_sequence_status', 'get_sequence_logs', 'get_trajectory_logs', 'stop',
+  'get_joint_states',
+  'get_tcp_pose',
+  'list_named_positions',
+  'move_to_named_position',
+  'move_to_pose',
+  'move_to_joints',
+  'send_trajectory',
+  'start_sequence',
+  'get_sequence_status',
+  'get_sequence_logs',
+  'get_trajectory_logs',
+  'stop',
 ];
 
 interface ToolResult {
@@ -18,7 +28,12 @@ interface ToolResult {
 
 async function connect(url: string, token?: string): Promise<Client> {
   const client = new Client({ name: 'armgate-test', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`), token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}));
+  await client.connect(
+    new StreamableHTTPClientTransport(
+      new URL(`${url}/mcp/mcp`),
+      token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {},
+    ),
+  );
   return client;
 }
 
@@ -27,7 +42,8 @@ const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join(' ');
 describe('MCP interface at /mcp/mcp', () => {
   let server: TestServer;
   let client: Client;
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
   before(async () => {
     server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 20 } });
     client = await connect(server.url, TOKEN);
@@ -45,20 +61,34 @@ describe('MCP interface at /mcp/mcp', () => {
       assert.equal(tool.inputSchema.type, 'object');
       assert.ok(tool.outputSchema, `${tool.name} has an output schema`);
     }
-    const joints = tools.find((t) => t.name === 'move_to_joints')?.inputSchema.properties?.joints as { prefixItems: { minimum: number; maximum: number }[] };
-    assert.deepEqual(joints.prefixItems.map((p) => p.maximum), [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05]);
-    assert.deepEqual(joints.prefixItems.map((p) => p.minimum), [-2.97, -2.09, -2.97, -2.09, -2.97, -2.09, -3.05]);
+    const joints = tools.find((t) => t.name === 'move_to_joints')?.inputSchema.properties?.joints as {
+      prefixItems: { minimum: number; maximum: number }[];
+    };
+    assert.deepEqual(
+      joints.prefixItems.map((p) => p.maximum),
+      [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05],
+    );
+    assert.deepEqual(
+      joints.prefixItems.map((p) => p.minimum),
+      [-2.97, -2.09, -2.97, -2.09, -2.97, -2.09, -3.05],
+    );
   });
 
   it('reads state with the same content as the REST twins', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const states = await call('get_joint_states');
     assert.equal(states.isError, undefined);
-    const rest = (await (await fetch(`${server.url}/robot/joint_states`, { headers: auth })).json()) as Record<string, unknown>;
+    const rest = (await (await fetch(`${server.url}/robot/joint_states`, { headers: auth })).json()) as Record<
+      string,
+      unknown
+    >;
     assert.deepEqual(Object.keys(states.structuredContent ?? {}), Object.keys(rest));
     assert.deepEqual(states.structuredContent?.position, rest.position);
     const positions = await call('list_named_positions');
-    assert.deepEqual(positions.structuredContent?.positions, await (await fetch(`${server.url}/robot/positions`, { headers: auth })).json());
+    assert.deepEqual(
+      positions.structuredContent?.positions,
+      await (await fetch(`${server.url}/robot/positions`, { headers: auth })).json(),
+    );
     const pose = await call('get_tcp_pose');
     assert.ok(((pose.structuredContent?.position as { z: number } | undefined)?.z ?? 0) > 0.5);
   });
@@ -71,20 +101,40 @@ describe('MCP interface at /mcp/mcp', () => {
     for (const q of (after.structuredContent?.position as number[] | undefined) ?? [NaN]) assert.ok(Math.abs(q) < 1e-3);
     const joints = await call('move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 });
     assert.equal(joints.structuredContent?.success, true);
-    const lin = await call('move_to_pose', { x: 0.45, y: 0.05, z: 0.6, a: 0, b: Math.PI, c: 0, planner: 'lin', speed: 0.5 });
+    const lin = await call('move_to_pose', {
+      x: 0.45,
+      y: 0.05,
+      z: 0.6,
+      a: 0,
+      b: Math.PI,
+      c: 0,
+      planner: 'lin',
+      speed: 0.5,
+    });
     assert.equal(lin.structuredContent?.success, true, text(lin));
   });
 
   it('publishes a trajectory and shows it in the trajectory log', async () => {
-    const sent = await call('send_trajectory', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0.2], time_from_start: 1 }] });
+    const sent = await call('send_trajectory', {
+      points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0.2], time_from_start: 1 }],
+    });
     assert.equal(sent.structuredContent?.status, 'sent');
     const logs = await call('get_trajectory_logs', { n: 5 });
-    assert.ok(((logs.structuredContent?.lines as string[] | undefined) ?? []).some((l) => /publishing 1 points/.test(l)));
+    assert.ok(
+      ((logs.structuredContent?.lines as string[] | undefined) ?? []).some((l) => /publishing 1 points/.test(l)),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
   });
 
   it('runs a sequence given inline and follows it to finished', async () => {
-    const started = await call('start_sequence', { config: { home: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }, waypoints: [{ joints: [0.2, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }] }, n_iterations: 1, delay_between_iterations: 0 });
+    const started = await call('start_sequence', {
+      config: {
+        home: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 },
+        waypoints: [{ joints: [0.2, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }],
+      },
+      n_iterations: 1,
+      delay_between_iterations: 0,
+    });
     assert.equal(started.structuredContent?.status, 'started', text(started));
     let status: ToolResult = await call('get_sequence_status');
     for (let k = 0; k < 200 && status.structuredContent?.status !== 'finished'; k++) {
@@ -112,13 +162,22 @@ describe('MCP interface at /mcp/mcp', () => {
   });
 
   it('gives a tool error that says what to do when the arm is busy', async () => {
-    const slow = fetch(`${server.url}/robot/move/named`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'transport', speed: 0.05 }) });
+    const slow = fetch(`${server.url}/robot/move/named`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'transport', speed: 0.05 }),
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const busy = await call('move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0] });
     assert.equal(busy.isError, true);
     assert.match(text(busy), /busy.*stop/i);
     const stopped = await call('stop');
-    assert.deepEqual(Object.keys(stopped.structuredContent ?? {}).sort(), ['hold_published', 'message', 'planner_stopped', 'sequence_stopped']);
+    assert.deepEqual(Object.keys(stopped.structuredContent ?? {}).sort(), [
+      'hold_published',
+      'message',
+      'planner_stopped',
+      'sequence_stopped',
+    ]);
     await (await slow).json();
   });
 
@@ -146,7 +205,14 @@ describe('MCP interface at /mcp/mcp', () => {
   it('serves many concurrent clients', async () => {
     const clients = await Promise.all(Array.from({ length: 10 }, () => connect(server.url, TOKEN)));
     try {
-      const results = await Promise.all(clients.flatMap((c) => Array.from({ length: 5 }, () => c.callTool({ name: 'get_joint_states', arguments: {} }) as Promise<ToolResult>)));
+      const results = await Promise.all(
+        clients.flatMap((c) =>
+          Array.from(
+            { length: 5 },
+            () => c.callTool({ name: 'get_joint_states', arguments: {} }) as Promise<ToolResult>,
+          ),
+        ),
+      );
       assert.ok(results.every((r) => r.isError === undefined && Array.isArray(r.structuredContent?.position)));
     } finally {
       await Promise.all(clients.map((c) => c.close()));

@@ -11,7 +11,12 @@ import { arcPath, type CartesianPath, linePath, planCartesian, tcpPose } from '.
 import { profileSampleTimes, sampleTrapezoid, trapezoid } from '../../lib/planning/profile.ts';
 import { planPtp } from '../../lib/planning/ptp.ts';
 import { timeParameterize } from '../../lib/planning/timing.ts';
-import { createSample, type JointTrajectory, sampleTrajectory, trajectoryDuration } from '../../lib/planning/trajectory.ts';
+import {
+  createSample,
+  type JointTrajectory,
+  sampleTrajectory,
+  trajectoryDuration,
+} from '../../lib/planning/trajectory.ts';
 import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 
@@ -41,7 +46,8 @@ const config = () => fc.tuple(...JOINTS.map((_, i) => fc.double({ min: lo(i), ma
 /** Uniform in [0, 1]. */
 const uniform = fc.noBias(fc.integer({ min: 0, max: 1_000_000 })).map((k) => k / 1_000_000);
 /** A uniformly random configuration `margin` rad inside the limits. */
-const interior = (margin: number) => fc.tuple(...JOINTS.map((_, i) => uniform.map((u) => lo(i) + margin + u * (hi(i) - lo(i) - 2 * margin))));
+const interior = (margin: number) =>
+  fc.tuple(...JOINTS.map((_, i) => uniform.map((u) => lo(i) + margin + u * (hi(i) - lo(i) - 2 * margin))));
 
 /** assert.ok whose message is built only on failure (these checks run millions of times). */
 function check(condition: boolean, message: () => string): void {
@@ -55,7 +61,11 @@ function minimalTime(d: number, v: number, a: number): number {
 }
 
 /** Samples `trajectory` every `dt` (and at its end), calling `visit(t, sample)`. */
-function everySample(trajectory: JointTrajectory, dt: number, visit: (t: number, q: Float64Array, qd: Float64Array, qdd: Float64Array) => void): void {
+function everySample(
+  trajectory: JointTrajectory,
+  dt: number,
+  visit: (t: number, q: Float64Array, qd: Float64Array, qdd: Float64Array) => void,
+): void {
   const duration = trajectoryDuration(trajectory);
   const sample = createSample(trajectory.jointNames.length);
   const steps = Math.ceil(duration / dt);
@@ -71,36 +81,45 @@ describe('trapezoidal profile', () => {
 
   it('reaches the distance at rest in the minimal time, within its velocity and acceleration bounds', () => {
     fc.assert(
-      fc.property(positive(1e-6, 10), positive(0.01, 5), positive(0.05, 20), positive(0.05, 20), (distance, vMax, aMax, dMax) => {
-        const p = trapezoid(distance, vMax, aMax, dMax);
-        // Independent time-optimal (bang-bang) solution: accelerate at aMax, cruise at vMax if it is
-        // reached, decelerate at dMax; if vMax is not reached, the peak v satisfies
-        // v^2/(2a) + v^2/(2d) = distance.
-        const dFull = (vMax * vMax) / (2 * aMax) + (vMax * vMax) / (2 * dMax);
-        const vPeak = distance >= dFull ? vMax : Math.sqrt((2 * distance) / (1 / aMax + 1 / dMax));
-        const expected = vPeak / aMax + vPeak / dMax + (distance >= dFull ? (distance - dFull) / vMax : 0);
-        assert.ok(Math.abs(p.duration - expected) <= 1e-9 * expected, `duration ${p.duration} vs minimal ${expected}`);
-        assert.ok(p.vPeak <= vMax * (1 + 1e-12));
-        if (distance < dFull) assert.equal(p.tCruise, 0, 'triangle: no cruise phase');
-        else assert.equal(p.vPeak, vMax, 'trapezoid: cruises at vMax');
-        const end = sampleTrapezoid(p, p.duration);
-        assert.equal(end.s, distance);
-        assert.equal(end.v, 0);
-        // integrate the sampled velocity: it covers the distance, never exceeds the bounds
-        const n = 2000;
-        let s = 0;
-        let previous = sampleTrapezoid(p, 0);
-        for (let k = 1; k <= n; k++) {
-          const cur = sampleTrapezoid(p, (p.duration * k) / n);
-          s += ((previous.v + cur.v) / 2) * (p.duration / n);
-          assert.ok(cur.v >= -1e-12 && cur.v <= vMax * (1 + 1e-12), `v = ${cur.v}`);
-          assert.ok(cur.a <= aMax && cur.a >= -dMax, `a = ${cur.a}`);
-          assert.ok(cur.s >= previous.s - 1e-12, 'monotone');
-          previous = cur;
-        }
-        // the trapezoidal rule is exact on the linear phases except the two kinks per boundary
-        assert.ok(Math.abs(s - distance) <= 1e-3 * distance + 1e-12, `integrated ${s} vs ${distance}`);
-      }),
+      fc.property(
+        positive(1e-6, 10),
+        positive(0.01, 5),
+        positive(0.05, 20),
+        positive(0.05, 20),
+        (distance, vMax, aMax, dMax) => {
+          const p = trapezoid(distance, vMax, aMax, dMax);
+          // Independent time-optimal (bang-bang) solution: accelerate at aMax, cruise at vMax if it is
+          // reached, decelerate at dMax; if vMax is not reached, the peak v satisfies
+          // v^2/(2a) + v^2/(2d) = distance.
+          const dFull = (vMax * vMax) / (2 * aMax) + (vMax * vMax) / (2 * dMax);
+          const vPeak = distance >= dFull ? vMax : Math.sqrt((2 * distance) / (1 / aMax + 1 / dMax));
+          const expected = vPeak / aMax + vPeak / dMax + (distance >= dFull ? (distance - dFull) / vMax : 0);
+          assert.ok(
+            Math.abs(p.duration - expected) <= 1e-9 * expected,
+            `duration ${p.duration} vs minimal ${expected}`,
+          );
+          assert.ok(p.vPeak <= vMax * (1 + 1e-12));
+          if (distance < dFull) assert.equal(p.tCruise, 0, 'triangle: no cruise phase');
+          else assert.equal(p.vPeak, vMax, 'trapezoid: cruises at vMax');
+          const end = sampleTrapezoid(p, p.duration);
+          assert.equal(end.s, distance);
+          assert.equal(end.v, 0);
+          // integrate the sampled velocity: it covers the distance, never exceeds the bounds
+          const n = 2000;
+          let s = 0;
+          let previous = sampleTrapezoid(p, 0);
+          for (let k = 1; k <= n; k++) {
+            const cur = sampleTrapezoid(p, (p.duration * k) / n);
+            s += ((previous.v + cur.v) / 2) * (p.duration / n);
+            assert.ok(cur.v >= -1e-12 && cur.v <= vMax * (1 + 1e-12), `v = ${cur.v}`);
+            assert.ok(cur.a <= aMax && cur.a >= -dMax, `a = ${cur.a}`);
+            assert.ok(cur.s >= previous.s - 1e-12, 'monotone');
+            previous = cur;
+          }
+          // the trapezoidal rule is exact on the linear phases except the two kinks per boundary
+          assert.ok(Math.abs(s - distance) <= 1e-3 * distance + 1e-12, `integrated ${s} vs ${distance}`);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -125,7 +144,11 @@ describe('trapezoidal profile', () => {
         const times = profileSampleTimes(p, 0.004);
         assert.equal(times[0], 0);
         assert.equal(times.at(-1), p.duration);
-        for (const b of [p.tAcc, p.tAcc + p.tCruise]) assert.ok(times.some((t) => Math.abs(t - b) <= 1e-9), `boundary ${b} sampled`);
+        for (const b of [p.tAcc, p.tAcc + p.tCruise])
+          assert.ok(
+            times.some((t) => Math.abs(t - b) <= 1e-9),
+            `boundary ${b} sampled`,
+          );
         // a regular sample within dt/4 of a boundary is dropped, so two boundaries can leave up to 1.5 dt
         for (let k = 1; k < times.length; k++) {
           const gap = (times[k] ?? 0) - (times[k - 1] ?? 0);
@@ -170,7 +193,9 @@ describe('PTP planner (planPtp)', () => {
         // has max r / min r = 1.004 (checked below 1.01 above): at most 0.5 % over T*, inside
         // the 2 % of issue 3.
         // (planPtp treats |d| < 1e-12 rad as "not moving", and so does the bound.)
-        const bound = Math.max(...delta.map((d, i) => (Math.abs(d) < 1e-12 ? 0 : minimalTime(Math.abs(d), vMax[i] ?? 0, aMax[i] ?? 0))));
+        const bound = Math.max(
+          ...delta.map((d, i) => (Math.abs(d) < 1e-12 ? 0 : minimalTime(Math.abs(d), vMax[i] ?? 0, aMax[i] ?? 0))),
+        );
         assert.ok(duration >= bound * (1 - 1e-9), `duration ${duration} below the optimum ${bound}`);
         assert.ok(duration <= bound * 1.02 + 1e-12, `duration ${duration} more than 2 % over the optimum ${bound}`);
 
@@ -188,16 +213,25 @@ describe('PTP planner (planPtp)', () => {
           for (let i = 0; i < 7; i++) {
             const v = q[i] ?? 0;
             check(v >= lo(i) - 1e-12 && v <= hi(i) + 1e-12, () => `${JOINTS[i]} = ${v} at t = ${t}`);
-            check(Math.abs(qd[i] ?? 0) <= (vMax[i] ?? 0) * (1 + 1e-9), () => `${JOINTS[i]} velocity ${qd[i]} > ${vMax[i]} at t = ${t}`);
+            check(
+              Math.abs(qd[i] ?? 0) <= (vMax[i] ?? 0) * (1 + 1e-9),
+              () => `${JOINTS[i]} velocity ${qd[i]} > ${vMax[i]} at t = ${t}`,
+            );
             // The sampler's acceleration is that of one cubic segment, and every segment lies in
             // one profile phase (the knots include the phase boundaries), so it is the phase's
             // constant acceleration up to rounding in the cubic's coefficients.
-            check(Math.abs(qdd[i] ?? 0) <= (aMax[i] ?? 0) * (1 + 1e-6), () => `${JOINTS[i]} acceleration ${qdd[i]} > ${aMax[i]} at t = ${t}`);
+            check(
+              Math.abs(qdd[i] ?? 0) <= (aMax[i] ?? 0) * (1 + 1e-6),
+              () => `${JOINTS[i]} acceleration ${qdd[i]} > ${aMax[i]} at t = ${t}`,
+            );
             // Independently of the sampler's qdd: the velocity is continuous and changes by at
             // most aMax * dt between samples, across the phase boundaries too.
             if (hasPrevious) {
               const dv = Math.abs((qd[i] ?? 0) - (previousQd[i] ?? 0));
-              check(dv <= (aMax[i] ?? 0) * (t - previousT) * (1 + 1e-6) + 1e-12, () => `${JOINTS[i]} velocity jumps by ${dv} at t = ${t}`);
+              check(
+                dv <= (aMax[i] ?? 0) * (t - previousT) * (1 + 1e-6) + 1e-12,
+                () => `${JOINTS[i]} velocity jumps by ${dv} at t = ${t}`,
+              );
             }
           }
           // Together: the normalized progress is the same for every moving joint at every sample,
@@ -207,11 +241,16 @@ describe('PTP planner (planPtp)', () => {
             const progress = ((q[first] ?? 0) - (start[first] ?? 0)) / (delta[first] ?? 1);
             for (const i of moving) {
               const p = ((q[i] ?? 0) - (start[i] ?? 0)) / (delta[i] ?? 1);
-              check(Math.abs(p - progress) < 1e-9, () => `${JOINTS[i]} progress ${p} vs ${JOINTS[first]} ${progress} at t = ${t}`);
+              check(
+                Math.abs(p - progress) < 1e-9,
+                () => `${JOINTS[i]} progress ${p} vs ${JOINTS[first]} ${progress} at t = ${t}`,
+              );
             }
-            if (t > 0 && t < duration) check(progress > 0 && progress < 1, () => `progress ${progress} strictly between 0 and 1 at t = ${t}`);
+            if (t > 0 && t < duration)
+              check(progress > 0 && progress < 1, () => `progress ${progress} strictly between 0 and 1 at t = ${t}`);
           }
-          if (t === 0 || t === duration) for (let i = 0; i < 7; i++) check(qd[i] === 0, () => `at rest at t = ${t}: ${qd[i]}`);
+          if (t === 0 || t === duration)
+            for (let i = 0; i < 7; i++) check(qd[i] === 0, () => `at rest at t = ${t}: ${qd[i]}`);
           previousQd.set(qd);
           hasPrevious = true;
           previousT = t;
@@ -239,7 +278,10 @@ function distanceToSegment(p: ArrayLike<number>, a: readonly number[], b: readon
 }
 
 /** Pushes every 1 ms sample of the joint trajectory through FK and reports each TCP pose. */
-function tcpSamples(trajectory: JointTrajectory, visit: (t: number, p: Float64Array, q: Quaternion, qd: Float64Array, qdd: Float64Array) => void): void {
+function tcpSamples(
+  trajectory: JointTrajectory,
+  visit: (t: number, p: Float64Array, q: Quaternion, qd: Float64Array, qdd: Float64Array) => void,
+): void {
   const ws = createFkWorkspace(chain);
   everySample(trajectory, DT, (t, q, qd, qdd) => {
     forwardKinematics(chain, q, ws);
@@ -269,24 +311,45 @@ describe('LIN planner (planCartesian on a line)', () => {
         const planned = planCartesian(chain, limits, path, q0, { speed: s, accelScale: 0 }, cartesianOptions);
         if (!planned.ok) {
           const f = planned.error;
-          assert.ok(['unreachable', 'singularity', 'joint_velocity', 'joint_acceleration'].includes(f.reason), f.reason);
-          assert.match(f.message, /\(-?\d+\.\d{3}, -?\d+\.\d{3}, -?\d+\.\d{3}\) m/, `the message names the TCP point: ${f.message}`);
+          assert.ok(
+            ['unreachable', 'singularity', 'joint_velocity', 'joint_acceleration'].includes(f.reason),
+            f.reason,
+          );
+          assert.match(
+            f.message,
+            /\(-?\d+\.\d{3}, -?\d+\.\d{3}, -?\d+\.\d{3}\) m/,
+            `the message names the TCP point: ${f.message}`,
+          );
           assert.ok(f.atS >= 0 && f.atS <= 1, `atS ${f.atS}`);
           reasons.set(f.reason, (reasons.get(f.reason) ?? 0) + 1);
           return;
         }
         succeeded++;
         const trajectory = planned.value;
-        assert.deepEqual(trajectory.points[0]?.positions, q0.map((v) => v), 'starts at the current joints');
+        assert.deepEqual(
+          trajectory.points[0]?.positions,
+          q0.map((v) => v),
+          'starts at the current joints',
+        );
         // qd and qdd as the controller interpolates (cubic Hermite between the 4 ms IK samples);
         // 1e-9 relative: rounding of the cubic's coefficients
         tcpSamples(trajectory, (t, p, quat, qd, qdd) => {
           const dev = distanceToSegment(p, from.position, target);
           check(dev <= 1e-4, () => `TCP ${(dev * 1000).toFixed(4)} mm off the line at t = ${t}`);
-          check(quatAngle(quat, from.orientation) <= 1e-4, () => `orientation drifts ${quatAngle(quat, from.orientation)} rad at t = ${t}`);
+          check(
+            quatAngle(quat, from.orientation) <= 1e-4,
+            () => `orientation drifts ${quatAngle(quat, from.orientation)} rad at t = ${t}`,
+          );
           for (let i = 0; i < 7; i++) {
-            check(Math.abs(qd[i] ?? 0) <= (limits.maxVelRadS[i] ?? 0) * (1 + 1e-9), () => `${JOINTS[i]} velocity ${qd[i]} rad/s beyond its limit ${limits.maxVelRadS[i]} at t = ${t} s`);
-            check(Math.abs(qdd[i] ?? 0) <= (limits.maxAccRadS2[i] ?? 0) * (1 + 1e-9), () => `${JOINTS[i]} acceleration ${qdd[i]} rad/s^2 beyond its limit ${limits.maxAccRadS2[i]} at t = ${t} s`);
+            check(
+              Math.abs(qd[i] ?? 0) <= (limits.maxVelRadS[i] ?? 0) * (1 + 1e-9),
+              () => `${JOINTS[i]} velocity ${qd[i]} rad/s beyond its limit ${limits.maxVelRadS[i]} at t = ${t} s`,
+            );
+            check(
+              Math.abs(qdd[i] ?? 0) <= (limits.maxAccRadS2[i] ?? 0) * (1 + 1e-9),
+              () =>
+                `${JOINTS[i]} acceleration ${qdd[i]} rad/s^2 beyond its limit ${limits.maxAccRadS2[i]} at t = ${t} s`,
+            );
           }
         });
         const end = tcpPose(chain, trajectory.points.at(-1)?.positions ?? []);
@@ -296,13 +359,23 @@ describe('LIN planner (planCartesian on a line)', () => {
       { numRuns: 80, endOnFailure: true, includeErrorInReport: true },
     );
     // not vacuous: most random short lines from random configurations are feasible
-    assert.ok(succeeded >= runs * 0.15, `only ${succeeded} of ${runs} lines planned (${JSON.stringify(Object.fromEntries(reasons))})`);
+    assert.ok(
+      succeeded >= runs * 0.15,
+      `only ${succeeded} of ${runs} lines planned (${JSON.stringify(Object.fromEntries(reasons))})`,
+    );
   });
 
   it('goes 0.1 m in y from work at speed 0.1 within 0.1 mm of the line', () => {
     const from = tcpPose(chain, WORK);
     const target = [from.position[0], from.position[1] + 0.1, from.position[2]];
-    const planned = planCartesian(chain, limits, linePath(from.position, from.orientation, target, from.orientation), WORK, { speed: 0.1, accelScale: 0 }, cartesianOptions);
+    const planned = planCartesian(
+      chain,
+      limits,
+      linePath(from.position, from.orientation, target, from.orientation),
+      WORK,
+      { speed: 0.1, accelScale: 0 },
+      cartesianOptions,
+    );
     assert.ok(planned.ok, planned.ok ? '' : planned.error.message);
     let worst = 0;
     tcpSamples(planned.value, (_t, p) => {
@@ -317,7 +390,14 @@ describe('LIN planner (planCartesian on a line)', () => {
   it('refuses a line out of reach, naming the reason and where', () => {
     const from = tcpPose(chain, WORK);
     const target = [1.5, 0, from.position[2]];
-    const planned = planCartesian(chain, limits, linePath(from.position, from.orientation, target, from.orientation), WORK, { speed: 1, accelScale: 0 }, cartesianOptions);
+    const planned = planCartesian(
+      chain,
+      limits,
+      linePath(from.position, from.orientation, target, from.orientation),
+      WORK,
+      { speed: 1, accelScale: 0 },
+      cartesianOptions,
+    );
     assert.ok(!planned.ok);
     assert.equal(planned.error.reason, 'unreachable');
     assert.match(planned.error.message, /reachable workspace .* at \(.*\) m, \d+ % along it/);
@@ -328,7 +408,14 @@ describe('LIN planner (planCartesian on a line)', () => {
     const q0 = [0, 0.25, 0, -0.5, 0, 0.25, 0];
     const from = tcpPose(chain, q0);
     const target = [from.position[0], from.position[1], 1.2655];
-    const planned = planCartesian(chain, limits, linePath(from.position, from.orientation, target, from.orientation), q0, { speed: 0.1, accelScale: 0 }, cartesianOptions);
+    const planned = planCartesian(
+      chain,
+      limits,
+      linePath(from.position, from.orientation, target, from.orientation),
+      q0,
+      { speed: 0.1, accelScale: 0 },
+      cartesianOptions,
+    );
     assert.ok(!planned.ok, 'planned into the singularity');
     assert.equal(planned.error.reason, 'singularity');
     assert.match(planned.error.message, /singularity near \(.*\) m, \d+ % along it \(smallest singular value/);
@@ -336,59 +423,84 @@ describe('LIN planner (planCartesian on a line)', () => {
 });
 
 describe('CIRC paths (arcPath) and planning on them', () => {
-  const unitPlane = fc.tuple(uniform, uniform, uniform, uniform, uniform, uniform).map(([a, b, c, d, e, f]) => {
-    const u = [a - 0.5, b - 0.5, c - 0.5];
-    const nu = Math.hypot(...u) || 1;
-    const uu = u.map((x) => x / nu);
-    const w = [d - 0.5, e - 0.5, f - 0.5];
-    const dot = w.reduce((s, x, k) => s + x * (uu[k] ?? 0), 0);
-    const v = w.map((x, k) => x - dot * (uu[k] ?? 0));
-    const nv = Math.hypot(...v);
-    return [uu, v.map((x) => x / (nv || 1)), nu > 0.05 && nv > 0.05] as const;
-  }).filter(([, , wellDefined]) => wellDefined);
+  const unitPlane = fc
+    .tuple(uniform, uniform, uniform, uniform, uniform, uniform)
+    .map(([a, b, c, d, e, f]) => {
+      const u = [a - 0.5, b - 0.5, c - 0.5];
+      const nu = Math.hypot(...u) || 1;
+      const uu = u.map((x) => x / nu);
+      const w = [d - 0.5, e - 0.5, f - 0.5];
+      const dot = w.reduce((s, x, k) => s + x * (uu[k] ?? 0), 0);
+      const v = w.map((x, k) => x - dot * (uu[k] ?? 0));
+      const nv = Math.hypot(...v);
+      return [uu, v.map((x) => x / (nv || 1)), nu > 0.05 && nv > 0.05] as const;
+    })
+    .filter(([, , wellDefined]) => wellDefined);
   const q = { x: 0, y: 1, z: 0, w: 0 };
 
   it('through circ_interim: every point on the circle through the three points, from start via interim to goal', () => {
     fc.assert(
-      fc.property(unitPlane, fc.double({ min: 0.05, max: 0.5, noNaN: true }), fc.double({ min: 0.3, max: 5.5, noNaN: true }), uniform, (plane, radius, sweep, f) => {
-        const [u, v] = plane;
-        const center = [0.5, 0.1, 0.5];
-        const at = (phi: number) => center.map((c, k) => c + radius * (Math.cos(phi) * (u[k] ?? 0) + Math.sin(phi) * (v[k] ?? 0)));
-        const p0 = at(0);
-        const p1 = at(sweep);
-        const interim = at(sweep * (0.1 + 0.8 * f));
-        const arc = arcPath(p0, q, p1, q, { interim });
-        assert.ok(arc.ok, arc.ok ? '' : arc.error);
-        const path: CartesianPath = arc.value;
-        assert.ok(Math.abs(path.lengthM - radius * sweep) <= 1e-6 * radius, `length ${path.lengthM} vs ${radius * sweep}`);
-        let nearest = Number.POSITIVE_INFINITY;
-        for (let k = 0; k <= 1000; k++) {
-          const p = path.position(k / 1000);
-          const r = Math.hypot(...p.map((x, i) => x - (center[i] ?? 0)));
-          assert.ok(Math.abs(r - radius) <= 1e-9, `radius ${r} vs ${radius}`);
-          nearest = Math.min(nearest, Math.hypot(...p.map((x, i) => x - (interim[i] ?? 0))));
-        }
-        assert.ok(nearest <= (radius * sweep) / 1000, `the arc passes through the interim point (nearest ${nearest})`);
-        assert.ok(Math.hypot(...path.position(1).map((x, i) => x - (p1[i] ?? 0))) <= 1e-9, 'ends at the goal');
-      }),
+      fc.property(
+        unitPlane,
+        fc.double({ min: 0.05, max: 0.5, noNaN: true }),
+        fc.double({ min: 0.3, max: 5.5, noNaN: true }),
+        uniform,
+        (plane, radius, sweep, f) => {
+          const [u, v] = plane;
+          const center = [0.5, 0.1, 0.5];
+          const at = (phi: number) =>
+            center.map((c, k) => c + radius * (Math.cos(phi) * (u[k] ?? 0) + Math.sin(phi) * (v[k] ?? 0)));
+          const p0 = at(0);
+          const p1 = at(sweep);
+          const interim = at(sweep * (0.1 + 0.8 * f));
+          const arc = arcPath(p0, q, p1, q, { interim });
+          assert.ok(arc.ok, arc.ok ? '' : arc.error);
+          const path: CartesianPath = arc.value;
+          assert.ok(
+            Math.abs(path.lengthM - radius * sweep) <= 1e-6 * radius,
+            `length ${path.lengthM} vs ${radius * sweep}`,
+          );
+          let nearest = Number.POSITIVE_INFINITY;
+          for (let k = 0; k <= 1000; k++) {
+            const p = path.position(k / 1000);
+            const r = Math.hypot(...p.map((x, i) => x - (center[i] ?? 0)));
+            assert.ok(Math.abs(r - radius) <= 1e-9, `radius ${r} vs ${radius}`);
+            nearest = Math.min(nearest, Math.hypot(...p.map((x, i) => x - (interim[i] ?? 0))));
+          }
+          assert.ok(
+            nearest <= (radius * sweep) / 1000,
+            `the arc passes through the interim point (nearest ${nearest})`,
+          );
+          assert.ok(Math.hypot(...path.position(1).map((x, i) => x - (p1[i] ?? 0))) <= 1e-9, 'ends at the goal');
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('about circ_center: the shorter arc, every point on the circle', () => {
     fc.assert(
-      fc.property(unitPlane, fc.double({ min: 0.02, max: 0.5, noNaN: true }), fc.double({ min: 0.05, max: 3.1, noNaN: true }), (plane, radius, sweep) => {
-        const [u, v] = plane;
-        const center = [0.4, -0.2, 0.6];
-        const at = (phi: number) => center.map((c, k) => c + radius * (Math.cos(phi) * (u[k] ?? 0) + Math.sin(phi) * (v[k] ?? 0)));
-        const arc = arcPath(at(0), q, at(sweep), q, { center });
-        assert.ok(arc.ok, arc.ok ? '' : arc.error);
-        assert.ok(Math.abs(arc.value.lengthM - radius * sweep) <= 1e-6 * radius, `length ${arc.value.lengthM} vs ${radius * sweep}`);
-        for (let k = 0; k <= 200; k++) {
-          const p = arc.value.position(k / 200);
-          assert.ok(Math.abs(Math.hypot(...p.map((x, i) => x - (center[i] ?? 0))) - radius) <= 1e-9);
-        }
-      }),
+      fc.property(
+        unitPlane,
+        fc.double({ min: 0.02, max: 0.5, noNaN: true }),
+        fc.double({ min: 0.05, max: 3.1, noNaN: true }),
+        (plane, radius, sweep) => {
+          const [u, v] = plane;
+          const center = [0.4, -0.2, 0.6];
+          const at = (phi: number) =>
+            center.map((c, k) => c + radius * (Math.cos(phi) * (u[k] ?? 0) + Math.sin(phi) * (v[k] ?? 0)));
+          const arc = arcPath(at(0), q, at(sweep), q, { center });
+          assert.ok(arc.ok, arc.ok ? '' : arc.error);
+          assert.ok(
+            Math.abs(arc.value.lengthM - radius * sweep) <= 1e-6 * radius,
+            `length ${arc.value.lengthM} vs ${radius * sweep}`,
+          );
+          for (let k = 0; k <= 200; k++) {
+            const p = arc.value.position(k / 200);
+            assert.ok(Math.abs(Math.hypot(...p.map((x, i) => x - (center[i] ?? 0))) - radius) <= 1e-9);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -414,7 +526,13 @@ describe('CIRC paths (arcPath) and planning on them', () => {
       const [x, y, z] = from.position;
       const center = [x, y + 0.1, z];
       const goal = aux === 'interim' ? [x, y + 0.2, z] : [x + 0.1, y + 0.1, z];
-      const arc = arcPath(from.position, from.orientation, goal, from.orientation, aux === 'interim' ? { interim: [x + 0.1, y + 0.1, z] } : { center });
+      const arc = arcPath(
+        from.position,
+        from.orientation,
+        goal,
+        from.orientation,
+        aux === 'interim' ? { interim: [x + 0.1, y + 0.1, z] } : { center },
+      );
       assert.ok(arc.ok, arc.ok ? '' : arc.error);
       const planned = planCartesian(chain, limits, arc.value, WORK, { speed: 0.2, accelScale: 0 }, cartesianOptions);
       assert.ok(planned.ok, planned.ok ? '' : planned.error.message);
@@ -423,7 +541,8 @@ describe('CIRC paths (arcPath) and planning on them', () => {
       tcpSamples(planned.value, (t, p, _q, qd) => {
         worst = Math.max(worst, Math.abs(Math.hypot(...[0, 1, 2].map((k) => (p[k] ?? 0) - (center[k] ?? 0))) - 0.1));
         offPlane = Math.max(offPlane, Math.abs((p[2] ?? 0) - z));
-        for (let i = 0; i < 7; i++) assert.ok(Math.abs(qd[i] ?? 0) <= (limits.maxVelRadS[i] ?? 0), `${JOINTS[i]} at t = ${t}`);
+        for (let i = 0; i < 7; i++)
+          assert.ok(Math.abs(qd[i] ?? 0) <= (limits.maxVelRadS[i] ?? 0), `${JOINTS[i]} at t = ${t}`);
       });
       assert.ok(worst <= 1e-4, `radius deviation ${(worst * 1000).toFixed(4)} mm`);
       assert.ok(offPlane <= 1e-4, `out of the arc plane by ${(offPlane * 1000).toFixed(4)} mm`);
@@ -436,21 +555,35 @@ describe('CIRC paths (arcPath) and planning on them', () => {
 describe('time parameterization of joint-space paths (timeParameterize, the ompl and chomp timing)', () => {
   it('never leaves the span of two neighbouring waypoints (so never the limits) and stays within the scaled velocity and acceleration limits', () => {
     fc.assert(
-      fc.property(fc.array(config(), { minLength: 2, maxLength: 8 }), fc.double({ min: 0.05, max: 1, noNaN: true }), (waypoints, speed) => {
-        const trajectory = timeParameterize(waypoints, limits, { speed, accelScale: 0 });
-        const times = trajectory.points.map((p) => p.timeFromStartS);
-        everySample(trajectory, 0.002, (t, q, qd, qdd) => {
-          let k = 0;
-          while (k < times.length - 2 && (times[k + 1] ?? 0) < t) k++;
-          for (let j = 0; j < JOINTS.length; j++) {
-            const a = waypoints[k]?.[j] ?? 0, b = waypoints[k + 1]?.[j] ?? a;
-            const value = q[j] ?? 0;
-            check(value >= Math.min(a, b) - 1e-9 && value <= Math.max(a, b) + 1e-9, () => `${JOINTS[j]} = ${value} at t = ${t} outside [${a}, ${b}] of segment ${k}`);
-            check(Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * speed * (1 + 1e-6), () => `${JOINTS[j]} velocity ${qd[j]} at t = ${t}`);
-            check(Math.abs(qdd[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0) * speed * (1 + 1e-6), () => `${JOINTS[j]} acceleration ${qdd[j]} at t = ${t}`);
-          }
-        });
-      }),
+      fc.property(
+        fc.array(config(), { minLength: 2, maxLength: 8 }),
+        fc.double({ min: 0.05, max: 1, noNaN: true }),
+        (waypoints, speed) => {
+          const trajectory = timeParameterize(waypoints, limits, { speed, accelScale: 0 });
+          const times = trajectory.points.map((p) => p.timeFromStartS);
+          everySample(trajectory, 0.002, (t, q, qd, qdd) => {
+            let k = 0;
+            while (k < times.length - 2 && (times[k + 1] ?? 0) < t) k++;
+            for (let j = 0; j < JOINTS.length; j++) {
+              const a = waypoints[k]?.[j] ?? 0,
+                b = waypoints[k + 1]?.[j] ?? a;
+              const value = q[j] ?? 0;
+              check(
+                value >= Math.min(a, b) - 1e-9 && value <= Math.max(a, b) + 1e-9,
+                () => `${JOINTS[j]} = ${value} at t = ${t} outside [${a}, ${b}] of segment ${k}`,
+              );
+              check(
+                Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * speed * (1 + 1e-6),
+                () => `${JOINTS[j]} velocity ${qd[j]} at t = ${t}`,
+              );
+              check(
+                Math.abs(qdd[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0) * speed * (1 + 1e-6),
+                () => `${JOINTS[j]} acceleration ${qdd[j]} at t = ${t}`,
+              );
+            }
+          });
+        },
+      ),
       { numRuns: 200 },
     );
   });

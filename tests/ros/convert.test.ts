@@ -56,11 +56,16 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     assert.ok(ordered.ok);
     assert.deepEqual(ordered.value.name, JOINTS);
     assert.deepEqual(ordered.value.position, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]);
-    assert.deepEqual(ordered.value.velocity.map((v) => Math.round(v * 100) / 100), [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07]);
+    assert.deepEqual(
+      ordered.value.velocity.map((v) => Math.round(v * 100) / 100),
+      [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07],
+    );
   });
 
   it('names the joints a JointState lacks', () => {
-    const raw = jointStateFromRos(rosJointState(['joint1', 'joint2', 'joint3', 'joint5', 'joint6', 'joint7'], [0, 0, 0, 0, 0, 0]));
+    const raw = jointStateFromRos(
+      rosJointState(['joint1', 'joint2', 'joint3', 'joint5', 'joint6', 'joint7'], [0, 0, 0, 0, 0, 0]),
+    );
     assert.ok(raw.ok);
     const ordered = jointStateByName(raw.value, JOINTS);
     assert.equal(ordered.ok, false);
@@ -68,7 +73,13 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
   });
 
   it('reads empty velocity and effort arrays (publishers that leave them out) as zeros', () => {
-    const raw = jointStateFromRos({ header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' }, name: JOINTS, position: new Float64Array(7), velocity: new Float64Array(0), effort: new Float64Array(0) });
+    const raw = jointStateFromRos({
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+      name: JOINTS,
+      position: new Float64Array(7),
+      velocity: new Float64Array(0),
+      effort: new Float64Array(0),
+    });
     assert.ok(raw.ok);
     const ordered = jointStateByName(raw.value, JOINTS);
     assert.ok(ordered.ok);
@@ -97,7 +108,13 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     fc.assert(
       fc.property(fc.double({ min: 0, max: 86400, noNaN: true }), (s) => {
         const d = durationFromS(s);
-        return Number.isInteger(d.sec) && Number.isInteger(d.nanosec) && d.nanosec >= 0 && d.nanosec < 1e9 && Math.abs(d.sec + d.nanosec / 1e9 - s) < 1e-9 * Math.max(1, s);
+        return (
+          Number.isInteger(d.sec) &&
+          Number.isInteger(d.nanosec) &&
+          d.nanosec >= 0 &&
+          d.nanosec < 1e9 &&
+          Math.abs(d.sec + d.nanosec / 1e9 - s) < 1e-9 * Math.max(1, s)
+        );
       }),
     );
   });
@@ -112,7 +129,12 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     assert.deepEqual(Array.from(request.robot_state.joint_state.position), [0, 0, 0, -1.57, 0, 1.57, 0]);
     assert.equal(request.header.frame_id, 'base_link');
     const response = fkResponseFromRos({
-      pose_stamped: [{ header: { stamp: { sec: 1, nanosec: 2 }, frame_id: 'base_link' }, pose: { position: { x: 0.4, y: 0, z: 0.61 }, orientation: { x: 0, y: 1, z: 0, w: 0 } } }],
+      pose_stamped: [
+        {
+          header: { stamp: { sec: 1, nanosec: 2 }, frame_id: 'base_link' },
+          pose: { position: { x: 0.4, y: 0, z: 0.61 }, orientation: { x: 0, y: 1, z: 0, w: 0 } },
+        },
+      ],
       fk_link_names: ['flange'],
       error_code: { val: 1, message: '', source: '' },
     });
@@ -123,7 +145,11 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     assert.ok(failed.ok);
     assert.equal(failed.value.error_code.val, -22);
     assert.equal(fkResponseFromRos({ pose_stamped: [] }).ok, false, 'no error code');
-    assert.equal(fkResponseFromRos({ pose_stamped: [{ pose: { position: { x: 'a' }, orientation: {} } }], error_code: { val: 1 } }).ok, false);
+    assert.equal(
+      fkResponseFromRos({ pose_stamped: [{ pose: { position: { x: 'a' }, orientation: {} } }], error_code: { val: 1 } })
+        .ok,
+      false,
+    );
   });
 
   it('builds the motion goals with float64 joints and float32 speeds, per the stack layouts', () => {
@@ -132,19 +158,47 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     assert.equal(joints.joints.length, 7);
     assert.equal(joints.speed, Math.fround(0.1));
     assert.notEqual(joints.speed, 0.1, 'float32, as on the wire');
-    const pose = moveToPoseGoalToRos({ x: 0.5, y: 0.1, z: 0.5, a: 0, b: Math.PI, c: 0, speed: 0.2, planner: 'lin', frame_id: '' });
+    const pose = moveToPoseGoalToRos({
+      x: 0.5,
+      y: 0.1,
+      z: 0.5,
+      a: 0,
+      b: Math.PI,
+      c: 0,
+      speed: 0.2,
+      planner: 'lin',
+      frame_id: '',
+    });
     assert.ok(pose.ok);
     assert.deepEqual(Object.keys(pose.value).sort(), ['a', 'b', 'c', 'frame_id', 'planner', 'speed', 'x', 'y', 'z']);
     assert.equal(pose.value.speed, Math.fround(0.2));
-    const circ = moveToPoseGoalToRos({ x: 0.5, y: 0.1, z: 0.5, a: 0, b: Math.PI, c: 0, speed: 0.2, planner: 'circ', frame_id: '', circ_interim: { x: 0.6, y: 0, z: 0.5 } });
+    const circ = moveToPoseGoalToRos({
+      x: 0.5,
+      y: 0.1,
+      z: 0.5,
+      a: 0,
+      b: Math.PI,
+      c: 0,
+      speed: 0.2,
+      planner: 'circ',
+      frame_id: '',
+      circ_interim: { x: 0.6, y: 0, z: 0.5 },
+    });
     assert.equal(circ.ok, false);
     if (!circ.ok) assert.match(circ.error, /circ_interim/);
-    assert.deepEqual(moveToNamedToRos({ name: 'home', speed: 0.5, accel_scale: 0 }), { name: 'home', speed: 0.5, accel_scale: 0 });
+    assert.deepEqual(moveToNamedToRos({ name: 'home', speed: 0.5, accel_scale: 0 }), {
+      name: 'home',
+      speed: 0.5,
+      accel_scale: 0,
+    });
     assert.equal(moveToNamedToRos({ name: 'home', speed: 0.3, accel_scale: 0.7 }).accel_scale, Math.fround(0.7));
   });
 
   it('reads results and feedback', () => {
-    assert.deepEqual(motionResultFromRos({ success: true, message: 'done' }), { ok: true, value: { success: true, message: 'done' } });
+    assert.deepEqual(motionResultFromRos({ success: true, message: 'done' }), {
+      ok: true,
+      value: { success: true, message: 'done' },
+    });
     assert.deepEqual(motionResultFromRos({ success: false }), { ok: true, value: { success: false, message: '' } });
     assert.equal(motionResultFromRos({ message: 'x' }).ok, false);
     assert.equal(feedbackStateFromRos({ state: 'PLANNING' }), 'planning');
@@ -157,8 +211,20 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
       joint_names: JOINTS,
       points: [
-        { positions: [0, 0, 0, -1.57, 0, 1.57, 0.5], velocities: [], accelerations: [], effort: [], time_from_start: durationFromS(1) },
-        { positions: [0, 0, 0, -1.57, 0, 1.57, 0], velocities: [0, 0, 0, 0, 0, 0, 0], accelerations: [], effort: [], time_from_start: durationFromS(2.25) },
+        {
+          positions: [0, 0, 0, -1.57, 0, 1.57, 0.5],
+          velocities: [],
+          accelerations: [],
+          effort: [],
+          time_from_start: durationFromS(1),
+        },
+        {
+          positions: [0, 0, 0, -1.57, 0, 1.57, 0],
+          velocities: [0, 0, 0, 0, 0, 0, 0],
+          accelerations: [],
+          effort: [],
+          time_from_start: durationFromS(2.25),
+        },
       ],
     };
     const ros = jointTrajectoryToRos(msg);
@@ -172,7 +238,10 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
   });
 
   it('reads a string parameter from a GetParameters response', () => {
-    assert.deepEqual(stringParameterFromRos({ values: [{ type: 4, string_value: '<robot/>' }] }, 'robot_description_semantic'), { ok: true, value: '<robot/>' });
+    assert.deepEqual(
+      stringParameterFromRos({ values: [{ type: 4, string_value: '<robot/>' }] }, 'robot_description_semantic'),
+      { ok: true, value: '<robot/>' },
+    );
     const unset = stringParameterFromRos({ values: [{ type: 0, string_value: '' }] }, 'robot_description_semantic');
     assert.equal(unset.ok, false);
     if (!unset.ok) assert.match(unset.error, /robot_description_semantic.*not a string/);
@@ -184,7 +253,13 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     assert.deepEqual(plain, { a: [1, 2], b: [{ c: [3] }], d: 5, e: 'x' });
     assert.deepEqual(numbersOf(new Float32Array([0.5])), [0.5]);
     assert.equal(numbersOf(['a']), undefined);
-    const msg: JointStateMsg = { header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' }, name: ['j'], position: [1], velocity: [], effort: [] };
+    const msg: JointStateMsg = {
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+      name: ['j'],
+      position: [1],
+      velocity: [],
+      effort: [],
+    };
     assert.deepEqual(plainOf(msg), msg);
   });
 });

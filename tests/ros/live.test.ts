@@ -45,7 +45,10 @@ if (notRun !== undefined) {
     before(async () => {
       let file = process.env.ARMGATE_LIVE_SETTINGS;
       if (!file) {
-        const written = await writeSettings({ robot: { backend: 'ros2' }, sequences: { bag_root: path.join(tmpdir(), `armgate-live-bags-${process.pid}`) } });
+        const written = await writeSettings({
+          robot: { backend: 'ros2' },
+          sequences: { bag_root: path.join(tmpdir(), `armgate-live-bags-${process.pid}`) },
+        });
         file = written.file;
         cleanup = written.cleanup;
       }
@@ -55,7 +58,10 @@ if (notRun !== undefined) {
       if (loaded.value.kind !== 'serve') return;
       assert.equal(loaded.value.config.robot.backend, 'ros2', `${file}: robot.backend must be ros2`);
       bagRoot = loaded.value.config.sequences.bagRoot;
-      server = await startServer({ ...loaded.value.config, web: { ...loaded.value.config.web, host: '127.0.0.1', port: 0 } }, { log: () => undefined });
+      server = await startServer(
+        { ...loaded.value.config, web: { ...loaded.value.config.web, host: '127.0.0.1', port: 0 } },
+        { log: () => undefined },
+      );
       url = server.url;
       await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
     });

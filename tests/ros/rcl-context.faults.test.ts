@@ -41,14 +41,20 @@ describe('rclnodejs context: the motion timeout cancels goals and named motions'
 describe('rclnodejs context: an interface type that is not installed', () => {
   let t: RclTestServer;
   before(async () => {
-    t = await startRclTestServer({ timeouts: { server_wait_s: 0.3, fk_s: 0.3 }, prepare: (s) => s.knobs.missingTypes.add('iiwa_msgs/action/MoveToPose') });
+    t = await startRclTestServer({
+      timeouts: { server_wait_s: 0.3, fk_s: 0.3 },
+      prepare: (s) => s.knobs.missingTypes.add('iiwa_msgs/action/MoveToPose'),
+    });
   });
   after(() => t.close());
 
   it('answers 503 naming the action and its type; everything else still works', async () => {
     const reply = await call(t.url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI });
     assert.equal(reply.status, 503);
-    assert.match(detailOf(reply), /cobot\/move_to_pose: cannot create a iiwa_msgs\/action\/MoveToPose action client: The message required does not exist/);
+    assert.match(
+      detailOf(reply),
+      /cobot\/move_to_pose: cannot create a iiwa_msgs\/action\/MoveToPose action client: The message required does not exist/,
+    );
     const moved = await call<MotionBody>(t.url, '/robot/move/named', { name: 'work', speed: 0.5 });
     assert.equal(moved.body.success, true);
   });
@@ -59,8 +65,13 @@ describe("start-up with robot.backend 'ros2'", () => {
     const s = await writeSettings({ robot: { backend: 'ros2' } });
     try {
       const env: Record<string, string> = {};
-      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'ROS_DISTRO' && k !== 'AMENT_PREFIX_PATH') env[k] = v;
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server.ts'), '--settings', s.file, '--port', '0'], { cwd: PROJECT_ROOT, env: { ...env, ARMGATE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      for (const [k, v] of Object.entries(process.env))
+        if (v !== undefined && k !== 'ROS_DISTRO' && k !== 'AMENT_PREFIX_PATH') env[k] = v;
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join(PROJECT_ROOT, 'server.ts'), '--settings', s.file, '--port', '0'],
+        { cwd: PROJECT_ROOT, env: { ...env, ARMGATE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => {
         stderr += d.toString();
@@ -71,7 +82,10 @@ describe("start-up with robot.backend 'ros2'", () => {
       assert.equal(lines.length, 1, stderr);
       assert.match(stderr, /ROS_DISTRO and AMENT_PREFIX_PATH are not set/);
       assert.match(stderr, /source \/opt\/ros\/<distro>\/setup\.bash/);
-      assert.match(stderr, /then run `npm install` in .*\(rclnodejs, an optional dependency, builds against the sourced ROS 2\)/);
+      assert.match(
+        stderr,
+        /then run `npm install` in .*\(rclnodejs, an optional dependency, builds against the sourced ROS 2\)/,
+      );
     } finally {
       await s.cleanup();
     }
@@ -86,7 +100,11 @@ describe("start-up with robot.backend 'ros2'", () => {
       throw new Error("Cannot find package 'rclnodejs' imported from armgate\nmore");
     });
     assert.equal(broken.ok, false);
-    if (!broken.ok) assert.match(broken.error, /rclnodejs cannot be loaded \(Cannot find package 'rclnodejs' imported from armgate\); to get both: source/);
+    if (!broken.ok)
+      assert.match(
+        broken.error,
+        /rclnodejs cannot be loaded \(Cannot find package 'rclnodejs' imported from armgate\); to get both: source/,
+      );
     const odd = await loadRclnodejs(env, async () => ({ default: {} }));
     assert.equal(odd.ok, false);
     if (!odd.ok) assert.match(odd.error, /lacks init\/Node\/ActionClient/);

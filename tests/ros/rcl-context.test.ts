@@ -32,14 +32,19 @@ const TIMEOUTS = { server_wait_s: 0.3, fk_s: 0.3 };
 describe('rclnodejs context over the stand-in: every handler end to end', () => {
   let t: RclTestServer;
   let url: string;
-  const trajectoryLog = async () => (await call<{ lines: string[] }>(url, '/trajectory/logs?n=300')).body.lines.join('\n');
+  const trajectoryLog = async () =>
+    (await call<{ lines: string[] }>(url, '/trajectory/logs?n=300')).body.lines.join('\n');
   before(async () => {
     t = await startRclTestServer({ sim: { sim: { time_scale: 5 } }, timeouts: TIMEOUTS, srdfFromNode: true });
     url = t.url;
   });
   after(async () => {
     await t.close();
-    assert.deepEqual(t.standin.lifecycle, { init: 1, shutdown: 1 }, 'rclnodejs initialized once and shut down with the server');
+    assert.deepEqual(
+      t.standin.lifecycle,
+      { init: 1, shutdown: 1 },
+      'rclnodejs initialized once and shut down with the server',
+    );
   });
 
   it('serves joint states in J1..J7 order from messages with typed arrays', async () => {
@@ -71,7 +76,13 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
   });
 
   it('answers 503 naming a joint the joint states lack', async () => {
-    t.standin.knobs.jointStates = (msg) => ({ ...msg, name: msg.name.filter((n) => n !== 'joint4'), position: msg.position.filter((_, i) => i !== 3), velocity: msg.velocity.filter((_, i) => i !== 3), effort: msg.effort.filter((_, i) => i !== 3) });
+    t.standin.knobs.jointStates = (msg) => ({
+      ...msg,
+      name: msg.name.filter((n) => n !== 'joint4'),
+      position: msg.position.filter((_, i) => i !== 3),
+      velocity: msg.velocity.filter((_, i) => i !== 3),
+      effort: msg.effort.filter((_, i) => i !== 3),
+    });
     try {
       await sleep(50);
       const reply = await call(url, '/robot/joint_states');
@@ -86,11 +97,19 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
 
   it('computes the pose through GetPositionFK (Float64Array positions, TCP link in the planning frame), as the simulator does', async () => {
     const position = await checkPose(url);
-    const fk = t.standin.requests.filter((r) => r.name === '/compute_fk').at(-1)?.request as { fk_link_names: string[]; header: { frame_id: string }; robot_state: { joint_state: { position: unknown } } };
+    const fk = t.standin.requests.filter((r) => r.name === '/compute_fk').at(-1)?.request as {
+      fk_link_names: string[];
+      header: { frame_id: string };
+      robot_state: { joint_state: { position: unknown } };
+    };
     assert.deepEqual(fk.fk_link_names, ['flange']);
     assert.equal(fk.header.frame_id, 'base_link');
     assert.ok(fk.robot_state.joint_state.position instanceof Float64Array);
-    const direct = await t.sim.computeFk({ header: { stamp: { sec: 0, nanosec: 0 }, frame_id: 'base_link' }, fk_link_names: ['flange'], robot_state: { joint_state: { name: [...JOINTS], position: [...WORK] } } });
+    const direct = await t.sim.computeFk({
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: 'base_link' },
+      fk_link_names: ['flange'],
+      robot_state: { joint_state: { name: [...JOINTS], position: [...WORK] } },
+    });
     assert.ok(direct.ok);
     const p = direct.value.pose_stamped[0]?.pose.position;
     assertNear([position.x, position.y, position.z], [p?.x ?? 0, p?.y ?? 0, p?.z ?? 0], 1e-6, 'TCP position');
@@ -107,10 +126,22 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
 
   it('moves through the action servers and the named-pose service (200, success true), goals per the stack layouts', async () => {
     await checkMoves(url);
-    const goal = t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').at(-1)?.request as { joints: unknown; speed: number };
+    const goal = t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').at(-1)?.request as {
+      joints: unknown;
+      speed: number;
+    };
     assert.ok(goal.joints instanceof Float64Array && goal.joints.length === 7);
     assert.equal(goal.speed, Math.fround(0.5));
-    await call(url, '/robot/move/pose', { x: 0.45, y: 0.05, z: 0.55, a: 0, b: Math.PI, c: 0, planner: 'lin', speed: 0.3 }).then((r) => assert.equal((r.body as MotionBody).success, true, JSON.stringify(r.body)));
+    await call(url, '/robot/move/pose', {
+      x: 0.45,
+      y: 0.05,
+      z: 0.55,
+      a: 0,
+      b: Math.PI,
+      c: 0,
+      planner: 'lin',
+      speed: 0.3,
+    }).then((r) => assert.equal((r.body as MotionBody).success, true, JSON.stringify(r.body)));
     const log = await trajectoryLog();
     assert.match(log, /goal on cobot\/move_to_joints accepted/);
     assert.match(log, /goal on cobot\/move_to_pose succeeded/);
@@ -122,7 +153,10 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     t.standin.knobs.failGoals = 'planning failed: no IK solution';
     const failed = await call<MotionBody>(url, '/robot/move/joints', { joints: OTHER, speed: 0.5 });
     t.standin.knobs.failGoals = undefined;
-    assert.deepEqual([failed.status, failed.body], [200, { success: false, message: 'planning failed: no IK solution' }]);
+    assert.deepEqual(
+      [failed.status, failed.body],
+      [200, { success: false, message: 'planning failed: no IK solution' }],
+    );
     t.standin.knobs.rejectGoals = true;
     const rejected = await call<MotionBody>(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI });
     t.standin.knobs.rejectGoals = false;
@@ -130,7 +164,14 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     assert.match(rejected.body.message, /rejected the goal/);
     const unreachable = await call<MotionBody>(url, '/robot/move/pose', { x: 2, y: 0, z: 0.5, b: Math.PI });
     assert.deepEqual([unreachable.status, unreachable.body.success], [200, false]);
-    const circ = await call<MotionBody>(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI, planner: 'circ', circ_interim: { x: 0.55, y: 0.05, z: 0.5 } });
+    const circ = await call<MotionBody>(url, '/robot/move/pose', {
+      x: 0.5,
+      y: 0,
+      z: 0.5,
+      b: Math.PI,
+      planner: 'circ',
+      circ_interim: { x: 0.55, y: 0.05, z: 0.5 },
+    });
     assert.equal(circ.status, 200);
     assert.match(circ.body.message, /no auxiliary point: circ_interim/);
     assertNear((await jointState(url)).position, start, 1e-4, 'nothing moved');
@@ -148,11 +189,31 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
 
   it('answers 503 naming the interface when a server is absent or does not answer in time', async () => {
     const cases: [string, 'absent' | 'silent', () => Promise<{ status: number; body: unknown }>, RegExp][] = [
-      ['/compute_fk', 'absent', () => call(url, '/robot/pose'), /FK service \/compute_fk \(moveit_msgs\/srv\/GetPositionFK\) is not available/],
+      [
+        '/compute_fk',
+        'absent',
+        () => call(url, '/robot/pose'),
+        /FK service \/compute_fk \(moveit_msgs\/srv\/GetPositionFK\) is not available/,
+      ],
       ['/compute_fk', 'silent', () => call(url, '/robot/pose'), /FK service \/compute_fk did not answer within 0\.3 s/],
-      ['cobot/move_to_joints', 'absent', () => call(url, '/robot/move/joints', { joints: OTHER }), /action server cobot\/move_to_joints .* not available/],
-      ['cobot/move_to_pose', 'silent', () => call(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI }), /cobot\/move_to_pose did not acknowledge the goal within 0\.3 s/],
-      ['cobot/move_to_named', 'absent', () => call(url, '/robot/move/named', { name: 'home' }), /cobot\/move_to_named .* not available/],
+      [
+        'cobot/move_to_joints',
+        'absent',
+        () => call(url, '/robot/move/joints', { joints: OTHER }),
+        /action server cobot\/move_to_joints .* not available/,
+      ],
+      [
+        'cobot/move_to_pose',
+        'silent',
+        () => call(url, '/robot/move/pose', { x: 0.5, y: 0, z: 0.5, b: Math.PI }),
+        /cobot\/move_to_pose did not acknowledge the goal within 0\.3 s/,
+      ],
+      [
+        'cobot/move_to_named',
+        'absent',
+        () => call(url, '/robot/move/named', { name: 'home' }),
+        /cobot\/move_to_named .* not available/,
+      ],
     ];
     for (const [name, how, request, expected] of cases) {
       t.standin.knobs[how].add(name);
@@ -173,15 +234,25 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
 
   it('publishes trajectories (Float64Array fields) on the controller topic, with the 409 rule around them', async () => {
     await checkTrajectoryAndBusyRule(url, 2);
-    const sent = t.standin.published.find((m) => (m as { points: unknown[] }).points.length === 1 && (m as { points: { time_from_start: { sec: number } }[] }).points[0]?.time_from_start.sec === 2) as { joint_names: string[]; points: { positions: unknown }[] } | undefined;
+    const sent = t.standin.published.find(
+      (m) =>
+        (m as { points: unknown[] }).points.length === 1 &&
+        (m as { points: { time_from_start: { sec: number } }[] }).points[0]?.time_from_start.sec === 2,
+    ) as { joint_names: string[]; points: { positions: unknown }[] } | undefined;
     assert.ok(sent, 'the trajectory reached the topic');
     assert.deepEqual(sent.joint_names, JOINTS);
     assert.ok(sent.points[0]?.positions instanceof Float64Array);
-    assert.match(await trajectoryLog(), /published 1 point\(s\) \(2\.000 s\) on \/iiwa_arm_controller\/joint_trajectory/);
+    assert.match(
+      await trajectoryLog(),
+      /published 1 point\(s\) \(2\.000 s\) on \/iiwa_arm_controller\/joint_trajectory/,
+    );
   });
 
   it('lists the recordable topics of the graph and delivers their messages as plain data', async () => {
-    t.standin.knobs.extraTopics.push({ name: '/other_arm/joint_states', types: ['sensor_msgs/msg/JointState'] }, { name: '/camera/image', types: ['sensor_msgs/msg/Image'] });
+    t.standin.knobs.extraTopics.push(
+      { name: '/other_arm/joint_states', types: ['sensor_msgs/msg/JointState'] },
+      { name: '/camera/image', types: ['sensor_msgs/msg/Image'] },
+    );
     const names = t.context.topics().map((x) => x.name);
     assert.deepEqual(names, ['/joint_states', '/iiwa_arm_controller/joint_trajectory', '/other_arm/joint_states']);
     const got: unknown[] = [];
@@ -189,6 +260,9 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     await sleep(60);
     unsubscribe();
     assert.ok(got.length > 0);
-    assert.ok(Array.isArray((got[0] as { position: unknown }).position), 'plain arrays (IPC and the bag writer take them)');
+    assert.ok(
+      Array.isArray((got[0] as { position: unknown }).position),
+      'plain arrays (IPC and the bag writer take them)',
+    );
   });
 });

@@ -26,7 +26,10 @@ interface Bag {
   readonly schemas: Map<string, string>;
   readonly channels: { topic: string; schema: string; encoding: string }[];
   readonly messages: { topic: string; decoded: Record<string, unknown>; logTime: bigint }[];
-  readonly metadata: { message_count: number; topics_with_message_count: { topic_metadata: { name: string; type: string }; message_count: number }[] };
+  readonly metadata: {
+    message_count: number;
+    topics_with_message_count: { topic_metadata: { name: string; type: string }; message_count: number }[];
+  };
 }
 
 /** Reads every record of the bag's MCAP file with @mcap/core's stream reader and decodes the messages with their stored schemas. */
@@ -43,22 +46,40 @@ async function readBag(folder: string): Promise<Bag> {
       const text = new TextDecoder().decode(record.data);
       schemas.set(record.id, { name: record.name, text, reader: new MessageReader(parseMsg(text, { ros2: true })) });
     } else if (record.type === 'Channel') {
-      channelsById.set(record.id, { topic: record.topic, schema: schemas.get(record.schemaId)?.name ?? '?', encoding: record.messageEncoding });
+      channelsById.set(record.id, {
+        topic: record.topic,
+        schema: schemas.get(record.schemaId)?.name ?? '?',
+        encoding: record.messageEncoding,
+      });
     } else if (record.type === 'Message') {
       const channel = channelsById.get(record.channelId);
       const schema = [...schemas.values()].find((s) => s.name === channel?.schema);
       assert.ok(channel && schema, `message on unknown channel ${record.channelId}`);
-      messages.push({ topic: channel.topic, decoded: schema.reader.readMessage(record.data) as Record<string, unknown>, logTime: record.logTime });
+      messages.push({
+        topic: channel.topic,
+        decoded: schema.reader.readMessage(record.data) as Record<string, unknown>,
+        logTime: record.logTime,
+      });
     }
   }
   assert.ok(stream.done(), 'the MCAP file ends with its footer and magic');
-  const metadata = (parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as { rosbag2_bagfile_information: Bag['metadata'] }).rosbag2_bagfile_information;
-  return { schemas: new Map([...schemas.values()].map((s) => [s.name, s.text])), channels: [...channelsById.values()], messages, metadata };
+  const metadata = (
+    parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as {
+      rosbag2_bagfile_information: Bag['metadata'];
+    }
+  ).rosbag2_bagfile_information;
+  return {
+    schemas: new Map([...schemas.values()].map((s) => [s.name, s.text])),
+    channels: [...channelsById.values()],
+    messages,
+    metadata,
+  };
 }
 
 /** The complete definition rosbag2 would store for JointState from the fixture files. */
 async function fixtureJointStateDefinition(): Promise<string> {
-  const msg = (pkg: string, type: string) => readFile(path.join(FIXTURE_AMENT_PREFIX, 'share', pkg, 'msg', `${type}.msg`), 'utf8');
+  const msg = (pkg: string, type: string) =>
+    readFile(path.join(FIXTURE_AMENT_PREFIX, 'share', pkg, 'msg', `${type}.msg`), 'utf8');
   const rule = `\n${'='.repeat(80)}\n`;
   return `${await msg('sensor_msgs', 'JointState')}${rule}MSG: std_msgs/Header\n${await msg('std_msgs', 'Header')}${rule}MSG: builtin_interfaces/Time\n${await msg('builtin_interfaces', 'Time')}`;
 }
@@ -94,7 +115,10 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
   let bagRoot: string;
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-rcl-runner-'));
-    t = await startRclTestServer({ sim: { sim: { time_scale: 5 }, sequences: { bag_root: bagRoot } }, timeouts: { server_wait_s: 1 } });
+    t = await startRclTestServer({
+      sim: { sim: { time_scale: 5 }, sequences: { bag_root: bagRoot } },
+      timeouts: { server_wait_s: 1 },
+    });
   });
   after(async () => {
     await t.close();
@@ -104,32 +128,58 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
   it('moves through joint and pose goals on its own action clients and records the discovered topics with the installed schemas', async () => {
     const pose = { x: 0.45, y: 0.1, z: 0.6, a: 0, b: Math.PI, c: 0, speed: 0.5 };
     const sent = t.standin.requests.length;
-    const started = await start(t.url, { home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }, pose] }, { n_iterations: '1', delay_between_iterations: '0', bag_path: 'discovered' });
+    const started = await start(
+      t.url,
+      { home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }, pose] },
+      { n_iterations: '1', delay_between_iterations: '0', bag_path: 'discovered' },
+    );
     assert.equal(started.status, 200, await started.text());
     const { status, logs } = await finished(t.url);
     assert.equal(status.returncode, 0, logs);
-    assert.ok(t.graph.nodes.includes(`armgate_sequence_runner_${status.pid}`), `the runner made its own node: ${t.graph.nodes.join(', ')}`);
+    assert.ok(
+      t.graph.nodes.includes(`armgate_sequence_runner_${status.pid}`),
+      `the runner made its own node: ${t.graph.nodes.join(', ')}`,
+    );
     const goals = t.standin.requests.slice(sent).map((r) => r.name);
-    assert.deepEqual(goals, ['cobot/move_to_joints', 'cobot/move_to_joints', 'cobot/move_to_pose', 'cobot/move_to_joints'], 'home, waypoint 1, waypoint 2 (pose), home');
+    assert.deepEqual(
+      goals,
+      ['cobot/move_to_joints', 'cobot/move_to_joints', 'cobot/move_to_pose', 'cobot/move_to_joints'],
+      'home, waypoint 1, waypoint 2 (pose), home',
+    );
     assert.match(logs, /not recording \/rosout: no definition of rcl_interfaces\/msg\/Log/);
-    assert.match(logs, /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\) to /);
+    assert.match(
+      logs,
+      /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\) to /,
+    );
 
     const bag = await readBag(path.join(bagRoot, 'discovered'));
     assert.deepEqual(bag.channels.map((c) => [c.topic, c.schema, c.encoding]).sort(), [
       ['/iiwa_arm_controller/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory', 'cdr'],
       ['/joint_states', 'sensor_msgs/msg/JointState', 'cdr'],
     ]);
-    assert.equal(bag.schemas.get('sensor_msgs/msg/JointState'), await fixtureJointStateDefinition(), 'the schema is the installed .msg text, comments and all');
+    assert.equal(
+      bag.schemas.get('sensor_msgs/msg/JointState'),
+      await fixtureJointStateDefinition(),
+      'the schema is the installed .msg text, comments and all',
+    );
     const states = bag.messages.filter((m) => m.topic === '/joint_states');
     assert.ok(states.length > 20, `joint states recorded all along the run: ${states.length}`);
     for (const m of states) assert.deepEqual(m.decoded.name, t.config.endpoints.joint_names);
     const times = states.map((m) => m.logTime);
-    assert.ok(times.every((time, k) => k === 0 || time >= (times[k - 1] ?? 0n)), 'receive times never go back');
+    assert.ok(
+      times.every((time, k) => k === 0 || time >= (times[k - 1] ?? 0n)),
+      'receive times never go back',
+    );
     const positions = states.map((m) => Array.from(m.decoded.position as Float64Array));
-    assert.ok(positions.some((p) => Math.abs((p[0] ?? 0) - (OTHER[0] ?? 0)) < 1e-3), 'the recorded states pass through waypoint 1');
+    assert.ok(
+      positions.some((p) => Math.abs((p[0] ?? 0) - (OTHER[0] ?? 0)) < 1e-3),
+      'the recorded states pass through waypoint 1',
+    );
     assertNear(positions.at(-1) ?? [], WORK, 1e-3, 'the last recorded state is home');
     assert.equal(bag.metadata.message_count, bag.messages.length);
-    const counted = Object.fromEntries(bag.metadata.topics_with_message_count.map((e) => [e.topic_metadata.name, e.message_count]));
+    const counted = Object.fromEntries(
+      bag.metadata.topics_with_message_count.map((e) => [e.topic_metadata.name, e.message_count]),
+    );
     assert.equal(counted['/joint_states'], states.length);
   });
 
@@ -139,17 +189,28 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
   });
 
   it('ends with returncode 3 naming the action when the stack does not serve the one asked for', async () => {
-    const started = await start(t.url, { home: { joints: WORK, speed: 0.5 }, waypoints: [] }, { n_iterations: '1', delay_between_iterations: '0', joints_action: 'cell/move_joints' });
+    const started = await start(
+      t.url,
+      { home: { joints: WORK, speed: 0.5 }, waypoints: [] },
+      { n_iterations: '1', delay_between_iterations: '0', joints_action: 'cell/move_joints' },
+    );
     assert.equal(started.status, 200, await started.text());
     const { status, logs } = await finished(t.url);
     assert.equal(status.returncode, 3, logs);
-    assert.match(logs, /iteration 1: home: action server cell\/move_joints \(iiwa_msgs\/action\/MoveToJoints\) is not available: no server within 1 s/);
+    assert.match(
+      logs,
+      /iteration 1: home: action server cell\/move_joints \(iiwa_msgs\/action\/MoveToJoints\) is not available: no server within 1 s/,
+    );
   });
 
-  it('ends with returncode 1 and the server\'s message when a goal fails', async () => {
+  it("ends with returncode 1 and the server's message when a goal fails", async () => {
     t.standin.knobs.failGoals = 'planning failed: goal in collision';
     try {
-      const started = await start(t.url, { home: { joints: WORK, speed: 0.5 }, waypoints: [] }, { n_iterations: '1', delay_between_iterations: '0' });
+      const started = await start(
+        t.url,
+        { home: { joints: WORK, speed: 0.5 }, waypoints: [] },
+        { n_iterations: '1', delay_between_iterations: '0' },
+      );
       assert.equal(started.status, 200, await started.text());
       const { status, logs } = await finished(t.url);
       assert.equal(status.returncode, 1, logs);
@@ -161,11 +222,15 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
 
   it('on POST /stop cancels its goal on the action server, closes the bag and leaves no process', async () => {
     const cancels = t.standin.cancels.length;
-    const started = await start(t.url, { home: { joints: OTHER, speed: 0.02 }, waypoints: [] }, { n_iterations: '5', delay_between_iterations: '0', bag_path: 'stopped', topics: '/joint_states' });
+    const started = await start(
+      t.url,
+      { home: { joints: OTHER, speed: 0.02 }, waypoints: [] },
+      { n_iterations: '5', delay_between_iterations: '0', bag_path: 'stopped', topics: '/joint_states' },
+    );
     const { pid } = (await started.json()) as { pid: number };
     assert.equal(started.status, 200, JSON.stringify(pid));
     for (let i = 0; i < 200 && !t.sim.armActivity(); i++) await sleep(25);
-    assert.ok(t.sim.armActivity(), 'the runner\'s goal is moving the arm');
+    assert.ok(t.sim.armActivity(), "the runner's goal is moving the arm");
     const stopped = await call<{ sequence_stopped: boolean }>(t.url, '/stop', {});
     assert.equal(stopped.status, 200);
     assert.equal(stopped.body.sequence_stopped, true);
@@ -174,7 +239,10 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
     assert.deepEqual(t.standin.cancels.slice(cancels), ['cobot/move_to_joints'], 'the runner cancelled its own goal');
     assert.equal(alive(pid), false, 'no runner process is left');
     const bag = await readBag(path.join(bagRoot, 'stopped'));
-    assert.deepEqual(bag.channels.map((c) => c.topic), ['/joint_states']);
+    assert.deepEqual(
+      bag.channels.map((c) => c.topic),
+      ['/joint_states'],
+    );
     assert.ok(bag.messages.length > 0);
     for (let i = 0; i < 100 && t.sim.armActivity(); i++) await sleep(25);
     assert.equal(t.sim.armActivity(), undefined, 'the arm holds after the stop');
@@ -184,7 +252,11 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
     t.standin.knobs.extraTopics.push({ name: '/camera/camera_info', types: ['sensor_msgs/msg/CameraInfo'] });
     const before = (await call<Status>(t.url, '/sequences/status')).body;
     try {
-      const started = await start(t.url, { home: { joints: WORK }, waypoints: [] }, { bag_path: 'camera', topics: '/camera/camera_info' });
+      const started = await start(
+        t.url,
+        { home: { joints: WORK }, waypoints: [] },
+        { bag_path: 'camera', topics: '/camera/camera_info' },
+      );
       assert.equal(started.status, 422);
       const body = (await started.json()) as { detail: { loc: string[]; msg: string }[] };
       assert.deepEqual(body.detail[0]?.loc, ['body', 'topics']);
@@ -201,17 +273,34 @@ describe('sequence runner on robot.backend ros2 without a usable rclnodejs', () 
     const t = await startRclTestServer();
     try {
       // The runner's environment without a sourced ROS 2 (and so without the stand-in).
-      const supervisor = new SequenceSupervisor(t.context, { backend: 'ros2', env: { ROS_DISTRO: '', AMENT_PREFIX_PATH: '', NODE_OPTIONS: '' } });
+      const supervisor = new SequenceSupervisor(t.context, {
+        backend: 'ros2',
+        env: { ROS_DISTRO: '', AMENT_PREFIX_PATH: '', NODE_OPTIONS: '' },
+      });
       const lease = new MotionArbiter().acquire('sequence', 'the test sequence');
       assert.ok(lease.ok);
-      const run = { iterations: 1, delayS: 0, bagPath: undefined, topics: [], jointsAction: 'cobot/move_to_joints', poseAction: 'cobot/move_to_pose' };
-      const started = await supervisor.start({ home: { joints: [...WORK], speed: 0.5 }, waypoints: [] }, run, lease.value);
+      const run = {
+        iterations: 1,
+        delayS: 0,
+        bagPath: undefined,
+        topics: [],
+        jointsAction: 'cobot/move_to_joints',
+        poseAction: 'cobot/move_to_pose',
+      };
+      const started = await supervisor.start(
+        { home: { joints: [...WORK], speed: 0.5 }, waypoints: [] },
+        run,
+        lease.value,
+      );
       assert.ok(started.ok);
       for (let i = 0; i < 400 && supervisor.status().status !== 'finished'; i++) await sleep(25);
       const status = supervisor.status();
       const logs = supervisor.logs.latest(50).join('\n');
       assert.equal(status.status === 'finished' && status.returncode, 3, logs);
-      assert.match(logs, /robot\.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package: ROS_DISTRO and AMENT_PREFIX_PATH are not set/);
+      assert.match(
+        logs,
+        /robot\.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package: ROS_DISTRO and AMENT_PREFIX_PATH are not set/,
+      );
       assert.equal(t.sim.armActivity(), undefined, 'nothing moved');
     } finally {
       await t.close();

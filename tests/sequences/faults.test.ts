@@ -20,7 +20,10 @@ import { writeSettings } from '../support/server.ts';
 
 const TIME_SCALE = 10;
 /** Long enough to be interrupted: 100 iterations between two joint points. */
-const LONG_SEQUENCE = { home: { joints: [...WORK], speed: 0.3 }, waypoints: [{ joints: [0.5, 0.3, 0, -1.2, 0, 1.2, 0.3], speed: 0.3 }] };
+const LONG_SEQUENCE = {
+  home: { joints: [...WORK], speed: 0.3 },
+  waypoints: [{ joints: [0.5, 0.3, 0, -1.2, 0, 1.2, 0.3], speed: 0.3 }],
+};
 
 interface Status {
   status: string;
@@ -64,9 +67,19 @@ async function startCli(bagRoot: string): Promise<{ cli: CliRun; url: string; st
 
 /** Starts the long sequence recording into `bagPath` and waits until it runs its first point (recording by then). */
 async function startRecording(url: string, bagPath: string, name: string): Promise<number> {
-  const res = await post<{ status: string; pid: number }>(url, '/sequences/start', sequenceForm({ ...LONG_SEQUENCE, name }, { n_iterations: '100', delay_between_iterations: '0', bag_path: bagPath }));
+  const res = await post<{ status: string; pid: number }>(
+    url,
+    '/sequences/start',
+    sequenceForm({ ...LONG_SEQUENCE, name }, { n_iterations: '100', delay_between_iterations: '0', bag_path: bagPath }),
+  );
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  await waitFor('the sequence to run a point', () => getJson<Status>(url, '/sequences/status'), (s) => s.status === 'running' && s.point !== 'starting', 20_000, 20);
+  await waitFor(
+    'the sequence to run a point',
+    () => getJson<Status>(url, '/sequences/status'),
+    (s) => s.status === 'running' && s.point !== 'starting',
+    20_000,
+    20,
+  );
   return res.body.pid;
 }
 
@@ -107,7 +120,11 @@ describe('armgate SIGKILLed during a recorded sequence', () => {
     const states = bag.messages.filter((m) => m.topic === '/joint_states');
     assert.ok(states.length > 20, `${states.length} joint states recorded`);
     for (const m of states) assertJointState(m.decoded);
-    assert.equal(bag.metadata.message_count, bag.messages.length, 'metadata.yaml counts the messages: the bag was closed');
+    assert.equal(
+      bag.metadata.message_count,
+      bag.messages.length,
+      'metadata.yaml counts the messages: the bag was closed',
+    );
     const lost = killedAtMs - lastMs(bag.messages);
     assert.ok(lost < 1000, `the recording stops ${lost} ms before the kill`);
     assert.deepEqual(await configFoldersWith(marker), [], 'the temporary configuration folder is gone');
@@ -141,7 +158,13 @@ describe('faults on a running server', () => {
       assert.deepEqual(await configFoldersWith(marker), [], 'the runner removed its configuration folder once read');
       killedAtMs = Date.now();
       process.kill(pid, 'SIGKILL');
-      const done = await waitFor('the run to finish', () => getJson<Status>(server.url, '/sequences/status'), (s) => s.status === 'finished', 10_000, 20);
+      const done = await waitFor(
+        'the run to finish',
+        () => getJson<Status>(server.url, '/sequences/status'),
+        (s) => s.status === 'finished',
+        10_000,
+        20,
+      );
       assert.equal(done.returncode, 137);
     } finally {
       killIfAlive(pid);
@@ -169,7 +192,11 @@ describe('faults on a running server', () => {
       ['dangling/run', /'dangling\/run': .*dangling cannot be resolved/],
     ];
     for (const [bagPath, message] of cases) {
-      const res = await post(server.url, '/sequences/start', sequenceForm(LONG_SEQUENCE, { n_iterations: '1', bag_path: bagPath }));
+      const res = await post(
+        server.url,
+        '/sequences/start',
+        sequenceForm(LONG_SEQUENCE, { n_iterations: '1', bag_path: bagPath }),
+      );
       assert.equal(res.status, 422, `${bagPath}: ${JSON.stringify(res.body)}`);
       const issues = issuesOf(res.body);
       assert.deepEqual(issues[0]?.loc, ['body', 'bag_path']);
@@ -183,9 +210,22 @@ describe('faults on a running server', () => {
   it('records through a symbolic link that stays inside bag_root', async () => {
     await mkdir(path.join(bagRoot, 'real'));
     await symlink(path.join(bagRoot, 'real'), path.join(bagRoot, 'inner'));
-    const res = await post(server.url, '/sequences/start', sequenceForm({ home: { joints: [...WORK], speed: 1 }, waypoints: [] }, { n_iterations: '1', bag_path: 'inner/run' }));
+    const res = await post(
+      server.url,
+      '/sequences/start',
+      sequenceForm(
+        { home: { joints: [...WORK], speed: 1 }, waypoints: [] },
+        { n_iterations: '1', bag_path: 'inner/run' },
+      ),
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const done = await waitFor('the run to finish', () => getJson<Status>(server.url, '/sequences/status'), (s) => s.status === 'finished', 20_000, 20);
+    const done = await waitFor(
+      'the run to finish',
+      () => getJson<Status>(server.url, '/sequences/status'),
+      (s) => s.status === 'finished',
+      20_000,
+      20,
+    );
     assert.equal(done.returncode, 0);
     assert.deepEqual((await readBag(path.join(bagRoot, 'real', 'run'))).files, ['metadata.yaml', 'run_0.mcap']);
   });

@@ -7,7 +7,11 @@ import { isLoopbackHost, loadConfig } from '../../lib/settings/load.ts';
 import { confineUnder, resolveFileRef } from '../../lib/settings/resolve.ts';
 import { PROJECT_ROOT, type SettingsOverrides, writeSettings } from '../support/server.ts';
 
-async function load(overrides: SettingsOverrides, files: Record<string, string> = {}, env: Record<string, string> = {}) {
+async function load(
+  overrides: SettingsOverrides,
+  files: Record<string, string> = {},
+  env: Record<string, string> = {},
+) {
   const s = await writeSettings(overrides, files);
   try {
     return await loadConfig(s.file, { env });
@@ -33,7 +37,10 @@ describe('settings', () => {
     assert.equal(c.web.token, undefined);
     assert.deepEqual(c.limits.maxRad, [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05]);
     assert.deepEqual(c.limits.maxVelRadS, [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14]);
-    assert.deepEqual(c.groupStates?.map((g) => g.name), ['home', 'work', 'transport']);
+    assert.deepEqual(
+      c.groupStates?.map((g) => g.name),
+      ['home', 'work', 'transport'],
+    );
   });
 
   const refused: [string, SettingsOverrides, Record<string, string>, RegExp][] = [
@@ -44,20 +51,45 @@ describe('settings', () => {
     ['an unknown key in an armgate block', { web: { tokn: 'x' } }, {}, /web/],
     ['a missing endpoints file', { web: { endpoints: './nope.yaml' } }, {}, /^web\.endpoints: cannot read/],
     ['a missing limits file', { web: { joint_limits: './nope.yaml' } }, {}, /^web\.joint_limits: cannot read/],
-    ['a malformed limits file', { web: { joint_limits: './limits.yaml' } }, { 'limits.yaml': 'joint_limits: [oops' }, /^web\.joint_limits: malformed YAML/],
-    ['a limits file with min > max', { web: { joint_limits: './limits.yaml' } }, { 'limits.yaml': '' }, /joint3: min_position 1 is greater than max_position -1/],
-    ['an unknown initial position', { sim: { initial_position: 'nowhere' } }, {}, /^sim\.initial_position: unknown named position 'nowhere' \(known: home, work, transport\)/],
+    [
+      'a malformed limits file',
+      { web: { joint_limits: './limits.yaml' } },
+      { 'limits.yaml': 'joint_limits: [oops' },
+      /^web\.joint_limits: malformed YAML/,
+    ],
+    [
+      'a limits file with min > max',
+      { web: { joint_limits: './limits.yaml' } },
+      { 'limits.yaml': '' },
+      /joint3: min_position 1 is greater than max_position -1/,
+    ],
+    [
+      'an unknown initial position',
+      { sim: { initial_position: 'nowhere' } },
+      {},
+      /^sim\.initial_position: unknown named position 'nowhere' \(known: home, work, transport\)/,
+    ],
     ['6 initial joint angles', { sim: { initial_position: [0, 0, 0, 0, 0, 0] } }, {}, /^sim\.initial_position/],
     ['a non-loopback host without a token', { web: { host: '0.0.0.0' } }, {}, /^web\.token: required/],
     ['a token with whitespace', { web: { token: 'a b' } }, {}, /^web\.token: /],
-    ['a package reference that climbs out', { web: { joint_limits: 'pkg://armgate/../../etc/passwd' } }, {}, /climbs out/],
+    [
+      'a package reference that climbs out',
+      { web: { joint_limits: 'pkg://armgate/../../etc/passwd' } },
+      {},
+      /climbs out/,
+    ],
   ];
   for (const [name, overrides, files, pattern] of refused) {
     it(`refuses ${name}, naming the key`, async () => {
       let extra = files;
       if (files['limits.yaml'] === '') {
         const supplied = await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8');
-        extra = { 'limits.yaml': supplied.replace(/(joint3:\n(?:.*\n)*?\s+min_position: )-2\.97\n(\s+max_position: )2\.97/, '$11\n$2-1') };
+        extra = {
+          'limits.yaml': supplied.replace(
+            /(joint3:\n(?:.*\n)*?\s+min_position: )-2\.97\n(\s+max_position: )2\.97/,
+            '$11\n$2-1',
+          ),
+        };
       }
       assert.match(await failure(overrides, extra), pattern);
     });
@@ -125,6 +157,7 @@ describe('file references', () => {
 
   it('confines paths under a root', () => {
     assert.deepEqual(confineUnder('/data/bags', 'run1'), { ok: true, value: '/data/bags/run1' });
-    for (const outside of ['../x', '/etc/x', 'a/../../x', '', '.']) assert.equal(confineUnder('/data/bags', outside).ok, false, outside);
+    for (const outside of ['../x', '/etc/x', 'a/../../x', '', '.'])
+      assert.equal(confineUnder('/data/bags', outside).ok, false, outside);
   });
 });

@@ -12,12 +12,16 @@ describe('collision model (MuJoCo scene: arm, floor, boxes)', () => {
   let model: ArmModel;
   before(async () => {
     const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
-    model = await ArmModel.load(urdf, JOINTS, { marginM: 0.005, boxes: [{ name: 'table', center: [0.6, 0, 0.2], size: [0.3, 0.6, 0.4] }] });
+    model = await ArmModel.load(urdf, JOINTS, {
+      marginM: 0.005,
+      boxes: [{ name: 'table', center: [0.6, 0, 0.2], size: [0.3, 0.6, 0.4] }],
+    });
   });
   after(() => model.dispose());
 
   it('finds the named positions free of collisions', () => {
-    for (const q of [[0, 0, 0, 0, 0, 0, 0], WORK, [0, -0.35, 0, 2, 0, -1.2, 0]]) assert.equal(model.collisionAt(q), undefined, q.join(','));
+    for (const q of [[0, 0, 0, 0, 0, 0, 0], WORK, [0, -0.35, 0, 2, 0, -1.2, 0]])
+      assert.equal(model.collisionAt(q), undefined, q.join(','));
   });
 
   it('reports the floor when the arm bends down into it', () => {
@@ -36,7 +40,10 @@ describe('collision model (MuJoCo scene: arm, floor, boxes)', () => {
   it('reports self-collision between non-adjacent links of a folded arm', () => {
     const contact = model.collisionAt([0, 0.5, 0, 2.09, 0, 2.09, 0]);
     assert.ok(contact);
-    assert.ok(!['floor', 'table'].includes(contact.a) && !['floor', 'table'].includes(contact.b), JSON.stringify(contact));
+    assert.ok(
+      !['floor', 'table'].includes(contact.a) && !['floor', 'table'].includes(contact.b),
+      JSON.stringify(contact),
+    );
   });
 
   it('gives zero obstacle cost far from everything and a positive cost with a gradient that pushes away near the table', () => {

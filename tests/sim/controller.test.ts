@@ -4,7 +4,12 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { planPtp } from '../../lib/planning/ptp.ts';
-import { createSample, type JointTrajectory, sampleTrajectory, trajectoryDuration } from '../../lib/planning/trajectory.ts';
+import {
+  createSample,
+  type JointTrajectory,
+  sampleTrajectory,
+  trajectoryDuration,
+} from '../../lib/planning/trajectory.ts';
 import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { type ControllerEvent, TrajectoryController } from '../../lib/sim/controller.ts';
@@ -54,7 +59,8 @@ class Harness {
     for (let j = 0; j < 7; j++) {
       const dq = Math.abs((after[j] ?? 0) - (before.q[j] ?? 0));
       const allowed = (limits.maxVelRadS[j] ?? 0) * DT * 1.0001;
-      if (dq > allowed) assert.fail(`${JOINTS[j]} jumps by ${dq} rad in one period at t = ${this.t.toFixed(3)} s (allowed ${allowed})`);
+      if (dq > allowed)
+        assert.fail(`${JOINTS[j]} jumps by ${dq} rad in one period at t = ${this.t.toFixed(3)} s (allowed ${allowed})`);
     }
     each?.(before);
   }
@@ -77,7 +83,11 @@ class Harness {
   }
 }
 
-const onePoint = (positions: readonly number[], timeFromStartS: number, jointNames: readonly string[] = JOINTS): JointTrajectory => ({
+const onePoint = (
+  positions: readonly number[],
+  timeFromStartS: number,
+  jointNames: readonly string[] = JOINTS,
+): JointTrajectory => ({
   jointNames,
   points: [{ positions, timeFromStartS }],
 });
@@ -102,7 +112,11 @@ describe('trajectory controller (simulated, ros2_controllers semantics)', () => 
     h.runUntilIdle(trajectoryDuration(trajectory) + 0.1, () => {
       if (!h.controller.isMoving()) return;
       sampleTrajectory(trajectory, h.t - startS, expected);
-      for (let j = 0; j < 7; j++) assert.ok(Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12, `${JOINTS[j]} tracks the trajectory at t = ${h.t}`);
+      for (let j = 0; j < 7; j++)
+        assert.ok(
+          Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12,
+          `${JOINTS[j]} tracks the trajectory at t = ${h.t}`,
+        );
     });
     assert.deepEqual(h.q, OTHER, 'exactly at the last point');
     assert.deepEqual(h.qd, [0, 0, 0, 0, 0, 0, 0]);
@@ -141,7 +155,8 @@ describe('trajectory controller (simulated, ros2_controllers semantics)', () => 
       ],
     );
     h.step();
-    for (let j = 0; j < 7; j++) assert.ok(Math.abs((h.q[j] ?? 0) - (moving[j] ?? 0)) < 0.01, 'continues from where the arm was');
+    for (let j = 0; j < 7; j++)
+      assert.ok(Math.abs((h.q[j] ?? 0) - (moving[j] ?? 0)) < 0.01, 'continues from where the arm was');
     h.runUntilIdle(3);
     assert.deepEqual(h.q, replacement);
     assert.deepEqual(h.kinds().slice(-2), ['finished', 'hold']);
@@ -156,32 +171,84 @@ describe('trajectory controller (simulated, ros2_controllers semantics)', () => 
   });
 
   const refusals: { what: string; trajectory: () => JointTrajectory; reason: RegExp }[] = [
-    { what: 'an unknown joint', trajectory: () => onePoint(OTHER, 2, [...JOINTS.slice(0, 6), 'joint8']), reason: /unknown joint 'joint8'/ },
-    { what: 'a duplicate joint', trajectory: () => onePoint(OTHER, 2, [...JOINTS.slice(0, 6), 'joint1']), reason: /joint 'joint1' appears twice/ },
-    { what: 'a missing joint', trajectory: () => onePoint(OTHER.slice(0, 6), 2, JOINTS.slice(0, 6)), reason: /lacks joint7/ },
+    {
+      what: 'an unknown joint',
+      trajectory: () => onePoint(OTHER, 2, [...JOINTS.slice(0, 6), 'joint8']),
+      reason: /unknown joint 'joint8'/,
+    },
+    {
+      what: 'a duplicate joint',
+      trajectory: () => onePoint(OTHER, 2, [...JOINTS.slice(0, 6), 'joint1']),
+      reason: /joint 'joint1' appears twice/,
+    },
+    {
+      what: 'a missing joint',
+      trajectory: () => onePoint(OTHER.slice(0, 6), 2, JOINTS.slice(0, 6)),
+      reason: /lacks joint7/,
+    },
     {
       what: 'non-increasing times',
-      trajectory: () => ({ jointNames: JOINTS, points: [{ positions: OTHER, timeFromStartS: 2 }, { positions: WORK, timeFromStartS: 2 }] }),
+      trajectory: () => ({
+        jointNames: JOINTS,
+        points: [
+          { positions: OTHER, timeFromStartS: 2 },
+          { positions: WORK, timeFromStartS: 2 },
+        ],
+      }),
       reason: /point 1: time_from_start 2 s does not increase/,
     },
     {
       what: 'decreasing times',
-      trajectory: () => ({ jointNames: JOINTS, points: [{ positions: OTHER, timeFromStartS: 2 }, { positions: WORK, timeFromStartS: 1 }] }),
+      trajectory: () => ({
+        jointNames: JOINTS,
+        points: [
+          { positions: OTHER, timeFromStartS: 2 },
+          { positions: WORK, timeFromStartS: 1 },
+        ],
+      }),
       reason: /does not increase/,
     },
-    { what: 'a point beyond the position limits', trajectory: () => onePoint(WORK.map((v, j) => (j === 1 ? 2.5 : v)), 5), reason: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/ },
+    {
+      what: 'a point beyond the position limits',
+      trajectory: () =>
+        onePoint(
+          WORK.map((v, j) => (j === 1 ? 2.5 : v)),
+          5,
+        ),
+      reason: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/,
+    },
     {
       what: 'a first point at t = 0 away from the current position (a jump)',
-      trajectory: () => ({ jointNames: JOINTS, points: [{ positions: OTHER, timeFromStartS: 0 }, { positions: WORK, timeFromStartS: 3 }] }),
+      trajectory: () => ({
+        jointNames: JOINTS,
+        points: [
+          { positions: OTHER, timeFromStartS: 0 },
+          { positions: WORK, timeFromStartS: 3 },
+        ],
+      }),
       reason: /first point is at time 0 but .* rad away from the current position: following it would jump/,
     },
-    { what: 'a segment faster than the velocity limit', trajectory: () => onePoint(WORK.map((v, j) => (j === 0 ? v + 1 : v)), 0.1), reason: /joint1 would need 10\.000 rad\/s .*limit 1\.71 rad\/s/ },
+    {
+      what: 'a segment faster than the velocity limit',
+      trajectory: () =>
+        onePoint(
+          WORK.map((v, j) => (j === 0 ? v + 1 : v)),
+          0.1,
+        ),
+      reason: /joint1 would need 10\.000 rad\/s .*limit 1\.71 rad\/s/,
+    },
     {
       what: 'a cubic segment whose velocity peaks above the limit between its points',
       trajectory: () => ({
         jointNames: JOINTS,
         // 1.5 rad in 1 s averages 1.5 rad/s, but starting and ending at rest the cubic peaks at 2.25 rad/s
-        points: [{ positions: WORK.map((v, j) => (j === 0 ? v + 1.5 : v)), velocities: [0, 0, 0, 0, 0, 0, 0], timeFromStartS: 1 }],
+        points: [
+          {
+            positions: WORK.map((v, j) => (j === 0 ? v + 1.5 : v)),
+            velocities: [0, 0, 0, 0, 0, 0, 0],
+            timeFromStartS: 1,
+          },
+        ],
       }),
       reason: /joint1 would need 2\.2\d\d rad\/s/,
     },
@@ -233,7 +300,10 @@ describe('trajectory controller (simulated, ros2_controllers semantics)', () => 
         const v0 = before.qd[j] ?? 0;
         const v1 = qd[j] ?? 0;
         const a = limits.maxAccRadS2[j] ?? 0;
-        assert.ok(Math.abs(v1 - v0) <= a * DT * (1 + 1e-9), `${JOINTS[j]} decelerates by ${Math.abs(v1 - v0) / DT} rad/s^2 (limit ${a})`);
+        assert.ok(
+          Math.abs(v1 - v0) <= a * DT * (1 + 1e-9),
+          `${JOINTS[j]} decelerates by ${Math.abs(v1 - v0) / DT} rad/s^2 (limit ${a})`,
+        );
         assert.ok(Math.abs(v1) <= Math.abs(v0) && v1 * v0 >= 0, `${JOINTS[j]} slows down without reversing`);
       }
     });
@@ -287,8 +357,14 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
         assert.ok(Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * (1 + 1e-9), `${JOINTS[j]}: ${qd[j]} rad/s`);
         const moved = ((q[j] ?? 0) - (before.q[j] ?? 0)) / DT;
         const reported = ((qd[j] ?? 0) + (before.qd[j] ?? 0)) / 2;
-        assert.ok(Math.abs(moved - reported) <= a * DT + 1e-9, `${JOINTS[j]} moved at ${moved} rad/s but reported ${reported} at t = ${h.t.toFixed(3)}`);
-        assert.ok((q[j] ?? 0) <= (limits.maxRad[j] ?? 0) && (q[j] ?? 0) >= (limits.minRad[j] ?? 0), `${JOINTS[j]} = ${q[j]} within its limits`);
+        assert.ok(
+          Math.abs(moved - reported) <= a * DT + 1e-9,
+          `${JOINTS[j]} moved at ${moved} rad/s but reported ${reported} at t = ${h.t.toFixed(3)}`,
+        );
+        assert.ok(
+          (q[j] ?? 0) <= (limits.maxRad[j] ?? 0) && (q[j] ?? 0) >= (limits.minRad[j] ?? 0),
+          `${JOINTS[j]} = ${q[j]} within its limits`,
+        );
       }
     });
     return { maxAcc, maxQ };
@@ -324,7 +400,10 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
     const zigzag: JointTrajectory = {
       jointNames: JOINTS,
       // 0.03 rad every 20 ms: 1.5 rad/s (within the velocity limit), reversing at once (75 rad/s^2 and more).
-      points: Array.from({ length: 20 }, (_, i) => ({ positions: WORK.map((v, j) => (j === 0 ? (i % 2 ? 0.03 : 0) : v)), timeFromStartS: 0.02 * (i + 1) })),
+      points: Array.from({ length: 20 }, (_, i) => ({
+        positions: WORK.map((v, j) => (j === 0 ? (i % 2 ? 0.03 : 0) : v)),
+        timeFromStartS: 0.02 * (i + 1),
+      })),
     };
     const accepted = h.controller.follow(zigzag, h.t);
     assert.ok(accepted.ok, accepted.ok ? '' : accepted.error);
@@ -349,7 +428,11 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
     h.runUntilIdle(trajectoryDuration(trajectory) + 0.1, () => {
       if (!h.controller.isMoving()) return;
       sampleTrajectory(trajectory, h.t - startS, expected);
-      for (let j = 0; j < 7; j++) assert.ok(Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12, `${JOINTS[j]} tracks the trajectory at t = ${h.t}`);
+      for (let j = 0; j < 7; j++)
+        assert.ok(
+          Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12,
+          `${JOINTS[j]} tracks the trajectory at t = ${h.t}`,
+        );
     });
     assert.deepEqual(h.kinds(), ['accepted', 'finished', 'hold']);
   });
@@ -362,7 +445,8 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
     const expected = createSample(7);
     h.step();
     sampleTrajectory(trajectory, DT, expected);
-    for (let j = 0; j < 7; j++) assert.ok(Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12, `${JOINTS[j]} starts at the beginning`);
+    for (let j = 0; j < 7; j++)
+      assert.ok(Math.abs((h.q[j] ?? 0) - (expected.q[j] ?? 0)) < 1e-12, `${JOINTS[j]} starts at the beginning`);
     h.runUntilIdle(trajectoryDuration(trajectory) + 0.1);
     assert.deepEqual(h.kinds(), ['accepted', 'finished', 'hold']);
   });
@@ -380,7 +464,10 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
       h.t,
     );
     assert.ok(!result.ok, 'refused');
-    assert.match(result.error, /^point 1: joint2 would reach 2\.\d+ rad near t = 2\.\d+ s, outside its limits \[-2\.09, 2\.09\]$/);
+    assert.match(
+      result.error,
+      /^point 1: joint2 would reach 2\.\d+ rad near t = 2\.\d+ s, outside its limits \[-2\.09, 2\.09\]$/,
+    );
   });
 
   it('checks a trajectory message in slices (the event loop runs meanwhile) and follows it; a cancel meanwhile supersedes it', async () => {
@@ -391,7 +478,13 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
       joint_names: JOINTS,
       points: Array.from({ length: count }, (_, i) => {
         const t = 0.01 * (i + 1);
-        return { positions: WORK.map((v, j) => (j === 0 ? 0.1 * (1 - Math.cos(t / 20)) : v)), velocities: [], accelerations: [], effort: [], time_from_start: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) } };
+        return {
+          positions: WORK.map((v, j) => (j === 0 ? 0.1 * (1 - Math.cos(t / 20)) : v)),
+          velocities: [],
+          accelerations: [],
+          effort: [],
+          time_from_start: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) },
+        };
       }),
     };
     let turns = 0;

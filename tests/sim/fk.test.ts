@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { matFromQuat } from '../../lib/kinematics/rotation.ts';
-import { MOVEIT_FRAME_TRANSFORM_FAILURE, MOVEIT_INVALID_LINK_NAME, MOVEIT_SUCCESS, type GetPositionFkRequest } from '../../lib/ros/messages.ts';
+import {
+  MOVEIT_FRAME_TRANSFORM_FAILURE,
+  MOVEIT_INVALID_LINK_NAME,
+  MOVEIT_SUCCESS,
+  type GetPositionFkRequest,
+} from '../../lib/ros/messages.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';
@@ -85,7 +90,9 @@ describe('simulated FK service (MuJoCo) against an independent DH computation', 
 
 describe('simulated FK with a tool offset', () => {
   it('moves the TCP by the offset along the flange axes', async () => {
-    const sim = await SimContext.create(await testConfig({ sim: { publish_joint_states: false, tool_offset: { z: 0.1 } } }));
+    const sim = await SimContext.create(
+      await testConfig({ sim: { publish_joint_states: false, tool_offset: { z: 0.1 } } }),
+    );
     try {
       const res = await sim.computeFk(fkRequest([0, 0, 0, -1.57, 0, 1.57, 0]));
       assert.ok(res.ok);

@@ -32,7 +32,11 @@ export function streamMcap(bytes: Uint8Array): StreamedBag {
   const messages: BagMessage[] = [];
   for (let record = reader.nextRecord(); record; record = reader.nextRecord()) {
     recordTypes.push(record.type);
-    if (record.type === 'Schema') decoders.set(record.id, new MessageReader(parseDefinition(new TextDecoder().decode(record.data), { ros2: true })));
+    if (record.type === 'Schema')
+      decoders.set(
+        record.id,
+        new MessageReader(parseDefinition(new TextDecoder().decode(record.data), { ros2: true })),
+      );
     else if (record.type === 'Channel') channels.set(record.id, { topic: record.topic, schemaId: record.schemaId });
     else if (record.type === 'Message') {
       const channel = channels.get(record.channelId);
@@ -41,7 +45,13 @@ export function streamMcap(bytes: Uint8Array): StreamedBag {
       messages.push({ topic: channel.topic, logTimeNs: record.logTime, decoded: decoder.readMessage(record.data) });
     }
   }
-  return { recordTypes, topics: [...channels.values()].map((c) => c.topic), messages, complete: reader.done(), leftoverBytes: reader.bytesRemaining() };
+  return {
+    recordTypes,
+    topics: [...channels.values()].map((c) => c.topic),
+    messages,
+    complete: reader.done(),
+    leftoverBytes: reader.bytesRemaining(),
+  };
 }
 
 /** Streams `<folder>/*.mcap`. */

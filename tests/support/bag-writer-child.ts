@@ -15,7 +15,19 @@ setInterval(() => {
   const stamp = { sec: Number(ns / 1_000_000_000n), nanosec: Number(ns % 1_000_000_000n) };
   const position = [i * 1e-3, 0, 0, -1.57, 0, 1.57, 0];
   i += 1;
-  bag.write('/joint_states', { header: { stamp, frame_id: '' }, name: ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'], position, velocity: [], effort: [] }, ns).catch((e: unknown) => {
-    process.stderr.write(`${(e as Error).message}\n`);
-  });
+  bag
+    .write(
+      '/joint_states',
+      {
+        header: { stamp, frame_id: '' },
+        name: ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'],
+        position,
+        velocity: [],
+        effort: [],
+      },
+      ns,
+    )
+    .catch((e: unknown) => {
+      process.stderr.write(`${(e as Error).message}\n`);
+    });
 }, 10);

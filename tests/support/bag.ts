@@ -31,7 +31,14 @@ export interface BagContents {
   readonly channels: BagChannel[];
   readonly messages: BagMessage[];
   /** metadata.yaml's rosbag2_bagfile_information. */
-  readonly metadata: { message_count: number; storage_identifier: string; topics_with_message_count: { topic_metadata: { name: string; type: string; serialization_format: string }; message_count: number }[] };
+  readonly metadata: {
+    message_count: number;
+    storage_identifier: string;
+    topics_with_message_count: {
+      topic_metadata: { name: string; type: string; serialization_format: string };
+      message_count: number;
+    }[];
+  };
 }
 
 /** Opens `<folder>/*.mcap` with McapIndexedReader, decodes every message with its ros2msg schema, and parses metadata.yaml. */
@@ -59,8 +66,16 @@ export async function readBag(folder: string): Promise<BagContents> {
     for (const channel of reader.channelsById.values()) {
       const schema = reader.schemasById.get(channel.schemaId);
       assert.ok(schema, `channel ${channel.topic} has no schema`);
-      channels.push({ topic: channel.topic, schemaName: schema.name, schemaEncoding: schema.encoding, messageEncoding: channel.messageEncoding });
-      decoders.set(channel.id, new MessageReader(parseDefinition(new TextDecoder().decode(schema.data), { ros2: true })));
+      channels.push({
+        topic: channel.topic,
+        schemaName: schema.name,
+        schemaEncoding: schema.encoding,
+        messageEncoding: channel.messageEncoding,
+      });
+      decoders.set(
+        channel.id,
+        new MessageReader(parseDefinition(new TextDecoder().decode(schema.data), { ros2: true })),
+      );
     }
     const messages: BagMessage[] = [];
     for await (const message of reader.readMessages()) {
@@ -69,7 +84,11 @@ export async function readBag(folder: string): Promise<BagContents> {
       assert.ok(channel && decoder);
       messages.push({ topic: channel.topic, logTimeNs: message.logTime, decoded: decoder.readMessage(message.data) });
     }
-    const metadata = (parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as { rosbag2_bagfile_information: BagContents['metadata'] }).rosbag2_bagfile_information;
+    const metadata = (
+      parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as {
+        rosbag2_bagfile_information: BagContents['metadata'];
+      }
+    ).rosbag2_bagfile_information;
     return { files, mcapFile, profile: reader.header.profile, channels, messages, metadata };
   } finally {
     await handle.close();

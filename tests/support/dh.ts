@@ -9,7 +9,10 @@ const ALPHA = [-Math.PI / 2, Math.PI / 2, Math.PI / 2, -Math.PI / 2, -Math.PI / 
 type Mat4 = number[][];
 
 function dh(theta: number, d: number, alpha: number): Mat4 {
-  const ct = Math.cos(theta), st = Math.sin(theta), ca = Math.cos(alpha), sa = Math.sin(alpha);
+  const ct = Math.cos(theta),
+    st = Math.sin(theta),
+    ca = Math.cos(alpha),
+    sa = Math.sin(alpha);
   return [
     [ct, -st * ca, st * sa, 0],
     [st, ct * ca, -ct * sa, 0],
@@ -24,7 +27,12 @@ function mul(a: Mat4, b: Mat4): Mat4 {
 
 /** Flange pose by DH: position (m) and row-major rotation. */
 export function dhFlangePose(q: readonly number[]): { position: number[]; rotation: number[] } {
-  let t: Mat4 = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]];
+  let t: Mat4 = [
+    [1, 0, 0, 0],
+    [0, 1, 0, 0],
+    [0, 0, 1, 0],
+    [0, 0, 0, 1],
+  ];
   for (let i = 0; i < 7; i++) t = mul(t, dh(q[i] ?? 0, D[i] ?? 0, ALPHA[i] ?? 0));
   return {
     position: [t[0]?.[3] ?? 0, t[1]?.[3] ?? 0, t[2]?.[3] ?? 0],

@@ -37,7 +37,11 @@ export async function getJson<T>(url: string, path: string, status = 200): Promi
 }
 
 /** POST a JSON body (or a form, or raw JSON text, both sent as application/json) and return the status and the parsed body. */
-export async function post<T = unknown>(url: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+export async function post<T = unknown>(
+  url: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const init: RequestInit = { method: 'POST' };
   if (body instanceof FormData) init.body = body;
   else if (body !== undefined) {
@@ -75,7 +79,13 @@ export function maxDiff(a: readonly number[], b: readonly number[]): number {
 }
 
 /** Polls `get` every `everyMs` until `ok` holds; fails with the last value after `timeoutMs`. */
-export async function waitFor<T>(what: string, get: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 15_000, everyMs = 20): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  get: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 15_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await get();
@@ -87,11 +97,21 @@ export async function waitFor<T>(what: string, get: () => Promise<T>, ok: (value
 
 /** Waits until every joint velocity is 0. */
 export function atRest(url: string, timeoutMs = 5000): Promise<JointStates> {
-  return waitFor('the arm at rest', () => jointStates(url), (s) => s.velocity.every((v) => v === 0), timeoutMs, 10);
+  return waitFor(
+    'the arm at rest',
+    () => jointStates(url),
+    (s) => s.velocity.every((v) => v === 0),
+    timeoutMs,
+    10,
+  );
 }
 
 /** The latest n lines of a log endpoint (with the timestamp). */
-export async function logLines(url: string, path: '/trajectory/logs' | '/sequences/logs', n: number): Promise<string[]> {
+export async function logLines(
+  url: string,
+  path: '/trajectory/logs' | '/sequences/logs',
+  n: number,
+): Promise<string[]> {
   return (await getJson<{ lines: string[] }>(url, `${path}?n=${n}`)).lines;
 }
 
@@ -136,7 +156,11 @@ export function assertProcessGone(pid: number): void {
  * Samples GET /robot/joint_states back to back (about every `everyMs`) until `stop()` says so,
  * recording for each sample the wall-clock times its request was sent and answered.
  */
-export async function sampleJointStates(url: string, stop: () => boolean, everyMs = 10): Promise<{ sentMs: number; doneMs: number; state: JointStates }[]> {
+export async function sampleJointStates(
+  url: string,
+  stop: () => boolean,
+  everyMs = 10,
+): Promise<{ sentMs: number; doneMs: number; state: JointStates }[]> {
   const samples: { sentMs: number; doneMs: number; state: JointStates }[] = [];
   while (!stop()) {
     const sentMs = performance.now();
@@ -153,7 +177,12 @@ export async function sampleJointStates(url: string, stop: () => boolean, everyM
  * older than its request, so the simulated time between two samples is bounded by the span from
  * the first request sent to the second answered plus `slackMs`. A jump breaks this at once.
  */
-export function assertNoJump(samples: readonly { sentMs: number; doneMs: number; state: JointStates }[], speedScale: number, timeScale: number, slackMs = 40): void {
+export function assertNoJump(
+  samples: readonly { sentMs: number; doneMs: number; state: JointStates }[],
+  speedScale: number,
+  timeScale: number,
+  slackMs = 40,
+): void {
   for (let k = 1; k < samples.length; k++) {
     const a = samples[k - 1];
     const b = samples[k];
@@ -162,7 +191,10 @@ export function assertNoJump(samples: readonly { sentMs: number; doneMs: number;
     for (let j = 0; j < 7; j++) {
       const step = Math.abs((b.state.position[j] ?? 0) - (a.state.position[j] ?? 0));
       const bound = (MAX_VEL[j] ?? 0) * speedScale * timeScale * spanS * 1.5 + 1e-6;
-      assert.ok(step <= bound, `joint${j + 1} moved ${step.toFixed(5)} rad in ${(spanS * 1000).toFixed(0)} ms (bound ${bound.toFixed(5)}): a jump`);
+      assert.ok(
+        step <= bound,
+        `joint${j + 1} moved ${step.toFixed(5)} rad in ${(spanS * 1000).toFixed(0)} ms (bound ${bound.toFixed(5)}): a jump`,
+      );
     }
   }
 }

@@ -33,7 +33,12 @@ export interface MotionBody {
 
 /** A request with a JSON body (or none); the reply's JSON body. */
 export async function call<T = unknown>(url: string, route: string, body?: unknown): Promise<Reply<T>> {
-  const res = await fetch(`${url}${route}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(
+    `${url}${route}`,
+    body === undefined
+      ? {}
+      : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
@@ -52,7 +57,11 @@ export async function jointState(url: string): Promise<JointStateBody> {
 
 export function assertNear(actual: readonly number[], expected: readonly number[], tol: number, what: string): void {
   assert.equal(actual.length, expected.length, what);
-  for (const [i, v] of actual.entries()) assert.ok(Math.abs(v - (expected[i] ?? Number.NaN)) <= tol, `${what}: [${i}] = ${v}, expected ${expected[i]} (+-${tol})`);
+  for (const [i, v] of actual.entries())
+    assert.ok(
+      Math.abs(v - (expected[i] ?? Number.NaN)) <= tol,
+      `${what}: [${i}] = ${v}, expected ${expected[i]} (+-${tol})`,
+    );
 }
 
 /** GET /robot/joint_states: 200 with four arrays of 7, names J1..J7. */
@@ -69,7 +78,15 @@ export async function checkJointStates(url: string): Promise<JointStateBody> {
 
 /** GET /robot/pose: 200, a unit quaternion with w >= 0, ABC in radians and degrees, base_link. */
 export async function checkPose(url: string): Promise<{ x: number; y: number; z: number }> {
-  const reply = await call<{ frame_id: string; position: { x: number; y: number; z: number }; orientation: { quaternion: { x: number; y: number; z: number; w: number }; euler_rad: { a: number }; euler_deg: { a: number } } }>(url, '/robot/pose');
+  const reply = await call<{
+    frame_id: string;
+    position: { x: number; y: number; z: number };
+    orientation: {
+      quaternion: { x: number; y: number; z: number; w: number };
+      euler_rad: { a: number };
+      euler_deg: { a: number };
+    };
+  }>(url, '/robot/pose');
   assert.equal(reply.status, 200, `pose: ${detailOf(reply)}`);
   const { quaternion: q, euler_rad, euler_deg } = reply.body.orientation;
   assert.ok(Math.abs(Math.hypot(q.x, q.y, q.z, q.w) - 1) < 1e-6 && q.w >= 0);
@@ -80,7 +97,10 @@ export async function checkPose(url: string): Promise<{ x: number; y: number; z:
 
 /** GET /robot/positions: the SRDF states with 7 joints each, home, work and transport among them. */
 export async function checkPositions(url: string): Promise<void> {
-  const reply = await call<{ name: string; description: string; group: string; joints: number[] }[]>(url, '/robot/positions');
+  const reply = await call<{ name: string; description: string; group: string; joints: number[] }[]>(
+    url,
+    '/robot/positions',
+  );
   assert.equal(reply.status, 200, `positions: ${detailOf(reply)}`);
   const names = reply.body.map((p) => p.name);
   for (const name of ['home', 'work', 'transport']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
@@ -126,7 +146,9 @@ export async function checkStopCancels(url: string, startDelayMs = 300): Promise
 export async function checkTrajectoryAndBusyRule(url: string, durationS: number, tol = 2e-3): Promise<void> {
   const start = (await jointState(url)).position;
   const end = start.map((q, i) => (i === 6 ? q + 0.1 : q));
-  const sent = await call<{ status: string; points: number }>(url, '/trajectory/send', { points: [{ positions: end, time_from_start: durationS }] });
+  const sent = await call<{ status: string; points: number }>(url, '/trajectory/send', {
+    points: [{ positions: end, time_from_start: durationS }],
+  });
   assert.equal(sent.status, 200, detailOf(sent));
   assert.deepEqual([sent.body.status, sent.body.points], ['sent', 1]);
   const busy = await call(url, '/robot/move/joints', { joints: WORK, speed: 0.5 });
@@ -148,8 +170,16 @@ export async function checkTrajectoryAndBusyRule(url: string, durationS: number,
  * `bagName`; waits for the run to finish with returncode 0 and for the bag folder to hold its
  * MCAP file and metadata.yaml. Returns the run's log.
  */
-export async function checkSequenceWithBag(url: string, bagFolder: string, topic = '/joint_states', limitMs = 60_000): Promise<string> {
-  const form = sequenceForm({ home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] }, { n_iterations: '1', delay_between_iterations: '0', bag_path: path.basename(bagFolder), topics: topic });
+export async function checkSequenceWithBag(
+  url: string,
+  bagFolder: string,
+  topic = '/joint_states',
+  limitMs = 60_000,
+): Promise<string> {
+  const form = sequenceForm(
+    { home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] },
+    { n_iterations: '1', delay_between_iterations: '0', bag_path: path.basename(bagFolder), topics: topic },
+  );
   const started = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
   assert.equal(started.status, 200, await started.text());
   let status: { status: string; returncode?: number } = { status: 'running' };

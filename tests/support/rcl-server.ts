@@ -55,7 +55,8 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
     timeouts: { ...simConfig.endpoints.timeouts, ...options.timeouts },
     ...(options.srdfFromNode ? { srdf: { node: '/move_group', parameter: 'robot_description_semantic' } } : {}),
   };
-  if (options.srdfFromNode) standin.knobs.srdf = { node: '/move_group', parameter: 'robot_description_semantic', xml: srdfXml };
+  if (options.srdfFromNode)
+    standin.knobs.srdf = { node: '/move_group', parameter: 'robot_description_semantic', xml: srdfXml };
   const config: Config = {
     ...simConfig,
     robot: { ...simConfig.robot, backend: 'ros2' },

@@ -15,11 +15,22 @@
  * in-process stand-in does not cover.
  */
 import { connect } from 'node:net';
-import type { RclActionClient, RclClient, RclEntity, RclGoalHandle, RclModule, RclNamesAndTypes, RclNode, RclOptions, RclPublisher } from '../../lib/ros/rclnodejs-api.ts';
+import type {
+  RclActionClient,
+  RclClient,
+  RclEntity,
+  RclGoalHandle,
+  RclModule,
+  RclNamesAndTypes,
+  RclNode,
+  RclOptions,
+  RclPublisher,
+} from '../../lib/ros/rclnodejs-api.ts';
 import { decodeValue, encodeValue, onJsonLines } from './standin-graph.ts';
 
 const socketPath = process.env.ARMGATE_STANDIN_GRAPH;
-if (!socketPath) throw new Error('the remote rclnodejs stand-in needs ARMGATE_STANDIN_GRAPH (tests/support/standin-graph.ts)');
+if (!socketPath)
+  throw new Error('the remote rclnodejs stand-in needs ARMGATE_STANDIN_GRAPH (tests/support/standin-graph.ts)');
 
 const socket = connect(socketPath);
 await new Promise<void>((resolve, reject) => {
@@ -43,7 +54,9 @@ function request(op: string, fields: Record<string, unknown> = {}): Promise<unkn
 
 /** A request whose answer nobody awaits (entity creation): a failure goes to stderr. */
 function fireAndForget(op: string, fields: Record<string, unknown>): void {
-  request(op, fields).catch((e: unknown) => process.stderr.write(`rclnodejs stand-in: ${op} failed: ${(e as Error).message}\n`));
+  request(op, fields).catch((e: unknown) =>
+    process.stderr.write(`rclnodejs stand-in: ${op} failed: ${(e as Error).message}\n`),
+  );
 }
 
 onJsonLines(socket, (m) => {
@@ -106,7 +119,12 @@ class RemoteNode implements RclNode {
   createPublisher(): RclPublisher {
     throw new Error('publishers are not available in the remote rclnodejs stand-in');
   }
-  createSubscription(type: string, topic: string, options: RclOptions, callback: (message: unknown) => void): RclEntity {
+  createSubscription(
+    type: string,
+    topic: string,
+    options: RclOptions,
+    callback: (message: unknown) => void,
+  ): RclEntity {
     const sub = nextId++;
     subscriptions.set(sub, callback);
     fireAndForget('sub.create', { node: this.id, sub, type, topic, raw: options.isRaw === true });
@@ -146,7 +164,10 @@ class RemoteActionClient implements RclActionClient {
     // Registered before the request: its result may arrive in the same chunk as the answer.
     const handle = new RemoteGoalHandle(goalId, feedbackCallback);
     goals.set(goalId, handle);
-    const answer = (await request('goal.send', { client: this.id, goal_id: goalId, goal })) as { accepted: boolean; status: number };
+    const answer = (await request('goal.send', { client: this.id, goal_id: goalId, goal })) as {
+      accepted: boolean;
+      status: number;
+    };
     handle.accepted = answer.accepted;
     if (handle.status === 0) handle.status = answer.status;
     return handle;

@@ -27,7 +27,17 @@
 import { parse } from '@foxglove/rosmsg';
 import { MessageWriter } from '@foxglove/rosmsg2-serialization';
 import { definitionFor } from '../../lib/bag/definitions.ts';
-import type { RclActionClient, RclClient, RclEntity, RclGoalHandle, RclModule, RclNamesAndTypes, RclNode, RclOptions, RclPublisher } from '../../lib/ros/rclnodejs-api.ts';
+import type {
+  RclActionClient,
+  RclClient,
+  RclEntity,
+  RclGoalHandle,
+  RclModule,
+  RclNamesAndTypes,
+  RclNode,
+  RclOptions,
+  RclPublisher,
+} from '../../lib/ros/rclnodejs-api.ts';
 import type { JointTrajectoryMsg, MotionResultMsg } from '../../lib/ros/messages.ts';
 import type { SimContext } from '../../lib/sim/context.ts';
 
@@ -79,9 +89,17 @@ const later = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Numeric arrays as Float64Array, recursively: how rclnodejs delivers float64[] fields. */
 function rclShaped(value: unknown): unknown {
-  if (Array.isArray(value)) return value.length > 0 && value.every((x) => typeof x === 'number') ? Float64Array.from(value) : value.map(rclShaped);
+  if (Array.isArray(value))
+    return value.length > 0 && value.every((x) => typeof x === 'number')
+      ? Float64Array.from(value)
+      : value.map(rclShaped);
   if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'position' || k === 'velocity' || k === 'effort' ? Float64Array.from(nums(v)) : rclShaped(v)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        k === 'position' || k === 'velocity' || k === 'effort' ? Float64Array.from(nums(v)) : rclShaped(v),
+      ]),
+    );
   }
   return value;
 }
@@ -103,7 +121,16 @@ function trajectoryFromRcl(raw: unknown): JointTrajectoryMsg {
 
 /** A stand-in rclnodejs module over `sim`. */
 export function createStandin(sim: SimContext): Standin {
-  const knobs: StandinKnobs = { absent: new Set(), silent: new Set(), missingTypes: new Set(), jointStates: undefined, failGoals: undefined, rejectGoals: false, srdf: undefined, extraTopics: [] };
+  const knobs: StandinKnobs = {
+    absent: new Set(),
+    silent: new Set(),
+    missingTypes: new Set(),
+    jointStates: undefined,
+    failGoals: undefined,
+    rejectGoals: false,
+    srdf: undefined,
+    extraTopics: [],
+  };
   const published: unknown[] = [];
   const requests: { name: string; request: unknown }[] = [];
   const cancels: string[] = [];
@@ -116,7 +143,8 @@ export function createStandin(sim: SimContext): Standin {
     return m;
   };
   const servedActions = () => new Map([ifaces.move_to_joints, ifaces.move_to_pose].map((i) => [full(i.name), i.type]));
-  const available = (served: Map<string, string>, name: string, type: string) => served.get(full(name)) === type && !knobs.absent.has(name) && !knobs.absent.has(full(name));
+  const available = (served: Map<string, string>, name: string, type: string) =>
+    served.get(full(name)) === type && !knobs.absent.has(name) && !knobs.absent.has(full(name));
   const silent = (name: string) => knobs.silent.has(name) || knobs.silent.has(full(name));
   const checkType = (type: string) => {
     if (knobs.missingTypes.has(type)) throw new Error(`The message required does not exist: ${type}`);
@@ -134,8 +162,18 @@ export function createStandin(sim: SimContext): Standin {
     const n = full(name);
     const req = request as Record<string, unknown>;
     if (n === full(ifaces.compute_fk.name)) {
-      const r = req as { header: { stamp: { sec: number; nanosec: number }; frame_id: string }; fk_link_names: string[]; robot_state: { joint_state: { name: string[]; position: unknown } } };
-      const fk = await sim.computeFk({ header: r.header, fk_link_names: r.fk_link_names, robot_state: { joint_state: { name: r.robot_state.joint_state.name, position: nums(r.robot_state.joint_state.position) } } });
+      const r = req as {
+        header: { stamp: { sec: number; nanosec: number }; frame_id: string };
+        fk_link_names: string[];
+        robot_state: { joint_state: { name: string[]; position: unknown } };
+      };
+      const fk = await sim.computeFk({
+        header: r.header,
+        fk_link_names: r.fk_link_names,
+        robot_state: {
+          joint_state: { name: r.robot_state.joint_state.name, position: nums(r.robot_state.joint_state.position) },
+        },
+      });
       if (!fk.ok) throw new Error(fk.error.message);
       return { ...fk.value, error_code: { val: fk.value.error_code.val, message: '', source: '' } };
     }
@@ -150,7 +188,11 @@ export function createStandin(sim: SimContext): Standin {
     const srdf = knobs.srdf;
     if (srdf && n === `${full(srdf.node)}/get_parameters`) {
       const names = (req.names ?? []) as string[];
-      return { values: names.map((p) => (p === srdf.parameter ? { type: 4, string_value: srdf.xml } : { type: 0, string_value: '' })) };
+      return {
+        values: names.map((p) =>
+          p === srdf.parameter ? { type: 4, string_value: srdf.xml } : { type: 0, string_value: '' },
+        ),
+      };
     }
     throw new Error(`no server for ${name}`);
   }
@@ -185,7 +227,11 @@ export function createStandin(sim: SimContext): Standin {
       this.action = action;
       this.accepted = accepted;
       // The server executes after it has answered the goal request, as an action server does.
-      this.result = accepted ? later().then(() => run(this.abort.signal)).then((r) => this.finish(r)) : Promise.resolve({ success: false, message: 'rejected' });
+      this.result = accepted
+        ? later()
+            .then(() => run(this.abort.signal))
+            .then((r) => this.finish(r))
+        : Promise.resolve({ success: false, message: 'rejected' });
     }
     private finish(r: MotionResultMsg): MotionResultMsg {
       if (this.abort.signal.aborted) this.status = GOAL.canceled;
@@ -228,9 +274,25 @@ export function createStandin(sim: SimContext): Standin {
       const handle = new StandinGoalHandle(this.name, !knobs.rejectGoals, async (signal) => {
         if (knobs.failGoals !== undefined) return { success: false, message: knobs.failGoals };
         const options = { signal, onFeedback };
-        const result = full(this.name) === full(ifaces.move_to_joints.name)
-          ? await sim.moveToJoints({ joints: nums(g.joints), speed: g.speed as number }, options)
-          : await sim.moveToPose({ ...(g as { x: number; y: number; z: number; a: number; b: number; c: number; speed: number; planner: string; frame_id: string }) }, options);
+        const result =
+          full(this.name) === full(ifaces.move_to_joints.name)
+            ? await sim.moveToJoints({ joints: nums(g.joints), speed: g.speed as number }, options)
+            : await sim.moveToPose(
+                {
+                  ...(g as {
+                    x: number;
+                    y: number;
+                    z: number;
+                    a: number;
+                    b: number;
+                    c: number;
+                    speed: number;
+                    planner: string;
+                    frame_id: string;
+                  }),
+                },
+                options,
+              );
         return result.ok ? result.value : { success: false, message: result.error.message };
       });
       return handle;
@@ -261,7 +323,12 @@ export function createStandin(sim: SimContext): Standin {
         },
       };
     }
-    createSubscription(type: string, topic: string, options: RclOptions, callback: (message: unknown) => void): RclEntity {
+    createSubscription(
+      type: string,
+      topic: string,
+      options: RclOptions,
+      callback: (message: unknown) => void,
+    ): RclEntity {
       checkType(type);
       const entity = {};
       let cdr: MessageWriter | undefined;

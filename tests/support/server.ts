@@ -32,7 +32,10 @@ export function settingsYaml(overrides: SettingsOverrides = {}): string {
 }
 
 /** Writes a settings file into a fresh temporary folder; returns its path and a cleanup. */
-export async function writeSettings(overrides: SettingsOverrides = {}, extraFiles: Record<string, string> = {}): Promise<{ file: string; dir: string; cleanup: () => Promise<void> }> {
+export async function writeSettings(
+  overrides: SettingsOverrides = {},
+  extraFiles: Record<string, string> = {},
+): Promise<{ file: string; dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'armgate-test-'));
   const file = path.join(dir, 'settings.yaml');
   await writeFile(file, settingsYaml(overrides));
@@ -59,7 +62,10 @@ export interface TestServer extends RunningServer {
 }
 
 /** Starts armgate on 127.0.0.1:0 with `overrides` (and start options other than the log); close it with `server.close()`. */
-export async function startTestServer(overrides: SettingsOverrides = {}, options: Omit<StartOptions, 'log'> = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: SettingsOverrides = {},
+  options: Omit<StartOptions, 'log'> = {},
+): Promise<TestServer> {
   const config = await testConfig(overrides);
   const logs: Record<string, string | number>[] = [];
   const running = await startServer(config, { ...options, log: (fields) => logs.push(fields) });

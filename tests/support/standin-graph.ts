@@ -20,10 +20,12 @@ import type { RclActionClient, RclEntity, RclGoalHandle, RclModule, RclNode } fr
 
 /** JSON for the wire: Buffers as {b64}, other typed arrays as arrays. */
 export function encodeValue(value: unknown): unknown {
-  if (value instanceof Uint8Array && (Buffer.isBuffer(value) || value.constructor === Uint8Array)) return { b64: Buffer.from(value).toString('base64') };
+  if (value instanceof Uint8Array && (Buffer.isBuffer(value) || value.constructor === Uint8Array))
+    return { b64: Buffer.from(value).toString('base64') };
   if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number>);
   if (Array.isArray(value)) return value.map(encodeValue);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encodeValue(v)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encodeValue(v)]));
   return value;
 }
 
@@ -116,7 +118,12 @@ export async function serveStandinGraph(rcl: RclModule, amentPrefix: string): Pr
         case 'sub.create': {
           const node = nodeOf();
           const sub = m.sub as number;
-          const entity = node.createSubscription(m.type as string, m.topic as string, { isRaw: m.raw === true }, (message) => emit({ event: 'message', sub, message }));
+          const entity = node.createSubscription(
+            m.type as string,
+            m.topic as string,
+            { isRaw: m.raw === true },
+            (message) => emit({ event: 'message', sub, message }),
+          );
           c.subscriptions.set(sub, { node, entity });
           return null;
         }
@@ -133,7 +140,9 @@ export async function serveStandinGraph(rcl: RclModule, amentPrefix: string): Pr
           const client = c.actions.get(m.client as number);
           if (!client) throw new Error(`no action client ${String(m.client)}`);
           const gid = m.goal_id as number;
-          const handle = await client.sendGoal(decodeValue(m.goal) as object, (feedback) => emit({ event: 'feedback', goal_id: gid, feedback }));
+          const handle = await client.sendGoal(decodeValue(m.goal) as object, (feedback) =>
+            emit({ event: 'feedback', goal_id: gid, feedback }),
+          );
           c.goals.set(gid, handle);
           if (handle.isAccepted()) {
             handle.getResult().then(
@@ -189,4 +198,3 @@ export async function serveStandinGraph(rcl: RclModule, amentPrefix: string): Pr
     },
   };
 }
-

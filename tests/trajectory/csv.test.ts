@@ -12,7 +12,8 @@ const EXPECTED: ApiTrajectoryPoint[] = [
 
 function ok(text: string, separator = ','): ApiTrajectoryPoint[] {
   const result = parseTrajectoryCsv(text, separator);
-  if (!result.ok) assert.fail(`expected success, got row ${result.error.row}, column '${result.error.column}': ${result.error.msg}`);
+  if (!result.ok)
+    assert.fail(`expected success, got row ${result.error.row}, column '${result.error.column}': ${result.error.msg}`);
   return result.value;
 }
 
@@ -43,8 +44,14 @@ describe('parseTrajectoryCsv', () => {
       ['joint1..joint7 and t', text(PLAIN)],
       ['joint_1..joint_7', text(['t', 'joint_1', 'joint_2', 'joint_3', 'joint_4', 'joint_5', 'joint_6', 'joint_7'])],
       ['upper case', text(['T', 'JOINT1', 'JOINT2', 'JOINT3', 'JOINT4', 'JOINT5', 'JOINT6', 'JOINT7'])],
-      ['upper case joint_N', text(['TIME', 'JOINT_1', 'JOINT_2', 'JOINT_3', 'JOINT_4', 'JOINT_5', 'JOINT_6', 'JOINT_7'])],
-      ['joint1 and joint_2 styles mixed', text(['t', 'joint1', 'joint_2', 'Joint3', 'JOINT_4', 'joint5', 'joint_6', 'joint7'])],
+      [
+        'upper case joint_N',
+        text(['TIME', 'JOINT_1', 'JOINT_2', 'JOINT_3', 'JOINT_4', 'JOINT_5', 'JOINT_6', 'JOINT_7']),
+      ],
+      [
+        'joint1 and joint_2 styles mixed',
+        text(['t', 'joint1', 'joint_2', 'Joint3', 'JOINT_4', 'joint5', 'joint_6', 'joint7']),
+      ],
       ['shuffled columns', text(['joint7', 'joint3', 't', 'joint1', 'joint6', 'joint2', 'joint5', 'joint4'])],
       ['time', text(['time', ...PLAIN.slice(1)])],
       ['time_from_start', text([...PLAIN.slice(1), 'time_from_start'])],
@@ -59,8 +66,25 @@ describe('parseTrajectoryCsv', () => {
       ['trailing lines of spaces', `${text(PLAIN)}   \n \n`],
       ['no final newline', text(PLAIN).trimEnd()],
       ['spaces around cells and names', text(PLAIN.map((h) => ` ${h} `)).replaceAll(',', ' , ')],
-      ['quoted cells', text(PLAIN).split('\n').map((line) => (line === '' ? line : line.split(',').map((c) => `"${c}"`).join(','))).join('\n')],
-      ['a BOM, CRLF, semicolons, upper case and shuffled columns together', `\uFEFF${text(['JOINT_5', 'T', 'JOINT_1', 'JOINT_7', 'JOINT_2', 'JOINT_3', 'JOINT_6', 'JOINT_4'], ';', '\r\n')}\r\n`, ';'],
+      [
+        'quoted cells',
+        text(PLAIN)
+          .split('\n')
+          .map((line) =>
+            line === ''
+              ? line
+              : line
+                  .split(',')
+                  .map((c) => `"${c}"`)
+                  .join(','),
+          )
+          .join('\n'),
+      ],
+      [
+        'a BOM, CRLF, semicolons, upper case and shuffled columns together',
+        `\uFEFF${text(['JOINT_5', 'T', 'JOINT_1', 'JOINT_7', 'JOINT_2', 'JOINT_3', 'JOINT_6', 'JOINT_4'], ';', '\r\n')}\r\n`,
+        ';',
+      ],
     ];
     for (const [name, csv, sep] of variants) {
       it(name, () => {
@@ -86,7 +110,10 @@ describe('parseTrajectoryCsv', () => {
     });
 
     it('takes another joint count', () => {
-      assert.deepEqual(parseTrajectoryCsv('t,joint1,joint2\n1,0.1,0.2\n', ',', 2), { ok: true, value: [{ positions: [0.1, 0.2], time_from_start: 1 }] });
+      assert.deepEqual(parseTrajectoryCsv('t,joint1,joint2\n1,0.1,0.2\n', ',', 2), {
+        ok: true,
+        value: [{ positions: [0.1, 0.2], time_from_start: 1 }],
+      });
       const r = parseTrajectoryCsv('t,joint1,joint2\n1,0.1,0.2\n', ',', 3);
       assert.ok(!r.ok && /missing column\(s\): joint3/.test(r.error.msg));
     });
@@ -106,36 +133,141 @@ describe('parseTrajectoryCsv', () => {
       ['only a BOM', '\uFEFF', { row: 1, column: '', msg: /the file is empty/ }],
       ['a header only', `${HEADER}\n`, { row: 2, column: '', msg: /no points after the header/ }],
       ['a header and blank lines', `${HEADER}\n\n\n`, { row: 2, column: '', msg: /no points after the header/ }],
-      ['a missing joint column', 't,joint1,joint2,joint3,joint5,joint6,joint7\n1,0,0,0,0,0,0\n', { row: 1, column: '', msg: /^missing column\(s\): joint4$/ }],
-      ['several missing columns', 't,joint1\n1,0\n', { row: 1, msg: /^missing column\(s\): joint2, joint3, joint4, joint5, joint6, joint7$/ }],
-      ['a missing time column', 'joint1,joint2,joint3,joint4,joint5,joint6,joint7\n0,0,0,0,0,0,0\n', { row: 1, msg: /missing column\(s\): a time column \(t, time, time_from_start\)/ }],
-      ['a duplicate joint (joint2, JOINT_2)', `${HEADER},JOINT_2\n1,0,0,0,0,0,0,0,0\n`, { row: 1, column: 'JOINT_2', msg: /duplicate column for joint2/ }],
-      ['two time columns (t, time)', `${HEADER},time\n1,0,0,0,0,0,0,0,1\n`, { row: 1, column: 'time', msg: /duplicate time column/ }],
-      ['an unknown column, named', `${HEADER},gripper,speed\n1,0,0,0,0,0,0,0,0,0\n`, { row: 1, column: 'gripper', msg: /^unknown column\(s\): gripper, speed;/ }],
-      ['joint0 and joint8', `${HEADER.replace('joint1', 'joint0')},joint8\n1,0,0,0,0,0,0,0,0\n`, { row: 1, column: 'joint0', msg: /unknown column\(s\): joint0, joint8/ }],
-      ['an empty header cell', `${HEADER},\n1,0,0,0,0,0,0,0,0\n`, { row: 1, msg: /unknown column\(s\): \(empty, column 9\)/ }],
-      ['the wrong separator', text(PLAIN, ';'), { row: 1, msg: /the header has one column: is the separator ',' right\?/ }],
-      ['a non-numeric cell', `${HEADER}\n1,0,0,0,0,0,0,0\n2,0,0,zero,0,0,0,0\n`, { row: 3, column: 'joint3', msg: /^'zero' is not a finite number$/ }],
-      ['a cell with a unit', `${HEADER}\n1,0,0,0,0,0,0,0.5rad\n`, { row: 2, column: 'joint7', msg: /'0\.5rad' is not a finite number/ }],
-      ['a hexadecimal cell', `${HEADER}\n0x1,0,0,0,0,0,0,0\n`, { row: 2, column: 't', msg: /'0x1' is not a finite number/ }],
-      ['a decimal comma', `${HEADER.replaceAll(',', ';')}\n1;0,5;0;0;0;0;0;0\n`, { row: 2, column: 'joint1', msg: /'0,5' is not a finite number/ }, ';'],
+      [
+        'a missing joint column',
+        't,joint1,joint2,joint3,joint5,joint6,joint7\n1,0,0,0,0,0,0\n',
+        { row: 1, column: '', msg: /^missing column\(s\): joint4$/ },
+      ],
+      [
+        'several missing columns',
+        't,joint1\n1,0\n',
+        { row: 1, msg: /^missing column\(s\): joint2, joint3, joint4, joint5, joint6, joint7$/ },
+      ],
+      [
+        'a missing time column',
+        'joint1,joint2,joint3,joint4,joint5,joint6,joint7\n0,0,0,0,0,0,0\n',
+        { row: 1, msg: /missing column\(s\): a time column \(t, time, time_from_start\)/ },
+      ],
+      [
+        'a duplicate joint (joint2, JOINT_2)',
+        `${HEADER},JOINT_2\n1,0,0,0,0,0,0,0,0\n`,
+        { row: 1, column: 'JOINT_2', msg: /duplicate column for joint2/ },
+      ],
+      [
+        'two time columns (t, time)',
+        `${HEADER},time\n1,0,0,0,0,0,0,0,1\n`,
+        { row: 1, column: 'time', msg: /duplicate time column/ },
+      ],
+      [
+        'an unknown column, named',
+        `${HEADER},gripper,speed\n1,0,0,0,0,0,0,0,0,0\n`,
+        { row: 1, column: 'gripper', msg: /^unknown column\(s\): gripper, speed;/ },
+      ],
+      [
+        'joint0 and joint8',
+        `${HEADER.replace('joint1', 'joint0')},joint8\n1,0,0,0,0,0,0,0,0\n`,
+        { row: 1, column: 'joint0', msg: /unknown column\(s\): joint0, joint8/ },
+      ],
+      [
+        'an empty header cell',
+        `${HEADER},\n1,0,0,0,0,0,0,0,0\n`,
+        { row: 1, msg: /unknown column\(s\): \(empty, column 9\)/ },
+      ],
+      [
+        'the wrong separator',
+        text(PLAIN, ';'),
+        { row: 1, msg: /the header has one column: is the separator ',' right\?/ },
+      ],
+      [
+        'a non-numeric cell',
+        `${HEADER}\n1,0,0,0,0,0,0,0\n2,0,0,zero,0,0,0,0\n`,
+        { row: 3, column: 'joint3', msg: /^'zero' is not a finite number$/ },
+      ],
+      [
+        'a cell with a unit',
+        `${HEADER}\n1,0,0,0,0,0,0,0.5rad\n`,
+        { row: 2, column: 'joint7', msg: /'0\.5rad' is not a finite number/ },
+      ],
+      [
+        'a hexadecimal cell',
+        `${HEADER}\n0x1,0,0,0,0,0,0,0\n`,
+        { row: 2, column: 't', msg: /'0x1' is not a finite number/ },
+      ],
+      [
+        'a decimal comma',
+        `${HEADER.replaceAll(',', ';')}\n1;0,5;0;0;0;0;0;0\n`,
+        { row: 2, column: 'joint1', msg: /'0,5' is not a finite number/ },
+        ';',
+      ],
       ['an empty cell', `${HEADER}\n1,0,,0,0,0,0,0\n`, { row: 2, column: 'joint2', msg: /'' is not a finite number/ }],
       ["'inf'", `${HEADER}\n1,inf,0,0,0,0,0,0\n`, { row: 2, column: 'joint1', msg: /'inf' is not a finite number/ }],
-      ["'Infinity'", `${HEADER}\n1,0,0,0,0,Infinity,0,0\n`, { row: 2, column: 'joint5', msg: /'Infinity' is not a finite number/ }],
-      ["'-Infinity'", `${HEADER}\n1,0,0,0,0,0,-Infinity,0\n`, { row: 2, column: 'joint6', msg: /'-Infinity' is not a finite number/ }],
+      [
+        "'Infinity'",
+        `${HEADER}\n1,0,0,0,0,Infinity,0,0\n`,
+        { row: 2, column: 'joint5', msg: /'Infinity' is not a finite number/ },
+      ],
+      [
+        "'-Infinity'",
+        `${HEADER}\n1,0,0,0,0,0,-Infinity,0\n`,
+        { row: 2, column: 'joint6', msg: /'-Infinity' is not a finite number/ },
+      ],
       ["'NaN'", `${HEADER}\nNaN,0,0,0,0,0,0,0\n`, { row: 2, column: 't', msg: /'NaN' is not a finite number/ }],
-      ["'1e999'", `${HEADER}\n1,0,0,0,1e999,0,0,0\n`, { row: 2, column: 'joint4', msg: /'1e999' is not a finite number/ }],
-      ['a row with too few cells', `${HEADER}\n1,0,0,0,0,0,0,0\n2,0,0,0\n`, { row: 3, column: '', msg: /^expected 8 cells, found 4$/ }],
-      ['a row with too many cells', `${HEADER}\n1,0,0,0,0,0,0,0,0\n`, { row: 2, column: '', msg: /^expected 8 cells, found 9$/ }],
-      ['a blank line between rows', `${HEADER}\n1,0,0,0,0,0,0,0\n\n2,0,0,0,0,0,0,0\n`, { row: 3, msg: /expected 8 cells, found 1/ }],
-      ['a negative time', `${HEADER}\n1,0,0,0,0,0,0,0\n-0.25,0,0,0,0,0,0,0\n`, { row: 3, column: 't', msg: /^time -0\.25 is negative$/ }],
-      ['a negative time in a shuffled time_from_start column', `joint1,joint2,joint3,TIME_FROM_START,joint4,joint5,joint6,joint7\n0,0,0,-1,0,0,0,0\n`, { row: 2, column: 'TIME_FROM_START', msg: /time -1 is negative/ }],
-      ['a problem in a shuffled, upper case column (the header name is kept)', `JOINT_3,t,joint1,joint2,joint4,joint5,joint6,joint7\nx,1,0,0,0,0,0,0\n`, { row: 2, column: 'JOINT_3', msg: /'x' is not a finite number/ }],
+      [
+        "'1e999'",
+        `${HEADER}\n1,0,0,0,1e999,0,0,0\n`,
+        { row: 2, column: 'joint4', msg: /'1e999' is not a finite number/ },
+      ],
+      [
+        'a row with too few cells',
+        `${HEADER}\n1,0,0,0,0,0,0,0\n2,0,0,0\n`,
+        { row: 3, column: '', msg: /^expected 8 cells, found 4$/ },
+      ],
+      [
+        'a row with too many cells',
+        `${HEADER}\n1,0,0,0,0,0,0,0,0\n`,
+        { row: 2, column: '', msg: /^expected 8 cells, found 9$/ },
+      ],
+      [
+        'a blank line between rows',
+        `${HEADER}\n1,0,0,0,0,0,0,0\n\n2,0,0,0,0,0,0,0\n`,
+        { row: 3, msg: /expected 8 cells, found 1/ },
+      ],
+      [
+        'a negative time',
+        `${HEADER}\n1,0,0,0,0,0,0,0\n-0.25,0,0,0,0,0,0,0\n`,
+        { row: 3, column: 't', msg: /^time -0\.25 is negative$/ },
+      ],
+      [
+        'a negative time in a shuffled time_from_start column',
+        `joint1,joint2,joint3,TIME_FROM_START,joint4,joint5,joint6,joint7\n0,0,0,-1,0,0,0,0\n`,
+        { row: 2, column: 'TIME_FROM_START', msg: /time -1 is negative/ },
+      ],
+      [
+        'a problem in a shuffled, upper case column (the header name is kept)',
+        `JOINT_3,t,joint1,joint2,joint4,joint5,joint6,joint7\nx,1,0,0,0,0,0,0\n`,
+        { row: 2, column: 'JOINT_3', msg: /'x' is not a finite number/ },
+      ],
       // The bounds of JSON points (lib/trajectory/bounds.ts) apply to rows too.
-      ['a time of 1e300 s', `${HEADER}\n1,0,0,0,0,0,0,0\n1e300,0,0,0,0,0,0,0\n`, { row: 3, column: 't', msg: /^time 1e\+300 s is beyond 86400 s$/ }],
-      ['a time just beyond one day', `${HEADER}\n86400.5,0,0,0,0,0,0,0\n`, { row: 2, column: 't', msg: /^time 86400\.5 s is beyond 86400 s$/ }],
-      ['an angle beyond 2 pi', `${HEADER}\n1,0,0,0,0,0,0,6.3\n`, { row: 2, column: 'joint7', msg: /^6\.3 rad is beyond \+-2 pi$/ }],
-      ['an angle beyond -2 pi', `JOINT_3,t,joint1,joint2,joint4,joint5,joint6,joint7\n-7,1,0,0,0,0,0,0\n`, { row: 2, column: 'JOINT_3', msg: /^-7 rad is beyond \+-2 pi$/ }],
+      [
+        'a time of 1e300 s',
+        `${HEADER}\n1,0,0,0,0,0,0,0\n1e300,0,0,0,0,0,0,0\n`,
+        { row: 3, column: 't', msg: /^time 1e\+300 s is beyond 86400 s$/ },
+      ],
+      [
+        'a time just beyond one day',
+        `${HEADER}\n86400.5,0,0,0,0,0,0,0\n`,
+        { row: 2, column: 't', msg: /^time 86400\.5 s is beyond 86400 s$/ },
+      ],
+      [
+        'an angle beyond 2 pi',
+        `${HEADER}\n1,0,0,0,0,0,0,6.3\n`,
+        { row: 2, column: 'joint7', msg: /^6\.3 rad is beyond \+-2 pi$/ },
+      ],
+      [
+        'an angle beyond -2 pi',
+        `JOINT_3,t,joint1,joint2,joint4,joint5,joint6,joint7\n-7,1,0,0,0,0,0,0\n`,
+        { row: 2, column: 'JOINT_3', msg: /^-7 rad is beyond \+-2 pi$/ },
+      ],
       ['an unclosed quote', `${HEADER}\n1,0,0,0,0,0,0,0\n"2,0,0,0,0,0,0,0\n`, { msg: /malformed CSV/ }],
     ];
     for (const [name, csv, expected, sep] of cases) {
@@ -148,9 +280,14 @@ describe('parseTrajectoryCsv', () => {
     }
 
     it('accepts 100,000 rows and refuses 100,001, naming the first row beyond (row 100002)', () => {
-      const rows = (n: number) => `${HEADER}\n${Array.from({ length: n }, (_, k) => `${(k + 1) * 0.01},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`;
+      const rows = (n: number) =>
+        `${HEADER}\n${Array.from({ length: n }, (_, k) => `${(k + 1) * 0.01},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`;
       assert.equal(ok(rows(100_000)).length, 100_000);
-      assert.deepEqual(problem(rows(100_001)), { row: 100_002, column: '', msg: 'more than 100000 points (rows 2..100001): split the trajectory' });
+      assert.deepEqual(problem(rows(100_001)), {
+        row: 100_002,
+        column: '',
+        msg: 'more than 100000 points (rows 2..100001): split the trajectory',
+      });
       assert.equal(ok(`${rows(100_000)}\n\n`).length, 100_000, 'blank trailing lines do not count');
     });
 

@@ -37,12 +37,24 @@ interface ServerGoalHandle {
   canceled(): void;
 }
 interface ServerNode extends RclNode {
-  createService(type: string, name: string, callback: (request: unknown, response: { send(message: object): void }) => void): object;
+  createService(
+    type: string,
+    name: string,
+    callback: (request: unknown, response: { send(message: object): void }) => void,
+  ): object;
   declareParameter(parameter: object): unknown;
 }
 interface ServerModule extends Omit<RclModule, 'Node'> {
   Node: new (name: string) => ServerNode;
-  ActionServer: new (node: ServerNode, type: string, name: string, execute: (handle: ServerGoalHandle) => Promise<object>, goal?: () => number, accepted?: undefined, cancel?: () => number) => object;
+  ActionServer: new (
+    node: ServerNode,
+    type: string,
+    name: string,
+    execute: (handle: ServerGoalHandle) => Promise<object>,
+    goal?: () => number,
+    accepted?: undefined,
+    cancel?: () => number,
+  ) => object;
   Parameter: new (name: string, type: number, value: string) => object;
   ParameterType: { readonly PARAMETER_STRING: number };
 }
@@ -53,7 +65,9 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
-const { values } = parseArgs({ options: { settings: { type: 'string', default: path.join(PROJECT_ROOT, 'settings.yaml') } } });
+const { values } = parseArgs({
+  options: { settings: { type: 'string', default: path.join(PROJECT_ROOT, 'settings.yaml') } },
+});
 const loaded = await loadConfig(values.settings ?? '');
 if (!loaded.ok) fail(loaded.error);
 const outcome = loaded.ok ? loaded.value : undefined;
@@ -61,19 +75,29 @@ if (outcome?.kind !== 'serve') fail('the settings disable the web block');
 const settings = outcome?.kind === 'serve' ? outcome.config : fail('no settings');
 // The simulator needs the SRDF as a file: the endpoints file's, or the bundled one.
 const srdfRef = 'file' in settings.endpoints.srdf ? settings.endpoints.srdf.file : 'pkg://armgate/srdf/iiwa7.srdf';
-const srdfFile = await resolveFileRef(srdfRef, path.join(PROJECT_ROOT, 'share/armgate/config'), process.env.AMENT_PREFIX_PATH);
+const srdfFile = await resolveFileRef(
+  srdfRef,
+  path.join(PROJECT_ROOT, 'share/armgate/config'),
+  process.env.AMENT_PREFIX_PATH,
+);
 const srdfXml = srdfFile.ok ? await readFile(srdfFile.value, 'utf8') : fail(srdfFile.error);
 const states = parseGroupStates(srdfXml, settings.endpoints.planning_group, settings.endpoints.joint_names);
-const config = { ...settings, robot: { ...settings.robot, backend: 'sim' as const }, groupStates: states.ok ? states.value : fail(states.error) };
+const config = {
+  ...settings,
+  robot: { ...settings.robot, backend: 'sim' as const },
+  groupStates: states.ok ? states.value : fail(states.error),
+};
 const module = await loadRclnodejs(process.env);
 if (!module.ok) fail(module.error);
 const rcl = (module.ok ? module.value : fail('no rclnodejs')) as unknown as ServerModule;
-if (typeof rcl.ActionServer !== 'function' || typeof rcl.Parameter !== 'function') fail('this rclnodejs has no ActionServer or Parameter');
+if (typeof rcl.ActionServer !== 'function' || typeof rcl.Parameter !== 'function')
+  fail('this rclnodejs has no ActionServer or Parameter');
 
 const sim = await SimContext.create(config);
 await rcl.init();
 const node = new rcl.Node('move_group');
-const { joint_states, trajectory, compute_fk, move_to_joints, move_to_pose, move_to_named, stop } = config.endpoints.interfaces;
+const { joint_states, trajectory, compute_fk, move_to_joints, move_to_pose, move_to_named, stop } =
+  config.endpoints.interfaces;
 node.declareParameter(new rcl.Parameter('robot_description_semantic', rcl.ParameterType.PARAMETER_STRING, srdfXml));
 
 const jointStates = node.createPublisher(joint_states.type, joint_states.name);
@@ -84,26 +108,39 @@ node.createSubscription(trajectory.type, trajectory.name, { enableTypedArray: tr
   else process.stderr.write(`mock stack: ignoring a malformed trajectory: ${msg.error}\n`);
 });
 
-const answer = (result: { ok: true; value: MotionResultMsg } | { ok: false; error: { message: string } }): MotionResultMsg =>
-  result.ok ? result.value : { success: false, message: result.error.message };
+const answer = (
+  result: { ok: true; value: MotionResultMsg } | { ok: false; error: { message: string } },
+): MotionResultMsg => (result.ok ? result.value : { success: false, message: result.error.message });
 
 node.createService(compute_fk.type, compute_fk.name, (request, response) => {
   const r = plainOf(request) as Parameters<SimContext['computeFk']>[0];
   sim.computeFk(r).then(
-    (fk) => response.send(fk.ok ? { ...fk.value, error_code: { val: fk.value.error_code.val } } : { error_code: { val: -1 } }),
+    (fk) =>
+      response.send(
+        fk.ok ? { ...fk.value, error_code: { val: fk.value.error_code.val } } : { error_code: { val: -1 } },
+      ),
     () => response.send({ error_code: { val: -1 } }),
   );
 });
 node.createService(move_to_named.type, move_to_named.name, (request, response) => {
   const r = plainOf(request) as { name: string; speed: number; accel_scale: number };
-  sim.moveToNamed(r).then((result) => response.send(answer(result)), (e: unknown) => response.send({ success: false, message: String(e) }));
+  sim.moveToNamed(r).then(
+    (result) => response.send(answer(result)),
+    (e: unknown) => response.send({ success: false, message: String(e) }),
+  );
 });
 node.createService(stop.type, stop.name, (_request, response) => {
-  sim.callStop().then((result) => response.send(answer(result)), (e: unknown) => response.send({ success: false, message: String(e) }));
+  sim.callStop().then(
+    (result) => response.send(answer(result)),
+    (e: unknown) => response.send({ success: false, message: String(e) }),
+  );
 });
 
 /** Runs a goal on the simulator; a cancel request aborts it (polled, as rclnodejs's server goal handles offer no event). */
-async function execute(handle: ServerGoalHandle, run: (options: { signal: AbortSignal; onFeedback: (state: string) => void }) => Promise<MotionResultMsg>): Promise<object> {
+async function execute(
+  handle: ServerGoalHandle,
+  run: (options: { signal: AbortSignal; onFeedback: (state: string) => void }) => Promise<MotionResultMsg>,
+): Promise<object> {
   const abort = new AbortController();
   const poll = setInterval(() => {
     if (handle.isCancelRequested) abort.abort('cancelled');
@@ -120,19 +157,37 @@ async function execute(handle: ServerGoalHandle, run: (options: { signal: AbortS
 }
 
 const accept = () => ACCEPT;
-new rcl.ActionServer(node, move_to_joints.type, move_to_joints.name, (handle) =>
-  execute(handle, async (options) => {
-    const goal = plainOf(handle.request) as { joints: number[]; speed: number };
-    return answer(await sim.moveToJoints(goal, options));
-  }), accept, undefined, accept);
-new rcl.ActionServer(node, move_to_pose.type, move_to_pose.name, (handle) =>
-  execute(handle, async (options) => {
-    const goal = plainOf(handle.request) as Parameters<SimContext['moveToPose']>[0];
-    return answer(await sim.moveToPose(goal, options));
-  }), accept, undefined, accept);
+new rcl.ActionServer(
+  node,
+  move_to_joints.type,
+  move_to_joints.name,
+  (handle) =>
+    execute(handle, async (options) => {
+      const goal = plainOf(handle.request) as { joints: number[]; speed: number };
+      return answer(await sim.moveToJoints(goal, options));
+    }),
+  accept,
+  undefined,
+  accept,
+);
+new rcl.ActionServer(
+  node,
+  move_to_pose.type,
+  move_to_pose.name,
+  (handle) =>
+    execute(handle, async (options) => {
+      const goal = plainOf(handle.request) as Parameters<SimContext['moveToPose']>[0];
+      return answer(await sim.moveToPose(goal, options));
+    }),
+  accept,
+  undefined,
+  accept,
+);
 
 node.spin();
-process.stdout.write(`mock stack: /move_group serving ${[joint_states, trajectory, compute_fk, move_to_joints, move_to_pose, move_to_named, stop].map((i) => i.name).join(', ')}\n`);
+process.stdout.write(
+  `mock stack: /move_group serving ${[joint_states, trajectory, compute_fk, move_to_joints, move_to_pose, move_to_named, stop].map((i) => i.name).join(', ')}\n`,
+);
 await new Promise<void>((resolve) => {
   process.once('SIGINT', () => resolve());
   process.once('SIGTERM', () => resolve());
