@@ -91,7 +91,7 @@ export const TOOLS: readonly ToolSpec[] = [
     module: sendTrajectory,
     input: 'body',
     description:
-      "Publishes a joint trajectory (points of 7 angles in radians with time_from_start in seconds, increasing) to the arm's joint trajectory controller. Returns at once: 'sent' confirms publication only; the controller may refuse it (too fast, beyond limits) — check get_trajectory_logs. Moves the real arm; stop halts it.",
+      "Publishes a joint trajectory (points of 7 angles in radians with time_from_start in seconds, increasing) to the arm's joint trajectory controller. With validate_limits (default true) it is checked first against the joint limits, velocities and accelerations from the arm's current state: a trajectory the arm cannot follow is an error naming the point, joint and figure (add time or points), and nothing moves. Returns at once: 'sent' confirms publication only; get_trajectory_logs says what the controller did. Moves the real arm; stop halts it.",
   },
   {
     name: 'start_sequence',
