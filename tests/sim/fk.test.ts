@@ -120,7 +120,10 @@ describe('simulated joint states', () => {
         last = now;
       }
       const median = intervals.sort((a, b) => a - b)[25] ?? 0;
-      assert.ok(median >= 7 && median <= 14, `a message every 10 ms at 100 Hz (median interval ${median.toFixed(2)} ms)`);
+      assert.ok(
+        median >= 7 && median <= 14,
+        `a message every 10 ms at 100 Hz (median interval ${median.toFixed(2)} ms)`,
+      );
       assert.ok(first);
       assert.deepEqual(first.name, JOINTS);
       assert.deepEqual(first.velocity, [0, 0, 0, 0, 0, 0, 0]);
