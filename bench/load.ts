@@ -6,6 +6,8 @@ import { summary } from './stats.ts';
 export interface LoadRequest {
   readonly url: string;
   readonly connections: number;
+  /** Requests per second per connection (a client polling at that rate); absent: as fast as answers come. */
+  readonly connectionRate?: number;
   readonly seconds: number;
 }
 
@@ -33,7 +35,12 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const instance = autocannon(
-      { url: request.url, connections: request.connections, duration: request.seconds },
+      {
+        url: request.url,
+        connections: request.connections,
+        duration: request.seconds,
+        ...(request.connectionRate ? { connectionRate: request.connectionRate } : {}),
+      },
       (error, result) => {
         if (error) {
           reject(error);

@@ -170,20 +170,21 @@ export const stopSection: Section = {
       );
       const generator = await childLoadGenerator();
       try {
-        const readers = generator.run({ url: `${url}/robot/joint_states`, connections: 200, seconds: 6 });
-        await sleep(1000);
-        rows.push(
-          await measure(
-            client,
-            server,
-            'under 200 concurrent readers (GET /robot/joint_states)',
-            40,
-            100,
-            async () => undefined,
-            'autocannon in a child process, 200 connections',
-          ),
-        );
-        await readers;
+        const readerRows: [string, number | undefined, string][] = [
+          [
+            'under 200 concurrent readers polling at 50 Hz each (GET /robot/joint_states)',
+            50,
+            'paced: 10,000 req/s offered',
+          ],
+          ['under 200 concurrent readers, closed loop (as fast as answered)', undefined, 'saturating: see the note'],
+        ];
+        for (const [label, connectionRate, note] of readerRows) {
+          const load = { url: `${url}/robot/joint_states`, connections: 200, seconds: 6 };
+          const readers = generator.run(connectionRate ? { ...load, connectionRate } : load);
+          await sleep(1000);
+          rows.push(await measure(client, server, label, 40, 100, async () => undefined, note));
+          await readers;
+        }
       } finally {
         generator.close();
       }
@@ -206,7 +207,11 @@ export const stopSection: Section = {
           `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`,
         ];
       }),
-      notes: rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
+      notes: [
+        ...rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
+        'closed loop: armgate, autocannon and the /stop client are three busy processes on 2 cores, so the figure includes',
+        '  the wait for a CPU time slice; the paced row is 200 clients polling as front ends do',
+      ],
     };
     return [table];
   },
