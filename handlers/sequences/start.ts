@@ -171,6 +171,7 @@ export async function handler(request: Request): Promise<Response> {
     iterations: f.n_iterations,
     delayS: f.delay_between_iterations,
     bagPath,
+    bagRoot,
     topics,
     jointsAction: f.joints_action,
     poseAction: f.pose_action,

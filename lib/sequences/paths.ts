@@ -89,6 +89,31 @@ async function confineReal(root: string, requested: string, target: string): Pro
 }
 
 /**
+ * Creates the bag folder `folder` and checks, once it exists, that its real path is inside the real
+ * path of `root`: what {@link confineRequest} checked when the request came may have changed since
+ * (a link planted in between). The runner calls it before it writes anything.
+ */
+export async function createConfinedFolder(root: string, folder: string): Promise<Result<string, string>> {
+  try {
+    const realRoot = await realpath(root);
+    const outside = (real: string) =>
+      err(
+        `the bag folder ${folder} resolves to ${real}, outside sequences.bag_root (${realRoot}); nothing was written`,
+      );
+    // Before creating anything (the deepest existing part, links resolved), and again once it exists.
+    const planned = await realTarget(folder);
+    if (!planned.ok) return err(`the bag folder ${folder}: ${planned.error}`);
+    if (!within(realRoot, planned.value) || planned.value === realRoot) return outside(planned.value);
+    await mkdir(folder, { recursive: true });
+    const real = await realpath(folder);
+    if (!within(realRoot, real) || real === realRoot) return outside(real);
+    return ok(real);
+  } catch (e) {
+    return err(`cannot create the bag folder ${folder}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/**
  * Removes the supervisor's temporary folder holding `file` (the runner's --config), once its files
  * are read; only a folder named `armgate-sequence-*` directly inside os.tmpdir(), anything else is
  * left alone (ok(false)). Fails with a line saying why when it cannot be removed.

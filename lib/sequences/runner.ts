@@ -17,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { RunnerBackend, Recording } from './backend.ts';
 import type { SequenceConfig, SequencePoint } from './config.ts';
-import { removeConfigFolder } from './paths.ts';
+import { createConfinedFolder, removeConfigFolder } from './paths.ts';
 import { EXIT, type ServerToRunner } from './protocol.ts';
 import type { RunnerRosSettings } from './rcl-backend.ts';
 import { attachRunnerIo } from './runner-io.ts';
@@ -116,6 +116,7 @@ async function main(): Promise<void> {
       iterations: { type: 'string', default: '3' },
       delay: { type: 'string', default: '5' },
       bag: { type: 'string', default: '' },
+      'bag-root': { type: 'string', default: '' },
       topics: { type: 'string', default: '' },
       'joints-action': { type: 'string', default: 'cobot/move_to_joints' },
       'pose-action': { type: 'string', default: 'cobot/move_to_pose' },
@@ -145,6 +146,10 @@ async function main(): Promise<void> {
       .split(',')
       .map((t) => t.trim())
       .filter((t) => t.length > 0);
+    const root = values['bag-root'];
+    if (!root) await finish(EXIT.badArguments, 'usage: runner --bag FOLDER --bag-root ROOT');
+    const created = await createConfinedFolder(root ?? '', values.bag);
+    if (!created.ok) await finish(EXIT.bagFailed, `cannot record the bag: ${created.error}`);
     try {
       recording = await moves.record(values.bag, named);
     } catch (e) {

@@ -26,6 +26,8 @@ export interface RunOptions {
   readonly delayS: number;
   /** Absolute bag folder, or undefined for no recording. */
   readonly bagPath: string | undefined;
+  /** sequences.bag_root: the runner checks the bag folder's real path against it again when it creates it. */
+  readonly bagRoot: string;
   readonly topics: readonly string[];
   readonly jointsAction: string;
   readonly poseAction: string;
@@ -147,7 +149,8 @@ export class SequenceSupervisor {
       '--pose-action',
       options.poseAction,
     ];
-    if (options.bagPath) args.push('--bag', options.bagPath, '--topics', options.topics.join(','));
+    if (options.bagPath)
+      args.push('--bag', options.bagPath, '--bag-root', options.bagRoot, '--topics', options.topics.join(','));
     args.push('--backend', this.options.backend);
     if (this.options.backend === 'ros2') {
       const { interfaces, timeouts } = this.context.endpoints;

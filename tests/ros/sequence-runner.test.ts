@@ -283,6 +283,7 @@ describe('sequence runner on robot.backend ros2 without a usable rclnodejs', () 
         iterations: 1,
         delayS: 0,
         bagPath: undefined,
+        bagRoot: tmpdir(),
         topics: [],
         jointsAction: 'cobot/move_to_joints',
         poseAction: 'cobot/move_to_pose',
