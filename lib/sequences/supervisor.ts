@@ -218,7 +218,7 @@ export class SequenceSupervisor {
           `runner ${pid} exited, but a process of its group still ran ${GROUP_REAP_MS / 1000} s after SIGKILL`,
         );
       for (const stop of run.unsubscribe) stop();
-      for (const goal of run.goals) goal.abort('the sequence runner ended');
+      this.cancelGoals(run, 'the sequence runner ended');
       this.logs.push(`runner ${pid} exited with code ${code}`);
       const finished: SequenceStatus = {
         status: 'finished',
@@ -337,7 +337,7 @@ export class SequenceSupervisor {
   private async stopRun(run: Run): Promise<void> {
     if (run.child.connected) run.child.send({ type: 'stop' } satisfies ServerToRunner, (error) => error && undefined);
     signalGroup(run.pid, 'SIGTERM');
-    for (const goal of run.goals) goal.abort('stopped');
+    this.cancelGoals(run, 'stopped');
     const killed = await Promise.race([
       run.exited.then(() => false),
       new Promise<boolean>((resolve) => setTimeout(() => resolve(true), KILL_GRACE_MS).unref()),

@@ -17,6 +17,7 @@ import {
   START_TOLERANCE_RAD,
 } from '../trajectory/dynamics.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
+import { yieldToLoop } from './sliced.ts';
 
 /** What the controller did, for the trajectory log and for waiting goals. */
 export type ControllerEvent =
@@ -184,7 +185,7 @@ export class TrajectoryController {
     const work = this.checkRequested(source);
     let step = work.next();
     while (!step.done) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await yieldToLoop();
       if (generation !== this.generation) break;
       step = work.next();
     }

@@ -118,19 +118,15 @@ export class SimMotionServer {
   ): Result<JointTrajectory, string> {
     const durationS = ptpDurationS(start, target, this.limits, scales) / this.options.timeScale;
     const timeoutS = this.options.motionTimeoutS;
-    if (!(durationS <= timeoutS))
-      return err(
-        this.tooLong(
-          durationS,
-          `speed ${scales.speed}${scales.accelScale > 0 ? `, accel_scale ${scales.accelScale}` : ''}`,
-        ),
-      );
+    if (!(durationS <= timeoutS)) return err(this.tooLong(durationS, scales));
     return ok(planPtp(start, target, this.limits, scales));
   }
 
   /** Why a motion of `durationS` wall seconds is refused. */
-  private tooLong(durationS: number, at: string): string {
-    return `the motion would take ${seconds(durationS)} s at ${at}, longer than the motion timeout (${this.options.motionTimeoutS} s); raise the speed${at.includes('accel_scale') ? ' or accel_scale' : ''}`;
+  private tooLong(durationS: number, scales: MotionScales): string {
+    const accel = scales.accelScale > 0;
+    const at = `speed ${scales.speed}${accel ? `, accel_scale ${scales.accelScale}` : ''}`;
+    return `the motion would take ${seconds(durationS)} s at ${at}, longer than the motion timeout (${this.options.motionTimeoutS} s); raise the speed${accel ? ' or accel_scale' : ''}`;
   }
 
   async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
@@ -164,7 +160,8 @@ export class SimMotionServer {
     const planned = await this.planPose(goal, signal);
     if (!planned.ok) return planned;
     const durationS = trajectoryDuration(planned.value) / this.options.timeScale;
-    if (durationS > this.options.motionTimeoutS) return err(this.tooLong(durationS, `speed ${goal.speed}`));
+    if (durationS > this.options.motionTimeoutS)
+      return err(this.tooLong(durationS, { speed: goal.speed, accelScale: 0 }));
     return this.collisionFree(goal.planner.toLowerCase(), planned.value);
   }
 
@@ -279,12 +276,7 @@ export class SimMotionServer {
       if (planned.value.ok) return planned.value;
       const failure = planned.value.error;
       if (failure.reason === 'too_long')
-        return err(
-          this.tooLong(
-            (failure.durationS ?? Number.POSITIVE_INFINITY) / this.options.timeScale,
-            `speed ${scales.speed}`,
-          ),
-        );
+        return err(this.tooLong((failure.durationS ?? Number.POSITIVE_INFINITY) / this.options.timeScale, scales));
       return err(`${planner}: ${failure.message}`);
     }
     return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);

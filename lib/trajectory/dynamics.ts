@@ -138,6 +138,20 @@ function earlier(best: LimitViolation | undefined, candidate: LimitViolation): L
   return best;
 }
 
+/** A violation of `quantity` by joint `joint` on the segment [fromS, toS] ending at `point`, reached at `atS`. */
+function violation(
+  point: number,
+  joint: number,
+  quantity: Quantity,
+  value: number,
+  limit: number,
+  fromS: number,
+  toS: number,
+  atS: number,
+): LimitViolation {
+  return { point, joint, quantity, value, limit, fromS, toS, atS };
+}
+
 /** Extremes of one joint on one segment (s from the segment start); acceleration 0 on linear segments. */
 interface SegmentExtremes {
   posMin: number;
@@ -298,17 +312,7 @@ export function firstViolation(
   if (offset === 0 && from === 1 && (!wanted || wanted.has('jump'))) {
     for (let j = 0; j < joints; j++) {
       const off = Math.abs((first.positions[j] ?? 0) - (state.positions[j] ?? 0));
-      if (off > START_TOLERANCE_RAD)
-        best = earlier(best, {
-          point: 0,
-          joint: j,
-          quantity: 'jump',
-          value: off,
-          limit: START_TOLERANCE_RAD,
-          fromS: 0,
-          toS: 0,
-          atS: 0,
-        });
+      if (off > START_TOLERANCE_RAD) best = earlier(best, violation(0, j, 'jump', off, START_TOLERANCE_RAD, 0, 0, 0));
     }
     if (best) return best;
   }
@@ -339,68 +343,21 @@ export function firstViolation(
       const aMax = limits.maxAccRadS2[j] ?? 0;
       const step = Math.abs(ext.startVelocity - (endVelocity[j] ?? 0));
       if (checkSteps && step > STEP_TOLERANCE_RAD_S) {
-        best = earlier(best, {
-          point: stepPoint,
-          joint: j,
-          quantity: 'velocity step',
-          value: step,
-          limit: aMax,
-          fromS: t0,
-          toS: t0,
-          atS: t0,
-        });
+        best = earlier(best, violation(stepPoint, j, 'velocity step', step, aMax, t0, t0, t0));
       }
       endVelocity[j] = ext.endVelocity;
       if (checkPosition) {
         const min = limits.minRad[j] ?? 0;
         const max = limits.maxRad[j] ?? 0;
         if (ext.posMax > max + 1e-12)
-          best = earlier(best, {
-            point,
-            joint: j,
-            quantity: 'position',
-            value: ext.posMax,
-            limit: max,
-            fromS: t0,
-            toS: t1,
-            atS: t0 + ext.posMaxAtS,
-          });
+          best = earlier(best, violation(point, j, 'position', ext.posMax, max, t0, t1, t0 + ext.posMaxAtS));
         if (ext.posMin < min - 1e-12)
-          best = earlier(best, {
-            point,
-            joint: j,
-            quantity: 'position',
-            value: ext.posMin,
-            limit: min,
-            fromS: t0,
-            toS: t1,
-            atS: t0 + ext.posMinAtS,
-          });
+          best = earlier(best, violation(point, j, 'position', ext.posMin, min, t0, t1, t0 + ext.posMinAtS));
       }
-      if (checkVelocity && exceeds(ext.velPeak, vMax)) {
-        best = earlier(best, {
-          point,
-          joint: j,
-          quantity: 'velocity',
-          value: ext.velPeak,
-          limit: vMax,
-          fromS: t0,
-          toS: t1,
-          atS: t0 + ext.velPeakAtS,
-        });
-      }
-      if (checkAcceleration && exceeds(ext.accPeak, aMax)) {
-        best = earlier(best, {
-          point,
-          joint: j,
-          quantity: 'acceleration',
-          value: ext.accPeak,
-          limit: aMax,
-          fromS: t0,
-          toS: t1,
-          atS: t0 + ext.accPeakAtS,
-        });
-      }
+      if (checkVelocity && exceeds(ext.velPeak, vMax))
+        best = earlier(best, violation(point, j, 'velocity', ext.velPeak, vMax, t0, t1, t0 + ext.velPeakAtS));
+      if (checkAcceleration && exceeds(ext.accPeak, aMax))
+        best = earlier(best, violation(point, j, 'acceleration', ext.accPeak, aMax, t0, t1, t0 + ext.accPeakAtS));
     }
     if (best) return best;
   }
@@ -412,16 +369,7 @@ export function firstViolation(
     const step = Math.abs(endVelocity[j] ?? 0);
     const limit = limits.maxAccRadS2[j] ?? 0;
     if (step > STEP_TOLERANCE_RAD_S)
-      best = earlier(best, {
-        point: Math.max(0, knots.length - 1 - offset),
-        joint: j,
-        quantity: 'velocity step',
-        value: step,
-        limit,
-        fromS: t,
-        toS: t,
-        atS: t,
-      });
+      best = earlier(best, violation(Math.max(0, knots.length - 1 - offset), j, 'velocity step', step, limit, t, t, t));
   }
   return best;
 }
