@@ -1,7 +1,6 @@
 import * as v from 'valibot';
-import { isJsonMediaType, parseJsonBody, readBodyText } from '../../lib/http/body.ts';
+import { readJsonText } from '../../lib/http/body.ts';
 import { errorResponse } from '../../lib/http/errors.ts';
-import { MAX_JSON_BODY_BYTES } from '../../lib/http/limits.ts';
 import type { RouteSpec } from '../../lib/http/route-spec.ts';
 import { ErrorDetailSchema } from '../../lib/http/schemas.ts';
 import { TrajectoryBodySchema } from '../../lib/trajectory/schema.ts';
@@ -52,12 +51,7 @@ export const route = {
 
 /** POST /trajectory/send: the body is parsed and checked on the trajectory worker thread. */
 export async function handler(request: Request): Promise<Response> {
-  if (!isJsonMediaType(request.headers.get('content-type'))) {
-    // parseJsonBody answers a body not declared as JSON (415) before reading it.
-    const refused = await parseJsonBody(request, bodySchema);
-    if (!refused.ok) return errorResponse(refused.error);
-  }
-  const text = await readBodyText(request, MAX_JSON_BODY_BYTES);
+  const text = await readJsonText(request);
   if (!text.ok) return errorResponse(text.error);
   return checkAndPublish({ kind: 'json', text: text.value }, [], 'POST /trajectory/send');
 }

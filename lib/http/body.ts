@@ -40,25 +40,38 @@ export function isJsonMediaType(contentType: string | null): boolean {
   return essence === 'application/json' || /^application\/[\w.!#$&^-]+\+json$/.test(essence);
 }
 
+/** A request's Content-Type as an error message quotes it: printable characters, at most 80. */
+export function describeContentType(type: string | null): string {
+  return type === null || type === ''
+    ? 'no Content-Type'
+    : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
+}
+
 /**
- * Parses a JSON request body (at most 1 MiB) against `schema`. A body that is not declared as
- * JSON gives 415 (a browser can send text/plain across origins without asking first); malformed
- * JSON, a missing body and schema violations give 422 with the field path; an oversized body 413.
+ * The text of a JSON request body (at most 1 MiB). A body that is not declared as JSON gives 415
+ * before it is read (a browser can send text/plain across origins without asking first); an
+ * oversized body 413.
+ */
+export async function readJsonText(request: Request): Promise<Result<string, ApiError>> {
+  const type = request.headers.get('content-type');
+  if (!isJsonMediaType(type)) {
+    const detail =
+      `expected a JSON body sent with Content-Type: application/json (got ${describeContentType(type)}); ` +
+      "with curl add -H 'Content-Type: application/json' or use --json";
+    return err({ kind: 'unsupported_media_type', detail });
+  }
+  return readBodyText(request, MAX_JSON_BODY_BYTES);
+}
+
+/**
+ * Parses a JSON request body (see {@link readJsonText}: 415, 413) against `schema`. Malformed
+ * JSON, a missing body and schema violations give 422 with the field path.
  */
 export async function parseJsonBody<S extends v.GenericSchema>(
   request: Request,
   schema: S,
 ): Promise<Result<v.InferOutput<S>, ApiError>> {
-  const type = request.headers.get('content-type');
-  if (!isJsonMediaType(type)) {
-    const sent =
-      type === null ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
-    const detail =
-      `expected a JSON body sent with Content-Type: application/json (got ${sent}); ` +
-      "with curl add -H 'Content-Type: application/json' or use --json";
-    return err({ kind: 'unsupported_media_type', detail });
-  }
-  const text = await readBodyText(request, MAX_JSON_BODY_BYTES);
+  const text = await readJsonText(request);
   if (!text.ok) return text;
   if (text.value.trim() === '') return err(invalid(['body'], 'Field required: a JSON body is needed', 'missing'));
   let doc: unknown;

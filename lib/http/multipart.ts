@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import busboy from 'busboy';
 import { err, ok, type Result } from '../result.ts';
+import { describeContentType } from './body.ts';
 import { type ApiError, invalid } from './errors.ts';
 import { MAX_UPLOAD_BYTES } from './limits.ts';
 
@@ -39,10 +40,9 @@ export async function parseMultipart(
 ): Promise<Result<MultipartBody, ApiError>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) {
-    const sent = type === '' ? 'no Content-Type' : `Content-Type '${type.slice(0, 80).replace(/[^\x20-\x7e]/g, '?')}'`;
     return err({
       kind: 'unsupported_media_type',
-      detail: `expected a multipart/form-data body (got ${sent}); with curl use -F`,
+      detail: `expected a multipart/form-data body (got ${describeContentType(type)}); with curl use -F`,
     });
   }
   const maxFile = limits.maxFileBytes ?? MAX_UPLOAD_BYTES;

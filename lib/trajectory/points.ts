@@ -42,11 +42,15 @@ export function limitViolations(
   return first ? { kind: 'validation', issues: [first, ...rest] } : undefined;
 }
 
+/** Index of the first of `count` times (`timeAt(i)`) that does not increase over the previous one, or -1. */
+export function firstNonIncreasing(count: number, timeAt: (i: number) => number): number {
+  for (let i = 1; i < count; i++) if (!(timeAt(i) > timeAt(i - 1))) return i;
+  return -1;
+}
+
 /** Index of the first point whose time does not increase over the previous one, or -1. */
 export function firstNonIncreasingTime(points: readonly ApiTrajectoryPoint[]): number {
-  for (let i = 1; i < points.length; i++)
-    if (!((points[i]?.time_from_start ?? 0) > (points[i - 1]?.time_from_start ?? 0))) return i;
-  return -1;
+  return firstNonIncreasing(points.length, (i) => points[i]?.time_from_start ?? 0);
 }
 
 /** The points in the planning library's shape (seconds as timeFromStartS). */

@@ -3,18 +3,14 @@ import { errorResponse, json, unavailable } from '../http/errors.ts';
 import { ros } from '../ros/context.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg } from '../ros/messages.ts';
 
-export { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations } from './points.ts';
+import { firstNonIncreasing } from './points.ts';
+
+export type { ApiTrajectoryPoint } from './points.ts';
 
 /** Points ready for the controller topic: the message points and their times (s). */
 export interface PublishablePoints {
   readonly messages: JointTrajectoryPointMsg[];
   readonly times: ArrayLike<number>;
-}
-
-/** Index of the first time that does not increase over the previous one, or -1. */
-function firstNonIncreasing(times: ArrayLike<number>): number {
-  for (let i = 1; i < times.length; i++) if (!((times[i] ?? 0) > (times[i - 1] ?? 0))) return i;
-  return -1;
 }
 
 /**
@@ -47,7 +43,8 @@ export async function publishPoints(
       trajectoryLog.push(`publication failed: ${published.error.message}`);
       return errorResponse(unavailable(published.error));
     }
-    const nonIncreasing = firstNonIncreasing(points.times);
+    const { times } = points;
+    const nonIncreasing = firstNonIncreasing(times.length, (i) => times[i] ?? 0);
     const warning =
       nonIncreasing >= 0
         ? {
