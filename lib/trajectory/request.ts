@@ -1,11 +1,14 @@
 /**
- * The path both trajectory endpoints share once the body is read: check it on the worker thread
+ * The path both trajectory endpoints share once the body is read: 409 at once when something else
+ * holds the arm, then check it on the worker thread
  * (parsing, bounds, limits, the execution from the arm's state), build the message in slices,
  * re-check the start against the arm's state at publication, publish. Nothing here holds the
  * event loop for long, whatever the size of the trajectory.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { services } from '../app/services.ts';
 import { type ApiError, errorResponse, json } from '../http/errors.ts';
+import { busyMessage } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type RobotContext, ros } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
@@ -78,6 +81,9 @@ export async function checkAndPublish(
   label: string,
   extra: Record<string, string> = {},
 ): Promise<Response> {
+  // A held arm is a 409 at once, before the check on the worker; the lease is taken at publication.
+  const busy = services().arbiter.activity(['trajectory']);
+  if (busy) return errorResponse({ kind: 'busy', detail: busyMessage(busy) });
   const context = ros();
   const limits = context.limits;
   const before = latestArmState(context, limits);

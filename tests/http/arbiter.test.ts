@@ -125,6 +125,23 @@ describe('the motion arbiter on a live server', () => {
     await moveJoints(url, WORK, 0.5);
   });
 
+  it('a trajectory sent during a move is 409 at once, naming the move, and the move goes on to its goal', async () => {
+    const move = moveJoints(url, FAR, 0.3);
+    await waitFor(
+      'the arm to move',
+      () => jointStates(url),
+      (s) => s.velocity.some((v) => v !== 0),
+      5000,
+      5,
+    );
+    const res = await post<Detail>(url, '/trajectory/send', { points: [{ positions: [...WORK], time_from_start: 5 }] });
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    assert.match(res.body.detail, /the arm is busy \(moving to joint angles\)/);
+    const answer = await move;
+    assert.equal(answer.body.success, true, answer.body.message);
+    await moveJoints(url, WORK, 0.5);
+  });
+
   it('stop during a move answers the move with success false at once and leaves the arm at rest', async () => {
     const move = moveJoints(url, FAR, 0.1);
     await waitFor(
