@@ -1,9 +1,12 @@
-import { type JsonSchema, toJsonSchema } from '@valibot/to-json-schema';
+import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { HandlerModule, RouteSpec } from '../http/route-spec.ts';
 import { schemaFor } from '../http/route-spec.ts';
 import { ErrorDetailSchema, ValidationErrorSchema } from '../http/schemas.ts';
 import type { JointLimits } from '../robot/limits.ts';
+import { jsonSchema } from './json-schema.ts';
+
+export { jsonSchema };
 
 /** Text of the document's info block. */
 export const API_INFO = {
@@ -14,35 +17,6 @@ export const API_INFO = {
     'Motion commands are synchronous; there is no command queue. The stop command cancels software operations only: it does not ' +
     "replace the robot's safety system or emergency stop. When the server has a token, authorize with the bare token (without 'Bearer').",
 } as const;
-
-interface PipeWithMetadata {
-  readonly pipe?: readonly {
-    readonly type: string;
-    readonly metadata?: { readonly openapi?: JsonSchema };
-    readonly description?: string;
-  }[];
-}
-
-/** Query parameters carry their documented schema in `v.metadata({openapi})` (their runtime form is a string converted by the pipe). */
-function overrideSchema(context: { readonly valibotSchema: unknown }): JsonSchema | undefined {
-  const pipe = (context.valibotSchema as PipeWithMetadata).pipe;
-  const documented = pipe?.find((item) => item.type === 'metadata' && item.metadata?.openapi)?.metadata?.openapi;
-  if (!documented) return undefined;
-  const description = pipe?.find((item) => item.type === 'description')?.description;
-  return description ? { ...documented, description } : documented;
-}
-
-/** JSON Schema (2020-12) of a valibot schema, with documented types of text-encoded fields. */
-export function jsonSchema(schema: v.GenericSchema): JsonSchema {
-  const { $schema: _ignored, ...rest } = toJsonSchema(schema, {
-    target: 'draft-2020-12',
-    errorMode: 'ignore',
-    overrideSchema,
-  }) as JsonSchema & {
-    $schema?: string;
-  };
-  return rest;
-}
 
 function queryParameters(route: RouteSpec, limits: JointLimits): unknown[] {
   if (!route.query) return [];
