@@ -47,10 +47,33 @@ export interface GetPositionFkResponse {
   error_code: { val: number };
 }
 
-/** MoveItErrorCodes values used here. */
+/** MoveItErrorCodes values used here (moveit_msgs/msg/MoveItErrorCodes). */
 export const MOVEIT_SUCCESS = 1;
-export const MOVEIT_INVALID_LINK_NAME = -22;
+export const MOVEIT_FAILURE = 99999;
+export const MOVEIT_TIMED_OUT = -6;
+export const MOVEIT_GOAL_IN_COLLISION = -12;
+export const MOVEIT_INVALID_GROUP_NAME = -15;
+export const MOVEIT_INVALID_ROBOT_STATE = -17;
+export const MOVEIT_INVALID_LINK_NAME = -18;
 export const MOVEIT_FRAME_TRANSFORM_FAILURE = -21;
+export const MOVEIT_NO_IK_SOLUTION = -31;
+
+/** The name of a MoveItErrorCodes value (`NO_IK_SOLUTION`), or `code N` for one not listed here. */
+export function moveitErrorName(val: number): string {
+  const names: Record<number, string> = {
+    [MOVEIT_SUCCESS]: 'SUCCESS',
+    [MOVEIT_FAILURE]: 'FAILURE',
+    [MOVEIT_TIMED_OUT]: 'TIMED_OUT',
+    [MOVEIT_GOAL_IN_COLLISION]: 'GOAL_IN_COLLISION',
+    [MOVEIT_INVALID_GROUP_NAME]: 'INVALID_GROUP_NAME',
+    [MOVEIT_INVALID_ROBOT_STATE]: 'INVALID_ROBOT_STATE',
+    [MOVEIT_INVALID_LINK_NAME]: 'INVALID_LINK_NAME',
+    [MOVEIT_FRAME_TRANSFORM_FAILURE]: 'FRAME_TRANSFORM_FAILURE',
+    [-22]: 'COLLISION_CHECKING_UNAVAILABLE',
+    [MOVEIT_NO_IK_SOLUTION]: 'NO_IK_SOLUTION',
+  };
+  return names[val] ?? `code ${val}`;
+}
 
 /** A builtin_interfaces/msg/Time from milliseconds since the epoch. */
 export function timeFromMs(ms: number): TimeMsg {
@@ -144,3 +167,65 @@ export interface TriggerResponse {
   success: boolean;
   message: string;
 }
+
+/**
+ * An inverse-kinematics request as armgate asks it: the TCP pose (m; KUKA ABC angles in rad,
+ * ZYX) in `frame_id` (default the planning frame), a seed and whether collisions count.
+ */
+export interface IkRequest {
+  x: number;
+  y: number;
+  z: number;
+  a: number;
+  b: number;
+  c: number;
+  /** Frame of the pose; '' or absent: the planning frame. */
+  frame_id?: string;
+  /** 7 joint angles (rad, J1..J7) the solver starts from; absent: the arm's current state. */
+  seed?: readonly number[];
+  /** A solution in collision (self, floor, obstacles) does not count. */
+  collision_check: boolean;
+}
+
+/** The answer to an {@link IkRequest}: joint angles (rad, J1..J7) when success, else the reason. */
+export interface IkAnswer {
+  success: boolean;
+  joints?: number[];
+  message: string;
+}
+
+/** moveit_msgs/srv/GetPositionIK request (the fields armgate fills in). */
+export interface GetPositionIkRequest {
+  ik_request: {
+    group_name: string;
+    robot_state: { joint_state: { name: string[]; position: number[] } };
+    avoid_collisions: boolean;
+    ik_link_name: string;
+    pose_stamped: PoseStampedMsg;
+    timeout: DurationMsg;
+  };
+}
+
+/** moveit_msgs/srv/GetPositionIK response: the solution's joint state and the error code. */
+export interface GetPositionIkResponse {
+  solution: { joint_state: { name: string[]; position: number[] } };
+  error_code: { val: number };
+}
+
+/** How a trajectory sent with wait ended. */
+export type TrajectoryOutcomeKind = 'finished' | 'refused' | 'stopped' | 'preempted' | 'timeout';
+
+/** The outcome of a trajectory executed with wait: what the controller did, why, and when (s after sending). */
+export interface TrajectoryOutcome {
+  outcome: TrajectoryOutcomeKind;
+  message: string;
+  duration_s: number;
+}
+
+/** control_msgs/action/FollowJointTrajectory result error codes. */
+export const FJT_SUCCESSFUL = 0;
+export const FJT_INVALID_GOAL = -1;
+export const FJT_INVALID_JOINTS = -2;
+export const FJT_OLD_HEADER_TIMESTAMP = -3;
+export const FJT_PATH_TOLERANCE_VIOLATED = -4;
+export const FJT_GOAL_TOLERANCE_VIOLATED = -5;

@@ -42,7 +42,13 @@ export async function loadRclnodejs(
   } else {
     try {
       const module = asRclModule(await importer(RCLNODEJS));
-      if (module) return ok(module);
+      if (module) {
+        // rclnodejs installs a SIGINT handler on import that shuts every context down; it would run
+        // before armgate's own (which cancels the goals in flight, then destroys the node and shuts
+        // down), which then worked on destroyed clients and exited 1. armgate's shutdown is the one.
+        module.removeSignalHandlers?.();
+        return ok(module);
+      }
       problems.push('the rclnodejs package loaded but lacks init/Node/ActionClient (an unsupported version?)');
     } catch (e) {
       const message = e instanceof Error ? e.message.split('\n')[0] : String(e);

@@ -87,6 +87,11 @@ export interface RclNode {
 export interface RclModule {
   init(): Promise<void>;
   shutdown(): void;
+  /**
+   * Removes the SIGINT handler rclnodejs installs when it is imported (it shuts every context
+   * down before the application's own handler runs). Absent from the test stand-ins.
+   */
+  removeSignalHandlers?(): void;
   Node: new (nodeName: string, namespace?: string) => RclNode;
   ActionClient: new (node: RclNode, typeClass: string, actionName: string) => RclActionClient;
 }

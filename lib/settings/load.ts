@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { normalizeOrigin } from '../http/origin.ts';
 import { type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
-import { type EndpointsFile, EndpointsFileSchema } from '../ros/endpoints.ts';
+import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
 import { err, ok, type Result } from '../result.ts';
 import { describeIssue } from './issues.ts';
 import { resolveFileRef } from './resolve.ts';
@@ -121,7 +121,8 @@ export async function loadConfig(
   if (!endpointsDoc.ok) return endpointsDoc;
   const endpointsParsed = v.safeParse(EndpointsFileSchema, endpointsDoc.value);
   if (!endpointsParsed.success) return err(describeIssue('web.endpoints', endpointsParsed.issues));
-  const endpoints = endpointsParsed.output;
+  // tcp_link and srdf left out take the backend's defaults (the real stack's `tcp` and move_group's SRDF on ros2).
+  const endpoints = resolveEndpoints(endpointsParsed.output, s.robot.backend);
   const endpointsDir = path.dirname(endpointsRef.value.file);
 
   const limitsRef = await loadRef(s.web.joint_limits, 'web.joint_limits', dir, env);
