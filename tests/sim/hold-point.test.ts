@@ -112,7 +112,10 @@ describe('holdPoint: a hold point timed to decelerate within the limits', () => 
     let t = 0;
     assert.ok(controller.follow(plan, t).ok, 'the PTP trajectory is accepted');
     // Into the motion, at speed.
-    for (let i = 0; i < 250; i++) controller.update((t += DT), DT);
+    for (let i = 0; i < 250; i++) {
+      t += DT;
+      controller.update(t, DT);
+    }
     const speed = Math.max(...Array.from(controller.state.qd, Math.abs));
     assert.ok(speed > 0.3, `the arm moves (${speed} rad/s)`);
     const point = holdPoint(Array.from(controller.state.q), Array.from(controller.state.qd), limits);
@@ -126,7 +129,10 @@ describe('holdPoint: a hold point timed to decelerate within the limits', () => 
     );
     assert.ok(accepted.ok, `the hold point is accepted: ${accepted.ok ? '' : accepted.error}`);
     const start = t;
-    while (controller.isMoving() && t - start < holdS + 1) controller.update((t += DT), DT);
+    while (controller.isMoving() && t - start < holdS + 1) {
+      t += DT;
+      controller.update(t, DT);
+    }
     assert.ok(!controller.isMoving(), 'the arm came to rest');
     assert.ok(
       t - start <= holdS + 3 * DT,
