@@ -1,4 +1,4 @@
-import type { HandlerModule } from '../lib/http/route-spec.ts';
+import type { AnyOperation } from '../lib/ops/operation.ts';
 import * as jointStates from './robot/joint-states.ts';
 import * as moveJoints from './robot/move-joints.ts';
 import * as moveNamed from './robot/move-named.ts';
@@ -13,7 +13,13 @@ import * as trajectoryLogs from './trajectory/logs.ts';
 import * as sendTrajectory from './trajectory/send.ts';
 import * as sendTrajectoryCsv from './trajectory/send-csv.ts';
 
-/** Every REST endpoint, in the order of the spec's overview. */
+/** A handler file: its operation and the operation's REST face. */
+export interface HandlerModule {
+  readonly operation: AnyOperation;
+  readonly handler: (request: Request) => Promise<Response>;
+}
+
+/** Every operation, in the order of the spec's overview of its REST endpoints. */
 export const handlers: readonly HandlerModule[] = [
   jointStates,
   pose,

@@ -1,7 +1,8 @@
 import * as v from 'valibot';
-import { errorResponse, jsonText, unavailable } from '../../lib/http/errors.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { ErrorDetailSchema } from '../../lib/http/schemas.ts';
+import { unavailable } from '../../lib/http/errors.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { err, ok } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 import { currentJointState } from '../../lib/ros/joint-state.ts';
 
@@ -20,32 +21,40 @@ export const JointStateSchema = v.pipe(
   v.title('JointState'),
 );
 
-export const route = {
-  method: 'GET',
-  path: '/robot/joint_states',
-  operationId: 'getJointStates',
+/** The latest joint state, as returned: one object per message, so the REST face serializes it once. */
+const answers = new WeakMap<object, v.InferOutput<typeof JointStateSchema>>();
+
+/** The current joint state. */
+export const operation = defineOperation({
+  name: 'get_joint_states',
   summary: 'Current joint state',
   description:
-    'The latest message of the joint-state topic. If none arrived in the last 2 s, waits up to 2 s for one; if none comes, 503.',
-  tags: ['robot'],
-  responses: {
-    200: { description: 'The latest joint state.', schema: JointStateSchema },
-    503: { description: 'No joint state from the controller within 2 s.', schema: ErrorDetailSchema },
+    'Current joint angles (rad), velocities (rad/s) and torques (N m) of the 7 joints joint1..joint7: the latest message of ' +
+    'the joint-state topic. If none arrived in the last 2 s, waits up to 2 s for one; if none comes, it fails as unavailable.',
+  effect: 'read',
+  idempotent: true,
+  output: JointStateSchema,
+  errors: { unavailable: 'No joint state from the controller within 2 s.' },
+  rest: {
+    method: 'GET',
+    path: '/robot/joint_states',
+    operationId: 'getJointStates',
+    tags: ['robot'],
+    ok: 'The latest joint state.',
   },
-} as const satisfies RouteSpec;
-
-/** The serialized body of the latest message: it changes at the publish rate, reads come far more often. */
-const bodies = new WeakMap<object, string>();
+  mcp: { title: 'Joint states' },
+  run: async () => {
+    const state = await currentJointState(ros());
+    if (!state.ok) return err(unavailable(state.error));
+    let answer = answers.get(state.value);
+    if (answer === undefined) {
+      const { name, position, velocity, effort } = state.value;
+      answer = { name, position, velocity, effort };
+      answers.set(state.value, answer);
+    }
+    return ok(answer);
+  },
+});
 
 /** GET /robot/joint_states */
-export async function handler(_request: Request): Promise<Response> {
-  const state = await currentJointState(ros());
-  if (!state.ok) return errorResponse(unavailable(state.error));
-  let body = bodies.get(state.value);
-  if (body === undefined) {
-    const { name, position, velocity, effort } = state.value;
-    body = JSON.stringify({ name, position, velocity, effort });
-    bodies.set(state.value, body);
-  }
-  return jsonText(body);
-}
+export const handler = restHandler(operation);

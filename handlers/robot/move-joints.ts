@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import { parseJsonBody } from '../../lib/http/body.ts';
-import { errorResponse } from '../../lib/http/errors.ts';
-import { MOTION_RESPONSES, runMotion } from '../../lib/http/motion.ts';
-import { perLimits, type RouteSpec } from '../../lib/http/route-spec.ts';
-import { jointsSchema, SpeedSchema } from '../../lib/http/schemas.ts';
+import { MOTION_ERRORS, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
+import { defineOperation, perLimits } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { jointsSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
+import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { ros } from '../../lib/ros/context.ts';
 
-/** Body of POST /robot/move/joints, with the bounds of the active joint limits. */
-export const bodySchema = perLimits((limits) =>
+/** Input of move_to_joints, with the bounds of the active joint limits. */
+export const inputSchema = perLimits((limits) =>
   v.pipe(
     v.strictObject({
       joints: jointsSchema(limits, 'Target angles J1..J7 in radians, exactly 7, each within its joint limits.'),
@@ -17,26 +17,32 @@ export const bodySchema = perLimits((limits) =>
   ),
 );
 
-export const route = {
-  method: 'POST',
-  path: '/robot/move/joints',
-  operationId: 'moveToJoints',
+/** Moves the 7 joints to the given angles (PTP). */
+export const operation = defineOperation({
+  name: 'move_to_joints',
   summary: 'Move by seven joint angles',
   description:
-    'PTP motion to the given joint angles: all joints start and stop together under the joint limits scaled by speed. ' +
-    'Synchronous: answers when the arm is at the target (or the motion failed, was stopped or timed out).',
-  tags: ['robot'],
-  body: { contentType: 'application/json', schema: bodySchema },
-  responses: MOTION_RESPONSES,
-} as const satisfies RouteSpec;
+    'PTP motion to the given joint angles: all joints start and stop together under the joint limits scaled by speed ' +
+    `(0.01..1, default 0.1). ${MOTION_NOTE}`,
+  effect: 'motion',
+  idempotent: true,
+  input: inputSchema,
+  output: MotionResultSchema,
+  errors: MOTION_ERRORS,
+  rest: {
+    method: 'POST',
+    path: '/robot/move/joints',
+    operationId: 'moveToJoints',
+    tags: ['robot'],
+    body: 'json',
+    ok: 'The motion finished, failed or was stopped: check success.',
+  },
+  mcp: { title: 'Move to joint angles' },
+  run: ({ joints, speed }, ctx) =>
+    runMotion(ctx, 'moving to joint angles', (options) =>
+      ros().moveToJoints({ joints: joints as number[], speed }, options),
+    ),
+});
 
 /** POST /robot/move/joints */
-export async function handler(request: Request): Promise<Response> {
-  const context = ros();
-  const body = await parseJsonBody(request, bodySchema(context.limits));
-  if (!body.ok) return errorResponse(body.error);
-  const { joints, speed } = body.value;
-  return runMotion('moving to joint angles', (signal) =>
-    context.moveToJoints({ joints: joints as number[], speed }, { signal }),
-  );
-}
+export const handler = restHandler(operation);

@@ -1,60 +1,62 @@
 import * as v from 'valibot';
-import { parseJsonBody } from '../../lib/http/body.ts';
-import { errorResponse, invalid, unavailable } from '../../lib/http/errors.ts';
-import { MOTION_RESPONSES, runMotion } from '../../lib/http/motion.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { SpeedSchema } from '../../lib/http/schemas.ts';
+import { type ApiError, invalid, unavailable } from '../../lib/http/errors.ts';
+import { AccelScaleSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
+import { MOTION_ERRORS, type MotionResult, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { MOTION_NOTE } from '../../lib/ops/texts.ts';
+import { err, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 
-/** Body of POST /robot/move/named. */
-export const bodySchema = v.pipe(
+/** Input of move_to_named_position. */
+export const inputSchema = v.pipe(
   v.strictObject({
     name: v.pipe(
-      v.string(),
+      v.string('name must be a string'),
       v.minLength(1, 'must not be empty'),
       v.maxLength(128, 'at most 128 characters'),
-      v.description('A position name from GET /robot/positions.'),
+      v.description('A position name from {op:list_named_positions}.'),
       v.examples(['home']),
     ),
     speed: SpeedSchema,
-    accel_scale: v.optional(
-      v.pipe(
-        v.number(),
-        v.finite('must be a finite number'),
-        v.minValue(0, 'accel_scale must be at least 0'),
-        v.maxValue(1, 'accel_scale must be at most 1.0'),
-        v.description('Acceleration scale, 0 to 1.0; 0 means use speed. Default 0.'),
-      ),
-      0,
-    ),
+    accel_scale: AccelScaleSchema,
   }),
   v.title('MoveNamedRequest'),
 );
 
-export const route = {
-  method: 'POST',
-  path: '/robot/move/named',
-  operationId: 'moveToNamedPosition',
+/** Moves the arm to a named position (PTP). */
+export const operation = defineOperation({
+  name: 'move_to_named_position',
   summary: 'Move to a named position',
-  description: 'PTP motion to a named position of the robot description (SRDF group state). Synchronous.',
-  tags: ['robot'],
-  body: { contentType: 'application/json', schema: bodySchema },
-  responses: MOTION_RESPONSES,
-} as const satisfies RouteSpec;
+  description:
+    'PTP motion to a named position of the robot description (an SRDF group state, e.g. home, work; see ' +
+    `{op:list_named_positions}). speed 0.01..1 (fraction of the velocity limits, default 0.1); accel_scale 0..1 (0 = as speed). ${MOTION_NOTE}`,
+  effect: 'motion',
+  idempotent: true,
+  input: inputSchema,
+  output: MotionResultSchema,
+  errors: MOTION_ERRORS,
+  rest: {
+    method: 'POST',
+    path: '/robot/move/named',
+    operationId: 'moveToNamedPosition',
+    tags: ['robot'],
+    body: 'json',
+    ok: 'The motion finished, failed or was stopped: check success.',
+  },
+  mcp: { title: 'Move to a named position' },
+  run: async ({ name, speed, accel_scale }, ctx): Promise<Result<MotionResult, ApiError>> => {
+    const context = ros();
+    const states = await context.groupStates();
+    if (!states.ok) return err(unavailable(states.error));
+    const known = states.value.map((s) => s.name);
+    if (!known.includes(name))
+      return err(invalid(['body', 'name'], `unknown named position '${name}'; known: ${known.join(', ')}`));
+    return runMotion(ctx, `moving to '${name}'`, (options) =>
+      context.moveToNamed({ name, speed, accel_scale }, options),
+    );
+  },
+});
 
 /** POST /robot/move/named */
-export async function handler(request: Request): Promise<Response> {
-  const context = ros();
-  const body = await parseJsonBody(request, bodySchema);
-  if (!body.ok) return errorResponse(body.error);
-  const states = await context.groupStates();
-  if (!states.ok) return errorResponse(unavailable(states.error));
-  const known = states.value.map((s) => s.name);
-  if (!known.includes(body.value.name)) {
-    return errorResponse(
-      invalid(['body', 'name'], `unknown named position '${body.value.name}'; known: ${known.join(', ')}`),
-    );
-  }
-  const { name, speed, accel_scale } = body.value;
-  return runMotion(`moving to '${name}'`, (signal) => context.moveToNamed({ name, speed, accel_scale }, { signal }));
-}
+export const handler = restHandler(operation);

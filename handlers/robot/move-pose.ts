@@ -1,120 +1,76 @@
 import * as v from 'valibot';
-import { parseJsonBody } from '../../lib/http/body.ts';
-import { errorResponse, invalid } from '../../lib/http/errors.ts';
-import { MOTION_RESPONSES, runMotion } from '../../lib/http/motion.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { SpeedSchema } from '../../lib/http/schemas.ts';
+import { type ApiError, invalid } from '../../lib/http/errors.ts';
+import { cartesianTargetEntries, cartesianTargetProblem } from '../../lib/motion/vocabulary.ts';
+import { MOTION_ERRORS, type MotionResult, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
+import { defineOperation, type OpContext } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { MOTION_NOTE } from '../../lib/ops/texts.ts';
+import { err, ok, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
+import { readTcpPose } from './pose.ts';
 
-/** The planners a pose motion may use. */
-export const PLANNERS = ['ptp', 'lin', 'circ', 'ompl', 'chomp'] as const;
+export { PLANNERS } from '../../lib/motion/vocabulary.ts';
 
-const metres = (what: string) =>
-  v.pipe(
-    v.number(),
-    v.finite('must be a finite number'),
-    v.minValue(-5, 'must be at least -5 m'),
-    v.maxValue(5, 'must be at most 5 m'),
-    v.description(what),
-  );
-const radians = (what: string) =>
-  v.optional(
-    v.pipe(
-      v.number(),
-      v.finite('must be a finite number'),
-      v.minValue(-2 * Math.PI, 'must be at least -2 pi'),
-      v.maxValue(2 * Math.PI, 'must be at most 2 pi'),
-      v.description(what),
-    ),
-    0,
-  );
-const point = (what: string) =>
-  v.optional(
-    v.pipe(
-      v.strictObject({ x: metres('x in metres'), y: metres('y in metres'), z: metres('z in metres') }),
-      v.description(what),
-    ),
-  );
+/** Input of move_to_pose. */
+export const inputSchema = v.pipe(v.strictObject(cartesianTargetEntries), v.title('MovePoseRequest'));
 
-/** Body of POST /robot/move/pose. */
-export const bodySchema = v.pipe(
-  v.strictObject({
-    x: metres('TCP x in metres, in frame_id.'),
-    y: metres('TCP y in metres, in frame_id.'),
-    z: metres('TCP z in metres, in frame_id.'),
-    a: radians('A: rotation about Z in radians (KUKA ABC). Default 0.'),
-    b: radians('B: rotation about the new Y in radians. Default 0.'),
-    c: radians('C: rotation about the new X in radians. Default 0.'),
-    speed: SpeedSchema,
-    planner: v.optional(
-      v.pipe(
-        v.string(),
-        v.maxLength(16, 'at most 16 characters'),
-        v.toLowerCase(),
-        v.picklist(PLANNERS, (issue) => `unknown planner '${String(issue.input)}'; use one of ${PLANNERS.join(', ')}`),
-        v.description(
-          'ptp (joint-space, default), lin (straight TCP line), circ (arc; needs circ_center or circ_interim), ompl (sampling-based, collision-free), chomp (optimized). Case-insensitive.',
-        ),
-      ),
-      'ptp',
-    ),
-    frame_id: v.optional(
-      v.pipe(
-        v.string(),
-        v.maxLength(256, 'at most 256 characters'),
-        v.description("Frame of the target: '' (the planning frame) or base_link."),
-      ),
-      '',
-    ),
-    circ_center: point('CIRC only: the centre of the arc (both ends must be equally far from it).'),
-    circ_interim: point('CIRC only: a point the arc passes through between start and target.'),
-  }),
-  v.title('MovePoseRequest'),
-);
+type Target = v.InferOutput<typeof inputSchema>;
 
-export const route = {
-  method: 'POST',
-  path: '/robot/move/pose',
-  operationId: 'moveToPose',
+/**
+ * The orientation of a target: over REST an omitted angle is 0 (the spec's default); over MCP it
+ * keeps the current orientation's value (agents often leave orientation out, and 0, 0, 0 points
+ * the flange up).
+ */
+async function orientationOf(target: Target, ctx: OpContext) {
+  const { a, b, c } = target;
+  if (a !== undefined && b !== undefined && c !== undefined) return ok({ a, b, c });
+  if (ctx.face === 'rest') return ok({ a: a ?? 0, b: b ?? 0, c: c ?? 0 });
+  const current = await readTcpPose();
+  if (!current.ok) return current;
+  const now = current.value.orientation.euler_rad;
+  return ok({ a: a ?? now.a, b: b ?? now.b, c: c ?? now.c });
+}
+
+/** Moves the TCP to a pose with the chosen planner. */
+export const operation = defineOperation({
+  name: 'move_to_pose',
   summary: 'Cartesian TCP motion',
   description:
-    'Moves the TCP to a pose (metres, KUKA ABC radians) with the chosen planner. PTP suits moves between points; LIN gives straight-line tool motion; ' +
-    'CIRC an arc through circ_interim or about circ_center. Synchronous.',
-  tags: ['robot'],
-  body: { contentType: 'application/json', schema: bodySchema },
-  responses: MOTION_RESPONSES,
-} as const satisfies RouteSpec;
+    'Moves the tool centre point to x, y, z (metres) with orientation a, b, c (KUKA ABC radians; pointing down is a=0, b=pi, ' +
+    'c=0) using the planner: ptp (default, joint-space), lin (straight line), circ (an arc through circ_interim or about ' +
+    'circ_center), ompl or chomp (plan around obstacles). An omitted a, b or c is 0 over HTTP (the spec) and keeps its ' +
+    'current value over MCP. Reach is about 0.8 m from the shoulder at (0, 0, 0.34). ' +
+    MOTION_NOTE,
+  effect: 'motion',
+  idempotent: true,
+  input: inputSchema,
+  output: MotionResultSchema,
+  errors: MOTION_ERRORS,
+  rest: {
+    method: 'POST',
+    path: '/robot/move/pose',
+    operationId: 'moveToPose',
+    tags: ['robot'],
+    body: 'json',
+    ok: 'The motion finished, failed or was stopped: check success.',
+  },
+  mcp: { title: 'Move the TCP to a pose' },
+  run: async (target, ctx): Promise<Result<MotionResult, ApiError>> => {
+    const context = ros();
+    const problem = cartesianTargetProblem(target, context.endpoints.planning_frame);
+    if (problem) return err(invalid(['body', problem.field], problem.message));
+    const orientation = await orientationOf(target, ctx);
+    if (!orientation.ok) return orientation;
+    const { circ_center, circ_interim, ...rest } = target;
+    const goal = {
+      ...rest,
+      ...orientation.value,
+      ...(circ_center ? { circ_center } : {}),
+      ...(circ_interim ? { circ_interim } : {}),
+    };
+    return runMotion(ctx, `moving the TCP (${target.planner})`, (options) => context.moveToPose(goal, options));
+  },
+});
 
 /** POST /robot/move/pose */
-export async function handler(request: Request): Promise<Response> {
-  const context = ros();
-  const body = await parseJsonBody(request, bodySchema);
-  if (!body.ok) return errorResponse(body.error);
-  const goal = body.value;
-  const frame = context.endpoints.planning_frame;
-  if (goal.frame_id !== '' && goal.frame_id !== frame) {
-    return errorResponse(
-      invalid(
-        ['body', 'frame_id'],
-        `unknown frame_id '${goal.frame_id}'; known: '' (the planning frame) and '${frame}'`,
-      ),
-    );
-  }
-  if (goal.circ_center && goal.circ_interim)
-    return errorResponse(invalid(['body', 'circ_interim'], 'give circ_center or circ_interim, not both'));
-  if ((goal.circ_center || goal.circ_interim) && goal.planner !== 'circ') {
-    return errorResponse(
-      invalid(
-        ['body', goal.circ_center ? 'circ_center' : 'circ_interim'],
-        `applies to planner circ only (planner is ${goal.planner})`,
-      ),
-    );
-  }
-  const { circ_center, circ_interim, ...rest } = goal;
-  return runMotion(`moving the TCP (${goal.planner})`, (signal) =>
-    context.moveToPose(
-      { ...rest, ...(circ_center ? { circ_center } : {}), ...(circ_interim ? { circ_interim } : {}) },
-      { signal },
-    ),
-  );
-}
+export const handler = restHandler(operation);

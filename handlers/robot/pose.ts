@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { abcFromQuat } from '../../lib/kinematics/rotation.ts';
-import { errorResponse, json, unavailable } from '../../lib/http/errors.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { ErrorDetailSchema } from '../../lib/http/schemas.ts';
+import { type ApiError, unavailable } from '../../lib/http/errors.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { err, ok, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 import { currentJointState } from '../../lib/ros/joint-state.ts';
 import { MOVEIT_SUCCESS } from '../../lib/ros/messages.ts';
@@ -34,37 +35,26 @@ export const TcpPoseSchema = v.pipe(
   v.title('TcpPose'),
 );
 
-export const route = {
-  method: 'GET',
-  path: '/robot/pose',
-  operationId: 'getTcpPose',
-  summary: 'TCP pose',
-  description:
-    'Forward kinematics of the current joint state through the FK service, for the TCP link in the planning frame (base_link).',
-  tags: ['robot'],
-  responses: {
-    200: { description: 'The TCP pose.', schema: TcpPoseSchema },
-    503: { description: 'Joint states or the FK service are unavailable.', schema: ErrorDetailSchema },
-  },
-} as const satisfies RouteSpec;
-
 const DEG = 180 / Math.PI;
 
-/** GET /robot/pose */
-export async function handler(_request: Request): Promise<Response> {
+/** The TCP pose. */
+export type TcpPose = v.InferOutput<typeof TcpPoseSchema>;
+
+/** The TCP pose of the current joint state, through the FK service. */
+export async function readTcpPose(): Promise<Result<TcpPose, ApiError>> {
   const context = ros();
   const state = await currentJointState(context);
-  if (!state.ok) return errorResponse(unavailable(state.error));
+  if (!state.ok) return err(unavailable(state.error));
   const { planning_frame: frame, tcp_link: link, interfaces } = context.endpoints;
   const fk = await context.computeFk({
     header: { stamp: state.value.header.stamp, frame_id: frame },
     fk_link_names: [link],
     robot_state: { joint_state: { name: state.value.name, position: state.value.position } },
   });
-  if (!fk.ok) return errorResponse(unavailable(fk.error));
+  if (!fk.ok) return err(unavailable(fk.error));
   const pose = fk.value.pose_stamped[0];
   if (fk.value.error_code.val !== MOVEIT_SUCCESS || !pose) {
-    return errorResponse(
+    return err(
       unavailable({
         message: `FK service ${interfaces.compute_fk.name} failed for link '${link}' in '${frame}' (MoveIt error code ${fk.value.error_code.val})`,
       }),
@@ -72,7 +62,7 @@ export async function handler(_request: Request): Promise<Response> {
   }
   const q = pose.pose.orientation;
   const abc = abcFromQuat(q);
-  return json({
+  return ok({
     frame_id: pose.header.frame_id || frame,
     position: pose.pose.position,
     orientation: {
@@ -82,3 +72,23 @@ export async function handler(_request: Request): Promise<Response> {
     },
   });
 }
+
+/** The current TCP pose. */
+export const operation = defineOperation({
+  name: 'get_tcp_pose',
+  summary: 'TCP pose',
+  description:
+    'Current pose of the tool centre point in the planning frame (base_link), by forward kinematics of the current joint state ' +
+    'through the FK service: position in metres, orientation as a unit quaternion and as KUKA ABC angles (A about Z, then B ' +
+    'about Y, then C about X) in radians and degrees.',
+  effect: 'read',
+  idempotent: true,
+  output: TcpPoseSchema,
+  errors: { unavailable: 'Joint states or the FK service are unavailable.' },
+  rest: { method: 'GET', path: '/robot/pose', operationId: 'getTcpPose', tags: ['robot'], ok: 'The TCP pose.' },
+  mcp: { title: 'TCP pose' },
+  run: () => readTcpPose(),
+});
+
+/** GET /robot/pose */
+export const handler = restHandler(operation);

@@ -1,7 +1,8 @@
 import * as v from 'valibot';
-import { errorResponse, json, unavailable } from '../../lib/http/errors.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { ErrorDetailSchema } from '../../lib/http/schemas.ts';
+import { unavailable } from '../../lib/http/errors.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { err, ok } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 
 /** A named position: an SRDF group state. */
@@ -15,31 +16,39 @@ export const NamedPositionSchema = v.pipe(
   v.title('NamedPosition'),
 );
 
-export const route = {
-  method: 'GET',
-  path: '/robot/positions',
-  operationId: 'listNamedPositions',
+/** The named positions. */
+export const operation = defineOperation({
+  name: 'list_named_positions',
   summary: 'Named positions',
   description:
-    "The planning group's named states from the robot's semantic description (SRDF), with their joint angles.",
-  tags: ['robot'],
-  responses: {
-    200: { description: 'The named positions.', schema: v.array(NamedPositionSchema) },
-    503: { description: 'The semantic description could not be read from the stack.', schema: ErrorDetailSchema },
+    "The planning group's named positions (e.g. home, work, transport) from the robot's semantic description (SRDF), with " +
+    'their planning group and 7 joint angles in radians. Move to one with {op:move_to_named_position}.',
+  effect: 'read',
+  idempotent: true,
+  output: v.array(NamedPositionSchema),
+  errors: { unavailable: 'The semantic description could not be read from the stack.' },
+  rest: {
+    method: 'GET',
+    path: '/robot/positions',
+    operationId: 'listNamedPositions',
+    tags: ['robot'],
+    ok: 'The named positions.',
   },
-} as const satisfies RouteSpec;
+  mcp: { title: 'Named positions', wrapAs: 'positions' },
+  run: async () => {
+    const context = ros();
+    const states = await context.groupStates();
+    if (!states.ok) return err(unavailable(states.error));
+    return ok(
+      states.value.map((s) => ({
+        name: s.name,
+        description: context.describeState(s.name),
+        group: s.group,
+        joints: [...s.jointsRad],
+      })),
+    );
+  },
+});
 
 /** GET /robot/positions */
-export async function handler(_request: Request): Promise<Response> {
-  const context = ros();
-  const states = await context.groupStates();
-  if (!states.ok) return errorResponse(unavailable(states.error));
-  return json(
-    states.value.map((s) => ({
-      name: s.name,
-      description: context.describeState(s.name),
-      group: s.group,
-      joints: [...s.jointsRad],
-    })),
-  );
-}
+export const handler = restHandler(operation);

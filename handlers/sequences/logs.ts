@@ -1,31 +1,39 @@
 import * as v from 'valibot';
 import { services } from '../../lib/app/services.ts';
-import { parseQuery } from '../../lib/http/body.ts';
-import { errorResponse, json } from '../../lib/http/errors.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { queryInt } from '../../lib/http/schemas.ts';
+import { intField } from '../../lib/http/schemas.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { ok } from '../../lib/result.ts';
 import { LogListingSchema } from '../trajectory/logs.ts';
 
-/** Query of GET /sequences/logs. */
-export const querySchema = v.strictObject({
-  n: queryInt(1, 1000, 50, 'How many of the latest lines, 1 to 1000. Default 50.'),
+/** Input of get_sequence_logs. */
+export const inputSchema = v.strictObject({
+  n: intField(1, 1000, 50, 'How many of the latest lines, 1 to 1000. Default 50.'),
 });
 
-export const route = {
-  method: 'GET',
-  path: '/sequences/logs',
-  operationId: 'getSequenceLogs',
+/** The sequence runner's latest output lines. */
+export const operation = defineOperation({
+  name: 'get_sequence_logs',
   summary: 'Sequence process output',
   description:
-    "The runner's stdout and stderr (stderr lines prefixed 'stderr: '), line by line, timestamped, oldest first; the latest 1000 are kept.",
-  tags: ['sequences'],
-  query: querySchema,
-  responses: { 200: { description: 'The latest lines.', schema: LogListingSchema } },
-} as const satisfies RouteSpec;
+    "The sequence runner's latest output lines (n 1..1000, default 50): its stdout and stderr (stderr lines prefixed " +
+    "'stderr: '), line by line, each with a UTC timestamp, oldest first; the latest 1000 are kept.",
+  effect: 'read',
+  idempotent: true,
+  input: inputSchema,
+  output: LogListingSchema,
+  errors: {},
+  rest: {
+    method: 'GET',
+    path: '/sequences/logs',
+    operationId: 'getSequenceLogs',
+    tags: ['sequences'],
+    query: ['n'],
+    ok: 'The latest lines.',
+  },
+  mcp: { title: 'Sequence logs' },
+  run: async ({ n }) => ok({ lines: services().sequences.logs.latest(n) }),
+});
 
 /** GET /sequences/logs */
-export async function handler(request: Request): Promise<Response> {
-  const query = parseQuery(request, querySchema);
-  if (!query.ok) return errorResponse(query.error);
-  return json({ lines: services().sequences.logs.latest(query.value.n) });
-}
+export const handler = restHandler(operation);

@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { services } from '../../lib/app/services.ts';
-import { json } from '../../lib/http/errors.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
+import { ok } from '../../lib/result.ts';
 
 /** The sequence status resource. */
 export const SequenceStatusSchema = v.pipe(
@@ -29,17 +30,28 @@ export const SequenceStatusSchema = v.pipe(
   v.title('SequenceStatus'),
 );
 
-export const route = {
-  method: 'GET',
-  path: '/sequences/status',
-  operationId: 'getSequenceStatus',
+/** The sequence runner's status. */
+export const operation = defineOperation({
+  name: 'get_sequence_status',
   summary: 'Sequence status',
-  description: 'idle, running (with iteration and point) or finished (with returncode).',
-  tags: ['sequences'],
-  responses: { 200: { description: 'The status.', schema: SequenceStatusSchema } },
-} as const satisfies RouteSpec;
+  description:
+    'Status of the motion sequence runner: idle (none started), running (with iteration and point), or finished (with ' +
+    'returncode: 0 done, 1 a motion failed, 2 bad arguments, 3 no such action server or ROS 2 not reachable, 4 the bag could ' +
+    'not be recorded, 143 stopped).',
+  effect: 'read',
+  idempotent: true,
+  output: SequenceStatusSchema,
+  errors: {},
+  rest: {
+    method: 'GET',
+    path: '/sequences/status',
+    operationId: 'getSequenceStatus',
+    tags: ['sequences'],
+    ok: 'The status.',
+  },
+  mcp: { title: 'Sequence status' },
+  run: async () => ok(services().sequences.status()),
+});
 
 /** GET /sequences/status */
-export async function handler(_request: Request): Promise<Response> {
-  return json(services().sequences.status());
-}
+export const handler = restHandler(operation);

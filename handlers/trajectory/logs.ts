@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { services } from '../../lib/app/services.ts';
-import { parseQuery } from '../../lib/http/body.ts';
-import { errorResponse, json } from '../../lib/http/errors.ts';
-import type { RouteSpec } from '../../lib/http/route-spec.ts';
-import { queryInt } from '../../lib/http/schemas.ts';
+import { intField } from '../../lib/http/schemas.ts';
+import { defineOperation } from '../../lib/ops/operation.ts';
+import { ok } from '../../lib/result.ts';
+import { restHandler } from '../../lib/ops/rest.ts';
 
-/** Query of GET /trajectory/logs. */
-export const querySchema = v.strictObject({
-  n: queryInt(1, 300, 50, 'How many of the latest entries, 1 to 300. Default 50.'),
+/** Input of get_trajectory_logs. */
+export const inputSchema = v.strictObject({
+  n: intField(1, 300, 50, 'How many of the latest entries, 1 to 300. Default 50.'),
 });
 
 /** A log listing. */
@@ -18,21 +18,29 @@ export const LogListingSchema = v.pipe(
   v.title('LogListing'),
 );
 
-export const route = {
-  method: 'GET',
-  path: '/trajectory/logs',
-  operationId: 'getTrajectoryLogs',
+/** The trajectory module's latest log lines. */
+export const operation = defineOperation({
+  name: 'get_trajectory_logs',
   summary: 'Latest trajectory module log entries',
   description:
-    'What was published and what the joint trajectory controller did with it (accepted, refused and why, preempted, finished, hold).',
-  tags: ['trajectory'],
-  query: querySchema,
-  responses: { 200: { description: 'The latest entries.', schema: LogListingSchema } },
-} as const satisfies RouteSpec;
+    "The trajectory module's latest log lines (n 1..300, default 50), oldest first: what was published and what the joint " +
+    'trajectory controller did with it (accepted, refused and why, preempted, finished, hold).',
+  effect: 'read',
+  idempotent: true,
+  input: inputSchema,
+  output: LogListingSchema,
+  errors: {},
+  rest: {
+    method: 'GET',
+    path: '/trajectory/logs',
+    operationId: 'getTrajectoryLogs',
+    tags: ['trajectory'],
+    query: ['n'],
+    ok: 'The latest entries.',
+  },
+  mcp: { title: 'Trajectory logs' },
+  run: async ({ n }) => ok({ lines: services().trajectoryLog.latest(n) }),
+});
 
 /** GET /trajectory/logs */
-export async function handler(request: Request): Promise<Response> {
-  const query = parseQuery(request, querySchema);
-  if (!query.ok) return errorResponse(query.error);
-  return json({ lines: services().trajectoryLog.latest(query.value.n) });
-}
+export const handler = restHandler(operation);

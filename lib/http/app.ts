@@ -6,7 +6,7 @@ import { bearerAuth } from './auth.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
-import type { HandlerModule } from './route-spec.ts';
+import type { HandlerModule } from '../../handlers/index.ts';
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
@@ -87,11 +87,10 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
   for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file']) {
     router.get(path, (request: IRequest) => docsResponse(options.docs, new URL(request.url).pathname));
   }
-  for (const { route, handler } of options.handlers) {
-    router[route.method === 'GET' ? 'get' : 'post'](route.path, (request: IRequest) =>
-      handler(request as unknown as Request),
-    );
-    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+  for (const { operation, handler } of options.handlers) {
+    const { method, path } = operation.rest;
+    router[method === 'GET' ? 'get' : 'post'](path, (request: IRequest) => handler(request as unknown as Request));
+    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
     router.all(path, (request: IRequest) => handler(request as unknown as Request));

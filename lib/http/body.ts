@@ -63,6 +63,16 @@ export async function readJsonText(request: Request): Promise<Result<string, Api
   return readBodyText(request, MAX_JSON_BODY_BYTES);
 }
 
+/** A JSON body's document; an empty or malformed body is a 422 located at 'body'. */
+export function parseJsonText(text: string): Result<unknown, ApiError> {
+  if (text.trim() === '') return err(invalid(['body'], 'Field required: a JSON body is needed', 'missing'));
+  try {
+    return ok(JSON.parse(text) as unknown);
+  } catch (e) {
+    return err(invalid(['body'], `JSON decode error: ${(e as Error).message}`, 'json_invalid'));
+  }
+}
+
 /**
  * Parses a JSON request body (see {@link readJsonText}: 415, 413) against `schema`. Malformed
  * JSON, a missing body and schema violations give 422 with the field path.
@@ -73,28 +83,8 @@ export async function parseJsonBody<S extends v.GenericSchema>(
 ): Promise<Result<v.InferOutput<S>, ApiError>> {
   const text = await readJsonText(request);
   if (!text.ok) return text;
-  if (text.value.trim() === '') return err(invalid(['body'], 'Field required: a JSON body is needed', 'missing'));
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text.value);
-  } catch (e) {
-    return err(invalid(['body'], `JSON decode error: ${(e as Error).message}`, 'json_invalid'));
-  }
-  const parsed = v.safeParse(schema, doc);
+  const doc = parseJsonText(text.value);
+  if (!doc.ok) return doc;
+  const parsed = v.safeParse(schema, doc.value);
   return parsed.success ? ok(parsed.output) : err(fromValibot('body', parsed.issues));
-}
-
-/**
- * Parses the query string against `schema`. Each parameter may appear once; values arrive as
- * strings, so numeric schemas should convert them (see `queryInt`).
- */
-export function parseQuery<S extends v.GenericSchema>(request: Request, schema: S): Result<v.InferOutput<S>, ApiError> {
-  const params = new URL(request.url).searchParams;
-  const query: Record<string, string> = {};
-  for (const [key, value] of params) {
-    if (key in query) return err(invalid(['query', key], `parameter '${key}' given more than once`));
-    query[key] = value;
-  }
-  const parsed = v.safeParse(schema, query);
-  return parsed.success ? ok(parsed.output) : err(fromValibot('query', parsed.issues));
 }

@@ -89,6 +89,8 @@ const MAX_ISSUE_MESSAGE = 500;
  * are more, an entry saying how many: a 422 body stays small whatever the input.
  */
 export function boundedIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  // Already bounded (by the trajectory worker): its count of the rest stays.
+  if (issues.length <= MAX_REPORTED_ISSUES + 1 && issues.at(-1)?.type === 'more_issues') return [...issues];
   const shown = issues
     .slice(0, MAX_REPORTED_ISSUES)
     .map((issue) =>

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { err, ok, type Result } from '../result.ts';
 
 /** What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack. */
@@ -44,11 +43,10 @@ export class MotionArbiter {
   private readonly sources: ActivitySource[] = [];
   /** Counts revocations: a request remembers the count at its arrival. */
   private stops = 0;
-  private readonly arrivals = new AsyncLocalStorage<number>();
 
-  /** Runs `request` (the handling of one request, to its response) remembering the stops counted at its arrival. */
-  admitting<T>(request: () => T): T {
-    return this.arrivals.run(this.stops, request);
+  /** How many times the arm was revoked so far: a request stamps this at its arrival. */
+  get stopCount(): number {
+    return this.stops;
   }
 
   /** Adds a source of activity outside leases (the controller executing a trajectory). */
@@ -70,10 +68,15 @@ export class MotionArbiter {
   /**
    * Takes the arm for `detail`, or says what holds it. `preempts` lists activities this source
    * may replace without a lease of their own (a trajectory preempts an executing trajectory).
+   * `arrivedAtStop` is the stop count when the request arrived: a stop since then refuses it.
    */
-  acquire(kind: ArmActivityKind, detail: string, preempts: readonly ArmActivityKind[] = []): Result<Lease, string> {
-    const arrived = this.arrivals.getStore();
-    if (arrived !== undefined && arrived !== this.stops)
+  acquire(
+    kind: ArmActivityKind,
+    detail: string,
+    preempts: readonly ArmActivityKind[] = [],
+    arrivedAtStop?: number,
+  ): Result<Lease, string> {
+    if (arrivedAtStop !== undefined && arrivedAtStop !== this.stops)
       return err('a stop arrived while this request was being prepared; nothing was moved');
     const busy = this.activity(this.held ? [] : preempts);
     if (busy) return err(busyMessage(busy));
@@ -104,6 +107,6 @@ export class MotionArbiter {
 
 /** The 409 detail for a busy arm: what holds it and how to end it. */
 export function busyMessage(busy: ArmActivity): string {
-  if (busy.kind === 'sequence') return `a sequence is already running (${busy.detail}); POST /stop ends it`;
-  return `the arm is busy (${busy.detail}); wait until it finishes or POST /stop`;
+  if (busy.kind === 'sequence') return `a sequence is already running (${busy.detail}); {op:stop} ends it`;
+  return `the arm is busy (${busy.detail}); wait until it finishes or call {op:stop}`;
 }

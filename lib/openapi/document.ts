@@ -1,7 +1,9 @@
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { HandlerModule, RouteSpec } from '../http/route-spec.ts';
-import { schemaFor } from '../http/route-spec.ts';
+import type { HandlerModule } from '../../handlers/index.ts';
+import { type ApiError, statusOf } from '../http/errors.ts';
+import { type AnyOperation, renderText, schemaFor } from '../ops/operation.ts';
+import { isOptional, objectEntries } from '../ops/schema-shape.ts';
 import { ErrorDetailSchema, ValidationErrorSchema } from '../http/schemas.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { jsonSchema } from './json-schema.ts';
@@ -18,60 +20,77 @@ export const API_INFO = {
     "replace the robot's safety system or emergency stop. When the server has a token, authorize with the bare token (without 'Bearer').",
 } as const;
 
-function queryParameters(route: RouteSpec, limits: JointLimits): unknown[] {
-  if (!route.query) return [];
-  const schema = jsonSchema(schemaFor(route.query, limits)) as {
-    properties?: Record<string, JsonSchema>;
-    required?: string[];
-  };
-  return Object.entries(schema.properties ?? {}).map(([name, param]) => {
-    const { description, ...rest } = param as JsonSchema & { description?: string };
+/** The operation's input entries that a REST binding reads from the query, and the rest (body fields). */
+function splitEntries(op: AnyOperation, limits: JointLimits) {
+  const schema = op.input ? schemaFor(op.input, limits) : undefined;
+  const entries = schema ? objectEntries(schema) : {};
+  const queryKeys = op.rest.query ?? [];
+  const query = Object.entries(entries).filter(([name]) => queryKeys.includes(name));
+  const body = Object.entries(entries).filter(([name]) => !queryKeys.includes(name));
+  return { schema, query, body };
+}
+
+function queryParameters(op: AnyOperation, limits: JointLimits): unknown[] {
+  return splitEntries(op, limits).query.map(([name, entry]) => {
+    const { description, ...rest } = jsonSchema(entry) as JsonSchema & { description?: string };
     return {
       name,
       in: 'query',
-      required: schema.required?.includes(name) ?? false,
+      required: !isOptional(entry),
       ...(description ? { description } : {}),
       schema: rest,
     };
   });
 }
 
-function operation(route: RouteSpec, limits: JointLimits, secured: boolean): Record<string, unknown> {
-  const responses: Record<string, unknown> = {};
-  for (const [status, response] of Object.entries(route.responses)) {
-    responses[status] = {
-      description: response.description,
-      ...(response.schema ? { content: { 'application/json': { schema: jsonSchema(response.schema) } } } : {}),
-    };
+/** The request body of an operation: its input schema as JSON, or a form whose file parts are binary. */
+function requestBody(op: AnyOperation, limits: JointLimits): Record<string, unknown> | undefined {
+  const { schema, body } = splitEntries(op, limits);
+  if (!schema || !op.rest.body) return undefined;
+  if (op.rest.body === 'json')
+    return { required: true, content: { 'application/json': { schema: jsonSchema(schema) } } };
+  const files = op.rest.files ?? {};
+  const properties: Record<string, unknown> = {};
+  for (const [name, entry] of body) {
+    const file = files[name];
+    properties[name] = file
+      ? { type: 'string', format: 'binary', description: renderText(file.description, 'rest') }
+      : jsonSchema(entry);
   }
+  const required = body.filter(([, entry]) => !isOptional(entry)).map(([name]) => name);
+  const form = { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
+  return { required: true, content: { 'multipart/form-data': { schema: form } } };
+}
+
+function operation(op: AnyOperation, limits: JointLimits, secured: boolean): Record<string, unknown> {
+  const responses: Record<string, unknown> = {
+    200: { description: op.rest.ok, content: { 'application/json': { schema: jsonSchema(op.output) } } },
+  };
   const error = (description: string, schema: v.GenericSchema) => ({
-    description,
+    description: renderText(description, 'rest'),
     content: { 'application/json': { schema: jsonSchema(schema) } },
   });
+  for (const [kind, description] of Object.entries(op.errors) as [ApiError['kind'], string][]) {
+    responses[String(statusOf({ kind, detail: '' } as ApiError))] = error(description, ErrorDetailSchema);
+  }
   if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
   responses['403'] = error(
     'The Host is not one this server serves, or a state-changing request came from a foreign Origin.',
     ErrorDetailSchema,
   );
-  if (route.body) responses['415'] = error(`The body is not ${route.body.contentType}.`, ErrorDetailSchema);
-  if (route.body || route.query)
-    responses['422'] = error('Invalid request: the field path is in loc.', ValidationErrorSchema);
-  if (route.body) responses['413'] = error('Request body too large.', ErrorDetailSchema);
+  const body = requestBody(op, limits);
+  const mediaType = op.rest.body === 'multipart' ? 'multipart/form-data' : 'application/json';
+  if (body) responses['415'] = error(`The body is not ${mediaType}.`, ErrorDetailSchema);
+  if (op.input) responses['422'] = error('Invalid request: the field path is in loc.', ValidationErrorSchema);
+  if (body) responses['413'] = error('Request body too large.', ErrorDetailSchema);
   return {
-    operationId: route.operationId,
-    summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
-    tags: [...route.tags],
+    operationId: op.rest.operationId,
+    summary: op.summary,
+    description: renderText(op.description, 'rest'),
+    tags: [...op.rest.tags],
     ...(secured ? { security: [{ bearerAuth: [] }] } : {}),
-    parameters: queryParameters(route, limits),
-    ...(route.body
-      ? {
-          requestBody: {
-            required: true,
-            content: { [route.body.contentType]: { schema: jsonSchema(schemaFor(route.body.schema, limits)) } },
-          },
-        }
-      : {}),
+    parameters: queryParameters(op, limits),
+    ...(body ? { requestBody: body } : {}),
     responses,
   };
 }
@@ -87,10 +106,10 @@ export function buildOpenApiDocument(
   extraPaths: Record<string, unknown> = {},
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const { route } of handlers) {
-    const entry = paths[route.path] ?? {};
-    entry[route.method.toLowerCase()] = operation(route, limits, true);
-    paths[route.path] = entry;
+  for (const { operation: op } of handlers) {
+    const entry = paths[op.rest.path] ?? {};
+    entry[op.rest.method.toLowerCase()] = operation(op, limits, true);
+    paths[op.rest.path] = entry;
   }
   return {
     openapi: '3.1.0',

@@ -1,7 +1,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { jointsSchema } from '../http/schemas.ts';
-import { perLimits } from '../http/route-spec.ts';
+import { jointsSchema } from '../motion/vocabulary.ts';
+import { perLimits } from '../ops/operation.ts';
 import type { MoveToJointsGoal, MoveToPoseGoal } from '../ros/messages.ts';
 
 const PLANNERS = ['ptp', 'lin', 'circ', 'ompl', 'chomp'] as const;

@@ -6,6 +6,7 @@ import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpEndpoint } from '../mcp/server.ts';
+import { stampArrival } from '../ops/rest.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
@@ -103,8 +104,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     mounts: { '/mcp/mcp': mcp.handler },
     ...(options.log ? { log: options.log } : {}),
   });
-  // Every request runs under the arbiter's account of stops, so one that arrived before a stop cannot move after it.
-  const adapter = createServerAdapter((request: Request) => arbiter.admitting(() => app(request)));
+  // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
+  const adapter = createServerAdapter((request: Request) => {
+    stampArrival(request, arbiter.stopCount);
+    return app(request);
+  });
   const server = createServer(adapter);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -1,11 +1,21 @@
 import { services } from '../app/services.ts';
-import { errorResponse, json, unavailable } from '../http/errors.ts';
+import { type ApiError, unavailable } from '../http/errors.ts';
+import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg } from '../ros/messages.ts';
 
 import { firstNonIncreasing } from './points.ts';
 
 export type { ApiTrajectoryPoint } from './points.ts';
+
+/** What a publication answers: publication only, not execution. */
+export interface TrajectorySent {
+  readonly status: 'sent';
+  readonly points: number;
+  readonly times_increasing: boolean;
+  readonly warning?: string;
+  readonly file?: string;
+}
 
 /** Points ready for the controller topic: the message points and their times (s). */
 export interface PublishablePoints {
@@ -22,11 +32,12 @@ export interface PublishablePoints {
 export async function publishPoints(
   points: PublishablePoints,
   source: string,
-  extra: Record<string, string> = {},
-): Promise<Response> {
+  extra: { readonly file?: string } = {},
+  arrivedAtStop?: number,
+): Promise<Result<TrajectorySent, ApiError>> {
   const { arbiter, trajectoryLog } = services();
-  const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory']);
-  if (!lease.ok) return errorResponse({ kind: 'busy', detail: lease.error });
+  const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], arrivedAtStop);
+  if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   try {
     const context = ros();
     const topic = context.endpoints.interfaces.trajectory.name;
@@ -41,17 +52,17 @@ export async function publishPoints(
     const published = await context.publishTrajectory(msg);
     if (!published.ok) {
       trajectoryLog.push(`publication failed: ${published.error.message}`);
-      return errorResponse(unavailable(published.error));
+      return err(unavailable(published.error));
     }
     const { times } = points;
     const nonIncreasing = firstNonIncreasing(times.length, (i) => times[i] ?? 0);
     const warning =
       nonIncreasing >= 0
         ? {
-            warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see GET /trajectory/logs)`,
+            warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see {op:get_trajectory_logs})`,
           }
         : {};
-    return json({ status: 'sent', points: count, ...extra, times_increasing: nonIncreasing < 0, ...warning });
+    return ok({ status: 'sent', points: count, ...extra, times_increasing: nonIncreasing < 0, ...warning });
   } finally {
     lease.value.release();
   }

@@ -7,14 +7,15 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { services } from '../app/services.ts';
-import { type ApiError, errorResponse, json } from '../http/errors.ts';
+import type { ApiError } from '../http/errors.ts';
+import { err, type Result } from '../result.ts';
 import { busyMessage } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type RobotContext, ros } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
 import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
 import { type ArmState, refreshStart } from './dynamics.ts';
-import { publishPoints } from './publish.ts';
+import { publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
@@ -65,11 +66,6 @@ async function pointMessages(packed: PackedPoints): Promise<JointTrajectoryPoint
   return out;
 }
 
-/** The response for a check failure; validation issues arrive already bounded from the worker. */
-function failureResponse(error: ApiError): Response {
-  return error.kind === 'validation' ? json({ detail: error.issues }, 422) : errorResponse(error);
-}
-
 /**
  * Checks `source` off the event loop and publishes the result as `label` (for the log), adding
  * `extra` to the answer. With validate_limits the velocities armgate filled in are published,
@@ -79,16 +75,17 @@ export async function checkAndPublish(
   source: CheckSource,
   transfer: ArrayBuffer[],
   label: string,
-  extra: Record<string, string> = {},
-): Promise<Response> {
+  extra: { readonly file?: string } = {},
+  arrivedAtStop?: number,
+): Promise<Result<TrajectorySent, ApiError>> {
   // A held arm is a 409 at once, before the check on the worker; the lease is taken at publication.
   const busy = services().arbiter.activity(['trajectory']);
-  if (busy) return errorResponse({ kind: 'busy', detail: busyMessage(busy) });
+  if (busy) return err({ kind: 'busy', detail: busyMessage(busy) });
   const context = ros();
   const limits = context.limits;
   const before = latestArmState(context, limits);
   const result = await checkOffThread({ source, state: before?.state, limits }, transfer);
-  if (!result.ok) return failureResponse(result.error);
+  if (!result.ok) return err(result.error);
   const packed = result.points;
   const messages = await pointMessages(packed);
   // From here to the publication nothing awaits: the state read now is the one the controller starts from.
@@ -98,11 +95,8 @@ export async function checkAndPublish(
     const head = packed.count > 1 ? [packedPoint(packed, 0), packedPoint(packed, 1)] : [packedPoint(packed, 0)];
     const refreshed = refreshStart(now.state, head, limits);
     if (refreshed.violation)
-      return failureResponse({
-        kind: 'validation',
-        issues: [violationIssue(refreshed.violation, limits, source.kind)],
-      });
+      return err({ kind: 'validation', issues: [violationIssue(refreshed.violation, limits, source.kind)] });
     messages[0] = { ...first, velocities: [...(refreshed.first.velocities ?? first.velocities)] };
   }
-  return publishPoints({ messages, times: packed.times }, label, extra);
+  return publishPoints({ messages, times: packed.times }, label, extra, arrivedAtStop);
 }

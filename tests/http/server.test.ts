@@ -17,7 +17,8 @@ describe('live server with a token', () => {
   const call = (method: string, path: string, headers: Record<string, string> = {}) =>
     fetch(`${server.url}${path}`, { method, headers, ...(method === 'POST' ? { body: '{}' } : {}) });
 
-  for (const { route } of handlers) {
+  for (const { operation } of handlers) {
+    const route = operation.rest;
     it(`${route.method} ${route.path} answers 401 with WWW-Authenticate without a token`, async () => {
       const res = await call(route.method, route.path);
       assert.equal(res.status, 401);
@@ -69,7 +70,8 @@ describe('live server with a token', () => {
       type: 'http',
       scheme: 'bearer',
     });
-    for (const { route } of handlers) {
+    for (const { operation } of handlers) {
+      const route = operation.rest;
       assert.deepEqual(doc.paths[route.path]?.[route.method.toLowerCase()]?.security, [{ bearerAuth: [] }], route.path);
     }
   });

@@ -152,13 +152,18 @@ describe('MCP interface at /mcp/mcp', () => {
       ['move_to_joints', { joints: [0, 0, 0, 0, 0, 0, 0], speed: 5 }, /speed/],
       ['move_to_named_position', { name: 'nowhere' }, /known: home, work, transport/],
       ['start_sequence', { config: { home: { joints: [0] }, waypoints: [] } }, /config\.home\.joints/],
-      ['no_such_tool', {}, /unknown tool/],
     ];
     for (const [name, args, pattern] of cases) {
       const r = await call(name, args);
       assert.equal(r.isError, true, name);
       assert.match(text(r), pattern);
     }
+    // An unknown tool is a protocol error (JSON-RPC invalid params), as the MCP specification says.
+    await assert.rejects(call('no_such_tool'), (e: { code?: number; message?: string }) => {
+      assert.equal(e.code, -32602);
+      assert.match(e.message ?? '', /unknown tool 'no_such_tool'; tools: get_joint_states/);
+      return true;
+    });
   });
 
   it('gives a tool error that says what to do when the arm is busy', async () => {
@@ -189,6 +194,10 @@ describe('MCP interface at /mcp/mcp', () => {
       const first = read.contents[0] as { text?: string } | undefined;
       assert.ok(first?.text && JSON.parse(first.text), r.uri);
     }
+    await assert.rejects(client.readResource({ uri: 'armgate://robot/nothing' }), (e: { code?: number }) => {
+      assert.equal(e.code, -32002, 'an unknown resource is -32002 (resource not found)');
+      return true;
+    });
     const limits = await client.readResource({ uri: 'armgate://robot/joint_limits' });
     const body = JSON.parse((limits.contents[0] as { text: string }).text) as { joints: { max_rad: number }[] };
     assert.equal(body.joints[3]?.max_rad, 2.09);

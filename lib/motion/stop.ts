@@ -1,0 +1,68 @@
+import { services } from '../app/services.ts';
+import { ros } from '../ros/context.ts';
+import { durationFromS } from '../ros/messages.ts';
+
+/** What a stop did. */
+export interface StopReport {
+  readonly message: string;
+  readonly sequence_stopped: boolean;
+  readonly hold_published: boolean;
+  readonly planner_stopped: boolean;
+}
+
+/**
+ * Stops everything the service started, in order: (1) synchronously, whatever holds the arm
+ * loses it (its goal is cancelled, a runner's goals refused); (2) a hold point at the current
+ * position is published (an empty trajectory without a fresh joint state); (3) the planner's stop
+ * service is called; (4) every runner still alive is ended, and this waits for their exit.
+ * `reason` is what a motion cut short answers.
+ */
+export async function stopEverything(reason = 'stopped'): Promise<StopReport> {
+  const context = ros();
+  const { arbiter, sequences, trajectoryLog } = services();
+  const revoked = arbiter.revoke(reason);
+  const latest = context.latestJointState();
+  const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;
+  const names = [...context.endpoints.joint_names];
+  const order = fresh ? names.map((n) => fresh.name.indexOf(n)) : [];
+  const positions = fresh && order.every((i) => i >= 0) ? order.map((i) => fresh.position[i] ?? 0) : undefined;
+  const published = await context.publishTrajectory({
+    header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+    joint_names: names,
+    points: positions
+      ? [
+          {
+            positions,
+            velocities: names.map(() => 0),
+            accelerations: [],
+            effort: [],
+            time_from_start: durationFromS(0),
+          },
+        ]
+      : [],
+  });
+  trajectoryLog.push(
+    `stop: ${positions ? 'hold point at the current position' : 'empty trajectory (no current joint state)'} ${published.ok ? 'published' : `not published: ${published.error.message}`}`,
+  );
+  const planner = await context.callStop();
+  const plannerStopped = planner.ok && planner.value.success;
+  const sequenceStopped = await sequences.stop();
+  if (revoked) trajectoryLog.push(`stop: revoked the arm from ${revoked.detail}`);
+  const parts = [
+    sequenceStopped ? 'sequence runner stopped' : 'no sequence was running',
+    published.ok
+      ? positions
+        ? 'hold point published'
+        : 'empty trajectory published (no joint state)'
+      : 'hold not published',
+    plannerStopped
+      ? 'planner stopped'
+      : `planner stop failed${planner.ok ? `: ${planner.value.message}` : `: ${planner.error.message}`}`,
+  ];
+  return {
+    message: parts.join('; '),
+    sequence_stopped: sequenceStopped,
+    hold_published: published.ok,
+    planner_stopped: plannerStopped,
+  };
+}

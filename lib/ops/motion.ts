@@ -1,0 +1,74 @@
+import * as v from 'valibot';
+import { services } from '../app/services.ts';
+import { type ApiError, unavailable } from '../http/errors.ts';
+import { stopEverything } from '../motion/stop.ts';
+import { err, ok, type Result } from '../result.ts';
+import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
+import type { MotionResultMsg } from '../ros/messages.ts';
+import type { OpContext } from './operation.ts';
+
+/** The motion result resource. */
+export const MotionResultSchema = v.pipe(
+  v.object({
+    success: v.pipe(
+      v.boolean(),
+      v.description(
+        'true: the arm reached the target. false: planning or execution failed, or the motion was stopped or timed out; nothing more will move.',
+      ),
+    ),
+    message: v.pipe(v.string(), v.description('What happened, in one sentence a person can act on.')),
+  }),
+  v.title('MotionResult'),
+);
+
+/** The motion result. */
+export type MotionResult = v.InferOutput<typeof MotionResultSchema>;
+
+/** Errors common to the motion operations. */
+export const MOTION_ERRORS = {
+  busy: 'The arm is busy with another motion, a trajectory or a sequence (no queue).',
+  unavailable: 'The motion interface of the stack is unavailable.',
+} as const;
+
+/** How often progress is reported while a motion runs (ms). */
+const PROGRESS_EVERY_MS = 500;
+/** What a motion cancelled by its MCP client answers. */
+export const CANCELLED_REASON = 'the client cancelled the call';
+
+/**
+ * Runs a motion under the arbiter: busy (409) at once when the arm is held, otherwise the call's
+ * result `{success, message}` (unavailable when the interface did not answer). The call gets the
+ * lease's signal: a stop revokes the lease, which cancels the goal. When the caller cancels (an
+ * MCP client's notifications/cancelled), everything stops exactly as the stop operation does.
+ * While it runs, progress is reported every half second (seconds since the start).
+ */
+export async function runMotion(
+  ctx: OpContext,
+  what: string,
+  call: (options: GoalOptions) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>,
+): Promise<Result<MotionResult, ApiError>> {
+  const lease = services().arbiter.acquire('move', what, [], ctx.arrivedAtStop);
+  if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
+  const started = performance.now();
+  let phase = 'planning';
+  const report = () => ctx.progress((performance.now() - started) / 1000, undefined, `${what}: ${phase}`);
+  const ticker = setInterval(report, PROGRESS_EVERY_MS);
+  ticker.unref();
+  const cancel = () => void stopEverything(CANCELLED_REASON);
+  ctx.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    report();
+    const result = await call({
+      signal: lease.value.signal,
+      onFeedback: (state) => {
+        phase = state;
+      },
+    });
+    if (!result.ok) return err(unavailable(result.error));
+    return ok({ success: result.value.success, message: result.value.message });
+  } finally {
+    clearInterval(ticker);
+    ctx.signal.removeEventListener('abort', cancel);
+    lease.value.release();
+  }
+}
