@@ -1,45 +1,370 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import { createMcpServer } from './face.ts';
 
-/** Sessions idle longer than this are closed (ms). */
+/** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
-/** Most sessions kept at once; the least recently used goes first. */
+/** Most sessions kept at once; beyond it the least recently used idle one goes. */
 export const MAX_SESSIONS = 256;
+/** Largest JSON-RPC body accepted (bytes), as the SDK's transport default. */
+export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+/** Ids of ended (DELETE) sessions remembered so they stay 404; the oldest are forgotten first. */
+const ENDED_IDS_KEPT = 4096;
+/** What the SDK transport requires a POST to accept; the endpoint accepts either and answers in kind. */
+const ACCEPT_BOTH = 'application/json, text/event-stream';
+/** An SSE comment sent first on every stream, so the status and headers leave at once. */
+const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
+/** JSON-RPC "request cancelled" (the code the SDK uses for a cancelled request). */
+const CANCELLED_CODE = -32800;
 
-interface Session {
-  readonly server: Server;
-  readonly transport: WebStandardStreamableHTTPServerTransport;
-  lastUsedMs: number;
+type RequestId = string | number;
+
+/** A JSON-RPC request as the fast path takes it (the Server validates its params). */
+interface JsonRpcRequest {
+  readonly jsonrpc: '2.0';
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params?: Record<string, unknown>;
 }
 
-const jsonRpcError = (status: number, code: number, message: string) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
+/**
+ * The transport a session's Server is connected to: the SDK's web-standard transport for
+ * everything (initialize, session and protocol checks, SSE streams, DELETE), plus a direct path for
+ * the common case, one request answered with plain JSON. A direct request goes to the Server
+ * without the SDK transport's per-request work (header copy, URL parse, a second schema parse of
+ * the envelope, a stream per request) and its answer comes back as one object.
+ */
+class SessionTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
+  readonly sdk: WebStandardStreamableHTTPServerTransport;
+  /** Direct requests waiting for their answer, by JSON-RPC id. */
+  private readonly direct = new Map<RequestId, (answer: JSONRPCMessage) => void>();
+
+  constructor(sdk: WebStandardStreamableHTTPServerTransport) {
+    this.sdk = sdk;
+    sdk.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    sdk.onerror = (error) => this.onerror?.(error);
+    sdk.onclose = () => {
+      for (const [id, answer] of this.direct) answer(errorAnswer(id, -32000, 'Connection closed: the session ended'));
+      this.direct.clear();
+      this.onclose?.();
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.sdk.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.sdk.start();
+  }
+
+  close(): Promise<void> {
+    return this.sdk.close();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const answerTo = 'id' in message && !('method' in message) ? message.id : undefined;
+    const id = answerTo ?? options?.relatedRequestId;
+    const waiting = id === undefined ? undefined : this.direct.get(id);
+    if (!waiting) {
+      const related = options?.relatedRequestId;
+      return this.sdk.send(message, related === undefined ? undefined : { relatedRequestId: related });
+    }
+    // A notification about a direct request has no stream to travel on: the client asked for JSON.
+    if (answerTo !== undefined) {
+      this.direct.delete(answerTo);
+      waiting(message);
+    }
+    return Promise.resolve();
+  }
+
+  /** Hands one request to the Server and resolves with its answer (or with `cancelled` when `stop` runs). */
+  call(request: JsonRpcRequest, extra: MessageExtraInfo): { answer: Promise<JSONRPCMessage>; stop: () => void } {
+    let stop = () => {};
+    const answer = new Promise<JSONRPCMessage>((resolve) => {
+      this.direct.set(request.id, resolve);
+      stop = () => {
+        if (this.direct.delete(request.id)) resolve(errorAnswer(request.id, CANCELLED_CODE, 'Request cancelled'));
+      };
+    });
+    this.onmessage?.(request as JSONRPCMessage, extra);
+    return { answer, stop };
+  }
+}
+
+interface Session {
+  readonly id: string;
+  readonly server: Server;
+  readonly transport: SessionTransport;
+  /** The exact Host and Origin values the SDK's DNS-rebinding protection admits for this session. */
+  readonly hosts: ReadonlySet<string>;
+  readonly origins: ReadonlySet<string>;
+  lastUsedMs: number;
+  /** Requests whose answer is still open, by JSON-RPC id: ends that answer (after a cancellation). */
+  readonly open: Map<RequestId, () => void>;
+}
+
+/** What a parsed POST body holds, as far as routing needs to know. */
+interface Batch {
+  readonly isInitialize: boolean;
+  /** Ids of the requests in it (a notification-only body has none). */
+  readonly requestIds: RequestId[];
+  /** Request ids that notifications/cancelled in it name. */
+  readonly cancelled: RequestId[];
+  /** The body when it is one request the direct path can take (not initialize, not asking for progress). */
+  readonly direct: JsonRpcRequest | undefined;
+  /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
+  readonly wantsProgress: boolean;
+}
+
+/** Options for tests and benches; the server uses the defaults. */
+export interface McpEndpointOptions {
+  /** Builds the MCP server of a new session (default: the armgate tools and resources). */
+  readonly createServer?: () => Server;
+  readonly idleMs?: number;
+  readonly maxSessions?: number;
+}
 
 /** The /mcp/mcp endpoint and its sessions. */
 export interface McpEndpoint {
   readonly handler: (request: Request) => Promise<Response>;
-  /** Number of open sessions. */
+  /** Number of sessions held in memory. */
   sessionCount(): number;
   /** Closes every session (server shutdown). */
   close(): Promise<void>;
 }
 
+const jsonHeaders = (sessionId?: string): Record<string, string> =>
+  sessionId
+    ? { 'content-type': 'application/json', 'mcp-session-id': sessionId }
+    : { 'content-type': 'application/json' };
+
+const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isId = (value: unknown): value is RequestId => typeof value === 'string' || typeof value === 'number';
+
+const errorAnswer = (id: RequestId, code: number, message: string): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message },
+});
+
+/** True when a request's params carry `_meta.progressToken`. */
+const asksProgress = (params: unknown): boolean =>
+  isRecord(params) && isRecord(params._meta) && params._meta.progressToken !== undefined;
+
+/** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
+function inspect(body: unknown): Batch {
+  const requestIds: RequestId[] = [];
+  const cancelled: RequestId[] = [];
+  let isInitialize = false;
+  let wantsProgress = false;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!isRecord(message) || typeof message.method !== 'string') continue;
+    if (isId(message.id)) {
+      requestIds.push(message.id);
+      if (message.method === 'initialize') isInitialize = true;
+      if (asksProgress(message.params)) wantsProgress = true;
+    } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
+      const id = message.params.requestId;
+      if (isId(id)) cancelled.push(id);
+    }
+  }
+  const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
+  const direct = single && requestIds.length === 1 && !isInitialize ? (body as unknown as JsonRpcRequest) : undefined;
+  return { isInitialize, requestIds, cancelled, direct, wantsProgress };
+}
+
+/** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
+function lazyRequestInfo(request: Request): MessageExtraInfo {
+  let headers: Record<string, string> | undefined;
+  let url: URL | undefined;
+  return {
+    requestInfo: {
+      get headers() {
+        headers ??= Object.fromEntries(request.headers.entries());
+        return headers;
+      },
+      get url() {
+        url ??= new URL(request.url);
+        return url;
+      },
+    },
+  };
+}
+
+/** True for `application/json` with any parameters, as the SDK transport requires of a POST. */
+function isJsonType(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  const semi = contentType.indexOf(';');
+  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
 /**
- * The /mcp/mcp fetch handler around the SDK's web-standard streamable HTTP transport, with
- * sessions: an initialize request creates a server and transport for the client (JSON responses),
- * later requests carrying its Mcp-Session-Id reuse them, DELETE ends the session, and sessions idle
- * for 10 minutes (or beyond 256) are closed. An unknown session id is a 404, after which clients
- * initialize again. The SDK's DNS-rebinding protection is on, with the hosts and origins of
- * `admission` (the same policy the app checks first), for the port the session began on.
+ * The body as text, or undefined when it is larger than `limitBytes`. A declared Content-Length is
+ * checked first and then read at once (Node's parser delivers no more than it declares); a chunked
+ * body is read piece by piece and dropped as soon as it passes the limit.
  */
-export function createMcpEndpoint(admission: AdmissionPolicy): McpEndpoint {
+async function readBounded(request: Request, limitBytes: number): Promise<string | undefined> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null) return Number(declared) > limitBytes ? undefined : request.text();
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    total += value.byteLength;
+    if (total > limitBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** What the client takes in answer to a POST: a stream, plain JSON, or nothing we can send. */
+function answerKind(accept: string | null): 'stream' | 'json' | 'none' {
+  if (accept === null || accept.trim() === '') return 'json';
+  const types = accept.toLowerCase();
+  if (types.includes('text/event-stream')) return 'stream';
+  if (types.includes('application/json') || types.includes('*/*') || types.includes('application/*')) return 'json';
+  return 'none';
+}
+
+/**
+ * Passes an SDK SSE body through after an opening comment (so headers leave at once); `onEnd`
+ * runs once when it ends either way. `stop()` ends it early (after a cancellation).
+ */
+function relayStream(
+  body: ReadableStream<Uint8Array>,
+  onEnd: () => void,
+): { stream: ReadableStream<Uint8Array>; stop: () => void } {
+  const reader = body.getReader();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onEnd();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(STREAM_OPEN);
+    },
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (e) {
+        end();
+        controller.error(e);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  return { stream, stop: () => void reader.cancel().catch(() => undefined) };
+}
+
+/** The JSON-RPC responses in an SDK SSE body (notifications are dropped: a JSON-only client cannot take them). */
+async function collectResponses(body: ReadableStream<Uint8Array>, stopped: Promise<void>): Promise<unknown[]> {
+  const reader = body.getReader();
+  void stopped.then(() => reader.cancel().catch(() => undefined));
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  const responses: unknown[] = [];
+  for (const event of text.split('\n\n')) {
+    const data = event
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+      .join('\n');
+    if (!data) continue;
+    const message = JSON.parse(data) as unknown;
+    if (isRecord(message) && 'id' in message && ('result' in message || 'error' in message)) responses.push(message);
+  }
+  return responses;
+}
+
+/**
+ * Session ids this process issued carry an HMAC of their random part under a key of its own, so an
+ * id whose session was closed for idleness or for room can be told apart from one never issued.
+ */
+function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolean } {
+  const key = randomBytes(32);
+  const mac = (nonce: string) => createHmac('sha256', key).update(nonce).digest('base64url').slice(0, 22);
+  return {
+    issue: () => {
+      const nonce = randomBytes(16).toString('base64url');
+      return `${nonce}.${mac(nonce)}`;
+    },
+    issuedHere: (id) => {
+      const dot = id.indexOf('.');
+      if (dot !== 22 || id.length !== 45) return false;
+      return timingSafeEqual(Buffer.from(id.slice(23)), Buffer.from(mac(id.slice(0, 22))));
+    },
+  };
+}
+
+/**
+ * The /mcp/mcp fetch handler around the SDK's web-standard streamable HTTP transport, one session
+ * (a low-level Server and its transport) per client.
+ *
+ * - POST answers in the form the client accepts: an SSE stream when Accept names
+ *   text/event-stream (progress notifications of a tool call travel on it), plain JSON when it
+ *   names only application/json (or nothing).
+ * - GET is 405: the server sends nothing outside the answer to a request, so there is no stream to
+ *   hold open. DELETE ends the session.
+ * - A session idle for 10 minutes, or the least recently used idle one beyond 256, is closed to
+ *   free memory; its id stays valid and the session is rebuilt on its next request, so clients
+ *   (the SDK client does not initialize again on a 404) never notice. An id this process never
+ *   issued (another process, a restart, a typo) or one ended by DELETE is a 404, after which the
+ *   client initializes again.
+ * - notifications/cancelled reaches the session's server, which aborts the call's signal, and
+ *   ends the answer of the cancelled request.
+ * - The SDK's DNS-rebinding protection is on, with the hosts and origins of `admission` (the same
+ *   policy the app checks first), for the port the session began on.
+ */
+export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpointOptions = {}): McpEndpoint {
+  const createServer = options.createServer ?? createMcpServer;
+  const idleMs = options.idleMs ?? SESSION_IDLE_MS;
+  const maxSessions = options.maxSessions ?? MAX_SESSIONS;
+  const ids = sessionIds();
   const sessions = new Map<string, Session>();
+  const rebuilding = new Map<string, Promise<Session>>();
+  const ended = new Set<string>();
+  let closed = false;
+
   const closeSession = async (id: string) => {
     const session = sessions.get(id);
     if (!session) return;
@@ -47,44 +372,220 @@ export function createMcpEndpoint(admission: AdmissionPolicy): McpEndpoint {
     await session.transport.close();
     await session.server.close();
   };
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    for (const [id, session] of sessions) if (now - session.lastUsedMs > SESSION_IDLE_MS) void closeSession(id);
-  }, 60_000);
+  const forget = (id: string) => {
+    ended.add(id);
+    if (ended.size > ENDED_IDS_KEPT) for (const old of ended) if (ended.delete(old)) break;
+  };
+  const makeRoom = () => {
+    if (sessions.size <= maxSessions) return;
+    let oldest: Session | undefined;
+    for (const s of sessions.values())
+      if (s.open.size === 0 && (!oldest || s.lastUsedMs < oldest.lastUsedMs)) oldest = s;
+    if (oldest) void closeSession(oldest.id);
+  };
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const [id, s] of sessions) if (s.open.size === 0 && now - s.lastUsedMs > idleMs) void closeSession(id);
+    },
+    Math.min(60_000, idleMs),
+  );
   sweep.unref();
 
-  const handler = async (request: Request): Promise<Response> => {
-    const id = request.headers.get('mcp-session-id');
-    if (id) {
-      const session = sessions.get(id);
-      if (!session) return jsonRpcError(404, -32001, 'Session not found: initialize a new session');
-      session.lastUsedMs = performance.now();
-      return session.transport.handleRequest(request);
-    }
-    const server = createMcpServer();
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
+  /** A server and transport whose session id is `id` (a new one, or one rebuilt). */
+  const openSession = async (request: Request, id: string): Promise<Session> => {
+    const server = createServer();
+    const allow = sdkAllowLists(admission, request.headers.get('host') ?? '');
+    const sdk = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
       enableDnsRebindingProtection: true,
-      ...sdkAllowLists(admission, request.headers.get('host') ?? ''),
-      onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { server, transport, lastUsedMs: performance.now() });
-        if (sessions.size > MAX_SESSIONS) {
-          const oldest = [...sessions.entries()].sort((a, b) => a[1].lastUsedMs - b[1].lastUsedMs)[0];
-          if (oldest) void closeSession(oldest[0]);
-        }
-      },
-      onsessionclosed: (sessionId) => {
-        sessions.delete(sessionId);
+      ...allow,
+      onsessionclosed: (closedId) => {
+        sessions.delete(closedId);
+        forget(closedId);
       },
     });
+    const transport = new SessionTransport(sdk);
     await server.connect(transport);
-    const response = await transport.handleRequest(request);
-    if (!transport.sessionId || !sessions.has(transport.sessionId)) {
-      // Not an initialize request: nothing to keep.
-      await transport.close();
-      await server.close();
+    const session: Session = {
+      id,
+      server,
+      transport,
+      hosts: new Set(allow.allowedHosts),
+      origins: new Set(allow.allowedOrigins),
+      lastUsedMs: performance.now(),
+      open: new Map(),
+    };
+    sessions.set(id, session);
+    makeRoom();
+    return session;
+  };
+
+  /** Rebuilds a session closed for idleness or room: the initialize handshake replayed in process. */
+  const rebuild = (request: Request, id: string): Promise<Session> => {
+    let pending = rebuilding.get(id);
+    if (pending) return pending;
+    pending = (async () => {
+      const session = await openSession(request, id);
+      const header = request.headers.get('mcp-protocol-version');
+      const protocolVersion =
+        header && SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+      const replay = async (message: unknown) => {
+        const headers = new Headers(request.headers);
+        headers.set('accept', ACCEPT_BOTH);
+        headers.set('content-type', 'application/json');
+        headers.delete('content-length');
+        const init = new Request(request.url, { method: 'POST', headers, body: JSON.stringify(message) });
+        const response = await session.transport.sdk.handleRequest(init, { parsedBody: message });
+        await response.text();
+      };
+      await replay({
+        jsonrpc: '2.0',
+        id: 'armgate-rebuild',
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'rebuilt session', version: '0' } },
+      });
+      await replay({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      return session;
+    })().finally(() => rebuilding.delete(id));
+    rebuilding.set(id, pending);
+    return pending;
+  };
+
+  /** The session a request names: held, rebuilt, or undefined (never issued here, or ended). */
+  const sessionFor = async (request: Request, id: string): Promise<Session | undefined> => {
+    const held = sessions.get(id);
+    if (held) return held;
+    if (closed || ended.has(id) || !ids.issuedHere(id)) return undefined;
+    return rebuild(request, id);
+  };
+
+  /**
+   * The direct path: one request (not initialize, no progress asked) answered with plain JSON,
+   * after the same checks the SDK transport makes (Host and Origin, media type, protocol version).
+   * Undefined when a check fails, so the SDK transport answers with its own error.
+   */
+  const direct = async (session: Session, request: Request, call: JsonRpcRequest): Promise<Response | undefined> => {
+    const headers = request.headers;
+    const origin = headers.get('origin');
+    const version = headers.get('mcp-protocol-version');
+    if (
+      !session.hosts.has(headers.get('host') ?? '') ||
+      (origin !== null && !session.origins.has(origin)) ||
+      !isJsonType(headers.get('content-type')) ||
+      (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+    )
+      return undefined;
+    session.lastUsedMs = performance.now();
+    const { answer, stop } = session.transport.call(call, lazyRequestInfo(request));
+    session.open.set(call.id, stop);
+    const message = await answer;
+    session.open.delete(call.id);
+    session.lastUsedMs = performance.now();
+    return new Response(JSON.stringify(message), { status: 200, headers: jsonHeaders(session.id) });
+  };
+
+  /** Hands a POST to the session's SDK transport and shapes the answer for what the client accepts. */
+  const post = async (
+    session: Session,
+    request: Request,
+    body: unknown,
+    batch: Batch,
+    kind: 'stream' | 'json',
+  ): Promise<Response> => {
+    const stream = kind === 'stream' && batch.wantsProgress;
+    if (batch.direct && !stream) {
+      const answered = await direct(session, request, batch.direct);
+      if (answered) return answered;
     }
+    if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
+    session.lastUsedMs = performance.now();
+    const response = await session.transport.sdk.handleRequest(request, { parsedBody: body });
+    for (const id of batch.cancelled) session.open.get(id)?.();
+    const sse = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+    if (!sse || !response.body) return response;
+    const done = () => {
+      for (const id of batch.requestIds) session.open.delete(id);
+      session.lastUsedMs = performance.now();
+    };
+    if (stream) {
+      const relay = relayStream(response.body, done);
+      for (const id of batch.requestIds) session.open.set(id, relay.stop);
+      return new Response(relay.stream, { status: response.status, headers: response.headers });
+    }
+    let stop = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    for (const id of batch.requestIds) session.open.set(id, stop);
+    let responses: unknown[];
+    try {
+      responses = await collectResponses(response.body, stopped);
+    } finally {
+      done();
+    }
+    for (const id of batch.requestIds) {
+      if (!responses.some((r) => isRecord(r) && r.id === id))
+        responses.push(errorAnswer(id, CANCELLED_CODE, 'Request cancelled'));
+    }
+    const single = !Array.isArray(body) && responses.length === 1;
+    return new Response(JSON.stringify(single ? responses[0] : responses), {
+      status: 200,
+      headers: jsonHeaders(session.id),
+    });
+  };
+
+  const handler = async (request: Request): Promise<Response> => {
+    const method = request.method;
+    if (method === 'GET')
+      return jsonRpcError(
+        405,
+        -32000,
+        'Method not allowed: this server sends messages only in answer to a POST; there is no GET stream',
+        { allow: 'POST, DELETE' },
+      );
+    if (method !== 'POST' && method !== 'DELETE')
+      return jsonRpcError(405, -32000, `Method ${method} not allowed: use POST (or DELETE to end a session)`, {
+        allow: 'POST, DELETE',
+      });
+    const id = request.headers.get('mcp-session-id');
+    if (method === 'DELETE') {
+      if (!id) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      const held = sessions.get(id);
+      if (held) return held.transport.sdk.handleRequest(request);
+      if (closed || ended.has(id) || !ids.issuedHere(id)) return sessionNotFound();
+      forget(id);
+      return new Response(null, { status: 200 });
+    }
+
+    const kind = answerKind(request.headers.get('accept'));
+    if (kind === 'none')
+      return jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
+    const text = await readBounded(request, MAX_MCP_BODY_BYTES);
+    if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
+    }
+    const batch = inspect(body);
+
+    if (id) {
+      const session = await sessionFor(request, id);
+      if (!session) return sessionNotFound();
+      return post(session, request, body, batch, kind);
+    }
+    if (!batch.isInitialize)
+      return jsonRpcError(
+        400,
+        -32000,
+        'Bad Request: Mcp-Session-Id header is required (send initialize first to get a session)',
+      );
+    if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
+    const session = await openSession(request, ids.issue());
+    const response = await post(session, request, body, batch, kind);
+    if (response.status !== 200) await closeSession(session.id);
     return response;
   };
 
@@ -92,8 +593,37 @@ export function createMcpEndpoint(admission: AdmissionPolicy): McpEndpoint {
     handler,
     sessionCount: () => sessions.size,
     async close() {
+      closed = true;
       clearInterval(sweep);
       await Promise.all([...sessions.keys()].map(closeSession));
     },
   };
+}
+
+function sessionNotFound(): Response {
+  return jsonRpcError(
+    404,
+    -32001,
+    'Session not found: send initialize (without Mcp-Session-Id) to start a new session',
+  );
+}
+
+/** Well-known OAuth and OpenID discovery paths (RFC 8414, RFC 9728, OIDC), at the root or under /mcp/mcp. */
+export const OAUTH_DISCOVERY_PATH =
+  /^(?:\/mcp\/mcp)?\/\.well-known\/(?:oauth-authorization-server|oauth-protected-resource|openid-configuration)(?:\/.*)?$/;
+
+/**
+ * The answer to an OAuth discovery request: 404 (no metadata, so clients do not start an OAuth
+ * flow) with a body saying the server takes a static Bearer token. Mount it without
+ * authentication: a 401 here makes clients such as mcp-remote try OAuth registration.
+ */
+export function oauthDiscoveryResponse(): Response {
+  return new Response(
+    JSON.stringify({
+      error: 'not_found',
+      detail:
+        'armgate does not use OAuth: send the static token as "Authorization: Bearer <token>" (web.token or ARMGATE_TOKEN); when no token is set, no header is needed',
+    }),
+    { status: 404, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } },
+  );
 }
