@@ -6,12 +6,15 @@ import type { EndpointsFile } from './endpoints.ts';
 import type {
   GetPositionFkRequest,
   GetPositionFkResponse,
+  IkAnswer,
+  IkRequest,
   JointStateMsg,
   JointTrajectoryMsg,
   MotionResultMsg,
   MoveToJointsGoal,
   MoveToNamedRequest,
   MoveToPoseGoal,
+  TrajectoryOutcome,
   TriggerResponse,
 } from './messages.ts';
 
@@ -39,6 +42,27 @@ export interface ReceivedJointState {
 export interface GoalOptions {
   readonly onFeedback?: (state: 'planning' | 'executing') => void;
   readonly signal?: AbortSignal;
+}
+
+/** Options of {@link RobotContext.solveIk}. */
+export interface IkOptions {
+  /** Abandons the solve (the answer is success false with the abort reason). */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link RobotContext.executeTrajectory}. */
+export interface TrajectoryWaitOptions {
+  /**
+   * Stops the trajectory: the controller decelerates within its limits and holds (ros2: the
+   * FollowJointTrajectory goal is cancelled); the outcome is `stopped` with the abort reason.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * How long to wait for the controller's outcome (s, wall clock) before stopping the trajectory
+   * and answering `timeout`; default the trajectory's duration (at the simulator's time scale)
+   * plus timeouts.motion_s.
+   */
+  readonly timeoutS?: number;
 }
 
 /**
@@ -74,6 +98,30 @@ export interface RobotContext {
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
   /** Publishes a JointTrajectory on the controller topic (an empty one means stop and hold). */
   publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>>;
+  /**
+   * Inverse kinematics on request: joint angles (rad, J1..J7, within the joint limits) that put
+   * the TCP (`endpoints.tcp_link`; the simulator adds `sim.tool_offset`) at the pose, starting
+   * from `request.seed` (default: the arm's current state), free of collisions when
+   * `collision_check`. A pose that is unreachable, reachable only beyond the joint limits or only
+   * in collision is `success: false` with the reason. Bounded by timeouts.ik_s; never moves the
+   * arm. Simulator: lib/kinematics/ik.ts in slices; ros2: MoveIt's GetPositionIK service
+   * (`interfaces.compute_ik`). The error is only for an interface that did not answer.
+   */
+  solveIk(request: IkRequest, options?: IkOptions): Promise<Result<IkAnswer, InterfaceUnavailable>>;
+  /**
+   * Executes a joint trajectory and waits for the controller's outcome: `finished` (at its last
+   * point), `refused` (not accepted: limits, joints, times, a jump), `stopped` (a stop, a hold, a
+   * cancel or `options.signal`), `preempted` (a newer trajectory or motion replaced it) or
+   * `timeout` (no outcome within the wait, the trajectory then stopped; ros2 also: the controller
+   * did not reach the goal within its goal time tolerance), with a message and the seconds from
+   * sending to the outcome. Simulator: the simulated controller's events; ros2: the controller's
+   * FollowJointTrajectory action (`interfaces.follow_joint_trajectory`). The error is only for an
+   * interface that is not there. Without wait, use {@link publishTrajectory}.
+   */
+  executeTrajectory(
+    msg: JointTrajectoryMsg,
+    options?: TrajectoryWaitOptions,
+  ): Promise<Result<TrajectoryOutcome, InterfaceUnavailable>>;
   /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
   callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */

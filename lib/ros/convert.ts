@@ -14,6 +14,8 @@ import type {
   DurationMsg,
   GetPositionFkRequest,
   GetPositionFkResponse,
+  GetPositionIkRequest,
+  GetPositionIkResponse,
   HeaderMsg,
   JointStateMsg,
   JointTrajectoryMsg,
@@ -264,4 +266,50 @@ export function plainOf(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => plainOf(v, depth + 1));
   if (isDict(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainOf(v, depth + 1)]));
   return value;
+}
+
+/** moveit_msgs/srv/GetPositionIK request as rclnodejs takes it (the seed's positions as Float64Array). */
+export function ikRequestToRos(request: GetPositionIkRequest) {
+  const r = request.ik_request;
+  const { name, position } = r.robot_state.joint_state;
+  const { header, pose } = r.pose_stamped;
+  return {
+    ik_request: {
+      group_name: r.group_name,
+      robot_state: { joint_state: { name: [...name], position: Float64Array.from(position) }, is_diff: false },
+      avoid_collisions: r.avoid_collisions,
+      ik_link_name: r.ik_link_name,
+      pose_stamped: {
+        header: { stamp: { ...header.stamp }, frame_id: header.frame_id },
+        pose: { position: { ...pose.position }, orientation: { ...pose.orientation } },
+      },
+      timeout: { sec: r.timeout.sec, nanosec: r.timeout.nanosec },
+    },
+  };
+}
+
+/** moveit_msgs/srv/GetPositionIK response from rclnodejs; an error says what is malformed. */
+export function ikResponseFromRos(raw: unknown): Result<GetPositionIkResponse, string> {
+  if (!isDict(raw)) return err('IK response is not an object');
+  const val = isDict(raw.error_code) ? numberOf(raw.error_code.val) : undefined;
+  if (val === undefined) return err('IK response without error_code.val');
+  const state = isDict(raw.solution) && isDict(raw.solution.joint_state) ? raw.solution.joint_state : {};
+  const name = stringsOf(state.name) ?? [];
+  const position = numbersOf(state.position) ?? [];
+  if (position.length !== name.length) return err(`solution has ${position.length} positions for ${name.length} names`);
+  return ok({ solution: { joint_state: { name, position } }, error_code: { val } });
+}
+
+/** control_msgs/action/FollowJointTrajectory goal: the trajectory (tolerances left at the controller's defaults). */
+export function followJointTrajectoryGoalToRos(msg: JointTrajectoryMsg) {
+  return { trajectory: jointTrajectoryToRos(msg) };
+}
+
+/** control_msgs/action/FollowJointTrajectory result: int32 error_code, string error_string. */
+export function followJointTrajectoryResultFromRos(
+  raw: unknown,
+): Result<{ error_code: number; error_string: string }, string> {
+  const code = isDict(raw) ? numberOf(raw.error_code) : undefined;
+  if (!isDict(raw) || code === undefined) return err('result without an integer error_code');
+  return ok({ error_code: code, error_string: typeof raw.error_string === 'string' ? raw.error_string : '' });
 }

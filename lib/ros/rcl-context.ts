@@ -4,10 +4,23 @@ import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
-import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext, TopicInfo } from './context.ts';
+import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
+import type {
+  GoalOptions,
+  IkOptions,
+  InterfaceUnavailable,
+  ReceivedJointState,
+  RobotContext,
+  TopicInfo,
+  TrajectoryWaitOptions,
+} from './context.ts';
 import {
   fkRequestToRos,
   fkResponseFromRos,
+  followJointTrajectoryGoalToRos,
+  followJointTrajectoryResultFromRos,
+  ikRequestToRos,
+  ikResponseFromRos,
   getParametersRequest,
   jointStateByName,
   jointStateFromRos,
@@ -20,21 +33,36 @@ import {
   triggerResponseFromRos,
 } from './convert.ts';
 import type { EndpointsFile } from './endpoints.ts';
-import type {
-  GetPositionFkRequest,
-  GetPositionFkResponse,
-  JointStateMsg,
-  JointTrajectoryMsg,
-  MotionResultMsg,
-  MoveToJointsGoal,
-  MoveToNamedRequest,
-  MoveToPoseGoal,
-  TriggerResponse,
+import {
+  durationFromS,
+  FJT_GOAL_TOLERANCE_VIOLATED,
+  FJT_PATH_TOLERANCE_VIOLATED,
+  FJT_SUCCESSFUL,
+  type GetPositionFkRequest,
+  type GetPositionFkResponse,
+  type IkAnswer,
+  type IkRequest,
+  type JointStateMsg,
+  type JointTrajectoryMsg,
+  MOVEIT_FRAME_TRANSFORM_FAILURE,
+  MOVEIT_GOAL_IN_COLLISION,
+  MOVEIT_INVALID_GROUP_NAME,
+  MOVEIT_INVALID_LINK_NAME,
+  MOVEIT_NO_IK_SOLUTION,
+  MOVEIT_SUCCESS,
+  MOVEIT_TIMED_OUT,
+  type MotionResultMsg,
+  type MoveToJointsGoal,
+  type MoveToNamedRequest,
+  type MoveToPoseGoal,
+  moveitErrorName,
+  secondsOf,
+  type TrajectoryOutcome,
+  type TriggerResponse,
 } from './messages.ts';
-import { secondsOf } from './messages.ts';
 import { RclGoals } from './rcl-goals.ts';
 import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
-import type { RclEntity, RclModule, RclNode, RclPublisher } from './rclnodejs-api.ts';
+import { GOAL_STATUS, type RclEntity, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
 
 /** The settings the rclnodejs context needs, taken from the loaded configuration. */
 export type RclConfig = Pick<Config, 'endpoints' | 'limits' | 'groupStates' | 'robot'>;
@@ -45,6 +73,14 @@ export interface RclContextOptions {
   /** Where message definitions of recordable topics are found (default: AMENT_PREFIX_PATH, then built-in). */
   readonly definitions?: DefinitionSource;
 }
+
+const emptyJointState = (): JointStateMsg => ({
+  header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+  name: [],
+  position: [],
+  velocity: [],
+  effort: [],
+});
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
@@ -252,6 +288,141 @@ export class RclContext implements RobotContext {
     if (this.subscriberCount(name) === 0)
       this.log(`no subscriber on ${name}: is the joint trajectory controller running?`);
     return ok(undefined);
+  }
+
+  /**
+   * Inverse kinematics through MoveIt's GetPositionIK (`interfaces.compute_ik`): the pose of
+   * `tcp_link` in frame_id (default the planning frame), seeded with `request.seed` or the latest
+   * joint state, avoid_collisions as asked, MoveIt's own timeout timeouts.ik_s (the call waits
+   * fk_s longer). MoveIt's error codes become success false with the reason.
+   */
+  async solveIk(request: IkRequest, options: IkOptions = {}): Promise<Result<IkAnswer, InterfaceUnavailable>> {
+    const iface = this.endpoints.interfaces.compute_ik;
+    const { planning_group, planning_frame, tcp_link, joint_names, timeouts } = this.endpoints;
+    const frame = request.frame_id || planning_frame;
+    const latest = this.latest ? jointStateByName(this.latest.msg, joint_names) : undefined;
+    const seed = request.seed ?? (latest?.ok ? latest.value.position : undefined);
+    const orientation = quatFromMat(matFromAbc(new Float64Array(9), request.a, request.b, request.c));
+    const rosRequest = ikRequestToRos({
+      ik_request: {
+        group_name: planning_group,
+        // No seed and no joint state: an empty robot state, which MoveIt fills with its current one.
+        robot_state: {
+          joint_state: seed ? { name: [...joint_names], position: [...seed] } : { name: [], position: [] },
+        },
+        avoid_collisions: request.collision_check,
+        ik_link_name: tcp_link,
+        pose_stamped: {
+          header: { stamp: { sec: 0, nanosec: 0 }, frame_id: frame },
+          pose: { position: { x: request.x, y: request.y, z: request.z }, orientation },
+        },
+        timeout: durationFromS(timeouts.ik_s),
+      },
+    });
+    const waitMs = (timeouts.ik_s + timeouts.fk_s) * 1000;
+    const answer = await this.calls.request(iface, 'IK service', rosRequest, waitMs, options.signal);
+    if (!answer.ok) return answer;
+    const outcome = answer.value;
+    if (outcome.kind === 'aborted') return ok({ success: false, message: outcome.reason });
+    if (outcome.kind !== 'value')
+      return err(
+        unavailable(
+          iface.name,
+          `IK service ${iface.name} ${outcome.kind === 'timeout' ? `did not answer within ${waitMs / 1000} s` : `failed: ${outcome.message}`}`,
+        ),
+      );
+    const response = ikResponseFromRos(outcome.value);
+    if (!response.ok)
+      return err(unavailable(iface.name, `IK service ${iface.name} gave a malformed response: ${response.error}`));
+    const val = response.value.error_code.val;
+    if (val !== MOVEIT_SUCCESS) return ok({ success: false, message: this.ikFailure(val, frame, request) });
+    const solution = jointStateByName({ ...emptyJointState(), ...response.value.solution.joint_state }, joint_names);
+    if (!solution.ok)
+      return err(
+        unavailable(iface.name, `IK service ${iface.name} answered a solution without ${solution.error.join(', ')}`),
+      );
+    const how = request.collision_check ? ' free of collisions' : '';
+    return ok({
+      success: true,
+      joints: solution.value.position,
+      message: `solution from MoveIt's ${iface.name}${how}`,
+    });
+  }
+
+  private ikFailure(val: number, frame: string, request: IkRequest): string {
+    const { tcp_link, planning_group, timeouts } = this.endpoints;
+    const code = `(MoveIt ${moveitErrorName(val)})`;
+    const pose = `[${[request.x, request.y, request.z].map((v) => v.toFixed(4)).join(', ')}] m`;
+    switch (val) {
+      case MOVEIT_NO_IK_SOLUTION:
+        return `no IK solution for ${pose} within the joint limits${request.collision_check ? ' and free of collisions' : ''}: the pose is unreachable there ${code}`;
+      case MOVEIT_TIMED_OUT:
+        return `no IK solution for ${pose} found within ${timeouts.ik_s} s ${code}`;
+      case MOVEIT_GOAL_IN_COLLISION:
+        return `the IK solution for ${pose} is in collision ${code}`;
+      case MOVEIT_FRAME_TRANSFORM_FAILURE:
+        return `unknown frame '${frame}' ${code}`;
+      case MOVEIT_INVALID_LINK_NAME:
+        return `MoveIt does not know the TCP link '${tcp_link}' (set tcp_link in the endpoints file) ${code}`;
+      case MOVEIT_INVALID_GROUP_NAME:
+        return `MoveIt does not know the planning group '${planning_group}' (set planning_group in the endpoints file) ${code}`;
+      default:
+        return `no IK solution for ${pose} ${code}`;
+    }
+  }
+
+  /**
+   * Executes a trajectory through the controller's FollowJointTrajectory action
+   * (`interfaces.follow_joint_trajectory`) and maps how the goal ended to an outcome: rejected ->
+   * refused; SUCCEEDED -> finished; CANCELED (by someone else: a newer goal) -> preempted; ABORTED
+   * with PATH_TOLERANCE_VIOLATED -> stopped, with GOAL_TOLERANCE_VIOLATED -> timeout, otherwise
+   * refused; cancelled here by `options.signal` or stop -> stopped, by the wait's limit -> timeout.
+   */
+  async executeTrajectory(
+    msg: JointTrajectoryMsg,
+    options: TrajectoryWaitOptions = {},
+  ): Promise<Result<TrajectoryOutcome, InterfaceUnavailable>> {
+    const iface = this.endpoints.interfaces.follow_joint_trajectory;
+    const startedMs = this.nowMs();
+    const answer = (outcome: TrajectoryOutcome['outcome'], message: string): Result<TrajectoryOutcome, never> =>
+      ok({ outcome, message, duration_s: Math.round(this.nowMs() - startedMs) / 1000 });
+    if (options.signal?.aborted)
+      return answer(
+        'stopped',
+        `${typeof options.signal.reason === 'string' ? options.signal.reason : 'stopped'}: nothing was sent`,
+      );
+    const last = msg.points.at(-1);
+    const durationS = last ? secondsOf(last.time_from_start) : 0;
+    const timeoutS = options.timeoutS ?? durationS + this.endpoints.timeouts.motion_s;
+    const previousEnd = this.trajectoryEndsAtMs;
+    this.trajectoryEndsAtMs = this.nowMs() + durationS * 1000;
+    const goalOptions = options.signal ? { signal: options.signal, timeoutS } : { timeoutS };
+    const ended = await this.goals.runTrajectoryGoal(iface, followJointTrajectoryGoalToRos(msg), goalOptions);
+    if (!ended.ok) {
+      this.trajectoryEndsAtMs = previousEnd;
+      return ended;
+    }
+    const end = ended.value;
+    this.trajectoryEndsAtMs = 0;
+    if (end.kind === 'rejected')
+      return answer(
+        'refused',
+        `the controller rejected the trajectory goal on ${iface.name} (joints, times or limits)`,
+      );
+    if (end.kind === 'aborted')
+      return answer(end.by === 'timeout' ? 'timeout' : 'stopped', `${end.reason}; the controller stops and holds`);
+    const result = followJointTrajectoryResultFromRos(end.result);
+    const code = result.ok ? result.value.error_code : FJT_SUCCESSFUL;
+    const text = result.ok && result.value.error_string ? `: ${result.value.error_string}` : '';
+    if (end.status === GOAL_STATUS.succeeded && code === FJT_SUCCESSFUL)
+      return answer('finished', `the controller finished the trajectory${text}`);
+    if (end.status === GOAL_STATUS.canceled)
+      return answer('preempted', `the controller cancelled the trajectory goal (a newer goal replaced it)${text}`);
+    if (code === FJT_PATH_TOLERANCE_VIOLATED)
+      return answer('stopped', `the controller stopped the trajectory: path tolerance violated${text}`);
+    if (code === FJT_GOAL_TOLERANCE_VIOLATED)
+      return answer('timeout', `the controller did not reach the goal within its tolerance in time${text}`);
+    return answer('refused', `the controller aborted the trajectory (error_code ${code})${text}`);
   }
 
   private subscriberCount(topic: string): number | undefined {

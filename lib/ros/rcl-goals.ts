@@ -16,7 +16,15 @@ interface InFlight {
   cancelled?: Promise<void>;
   /** Aborted by the stop service call, which stops the stack itself. */
   byStop?: boolean;
+  /** Aborted by its time limit. */
+  timedOut?: boolean;
 }
+
+/** How a FollowJointTrajectory goal ended, as the context maps it to an outcome. */
+export type TrajectoryGoalEnd =
+  | { readonly kind: 'rejected' }
+  | { readonly kind: 'result'; readonly status: number; readonly result: unknown }
+  | { readonly kind: 'aborted'; readonly reason: string; readonly by: 'caller' | 'stop' | 'timeout' };
 
 /**
  * The motion goals of the rclnodejs context: each runs under the motion timeout and can be
@@ -40,14 +48,18 @@ export class RclGoals {
     return this.inFlight.size;
   }
 
-  private track(name: string, options: GoalOptions): { flight: InFlight; dispose: () => void } {
+  private track(
+    name: string,
+    options: GoalOptions,
+    timeoutS = this.timeouts.motion_s,
+    timeoutReason = `timed out after ${timeoutS} s: the motion was cancelled`,
+  ): { flight: InFlight; dispose: () => void } {
     const abort = new AbortController();
     const flight: InFlight = { name, abort };
-    const timeoutS = this.timeouts.motion_s;
-    const timer = setTimeout(
-      () => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`),
-      timeoutS * 1000,
-    );
+    const timer = setTimeout(() => {
+      flight.timedOut = true;
+      abort.abort(timeoutReason);
+    }, timeoutS * 1000);
     const forward = () => abort.abort(options.signal ? reasonOf(options.signal) : 'cancelled');
     abort.signal.addEventListener(
       'abort',
@@ -146,6 +158,60 @@ export class RclGoals {
         `goal on ${iface.name} ${result.success ? 'succeeded' : 'failed'}${result.message ? `: ${result.message}` : ''}`,
       );
       return ok(result);
+    } finally {
+      dispose();
+    }
+  }
+
+  /**
+   * Sends a FollowJointTrajectory goal and waits for how it ends: rejected, its result (with the
+   * goal's final status), or aborted here (by the caller's signal, by stop, or after `timeoutS`),
+   * in which case the goal is cancelled on the server (the controller stops and holds).
+   */
+  async runTrajectoryGoal(
+    iface: Iface,
+    goal: object,
+    options: { readonly signal?: AbortSignal; readonly timeoutS: number },
+  ): Promise<Result<TrajectoryGoalEnd, InterfaceUnavailable>> {
+    const ready = await this.calls.waitForServer(iface, 'action server', 'action');
+    if (!ready.ok) return ready;
+    const client = ready.value as RclActionClient;
+    const timeoutReason = `no outcome within ${options.timeoutS.toFixed(3)} s: the trajectory goal was cancelled`;
+    const goalOptions: GoalOptions = options.signal ? { signal: options.signal } : {};
+    const { flight, dispose } = this.track(iface.name, goalOptions, options.timeoutS, timeoutReason);
+    try {
+      const waitS = this.timeouts.server_wait_s;
+      const sent = await settle(client.sendGoal(goal), waitS * 1000);
+      if (sent.kind !== 'value') {
+        const why =
+          sent.kind === 'timeout'
+            ? `did not acknowledge the goal within ${waitS} s`
+            : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
+        return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
+      }
+      const handle = sent.value;
+      if (!handle.isAccepted()) {
+        this.log(`trajectory goal on ${iface.name} rejected`);
+        return ok({ kind: 'rejected' });
+      }
+      flight.handle = handle;
+      this.log(`trajectory goal on ${iface.name} accepted`);
+      if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name);
+      const outcome = await settle(handle.getResult(), Number.POSITIVE_INFINITY, flight.abort.signal);
+      if (outcome.kind === 'aborted') {
+        await flight.cancelled;
+        const by = flight.timedOut ? 'timeout' : flight.byStop ? 'stop' : 'caller';
+        this.log(`trajectory goal on ${iface.name} cancelled: ${outcome.reason}`);
+        return ok({ kind: 'aborted', reason: outcome.reason, by });
+      }
+      if (outcome.kind !== 'value')
+        return err(
+          unavailable(
+            iface.name,
+            `action server ${iface.name} gave no result: ${outcome.kind === 'error' ? outcome.message : 'timed out'}`,
+          ),
+        );
+      return ok({ kind: 'result', status: handle.status, result: outcome.value });
     } finally {
       dispose();
     }

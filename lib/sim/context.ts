@@ -3,11 +3,21 @@ import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { ArmActivity } from '../motion/arbiter.ts';
-import type { GoalOptions, InterfaceUnavailable, ReceivedJointState, RobotContext, TopicInfo } from '../ros/context.ts';
+import type {
+  GoalOptions,
+  IkOptions,
+  InterfaceUnavailable,
+  ReceivedJointState,
+  RobotContext,
+  TopicInfo,
+  TrajectoryWaitOptions,
+} from '../ros/context.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import {
   type GetPositionFkRequest,
   type GetPositionFkResponse,
+  type IkAnswer,
+  type IkRequest,
   type JointStateMsg,
   type JointTrajectoryMsg,
   MOVEIT_FRAME_TRANSFORM_FAILURE,
@@ -18,6 +28,8 @@ import {
   type MoveToNamedRequest,
   type MoveToPoseGoal,
   type PoseStampedMsg,
+  secondsOf,
+  type TrajectoryOutcome,
   type TriggerResponse,
 } from '../ros/messages.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
@@ -27,6 +39,7 @@ import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type ControllerEvent, describeClip, TrajectoryController } from './controller.ts';
 import { SimDriver } from './driver.ts';
+import { SimIkService } from './ik-service.ts';
 import { ArmModel, type LinkPose } from './model.ts';
 import { SimMotionServer } from './motion.ts';
 
@@ -55,6 +68,7 @@ export class SimContext implements RobotContext {
   private readonly controller: TrajectoryController;
   private readonly driver: SimDriver;
   private readonly motion: SimMotionServer;
+  private readonly ik: SimIkService;
   private readonly listeners = new Set<(event: ControllerEvent) => void>();
   private readonly subscribers = new Map<string, Set<(msg: unknown) => void>>();
   private readonly goalsInFlight = new Set<AbortController>();
@@ -90,20 +104,14 @@ export class SimContext implements RobotContext {
       this.controller.update(nowS, dtS);
       return this.controller.isMoving();
     });
-    this.motion = new SimMotionServer(
-      withToolOffset(chain.value, this.toolPos, this.toolRot),
-      config.limits,
-      this.controller,
-      this.driver,
-      this.states,
-      model,
-      {
-        planningFrame: config.endpoints.planning_frame,
-        planningTimeS: config.sim.planning_time_s,
-        motionTimeoutS: config.endpoints.timeouts.motion_s,
-        timeScale: config.sim.time_scale,
-      },
-    );
+    const tcpChain = withToolOffset(chain.value, this.toolPos, this.toolRot);
+    this.ik = new SimIkService(tcpChain, config.limits, model, () => performance.now());
+    this.motion = new SimMotionServer(tcpChain, config.limits, this.controller, this.driver, this.states, model, {
+      planningFrame: config.endpoints.planning_frame,
+      planningTimeS: config.sim.planning_time_s,
+      motionTimeoutS: config.endpoints.timeouts.motion_s,
+      timeScale: config.sim.time_scale,
+    });
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
@@ -304,6 +312,114 @@ export class SimContext implements RobotContext {
     // Checked in slices (a 100,000-point trajectory does not hold the event loop); a later command supersedes it.
     else if ((await this.controller.followMessage(msg, () => this.driver.nowS())).ok) this.driver.wake();
     return ok(undefined);
+  }
+
+  /**
+   * Inverse kinematics of the TCP (tcp_link plus sim.tool_offset) from the seed or the current
+   * state, within timeouts.ik_s, in slices (lib/sim/ik-service.ts); never moves the arm.
+   */
+  async solveIk(request: IkRequest, options: IkOptions = {}): Promise<Result<IkAnswer, InterfaceUnavailable>> {
+    const frame = request.frame_id ?? '';
+    const planning = this.endpoints.planning_frame;
+    if (frame !== '' && frame !== planning)
+      return ok({
+        success: false,
+        message: `unknown frame '${frame}': the simulator knows its planning frame '${planning}' only`,
+      });
+    const { x, y, z, a, b, c } = request;
+    if (![x, y, z, a, b, c].every(Number.isFinite))
+      return ok({ success: false, message: 'the pose needs finite x, y, z (m) and a, b, c (rad)' });
+    const n = this.limits.jointNames.length;
+    const seed = request.seed ?? Array.from(this.controller.state.q);
+    if (seed.length !== n || !seed.every(Number.isFinite))
+      return ok({ success: false, message: `the seed needs ${n} finite joint angles (rad), got ${seed.length}` });
+    const rotation = matFromAbc(new Float64Array(9), a, b, c);
+    const budgetMs = this.endpoints.timeouts.ik_s * 1000;
+    return ok(
+      await this.ik.solve({ positionM: [x, y, z], rotation }, seed, request.collision_check, budgetMs, options.signal),
+    );
+  }
+
+  /**
+   * Executes a trajectory on the simulated controller and answers with its outcome, from the
+   * controller's events: finished, refused (its checks), preempted (a newer trajectory or a
+   * motion goal), stopped (a cancel, an empty trajectory, a hold point, or `options.signal`:
+   * then the controller decelerates and holds) or timeout (then it is stopped likewise).
+   */
+  async executeTrajectory(
+    msg: JointTrajectoryMsg,
+    options: TrajectoryWaitOptions = {},
+  ): Promise<Result<TrajectoryOutcome, InterfaceUnavailable>> {
+    const startedMs = this.clock.nowMs();
+    const answer = (outcome: TrajectoryOutcome['outcome'], message: string): Result<TrajectoryOutcome, never> =>
+      ok({ outcome, message, duration_s: Math.round(this.clock.nowMs() - startedMs) / 1000 });
+    const reason = (signal: AbortSignal) => (typeof signal.reason === 'string' ? signal.reason : 'stopped');
+    const signal = options.signal;
+    if (signal?.aborted) return answer('stopped', `${reason(signal)}: nothing was sent`);
+    if (msg.points.length === 0) {
+      await this.publishTrajectory(msg);
+      return answer('stopped', 'an empty trajectory: the controller stops and holds');
+    }
+    const last = msg.points.at(-1);
+    const durationS = last ? secondsOf(last.time_from_start) : 0;
+    const limitS = options.timeoutS ?? durationS / this.config.sim.time_scale + this.endpoints.timeouts.motion_s;
+    let id: number | undefined;
+    let settle: (outcome: Result<TrajectoryOutcome, never>) => void = () => undefined;
+    const outcome = new Promise<Result<TrajectoryOutcome, never>>((resolve) => {
+      settle = resolve;
+    });
+    const stopIfActive = () => {
+      if (id !== undefined && this.controller.activeId() === id) this.controller.cancel();
+    };
+    const unsubscribe = this.onControllerEvents((event) => {
+      if (id === undefined || id === 0) {
+        if (id === 0 && event.kind === 'hold')
+          settle(answer('finished', 'a hold point: the arm came to rest and holds'));
+        return;
+      }
+      if (event.kind === 'finished' && event.id === id)
+        settle(answer('finished', `trajectory #${id} finished at its last point (${durationS.toFixed(3)} s)`));
+      else if (event.kind === 'preempted' && event.id === id)
+        settle(answer('preempted', `trajectory #${id} was preempted by a newer trajectory or motion`));
+      else if (event.kind === 'cancelled' && event.id === id)
+        settle(
+          answer(
+            'stopped',
+            `trajectory #${id} was stopped (a stop, a hold point or a cancel); the arm decelerates and holds`,
+          ),
+        );
+    });
+    const onAbort = () => {
+      stopIfActive();
+      if (signal) settle(answer('stopped', `${reason(signal)}: the arm decelerates and holds`));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      stopIfActive();
+      settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s: the trajectory was stopped`));
+    }, limitS * 1000);
+    try {
+      this.deliver(this.endpoints.interfaces.trajectory.name, msg);
+      const followed = await this.controller.followMessage(msg, () => this.driver.nowS());
+      if (!followed.ok) {
+        if (signal?.aborted) return answer('stopped', `${reason(signal)}: nothing was executed`);
+        const superseded = followed.error.startsWith('superseded');
+        return answer(
+          superseded ? 'preempted' : 'refused',
+          `the controller ${superseded ? 'dropped' : 'refused'} the trajectory: ${followed.error}`,
+        );
+      }
+      id = followed.value;
+      if (id === 0 && !this.controller.isMoving())
+        return answer('finished', 'a hold point: the arm is at rest and holds');
+      if (id !== 0) this.driver.wake();
+      if (signal?.aborted) onAbort();
+      return await outcome;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      unsubscribe();
+    }
   }
 
   async callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
