@@ -14,14 +14,17 @@ export const SequenceStatusSchema = v.pipe(
     returncode: v.optional(
       v.pipe(
         v.number(),
+        v.integer(),
         v.description(
           'When finished: the exit code of the runner (0 success, 1 a motion failed, 2 bad arguments, 3 no such action server or ROS 2 not reachable, 4 the bag could not be recorded, 143 stopped).',
         ),
       ),
     ),
-    pid: v.optional(v.number()),
-    iteration: v.optional(v.pipe(v.number(), v.description('When running: the current iteration (1-based).'))),
-    n_iterations: v.optional(v.number()),
+    pid: v.optional(v.pipe(v.number(), v.integer())),
+    iteration: v.optional(
+      v.pipe(v.number(), v.integer(), v.description('When running: the current iteration (1-based).')),
+    ),
+    n_iterations: v.optional(v.pipe(v.number(), v.integer())),
     point: v.optional(v.pipe(v.string(), v.description("When running: the point in progress ('home', 'waypoint 2')."))),
     started_at: v.optional(v.string()),
     finished_at: v.optional(v.string()),

@@ -10,6 +10,9 @@ import { jsonSchema } from './json-schema.ts';
 
 export { jsonSchema };
 
+/** OpenAPI 3.1 is JSON Schema 2020-12: tuples keep each position's bounds in prefixItems. */
+const OPENAPI_SCHEMA = { prefixItems: true } as const;
+
 /** Text of the document's info block. */
 export const API_INFO = {
   title: 'armgate',
@@ -32,7 +35,7 @@ function splitEntries(op: AnyOperation, limits: JointLimits) {
 
 function queryParameters(op: AnyOperation, limits: JointLimits): unknown[] {
   return splitEntries(op, limits).query.map(([name, entry]) => {
-    const { description, ...rest } = jsonSchema(entry) as JsonSchema & { description?: string };
+    const { description, ...rest } = jsonSchema(entry, OPENAPI_SCHEMA) as JsonSchema & { description?: string };
     return {
       name,
       in: 'query',
@@ -48,14 +51,14 @@ function requestBody(op: AnyOperation, limits: JointLimits): Record<string, unkn
   const { schema, body } = splitEntries(op, limits);
   if (!schema || !op.rest.body) return undefined;
   if (op.rest.body === 'json')
-    return { required: true, content: { 'application/json': { schema: jsonSchema(schema) } } };
+    return { required: true, content: { 'application/json': { schema: jsonSchema(schema, OPENAPI_SCHEMA) } } };
   const files = op.rest.files ?? {};
   const properties: Record<string, unknown> = {};
   for (const [name, entry] of body) {
     const file = files[name];
     properties[name] = file
       ? { type: 'string', format: 'binary', description: renderText(file.description, 'rest') }
-      : jsonSchema(entry);
+      : jsonSchema(entry, OPENAPI_SCHEMA);
   }
   const required = body.filter(([, entry]) => !isOptional(entry)).map(([name]) => name);
   const form = { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
@@ -64,11 +67,14 @@ function requestBody(op: AnyOperation, limits: JointLimits): Record<string, unkn
 
 function operation(op: AnyOperation, limits: JointLimits, secured: boolean): Record<string, unknown> {
   const responses: Record<string, unknown> = {
-    200: { description: op.rest.ok, content: { 'application/json': { schema: jsonSchema(op.output) } } },
+    200: {
+      description: op.rest.ok,
+      content: { 'application/json': { schema: jsonSchema(op.output, OPENAPI_SCHEMA) } },
+    },
   };
   const error = (description: string, schema: v.GenericSchema) => ({
     description: renderText(description, 'rest'),
-    content: { 'application/json': { schema: jsonSchema(schema) } },
+    content: { 'application/json': { schema: jsonSchema(schema, OPENAPI_SCHEMA) } },
   });
   for (const [kind, description] of Object.entries(op.errors) as [ApiError['kind'], string][]) {
     responses[String(statusOf({ kind, detail: '' } as ApiError))] = error(description, ErrorDetailSchema);

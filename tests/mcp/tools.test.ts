@@ -62,16 +62,16 @@ describe('MCP interface at /mcp/mcp', () => {
       assert.ok(tool.outputSchema, `${tool.name} has an output schema`);
     }
     const joints = tools.find((t) => t.name === 'move_to_joints')?.inputSchema.properties?.joints as {
-      prefixItems: { minimum: number; maximum: number }[];
+      items: { minimum: number; maximum: number };
+      minItems: number;
+      maxItems: number;
+      description: string;
     };
     assert.deepEqual(
-      joints.prefixItems.map((p) => p.maximum),
-      [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05],
+      [joints.items.minimum, joints.items.maximum, joints.minItems, joints.maxItems],
+      [-3.05, 3.05, 7, 7],
     );
-    assert.deepEqual(
-      joints.prefixItems.map((p) => p.minimum),
-      [-2.97, -2.09, -2.97, -2.09, -2.97, -2.09, -3.05],
-    );
+    assert.match(joints.description, /joint2 \(J2\) in radians, -2\.09 to 2\.09/);
   });
 
   it('reads state with the same content as the REST twins', async () => {
