@@ -1,0 +1,464 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  type StreamableHTTPClientTransportOptions,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { admissionPolicy } from '../../lib/http/origin.ts';
+import {
+  createMcpEndpoint,
+  type McpEndpoint,
+  OAUTH_DISCOVERY_PATH,
+  oauthDiscoveryResponse,
+} from '../../lib/mcp/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const TOKEN = 'transport-token-7f';
+const VERSIONS = ['2024-11-05', '2025-06-18', LATEST_PROTOCOL_VERSION] as const;
+const INIT = (protocolVersion: string, id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+const CALL = (id: number, name = 'get_joint_states', extra: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {}, ...extra },
+});
+
+/** The SDK client's transport, asking for `version` in initialize (the client itself always asks for the newest). */
+class VersionedTransport extends StreamableHTTPClientTransport {
+  readonly version: string;
+  constructor(url: URL, version: string, options: StreamableHTTPClientTransportOptions = {}) {
+    super(url, options);
+    this.version = version;
+  }
+  override send(
+    message: JSONRPCMessage,
+    options?: Parameters<StreamableHTTPClientTransport['send']>[1],
+  ): Promise<void> {
+    if ('method' in message && message.method === 'initialize' && 'id' in message) {
+      return super.send({ ...message, params: { ...message.params, protocolVersion: this.version } }, options);
+    }
+    return super.send(message, options);
+  }
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const errorStatus = (e: unknown) => (e as { code?: unknown }).code;
+
+describe('MCP transport over a live server', () => {
+  let server: TestServer;
+  let endpoint: URL;
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const connect = async (version: string = LATEST_PROTOCOL_VERSION) => {
+    const transport = new VersionedTransport(endpoint, version, { requestInit: { headers: auth } });
+    const client = new Client({ name: 'transport-test', version: '1' });
+    await client.connect(transport);
+    return { client, transport };
+  };
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(endpoint, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+
+  before(async () => {
+    server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 20 } });
+    endpoint = new URL(`${server.url}/mcp/mcp`);
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  for (const version of VERSIONS) {
+    it(`initializes, lists tools and reads the joint states at protocol ${version}`, async () => {
+      const { client, transport } = await connect(version);
+      try {
+        assert.equal(transport.protocolVersion, version, 'the server accepts the version the client asks for');
+        assert.ok(transport.sessionId, 'initialize gives a session id');
+        const { tools } = await client.listTools();
+        assert.ok(
+          tools.some((t) => t.name === 'get_joint_states'),
+          `get_joint_states listed among ${tools.map((t) => t.name).join(', ')}`,
+        );
+        const states = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+        assert.equal(states.isError, undefined, 'a read tool succeeds');
+        assert.equal((states.structuredContent?.position as number[] | undefined)?.length, 7, 'seven joint positions');
+        await transport.terminateSession();
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it('answers a client that accepts only application/json (or sends no Accept) with plain JSON', async () => {
+    for (const accept of ['application/json', undefined]) {
+      const headers: Record<string, string> = accept ? { accept } : {};
+      const init = await post(INIT('2025-06-18'), headers);
+      assert.equal(init.status, 200, `initialize with Accept ${accept}`);
+      assert.match(init.headers.get('content-type') ?? '', /^application\/json/, 'initialize answered as JSON');
+      const session = init.headers.get('mcp-session-id') ?? '';
+      assert.ok(session, 'a session id');
+      assert.equal(
+        ((await init.json()) as { result?: { protocolVersion?: string } }).result?.protocolVersion,
+        '2025-06-18',
+      );
+      const call = await post(CALL(2), { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' });
+      assert.equal(call.status, 200, 'tools/call answered');
+      assert.match(call.headers.get('content-type') ?? '', /^application\/json/, 'tools/call answered as JSON');
+      const body = (await call.json()) as { id: number; result: CallToolResult };
+      assert.equal(body.id, 2, 'the answer carries the request id');
+      assert.equal(
+        (body.result.structuredContent?.position as number[] | undefined)?.length,
+        7,
+        'joint states in the answer',
+      );
+      const batch = await post([CALL(3), CALL(4, 'get_tcp_pose')], {
+        ...headers,
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-06-18',
+      });
+      const answers = (await batch.json()) as { id: number }[];
+      assert.deepEqual(answers.map((a) => a.id).sort(), [3, 4], 'a batch is answered with a JSON array');
+    }
+    const refused = await post(INIT('2025-06-18'), { accept: 'text/html' });
+    assert.equal(refused.status, 406, 'an Accept naming neither JSON nor SSE is 406');
+    await refused.body?.cancel();
+  });
+
+  it('answers a session GET with 405 at once (there is no server-initiated stream)', async () => {
+    const { client, transport } = await connect();
+    try {
+      const t0 = performance.now();
+      const res = await fetch(endpoint, {
+        headers: {
+          ...auth,
+          accept: 'text/event-stream',
+          'mcp-session-id': transport.sessionId ?? '',
+          'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+        },
+        signal: AbortSignal.timeout(5000),
+      });
+      assert.equal(res.status, 405, 'GET is 405');
+      assert.equal(res.headers.get('allow'), 'POST, DELETE', 'Allow names the methods');
+      assert.ok(performance.now() - t0 < 2000, 'the answer comes at once');
+      await res.body?.cancel();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers an unknown session with 404, after which the SDK client recovers by connecting again', async () => {
+    const res = await post(CALL(1), {
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': 'not-a-session-of-this-server',
+    });
+    assert.equal(res.status, 404, 'unknown session is 404');
+    assert.equal(((await res.json()) as { error: { code: number } }).error.code, -32001, 'JSON-RPC code -32001');
+
+    const stale = new StreamableHTTPClientTransport(endpoint, {
+      requestInit: { headers: auth },
+      sessionId: 'Zm9yZ290dGVuLXNlc3Npb24.AAAAAAAAAAAAAAAAAAAAAA',
+    });
+    const client = new Client({ name: 'stale', version: '1' });
+    await client.connect(stale);
+    try {
+      await assert.rejects(client.listTools(), (e) => errorStatus(e) === 404, 'the SDK client sees the 404');
+      await client.close();
+      await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: auth } }));
+      const states = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+      assert.equal(states.isError, undefined, 'the same Client works after connecting again');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('keeps an SDK client working after its session is closed for room (256 sessions)', async () => {
+    const { client, transport } = await connect('2025-06-18');
+    try {
+      await client.callTool({ name: 'get_joint_states', arguments: {} });
+      const others: string[] = [];
+      for (let k = 0; k < 260; k++) {
+        const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+        others.push(init.headers.get('mcp-session-id') ?? '');
+        await init.body?.cancel();
+      }
+      const before = transport.sessionId;
+      const states = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+      assert.equal(states.isError, undefined, 'the call after eviction succeeds');
+      assert.equal(transport.sessionId, before, 'same session id');
+      await Promise.all(
+        others.map(async (id) => {
+          const res = await fetch(endpoint, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': id } });
+          await res.body?.cancel();
+        }),
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('ends a session on DELETE; its id is 404 afterwards', async () => {
+    const { client, transport } = await connect();
+    const id = transport.sessionId ?? '';
+    await transport.terminateSession();
+    await client.close();
+    const res = await post(CALL(9), { accept: 'application/json', 'mcp-session-id': id });
+    assert.equal(res.status, 404, 'the ended session is 404');
+    await res.body?.cancel();
+    const again = await fetch(endpoint, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': id } });
+    assert.equal(again.status, 404, 'a second DELETE is 404');
+    await again.body?.cancel();
+  });
+
+  it('streams progress notifications of a slow move when the client sends a progressToken', async () => {
+    const { client } = await connect();
+    try {
+      const progress: number[] = [];
+      const result = (await client.callTool(
+        { name: 'move_to_joints', arguments: { joints: [0.3, 0.2, 0, -1.4, 0, 1.4, 0.2], speed: 0.05 } },
+        undefined,
+        { onprogress: (p) => progress.push(p.progress), timeout: 120_000 },
+      )) as CallToolResult;
+      assert.equal(result.isError, undefined, 'the move succeeds');
+      assert.ok(progress.length >= 1, `progress notifications arrived (${progress.length})`);
+      await client.callTool({ name: 'move_to_joints', arguments: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers the OAuth discovery paths with 404 and a body naming the Bearer token, not 401', async () => {
+    for (const path of [
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp/mcp',
+      '/.well-known/openid-configuration',
+      '/mcp/mcp/.well-known/oauth-authorization-server',
+      '/mcp/mcp/.well-known/oauth-protected-resource',
+    ]) {
+      assert.ok(OAUTH_DISCOVERY_PATH.test(path), `${path} is a discovery path`);
+      const res = await fetch(`${server.url}${path}`);
+      assert.equal(res.status, 404, `${path} is 404 without a token`);
+      assert.match(await res.text(), /Bearer/, `${path} says to use the Bearer token`);
+    }
+  });
+
+  it('refuses a foreign Host or Origin with 403', async () => {
+    const { request } = await import('node:http');
+    const status = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          endpoint,
+          {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json', accept: 'application/json', ...headers },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(INIT('2025-06-18')));
+      });
+    assert.equal(await status({ host: `evil.example:${endpoint.port}` }), 403, 'foreign Host');
+    assert.equal(await status({ origin: 'http://evil.example' }), 403, 'foreign Origin');
+    assert.equal(await status({}), 200, 'own Host, no Origin');
+  });
+});
+
+interface Probe {
+  /** Aborts the handlers observed, by tool call. */
+  readonly aborted: string[];
+  started: number;
+}
+
+/** A server with two test tools: `count` sends 3 progress notifications, `wait` runs until cancelled. */
+function probeServer(probe: Probe): () => Server {
+  return () => {
+    const server = new Server({ name: 'probe', version: '1' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [
+        { name: 'count', inputSchema: { type: 'object' } },
+        { name: 'wait', inputSchema: { type: 'object' } },
+      ],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const token = request.params._meta?.progressToken;
+      if (request.params.name === 'count') {
+        for (let k = 1; k <= 3; k++) {
+          if (token !== undefined)
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: k, total: 3 },
+            });
+          await delay(5);
+        }
+        return { content: [{ type: 'text', text: 'counted' }] };
+      }
+      probe.started++;
+      await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve(), { once: true }));
+      probe.aborted.push(String(extra.requestId));
+      return { content: [{ type: 'text', text: 'cancelled' }] };
+    });
+    return server;
+  };
+}
+
+describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
+  const HOST = '127.0.0.1:8007';
+  const url = new URL(`http://${HOST}/mcp/mcp`);
+  const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
+  const open: McpEndpoint[] = [];
+  const make = (options: { idleMs?: number; maxSessions?: number } = {}) => {
+    const probe: Probe = { aborted: [], started: 0 };
+    const endpoint = createMcpEndpoint(admission, { createServer: probeServer(probe), ...options });
+    open.push(endpoint);
+    const fetchIn = async (input: string | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      request.headers.set('host', HOST);
+      return endpoint.handler(request);
+    };
+    const connect = async (accept?: string) => {
+      const client = new Client({ name: 'probe-client', version: '1' });
+      const transport = new StreamableHTTPClientTransport(url, {
+        fetch: accept
+          ? (input, init) => {
+              const headers = new Headers(init?.headers);
+              headers.set('accept', accept);
+              return fetchIn(input, { ...init, headers });
+            }
+          : fetchIn,
+      });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    return { endpoint, probe, connect, fetchIn };
+  };
+  after(async () => {
+    await Promise.all(open.map((e) => e.close()));
+  });
+
+  it('streams progress notifications (SSE) when the client sends a progressToken and accepts a stream', async () => {
+    const { connect } = make();
+    const { client } = await connect();
+    const seen: number[] = [];
+    const result = (await client.callTool({ name: 'count', arguments: {} }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    })) as CallToolResult;
+    assert.deepEqual(seen, [1, 2, 3], 'every progress notification arrives in order');
+    assert.equal((result.content[0] as { text: string }).text, 'counted', 'then the result');
+    await client.close();
+  });
+
+  it('answers with JSON (progress dropped) when the client accepts only JSON', async () => {
+    const { fetchIn } = make();
+    const init = await fetchIn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(INIT('2025-06-18')),
+    });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    const res = await fetchIn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
+      body: JSON.stringify(CALL(7, 'count', { _meta: { progressToken: 'p' } })),
+    });
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/, 'JSON answer');
+    assert.equal(((await res.json()) as { id: number }).id, 7, 'the result for the request');
+  });
+
+  for (const withProgress of [false, true]) {
+    it(`delivers notifications/cancelled to the running handler and ends the answer (${withProgress ? 'SSE' : 'JSON'} answer)`, async () => {
+      const { connect, endpoint, probe } = make();
+      const { client } = await connect();
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'wait', arguments: {} }, undefined, {
+        signal: controller.signal,
+        ...(withProgress ? { onprogress: () => {} } : {}),
+      });
+      for (let k = 0; k < 100 && probe.started === 0; k++) await delay(5);
+      assert.equal(probe.started, 1, 'the handler runs');
+      controller.abort('test cancels');
+      await assert.rejects(call, 'the client call rejects');
+      for (let k = 0; k < 100 && probe.aborted.length === 0; k++) await delay(5);
+      assert.equal(probe.aborted.length, 1, "the handler's signal was aborted");
+      const next = (await client.callTool({ name: 'count', arguments: {} })) as CallToolResult;
+      assert.equal((next.content[0] as { text: string }).text, 'counted', 'the session serves the next call');
+      assert.equal(endpoint.sessionCount(), 1, 'one session');
+      await client.close();
+    });
+  }
+
+  it('rebuilds a session closed for room or idleness on its next request, and never closes a busy one', async () => {
+    const { connect, endpoint, probe } = make({ maxSessions: 2, idleMs: 100 });
+    const a = await connect();
+    const busy = new AbortController();
+    const waiting = a.client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: busy.signal });
+    for (let k = 0; k < 100 && probe.started === 0; k++) await delay(5);
+    const b = await connect();
+    const c = await connect();
+    assert.equal(endpoint.sessionCount(), 2, 'beyond 2 sessions the least recently used idle one is closed');
+    await delay(400);
+    assert.equal(endpoint.sessionCount(), 1, 'idle sessions are closed; the busy one stays');
+    busy.abort();
+    await assert.rejects(waiting, 'the cancelled call rejects');
+    for (const { client } of [a, b, c]) {
+      const r = (await client.callTool({ name: 'count', arguments: {} })) as CallToolResult;
+      assert.equal((r.content[0] as { text: string }).text, 'counted', 'each client keeps working');
+    }
+    assert.equal(probe.aborted.length, 1, 'the busy call reached its handler (not a rebuilt server)');
+    await Promise.all([a, b, c].map(({ client }) => client.close()));
+  });
+
+  it('keeps the SDK DNS-rebinding check on the direct path and the SDK path', async () => {
+    const { endpoint } = make();
+    const request = (host: string, accept: string, body: unknown, session?: string) =>
+      endpoint.handler(
+        new Request(url, {
+          method: 'POST',
+          headers: {
+            host,
+            accept,
+            'content-type': 'application/json',
+            ...(session ? { 'mcp-session-id': session } : {}),
+          },
+          body: JSON.stringify(body),
+        }),
+      );
+    const init = await request(HOST, 'application/json', INIT('2025-06-18'));
+    const session = init.headers.get('mcp-session-id') ?? '';
+    for (const accept of ['application/json', 'application/json, text/event-stream']) {
+      const res = await request(
+        'evil.example:8007',
+        accept,
+        CALL(2, 'count', { _meta: { progressToken: 1 } }),
+        session,
+      );
+      assert.equal(res.status, 403, `foreign Host refused (${accept})`);
+      const plain = await request('evil.example:8007', accept, CALL(3, 'count'), session);
+      assert.equal(plain.status, 403, `foreign Host refused on the direct path (${accept})`);
+    }
+  });
+
+  it('answers the OAuth discovery response with 404 and no-store', async () => {
+    const res = oauthDiscoveryResponse();
+    assert.equal(res.status, 404, '404');
+    assert.equal(res.headers.get('cache-control'), 'no-store', 'not cached');
+    assert.match(await res.text(), /Bearer <token>/, 'names the Bearer token');
+  });
+});
