@@ -1,4 +1,5 @@
 import type { DoubleBuffer, MainModule, MjData, MjModel } from 'mujoco-js';
+import { adjacentExcludes, fuseCapsules, xmlAttr } from './model-xml.ts';
 import { loadMujocoModule } from './mujoco.ts';
 
 /** A box in the scene: centre and full edge lengths in metres, axis-aligned in base_link. */
@@ -21,8 +22,6 @@ export interface Contact {
   readonly b: string;
   readonly distM: number;
 }
-
-const xmlAttr = (v: string) => v.replace(/[^A-Za-z0-9_.-]/g, '_');
 
 /** A link pose: position in metres and a row-major 3x3 rotation, both in base_link. */
 export interface LinkPose {
@@ -114,8 +113,10 @@ export class ArmModel {
     const robot = mj.MjModel.loadFromXML(file);
     if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1)
       throw new Error('MuJoCo could not export the robot model');
+    const exported = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
+    const mjcf = fuseCapsules(mj, robot, exported);
+    const excludes = adjacentExcludes(mj, robot);
     robot.delete();
-    const mjcf = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
     const margin = scene.marginM;
     const sceneXml = [
       `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
@@ -126,7 +127,8 @@ export class ArmModel {
     ].join('\n');
     const withScene = mjcf
       .replace('<worldbody>', `<default><geom margin="${margin}"/></default>\n<worldbody>\n${sceneXml}`)
-      .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>');
+      .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>')
+      .replace('</worldbody>', `</worldbody>\n${excludes}`);
     mj.FS.writeFile(`${dir}/scene.xml`, withScene);
     const model = mj.MjModel.loadFromXML(`${dir}/scene.xml`);
     return new ArmModel(mj, model, jointNames, Math.max(scene.marginM, 0.005));
@@ -188,20 +190,52 @@ export class ArmModel {
     return out;
   }
 
-  /** The closest contact at `qRad` (self or scene, nearer than the margin), or undefined when free. */
-  collisionAt(qRad: ArrayLike<number>): Contact | undefined {
+  /**
+   * Runs MuJoCo's collision detection at `qRad` and calls `visit` with the labels and distance of
+   * every contact. `data.contact` hands out a copy of the contact list in WebAssembly memory on
+   * every read, so it is read once per call and freed: reading it per contact leaked about 4 kB
+   * per contact and ran out of the 2 GB heap after some 100,000 checks of a colliding arm.
+   */
+  private visitContacts(qRad: ArrayLike<number>, visit: (a: string, b: string, distM: number) => void): void {
     this.setState(qRad);
     this.mj.mj_kinematics(this.model, this.data);
     this.mj.mj_collision(this.model, this.data);
-    let closest: Contact | undefined;
-    for (let k = 0; k < this.data.ncon; k++) {
-      const c = this.data.contact.get(k);
-      if (!c) continue;
-      if (!closest || c.dist < closest.distM)
-        closest = { a: this.geomLabels[c.geom1] ?? '?', b: this.geomLabels[c.geom2] ?? '?', distM: c.dist };
-      c.delete();
+    if (this.data.ncon === 0) return;
+    const contacts = this.data.contact;
+    try {
+      for (let k = 0; k < this.data.ncon; k++) {
+        const c = contacts.get(k);
+        if (!c) continue;
+        visit(this.geomLabels[c.geom1] ?? '?', this.geomLabels[c.geom2] ?? '?', c.dist);
+        c.delete();
+      }
+    } finally {
+      contacts.delete();
     }
+  }
+
+  /** The closest contact at `qRad` (self or scene, nearer than the margin), or undefined when free. */
+  collisionAt(qRad: ArrayLike<number>): Contact | undefined {
+    let closest: Contact | undefined;
+    this.visitContacts(qRad, (a, b, distM) => {
+      if (!closest || distM < closest.distM) closest = { a, b, distM };
+    });
     return closest;
+  }
+
+  /**
+   * Every pair of things nearer than the margin at `qRad` (links by name, the floor, boxes), each
+   * once with its smallest distance (m; negative when they overlap), closest first. Empty when free.
+   */
+  contactsAt(qRad: ArrayLike<number>): Contact[] {
+    const byPair = new Map<string, Contact>();
+    this.visitContacts(qRad, (first, second, distM) => {
+      const [a, b] = first < second ? [first, second] : [second, first];
+      const key = `${a}\n${b}`;
+      const known = byPair.get(key);
+      if (!known || distM < known.distM) byPair.set(key, { a, b, distM });
+    });
+    return [...byPair.values()].sort((x, y) => x.distM - y.distM);
   }
 
   /**

@@ -26,36 +26,59 @@ describe('collision model (MuJoCo scene: arm, floor, boxes)', () => {
 
   it('reports the floor when the arm bends down into it', () => {
     const contact = model.collisionAt([2.9, 2.0, 0, 0, 0, 0, 0]);
-    assert.ok(contact);
+    assert.ok(contact, 'the arm bent down collides');
     assert.ok([contact.a, contact.b].includes('floor'), JSON.stringify(contact));
-    assert.ok(contact.distM < 0.005);
+    assert.ok(contact.distM < 0.005, `closer than the margin: ${contact.distM}`);
   });
 
   it('reports a box from the scene by its name', () => {
     const contact = model.collisionAt([0, 1.5, 0, 0, 0, 0, 0]);
-    assert.ok(contact);
+    assert.ok(contact, 'the arm lowered onto the table collides');
     assert.ok([contact.a, contact.b].includes('table'), JSON.stringify(contact));
   });
 
-  it('reports self-collision between non-adjacent links of a folded arm', () => {
-    const contact = model.collisionAt([0, 0.5, 0, 2.09, 0, 2.09, 0]);
-    assert.ok(contact);
-    assert.ok(
-      !['floor', 'table'].includes(contact.a) && !['floor', 'table'].includes(contact.b),
-      JSON.stringify(contact),
-    );
+  // Within the joint limits a self-contact needs the arm folded down beside its foot: the
+  // A2-A4-A6 triangle (0.4 m sides, at least 60 degrees at A4) keeps the wrist 0.4 m from the
+  // shoulder, so it reaches the foot only at floor level (tests/sim/collision-fit.test.ts).
+  it('reports the wrist and the flange in the foot when the arm folds down beside it', () => {
+    const pairs = model.contactsAt([0, -2.0, 0, 2.09, 0, -2.09, 0]).map((c) => `${c.a}-${c.b}`);
+    assert.ok(pairs.includes('base_link-link7'), `the flange in the foot: ${pairs.join(', ')}`);
+    assert.ok(pairs.includes('base_link-link6'), `the wrist head in the foot: ${pairs.join(', ')}`);
+    assert.ok(pairs.includes('floor-link6'), `and the wrist on the floor: ${pairs.join(', ')}`);
+  });
+
+  it('reports the forearm in the upper arm when A4 folds past its 120 degree limit', () => {
+    for (const a4 of [2.6, -2.6]) {
+      const contacts = model.contactsAt([0, 0, 0, a4, 0, 0, 0]);
+      const pairs = contacts.map((c) => `${c.a}-${c.b}`);
+      assert.ok(pairs.includes('link2-link4') && pairs.includes('link3-link5'), `A4 ${a4}: ${pairs.join(', ')}`);
+      assert.ok(
+        contacts.every((c) => c.a !== 'floor' && c.distM < -0.02),
+        `A4 ${a4}: links only, each overlapping by more than 2 cm: ${JSON.stringify(contacts)}`,
+      );
+    }
+  });
+
+  it('reports the flange in the forearm when A6 turns it back along the forearm, past its limit', () => {
+    const contact = model.collisionAt([0, 0, 0, -1.57, 0, 2.97, 0]);
+    assert.ok(contact, 'A6 at 170 degrees collides');
+    assert.deepEqual([contact.a, contact.b].sort(), ['link5', 'link7'], JSON.stringify(contact));
+    assert.ok(contact.distM < -0.05, `the flange overlaps the forearm by more than 5 cm: ${contact.distM}`);
   });
 
   it('gives zero obstacle cost far from everything and a positive cost with a gradient that pushes away near the table', () => {
     const far = new Float64Array(7);
-    assert.equal(model.obstacleCost([0, 0, 0, 0, 0, 0, 0], 0.05, far), 0);
-    assert.deepEqual(Array.from(far), [0, 0, 0, 0, 0, 0, 0]);
+    assert.equal(model.obstacleCost([0, 0, 0, 0, 0, 0, 0], 0.05, far), 0, 'no cost standing upright');
+    assert.deepEqual(Array.from(far), [0, 0, 0, 0, 0, 0, 0], 'no gradient standing upright');
     const near = [0, 1.2, 0, 0.6, 0, 0, 0];
     const grad = new Float64Array(7);
     const cost = model.obstacleCost(near, 0.05, grad);
     assert.ok(cost > 0, `cost ${cost}`);
     // A small step against the gradient lowers the cost.
     const stepped = near.map((q, i) => q - 0.02 * Math.sign(grad[i] ?? 0));
-    assert.ok(model.obstacleCost(stepped, 0.05, new Float64Array(7)) < cost);
+    assert.ok(
+      model.obstacleCost(stepped, 0.05, new Float64Array(7)) < cost,
+      'a step against the gradient lowers the cost',
+    );
   });
 });
