@@ -389,14 +389,15 @@ export class SimContext implements RobotContext {
           ),
         );
     });
+    // Settled before the cancel, whose own 'cancelled' event would otherwise answer first.
     const onAbort = () => {
-      stopIfActive();
       if (signal) settle(answer('stopped', `${reason(signal)}: the arm decelerates and holds`));
+      stopIfActive();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => {
-      stopIfActive();
       settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s: the trajectory was stopped`));
+      stopIfActive();
     }, limitS * 1000);
     try {
       this.deliver(this.endpoints.interfaces.trajectory.name, msg);
