@@ -21,43 +21,12 @@ import { parseArgs } from 'node:util';
 import { jointTrajectoryFromRos, plainOf } from '../../../lib/ros/convert.ts';
 import type { MotionResultMsg } from '../../../lib/ros/messages.ts';
 import { loadRclnodejs } from '../../../lib/ros/rcl-load.ts';
-import type { RclModule, RclNode } from '../../../lib/ros/rclnodejs-api.ts';
 import { parseGroupStates } from '../../../lib/robot/srdf.ts';
 import { loadConfig } from '../../../lib/settings/load.ts';
 import { PROJECT_ROOT, resolveFileRef } from '../../../lib/settings/resolve.ts';
 import { SimContext } from '../../../lib/sim/context.ts';
+import { goalOf, type ServerGoalHandle, type ServerModule } from './server-api.ts';
 
-/** The server side of rclnodejs this mock uses (types/action_server.d.ts, service.d.ts, parameter.d.ts). */
-interface ServerGoalHandle {
-  readonly request: unknown;
-  readonly isCancelRequested: boolean;
-  publishFeedback(feedback: object): void;
-  succeed(): void;
-  abort(): void;
-  canceled(): void;
-}
-interface ServerNode extends RclNode {
-  createService(
-    type: string,
-    name: string,
-    callback: (request: unknown, response: { send(message: object): void }) => void,
-  ): object;
-  declareParameter(parameter: object): unknown;
-}
-interface ServerModule extends Omit<RclModule, 'Node'> {
-  Node: new (name: string) => ServerNode;
-  ActionServer: new (
-    node: ServerNode,
-    type: string,
-    name: string,
-    execute: (handle: ServerGoalHandle) => Promise<object>,
-    goal?: () => number,
-    accepted?: undefined,
-    cancel?: () => number,
-  ) => object;
-  Parameter: new (name: string, type: number, value: string) => object;
-  ParameterType: { readonly PARAMETER_STRING: number };
-}
 const ACCEPT = 2; // rclnodejs GoalResponse.ACCEPT and CancelResponse.ACCEPT
 
 const fail = (message: string): never => {
@@ -163,7 +132,7 @@ new rcl.ActionServer(
   move_to_joints.name,
   (handle) =>
     execute(handle, async (options) => {
-      const goal = plainOf(handle.request) as { joints: number[]; speed: number };
+      const goal = goalOf(handle) as { joints: number[]; speed: number };
       return answer(await sim.moveToJoints(goal, options));
     }),
   accept,
@@ -176,7 +145,7 @@ new rcl.ActionServer(
   move_to_pose.name,
   (handle) =>
     execute(handle, async (options) => {
-      const goal = plainOf(handle.request) as Parameters<SimContext['moveToPose']>[0];
+      const goal = goalOf(handle) as Parameters<SimContext['moveToPose']>[0];
       return answer(await sim.moveToPose(goal, options));
     }),
   accept,
