@@ -1,11 +1,7 @@
-import { lstat, mkdir, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { err, ok, type Result } from '../result.ts';
 import { confineUnder } from '../settings/resolve.ts';
-
-/** The prefix of the supervisor's temporary configuration folders in os.tmpdir(). */
-export const CONFIG_FOLDER_PREFIX = 'armgate-sequence-';
 
 /** True when `target` is `root` or inside it (both absolute, normalized). */
 function within(root: string, target: string): boolean {
@@ -110,22 +106,5 @@ export async function createConfinedFolder(root: string, folder: string): Promis
     return ok(real);
   } catch (e) {
     return err(`cannot create the bag folder ${folder}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
-
-/**
- * Removes the supervisor's temporary folder holding `file` (the runner's --config), once its files
- * are read; only a folder named `armgate-sequence-*` directly inside os.tmpdir(), anything else is
- * left alone (ok(false)). Fails with a line saying why when it cannot be removed.
- */
-export async function removeConfigFolder(file: string): Promise<Result<boolean, string>> {
-  const folder = path.dirname(path.resolve(file));
-  if (!path.basename(folder).startsWith(CONFIG_FOLDER_PREFIX) || path.dirname(folder) !== path.resolve(tmpdir()))
-    return ok(false);
-  try {
-    await rm(folder, { recursive: true, force: true });
-    return ok(true);
-  } catch (e) {
-    return err(`could not remove the configuration folder ${folder}: ${(e as Error).message}`);
   }
 }

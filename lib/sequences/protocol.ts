@@ -1,4 +1,23 @@
 import type { MotionResultMsg, MoveToJointsGoal, MoveToPoseGoal } from '../ros/messages.ts';
+import type { SequenceConfig } from './config.ts';
+import type { RunnerRosSettings } from './rcl-backend.ts';
+
+/**
+ * One sequence run, validated and complete: what the runner does, sent to it as its first
+ * message. Nothing in it is parsed or defaulted again by the runner.
+ */
+export interface SequenceJob {
+  readonly config: SequenceConfig;
+  readonly iterations: number;
+  readonly delayS: number;
+  /** The actions of joint targets and of Cartesian targets. */
+  readonly actions: { readonly joints: string; readonly pose: string };
+  /** The bag to record: its folder, bag_root (checked again when the folder is created), the topics (empty: all). */
+  readonly bag?: { readonly path: string; readonly root: string; readonly topics: readonly string[] };
+  readonly backend: 'sim' | 'ros2';
+  /** On ros2: the action types and timeouts of the endpoints file. */
+  readonly ros?: RunnerRosSettings;
+}
 
 /**
  * Messages between the sequence runner and the process that started it, over Node's IPC
@@ -25,6 +44,8 @@ export type RunnerToServer =
   | { readonly type: 'subscribe'; readonly topics: readonly string[] };
 
 export type ServerToRunner =
+  /** The run, once, first. */
+  | { readonly type: 'job'; readonly job: SequenceJob }
   | { readonly type: 'result'; readonly id: number; readonly result: MotionResultMsg }
   | { readonly type: 'no_server'; readonly id: number; readonly message: string }
   | { readonly type: 'claim_result'; readonly id: number; readonly granted: boolean; readonly message: string }

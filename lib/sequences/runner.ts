@@ -1,24 +1,20 @@
 /**
  * The motion sequence runner: a separate OS process started by armgate (POST /sequences/start).
  * Each iteration moves to home, then to each waypoint in order, then home again, then waits the
- * delay (not after the last). Each point is a MoveToJoints or MoveToPose goal to the action named
- * on the command line. On the simulator (`--backend sim`) the goals and the recorded topics travel
- * over the IPC channel of the process that started the runner; on a ROS 2 stack (`--backend ros2
- * --ros FILE`) the runner has its own rclnodejs node (lib/sequences/rcl-backend.ts). Optionally
+ * delay (not after the last). The run arrives as one message, a validated {@link SequenceJob}, over
+ * the IPC channel. Each point is a MoveToJoints or MoveToPose goal to the job's action. On the simulator the goals and the recorded topics travel
+ * over the IPC channel of the process that started the runner; on a ROS 2 stack the runner has its own rclnodejs node (lib/sequences/rcl-backend.ts). Optionally
  * records a rosbag2 (MCAP) bag. Before each goal, on either backend, it asks armgate whether the run
  * still holds the arm (the arbiter's lease): after a stop or at shutdown nothing more is sent. Progress goes to the parent over IPC; a `stop` message, SIGTERM,
  * SIGINT or the parent going away (its IPC channel closing, or EPIPE on the runner's output or
  * channel, as when armgate is SIGKILLed) cancel the goal in flight, close the bag and end the
- * process; output written once armgate is gone is dropped (runner-io.ts). The configuration's
- * temporary folder is removed as soon as its files are read. Exit codes: see EXIT in protocol.ts.
+ * process; output written once armgate is gone is dropped (runner-io.ts). Exit codes: see EXIT in protocol.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { RunnerBackend, Recording } from './backend.ts';
-import type { SequenceConfig, SequencePoint } from './config.ts';
-import { createConfinedFolder, removeConfigFolder } from './paths.ts';
-import { EXIT, type ServerToRunner } from './protocol.ts';
+import type { SequencePoint } from './config.ts';
+import { createConfinedFolder } from './paths.ts';
+import { EXIT, type SequenceJob, type ServerToRunner } from './protocol.ts';
 import type { RunnerRosSettings } from './rcl-backend.ts';
 import { attachRunnerIo } from './runner-io.ts';
 
@@ -74,8 +70,15 @@ function claimArm(): Promise<{ granted: boolean; message: string }> {
   });
 }
 
+let receiveJob: (job: SequenceJob) => void = () => undefined;
+/** The run, sent by armgate as the first message. */
+const jobArrived = new Promise<SequenceJob>((resolve) => {
+  receiveJob = resolve;
+});
+
 process.on('message', (raw: ServerToRunner) => {
-  if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
+  if (raw.type === 'job') receiveJob(raw.job);
+  else if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
   else if (raw.type === 'claim_result') {
     claims.get(raw.id)?.(raw.granted, raw.message);
     claims.delete(raw.id);
@@ -84,7 +87,7 @@ process.on('message', (raw: ServerToRunner) => {
 process.on('SIGTERM', () => void finish(EXIT.terminated, 'stopped by SIGTERM'));
 process.on('SIGINT', () => void finish(EXIT.terminated, 'stopped by SIGINT'));
 
-/** The backend the command line asks for; ends the process with the reason when it cannot be had. */
+/** The backend the job asks for; ends the process with the reason when it cannot be had. */
 async function createBackend(kind: string, ros: RunnerRosSettings | undefined): Promise<RunnerBackend> {
   if (kind === 'sim') {
     const { IpcBackend } = await import('./ipc-backend.ts');
@@ -94,7 +97,7 @@ async function createBackend(kind: string, ros: RunnerRosSettings | undefined): 
     return ipc;
   }
   if (kind !== 'ros2' || ros === undefined)
-    return finish(EXIT.badArguments, 'usage: runner --backend sim | --backend ros2 --ros FILE');
+    return finish(EXIT.badArguments, 'the job names the ros2 backend without its ROS settings');
   const { loadRclnodejs } = await import('../ros/rcl-load.ts');
   const rcl = await loadRclnodejs(process.env);
   if (!rcl.ok) return finish(EXIT.noActionServer, rcl.error);
@@ -108,54 +111,25 @@ async function createBackend(kind: string, ros: RunnerRosSettings | undefined): 
   });
 }
 
+/** How long the runner waits for its job after it started. */
+const JOB_WAIT_MS = 10_000;
+
 async function main(): Promise<void> {
   if (!process.send) await finish(EXIT.badArguments, 'the runner must be started by armgate (no IPC channel)');
-  const { values } = parseArgs({
-    options: {
-      config: { type: 'string' },
-      iterations: { type: 'string', default: '3' },
-      delay: { type: 'string', default: '5' },
-      bag: { type: 'string', default: '' },
-      'bag-root': { type: 'string', default: '' },
-      topics: { type: 'string', default: '' },
-      'joints-action': { type: 'string', default: 'cobot/move_to_joints' },
-      'pose-action': { type: 'string', default: 'cobot/move_to_pose' },
-      backend: { type: 'string', default: 'sim' },
-      ros: { type: 'string', default: '' },
-    },
-  });
-  const iterations = Number(values.iterations);
-  const delayS = Number(values.delay);
-  if (!values.config || !Number.isInteger(iterations) || iterations < 1 || !(delayS >= 0))
-    await finish(EXIT.badArguments, 'usage: runner --config FILE --iterations N --delay S');
-  let config: SequenceConfig;
-  let ros: RunnerRosSettings | undefined;
-  try {
-    config = JSON.parse(await readFile(values.config ?? '', 'utf8')) as SequenceConfig;
-    ros = values.ros ? (JSON.parse(await readFile(values.ros, 'utf8')) as RunnerRosSettings) : undefined;
-  } finally {
-    // Read (or unreadable): the temporary folder goes now, so even a SIGKILLed server leaves nothing behind.
-    const removed = await removeConfigFolder(values.config ?? '');
-    if (!removed.ok) warn(removed.error);
-  }
-  const actions = { joints: values['joints-action'] ?? '', pose: values['pose-action'] ?? '' };
-  const moves = await createBackend(values.backend ?? 'sim', ros);
+  const job = await Promise.race([jobArrived, sleep(JOB_WAIT_MS, undefined, { ref: false })]);
+  if (!job) return finish(EXIT.badArguments, `no job from armgate within ${JOB_WAIT_MS / 1000} s`);
+  const { config, iterations, delayS, actions, bag } = job;
+  const moves = await createBackend(job.backend, job.ros);
   backend = moves;
-  if (values.bag) {
-    const named = (values.topics ?? '')
-      .split(',')
-      .map((t) => t.trim())
-      .filter((t) => t.length > 0);
-    const root = values['bag-root'];
-    if (!root) await finish(EXIT.badArguments, 'usage: runner --bag FOLDER --bag-root ROOT');
-    const created = await createConfinedFolder(root ?? '', values.bag);
+  if (bag) {
+    const created = await createConfinedFolder(bag.root, bag.path);
     if (!created.ok) await finish(EXIT.bagFailed, `cannot record the bag: ${created.error}`);
     try {
-      recording = await moves.record(values.bag, named);
+      recording = await moves.record(bag.path, [...bag.topics]);
     } catch (e) {
       await finish(EXIT.bagFailed, `cannot record the bag: ${(e as Error).message}`);
     }
-    log(`recording ${recording?.topics.join(', ')} to ${values.bag}`);
+    log(`recording ${recording?.topics.join(', ')} to ${bag.path}`);
   }
   const route: { label: string; point: SequencePoint }[] = [
     { label: 'home', point: config.home },

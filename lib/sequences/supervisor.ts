@@ -1,7 +1,4 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogRing } from '../logs/ring.ts';
 import type { Lease } from '../motion/arbiter.ts';
@@ -10,8 +7,7 @@ import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { SequenceConfig } from './config.ts';
 import { reapGroup, signalGroup } from './process-group.ts';
-import type { RunnerRosSettings } from './rcl-backend.ts';
-import type { RunnerToServer, ServerToRunner } from './protocol.ts';
+import type { RunnerToServer, SequenceJob, ServerToRunner } from './protocol.ts';
 
 /** How long a stopped runner gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
@@ -57,14 +53,13 @@ export type SequenceStatus =
 interface Run {
   readonly child: ChildProcess;
   readonly pid: number;
-  readonly dir: string;
   readonly startedAt: string;
   readonly bagPath: string | undefined;
   readonly iterations: number;
   iteration: number;
   point: string;
   readonly exited: Promise<number>;
-  /** Resolves after the exit has been recorded and the temporary folder removed. */
+  /** Resolves after the exit has been recorded. */
   done: Promise<void>;
   readonly goals: Set<AbortController>;
   readonly unsubscribe: (() => void)[];
@@ -130,47 +125,35 @@ export class SequenceSupervisor {
 
   /**
    * Starts a runner under `lease` (taken from the arbiter by the caller, synchronously), which it
-   * keeps until the process has exited. The configuration goes to a private temporary folder,
-   * removed after the run. A lease revoked while the runner was being prepared starts nothing.
+   * keeps until the process has exited. The run goes to the runner as one {@link SequenceJob}
+   * message over its IPC channel. A lease revoked while the runner was being prepared starts nothing.
    */
   async start(config: SequenceConfig, options: RunOptions, lease: Lease): Promise<Result<number, string>> {
-    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-sequence-'));
-    const configFile = path.join(dir, 'config.json');
-    await writeFile(configFile, JSON.stringify(config), { mode: 0o600 });
-    const args = [
-      '--config',
-      configFile,
-      '--iterations',
-      String(options.iterations),
-      '--delay',
-      String(options.delayS),
-      '--joints-action',
-      options.jointsAction,
-      '--pose-action',
-      options.poseAction,
-    ];
-    if (options.bagPath)
-      args.push('--bag', options.bagPath, '--bag-root', options.bagRoot, '--topics', options.topics.join(','));
-    args.push('--backend', this.options.backend);
-    if (this.options.backend === 'ros2') {
-      const { interfaces, timeouts } = this.context.endpoints;
-      const rosFile = path.join(dir, 'ros.json');
-      const settings: RunnerRosSettings = {
-        joints_type: interfaces.move_to_joints.type,
-        pose_type: interfaces.move_to_pose.type,
-        timeouts,
-      };
-      await writeFile(rosFile, JSON.stringify(settings), { mode: 0o600 });
-      args.push('--ros', rosFile);
-    }
+    const { interfaces, timeouts } = this.context.endpoints;
+    const job: SequenceJob = {
+      config,
+      iterations: options.iterations,
+      delayS: options.delayS,
+      actions: { joints: options.jointsAction, pose: options.poseAction },
+      ...(options.bagPath ? { bag: { path: options.bagPath, root: options.bagRoot, topics: options.topics } } : {}),
+      backend: this.options.backend,
+      ...(this.options.backend === 'ros2'
+        ? {
+            ros: {
+              joints_type: interfaces.move_to_joints.type,
+              pose_type: interfaces.move_to_pose.type,
+              timeouts,
+            },
+          }
+        : {}),
+    };
     if (lease.signal.aborted) {
-      await rm(dir, { recursive: true, force: true });
       lease.release();
       return err(`the sequence was not started: ${String(lease.signal.reason)} while it was being prepared`);
     }
     const env = { ...process.env, ...this.options.env };
     delete env.ARMGATE_TOKEN;
-    const child = fork(RUNNER, args, {
+    const child = fork(RUNNER, [], {
       execArgv: ['--import', import.meta.resolve('tsx')],
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -179,9 +162,10 @@ export class SequenceSupervisor {
     const pid = child.pid;
     if (pid === undefined) {
       lease.release();
-      await rm(dir, { recursive: true, force: true });
       return err('the runner process could not be started');
     }
+    // The run travels as one message: the configuration never touches the disk.
+    child.send({ type: 'job', job } satisfies ServerToRunner);
     lease.describe(`a motion sequence is running (pid ${pid})`);
     const exited = new Promise<number>((resolve) =>
       child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143))),
@@ -189,7 +173,6 @@ export class SequenceSupervisor {
     const run: Run = {
       child,
       pid,
-      dir,
       startedAt: new Date().toISOString(),
       bagPath: options.bagPath,
       iterations: options.iterations,
@@ -234,7 +217,6 @@ export class SequenceSupervisor {
       }
       this.live.delete(run);
       lease.release();
-      await rm(run.dir, { recursive: true, force: true });
     });
     return ok(pid);
   }

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
 import {
   assertProcessGone,
-  configFoldersWith,
+  tempFilesWith,
   describeIssues,
   getJson,
   issuesOf,
@@ -111,11 +111,10 @@ describe('sequences end to end on the simulated arm', () => {
     }
     for (const p of ['/robot/joint_states', '/robot/pose', '/robot/positions', '/sequences/logs', '/trajectory/logs'])
       await getJson(url, p);
-    await waitFor(
-      'the runner to remove its configuration folder once read',
-      () => configFoldersWith(marker),
-      (f) => f.length === 0,
-      5000,
+    assert.deepEqual(
+      await tempFilesWith(marker),
+      [],
+      'the configuration reaches the runner as a message, never a file',
     );
 
     // Progress while running.
@@ -178,13 +177,8 @@ describe('sequences end to end on the simulated arm', () => {
     for (const line of await sequenceLog()) assert.match(line, LOG_LINE);
     assert.ok(maxDiff(await positions(url), WORK) < 1e-6, 'the run ends at home');
 
-    // The uploaded configuration's folder is removed after the run.
-    await waitFor(
-      'the configuration folder to be removed',
-      () => configFoldersWith(marker),
-      (f) => f.length === 0,
-      3000,
-    );
+    // The uploaded configuration never touched the disk.
+    assert.deepEqual(await tempFilesWith(marker), [], 'no file holds the configuration');
 
     // The bag: rosbag2 MCAP with ros2msg schemas and CDR messages, every topic the simulator offers.
     const folder = path.join(bagRoot, 'runA');

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertJointState, readBag } from '../support/bag.ts';
 import { streamBagFolder } from '../support/bag-stream.ts';
 import { listeningUrl, runServerCli, type CliRun } from '../support/cli.ts';
-import { configFoldersWith, describeIssues, getJson, issuesOf, post, sleep, waitFor, WORK } from '../support/live.ts';
+import { tempFilesWith, describeIssues, getJson, issuesOf, post, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { writeSettings } from '../support/server.ts';
 
@@ -127,7 +127,7 @@ describe('armgate SIGKILLed during a recorded sequence', () => {
     );
     const lost = killedAtMs - lastMs(bag.messages);
     assert.ok(lost < 1000, `the recording stops ${lost} ms before the kill`);
-    assert.deepEqual(await configFoldersWith(marker), [], 'the temporary configuration folder is gone');
+    assert.deepEqual(await tempFilesWith(marker), [], 'no file holds the configuration');
   });
 });
 
@@ -155,7 +155,11 @@ describe('faults on a running server', () => {
       await sleep(1500);
       const status = await getJson<Status>(server.url, '/sequences/status');
       assert.equal(status.pid, pid);
-      assert.deepEqual(await configFoldersWith(marker), [], 'the runner removed its configuration folder once read');
+      assert.deepEqual(
+        await tempFilesWith(marker),
+        [],
+        'the configuration reached the runner as a message, not a file',
+      );
       killedAtMs = Date.now();
       process.kill(pid, 'SIGKILL');
       const done = await waitFor(

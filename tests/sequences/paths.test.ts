@@ -4,11 +4,11 @@
  * directory).
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { confineRequest, removeConfigFolder } from '../../lib/sequences/paths.ts';
+import { confineRequest } from '../../lib/sequences/paths.ts';
 
 describe('confineRequest (bag_path under bag_root, by real path)', () => {
   let base: string;
@@ -69,32 +69,5 @@ describe('confineRequest (bag_path under bag_root, by real path)', () => {
   it('wrote nothing anywhere', async () => {
     assert.deepEqual(await readdir(outside), []);
     assert.deepEqual((await readdir(path.join(root, 'real'))).sort(), []);
-  });
-});
-
-describe('removeConfigFolder', () => {
-  it('removes an armgate-sequence-* folder of the temp directory with its files', async () => {
-    const folder = await mkdtemp(path.join(tmpdir(), 'armgate-sequence-'));
-    await writeFile(path.join(folder, 'config.json'), '{}');
-    await writeFile(path.join(folder, 'ros.json'), '{}');
-    assert.deepEqual(await removeConfigFolder(path.join(folder, 'config.json')), { ok: true, value: true });
-    await assert.rejects(stat(folder), { code: 'ENOENT' });
-  });
-
-  it('leaves any other folder alone', async () => {
-    const base = await mkdtemp(path.join(tmpdir(), 'armgate-test-keep-'));
-    try {
-      const nested = path.join(base, 'armgate-sequence-x');
-      await mkdir(nested);
-      await writeFile(path.join(nested, 'config.json'), '{}');
-      await writeFile(path.join(base, 'config.json'), '{}');
-      for (const file of [path.join(base, 'config.json'), path.join(nested, 'config.json'), 'config.json', '']) {
-        assert.deepEqual(await removeConfigFolder(file), { ok: true, value: false }, file);
-      }
-      assert.deepEqual((await readdir(base)).sort(), ['armgate-sequence-x', 'config.json']);
-      assert.deepEqual(await readdir(nested), ['config.json']);
-    } finally {
-      await rm(base, { recursive: true, force: true });
-    }
   });
 });

@@ -1,7 +1,7 @@
 /** Small helpers for end-to-end tests against a live armgate server. */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -199,12 +199,21 @@ export function assertNoJump(
   }
 }
 
-/** Folders os.tmpdir()/armgate-sequence-* whose config.json contains `marker` (other suites run concurrently). */
-export async function configFoldersWith(marker: string): Promise<string[]> {
+/** Files in os.tmpdir() and its folders one level down that contain `marker` (the configuration must never touch the disk). */
+export async function tempFilesWith(marker: string): Promise<string[]> {
   const found: string[] = [];
-  for (const name of (await readdir(tmpdir())).filter((n) => n.startsWith('armgate-sequence-'))) {
-    const text = await readFile(path.join(tmpdir(), name, 'config.json'), 'utf8').catch(() => '');
-    if (text.includes(marker)) found.push(name);
+  const look = async (file: string) => {
+    // A configuration is small; bags and the like of other suites are skipped unread.
+    if (((await stat(file).catch(() => undefined))?.size ?? Infinity) > 1024 * 1024) return;
+    const text = await readFile(file, 'utf8').catch(() => '');
+    if (text.includes(marker)) found.push(file);
+  };
+  for (const entry of await readdir(tmpdir(), { withFileTypes: true }).catch(() => [])) {
+    const full = path.join(tmpdir(), entry.name);
+    if (entry.isFile()) await look(full);
+    else if (entry.isDirectory())
+      for (const inner of await readdir(full, { withFileTypes: true }).catch(() => []))
+        if (inner.isFile()) await look(path.join(full, inner.name));
   }
   return found;
 }
