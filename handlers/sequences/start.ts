@@ -7,7 +7,7 @@ import { defineOperation, perLimits } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
-import { sequenceConfigSchema } from '../../lib/sequences/config.ts';
+import { configProblem, sequenceConfigSchema } from '../../lib/sequences/config.ts';
 import { confineRequest } from '../../lib/sequences/paths.ts';
 
 const ROS_NAME = /^\/?[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -101,6 +101,8 @@ export const operation = defineOperation({
   run: async (f, ctx): Promise<Result<v.InferOutput<typeof StartedSchema>, ApiError>> => {
     const context = ros();
     const { sequences, arbiter, bagRoot } = services();
+    const problem = configProblem(f.config, context.endpoints.planning_frame);
+    if (problem) return err(invalid(['body', 'config', ...problem.path], problem.message));
     let bagPath: string | undefined;
     if (f.bag_path !== '') {
       const confined = await confineRequest(bagRoot, f.bag_path);

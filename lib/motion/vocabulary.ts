@@ -60,19 +60,23 @@ export const abcAngle = (what: string) =>
     ),
   );
 
-/** A planner name, case-insensitive, default ptp. */
-export const PlannerSchema = v.optional(
-  v.pipe(
-    v.string('planner must be a string'),
-    v.maxLength(16, 'at most 16 characters'),
-    v.toLowerCase(),
-    v.picklist(PLANNERS, (issue) => `unknown planner '${String(issue.input)}'; use one of ${PLANNERS.join(', ')}`),
-    v.description(
-      'ptp (joint-space, default), lin (straight TCP line), circ (arc; needs circ_center or circ_interim), ompl (sampling-based, collision-free), chomp (optimized). Case-insensitive.',
+/** A planner name, case-insensitive, with a default. */
+export const plannerSchema = (fallback: PlannerName) =>
+  v.optional(
+    v.pipe(
+      v.string('planner must be a string'),
+      v.maxLength(16, 'at most 16 characters'),
+      v.toLowerCase(),
+      v.picklist(PLANNERS, (issue) => `unknown planner '${String(issue.input)}'; use one of ${PLANNERS.join(', ')}`),
+      v.description(
+        `ptp (joint-space), lin (straight TCP line), circ (arc; needs circ_center or circ_interim), ompl (sampling-based, collision-free), chomp (optimized). Case-insensitive. Default ${fallback}.`,
+      ),
     ),
-  ),
-  'ptp',
-);
+    fallback,
+  );
+
+/** The planner of a move: default ptp. */
+export const PlannerSchema = plannerSchema('ptp');
 
 /** The frame of a Cartesian target: '' (the planning frame) or its name. */
 export const FrameIdSchema = v.optional(

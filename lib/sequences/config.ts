@@ -1,51 +1,26 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { jointsSchema } from '../motion/vocabulary.ts';
+import {
+  cartesianTargetEntries,
+  cartesianTargetProblem,
+  jointsSchema,
+  plannerSchema,
+  SpeedSchema,
+} from '../motion/vocabulary.ts';
 import { perLimits } from '../ops/operation.ts';
 import type { MoveToJointsGoal, MoveToPoseGoal } from '../ros/messages.ts';
 
-const PLANNERS = ['ptp', 'lin', 'circ', 'ompl', 'chomp'] as const;
 /** Most waypoints one configuration may hold. */
 export const MAX_WAYPOINTS = 1000;
 
-const speed = v.optional(
-  v.pipe(
-    v.number(),
-    v.finite('must be a finite number'),
-    v.minValue(0.01, 'speed must be at least 0.01'),
-    v.maxValue(1, 'speed must be at most 1.0'),
-  ),
-  0.1,
-);
-const metres = v.pipe(
-  v.number(),
-  v.finite('must be a finite number'),
-  v.minValue(-5, 'must be at least -5 m'),
-  v.maxValue(5, 'must be at most 5 m'),
-);
-const radians = v.pipe(
-  v.number(),
-  v.finite('must be a finite number'),
-  v.minValue(-2 * Math.PI, 'must be at least -2 pi'),
-  v.maxValue(2 * Math.PI, 'must be at most 2 pi'),
-);
-
 const jointPoint = perLimits((limits) =>
-  v.strictObject({ joints: jointsSchema(limits, 'J1..J7 target in radians, within the joint limits.'), speed }),
+  v.strictObject({
+    joints: jointsSchema(limits, 'J1..J7 target in radians, within the joint limits.'),
+    speed: SpeedSchema,
+  }),
 );
-const posePoint = v.strictObject({
-  x: metres,
-  y: metres,
-  z: metres,
-  a: radians,
-  b: radians,
-  c: radians,
-  speed,
-  planner: v.optional(
-    v.pipe(v.string(), v.toLowerCase(), v.picklist(PLANNERS, `planner must be one of ${PLANNERS.join(', ')}`)),
-    'ptp',
-  ),
-});
+/** A Cartesian point: the moves' Cartesian target, straight-line (lin) unless it names a planner, as the original runner. */
+const posePoint = v.strictObject({ ...cartesianTargetEntries, planner: plannerSchema('lin') });
 
 /**
  * A sequence point: with a `joints` field a joint target {joints, speed?}; otherwise a Cartesian
@@ -87,11 +62,38 @@ export type SequenceConfig = v.InferOutput<ReturnType<typeof sequenceConfigSchem
 /** A validated point. */
 export type SequencePoint = SequenceConfig['home'];
 
-/** The motion goal of a point: MoveToJoints for a joint target, MoveToPose otherwise. */
+/** The motion goal of a point: MoveToJoints for a joint target, MoveToPose otherwise (an omitted a, b or c is 0). */
 export function goalOf(
   point: SequencePoint,
 ): { kind: 'joints'; goal: MoveToJointsGoal } | { kind: 'pose'; goal: MoveToPoseGoal } {
   if ('joints' in point) return { kind: 'joints', goal: { joints: point.joints as number[], speed: point.speed } };
-  const { x, y, z, a, b, c, speed: s, planner } = point;
-  return { kind: 'pose', goal: { x, y, z, a, b, c, speed: s, planner, frame_id: '' } };
+  const { a, b, c, circ_center, circ_interim, ...rest } = point;
+  return {
+    kind: 'pose',
+    goal: {
+      ...rest,
+      a: a ?? 0,
+      b: b ?? 0,
+      c: c ?? 0,
+      ...(circ_center ? { circ_center } : {}),
+      ...(circ_interim ? { circ_interim } : {}),
+    },
+  };
+}
+
+/** The first point of a configuration whose Cartesian target is inconsistent (unknown frame, CIRC points misused). */
+export function configProblem(
+  config: SequenceConfig,
+  planningFrame: string,
+): { path: (string | number)[]; message: string } | undefined {
+  const points: [(string | number)[], SequencePoint][] = [
+    [['home'], config.home],
+    ...config.waypoints.map((p, k): [(string | number)[], SequencePoint] => [['waypoints', k], p]),
+  ];
+  for (const [where, point] of points) {
+    if ('joints' in point) continue;
+    const problem = cartesianTargetProblem(point, planningFrame);
+    if (problem) return { path: [...where, problem.field], message: problem.message };
+  }
+  return undefined;
 }

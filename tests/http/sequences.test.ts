@@ -320,11 +320,11 @@ describe('sequences end to end on the simulated arm', () => {
         /ptp, lin, circ, ompl, chomp/,
       ],
       [
-        'a Cartesian point without its angles',
-        { home: CONFIG.home, waypoints: [{ x: 0.5, y: 0, z: 0.5 }] },
+        'a Cartesian point in an unknown frame',
+        { home: CONFIG.home, waypoints: [{ x: 0.5, y: 0, z: 0.5, frame_id: 'camera' }] },
         {},
-        ['body', 'config', 'waypoints', 0, 'a'],
-        /Field required/,
+        ['body', 'config', 'waypoints', 0, 'frame_id'],
+        /unknown frame_id 'camera'/,
       ],
       [
         'a Cartesian coordinate that is not a number',
