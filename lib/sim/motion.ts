@@ -1,22 +1,20 @@
 import type { Chain } from '../kinematics/chain.ts';
-import { createIkWorkspace, solveIk } from '../kinematics/ik.ts';
-import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
-import { arcPath, type CircAux, linePath, planCartesianSteps, tcpPose } from '../planning/cartesian.ts';
+import { matFromAbc } from '../kinematics/rotation.ts';
+import { tcpPose } from '../planning/cartesian.ts';
 import type { MotionScales } from '../planning/limits.ts';
+import type { CircAux } from '../planning/paths.ts';
+import { type PlanEnv, plannerFor } from '../planning/planners.ts';
 import { planPtp, ptpDurationS } from '../planning/ptp.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
+import { createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { MotionResultMsg, MoveToJointsGoal, MoveToNamedRequest, MoveToPoseGoal } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
-import { optimizeChomp } from '../planning/chomp.ts';
-import { type JointSpace, planRrtConnect, segmentValid, shortcutPath, smoothPath } from '../planning/rrt-connect.ts';
-import { timeParameterize } from '../planning/timing.ts';
-import { createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
 import type { ControllerEvent, TrajectoryController } from './controller.ts';
 import type { SimDriver } from './driver.ts';
 import type { Contact } from './model.ts';
-import { runSliced, SLICE_MS, sliceCheckpoint, yieldToLoop } from './sliced.ts';
+import { runSliced, sliceCheckpoint } from './sliced.ts';
 
 /** What the planners need of the collision model. */
 export interface CollisionChecker {
@@ -44,13 +42,10 @@ export interface GoalHandlers {
 
 /** How close (rad) the joint state must come to the goal for success. */
 export const GOAL_TOLERANCE_RAD = 1e-3;
-/** Time budget for the IK of a PTP pose target. */
-const IK_BUDGET_MS = 50;
 const now = () => performance.now();
 
 const fail = (message: string): MotionResultMsg => ({ success: false, message });
 const seconds = (s: number) => (Number.isFinite(s) ? s.toPrecision(3) : 'more than 1e308');
-const fmt = (v: readonly number[]) => `(${v.map((x) => x.toFixed(3)).join(', ')})`;
 
 interface Waiting {
   readonly id: number;
@@ -181,162 +176,53 @@ export class SimMotionServer {
       if (contact) {
         const hint =
           planner === 'ompl' || planner === 'chomp' ? '' : '; try planner ompl, which plans around obstacles';
+        const tcp = tcpPose(this.chain, sample.q)
+          .position.map((v) => v.toFixed(3))
+          .join(', ');
         return err(
-          `the ${planner} path would collide (${contact.a} with ${contact.b}) ${Math.round((100 * k) / steps)} % along it${hint}`,
+          `the ${planner} path would collide (${contact.a} with ${contact.b}) ${Math.round((100 * k) / steps)} % along it, with the TCP at (${tcp}) m${hint}`,
         );
       }
     }
     return ok(trajectory);
   }
 
-  /** A joint-space space for sampling planners: the joint limits and the collision check. */
-  private jointSpace(): JointSpace {
-    return {
-      minRad: this.limits.minRad,
-      maxRad: this.limits.maxRad,
-      isValid: (q) => this.collisions.collisionAt(q) === undefined,
-      random: Math.random,
-    };
-  }
-
-  /** IK of a pose target from the current joints, in slices of at most {@link SLICE_MS} within {@link IK_BUDGET_MS}. */
-  private async goalConfiguration(
-    position: number[],
-    rotation: Float64Array,
-    goal: MoveToPoseGoal,
-  ): Promise<Result<number[], string>> {
-    const ws = createIkWorkspace(this.chain);
-    const seed = this.currentQ();
-    const end = now() + IK_BUDGET_MS;
-    for (;;) {
-      const deadlineMs = Math.min(end, now() + SLICE_MS);
-      const ik = solveIk(
-        this.chain,
-        this.limits.minRad,
-        this.limits.maxRad,
-        position,
-        rotation,
-        seed,
-        { deadlineMs, nowMs: now, random: Math.random },
-        ws,
-      );
-      if (ik.status === 'converged') return ok(Array.from(ik.qRad));
-      if (now() >= end) break;
-      await yieldToLoop();
-    }
-    return err(
-      `no inverse kinematics solution for ${fmt(position)} m with ABC ${fmt([goal.a, goal.b, goal.c])} rad within the joint limits: the pose is out of reach`,
-    );
-  }
-
+  /** Plans a pose goal with the planner its name picks from the table (lib/planning/planners.ts), in slices. */
   private async planPose(
     goal: MoveToPoseGoal,
     signal: AbortSignal | undefined,
   ): Promise<Result<JointTrajectory, string>> {
+    const planner = plannerFor(goal.planner);
+    if (!planner.ok) return planner;
     const scales: MotionScales = { speed: goal.speed, accelScale: 0 };
-    const position = [goal.x, goal.y, goal.z];
-    const rotation = matFromAbc(new Float64Array(9), goal.a, goal.b, goal.c);
-    const start = this.currentQ();
-    const planner = goal.planner.toLowerCase();
-    if (planner === 'ptp' || planner === 'ompl' || planner === 'chomp') {
-      const target = await this.goalConfiguration(position, rotation, goal);
-      if (!target.ok) return target;
-      if (planner === 'ptp') return this.ptp(start, target.value, scales);
-      const atGoal = this.collisions.collisionAt(target.value);
-      if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
-      return planner === 'ompl'
-        ? this.planOmpl(start, target.value, scales, signal)
-        : this.planChomp(start, target.value, scales, signal);
-    }
-    if (planner === 'lin' || planner === 'circ') {
-      const from = tcpPose(this.chain, start);
-      const orientation = quatFromMat(rotation);
-      let path = linePath(from.position, from.orientation, position, orientation);
-      if (planner === 'circ') {
-        const aux: CircAux | undefined = goal.circ_center
-          ? { center: [goal.circ_center.x, goal.circ_center.y, goal.circ_center.z] }
-          : goal.circ_interim
-            ? { interim: [goal.circ_interim.x, goal.circ_interim.y, goal.circ_interim.z] }
-            : undefined;
-        if (!aux)
-          return err(
-            'circ needs an auxiliary point: give circ_center (the arc centre) or circ_interim (a point on the arc), as {x, y, z} in metres',
-          );
-        const arc = arcPath(from.position, from.orientation, position, orientation, aux);
-        if (!arc.ok) return err(`circ: ${arc.error}`);
-        path = arc.value;
-      }
-      const options = { nowMs: now, maxDurationS: this.options.motionTimeoutS * this.options.timeScale };
-      const planned = await runSliced(
-        planCartesianSteps(this.chain, this.limits, path, start, scales, options),
-        now,
-        signal,
-      );
-      if (!planned.ok) return planned;
-      if (planned.value.ok) return planned.value;
-      const failure = planned.value.error;
-      if (failure.reason === 'too_long')
-        return err(this.tooLong((failure.durationS ?? Number.POSITIVE_INFINITY) / this.options.timeScale, scales));
-      return err(`${planner}: ${failure.message}`);
-    }
-    return err(`unknown planner '${goal.planner}' (use ptp, lin, circ, ompl or chomp)`);
-  }
-
-  /** RRT-Connect in joint space, shortcut and smoothed, then time-parameterized within the limits. */
-  private async planOmpl(
-    start: number[],
-    target: number[],
-    scales: MotionScales,
-    signal: AbortSignal | undefined,
-  ): Promise<Result<JointTrajectory, string>> {
-    const space = this.jointSpace();
-    const search = await runSliced(
-      planRrtConnect(space, start, target, { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now }),
-      now,
-      signal,
-    );
-    if (!search.ok) return search;
-    const found = search.value;
-    if (!found.ok) return err(`ompl (RRT-Connect): ${found.error} (${this.options.planningTimeS} s budget)`);
-    const path = smoothPath(space, shortcutPath(space, found.value, 200), 3);
-    return ok(timeParameterize(path, this.limits, scales));
-  }
-
-  /** CHOMP from the straight joint-space line, then time-parameterized within the limits. */
-  private async planChomp(
-    start: number[],
-    target: number[],
-    scales: MotionScales,
-    signal: AbortSignal | undefined,
-  ): Promise<Result<JointTrajectory, string>> {
-    const epsilon = 0.05;
-    const optimized = await runSliced(
-      optimizeChomp(
-        {
-          startRad: start,
-          goalRad: target,
-          minRad: this.limits.minRad,
-          maxRad: this.limits.maxRad,
-          obstacleCost: (q, grad) => this.collisions.obstacleCost(q, epsilon, grad),
-        },
-        { deadlineMs: now() + this.options.planningTimeS * 1000, nowMs: now },
-      ),
-      now,
-      signal,
-    );
-    if (!optimized.ok) return optimized;
-    const result = optimized.value;
-    const space = this.jointSpace();
-    const checkpoint = sliceCheckpoint(now);
-    for (let i = 1; i < result.path.length; i++) {
-      await checkpoint();
-      if (!segmentValid(space, result.path[i - 1] ?? [], result.path[i] ?? [], 0.02)) {
-        return err(
-          `chomp found no collision-free path after ${result.iterations} iterations (obstacle cost ${result.obstacleCost.toFixed(4)}); try ompl`,
-        );
-      }
-    }
-    return ok(timeParameterize(result.path, this.limits, scales));
+    const circ: CircAux | undefined = goal.circ_center
+      ? { center: [goal.circ_center.x, goal.circ_center.y, goal.circ_center.z] }
+      : goal.circ_interim
+        ? { interim: [goal.circ_interim.x, goal.circ_interim.y, goal.circ_interim.z] }
+        : undefined;
+    const request = {
+      startRad: this.currentQ(),
+      position: [goal.x, goal.y, goal.z],
+      rotation: matFromAbc(new Float64Array(9), goal.a, goal.b, goal.c),
+      abc: [goal.a, goal.b, goal.c] as const,
+      scales,
+      ...(circ ? { circ } : {}),
+    };
+    const env: PlanEnv = {
+      chain: this.chain,
+      limits: this.limits,
+      collisions: this.collisions,
+      planningTimeS: this.options.planningTimeS,
+      maxDurationS: this.options.motionTimeoutS * this.options.timeScale,
+      nowMs: now,
+      random: Math.random,
+    };
+    const planned = await runSliced(planner.value(request, env), now, signal);
+    if (!planned.ok) return planned;
+    if (planned.value.ok) return planned.value;
+    const failure = planned.value.error;
+    if (failure.kind === 'too_long') return err(this.tooLong(failure.durationS / this.options.timeScale, scales));
+    return err(failure.message);
   }
 
   /** Ends a waiting goal at once (the simulator is closing and will not tick again). */

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+// Issue 13's observation end to end on the simulated arm: LIN 15 cm at speed 1.0 from
+// [0, 0.4, 0, -1.4, 0, 1.3, 0] was refused for joint1's acceleration; CIRC likewise.
+const BENT = [0, 0.4, 0, -1.4, 0, 1.3, 0];
+
+interface Pose {
+  position: { x: number; y: number; z: number };
+  orientation: { euler_rad: { a: number; b: number; c: number } };
+}
+
+let server: TestServer;
+
+before(async () => {
+  server = await startTestServer({ sim: { time_scale: 1, initial_position: BENT } });
+});
+
+after(async () => {
+  await server.close();
+});
+
+async function post(route: string, body: unknown): Promise<{ success: boolean; message: string }> {
+  const res = await fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 200, `status ${res.status}`);
+  return (await res.json()) as { success: boolean; message: string };
+}
+
+async function pose(): Promise<Pose> {
+  return (await (await fetch(`${server.url}/robot/pose`)).json()) as Pose;
+}
+
+async function toBent(): Promise<Pose> {
+  const back = await post('/robot/move/joints', { joints: BENT, speed: 1 });
+  assert.ok(back.success, back.message);
+  return pose();
+}
+
+const near = (p: Pose['position'], q: readonly number[]) =>
+  Math.hypot(p.x - (q[0] ?? 0), p.y - (q[1] ?? 0), p.z - (q[2] ?? 0));
+
+describe('Cartesian moves at full speed on the simulated arm (/robot/move/pose)', () => {
+  it('moves LIN 15 cm at speed 1.0 from [0, 0.4, 0, -1.4, 0, 1.3, 0] to the target, in well under a second', async () => {
+    const start = await toBent();
+    const { x, y, z } = start.position;
+    const target = [x + 0.15, y, z];
+    const started = performance.now();
+    const result = await post('/robot/move/pose', {
+      x: target[0],
+      y,
+      z,
+      ...start.orientation.euler_rad,
+      planner: 'lin',
+      speed: 1,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(result.success, result.message);
+    const end = await pose();
+    assert.ok(near(end.position, target) < 1e-3, `ends ${near(end.position, target)} m from the target`);
+    assert.ok(seconds < 1.5, `took ${seconds.toFixed(2)} s`);
+  });
+
+  it('moves CIRC through circ_interim at speed 1.0 from the same start', async () => {
+    const start = await toBent();
+    const { x, y, z } = start.position;
+    const result = await post('/robot/move/pose', {
+      x,
+      y: y + 0.2,
+      z,
+      ...start.orientation.euler_rad,
+      planner: 'circ',
+      circ_interim: { x: x + 0.1, y: y + 0.1, z },
+      speed: 1,
+    });
+    assert.ok(result.success, result.message);
+    const end = await pose();
+    assert.ok(
+      near(end.position, [x, y + 0.2, z]) < 1e-3,
+      `ends ${near(end.position, [x, y + 0.2, z])} m from the goal`,
+    );
+  });
+
+  it('refuses a LIN through a joint limit without moving, naming the joint and the place', async () => {
+    const folded = await post('/robot/move/joints', { joints: [0, 0.3, 0, -1.9, 0, 0.8, 0], speed: 1 });
+    assert.ok(folded.success, folded.message);
+    const start = await pose();
+    const { x, y, z } = start.position;
+    const result = await post('/robot/move/pose', {
+      x: x - 0.3,
+      y,
+      z,
+      ...start.orientation.euler_rad,
+      planner: 'lin',
+      speed: 1,
+    });
+    assert.equal(result.success, false, 'moved');
+    assert.match(result.message, /^lin: joint4 would pass its limit \(-2\.09 rad\) at \(.*\) m, \d+ % along it/);
+    assert.ok(near((await pose()).position, [x, y, z]) < 1e-6, 'the arm has not moved');
+  });
+});
