@@ -8,6 +8,7 @@ import {
   type MessageExtraInfo,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import { createMcpServer } from './face.ts';
 
@@ -152,7 +153,7 @@ const jsonHeaders = (sessionId?: string): Record<string, string> =>
     : { 'content-type': 'application/json' };
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+  new PonyfillResponse(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });
@@ -331,7 +332,9 @@ function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolea
     issuedHere: (id) => {
       const dot = id.indexOf('.');
       if (dot !== 22 || id.length !== 45) return false;
-      return timingSafeEqual(Buffer.from(id.slice(23)), Buffer.from(mac(id.slice(0, 22))));
+      const given = Buffer.from(id.slice(23));
+      const expected = Buffer.from(mac(id.slice(0, 22)));
+      return given.length === expected.length && timingSafeEqual(given, expected);
     },
   };
 }
@@ -392,7 +395,13 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   );
   sweep.unref();
 
-  /** A server and transport whose session id is `id` (a new one, or one rebuilt). */
+  /** Holds a session (making room if needed). */
+  const hold = (session: Session) => {
+    sessions.set(session.id, session);
+    makeRoom();
+  };
+
+  /** A server and transport whose session id is `id` (a new one, or one rebuilt), not yet held. */
   const openSession = async (request: Request, id: string): Promise<Session> => {
     const server = createServer();
     const allow = sdkAllowLists(admission, request.headers.get('host') ?? '');
@@ -416,8 +425,6 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       lastUsedMs: performance.now(),
       open: new Map(),
     };
-    sessions.set(id, session);
-    makeRoom();
     return session;
   };
 
@@ -446,6 +453,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         params: { protocolVersion, capabilities: {}, clientInfo: { name: 'rebuilt session', version: '0' } },
       });
       await replay({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      hold(session);
       return session;
     })().finally(() => rebuilding.delete(id));
     rebuilding.set(id, pending);
@@ -482,7 +490,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const message = await answer;
     session.open.delete(call.id);
     session.lastUsedMs = performance.now();
-    return new Response(JSON.stringify(message), { status: 200, headers: jsonHeaders(session.id) });
+    return new PonyfillResponse(JSON.stringify(message), { status: 200, headers: jsonHeaders(session.id) });
   };
 
   /** Hands a POST to the session's SDK transport and shapes the answer for what the client accepts. */
@@ -511,7 +519,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (stream) {
       const relay = relayStream(response.body, done);
       for (const id of batch.requestIds) session.open.set(id, relay.stop);
-      return new Response(relay.stream, { status: response.status, headers: response.headers });
+      return new PonyfillResponse(relay.stream, { status: response.status, headers: response.headers });
     }
     let stop = () => {};
     const stopped = new Promise<void>((resolve) => {
@@ -529,7 +537,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         responses.push(errorAnswer(id, CANCELLED_CODE, 'Request cancelled'));
     }
     const single = !Array.isArray(body) && responses.length === 1;
-    return new Response(JSON.stringify(single ? responses[0] : responses), {
+    return new PonyfillResponse(JSON.stringify(single ? responses[0] : responses), {
       status: 200,
       headers: jsonHeaders(session.id),
     });
@@ -555,7 +563,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       if (held) return held.transport.sdk.handleRequest(request);
       if (closed || ended.has(id) || !ids.issuedHere(id)) return sessionNotFound();
       forget(id);
-      return new Response(null, { status: 200 });
+      return new PonyfillResponse(null, { status: 200 });
     }
 
     const kind = answerKind(request.headers.get('accept'));
@@ -584,6 +592,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       );
     if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
     const session = await openSession(request, ids.issue());
+    hold(session);
     const response = await post(session, request, body, batch, kind);
     if (response.status !== 200) await closeSession(session.id);
     return response;
@@ -618,7 +627,7 @@ export const OAUTH_DISCOVERY_PATH =
  * authentication: a 401 here makes clients such as mcp-remote try OAuth registration.
  */
 export function oauthDiscoveryResponse(): Response {
-  return new Response(
+  return new PonyfillResponse(
     JSON.stringify({
       error: 'not_found',
       detail:

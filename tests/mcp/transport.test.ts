@@ -418,9 +418,13 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     busy.abort();
     await assert.rejects(waiting, 'the cancelled call rejects');
     for (const { client } of [a, b, c]) {
-      const r = (await client.callTool({ name: 'count', arguments: {} })) as CallToolResult;
-      assert.equal((r.content[0] as { text: string }).text, 'counted', 'each client keeps working');
+      const results = (await Promise.all(
+        [1, 2, 3].map(() => client.callTool({ name: 'count', arguments: {} })),
+      )) as CallToolResult[];
+      for (const r of results)
+        assert.equal((r.content[0] as { text: string }).text, 'counted', 'each client keeps working, calls at once');
     }
+    assert.equal(endpoint.sessionCount(), 2, 'each closed session rebuilt once, within the limit');
     assert.equal(probe.aborted.length, 1, 'the busy call reached its handler (not a rebuilt server)');
     await Promise.all([a, b, c].map(({ client }) => client.close()));
   });

@@ -1,0 +1,238 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import * as jointStates from '../handlers/robot/joint-states.ts';
+import { admissionPolicy } from '../lib/http/origin.ts';
+import { createMcpEndpoint, type McpEndpoint } from '../lib/mcp/server.ts';
+import { startTestServer } from '../tests/support/server.ts';
+import type { Section } from './section.ts';
+import { median, quantile } from './stats.ts';
+import { type Table, verdict } from './table.ts';
+
+const ROUNDS = 3;
+const CALLS = 600;
+const WARMUP = 200;
+const IN_PROCESS_CALLS = 4000;
+const VERSION = '2025-06-18';
+const CALL_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'get_joint_states', arguments: {} },
+});
+const PROGRESS_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'get_joint_states', arguments: {}, _meta: { progressToken: 1 } },
+});
+const INIT_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+});
+
+type Timed = () => Promise<unknown>;
+
+/** Runs the cases interleaved (one call of each in turn), `calls` times after a warm-up; ms per call by case. */
+async function interleaved(
+  cases: Record<string, Timed>,
+  calls: number,
+  warmup: number,
+): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = {};
+  for (let k = 0; k < warmup + calls; k++) {
+    for (const [name, run] of Object.entries(cases)) {
+      const t0 = performance.now();
+      await run();
+      const dt = performance.now() - t0;
+      if (k >= warmup) (times[name] ??= []).push(dt);
+    }
+  }
+  return times;
+}
+
+/** Round trips over a live server, one client in this process: REST, MCP by fetch (JSON and SSE answers), the SDK client. */
+async function roundTrips(): Promise<{
+  p50: Record<string, number>;
+  p99: Record<string, number>;
+  serverMs: Record<string, number>;
+}> {
+  const server = await startTestServer();
+  const url = `${server.url}/mcp/mcp`;
+  let client: Client | undefined;
+  try {
+    const init = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: INIT_BODY,
+    });
+    await init.text();
+    const headers = (accept: string) => ({
+      'content-type': 'application/json',
+      accept,
+      'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+      'mcp-protocol-version': VERSION,
+    });
+    const jsonHeaders = headers('application/json');
+    const sseHeaders = headers('application/json, text/event-stream');
+    // A fresh SDK client each round: undici adds an abort listener per fetch to the client's one
+    // signal and drops them only when collected, so one client warns past 1500 calls.
+    let sdkClient = new Client({ name: 'armgate-bench', version: '1' });
+    const cases: Record<string, Timed> = {
+      rest: async () => (await fetch(`${server.url}/robot/joint_states`)).json(),
+      mcpJson: async () => (await fetch(url, { method: 'POST', headers: jsonHeaders, body: CALL_BODY })).json(),
+      mcpSse: async () => (await fetch(url, { method: 'POST', headers: sseHeaders, body: PROGRESS_BODY })).text(),
+      sdk: () => sdkClient.callTool({ name: 'get_joint_states', arguments: {} }),
+    };
+    const p50: Record<string, number[]> = {};
+    const p99: Record<string, number[]> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      await client?.close();
+      sdkClient = new Client({ name: 'armgate-bench', version: '1' });
+      client = sdkClient;
+      await sdkClient.connect(new StreamableHTTPClientTransport(new URL(url)));
+      const times = await interleaved(cases, CALLS, WARMUP);
+      for (const [name, t] of Object.entries(times)) {
+        (p50[name] ??= []).push(quantile(t, 0.5));
+        (p99[name] ??= []).push(quantile(t, 0.99));
+      }
+    }
+    const served: Record<string, number[]> = {};
+    for (const line of server.logs) {
+      if (line.msg === 'request') (served[`${line.method} ${line.path}`] ??= []).push(Number(line.ms));
+    }
+    const med = (r: Record<string, number[]>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)]));
+    return { p50: med(p50), p99: med(p99), serverMs: med(served) };
+  } finally {
+    await client?.close();
+    await server.close();
+  }
+}
+
+/** A session on `endpoint` (initialize in process); its id. */
+async function openSession(endpoint: McpEndpoint, host: string): Promise<string> {
+  const res = await endpoint.handler(
+    new Request(`http://${host}/mcp/mcp`, {
+      method: 'POST',
+      headers: { host, 'content-type': 'application/json', accept: 'application/json' },
+      body: INIT_BODY,
+    }),
+  );
+  await res.text();
+  return res.headers.get('mcp-session-id') ?? '';
+}
+
+/** A server whose only tool answers at once: the MCP machinery without armgate's tool. */
+function emptyToolServer(): Server {
+  const server = new Server({ name: 'empty', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(CallToolRequestSchema, async () => ({
+    content: [{ type: 'text', text: '{}' }],
+    structuredContent: {},
+  }));
+  return server;
+}
+
+/** Microseconds per call of each part of the MCP path, in process (no socket), beside the REST handler. */
+async function profile(): Promise<Record<string, number>> {
+  const server = await startTestServer();
+  const host = '127.0.0.1:8007';
+  const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
+  const armgate = createMcpEndpoint(admission);
+  const empty = createMcpEndpoint(admission, { createServer: emptyToolServer });
+  try {
+    const armgateSession = await openSession(armgate, host);
+    const emptySession = await openSession(empty, host);
+    const sessions = new Map<string, object>();
+    for (let k = 0; k < 256; k++) sessions.set(`${k}-${armgateSession}`, {});
+    const request = (session: string, accept: string, body: string) =>
+      new Request(`http://${host}/mcp/mcp`, {
+        method: 'POST',
+        headers: { host, accept, 'content-type': 'application/json', 'mcp-session-id': session },
+        body,
+      });
+    const answer = JSON.parse(
+      await (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY))).text(),
+    ) as unknown;
+    let sink = 0;
+    const cases: Record<string, Timed> = {
+      'Request object (both faces)': async () => request(armgateSession, 'application/json', CALL_BODY),
+      'REST handler alone': async () =>
+        (await jointStates.handler(new Request(`http://${host}/robot/joint_states`))).text(),
+      'session lookup (256 held)': async () => {
+        sink += sessions.get(`128-${armgateSession}`) ? 1 : 0;
+      },
+      'JSON-RPC parse of the body': async () => {
+        sink += (JSON.parse(CALL_BODY) as { id: number }).id;
+      },
+      'response building (stringify, Response)': async () =>
+        new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } }),
+      'direct path, a tool that does nothing': async () =>
+        (await empty.handler(request(emptySession, 'application/json', CALL_BODY))).text(),
+      'SDK transport path (SSE), nothing tool': async () =>
+        (await empty.handler(request(emptySession, 'application/json, text/event-stream', PROGRESS_BODY))).text(),
+      'direct path, get_joint_states': async () =>
+        (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY))).text(),
+      'SDK transport path (SSE), get_joint_states': async () =>
+        (await armgate.handler(request(armgateSession, 'application/json, text/event-stream', PROGRESS_BODY))).text(),
+    };
+    const times = await interleaved(cases, IN_PROCESS_CALLS, 500);
+    if (sink < 0) throw new Error('unreachable');
+    return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, quantile(v, 0.5) * 1000]));
+  } finally {
+    await armgate.close();
+    await empty.close();
+    await server.close();
+  }
+}
+
+export const mcpSection: Section = {
+  id: 'mcp',
+  description: 'MCP get_joint_states beside its REST twin, and where the MCP path spends its time',
+  async run() {
+    const trips = await roundTrips();
+    const us = await profile();
+    const rest = trips.p50.rest ?? NaN;
+    const row = (label: string, key: string, target: string, met?: boolean) => [
+      label,
+      trips.p50[key] ?? NaN,
+      trips.p99[key] ?? NaN,
+      (trips.p50[key] ?? NaN) / rest,
+      met === undefined ? target : `${target}: ${verdict(met)}`,
+    ];
+    const json = trips.p50.mcpJson ?? NaN;
+    const sdk = trips.p50.sdk ?? NaN;
+    const roundTable: Table = {
+      title: `MCP get_joint_states beside GET /robot/joint_states (one client in this process, sequential, ${ROUNDS} rounds of ${CALLS})`,
+      header: ['client', 'p50 ms', 'p99 ms', 'x REST', 'target'],
+      rows: [
+        row('REST GET /robot/joint_states (fetch)', 'rest', ''),
+        row(
+          'MCP tools/call, Accept application/json (fetch)',
+          'mcpJson',
+          '< 1 ms, <= 1.5x',
+          json < 1 && json <= 1.5 * rest,
+        ),
+        row('MCP tools/call, SDK client (JSON answer)', 'sdk', '< 1 ms, <= 1.5x', sdk < 1 && sdk <= 1.5 * rest),
+        row('MCP tools/call with progressToken (SSE answer, fetch)', 'mcpSse', ''),
+      ],
+      notes: [
+        `server time per request (app log, p50): REST ${trips.serverMs['GET /robot/joint_states']?.toFixed(2)} ms, MCP ${trips.serverMs['POST /mcp/mcp']?.toFixed(2)} ms`,
+        'The rest of each round trip is the client (fetch, in this process) and the socket: a POST with a body costs more than a GET on both sides.',
+      ],
+    };
+    const profileTable: Table = {
+      title: 'Where the MCP path spends its time (in process, no socket, p50 us per call)',
+      header: ['part', 'us'],
+      rows: Object.entries(us).map(([k, v]) => [k, v]),
+      notes: [
+        'Request object: building the Request the handler gets (both faces pay it in the server adapter).',
+        'direct path: one JSON request handed to the session Server (checks, SDK Protocol with its schema parse of params and result, answer);',
+        'SDK transport path: the same through WebStandardStreamableHTTPServerTransport with an SSE answer (used when progress is asked for).',
+      ],
+    };
+    return [roundTable, profileTable];
+  },
+};
