@@ -6,7 +6,6 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { apiSection } from './api.ts';
-import { cartesianSection } from './cartesian.ts';
 import { fkSection } from './fk.ts';
 import { httpJointStates } from './http-joint-states.ts';
 import { ikSection } from './ik.ts';
@@ -21,7 +20,6 @@ const SECTIONS: readonly Section[] = [
   ikSection,
   plannerSection,
   pathQualitySection,
-  cartesianSection,
   apiSection,
   (await import('./mcp.ts')).mcpSection,
   stopSection,
