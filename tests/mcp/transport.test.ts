@@ -241,6 +241,40 @@ describe('MCP transport over a live server', () => {
     }
   });
 
+  for (const withProgress of [false, true]) {
+    it(`stops the arm short of its goal when a move is cancelled (${withProgress ? 'SSE' : 'JSON'} answer)`, async () => {
+      const { client } = await connect();
+      const goal = [0.6, 0.3, 0, -1.2, 0, 1.3, 0.4];
+      try {
+        const controller = new AbortController();
+        const move = client.callTool({ name: 'move_to_joints', arguments: { joints: goal, speed: 0.05 } }, undefined, {
+          signal: controller.signal,
+          ...(withProgress ? { onprogress: () => {} } : {}),
+        });
+        await delay(400);
+        controller.abort('the test cancels');
+        await assert.rejects(move, 'the cancelled call rejects on the client');
+        await delay(600);
+        const first = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+        await delay(300);
+        const second = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+        const a = first.structuredContent?.position as number[];
+        const b = second.structuredContent?.position as number[];
+        const moved = Math.max(...a.map((q, i) => Math.abs(q - (b[i] ?? NaN))));
+        assert.ok(moved < 1e-3, `the arm is at rest after the cancellation (moved ${moved} rad in 0.3 s)`);
+        const left = Math.max(...b.map((q, i) => Math.abs(q - (goal[i] ?? NaN))));
+        assert.ok(left > 0.05, `the arm stopped short of the goal (${left} rad away)`);
+        const home = (await client.callTool({
+          name: 'move_to_joints',
+          arguments: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 },
+        })) as CallToolResult;
+        assert.equal(home.isError, undefined, 'the session serves the next move');
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
   it('answers the OAuth discovery paths with 404 and a body naming the Bearer token, not 401', async () => {
     for (const path of [
       '/.well-known/oauth-authorization-server',
