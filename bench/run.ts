@@ -20,6 +20,7 @@ const SECTIONS: readonly Section[] = [
   ikSection,
   plannerSection,
   pathQualitySection,
+  (await import('./cartesian.ts')).cartesianSection,
   apiSection,
   (await import('./mcp.ts')).mcpSection,
   stopSection,
