@@ -1,4 +1,5 @@
 import type { AnyOperation } from '../lib/ops/operation.ts';
+import * as ik from './robot/ik.ts';
 import * as jointStates from './robot/joint-states.ts';
 import * as moveJoints from './robot/move-joints.ts';
 import * as moveNamed from './robot/move-named.ts';
@@ -27,6 +28,7 @@ export const handlers: readonly HandlerModule[] = [
   moveNamed,
   movePose,
   moveJoints,
+  ik,
   sendTrajectory,
   sendTrajectoryCsv,
   trajectoryLogs,

@@ -22,6 +22,10 @@ export const inputSchema = v.pipe(
       ',',
     ),
     validate_limits: boolField(true, 'Check every point against the joint limits file. Default true.'),
+    wait: boolField(
+      false,
+      "Answer with the controller's outcome instead of at publication, as send_trajectory. Default false.",
+    ),
   }),
   v.title('TrajectoryCsvUpload'),
 );
@@ -51,17 +55,17 @@ export const operation = defineOperation({
     operationId: 'sendTrajectoryCsv',
     tags: ['trajectory'],
     body: 'multipart',
-    query: ['separator', 'validate_limits'],
+    query: ['separator', 'validate_limits', 'wait'],
     files: { file: { as: 'upload', description: 'The CSV file.' } },
     ok: 'Published.',
   },
-  run: ({ file, separator, validate_limits }, ctx) =>
+  run: ({ file, separator, validate_limits, wait }, ctx) =>
     checkAndPublish(
-      { kind: 'csv', bytes: file.bytes, separator, validateLimits: validate_limits },
+      { kind: 'csv', bytes: file.bytes, separator, validateLimits: validate_limits, wait },
       [file.bytes.buffer as ArrayBuffer],
       `POST /trajectory/send_csv (${file.filename})`,
       { file: file.filename },
-      ctx.arrivedAtStop,
+      ctx,
     ),
 });
 

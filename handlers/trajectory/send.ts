@@ -17,6 +17,18 @@ export const SentSchema = v.pipe(
       v.description('false when time_from_start does not increase: the controller will refuse it.'),
     ),
     warning: v.optional(v.string()),
+    outcome: v.optional(
+      v.pipe(
+        v.picklist(['finished', 'refused', 'stopped', 'preempted', 'timeout']),
+        v.description(
+          'With wait: what the controller did. finished: it reached the last point; refused: it did not accept the ' +
+            'trajectory; stopped: a stop or hold ended it; preempted: a newer trajectory or motion replaced it; timeout: no ' +
+            'outcome in time (the trajectory was then stopped).',
+        ),
+      ),
+    ),
+    message: v.optional(v.pipe(v.string(), v.description('With wait: why, in one sentence.'))),
+    duration_s: v.optional(v.pipe(v.number(), v.description('With wait: seconds from sending to the outcome.'))),
   }),
   v.title('TrajectorySent'),
 );
@@ -33,7 +45,8 @@ export const operation = defineOperation({
   summary: 'Publish a trajectory from JSON',
   description:
     "Publishes a JointTrajectory (joint1..joint7: points of 7 angles in radians with time_from_start in seconds, increasing) on the joint trajectory controller's topic. " +
-    "status 'sent' confirms publication only; what the controller did is in {op:get_trajectory_logs}. A trajectory still " +
+    "Without wait, status 'sent' confirms publication only (what the controller did is in {op:get_trajectory_logs}); with " +
+    'wait: true the answer comes when the controller has finished, refused, stopped or preempted it, in outcome. A trajectory still ' +
     'executing is preempted; a running motion or sequence makes it fail as busy. With validate_limits (the default) the ' +
     "service fills in each point's velocity, so the controller interpolates a cubic spline from the arm's current state, " +
     'and refuses a trajectory whose execution would pass a position, velocity or acceleration limit, naming the point, ' +
@@ -60,7 +73,7 @@ export const operation = defineOperation({
       [],
       `${ctx.face === 'mcp' ? 'the send_trajectory tool' : 'POST /trajectory/send'}`,
       {},
-      ctx.arrivedAtStop,
+      ctx,
     ),
 });
 

@@ -1,6 +1,6 @@
 import { services } from '../app/services.ts';
 import { ros } from '../ros/context.ts';
-import { durationFromS } from '../ros/messages.ts';
+import { holdPoint } from './hold.ts';
 
 /** What a stop did. */
 export interface StopReport {
@@ -26,20 +26,12 @@ export async function stopEverything(reason = 'stopped'): Promise<StopReport> {
   const names = [...context.endpoints.joint_names];
   const order = fresh ? names.map((n) => fresh.name.indexOf(n)) : [];
   const positions = fresh && order.every((i) => i >= 0) ? order.map((i) => fresh.position[i] ?? 0) : undefined;
+  const velocities = fresh ? order.map((i) => fresh.velocity[i] ?? 0) : [];
+  // The hold point is timed so that the arm decelerates within its limits (a 0 s point is a step for a position drive).
   const published = await context.publishTrajectory({
     header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
     joint_names: names,
-    points: positions
-      ? [
-          {
-            positions,
-            velocities: names.map(() => 0),
-            accelerations: [],
-            effort: [],
-            time_from_start: durationFromS(0),
-          },
-        ]
-      : [],
+    points: positions ? [holdPoint(positions, velocities, context.limits)] : [],
   });
   trajectoryLog.push(
     `stop: ${positions ? 'hold point at the current position' : 'empty trajectory (no current joint state)'} ${published.ok ? 'published' : `not published: ${published.error.message}`}`,

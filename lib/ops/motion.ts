@@ -36,11 +36,30 @@ const PROGRESS_EVERY_MS = 500;
 export const CANCELLED_REASON = 'the client cancelled the call';
 
 /**
+ * Watches a call that moves the arm: progress every half second (seconds since the start, of
+ * `totalS` when known), and when the caller cancels (an MCP client's notifications/cancelled)
+ * everything stops exactly as the stop operation does. Returns the function that ends the watch.
+ */
+export function watchCall(ctx: OpContext, describe: () => string, totalS?: number): () => void {
+  const started = performance.now();
+  const report = () => ctx.progress((performance.now() - started) / 1000, totalS, describe());
+  const ticker = setInterval(report, PROGRESS_EVERY_MS);
+  ticker.unref();
+  const cancel = () => void stopEverything(CANCELLED_REASON);
+  ctx.signal.addEventListener('abort', cancel, { once: true });
+  report();
+  return () => {
+    clearInterval(ticker);
+    ctx.signal.removeEventListener('abort', cancel);
+  };
+}
+
+/**
  * Runs a motion under the arbiter: busy (409) at once when the arm is held, otherwise the call's
  * result `{success, message}` (unavailable when the interface did not answer). The call gets the
  * lease's signal: a stop revokes the lease, which cancels the goal. When the caller cancels (an
  * MCP client's notifications/cancelled), everything stops exactly as the stop operation does.
- * While it runs, progress is reported every half second (seconds since the start).
+ * While it runs, progress is reported (see {@link watchCall}).
  */
 export async function runMotion(
   ctx: OpContext,
@@ -49,15 +68,9 @@ export async function runMotion(
 ): Promise<Result<MotionResult, ApiError>> {
   const lease = services().arbiter.acquire('move', what, [], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
-  const started = performance.now();
   let phase = 'planning';
-  const report = () => ctx.progress((performance.now() - started) / 1000, undefined, `${what}: ${phase}`);
-  const ticker = setInterval(report, PROGRESS_EVERY_MS);
-  ticker.unref();
-  const cancel = () => void stopEverything(CANCELLED_REASON);
-  ctx.signal.addEventListener('abort', cancel, { once: true });
+  const done = watchCall(ctx, () => `${what}: ${phase}`);
   try {
-    report();
     const result = await call({
       signal: lease.value.signal,
       onFeedback: (state) => {
@@ -67,8 +80,7 @@ export async function runMotion(
     if (!result.ok) return err(unavailable(result.error));
     return ok({ success: result.value.success, message: result.value.message });
   } finally {
-    clearInterval(ticker);
-    ctx.signal.removeEventListener('abort', cancel);
+    done();
     lease.value.release();
   }
 }

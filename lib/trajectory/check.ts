@@ -17,7 +17,14 @@ import { TrajectoryBodySchema } from './schema.ts';
 /** What to check: a JSON body's text, or a CSV file's bytes with its separator and validate_limits. */
 export type CheckSource =
   | { readonly kind: 'json'; readonly text: string }
-  | { readonly kind: 'csv'; readonly bytes: Uint8Array; readonly separator: string; readonly validateLimits: boolean };
+  | {
+      readonly kind: 'csv';
+      readonly bytes: Uint8Array;
+      readonly separator: string;
+      readonly validateLimits: boolean;
+      /** Answer with the controller's outcome (default false). */
+      readonly wait?: boolean;
+    };
 
 /** A check job: the source, the arm's state (J1..J7; undefined when no joint state is known) and the limits. */
 export interface CheckRequest {
@@ -37,7 +44,7 @@ export interface PackedPoints {
 
 /** The outcome: points to publish (and whether their velocities were filled), or the error (422 issues already bounded). */
 export type CheckResult =
-  | { readonly ok: true; readonly points: PackedPoints; readonly filled: boolean }
+  | { readonly ok: true; readonly points: PackedPoints; readonly filled: boolean; readonly wait: boolean }
   | { readonly ok: false; readonly error: ApiError };
 
 /** Where issues of a source point: JSON points by index, CSV rows (header = row 1) and joint columns. */
@@ -59,7 +66,7 @@ function bounded(error: ApiError): ApiError {
 /** Parses the source into points and the validate_limits flag. */
 function parseSource(
   source: CheckSource,
-): { ok: true; points: ApiTrajectoryPoint[]; validate: boolean } | { ok: false; error: ApiError } {
+): { ok: true; points: ApiTrajectoryPoint[]; validate: boolean; wait: boolean } | { ok: false; error: ApiError } {
   if (source.kind === 'json') {
     if (source.text.trim() === '')
       return { ok: false, error: invalid(['body'], 'Field required: a JSON body is needed', 'missing') };
@@ -75,7 +82,7 @@ function parseSource(
       positions: p.positions as number[],
       time_from_start: p.time_from_start,
     }));
-    return { ok: true, points, validate: parsed.output.validate_limits };
+    return { ok: true, points, validate: parsed.output.validate_limits, wait: parsed.output.wait };
   }
   let text: string;
   try {
@@ -89,7 +96,7 @@ function parseSource(
     const where = column ? `row ${row}, column ${column}` : `row ${row}`;
     return { ok: false, error: invalid(['body', 'file', row, ...(column ? [column] : [])], `${where}: ${msg}`, 'csv') };
   }
-  return { ok: true, points: parsed.value, validate: source.validateLimits };
+  return { ok: true, points: parsed.value, validate: source.validateLimits, wait: source.wait ?? false };
 }
 
 /**
@@ -151,12 +158,14 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   const parsed = parseSource(source);
   if (!parsed.ok) return { ok: false, error: bounded(parsed.error) };
   const points = parsed.points;
-  if (!parsed.validate) return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false };
+  const wait = parsed.wait;
+  if (!parsed.validate)
+    return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false, wait };
   const locator = source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
   const outside = limitViolations(points, limits, locator.loc, locator.label);
   if (outside) return { ok: false, error: outside };
   if (!dynamicsApply(points))
-    return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false };
+    return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false, wait };
   if (!state) {
     return {
       ok: false,
@@ -169,5 +178,5 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   const plan = planExecution(state, toTrajectoryPoints(points), limits, true);
   if (plan.violation)
     return { ok: false, error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind)] } };
-  return { ok: true, points: packPoints(plan.points, joints), filled: true };
+  return { ok: true, points: packPoints(plan.points, joints), filled: true, wait };
 }

@@ -1,8 +1,10 @@
 import { services } from '../app/services.ts';
 import { type ApiError, unavailable } from '../http/errors.ts';
+import { watchCall } from '../ops/motion.ts';
+import type { OpContext } from '../ops/operation.ts';
 import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
-import type { JointTrajectoryMsg, JointTrajectoryPointMsg } from '../ros/messages.ts';
+import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';
 
 import { firstNonIncreasing } from './points.ts';
 
@@ -15,6 +17,10 @@ export interface TrajectorySent {
   readonly times_increasing: boolean;
   readonly warning?: string;
   readonly file?: string;
+  /** With wait: what the controller did (finished, refused, stopped, preempted, timeout), why, and when. */
+  readonly outcome?: TrajectoryOutcomeKind;
+  readonly message?: string;
+  readonly duration_s?: number;
 }
 
 /** Points ready for the controller topic: the message points and their times (s). */
@@ -32,11 +38,12 @@ export interface PublishablePoints {
 export async function publishPoints(
   points: PublishablePoints,
   source: string,
-  extra: { readonly file?: string } = {},
-  arrivedAtStop?: number,
+  extra: { readonly file?: string },
+  ctx: OpContext,
+  wait: boolean,
 ): Promise<Result<TrajectorySent, ApiError>> {
   const { arbiter, trajectoryLog } = services();
-  const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], arrivedAtStop);
+  const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   try {
     const context = ros();
@@ -49,20 +56,41 @@ export async function publishPoints(
     const count = points.messages.length;
     const lastTime = points.times[count - 1] ?? 0;
     trajectoryLog.push(`publishing ${count} points (${lastTime} s) from ${source} on ${topic}`);
+    const { times } = points;
+    const nonIncreasing = firstNonIncreasing(times.length, (i) => times[i] ?? 0);
+    const sent = {
+      status: 'sent',
+      points: count,
+      ...extra,
+      times_increasing: nonIncreasing < 0,
+      ...(nonIncreasing >= 0
+        ? {
+            warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see {op:get_trajectory_logs})`,
+          }
+        : {}),
+    } as const;
+    if (wait) {
+      // The lease is held until the controller's outcome: a stop revokes it, which stops the trajectory.
+      lease.value.describe(`a trajectory of ${count} points is executing`);
+      const done = watchCall(ctx, () => `executing ${count} points`, lastTime);
+      try {
+        const outcome = await context.executeTrajectory(msg, { signal: lease.value.signal });
+        if (!outcome.ok) {
+          trajectoryLog.push(`execution failed: ${outcome.error.message}`);
+          return err(unavailable(outcome.error));
+        }
+        trajectoryLog.push(`outcome: ${outcome.value.outcome} (${outcome.value.message})`);
+        return ok({ ...sent, ...outcome.value });
+      } finally {
+        done();
+      }
+    }
     const published = await context.publishTrajectory(msg);
     if (!published.ok) {
       trajectoryLog.push(`publication failed: ${published.error.message}`);
       return err(unavailable(published.error));
     }
-    const { times } = points;
-    const nonIncreasing = firstNonIncreasing(times.length, (i) => times[i] ?? 0);
-    const warning =
-      nonIncreasing >= 0
-        ? {
-            warning: `time_from_start does not increase at point ${nonIncreasing}; the joint trajectory controller refuses such a trajectory (see {op:get_trajectory_logs})`,
-          }
-        : {};
-    return ok({ status: 'sent', points: count, ...extra, times_increasing: nonIncreasing < 0, ...warning });
+    return ok(sent);
   } finally {
     lease.value.release();
   }

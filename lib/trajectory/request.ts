@@ -15,6 +15,7 @@ import { type RobotContext, ros } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
 import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
 import { type ArmState, refreshStart } from './dynamics.ts';
+import type { OpContext } from '../ops/operation.ts';
 import { publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
 
@@ -75,11 +76,12 @@ export async function checkAndPublish(
   source: CheckSource,
   transfer: ArrayBuffer[],
   label: string,
-  extra: { readonly file?: string } = {},
-  arrivedAtStop?: number,
+  extra: { readonly file?: string },
+  ctx: OpContext,
 ): Promise<Result<TrajectorySent, ApiError>> {
   // A held arm is a 409 at once, before the check on the worker; the lease is taken at publication.
   const busy = services().arbiter.activity(['trajectory']);
+  // (With wait, the trajectory holds the arm until its outcome, as a move does.)
   if (busy) return err({ kind: 'busy', detail: busyMessage(busy) });
   const context = ros();
   const limits = context.limits;
@@ -98,5 +100,5 @@ export async function checkAndPublish(
       return err({ kind: 'validation', issues: [violationIssue(refreshed.violation, limits, source.kind)] });
     messages[0] = { ...first, velocities: [...(refreshed.first.velocities ?? first.velocities)] };
   }
-  return publishPoints({ messages, times: packed.times }, label, extra, arrivedAtStop);
+  return publishPoints({ messages, times: packed.times }, label, extra, ctx, result.wait);
 }

@@ -45,6 +45,16 @@ export const TrajectoryBodySchema = v.pipe(
       ),
       true,
     ),
+    wait: v.optional(
+      v.pipe(
+        v.boolean(),
+        v.description(
+          'false (default): answer once the trajectory is published. true: answer when the controller has finished it, ' +
+            'refused it or it was stopped or preempted, with the outcome.',
+        ),
+      ),
+      false,
+    ),
   }),
   v.title('TrajectoryRequest'),
 );

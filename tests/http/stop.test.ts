@@ -229,8 +229,9 @@ describe('POST /stop on the simulated arm', () => {
       );
       assert.ok(accepted >= 0, lines.join('\n'));
       const after = lines.slice(accepted);
-      const hold = after.indexOf('controller: hold point received; decelerating to a stop');
-      assert.ok(hold >= 0, after.join('\n'));
+      // The hold point is a one-point trajectory timed to decelerate within the limits (never a 0 s step).
+      const hold = after.findIndex((l) => /^controller: accepted trajectory #\d+ \(1 points, 0\.\d+ s\)$/.test(l));
+      assert.ok(hold > 0, after.join('\n'));
       assert.ok(
         after.slice(hold).some((l) => /^controller: holding position \[/.test(l)),
         after.join('\n'),
