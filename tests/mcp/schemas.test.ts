@@ -75,6 +75,14 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
       ['a joint as text', { joints: ['0', 0, 0, 0, 0, 0, 0] }],
     ],
   },
+  solve_ik: {
+    good: { x: 0.5, y: 0.1, z: 0.5, b: Math.PI, seed: J, collision_check: false },
+    bad: [
+      ['no x', { y: 0, z: 0.5 }],
+      ['a seed of 6 joints', { x: 0.5, y: 0, z: 0.5, seed: J.slice(0, 6) }],
+      ['collision_check as text', { x: 0.5, y: 0, z: 0.5, collision_check: 'yes' }],
+    ],
+  },
   send_trajectory: {
     good: { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0.5], time_from_start: 1 }], validate_limits: true },
     bad: [

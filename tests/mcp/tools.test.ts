@@ -12,6 +12,7 @@ const TOOLS = [
   'move_to_named_position',
   'move_to_pose',
   'move_to_joints',
+  'solve_ik',
   'send_trajectory',
   'start_sequence',
   'get_sequence_status',
