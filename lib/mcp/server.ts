@@ -244,13 +244,18 @@ async function readBounded(request: Request, limitBytes: number): Promise<string
   }
 }
 
-/** What the client takes in answer to a POST: a stream, plain JSON, or nothing we can send. */
-function answerKind(accept: string | null): 'stream' | 'json' | 'none' {
+/**
+ * What the client takes in answer to a POST: either form ('both', the SDK client's Accept), only a
+ * stream, only JSON (also for no Accept or a wildcard), or nothing this endpoint sends.
+ */
+type Accepts = 'both' | 'stream' | 'json' | 'none';
+
+function accepts(accept: string | null): Accepts {
   if (accept === null || accept.trim() === '') return 'json';
   const types = accept.toLowerCase();
-  if (types.includes('text/event-stream')) return 'stream';
-  if (types.includes('application/json') || types.includes('*/*') || types.includes('application/*')) return 'json';
-  return 'none';
+  const json = types.includes('application/json') || types.includes('*/*') || types.includes('application/*');
+  if (types.includes('text/event-stream')) return json ? 'both' : 'stream';
+  return json ? 'json' : 'none';
 }
 
 /**
@@ -343,9 +348,10 @@ function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolea
  * The /mcp/mcp fetch handler around the SDK's web-standard streamable HTTP transport, one session
  * (a low-level Server and its transport) per client.
  *
- * - POST answers in the form the client accepts: an SSE stream when Accept names
- *   text/event-stream (progress notifications of a tool call travel on it), plain JSON when it
- *   names only application/json (or nothing).
+ * - POST answers in a form the client accepts: an SSE stream when the client accepts one and a
+ *   request asks for progress (the notifications travel on it) or when a stream is all it
+ *   accepts; plain JSON otherwise, including for a client that accepts only application/json (or
+ *   sends no Accept). One plain request goes the direct path (see SessionTransport).
  * - GET is 405: the server sends nothing outside the answer to a request, so there is no stream to
  *   hold open. DELETE ends the session.
  * - A session idle for 10 minutes, or the least recently used idle one beyond 256, is closed to
@@ -499,9 +505,10 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     request: Request,
     body: unknown,
     batch: Batch,
-    kind: 'stream' | 'json',
+    kind: Exclude<Accepts, 'none'>,
   ): Promise<Response> => {
-    const stream = kind === 'stream' && batch.wantsProgress;
+    // A stream only where it carries something (progress) or is all the client takes: plain JSON is cheaper.
+    const stream = kind === 'stream' || (kind === 'both' && batch.wantsProgress);
     if (batch.direct && !stream) {
       const answered = await direct(session, request, batch.direct);
       if (answered) return answered;
@@ -566,7 +573,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       return new PonyfillResponse(null, { status: 200 });
     }
 
-    const kind = answerKind(request.headers.get('accept'));
+    const kind = accepts(request.headers.get('accept'));
     if (kind === 'none')
       return jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
     const text = await readBounded(request, MAX_MCP_BODY_BYTES);

@@ -76,7 +76,7 @@ describe('MCP transport over a live server', () => {
     });
 
   before(async () => {
-    server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 20 } });
+    server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 5 } });
     endpoint = new URL(`${server.url}/mcp/mcp`);
   });
   after(async () => {
@@ -244,14 +244,14 @@ describe('MCP transport over a live server', () => {
   for (const withProgress of [false, true]) {
     it(`stops the arm short of its goal when a move is cancelled (${withProgress ? 'SSE' : 'JSON'} answer)`, async () => {
       const { client } = await connect();
-      const goal = [0.6, 0.3, 0, -1.2, 0, 1.3, 0.4];
+      const goal = [1.2, 0.6, 0, -0.8, 0, 1.0, 1.0];
       try {
         const controller = new AbortController();
         const move = client.callTool({ name: 'move_to_joints', arguments: { joints: goal, speed: 0.05 } }, undefined, {
           signal: controller.signal,
           ...(withProgress ? { onprogress: () => {} } : {}),
         });
-        await delay(400);
+        await delay(300);
         controller.abort('the test cancels');
         await assert.rejects(move, 'the cancelled call rejects on the client');
         await delay(600);
@@ -399,7 +399,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     await client.close();
   });
 
-  it('answers with JSON (progress dropped) when the client accepts only JSON', async () => {
+  it('answers with JSON (progress dropped) when the client accepts only JSON, with a stream when it accepts only that', async () => {
     const { fetchIn } = make();
     const init = await fetchIn(url, {
       method: 'POST',
@@ -414,6 +414,17 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     });
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/, 'JSON answer');
     assert.equal(((await res.json()) as { id: number }).id, 7, 'the result for the request');
+    const streamOnly = await fetchIn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'mcp-session-id': session },
+      body: JSON.stringify(CALL(8, 'count')),
+    });
+    assert.match(
+      streamOnly.headers.get('content-type') ?? '',
+      /^text\/event-stream/,
+      'a stream for a stream-only client',
+    );
+    assert.match(await streamOnly.text(), /"id":8/, 'the result on the stream');
   });
 
   for (const withProgress of [false, true]) {
