@@ -20,6 +20,8 @@ export interface AppOptions {
   readonly openApiDocument: unknown;
   /** Further authenticated routes, e.g. the MCP endpoint: path -> handler for any method. */
   readonly mounts?: Readonly<Record<string, (request: Request) => Promise<Response>>>;
+  /** Routes answered without authentication, by path pattern (e.g. OAuth discovery: 404 saying to use the token). */
+  readonly open?: readonly { readonly path: RegExp; readonly respond: (request: Request) => Response }[];
   /** Writes one line per request; defaults to stdout. */
   readonly log?: (fields: Record<string, string | number>) => void;
 }
@@ -108,6 +110,13 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     return errorResponse(error);
   });
 
+  type OpenRoute = NonNullable<AppOptions['open']>[number];
+  const openRoute = (url: string): OpenRoute | undefined => {
+    if (!options.open) return undefined;
+    const path = pathOf(url);
+    return options.open.find((route) => route.path.test(path));
+  };
+
   return async (request: Request): Promise<Response> => {
     const started = performance.now();
     const headers = request.headers;
@@ -123,8 +132,12 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
       if (admission.kind === 'refuse') response = errorResponse(admission.error);
       else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
       else {
-        const routed = (await router.fetch(request as unknown as IRequest)) as Response | undefined;
-        response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+        const open = openRoute(request.url);
+        if (open) response = open.respond(request);
+        else {
+          const routed = (await router.fetch(request as unknown as IRequest)) as Response | undefined;
+          response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+        }
         if (admission.corsOrigin) response = withCors(response, admission.corsOrigin);
       }
     } catch (e) {

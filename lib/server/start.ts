@@ -5,7 +5,7 @@ import { handlers } from '../../handlers/index.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
-import { createMcpEndpoint } from '../mcp/server.ts';
+import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
@@ -102,6 +102,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits),
     mounts: { '/mcp/mcp': mcp.handler },
+    // OAuth discovery answers 404 without a token: a 401 there makes clients such as mcp-remote start OAuth registration.
+    open: [{ path: OAUTH_DISCOVERY_PATH, respond: oauthDiscoveryResponse }],
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
