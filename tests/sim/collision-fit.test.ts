@@ -97,6 +97,37 @@ describe('collision geometry fitted to the iiwa 7 (capsules from its published l
     }
   });
 
+  it('puts the floor at the flange face: 2 mm above it is a contact, 1 cm above it is free', () => {
+    // Flange pointing straight down (A2 - A4 + A6 = pi) with A4 -0.8 rad, lowered by tilting A2.
+    const at = (a2: number) => [0, a2, 0, -0.8, 0, Math.PI - a2 - 0.8, 0];
+    const flangeZ = (a2: number) => {
+      assert.ok(model.linkPose(at(a2), 'flange', pose), 'the model has the flange');
+      return pose.positionM[2] ?? 0;
+    };
+    for (const [heightM, touches] of [
+      [0.002, true],
+      [0.01, false],
+    ] as const) {
+      let lo = 1.0; // flange 0.34 m up
+      let hi = 1.5; // flange below the floor
+      for (let k = 0; k < 60; k++) {
+        const mid = (lo + hi) / 2;
+        if (flangeZ(mid) > heightM) lo = mid;
+        else hi = mid;
+      }
+      const q = at(lo);
+      assert.ok(Math.abs(flangeZ(lo) - heightM) < 1e-6, `flange face at ${flangeZ(lo)} m`);
+      const contacts = model.contactsAt(q);
+      const floor = contacts.find((c) => c.a === 'floor' && c.b === 'link7');
+      if (touches)
+        assert.ok(
+          floor && Math.abs(floor.distM - heightM) < 1e-4,
+          `flange ${heightM} m up: ${JSON.stringify(contacts)}`,
+        );
+      else assert.deepEqual(contacts, [], `flange ${heightM} m up touches nothing`);
+    }
+  });
+
   // Within the limits the arm cannot reach itself except down by its foot: A4 folds at most 120
   // degrees, so the A2-A4-A6 triangle (0.4 m sides) keeps the wrist centre at least 0.4 m from the
   // shoulder (A2, 0.34 m up) and the flange at least 0.27 m; above the floor that keeps the wrist
