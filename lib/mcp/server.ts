@@ -584,6 +584,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
+    const malformed = normalizeToolCalls(body);
+    if (malformed) return malformed;
     const batch = inspect(body);
 
     if (id) {
@@ -627,6 +629,34 @@ function sessionNotFound(): Response {
 /** Well-known OAuth and OpenID discovery paths (RFC 8414, RFC 9728, OIDC), at the root or under /mcp/mcp. */
 export const OAUTH_DISCOVERY_PATH =
   /^(?:\/mcp\/mcp)?\/\.well-known\/(?:oauth-authorization-server|oauth-protected-resource|openid-configuration)(?:\/.*)?$/;
+
+/**
+ * tools/call arguments as the SDK's schema wants them: `null` means none (some clients send it),
+ * anything else that is not an object is a JSON-RPC invalid-params answer naming it, instead of
+ * the SDK's raw schema dump.
+ */
+function normalizeToolCalls(body: unknown): Response | undefined {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, params, id } = message as { method?: unknown; params?: { arguments?: unknown }; id?: unknown };
+    if (method !== 'tools/call' || typeof params !== 'object' || params === null) continue;
+    const args = params.arguments;
+    if (args === null) delete params.arguments;
+    else if (args !== undefined && (typeof args !== 'object' || Array.isArray(args)))
+      return new PonyfillResponse(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: typeof id === 'string' || typeof id === 'number' ? id : null,
+          error: {
+            code: -32602,
+            message: `Invalid params: arguments must be an object (got ${Array.isArray(args) ? 'an array' : typeof args})`,
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+  }
+  return undefined;
+}
 
 /**
  * The answer to an OAuth discovery request: 404 (no metadata, so clients do not start an OAuth

@@ -104,6 +104,59 @@ describe('MCP transport over a live server', () => {
     });
   }
 
+  it('takes arguments: null as no arguments, and answers other non-object arguments -32602 without a schema dump', async () => {
+    const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    const headers = { accept: 'application/json', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    const call = (id: number, name: string, args: unknown) =>
+      post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers);
+    const nulled = (await (await call(2, 'get_joint_states', null)).json()) as { result?: CallToolResult };
+    assert.equal(
+      (nulled.result?.structuredContent?.position as number[] | undefined)?.length,
+      7,
+      'arguments: null runs the tool without arguments',
+    );
+    for (const args of [5, 'home', [1, 2]]) {
+      const res = await call(3, 'move_to_named_position', args);
+      const body = (await res.json()) as { id: number; error?: { code: number; message: string } };
+      assert.equal(body.error?.code, -32602, `arguments ${JSON.stringify(args)}: invalid params`);
+      assert.equal(body.id, 3, 'the error answers the request id');
+      assert.match(body.error?.message ?? '', /arguments must be an object/, 'says what is wrong');
+      assert.ok(!(body.error?.message ?? '').includes('invalid_type'), 'no raw schema dump');
+    }
+  });
+
+  it('annotates every tool: reads are read-only, motions destructive and open-world, stop not destructive', async () => {
+    const { client } = await connect();
+    try {
+      const { tools } = await client.listTools();
+      const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+      for (const tool of tools) assert.ok(tool.annotations, `${tool.name} has annotations`);
+      for (const read of ['get_joint_states', 'get_tcp_pose', 'list_named_positions', 'solve_ik', 'get_sequence_logs'])
+        assert.equal(hints[read]?.readOnlyHint, true, `${read} is read-only`);
+      for (const motion of [
+        'move_to_joints',
+        'move_to_pose',
+        'move_to_named_position',
+        'send_trajectory',
+        'start_sequence',
+      ]) {
+        assert.equal(hints[motion]?.readOnlyHint, false, `${motion} is not read-only`);
+        assert.equal(hints[motion]?.destructiveHint, true, `${motion} may do harm`);
+        assert.equal(hints[motion]?.openWorldHint, true, `${motion} acts on the physical world`);
+      }
+      assert.deepEqual(
+        [hints.stop?.readOnlyHint, hints.stop?.destructiveHint, hints.stop?.idempotentHint],
+        [false, false, true],
+        'stop changes state, is never harmful and is idempotent',
+      );
+      const text = tools.map((t) => t.description ?? '').join(' ');
+      assert.ok(!/(GET|POST) \//.test(text), 'tool texts speak of tools, not routes');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('answers a client that accepts only application/json (or sends no Accept) with plain JSON', async () => {
     for (const accept of ['application/json', undefined]) {
       const headers: Record<string, string> = accept ? { accept } : {};
