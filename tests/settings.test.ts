@@ -188,10 +188,8 @@ describe('loadConfig: file references', () => {
   });
 
   it("resolves references inside an endpoints file against that file's folder", async () => {
-    const endpoints = (await readFile(BUNDLED_ENDPOINTS, 'utf8')).replace(
-      'file: pkg://armgate/srdf/iiwa7.srdf',
-      'file: ./cell.srdf',
-    );
+    // The bundled file leaves srdf to the backend's default; this one names a file beside it.
+    const endpoints = `${await readFile(BUNDLED_ENDPOINTS, 'utf8')}\nsrdf:\n  file: ./cell.srdf\n`;
     const srdf = (await readFile(BUNDLED_SRDF, 'utf8')).replace('name="transport"', 'name="park"');
     const c = await loadServe(
       { web: { endpoints: './endpoints.yaml' }, sim: { initial_position: 'park' } },
