@@ -7,6 +7,7 @@ import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { stampArrival } from '../ops/rest.ts';
+import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
@@ -58,6 +59,14 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let serverInProcess = false;
 
+/** POST /stop, recognized from the request line alone. */
+function isStopRequest(request: Request): boolean {
+  if (request.method !== 'POST') return false;
+  const url = request.url;
+  const path = url.indexOf('/', url.indexOf('//') + 2);
+  return path >= 0 && /^\/stop\/?(\?|#|$)/.test(url.slice(path));
+}
+
 /** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Handlers reach the context and the services through module state: one server per process.
@@ -107,9 +116,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
+  // Stop wins: POST /stop is handled the moment it is read; other requests run a few per turn of the
+  // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
+  const inTurn = createTurnQueue();
   const adapter = createServerAdapter((request: Request) => {
     stampArrival(request, arbiter.stopCount);
-    return app(request);
+    return isStopRequest(request) ? app(request) : inTurn(() => app(request));
   });
   const server = createServer(adapter);
   try {
