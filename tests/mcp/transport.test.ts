@@ -328,6 +328,84 @@ describe('MCP transport over a live server', () => {
     });
   }
 
+  /** A known-good call of every tool, in an order that leaves the arm at work. */
+  const EVERY_TOOL: [string, Record<string, unknown>][] = [
+    ['get_joint_states', {}],
+    ['get_tcp_pose', {}],
+    ['list_named_positions', {}],
+    ['move_to_named_position', { name: 'home', speed: 1 }],
+    ['move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }],
+    ['move_to_pose', { x: 0.45, y: 0.05, z: 0.6, planner: 'lin', speed: 0.5 }],
+    ['solve_ik', { x: 0.5, y: 0, z: 0.5, b: Math.PI }],
+    ['send_trajectory', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0], time_from_start: 1 }], wait: true }],
+    ['get_trajectory_logs', { n: 5 }],
+    [
+      'start_sequence',
+      {
+        config: { home: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }, waypoints: [] },
+        n_iterations: 1,
+        delay_between_iterations: 0,
+      },
+    ],
+    ['get_sequence_status', {}],
+    ['get_sequence_logs', { n: 5 }],
+    ['stop', {}],
+  ];
+
+  for (const version of VERSIONS) {
+    it(`at protocol ${version}: every tool answers, a cancelled move stops short, a move reports progress`, async () => {
+      const { client } = await connect(version);
+      try {
+        const { tools } = await client.listTools();
+        assert.deepEqual(
+          tools.map((t) => t.name).sort(),
+          EVERY_TOOL.map(([name]) => name).sort(),
+          'the contract covers every listed tool',
+        );
+        for (const [name, args] of EVERY_TOOL) {
+          const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+          const said = JSON.stringify(result.content);
+          assert.equal(result.isError, undefined, `${name} at ${version}: ${said}`);
+          assert.ok(result.structuredContent, `${name} at ${version} has structured content`);
+          if ('success' in (result.structuredContent ?? {}))
+            assert.equal(result.structuredContent?.success, true, `${name} at ${version} succeeded: ${said}`);
+          if (name === 'send_trajectory')
+            assert.equal(result.structuredContent?.outcome, 'finished', `waited trajectory at ${version}`);
+        }
+        const progress: number[] = [];
+        const moved = (await client.callTool(
+          { name: 'move_to_joints', arguments: { joints: [0.5, 0, 0, -1.57, 0, 1.57, 0], speed: 0.05 } },
+          undefined,
+          { onprogress: (p) => progress.push(p.progress) },
+        )) as CallToolResult;
+        assert.equal(moved.structuredContent?.success, true, `the move at ${version} succeeded`);
+        assert.ok(progress.length >= 2, `progress at ${version}: ${progress.length} notifications`);
+        const goal = [-0.6, 0, 0, -1.57, 0, 1.57, 0];
+        const controller = new AbortController();
+        const cancelled = client.callTool(
+          { name: 'move_to_joints', arguments: { joints: goal, speed: 0.05 } },
+          undefined,
+          {
+            signal: controller.signal,
+          },
+        );
+        await delay(300);
+        controller.abort('cancelled by the contract test');
+        await assert.rejects(cancelled, `the cancelled call rejects at ${version}`);
+        await delay(600);
+        const at = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+        const q = at.structuredContent?.position as number[];
+        assert.ok(Math.abs((q[0] ?? 0) - (goal[0] ?? 0)) > 0.3, `stopped short of the goal at ${version}: ${q[0]}`);
+        await client.callTool({
+          name: 'move_to_joints',
+          arguments: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 },
+        });
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
   it('answers the OAuth discovery paths with 404 and a body naming the Bearer token, not 401', async () => {
     for (const path of [
       '/.well-known/oauth-authorization-server',
