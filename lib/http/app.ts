@@ -2,7 +2,8 @@ import { Response } from '@whatwg-node/fetch';
 import { type IRequest, Router } from 'itty-router';
 import type { ApiError } from './errors.ts';
 import { errorResponse, json } from './errors.ts';
-import { bearerAuth } from './auth.ts';
+import { principalAuth, type TokenEntry } from './auth.ts';
+import { setRequestPrincipal } from '../ops/access.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
@@ -11,8 +12,10 @@ import type { HandlerModule } from '../../handlers/index.ts';
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
   readonly handlers: readonly HandlerModule[];
-  /** undefined: no authentication. */
+  /** undefined: no authentication (unless `tokens` has some). An admin token named 'web.token'. */
   readonly token: string | undefined;
+  /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
+  readonly tokens?: readonly TokenEntry[];
   /** Which Host, Origin and CORS front ends are admitted (see lib/http/origin.ts). */
   readonly admission: AdmissionPolicy;
   readonly docs: DocsAssets;
@@ -71,7 +74,9 @@ function withCors(response: Response, origin: string): Response {
  * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
  */
 export function createApp(options: AppOptions): (request: Request) => Promise<Response> {
-  const authenticate = bearerAuth(options.token);
+  const authenticate = principalAuth(
+    options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
+  );
   const log = options.log ?? logLine;
   const openApiBody = JSON.stringify(options.openApiDocument);
   const methodsByPath = new Map<string, string[]>();
@@ -79,8 +84,11 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     before: [
       (request: IRequest) => {
         if (PUBLIC_PATH.test(pathOf(request.url))) return undefined;
-        const failure = authenticate(request as unknown as Request);
-        return failure ? errorResponse(failure) : undefined;
+        const caller = authenticate(request as unknown as Request);
+        if (!caller.ok) return errorResponse(caller.error);
+        // Who is calling travels with the request: the REST face and the MCP endpoint read it.
+        setRequestPrincipal(request as unknown as Request, caller.value);
+        return undefined;
       },
     ],
   });

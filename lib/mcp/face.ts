@@ -14,7 +14,8 @@ import { operation as positions } from '../../handlers/robot/positions.ts';
 import { API_INFO } from '../openapi/document.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
-import { callTool, TOOL_OPERATIONS, toolOf } from './tools.ts';
+import { type Role, roleAllows, roleNeeded } from '../ops/access.ts';
+import { callTool, principalOf, TOOL_OPERATIONS, toolOf } from './tools.ts';
 
 /** The JSON-RPC error code of an unknown resource (MCP specification, resources). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -49,6 +50,7 @@ const READ_CONTEXT: OpContext = {
   signal: new AbortController().signal,
   progress: () => {},
   arrivedAtStop: undefined,
+  caller: { name: 'resource read', role: 'read', face: 'mcp' },
 };
 
 /** A read operation's output, or its error under `error`. */
@@ -80,13 +82,20 @@ async function readResource(uri: string): Promise<unknown> {
   throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
 }
 
-let toolList: { limits: unknown; tools: Tool[] } | undefined;
+let toolList: { limits: unknown; tools: Tool[]; byRole: Map<Role, Tool[]> } | undefined;
 
-/** The tools, built once per set of joint limits. */
-export function listTools(): Tool[] {
+/** The tools a role may call (all of them by default), built once per set of joint limits. */
+export function listTools(role: Role = 'admin'): Tool[] {
   const limits = ros().limits;
-  if (toolList?.limits !== limits) toolList = { limits, tools: TOOL_OPERATIONS.map((op) => toolOf(op, limits)) };
-  return toolList.tools;
+  if (toolList?.limits !== limits)
+    toolList = { limits, tools: TOOL_OPERATIONS.map((op) => toolOf(op, limits)), byRole: new Map() };
+  const all = toolList.tools;
+  let tools = toolList.byRole.get(role);
+  if (!tools) {
+    tools = all.filter((_, i) => roleAllows(role, roleNeeded(TOOL_OPERATIONS[i] as AnyOperation)));
+    toolList.byRole.set(role, tools);
+  }
+  return tools;
 }
 
 const BY_NAME = new Map(TOOL_OPERATIONS.map((op) => [op.name, op]));
@@ -101,7 +110,10 @@ export function createMcpServer(): Server {
         'armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with get_joint_states / get_tcp_pose; move with move_to_named_position, move_to_pose, move_to_joints; call stop to halt everything.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+  // A token sees only the tools its role may call (the call checks it again).
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    tools: listTools(principalOf(extra).role),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const op = BY_NAME.get(request.params.name);
     if (!op)

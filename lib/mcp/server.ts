@@ -9,7 +9,9 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
+import { requestPrincipal } from '../ops/access.ts';
 import { createMcpServer } from './face.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
@@ -194,11 +196,22 @@ function inspect(body: unknown): Batch {
   return { isInitialize, requestIds, cancelled, direct, wantsProgress };
 }
 
+/**
+ * Who sent the request, as the SDK hands it to handlers (`extra.authInfo`): the principal the
+ * app's authentication found (name and role) under `extra.principal`. The token itself is never
+ * put here (`token` is empty).
+ */
+function authInfoOf(request: Request): AuthInfo {
+  const principal = requestPrincipal(request);
+  return { token: '', clientId: principal.name, scopes: [principal.role], extra: { principal } };
+}
+
 /** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
 function lazyRequestInfo(request: Request): MessageExtraInfo {
   let headers: Record<string, string> | undefined;
   let url: URL | undefined;
   return {
+    authInfo: authInfoOf(request),
     requestInfo: {
       get headers() {
         headers ??= Object.fromEntries(request.headers.entries());
@@ -515,7 +528,10 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
     session.lastUsedMs = performance.now();
-    const response = await session.transport.sdk.handleRequest(request, { parsedBody: body });
+    const response = await session.transport.sdk.handleRequest(request, {
+      parsedBody: body,
+      authInfo: authInfoOf(request),
+    });
     for (const id of batch.cancelled) session.open.get(id)?.();
     const sse = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (!sse || !response.body) return response;

@@ -81,7 +81,8 @@ function operation(op: AnyOperation, limits: JointLimits, secured: boolean): Rec
   }
   if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
   responses['403'] = error(
-    'The Host is not one this server serves, or a state-changing request came from a foreign Origin.',
+    "The token's role may not call this operation (the detail names the role needed), the Host is not one this server " +
+      'serves, or a state-changing request came from a foreign Origin.',
     ErrorDetailSchema,
   );
   const body = requestBody(op, limits);

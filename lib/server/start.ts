@@ -15,6 +15,7 @@ import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
+import { AuditTrail, setAuditTrail } from '../audit/trail.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -81,12 +82,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
+  const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
+  setAuditTrail(audit);
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
     unsubscribe();
     resetContext();
     resetServices();
+    setAuditTrail(undefined);
     try {
+      await audit?.close();
       await closeTrajectoryWorker();
       await context.close();
     } finally {
@@ -98,6 +103,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp({
     handlers,
     token: config.web.token,
+    tokens: config.web.tokens,
     admission,
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits),
