@@ -84,7 +84,14 @@ describe('loadConfig: bundled defaults', () => {
     const c = result.value.config;
     assert.equal(c.settingsFile, path.join(PROJECT_ROOT, 'settings.yaml'));
     assert.equal(c.robot.backend, 'sim');
-    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined, allowedHosts: [], corsOrigins: [], tokens: [] });
+    assert.deepEqual(c.web, {
+      host: '127.0.0.1',
+      port: 8007,
+      token: undefined,
+      allowedHosts: [],
+      corsOrigins: [],
+      tokens: [],
+    });
     assert.equal(c.sequences.bagRoot, path.join(PROJECT_ROOT, 'bags'));
     assert.deepEqual(Object.keys(c.robot.positionDescriptions), ['home', 'work', 'transport']);
     assert.equal(c.sim.initial_position, 'work');
@@ -127,7 +134,14 @@ describe('loadConfig: bundled defaults', () => {
     }
     if (!result.ok || result.value.kind !== 'serve') return assert.fail(result.ok ? 'disabled' : result.error);
     const c = result.value.config;
-    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined, allowedHosts: [], corsOrigins: [], tokens: [] });
+    assert.deepEqual(c.web, {
+      host: '127.0.0.1',
+      port: 8007,
+      token: undefined,
+      allowedHosts: [],
+      corsOrigins: [],
+      tokens: [],
+    });
     assert.equal(c.robot.backend, 'sim');
     assert.equal(c.limits.jointNames.length, 7);
   });
