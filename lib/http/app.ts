@@ -99,7 +99,9 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
   }
   for (const { operation, handler } of options.handlers) {
     const { method, path } = operation.rest;
-    router[method === 'GET' ? 'get' : 'post'](path, (request: IRequest) => handler(request as unknown as Request));
+    // Path parameters are written the OpenAPI way, {name}; the router wants :name.
+    const route = path.replace(/\{(\w+)\}/g, ':$1');
+    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest) => handler(request as unknown as Request));
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {

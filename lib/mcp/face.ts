@@ -11,6 +11,7 @@ import {
 import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
 import { operation as pose } from '../../handlers/robot/pose.ts';
 import { operation as positions } from '../../handlers/robot/positions.ts';
+import { safetyView } from '../../handlers/robot/safety.ts';
 import { API_INFO } from '../openapi/document.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
@@ -43,6 +44,14 @@ const RESOURCES = [
       'Active joint limits: position (rad), velocity (rad/s), acceleration (rad/s^2) per joint, and the Cartesian limits.',
     mimeType: 'application/json',
   },
+  {
+    uri: 'armgate://robot/safety',
+    name: 'safety_envelope',
+    title: 'Safety envelope',
+    description:
+      'The workspace box the TCP never leaves and the keep-out boxes no link enters (m, planning frame), and how long a plan stays executable.',
+    mimeType: 'application/json',
+  },
 ] as const;
 
 const READ_CONTEXT: OpContext = {
@@ -62,6 +71,7 @@ async function read(op: AnyOperation): Promise<unknown> {
 async function readResource(uri: string): Promise<unknown> {
   if (uri === 'armgate://robot/state') return { joint_states: await read(jointStates), tcp_pose: await read(pose) };
   if (uri === 'armgate://robot/positions') return read(positions);
+  if (uri === 'armgate://robot/safety') return safetyView();
   if (uri === 'armgate://robot/joint_limits') {
     const l = ros().limits;
     return {

@@ -52,6 +52,8 @@ export interface RestBinding {
   readonly body?: 'json' | 'multipart';
   /** Input fields read from the query string (a GET's whole input). */
   readonly query?: readonly string[];
+  /** Input fields read from the path: `path` names them as `{name}` (e.g. `/robot/plans/{id}/execute`). */
+  readonly params?: readonly string[];
   /** Multipart file parts, by field name. */
   readonly files?: Readonly<Record<string, FilePart>>;
   /** A documented description of the 200 response. */

@@ -135,6 +135,24 @@ export function locatedIssues(
   return { kind: 'validation', issues: located as [ValidationIssue, ...ValidationIssue[]] };
 }
 
+/** The path parameters the router matched (`request.params`), as input fields. */
+function pathFields(op: AnyOperation, request: Request): Record<string, string> {
+  const names = op.rest.params ?? [];
+  if (names.length === 0) return {};
+  const matched = (request as Request & { params?: Record<string, string> }).params ?? {};
+  const fields: Record<string, string> = {};
+  for (const name of names) {
+    const value = matched[name];
+    if (value === undefined) continue;
+    try {
+      fields[name] = decodeURIComponent(value);
+    } catch {
+      fields[name] = value; // a malformed %-escape stays as sent (the schema refuses it)
+    }
+  }
+  return fields;
+}
+
 /** The operation's input schema (with the active joint limits when it depends on them). */
 export function inputSchemaOf(op: AnyOperation): v.GenericSchema | undefined {
   if (!op.input) return undefined;
@@ -170,11 +188,18 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
     if (!form.ok) return form;
     fields = form.value;
   }
-  const input = { ...fields, ...query.value };
+  const input = { ...fields, ...query.value, ...pathFields(op, request) };
   const parsed = v.safeParse(schema, input);
   if (parsed.success) return ok(parsed.output);
+  const pathKeys = rest.params ?? [];
   return err(
-    locatedIssues(parsed.issues, (field) => (field !== undefined && queryKeys.includes(field) ? 'query' : 'body')),
+    locatedIssues(parsed.issues, (field) =>
+      field !== undefined && queryKeys.includes(field)
+        ? 'query'
+        : field !== undefined && pathKeys.includes(field)
+          ? 'path'
+          : 'body',
+    ),
   );
 }
 

@@ -16,6 +16,8 @@ import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
 import { AuditTrail, setAuditTrail } from '../audit/trail.ts';
+import { safetyStateFor, setSafetyState } from '../safety/store.ts';
+import { clearPlans } from '../plans/store.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -65,6 +67,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (serverInProcess)
     throw new Error('an armgate server is already running in this process; close it before starting another');
   serverInProcess = true;
+  const safety = safetyStateFor(config);
+  if (!safety.ok) {
+    serverInProcess = false;
+    throw new Error(safety.error);
+  }
   let context: RobotContext;
   try {
     context = options.context ?? (await createContext(config));
@@ -84,12 +91,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   setAuditTrail(audit);
+  setSafetyState(safety.value);
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
     unsubscribe();
     resetContext();
     resetServices();
     setAuditTrail(undefined);
+    setSafetyState(undefined);
+    clearPlans();
     try {
       await audit?.close();
       await closeTrajectoryWorker();
