@@ -4,6 +4,7 @@ import {
   ErrorCode,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  ElicitResultSchema,
   McpError,
   ReadResourceRequestSchema,
   type Tool,
@@ -16,7 +17,15 @@ import { API_INFO } from '../openapi/document.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
 import { type Role, roleAllows, roleNeeded } from '../ops/access.ts';
-import { callTool, principalOf, TOOL_OPERATIONS, toolOf } from './tools.ts';
+import {
+  type CallExtra,
+  type ConfirmMotion,
+  callTool,
+  confirmationText,
+  principalOf,
+  TOOL_OPERATIONS,
+  toolOf,
+} from './tools.ts';
 
 /** The JSON-RPC error code of an unknown resource (MCP specification, resources). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -110,8 +119,48 @@ export function listTools(role: Role = 'admin'): Tool[] {
 
 const BY_NAME = new Map(TOOL_OPERATIONS.map((op) => [op.name, op]));
 
+/** Options of the MCP face (from the settings' mcp block). */
+export interface McpFaceOptions {
+  /** mcp.confirm_motion: ask the person (MCP elicitation) before a motion tool moves the arm. */
+  readonly confirmMotion?: boolean;
+}
+
+/**
+ * The confirmation of mcp.confirm_motion: when the client declared elicitation, the person is asked
+ * (a yes/no form) and anything but an explicit yes refuses the call; a client without elicitation
+ * cannot ask anyone, and the call runs as without the setting.
+ */
+function elicitConfirmation(server: Server): ConfirmMotion {
+  return async (op, input, extra: CallExtra) => {
+    if (!server.getClientCapabilities()?.elicitation) return undefined;
+    let answer: { action: string; content?: Record<string, unknown> | undefined };
+    try {
+      answer = await extra.sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            message: confirmationText(op, input),
+            requestedSchema: {
+              type: 'object',
+              properties: {
+                confirm: { type: 'boolean', title: 'Move the arm', description: 'Yes: the motion runs now.' },
+              },
+              required: ['confirm'],
+            },
+          },
+        },
+        ElicitResultSchema,
+      );
+    } catch (e) {
+      return `the person could not be asked to confirm the motion (${e instanceof Error ? e.message : String(e)}); nothing moved`;
+    }
+    if (answer.action === 'accept' && answer.content?.confirm === true) return undefined;
+    return `the person did not confirm the motion (${answer.action === 'accept' ? 'answered no' : answer.action}); nothing moved (mcp.confirm_motion)`;
+  };
+}
+
 /** A new low-level MCP server with the tools and resources (one per session). */
-export function createMcpServer(): Server {
+export function createMcpServer(options: McpFaceOptions = {}): Server {
   const server = new Server(
     { name: 'armgate', version: API_INFO.version },
     {
@@ -120,6 +169,7 @@ export function createMcpServer(): Server {
         'armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with get_joint_states / get_tcp_pose; move with move_to_named_position, move_to_pose, move_to_joints; call stop to halt everything.',
     },
   );
+  const confirm = options.confirmMotion ? elicitConfirmation(server) : undefined;
   // A token sees only the tools its role may call (the call checks it again).
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
     tools: listTools(principalOf(extra).role),
@@ -131,7 +181,7 @@ export function createMcpServer(): Server {
         ErrorCode.InvalidParams,
         `unknown tool '${request.params.name.slice(0, 100)}'; tools: ${TOOL_OPERATIONS.map((t) => t.name).join(', ')}`,
       );
-    return callTool(op, request.params.arguments, extra);
+    return callTool(op, request.params.arguments, extra, confirm);
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({

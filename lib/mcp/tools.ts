@@ -13,7 +13,7 @@ import type { ApiError } from '../http/errors.ts';
 import { jsonSchema } from '../openapi/json-schema.ts';
 import { type AnyOperation, type OpContext, renderText, schemaFor } from '../ops/operation.ts';
 import { inputSchemaOf, locatedIssues, renderError } from '../ops/rest.ts';
-import { audit } from '../audit/trail.ts';
+import { audit, summarizeInput } from '../audit/trail.ts';
 import { ANONYMOUS, type Caller, type Principal, ROLES, refusal } from '../ops/access.ts';
 import { err, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
@@ -23,6 +23,18 @@ export const TOOL_OPERATIONS: readonly AnyOperation[] = handlers.map((h) => h.op
 
 /** The SDK's per-request extra of a tools/call. */
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * Asks the person before a motion runs (mcp.confirm_motion, through MCP elicitation): resolves
+ * with undefined when they agreed (or nobody can be asked), otherwise with why not.
+ */
+export type ConfirmMotion = (op: AnyOperation, input: unknown, extra: CallExtra) => Promise<string | undefined>;
+
+/** The question put to the person before a motion tool runs: the tool and a bounded summary of its input. */
+export function confirmationText(op: AnyOperation, input: unknown): string {
+  const summary = JSON.stringify(summarizeInput(op, input) ?? {});
+  return `An agent asks to move the arm: ${op.name} ${summary.length > 600 ? `${summary.slice(0, 600)}...` : summary}. Allow this motion?`;
+}
 
 const EMPTY_OBJECT = { type: 'object', properties: {}, additionalProperties: false } as const;
 
@@ -128,10 +140,15 @@ function contextOf(extra: CallExtra, caller: Caller): OpContext {
  * error naming the fields, so the agent can correct it) and run is called directly; the output is
  * the structured result. Every call is written to the audit trail (see lib/audit/trail.ts).
  */
-export async function callTool(op: AnyOperation, args: unknown, extra: CallExtra): Promise<CallToolResult> {
+export async function callTool(
+  op: AnyOperation,
+  args: unknown,
+  extra: CallExtra,
+  confirm?: ConfirmMotion,
+): Promise<CallToolResult> {
   const started = performance.now();
   const caller: Caller = { ...principalOf(extra), face: 'mcp' };
-  const result = await runTool(op, args, extra, caller);
+  const result = await runTool(op, args, extra, caller, confirm);
   audit(op, caller, started, args ?? {}, result);
   if (!result.ok) return errorResult(op, result.error);
   const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: result.value } : result.value) as Record<string, unknown>;
@@ -143,6 +160,7 @@ async function runTool(
   args: unknown,
   extra: CallExtra,
   caller: Caller,
+  confirm: ConfirmMotion | undefined,
 ): Promise<Result<unknown, ApiError>> {
   const refused = refusal(op, caller, `the ${op.name} tool`);
   if (refused) return err(refused);
@@ -156,5 +174,11 @@ async function runTool(
     if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments'));
     input = parsed.output;
   } else input = {};
+  // A dry run moves nothing: only motions that would move are put to the person.
+  const dryRun = typeof input === 'object' && input !== null && (input as { dry_run?: unknown }).dry_run === true;
+  if (confirm && op.effect === 'motion' && !dryRun) {
+    const declined = await confirm(op, given, extra);
+    if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
+  }
   return op.run(input, contextOf(extra, caller));
 }

@@ -6,6 +6,7 @@ import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
+import { createMcpServer } from '../mcp/face.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
@@ -109,7 +110,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
   };
   const admission = admissionPolicy(config.web);
-  const mcp = createMcpEndpoint(admission);
+  const confirmMotion = config.mcp.confirmMotion;
+  const mcp = createMcpEndpoint(admission, {
+    createServer: () => createMcpServer({ confirmMotion }),
+    streamToolCalls: confirmMotion,
+  });
   const app = createApp({
     handlers,
     token: config.web.token,
