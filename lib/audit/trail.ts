@@ -175,6 +175,21 @@ export class AuditTrail {
     this.queue = this.queue.then(() => this.write(text)).catch((e: unknown) => this.fail(e));
   }
 
+  /** Appends a line for a request refused before it reached an operation (a missing or wrong token). */
+  recordUnauthenticated(face: 'rest' | 'mcp', method: string, path: string, detail: string): void {
+    const line: AuditRecord = {
+      time: new Date().toISOString(),
+      principal: 'anonymous',
+      role: 'none',
+      interface: face,
+      operation: cut(`${method} ${path}`, 200),
+      outcome: { status: 401, success: false, message: cut(detail, TEXT_MAX) },
+      duration_ms: 0,
+    };
+    const text = `${JSON.stringify(line)}\n`;
+    this.queue = this.queue.then(() => this.write(text)).catch((e: unknown) => this.fail(e));
+  }
+
   /** Resolves once every line recorded so far is on disk. */
   flush(): Promise<void> {
     return this.queue;

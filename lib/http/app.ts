@@ -4,6 +4,7 @@ import type { ApiError } from './errors.ts';
 import { errorResponse, json } from './errors.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
 import { setRequestPrincipal } from '../ops/access.ts';
+import { auditTrail } from '../audit/trail.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
@@ -85,7 +86,20 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
       (request: IRequest) => {
         if (PUBLIC_PATH.test(pathOf(request.url))) return undefined;
         const caller = authenticate(request as unknown as Request);
-        if (!caller.ok) return errorResponse(caller.error);
+        if (!caller.ok) {
+          // A state-changing request without a valid token is on the audit trail too (never the token).
+          if (request.method !== 'GET' && request.method !== 'HEAD') {
+            const path = pathOf(request.url);
+            const detail = caller.error.kind === 'unauthorized' ? caller.error.detail : 'refused';
+            auditTrail()?.recordUnauthenticated(
+              path.startsWith('/mcp/') ? 'mcp' : 'rest',
+              request.method,
+              path,
+              detail,
+            );
+          }
+          return errorResponse(caller.error);
+        }
         // Who is calling travels with the request: the REST face and the MCP endpoint read it.
         setRequestPrincipal(request as unknown as Request, caller.value);
         return undefined;

@@ -176,6 +176,13 @@ describe('roles per token on every route and tool, and the audit trail', () => {
     });
     assert.equal(refused.status, 403, 'the viewer is refused');
     await refused.body?.cancel();
+    const wrong = await fetch(`${server.url}/robot/move/named`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}x`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'home' }),
+    });
+    assert.equal(wrong.status, 401, 'a wrong token is refused');
+    await wrong.body?.cancel();
     await auditTrail()?.flush();
     const text = await readFile(auditFile, 'utf8');
     for (const token of Object.values(TOKENS)) assert.ok(!text.includes(token), 'no token appears in the audit file');
@@ -213,5 +220,9 @@ describe('roles per token on every route and tool, and the audit trail', () => {
       (l) => l.interface === 'mcp' && l.principal === 'viewer' && (l.outcome as { tool_error?: boolean }).tool_error,
     );
     assert.ok(mcpRefusal, 'the refused tool call is in the trail');
+    const unauthenticated = lines.find(
+      (l) => l.principal === 'anonymous' && (l.outcome as { status: number }).status === 401,
+    );
+    assert.equal(unauthenticated?.operation, 'POST /robot/move/named', 'a wrong token is in the trail, by route');
   });
 });
