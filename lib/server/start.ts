@@ -6,6 +6,7 @@ import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
+import { createMcpServer } from '../mcp/face.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -16,6 +17,9 @@ import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
+import { AuditTrail, setAuditTrail } from '../audit/trail.ts';
+import { safetyStateFor, setSafetyState } from '../safety/store.ts';
+import { clearPlans } from '../plans/store.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -73,6 +77,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (serverInProcess)
     throw new Error('an armgate server is already running in this process; close it before starting another');
   serverInProcess = true;
+  const safety = safetyStateFor(config);
+  if (!safety.ok) {
+    serverInProcess = false;
+    throw new Error(safety.error);
+  }
   let context: RobotContext;
   try {
     context = options.context ?? (await createContext(config));
@@ -90,12 +99,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
+  const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
+  setAuditTrail(audit);
+  setSafetyState(safety.value);
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
     unsubscribe();
     resetContext();
     resetServices();
+    setAuditTrail(undefined);
+    setSafetyState(undefined);
+    clearPlans();
     try {
+      await audit?.close();
       await closeTrajectoryWorker();
       await context.close();
     } finally {
@@ -103,10 +119,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
   };
   const admission = admissionPolicy(config.web);
-  const mcp = createMcpEndpoint(admission);
+  const confirmMotion = config.mcp.confirmMotion;
+  const mcp = createMcpEndpoint(admission, {
+    createServer: () => createMcpServer({ confirmMotion }),
+    streamToolCalls: confirmMotion,
+  });
   const app = createApp({
     handlers,
     token: config.web.token,
+    tokens: config.web.tokens,
     admission,
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits),
