@@ -336,6 +336,8 @@ describe('MCP transport over a live server', () => {
     ['move_to_named_position', { name: 'home', speed: 1 }],
     ['move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }],
     ['move_to_pose', { x: 0.45, y: 0.05, z: 0.6, planner: 'lin', speed: 0.5 }],
+    // Its arguments are the id of a plan made just before (a dry run of move_to_joints).
+    ['execute_plan', {}],
     ['solve_ik', { x: 0.5, y: 0, z: 0.5, b: Math.PI }],
     ['send_trajectory', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0], time_from_start: 1 }], wait: true }],
     ['get_trajectory_logs', { n: 5 }],
@@ -362,7 +364,17 @@ describe('MCP transport over a live server', () => {
           EVERY_TOOL.map(([name]) => name).sort(),
           'the contract covers every listed tool',
         );
-        for (const [name, args] of EVERY_TOOL) {
+        for (const [name, given] of EVERY_TOOL) {
+          let args = given;
+          if (name === 'execute_plan') {
+            const planned = (await client.callTool({
+              name: 'move_to_joints',
+              arguments: { joints: [0.1, 0, 0, -1.57, 0, 1.57, 0], speed: 1, dry_run: true },
+            })) as CallToolResult;
+            const plan = planned.structuredContent?.plan as { id?: string } | undefined;
+            assert.ok(plan?.id, `a dry run at ${version} answers a plan: ${JSON.stringify(planned.content)}`);
+            args = { id: plan?.id };
+          }
           const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
           const said = JSON.stringify(result.content);
           assert.equal(result.isError, undefined, `${name} at ${version}: ${said}`);
