@@ -6,6 +6,7 @@ import * as moveNamed from './robot/move-named.ts';
 import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
+import * as robotStop from './robot/stop.ts';
 import * as sequenceLogs from './sequences/logs.ts';
 import * as startSequence from './sequences/start.ts';
 import * as sequenceStatus from './sequences/status.ts';
@@ -36,4 +37,5 @@ export const handlers: readonly HandlerModule[] = [
   sequenceStatus,
   sequenceLogs,
   stop,
+  robotStop,
 ];

@@ -14,6 +14,7 @@ import { operation as positions } from '../../handlers/robot/positions.ts';
 import { API_INFO } from '../openapi/document.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
+import { type NamedTool, namedTools } from './names.ts';
 import { callTool, TOOL_OPERATIONS, toolOf } from './tools.ts';
 
 /** The JSON-RPC error code of an unknown resource (MCP specification, resources). */
@@ -80,19 +81,27 @@ async function readResource(uri: string): Promise<unknown> {
   throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
 }
 
-let toolList: { limits: unknown; tools: Tool[] } | undefined;
+const DEFAULT_TOOLS = namedTools(TOOL_OPERATIONS, 'armgate');
+const toolLists = new WeakMap<readonly NamedTool[], { limits: unknown; tools: Tool[] }>();
 
-/** The tools, built once per set of joint limits. */
-export function listTools(): Tool[] {
+/** The tools, built once per set of tools and joint limits. */
+export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS): Tool[] {
   const limits = ros().limits;
-  if (toolList?.limits !== limits) toolList = { limits, tools: TOOL_OPERATIONS.map((op) => toolOf(op, limits)) };
-  return toolList.tools;
+  let list = toolLists.get(named);
+  if (list?.limits !== limits) {
+    list = { limits, tools: named.map(({ name, op }) => ({ ...toolOf(op, limits), name })) };
+    toolLists.set(named, list);
+  }
+  return list.tools;
 }
 
-const BY_NAME = new Map(TOOL_OPERATIONS.map((op) => [op.name, op]));
-
-/** A new low-level MCP server with the tools and resources (one per session). */
-export function createMcpServer(): Server {
+/**
+ * A new low-level MCP server with the tools and resources (one per session). `tools`: the tools served (start-up
+ * passes those of the enabled routes, under the naming of armgate.mcp.tool_names); default every tool operation
+ * under armgate's names.
+ */
+export function createMcpServer(tools: readonly NamedTool[] = DEFAULT_TOOLS): Server {
+  const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
   const server = new Server(
     { name: 'armgate', version: API_INFO.version },
     {
@@ -101,13 +110,13 @@ export function createMcpServer(): Server {
         'armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with get_joint_states / get_tcp_pose; move with move_to_named_position, move_to_pose, move_to_joints; call stop to halt everything.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(tools) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const op = BY_NAME.get(request.params.name);
+    const op = byName.get(request.params.name);
     if (!op)
       throw new McpError(
         ErrorCode.InvalidParams,
-        `unknown tool '${request.params.name.slice(0, 100)}'; tools: ${TOOL_OPERATIONS.map((t) => t.name).join(', ')}`,
+        `unknown tool '${request.params.name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
       );
     return callTool(op, request.params.arguments, extra);
   });
