@@ -32,7 +32,11 @@ export const inputSchema = v.pipe(
 
 /** The answer: as send_trajectory's, plus the uploaded file's name. */
 export const SentCsvSchema = v.pipe(
-  v.object({ ...SentSchema.entries, file: v.pipe(v.string(), v.description('Name of the uploaded file.')) }),
+  v.object({
+    ...SentSchema.entries,
+    file: v.pipe(v.string(), v.description('Name of the uploaded file.')),
+    filename: v.pipe(v.string(), v.description("The same name, under the robot stack's key.")),
+  }),
   v.title('TrajectoryCsvSent'),
 );
 

@@ -18,6 +18,8 @@ export interface OpContext {
   readonly progress: (done: number, total?: number, message?: string) => void;
   /** The arbiter's stop count when the call arrived: a stop since then means it must not move the arm. */
   readonly arrivedAtStop: number | undefined;
+  /** REST multipart: the uploaded files' names, by part (a `json` part reaches the input parsed, without its name). */
+  readonly filenames?: Readonly<Record<string, string>>;
 }
 
 /**

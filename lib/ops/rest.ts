@@ -13,6 +13,9 @@ const NO_PROGRESS = () => {};
 /** The arbiter's stop count at each request's arrival, stamped by the server before anything is awaited. */
 const arrivals = new WeakMap<Request, number>();
 
+/** The names of a multipart request's uploaded files, by part, for the operation's context. */
+const filenamesOf = new WeakMap<Request, Map<string, string>>();
+
 /** Remembers the stop count at a request's arrival (the server calls this first, synchronously). */
 export function stampArrival(request: Request, stops: number): void {
   arrivals.set(request, stops);
@@ -82,6 +85,8 @@ async function formFields(
   const form = await parseMultipart(request, { fileParts, fieldParts, maxFileBytes });
   if (!form.ok) return form;
   const fields: Record<string, unknown> = {};
+  const names = filenamesOf.get(request);
+  for (const [name, file] of Object.entries(form.value.files)) names?.set(name, file.filename);
   for (const name of fileParts) {
     const entry = entries[name];
     if (!(name in form.value.files) && entry && !isOptional(entry))
@@ -186,6 +191,8 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
 export function restHandler(op: AnyOperation): (request: Request) => Promise<Response> {
   const serialized = new WeakMap<object, string>();
   return async (request) => {
+    const filenames = new Map<string, string>();
+    if (op.rest.body === 'multipart') filenamesOf.set(request, filenames);
     const input = await restInput(op, request);
     if (!input.ok) return errorResponse(renderError(input.error, 'rest'));
     const ctx: OpContext = {
@@ -193,6 +200,7 @@ export function restHandler(op: AnyOperation): (request: Request) => Promise<Res
       signal: NEVER_ABORTED,
       progress: NO_PROGRESS,
       arrivedAtStop: arrivals.get(request),
+      ...(filenames.size > 0 ? { filenames: Object.fromEntries(filenames) } : {}),
     };
     const result = await op.run(input.value, ctx);
     if (!result.ok) return errorResponse(renderError(result.error, 'rest'));

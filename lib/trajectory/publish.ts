@@ -62,6 +62,9 @@ export async function publishPoints(
       status: 'sent',
       points: count,
       ...extra,
+      ...(extra.file !== undefined ? { filename: extra.file } : {}),
+      duration: lastTime,
+      time_scale: 1,
       times_increasing: nonIncreasing < 0,
       ...(nonIncreasing >= 0
         ? {

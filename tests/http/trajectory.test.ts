@@ -129,7 +129,7 @@ describe('trajectories end to end on the simulated arm', () => {
       const sentAt = performance.now();
       const res = await post(url, '/trajectory/send', { points });
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body, { status: 'sent', points: 3, times_increasing: true });
+      assert.deepEqual(res.body, { status: 'sent', points: 3, duration: 3, time_scale: 1, times_increasing: true });
       // The message on the controller topic: joint1..joint7, the points, time_from_start as a ROS duration.
       assert.equal(published.length, count + 1);
       const msg = published.at(-1);
@@ -345,7 +345,7 @@ describe('trajectories end to end on the simulated arm', () => {
           points: [{ positions: [0, 0, 0, -2.5, 0, 1.57, 0], time_from_start: 30 }],
         });
         assert.equal(res.status, 200);
-        assert.deepEqual(res.body, { status: 'sent', points: 1, times_increasing: true });
+        assert.deepEqual(res.body, { status: 'sent', points: 1, duration: 30, time_scale: 1, times_increasing: true });
       }, /point 0: joint4 = -2\.5 rad is outside its limits/);
     });
 
@@ -378,7 +378,7 @@ describe('trajectories end to end on the simulated arm', () => {
           points: [{ positions: target, time_from_start: 0.1 }],
         });
         assert.equal(res.status, 200);
-        assert.deepEqual(res.body, { status: 'sent', points: 1, times_increasing: true });
+        assert.deepEqual(res.body, { status: 'sent', points: 1, duration: 0.1, time_scale: 1, times_increasing: true });
       }, /joint1 would need 5\.000 rad\/s .*\(limit 1\.71 rad\/s\)/);
     });
 
@@ -521,7 +521,15 @@ describe('trajectories end to end on the simulated arm', () => {
         const logBefore = await trajectoryLog();
         const res = await post(url, `/trajectory/send_csv${variant.query ?? ''}`, csvForm(variant.text, { filename }));
         assert.equal(res.status, 200, JSON.stringify(res.body));
-        assert.deepEqual(res.body, { status: 'sent', points: 2, file: filename, times_increasing: true });
+        assert.deepEqual(res.body, {
+          status: 'sent',
+          points: 2,
+          file: filename,
+          filename,
+          duration: 3,
+          time_scale: 1,
+          times_increasing: true,
+        });
         assert.equal(published.length, count + 1);
         const msg = published.at(-1);
         assert.deepEqual(msg?.joint_names, [...JOINT_NAMES]);
@@ -763,7 +771,15 @@ describe('trajectories end to end on the simulated arm', () => {
           csvForm(`${HEADER}\n30,0,0,0,-2.5,0,1.57,0\n`, { filename: 'beyond.csv' }),
         );
         assert.equal(res.status, 200, JSON.stringify(res.body));
-        assert.deepEqual(res.body, { status: 'sent', points: 1, file: 'beyond.csv', times_increasing: true });
+        assert.deepEqual(res.body, {
+          status: 'sent',
+          points: 1,
+          file: 'beyond.csv',
+          filename: 'beyond.csv',
+          duration: 30,
+          time_scale: 1,
+          times_increasing: true,
+        });
       }, /point 0: joint4 = -2\.5 rad is outside its limits/);
     });
 
