@@ -5,7 +5,7 @@ import { parseMultipart } from '../http/multipart.ts';
 import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
 import { type AnyOperation, type OpContext, renderText } from './operation.ts';
-import { isOptional, objectEntries, scalarType } from './schema-shape.ts';
+import { coerceScalarStrings, isOptional, objectEntries, scalarType } from './schema-shape.ts';
 
 const NEVER_ABORTED = new AbortController().signal;
 const NO_PROGRESS = () => {};
@@ -167,7 +167,8 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
     if (!doc.ok) return doc;
     if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value))
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
-    fields = doc.value as Record<string, unknown>;
+    // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
+    fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
   } else if (rest.body === 'multipart') {
     const form = await formFields(op, request, entries, types);
     if (!form.ok) return form;
