@@ -176,13 +176,18 @@ describe("the stack's documented clients against armgate started from the stack'
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(T_MOVE),
   });
-  /** Waits until a published trajectory has run out (the arm is free again). */
-  const settle = async () => {
-    for (let i = 0; i < 100; i++) {
-      const s = (await (await fetch(`${HOST}/robot/joint_states`)).json()) as { velocity: number[] };
-      if (s.velocity.every((v) => Math.abs(v) < 1e-6)) return;
+  /** Waits until a published trajectory has run out at `target` (the arm at rest there and free again). */
+  const settle = async (target: readonly number[]) => {
+    for (let i = 0; i < 200; i++) {
+      const s = (await (await fetch(`${HOST}/robot/joint_states`)).json()) as {
+        position: number[];
+        velocity: number[];
+      };
+      const there = s.position.every((q, j) => Math.abs(q - (target[j] ?? 0)) < 1e-6);
+      if (there && s.velocity.every((v) => Math.abs(v) < 1e-9)) return sleep(100);
       await sleep(50);
     }
+    assert.fail(`the arm did not come to rest at ${target.join(', ')}`);
   };
 
   before(async () => {
@@ -291,7 +296,7 @@ describe("the stack's documented clients against armgate started from the stack'
     assert.equal(body.points, 3);
     assert.equal(body.duration, 6);
     assert.equal(body.time_scale, 1);
-    await settle();
+    await settle([0, 0, 0, 0, 0, 0, 0]);
     const csv = 'joint1,joint2,joint3,joint4,joint5,joint6,joint7,t\n0,0,0,0,0,0,0,0.0\n0,0.5,0,-1.0,0,1.0,0,3.0\n';
     const upload = await fetch(`${HOST}/trajectory/send_csv?separator=%2C&validate_limits=true`, {
       method: 'POST',
@@ -301,7 +306,7 @@ describe("the stack's documented clients against armgate started from the stack'
     assert.equal(upload.status, 200, JSON.stringify(uploaded));
     assert.equal(uploaded.filename, 'trajectory.csv', 'filename, as the stack answered');
     assert.equal(uploaded.points, 2);
-    await settle();
+    await settle([0, 0.5, 0, -1.0, 0, 1.0, 0]);
     const logs = (await (await fetch(`${HOST}/trajectory/logs?n=20`)).json()) as {
       lines: string[];
       total_buffered: number;
@@ -331,7 +336,7 @@ describe("the stack's documented clients against armgate started from the stack'
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.points, 2);
     assert.deepEqual(body.ignored_columns, ['note'], 'the extra column is ignored and named');
-    await settle();
+    await settle(q.map((v, j) => Number((j === 0 ? v + 0.1 : v).toFixed(6))));
   });
 
   it('POST /sequences/start with the documented form; status, logs; POST /stop ends it', async () => {
