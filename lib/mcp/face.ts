@@ -102,12 +102,13 @@ export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS): Tool[] {
  */
 export function createMcpServer(tools: readonly NamedTool[] = DEFAULT_TOOLS): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
+  /** The name a tool of an operation is served under (the first, when it has several). */
+  const said = (op: string) => tools.find((tool) => tool.op.name === op)?.name ?? op;
   const server = new Server(
     { name: 'armgate', version: API_INFO.version },
     {
       capabilities: { tools: {}, resources: {} },
-      instructions:
-        'armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with get_joint_states / get_tcp_pose; move with move_to_named_position, move_to_pose, move_to_joints; call stop to halt everything.',
+      instructions: `armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with ${said('get_joint_states')} / ${said('get_tcp_pose')}; move with ${said('move_to_named_position')}, ${said('move_to_pose')}, ${said('move_to_joints')}; call ${said('stop')} to halt everything.`,
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(tools) }));

@@ -103,7 +103,9 @@ export function parseTrajectoryCsv(text: string, separator: string, jointCount =
         ? ` (the header has one column: is the separator '${separator === '\t' ? '\\t' : separator}' right? a semicolon is passed as %3B)`
         : '';
     const found = ignored.length > 0 ? `; columns found: ${ignored.join(', ')}` : '';
-    return err({ row: 1, column: '', msg: `missing column(s): ${missing.join(', ')}${found}${hint}` });
+    // A header read as one column (the wrong separator) is named as that column.
+    const column = hint ? (header[0] ?? '') : '';
+    return err({ row: 1, column, msg: `missing column(s): ${missing.join(', ')}${found}${hint}` });
   }
   const dataRows = records.length - 1 - records.slice(1).filter(blank).length;
   if (dataRows < 1) return err({ row: 2, column: '', msg: 'no points after the header' });

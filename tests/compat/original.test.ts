@@ -402,6 +402,7 @@ describe("the stack's documented clients against armgate started from the stack'
       ])
         assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
       assert.ok(!names.includes('get_joint_states'), "armgate's names are not served beside them");
+      assert.match(client.getInstructions() ?? '', /robot_joint_states_get/, 'the instructions say the names served');
       const state = (await client.callTool({ name: 'robot_joint_states_get', arguments: {} })) as {
         structuredContent?: { name?: string[] };
       };

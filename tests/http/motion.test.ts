@@ -262,7 +262,7 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
         route: '/robot/move/joints',
         body: JSON.stringify({ joints: [0, 2.5, 0, -1, 0, 1, 0] }),
         loc: ['body', 'joints', 1],
-        msg: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/,
+        msg: /joint2 = 2\.5 rad is outside its limits \[-2\.1, 2\.1\]/,
       },
       {
         route: '/robot/move/joints',

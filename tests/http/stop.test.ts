@@ -169,6 +169,8 @@ describe('POST /stop on the simulated arm', () => {
           sequence_stopped: false,
           hold_published: true,
           planner_stopped: true,
+          status: 'stopped',
+          success: true,
         });
         const answer = await move;
         assert.equal(answer.status, 200);

@@ -253,8 +253,9 @@ describe('trajectories end to end on the simulated arm', () => {
         /JSON/,
       ),
       bad(
+        // (A numeric string such as '0' is taken as a number, as FastAPI took it.)
         'a string position',
-        { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, '0'], time_from_start: 1 }] },
+        { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 'zero'], time_from_start: 1 }] },
         ['body', 'points', 0, 'positions', 6],
         /number/,
       ),
