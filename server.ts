@@ -35,6 +35,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const config = loaded.value.config;
+  for (const notice of config.notices) process.stderr.write(`armgate: ${notice}\n`);
   const running = await startServer(config);
   // Handlers first, then the announcement: a parent may signal the moment it reads the line.
   const stopped = new Promise<void>((resolve) => {

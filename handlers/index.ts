@@ -8,6 +8,7 @@ import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
 import * as safety from './robot/safety.ts';
+import * as robotStop from './robot/stop.ts';
 import * as sequenceLogs from './sequences/logs.ts';
 import * as startSequence from './sequences/start.ts';
 import * as sequenceStatus from './sequences/status.ts';
@@ -40,4 +41,5 @@ export const handlers: readonly HandlerModule[] = [
   sequenceStatus,
   sequenceLogs,
   stop,
+  robotStop,
 ];

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { stopEverything } from '../lib/motion/stop.ts';
 import { defineOperation } from '../lib/ops/operation.ts';
 import { restHandler } from '../lib/ops/rest.ts';
-import { ok } from '../lib/result.ts';
+import { ok, type Result } from '../lib/result.ts';
 
 /** Response of POST /stop. */
 export const StopResultSchema = v.pipe(
@@ -14,9 +14,23 @@ export const StopResultSchema = v.pipe(
       v.description('A hold point (or an empty trajectory) reached the controller topic.'),
     ),
     planner_stopped: v.pipe(v.boolean(), v.description("The planner's stop service (cobot/stop) answered success.")),
+    status: v.pipe(v.literal('stopped'), v.description('Always "stopped" (as the robot stack answered).')),
+    success: v.pipe(
+      v.boolean(),
+      v.description("The stop service's answer, as the robot stack gave it (the same as planner_stopped)."),
+    ),
   }),
   v.title('StopResult'),
 );
+
+/** Stops everything and says so in both shapes: armgate's fields and the robot stack's (status, success). */
+export async function stopResult(): Promise<Result<StopResult, never>> {
+  const done = await stopEverything();
+  return ok({ ...done, status: 'stopped', success: done.planner_stopped });
+}
+
+/** The answer of a stop. */
+export type StopResult = v.InferOutput<typeof StopResultSchema>;
 
 /** Stops everything the service started. */
 export const operation = defineOperation({
@@ -34,7 +48,7 @@ export const operation = defineOperation({
   errors: {},
   rest: { method: 'POST', path: '/stop', operationId: 'stop', tags: ['stop'], ok: 'What was stopped.' },
   mcp: { title: 'Stop' },
-  run: async () => ok(await stopEverything()),
+  run: () => stopResult(),
 });
 
 /** POST /stop */

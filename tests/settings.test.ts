@@ -103,8 +103,8 @@ describe('loadConfig: bundled defaults', () => {
     if (!result.ok || result.value.kind !== 'serve') return assert.fail('bundled settings must load');
     const l = result.value.config.limits;
     assert.deepEqual(l.jointNames, [...JOINTS]);
-    assert.deepEqual(l.maxRad, [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05]);
-    assert.deepEqual(l.minRad, [-2.97, -2.09, -2.97, -2.09, -2.97, -2.09, -3.05]);
+    assert.deepEqual(l.maxRad, [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05]);
+    assert.deepEqual(l.minRad, [-2.97, -2.1, -2.97, -2.1, -2.97, -2.1, -3.05]);
     assert.deepEqual(l.maxVelRadS, [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14]);
     assert.deepEqual(l.maxJerkRadS3, [85, 85, 87, 113, 122, 157, 157]);
     assert.deepEqual(l.cartesian, { maxTransVelMS: 1, maxTransAccMS2: 2.25, maxTransDecMS2: 5, maxRotVelRadS: 1.57 });
@@ -344,11 +344,6 @@ describe('loadConfig: invalid settings stop loading with a message naming the ke
       name: 'rejects an unknown key in the web block naming web.tokn',
       overrides: { web: { tokn: 'secret' } },
       message: /^web\.tokn: /,
-    },
-    {
-      name: 'rejects an unknown key in the robot block naming robot.backnd',
-      overrides: { robot: { backnd: 'sim' } },
-      message: /^robot\.backnd: /,
     },
     {
       name: 'rejects an unknown key in the sim block naming sim.time_scal',
@@ -677,7 +672,7 @@ describe('parseJointLimits', () => {
     const result = parseJointLimits(doc, order);
     if (!result.ok) return assert.fail(result.error);
     assert.deepEqual(result.value.jointNames, order);
-    assert.deepEqual(result.value.maxRad, [3.05, 2.97, 2.09, 2.97, 2.09, 2.97, 2.09]);
+    assert.deepEqual(result.value.maxRad, [3.05, 2.97, 2.1, 2.97, 2.1, 2.97, 2.1]);
     assert.deepEqual(result.value.maxVelRadS, [3.14, 1.71, 1.71, 1.75, 2.27, 2.44, 3.14]);
   });
 

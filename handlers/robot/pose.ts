@@ -31,6 +31,13 @@ export const TcpPoseSchema = v.pipe(
       euler_rad: v.pipe(Abc('radians'), v.description('KUKA ABC angles: R = Rz(A) Ry(B) Rx(C).')),
       euler_deg: v.pipe(Abc('degrees'), v.description('The same ABC angles in degrees.')),
     }),
+    frame: v.pipe(
+      v.object({
+        parent: v.pipe(v.string(), v.description('The frame of the pose (as frame_id).')),
+        child: v.pipe(v.string(), v.description('The TCP link whose pose this is.')),
+      }),
+      v.description("The transform's frames, as the robot stack reported them."),
+    ),
   }),
   v.title('TcpPose'),
 );
@@ -62,14 +69,16 @@ export async function readTcpPose(): Promise<Result<TcpPose, ApiError>> {
   }
   const q = pose.pose.orientation;
   const abc = abcFromQuat(q);
+  const parent = pose.header.frame_id || frame;
   return ok({
-    frame_id: pose.header.frame_id || frame,
+    frame_id: parent,
     position: pose.pose.position,
     orientation: {
       quaternion: { x: q.x, y: q.y, z: q.z, w: q.w },
       euler_rad: abc,
       euler_deg: { a: abc.a * DEG, b: abc.b * DEG, c: abc.c * DEG },
     },
+    frame: { parent, child: link },
   });
 }
 

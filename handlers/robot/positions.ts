@@ -11,7 +11,11 @@ export const NamedPositionSchema = v.pipe(
     name: v.pipe(v.string(), v.examples(['home'])),
     description: v.string(),
     group: v.pipe(v.string(), v.description('Planning group the state belongs to.'), v.examples(['iiwa_arm'])),
-    joints: v.pipe(v.array(v.number()), v.description('Target joint angles J1..J7 in radians.')),
+    joints: v.pipe(
+      v.record(v.string(), v.number()),
+      v.description('Target joint angles in radians by joint name (joint1..joint7), as the robot stack gives them.'),
+      v.examples([{ joint1: 0, joint2: 0, joint3: 0, joint4: 0, joint5: 0, joint6: 0, joint7: 0 }]),
+    ),
   }),
   v.title('NamedPosition'),
 );
@@ -44,7 +48,7 @@ export const operation = defineOperation({
         name: s.name,
         description: context.describeState(s.name),
         group: s.group,
-        joints: [...s.jointsRad],
+        joints: Object.fromEntries(context.endpoints.joint_names.map((name, i) => [name, s.jointsRad[i] ?? 0])),
       })),
     );
   },

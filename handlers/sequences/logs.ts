@@ -32,7 +32,10 @@ export const operation = defineOperation({
     ok: 'The latest lines.',
   },
   mcp: { title: 'Sequence logs' },
-  run: async ({ n }) => ok({ lines: services().sequences.logs.latest(n) }),
+  run: async ({ n }) => {
+    const log = services().sequences.logs;
+    return ok({ lines: log.latest(n), total_buffered: log.size });
+  },
 });
 
 /** GET /sequences/logs */

@@ -62,6 +62,10 @@ export const StartedSchema = v.pipe(
   v.object({
     status: v.literal('started'),
     pid: v.pipe(v.number(), v.integer(), v.description('Process id of the runner.')),
+    config: v.pipe(
+      v.string(),
+      v.description("Name of the uploaded configuration file ('config.json' when it has none; 'inline' over MCP)."),
+    ),
   }),
   v.title('SequenceStarted'),
 );
@@ -133,7 +137,8 @@ export const operation = defineOperation({
     };
     const started = await sequences.start(f.config, run, lease.value);
     if (!started.ok) return err({ kind: 'busy', detail: started.error });
-    return ok({ status: 'started', pid: started.value });
+    const name = ctx.face === 'mcp' ? 'inline' : ctx.filenames?.config || 'config.json';
+    return ok({ status: 'started', pid: started.value, config: name });
   },
 });
 

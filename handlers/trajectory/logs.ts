@@ -14,6 +14,11 @@ export const inputSchema = v.strictObject({
 export const LogListingSchema = v.pipe(
   v.object({
     lines: v.pipe(v.array(v.string()), v.description('Oldest first; each line starts with a UTC timestamp.')),
+    total_buffered: v.pipe(
+      v.number(),
+      v.integer(),
+      v.description('How many lines the log holds now (at most its size).'),
+    ),
   }),
   v.title('LogListing'),
 );
@@ -39,7 +44,10 @@ export const operation = defineOperation({
     ok: 'The latest entries.',
   },
   mcp: { title: 'Trajectory logs' },
-  run: async ({ n }) => ok({ lines: services().trajectoryLog.latest(n) }),
+  run: async ({ n }) => {
+    const log = services().trajectoryLog;
+    return ok({ lines: log.latest(n), total_buffered: log.size });
+  },
 });
 
 /** GET /trajectory/logs */

@@ -15,9 +15,13 @@ export const inputSchema = v.pipe(
     separator: v.optional(
       v.pipe(
         v.string(),
-        v.length(1, 'must be exactly one character (a semicolon is passed as %3B)'),
+        // The two characters \t mean a tab, as the robot stack read them.
+        v.transform((s) => (s === '\\t' ? '\t' : s)),
+        v.length(1, 'must be exactly one character (a semicolon is passed as %3B, a tab as \\t or %09)'),
         v.check((c) => !['\r', '\n', '"'].includes(c), 'must not be a line break or a double quote'),
-        v.description('The column separator, one character. Default comma; a semicolon is passed as %3B.'),
+        v.description(
+          'The column separator, one character. Default comma; a semicolon is passed as %3B, a tab as \\t or %09.',
+        ),
       ),
       ',',
     ),
@@ -32,7 +36,19 @@ export const inputSchema = v.pipe(
 
 /** The answer: as send_trajectory's, plus the uploaded file's name. */
 export const SentCsvSchema = v.pipe(
-  v.object({ ...SentSchema.entries, file: v.pipe(v.string(), v.description('Name of the uploaded file.')) }),
+  v.object({
+    ...SentSchema.entries,
+    file: v.pipe(v.string(), v.description('Name of the uploaded file.')),
+    filename: v.pipe(v.string(), v.description("The same name, under the robot stack's key.")),
+    ignored_columns: v.optional(
+      v.pipe(
+        v.array(v.string()),
+        v.description(
+          'Header columns that are neither a joint nor the time, ignored (present only when there are any).',
+        ),
+      ),
+    ),
+  }),
   v.title('TrajectoryCsvSent'),
 );
 

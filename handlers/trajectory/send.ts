@@ -12,6 +12,13 @@ export const SentSchema = v.pipe(
   v.object({
     status: v.pipe(v.literal('sent'), v.description('The trajectory was published; this does not confirm execution.')),
     points: v.pipe(v.number(), v.integer(), v.description('Number of points published.')),
+    duration: v.pipe(v.number(), v.description("Seconds from the trajectory's start to its last point, as published.")),
+    time_scale: v.pipe(
+      v.literal(1),
+      v.description(
+        'Always 1: armgate publishes the times as given (a trajectory beyond the limits is refused, never stretched).',
+      ),
+    ),
     times_increasing: v.pipe(
       v.boolean(),
       v.description('false when time_from_start does not increase: the controller will refuse it.'),

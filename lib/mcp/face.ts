@@ -17,6 +17,7 @@ import { API_INFO } from '../openapi/document.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
 import { type Role, roleAllows, roleNeeded } from '../ops/access.ts';
+import { type NamedTool, namedTools } from './names.ts';
 import {
   type CallExtra,
   type ConfirmMotion,
@@ -101,27 +102,42 @@ async function readResource(uri: string): Promise<unknown> {
   throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
 }
 
-let toolList: { limits: unknown; tools: Tool[]; byRole: Map<Role, Tool[]> } | undefined;
+const DEFAULT_TOOLS = namedTools(TOOL_OPERATIONS, 'armgate');
+const toolLists = new WeakMap<
+  readonly NamedTool[],
+  { limits: unknown; tools: Tool[]; ops: AnyOperation[]; byRole: Map<Role, Tool[]> }
+>();
 
-/** The tools a role may call (all of them by default), built once per set of joint limits. */
-export function listTools(role: Role = 'admin'): Tool[] {
+/** The tools a role may call (all of them by default) of a set of named tools, built once per set of joint limits. */
+export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS, role: Role = 'admin'): Tool[] {
   const limits = ros().limits;
-  if (toolList?.limits !== limits)
-    toolList = { limits, tools: TOOL_OPERATIONS.map((op) => toolOf(op, limits)), byRole: new Map() };
-  const all = toolList.tools;
-  let tools = toolList.byRole.get(role);
+  let list = toolLists.get(named);
+  if (list?.limits !== limits) {
+    list = {
+      limits,
+      tools: named.map(({ name, op }) => ({ ...toolOf(op, limits), name })),
+      ops: named.map(({ op }) => op),
+      byRole: new Map(),
+    };
+    toolLists.set(named, list);
+  }
+  let tools = list.byRole.get(role);
   if (!tools) {
-    tools = all.filter((_, i) => roleAllows(role, roleNeeded(TOOL_OPERATIONS[i] as AnyOperation)));
-    toolList.byRole.set(role, tools);
+    const ops = list.ops;
+    tools = list.tools.filter((_, i) => roleAllows(role, roleNeeded(ops[i] as AnyOperation)));
+    list.byRole.set(role, tools);
   }
   return tools;
 }
 
-const BY_NAME = new Map(TOOL_OPERATIONS.map((op) => [op.name, op]));
-
-/** Options of the MCP face (from the settings' mcp block). */
+/** Options of the MCP face (from the settings' armgate.mcp block). */
 export interface McpFaceOptions {
-  /** mcp.confirm_motion: ask the person (MCP elicitation) before a motion tool moves the arm. */
+  /**
+   * The tools served: start-up passes those of the enabled routes, under the naming of armgate.mcp.tool_names;
+   * default every tool operation under armgate's names.
+   */
+  readonly tools?: readonly NamedTool[];
+  /** armgate.mcp.confirm_motion: ask the person (MCP elicitation) before a motion tool moves the arm. */
   readonly confirmMotion?: boolean;
 }
 
@@ -161,25 +177,28 @@ function elicitConfirmation(server: Server): ConfirmMotion {
 
 /** A new low-level MCP server with the tools and resources (one per session). */
 export function createMcpServer(options: McpFaceOptions = {}): Server {
+  const tools = options.tools ?? DEFAULT_TOOLS;
+  const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
+  /** The name a tool of an operation is served under (the first, when it has several). */
+  const said = (op: string) => tools.find((tool) => tool.op.name === op)?.name ?? op;
   const server = new Server(
     { name: 'armgate', version: API_INFO.version },
     {
       capabilities: { tools: {}, resources: {} },
-      instructions:
-        'armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with get_joint_states / get_tcp_pose; move with move_to_named_position, move_to_pose, move_to_joints; call stop to halt everything.',
+      instructions: `armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with ${said('get_joint_states')} / ${said('get_tcp_pose')}; move with ${said('move_to_named_position')}, ${said('move_to_pose')}, ${said('move_to_joints')}; call ${said('stop')} to halt everything.`,
     },
   );
   const confirm = options.confirmMotion ? elicitConfirmation(server) : undefined;
   // A token sees only the tools its role may call (the call checks it again).
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
-    tools: listTools(principalOf(extra).role),
+    tools: listTools(tools, principalOf(extra).role),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const op = BY_NAME.get(request.params.name);
+    const op = byName.get(request.params.name);
     if (!op)
       throw new McpError(
         ErrorCode.InvalidParams,
-        `unknown tool '${request.params.name.slice(0, 100)}'; tools: ${TOOL_OPERATIONS.map((t) => t.name).join(', ')}`,
+        `unknown tool '${request.params.name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
       );
     return callTool(op, request.params.arguments, extra, confirm);
   });

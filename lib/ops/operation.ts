@@ -21,6 +21,8 @@ export interface OpContext {
   readonly arrivedAtStop: number | undefined;
   /** Who calls: the face, the token's name and its role (the faces checked the role before run). */
   readonly caller: Caller;
+  /** REST multipart: the uploaded files' names, by part (a `json` part reaches the input parsed, without its name). */
+  readonly filenames?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -7,13 +7,16 @@ import { ros } from '../ros/context.ts';
 import { audit } from '../audit/trail.ts';
 import { type Caller, refusal, requestPrincipal } from './access.ts';
 import { type AnyOperation, type OpContext, renderText } from './operation.ts';
-import { isOptional, objectEntries, scalarType } from './schema-shape.ts';
+import { coerceScalarStrings, isOptional, objectEntries, scalarType } from './schema-shape.ts';
 
 const NEVER_ABORTED = new AbortController().signal;
 const NO_PROGRESS = () => {};
 
 /** The arbiter's stop count at each request's arrival, stamped by the server before anything is awaited. */
 const arrivals = new WeakMap<Request, number>();
+
+/** The names of a multipart request's uploaded files, by part, for the operation's context. */
+const filenamesOf = new WeakMap<Request, Map<string, string>>();
 
 /** Remembers the stop count at a request's arrival (the server calls this first, synchronously). */
 export function stampArrival(request: Request, stops: number): void {
@@ -84,6 +87,8 @@ async function formFields(
   const form = await parseMultipart(request, { fileParts, fieldParts, maxFileBytes });
   if (!form.ok) return form;
   const fields: Record<string, unknown> = {};
+  const names = filenamesOf.get(request);
+  for (const [name, file] of Object.entries(form.value.files)) names?.set(name, file.filename);
   for (const name of fileParts) {
     const entry = entries[name];
     if (!(name in form.value.files) && entry && !isOptional(entry))
@@ -182,7 +187,8 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
     if (!doc.ok) return doc;
     if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value))
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
-    fields = doc.value as Record<string, unknown>;
+    // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
+    fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
   } else if (rest.body === 'multipart') {
     const form = await formFields(op, request, entries, types);
     if (!form.ok) return form;
@@ -220,6 +226,8 @@ export function restHandler(op: AnyOperation): (request: Request) => Promise<Res
   ): Promise<{ input?: unknown; result: Result<unknown, ApiError> }> => {
     const refused = refusal(op, caller, named);
     if (refused) return { result: err(refused) };
+    const filenames = new Map<string, string>();
+    if (op.rest.body === 'multipart') filenamesOf.set(request, filenames);
     const input = await restInput(op, request);
     if (!input.ok) return { result: input };
     const ctx: OpContext = {
@@ -228,6 +236,7 @@ export function restHandler(op: AnyOperation): (request: Request) => Promise<Res
       progress: NO_PROGRESS,
       arrivedAtStop: arrivals.get(request),
       caller,
+      ...(filenames.size > 0 ? { filenames: Object.fromEntries(filenames) } : {}),
     };
     return { input: input.value, result: await op.run(input.value, ctx) };
   };

@@ -22,3 +22,48 @@ export function scalarType(entry: v.GenericSchema): string | undefined {
 export function isOptional(entry: v.GenericSchema): boolean {
   return /optional|nullish/.test((entry as unknown as Shaped).type);
 }
+
+interface Walkable extends Shaped {
+  readonly kind?: string;
+  readonly item?: v.GenericSchema;
+  readonly items?: readonly v.GenericSchema[];
+  readonly pipe?: readonly Walkable[];
+}
+
+const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/;
+
+/**
+ * A JSON value with the numbers and booleans that arrived as strings converted where the schema wants a number or a
+ * boolean ("0.5" -> 0.5, "true" -> true), as FastAPI accepted them, through objects, arrays and tuples. Anything else
+ * is left for the schema to judge (an unknown key stays unknown, "fast" stays a string and is refused).
+ */
+export function coerceScalarStrings(schema: v.GenericSchema, value: unknown): unknown {
+  let shaped = schema as unknown as Walkable;
+  while (shaped.wrapped && /optional|nullable|nullish/.test(shaped.type)) shaped = shaped.wrapped as Walkable;
+  // A schema piped into another (an array checked as a tuple) shapes the value by the last one.
+  const piped = shaped.pipe?.slice(1).findLast((step) => step.kind === 'schema');
+  if (piped) shaped = piped;
+  if (typeof value === 'string') {
+    const text = value.trim();
+    if (shaped.type === 'number' && NUMERIC.test(text)) return Number(text);
+    if (shaped.type === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
+    return value;
+  }
+  if (Array.isArray(value)) {
+    if (shaped.item) return value.map((item) => coerceScalarStrings(shaped.item as v.GenericSchema, item));
+    if (shaped.items) {
+      const items = shaped.items;
+      return value.map((item, i) => (items[i] ? coerceScalarStrings(items[i], item) : item));
+    }
+    return value;
+  }
+  if (typeof value === 'object' && value !== null && shaped.entries) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const entry = shaped.entries[key];
+      out[key] = entry ? coerceScalarStrings(entry, item) : item;
+    }
+    return out;
+  }
+  return value;
+}

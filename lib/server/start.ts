@@ -1,12 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
-import { handlers } from '../../handlers/index.ts';
+import { type HandlerModule, handlers } from '../../handlers/index.ts';
+import { operation as stopOperation } from '../../handlers/stop.ts';
 import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
-import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createMcpServer } from '../mcp/face.ts';
+import { namedTools } from '../mcp/names.ts';
+import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -63,12 +65,30 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let serverInProcess = false;
 
-/** POST /stop, recognized from the request line alone. */
+/** POST /stop (or its alias /robot/stop), recognized from the request line alone. */
 function isStopRequest(request: Request): boolean {
   if (request.method !== 'POST') return false;
   const url = request.url;
   const path = url.indexOf('/', url.indexOf('//') + 2);
-  return path >= 0 && /^\/stop\/?(\?|#|$)/.test(url.slice(path));
+  return path >= 0 && /^(\/robot)?\/stop\/?(\?|#|$)/.test(url.slice(path));
+}
+
+/** The handlers of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
+export function activeHandlers(config: Pick<Config, 'routes'>): readonly HandlerModule[] {
+  const off = new Set(config.routes.filter((r) => !r.enabled).map((r) => `${r.method} ${r.path}`));
+  return handlers.filter(({ operation: { rest } }) => !off.has(`${rest.method} ${rest.path}`));
+}
+
+/** The MCP tools of the active handlers, named as armgate.mcp.tool_names says. */
+function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly HandlerModule[]) {
+  const ops = active.map((h) => h.operation);
+  // The stack's server had a tool for its POST /robot/stop: with its names, that is one more name of stop.
+  const robotStop = active.find((h) => h.operation.rest.path === '/robot/stop');
+  return namedTools(
+    ops,
+    config.mcp.toolNames,
+    robotStop ? [{ method: 'POST', path: '/robot/stop', op: stopOperation }] : [],
+  );
 }
 
 /** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
@@ -119,18 +139,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
   };
   const admission = admissionPolicy(config.web);
+  const active = activeHandlers(config);
+  const tools = activeTools(config, active);
   const confirmMotion = config.mcp.confirmMotion;
   const mcp = createMcpEndpoint(admission, {
-    createServer: () => createMcpServer({ confirmMotion }),
+    createServer: () => createMcpServer({ tools, confirmMotion }),
     streamToolCalls: confirmMotion,
   });
   const app = createApp({
-    handlers,
+    handlers: active,
     token: config.web.token,
     tokens: config.web.tokens,
     admission,
     docs: await loadDocsAssets(),
-    openApiDocument: buildOpenApiDocument(handlers, config.limits),
+    openApiDocument: buildOpenApiDocument(active, config.limits),
     mounts: { '/mcp/mcp': mcp.handler },
     // OAuth discovery answers 404 without a token: a 401 there makes clients such as mcp-remote start OAuth registration.
     open: [{ path: OAUTH_DISCOVERY_PATH, respond: oauthDiscoveryResponse }],

@@ -8,10 +8,11 @@ import { normalizeOrigin } from '../http/origin.ts';
 import { type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
+import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from '../ros/endpoints-original.ts';
 import { err, ok, type Result } from '../result.ts';
 import { describeIssue } from './issues.ts';
 import { resolveFileRef } from './resolve.ts';
-import { type SettingsFile, SettingsFileSchema } from './schema.ts';
+import { armgateSettings, type ArmgateSettings, SettingsFileSchema } from './schema.ts';
 
 /** Everything start-up needs, validated: settings plus the files they reference. */
 export interface Config {
@@ -28,15 +29,22 @@ export interface Config {
     /** Every accepted token with its name and role: the admin token ('web.token', also from ARMGATE_TOKEN) and web.tokens. */
     readonly tokens: readonly TokenEntry[];
   };
-  /** The safety envelope and the life of a plan (the `safety` block). */
-  readonly safety: SettingsFile['safety'];
-  /** The audit trail (`audit`; path resolved against the settings file's folder, '' for none). */
+  /** The safety envelope and the life of a plan (armgate.safety). */
+  readonly safety: ArmgateSettings['safety'];
+  /** The audit trail (armgate.audit; path resolved against the settings file's folder, '' for none). */
   readonly audit: { readonly path: string; readonly maxBytes: number; readonly reads: boolean };
-  /** The MCP face's switches. */
-  readonly mcp: { readonly confirmMotion: boolean };
   readonly robot: { readonly backend: 'sim' | 'ros2'; readonly positionDescriptions: Readonly<Record<string, string>> };
-  readonly sim: SettingsFile['sim'];
+  readonly sim: ArmgateSettings['sim'];
   readonly sequences: { readonly bagRoot: string };
+  /**
+   * armgate.mcp: `toolNames` original names the tools as the stack's MCP server did (robot_joint_states_get, ...);
+   * `confirmMotion` asks the person through MCP elicitation before a motion tool runs.
+   */
+  readonly mcp: { readonly toolNames: 'armgate' | 'original'; readonly confirmMotion: boolean };
+  /** Routes the endpoints file switches on or off (the stack's list format); absent: all served. */
+  readonly routes: readonly RouteSwitch[];
+  /** Lines start-up prints for the operator (what of the stack's files armgate does not use, and why). */
+  readonly notices: readonly string[];
   readonly endpoints: EndpointsFile;
   readonly limits: JointLimits;
   /** URDF text of the robot description. */
@@ -52,6 +60,11 @@ export interface LoadOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** `--port` on the command line. */
   readonly portOverride?: number;
+}
+
+/** True when the URDF text declares a link of that name. */
+function hasLink(urdf: string, link: string): boolean {
+  return new RegExp(`<link\\s+name\\s*=\\s*["']${link.replace(/[^\w-]/g, '\\$&')}["']`).test(urdf);
 }
 
 /** True for `localhost`, any 127.0.0.0/8 address and ::1. */
@@ -113,6 +126,10 @@ export async function loadConfig(
   if (!parsed.success) return err(describeIssue('', parsed.issues));
   const s = parsed.output;
   if (!s.web.enabled) return ok({ kind: 'disabled' });
+  const own = armgateSettings(s);
+  if (!own.ok) return err(own.error);
+  const a = own.value;
+  const notices: string[] = [];
 
   const port = options.portOverride ?? s.web.port;
   const envToken = env.ARMGATE_TOKEN;
@@ -137,10 +154,28 @@ export async function loadConfig(
   if (!endpointsRef.ok) return endpointsRef;
   const endpointsDoc = parseYamlText(endpointsRef.value.text, 'web.endpoints', endpointsRef.value.file);
   if (!endpointsDoc.ok) return endpointsDoc;
-  const endpointsParsed = v.safeParse(EndpointsFileSchema, endpointsDoc.value);
+  // Either armgate's endpoints map or the stack's list of routes (read into the same map).
+  let endpointsMap = endpointsDoc.value as Record<string, unknown>;
+  let routes: readonly RouteSwitch[] = [];
+  const original = isOriginalEndpoints(endpointsMap);
+  if (original) {
+    const read = readOriginalEndpoints(endpointsMap, 'web.endpoints');
+    if (!read.ok) return read;
+    endpointsMap = read.value.map;
+    routes = read.value.routes;
+    notices.push(...read.value.notices);
+  }
+  const endpointsParsed = v.safeParse(EndpointsFileSchema, endpointsMap);
   if (!endpointsParsed.success) return err(describeIssue('web.endpoints', endpointsParsed.issues));
-  // tcp_link and srdf left out take the backend's defaults (the real stack's `tcp` and move_group's SRDF on ros2).
-  const endpoints = resolveEndpoints(endpointsParsed.output, s.robot.backend);
+  // What the endpoints file leaves out, the stack's planning and controller blocks say; then the backend's defaults.
+  const said = (key: string) => key in endpointsMap;
+  const stack = {
+    ...(!said('planning_group') && s.planning?.planning_group ? { planning_group: s.planning.planning_group } : {}),
+    ...(!said('planning_frame') && s.planning?.default_frame ? { planning_frame: s.planning.default_frame } : {}),
+    ...(!said('tcp_link') && s.planning?.pose_link ? { tcp_link: s.planning.pose_link } : {}),
+  };
+  const stackSrdf = !said('srdf') ? s.controller?.moveit?.srdf : undefined;
+  let endpoints = resolveEndpoints({ ...endpointsParsed.output, ...stack }, a.backend);
   const endpointsDir = path.dirname(endpointsRef.value.file);
 
   const limitsRef = await loadRef(s.web.joint_limits, 'web.joint_limits', dir, env);
@@ -152,18 +187,33 @@ export async function loadConfig(
 
   const urdf = await loadRef(endpoints.robot_description, 'web.endpoints.robot_description', endpointsDir, env);
   if (!urdf.ok) return urdf;
-
-  let groupStates: GroupState[] | undefined;
-  if ('file' in endpoints.srdf) {
-    const srdf = await loadRef(endpoints.srdf.file, 'web.endpoints.srdf.file', endpointsDir, env);
-    if (!srdf.ok) return srdf;
-    const states = parseGroupStates(srdf.value.text, endpoints.planning_group, endpoints.joint_names);
-    if (!states.ok) return err(`web.endpoints.srdf.file: ${states.error}`);
-    groupStates = states.value;
+  // The simulator's model is the bundled URDF: a TCP link the stack names (its `tcp`) that the model does not have
+  // leaves the model's own link, and the operator is told (armgate.sim.tool_offset places a tool).
+  if (a.backend === 'sim' && (original || stack.tcp_link) && !hasLink(urdf.value.text, endpoints.tcp_link)) {
+    const fallback = resolveEndpoints({ ...endpointsParsed.output, ...stack, tcp_link: undefined }, 'sim').tcp_link;
+    notices.push(
+      `${stack.tcp_link ? 'planning.pose_link' : 'web.endpoints (/robot/pose child_frame)'}: '${endpoints.tcp_link}' is not a link of the simulated model; the pose is the '${fallback}' link's (set armgate.sim.tool_offset for a tool)`,
+    );
+    endpoints = { ...endpoints, tcp_link: fallback };
   }
 
-  const initial = s.sim.initial_position;
-  if (s.robot.backend === 'sim') {
+  let groupStates: GroupState[] | undefined;
+  const srdfRef = stackSrdf
+    ? { ref: stackSrdf, key: 'controller.moveit.srdf', base: dir }
+    : 'file' in endpoints.srdf
+      ? { ref: endpoints.srdf.file, key: 'web.endpoints.srdf.file', base: endpointsDir }
+      : undefined;
+  if (srdfRef) {
+    const srdf = await loadRef(srdfRef.ref, srdfRef.key, srdfRef.base, env);
+    if (!srdf.ok) return srdf;
+    const states = parseGroupStates(srdf.value.text, endpoints.planning_group, endpoints.joint_names);
+    if (!states.ok) return err(`${srdfRef.key}: ${states.error}`);
+    groupStates = states.value;
+    endpoints = { ...endpoints, srdf: { file: srdf.value.file } };
+  }
+
+  const initial = a.sim.initial_position;
+  if (a.backend === 'sim') {
     if (typeof initial === 'string') {
       const known = groupStates?.map((g) => g.name) ?? [];
       if (!known.includes(initial))
@@ -189,16 +239,18 @@ export async function loadConfig(
         corsOrigins: s.web.cors_origins.map((o) => normalizeOrigin(o) ?? o),
         tokens,
       },
-      safety: s.safety,
+      safety: a.safety,
       audit: {
-        path: s.audit.path === '' ? '' : path.resolve(dir, s.audit.path),
-        maxBytes: s.audit.max_bytes,
-        reads: s.audit.reads,
+        path: a.audit.path === '' ? '' : path.resolve(dir, a.audit.path),
+        maxBytes: a.audit.max_bytes,
+        reads: a.audit.reads,
       },
-      mcp: { confirmMotion: s.mcp.confirm_motion },
-      robot: { backend: s.robot.backend, positionDescriptions: s.robot.position_descriptions },
-      sim: s.sim,
-      sequences: { bagRoot: path.resolve(dir, s.sequences.bag_root) },
+      robot: { backend: a.backend, positionDescriptions: a.position_descriptions },
+      sim: a.sim,
+      sequences: { bagRoot: path.resolve(dir, a.sequences.bag_root) },
+      mcp: { toolNames: a.mcp.tool_names, confirmMotion: a.mcp.confirm_motion },
+      routes,
+      notices,
       endpoints,
       limits: limits.value,
       robotDescriptionXml: urdf.value.text,

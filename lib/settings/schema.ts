@@ -80,15 +80,10 @@ const AuditSchema = v.strictObject({
 });
 
 /** mcp: the MCP face's own switches. */
-const McpSchema = v.strictObject({
-  confirm_motion: v.optional(v.boolean('expected true or false'), false),
-});
-
-/** The blocks of issue 15, spread into the root schema. */
+/** The blocks of issue 15 (safe autonomy), parts of the armgate block. */
 const SAFE_AUTONOMY_BLOCKS = {
   safety: v.optional(SafetySchema, {}),
   audit: v.optional(AuditSchema, {}),
-  mcp: v.optional(McpSchema, {}),
 };
 
 // ---- end of the safe autonomy settings ----
@@ -136,6 +131,11 @@ const WebSchema = v.strictObject({
     ),
     [],
   ),
+  // Keys of the robot stack's own web block (its direct-trajectory admission): accepted so the stack's file works as
+  // it is; armgate checks trajectories its own way (README: Trajectory checking) and does not use them.
+  trajectory_state_timeout: v.optional(v.pipe(finite('number of seconds'), v.gtValue(0, 'must be > 0'))),
+  trajectory_start_tolerance: v.optional(v.pipe(finite('angle in radians'), v.gtValue(0, 'must be > 0'))),
+  trajectory_stopped_velocity: v.optional(v.pipe(finite('velocity in rad/s'), v.gtValue(0, 'must be > 0'))),
 });
 
 const RobotSchema = v.strictObject({
@@ -210,13 +210,113 @@ const SequencesSchema = v.strictObject({
   bag_root: v.optional(v.pipe(v.string('expected a folder path'), v.nonEmpty('must not be empty')), './bags'),
 });
 
-/** The root settings file. Unknown top-level blocks belong to the rest of the stack and are kept; armgate's own blocks are strict so a typo is caught. */
-export const SettingsFileSchema = v.looseObject({
-  web: v.optional(WebSchema, {}),
-  robot: v.optional(RobotSchema, {}),
+const McpSchema = v.strictObject({
+  /** Ask the person through MCP elicitation before a motion tool runs (clients that support it). */
+  confirm_motion: v.optional(v.boolean('expected true or false'), false),
+  tool_names: v.optional(
+    v.picklist(
+      ['armgate', 'original'],
+      "expected 'armgate' (get_joint_states, ...) or 'original' (robot_joint_states_get, ...)",
+    ),
+    'armgate',
+  ),
+});
+
+/**
+ * armgate's own block: everything that is not the spec's `web` keys. Its own top-level name keeps it clear of the
+ * robot stack's blocks (robot, digital_twin, tool, controller, planning, web, foxglove); further armgate settings
+ * (safety, audit, ...) belong here too.
+ */
+const ArmgateSchema = v.strictObject({
+  backend: RobotSchema.entries.backend,
+  position_descriptions: RobotSchema.entries.position_descriptions,
   sim: v.optional(SimSchema, {}),
   sequences: v.optional(SequencesSchema, {}),
   ...SAFE_AUTONOMY_BLOCKS,
+  mcp: v.optional(McpSchema, {}),
+});
+
+/** armgate's block as read. */
+export type ArmgateSettings = v.InferOutput<typeof ArmgateSchema>;
+
+/** The stack's `planning` block: the keys armgate uses (others are the stack's). */
+const PlanningSchema = v.looseObject({
+  pose_link: v.optional(v.pipe(v.string('expected a link name'), v.nonEmpty('must not be empty'))),
+  planning_group: v.optional(v.pipe(v.string('expected a group name'), v.nonEmpty('must not be empty'))),
+  default_frame: v.optional(v.pipe(v.string('expected a frame name'), v.nonEmpty('must not be empty'))),
+});
+
+/** The stack's `controller` block: armgate reads `moveit.srdf` (others are the stack's). */
+const ControllerSchema = v.looseObject({
+  moveit: v.optional(v.looseObject({ srdf: v.optional(v.string('expected a file reference')) })),
+});
+
+/**
+ * The root settings file: the robot stack's own (blocks robot, digital_twin, tool, controller, planning, web,
+ * foxglove) or armgate's. armgate reads its keys of `web` and its own `armgate` block, both strict so a typo is
+ * caught; of the stack's blocks it reads planning.pose_link, planning.planning_group, planning.default_frame and
+ * controller.moveit.srdf, and ignores the rest. The earlier places of armgate's settings (robot.backend,
+ * robot.position_descriptions, top-level sim and sequences) keep working ({@link armgateSettings}).
+ */
+export const SettingsFileSchema = v.looseObject({
+  web: v.optional(WebSchema, {}),
+  armgate: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping of armgate settings')),
+  robot: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping')),
+  sim: v.optional(v.unknown()),
+  sequences: v.optional(v.unknown()),
+  planning: v.optional(PlanningSchema),
+  controller: v.optional(ControllerSchema),
+  safety: v.optional(v.unknown()),
+  audit: v.optional(v.unknown()),
+  mcp: v.optional(v.unknown()),
 });
 
 export type SettingsFile = v.InferOutput<typeof SettingsFileSchema>;
+
+/** Where each of armgate's earlier top-level settings lives now. */
+const MOVED = [
+  ['robot.backend', 'armgate.backend'],
+  ['robot.position_descriptions', 'armgate.position_descriptions'],
+  ['sim', 'armgate.sim'],
+  ['sequences', 'armgate.sequences'],
+  ['safety', 'armgate.safety'],
+  ['audit', 'armgate.audit'],
+  ['mcp', 'armgate.mcp'],
+] as const;
+
+/**
+ * armgate's block of a settings file, validated: `armgate`, or (an earlier armgate settings file) the same keys at
+ * their earlier places. Both at once is an error that says how to move each key.
+ */
+export function armgateSettings(
+  file: SettingsFile,
+): { ok: true; value: ArmgateSettings } | { ok: false; error: string } {
+  const robot = file.robot ?? {};
+  const legacy: Record<string, unknown> = {};
+  const found: string[] = [];
+  for (const [from, to] of MOVED) {
+    const [block, key] = from.split('.') as [string, string | undefined];
+    const value = key === undefined ? (file as Record<string, unknown>)[block] : robot[key];
+    if (value === undefined) continue;
+    found.push(`move ${from} to ${to}`);
+    legacy[to.slice('armgate.'.length)] = value;
+  }
+  if (file.armgate !== undefined && found.length > 0)
+    return {
+      ok: false,
+      error: `settings: armgate's settings are in the armgate block now; ${found.join(', ')} (the block armgate and the earlier places cannot be mixed)`,
+    };
+  const source = file.armgate ?? legacy;
+  const parsed = v.safeParse(ArmgateSchema, source);
+  if (parsed.success) return { ok: true, value: parsed.output };
+  const issue = parsed.issues[0];
+  const keys = (issue?.path ?? []).map((item) => String(item.key));
+  let where = ['armgate', ...keys].join('.');
+  if (file.armgate === undefined) {
+    // An earlier settings file: name the key where it is written.
+    const first = keys[0];
+    const place = MOVED.find(([, to]) => to === `armgate.${first}`)?.[0];
+    if (place) where = [place, ...keys.slice(1)].join('.');
+  }
+  return { ok: false, error: `${where}: ${issue?.message ?? 'invalid'}` };
+}

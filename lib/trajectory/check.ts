@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import { type ApiError, boundedIssues, fromValibot, invalid, type ValidationIssue } from '../http/errors.ts';
 import type { TrajectoryPoint } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
+import { coerceScalarStrings } from '../ops/schema-shape.ts';
 import { parseTrajectoryCsv } from './csv.ts';
 import { type ArmState, describeViolation, type LimitViolation, planExecution } from './dynamics.ts';
 import { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations, toTrajectoryPoints } from './points.ts';
@@ -49,7 +50,16 @@ export interface PackedPoints {
 
 /** The outcome: points to publish (and whether their velocities were filled), or the error (422 issues already bounded). */
 export type CheckResult =
-  | { readonly ok: true; readonly points: PackedPoints; readonly filled: boolean; readonly wait: boolean }
+  | {
+      readonly ok: true;
+      readonly points: PackedPoints;
+      readonly filled: boolean;
+      readonly wait: boolean;
+      /** CSV: the columns that were ignored (neither a joint nor the time). */
+      readonly ignoredColumns?: readonly string[];
+      /** CSV: the file rows of the first two points (for issues found at publication). */
+      readonly firstRows?: readonly number[];
+    }
   | { readonly ok: false; readonly error: ApiError };
 
 /** Where issues of a source point: JSON points by index, CSV rows (header = row 1) and joint columns. */
@@ -59,7 +69,11 @@ interface Locator {
 }
 
 const JSON_LOCATOR: Locator = { loc: (i, j) => ['body', 'points', i, 'positions', j], label: (i) => `point ${i}` };
-const CSV_LOCATOR: Locator = { loc: (i, j) => ['body', 'file', i + 2, `joint${j + 1}`], label: (i) => `row ${i + 2}` };
+/** Where issues of CSV point i point: its file row (`rows[i]`; row i + 2 when the file had no blank rows). */
+function csvLocator(rows?: readonly number[]): Locator {
+  const row = (i: number) => rows?.[i] ?? i + 2;
+  return { loc: (i, j) => ['body', 'file', row(i), `joint${j + 1}`], label: (i) => `row ${row(i)}` };
+}
 
 /** A validation error whose issues are cut to the first 20 (and a count), so that it crosses threads small. */
 function bounded(error: ApiError): ApiError {
@@ -69,9 +83,16 @@ function bounded(error: ApiError): ApiError {
 }
 
 /** Parses the source into points and the validate_limits flag. */
-function parseSource(
-  source: CheckSource,
-): { ok: true; points: ApiTrajectoryPoint[]; validate: boolean; wait: boolean } | { ok: false; error: ApiError } {
+function parseSource(source: CheckSource):
+  | {
+      ok: true;
+      points: ApiTrajectoryPoint[];
+      validate: boolean;
+      wait: boolean;
+      rows?: readonly number[];
+      ignored?: readonly string[];
+    }
+  | { ok: false; error: ApiError } {
   if (source.kind === 'json') {
     if (source.text.trim() === '')
       return { ok: false, error: invalid(['body'], 'Field required: a JSON body is needed', 'missing') };
@@ -81,7 +102,7 @@ function parseSource(
     } catch (e) {
       return { ok: false, error: invalid(['body'], `JSON decode error: ${(e as Error).message}`, 'json_invalid') };
     }
-    const parsed = v.safeParse(TrajectoryBodySchema, doc);
+    const parsed = v.safeParse(TrajectoryBodySchema, coerceScalarStrings(TrajectoryBodySchema, doc));
     if (!parsed.success) return { ok: false, error: fromValibot('body', parsed.issues) };
     const points = parsed.output.points.map((p) => ({
       positions: p.positions as number[],
@@ -101,7 +122,8 @@ function parseSource(
     const where = column ? `row ${row}, column ${column}` : `row ${row}`;
     return { ok: false, error: invalid(['body', 'file', row, ...(column ? [column] : [])], `${where}: ${msg}`, 'csv') };
   }
-  return { ok: true, points: parsed.value, validate: source.validateLimits, wait: source.wait ?? false };
+  const { points, rows, ignored } = parsed.value;
+  return { ok: true, points, rows, ignored, validate: source.validateLimits, wait: source.wait ?? false };
 }
 
 /**
@@ -118,8 +140,9 @@ export function violationIssue(
   violation: LimitViolation,
   limits: JointLimits,
   locator: 'json' | 'csv',
+  rows?: readonly number[],
 ): ValidationIssue {
-  const where = locator === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
+  const where = locator === 'json' ? JSON_LOCATOR : csvLocator(rows);
   return {
     loc: where.loc(violation.point, violation.joint),
     msg: describeViolation(violation, limits, where.label),
@@ -160,12 +183,19 @@ export function packedPoint(packed: PackedPoints, i: number): TrajectoryPoint {
  * The points accepted, unless their execution leaves the safety envelope: then a 422 naming the
  * first point whose approach leaves it (JSON: the point; CSV: the row) and the zone.
  */
-function withinEnvelope(request: CheckRequest, points: PackedPoints, filled: boolean, wait: boolean): CheckResult {
+function withinEnvelope(
+  request: CheckRequest,
+  points: PackedPoints,
+  filled: boolean,
+  wait: boolean,
+  csv: { readonly ignoredColumns?: readonly string[]; readonly firstRows?: readonly number[] },
+  rows: readonly number[] | undefined,
+): CheckResult {
   const safety = request.envelope;
   if (safety) {
     const found = firstEnvelopeViolation(safety.chain, safety.envelope, points, request.state?.positions);
     if (found) {
-      const where = request.source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
+      const where = request.source.kind === 'json' ? JSON_LOCATOR : csvLocator(rows);
       const loc = where.loc(found.point, 0).slice(0, -1);
       const issue: ValidationIssue = {
         loc,
@@ -175,7 +205,7 @@ function withinEnvelope(request: CheckRequest, points: PackedPoints, filled: boo
       return { ok: false, error: { kind: 'validation', issues: [issue] } };
     }
   }
-  return { ok: true, points, filled, wait };
+  return { ok: true, points, filled, wait, ...csv };
 }
 
 /** Runs the whole check of one request (see the module comment). */
@@ -186,12 +216,16 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   if (!parsed.ok) return { ok: false, error: bounded(parsed.error) };
   const points = parsed.points;
   const wait = parsed.wait;
-  if (!parsed.validate) return withinEnvelope(request, packPoints(toTrajectoryPoints(points), joints), false, wait);
-  const locator = source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
+  const csv = parsed.rows
+    ? { ignoredColumns: parsed.ignored ?? [], firstRows: parsed.rows.slice(0, 2) }
+    : ({} as Record<string, never>);
+  const done = (packed: PackedPoints, filled: boolean) =>
+    withinEnvelope(request, packed, filled, wait, csv, parsed.rows);
+  if (!parsed.validate) return done(packPoints(toTrajectoryPoints(points), joints), false);
+  const locator = source.kind === 'json' ? JSON_LOCATOR : csvLocator(parsed.rows);
   const outside = limitViolations(points, limits, locator.loc, locator.label);
   if (outside) return { ok: false, error: outside };
-  if (!dynamicsApply(points))
-    return withinEnvelope(request, packPoints(toTrajectoryPoints(points), joints), false, wait);
+  if (!dynamicsApply(points)) return done(packPoints(toTrajectoryPoints(points), joints), false);
   if (!state) {
     return {
       ok: false,
@@ -203,6 +237,9 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   }
   const plan = planExecution(state, toTrajectoryPoints(points), limits, true);
   if (plan.violation)
-    return { ok: false, error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind)] } };
-  return withinEnvelope(request, packPoints(plan.points, joints), true, wait);
+    return {
+      ok: false,
+      error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind, parsed.rows)] },
+    };
+  return done(packPoints(plan.points, joints), true);
 }

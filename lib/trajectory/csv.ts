@@ -12,12 +12,26 @@ export interface CsvProblem {
 
 const TIME_COLUMNS = ['t', 'time', 'time_from_start'];
 
-/** Canonical joint index (0-based) of a header cell: joint1..joint7 or joint_1..joint_7, any case. */
+/** A header name as the robot stack compared them: lower case, without underscores and spaces. */
+function normalized(header: string): string {
+  return header.toLowerCase().replace(/[_\s]/g, '');
+}
+
+const TIME_NAMES = new Set(TIME_COLUMNS.map(normalized));
+
+/** Canonical joint index (0-based) of a header cell: joint1..joint7 (any case, `_` and spaces ignored: Joint 1, joint_1). */
 function jointIndex(header: string, count: number): number {
-  const m = /^joint_?(\d+)$/i.exec(header);
+  const m = /^joint(\d+)$/.exec(normalized(header));
   if (!m) return -1;
   const k = Number(m[1]);
   return k >= 1 && k <= count ? k - 1 : -1;
+}
+
+/** A parsed trajectory CSV: its points, the file row of each (the header is row 1), and the columns it ignored. */
+export interface ParsedCsv {
+  readonly points: ApiTrajectoryPoint[];
+  readonly rows: number[];
+  readonly ignored: string[];
 }
 
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -37,17 +51,14 @@ function cellNumber(
 }
 
 /**
- * Parses a trajectory CSV: a header row with the joint columns (joint1..joint7 or
- * joint_1..joint_7, case-insensitive) and one time column (t, time or time_from_start) in any
- * order, then one row per point. A UTF-8 BOM and blank trailing lines are fine. Rows obey the
- * bounds of JSON points (lib/trajectory/bounds.ts): at most 100,000, times 0..86400 s, angles
- * within +-2 pi. Every problem names its row and column.
+ * Parses a trajectory CSV as leniently as the robot stack did: a header row with the joint columns
+ * (joint1..joint7; case, underscores and spaces ignored: joint_1, JOINT1, Joint 1) and one time
+ * column (t, time or time_from_start, compared the same way: TimeFromStart) in any order, then one
+ * row per point. Other columns are ignored and reported; blank rows are skipped anywhere; a UTF-8
+ * BOM is fine. Rows obey the bounds of JSON points (lib/trajectory/bounds.ts): at most 100,000,
+ * times 0..86400 s, angles within +-2 pi. Every problem names its row and column.
  */
-export function parseTrajectoryCsv(
-  text: string,
-  separator: string,
-  jointCount = 7,
-): Result<ApiTrajectoryPoint[], CsvProblem> {
+export function parseTrajectoryCsv(text: string, separator: string, jointCount = 7): Result<ParsedCsv, CsvProblem> {
   let records: string[][];
   try {
     records = parse(text, {
@@ -61,45 +72,44 @@ export function parseTrajectoryCsv(
     const line = (e as { lines?: number }).lines;
     return err({ row: line ?? 0, column: '', msg: `malformed CSV: ${(e as Error).message}` });
   }
-  while (records.length > 0 && (records.at(-1) ?? []).every((cell) => cell === '')) records.pop();
+  const blank = (cells: readonly string[]) => cells.every((cell) => cell === '');
+  while (records.length > 0 && blank(records.at(-1) ?? [])) records.pop();
   const header = records[0];
   if (!header || header.every((c) => c === ''))
     return err({ row: 1, column: '', msg: 'the file is empty: a header row and at least one point are needed' });
   const columns: number[] = new Array(jointCount).fill(-1);
   let timeColumn = -1;
-  const unknown: string[] = [];
+  const ignored: string[] = [];
   for (const [index, raw] of header.entries()) {
     const name = raw.trim();
-    const lower = name.toLowerCase();
     const joint = jointIndex(name, jointCount);
     if (joint >= 0) {
       if ((columns[joint] ?? -1) >= 0)
         return err({ row: 1, column: name, msg: `duplicate column for joint${joint + 1}` });
       columns[joint] = index;
-    } else if (TIME_COLUMNS.includes(lower)) {
+    } else if (TIME_NAMES.has(normalized(name))) {
       if (timeColumn >= 0)
         return err({ row: 1, column: name, msg: `duplicate time column (use one of ${TIME_COLUMNS.join(', ')})` });
       timeColumn = index;
     } else {
-      unknown.push(name === '' ? `(empty, column ${index + 1})` : name);
+      ignored.push(name === '' ? `(empty, column ${index + 1})` : name);
     }
-  }
-  if (unknown.length > 0) {
-    const hint =
-      header.length === 1 && /[;,\t|]/.test(header[0] ?? '')
-        ? ` (the header has one column: is the separator '${separator}' right? a semicolon is passed as %3B)`
-        : '';
-    return err({
-      row: 1,
-      column: unknown[0] ?? '',
-      msg: `unknown column(s): ${unknown.join(', ')}; expected joint1..joint${jointCount} (or joint_1..) and one of ${TIME_COLUMNS.join(', ')}${hint}`,
-    });
   }
   const missing = columns.flatMap((c, j) => (c < 0 ? [`joint${j + 1}`] : []));
   if (timeColumn < 0) missing.push(`a time column (${TIME_COLUMNS.join(', ')})`);
-  if (missing.length > 0) return err({ row: 1, column: '', msg: `missing column(s): ${missing.join(', ')}` });
-  if (records.length < 2) return err({ row: 2, column: '', msg: 'no points after the header' });
-  if (records.length - 1 > MAX_POINTS) {
+  if (missing.length > 0) {
+    const hint =
+      header.length === 1 && /[;,\t|]/.test(header[0] ?? '')
+        ? ` (the header has one column: is the separator '${separator === '\t' ? '\\t' : separator}' right? a semicolon is passed as %3B)`
+        : '';
+    const found = ignored.length > 0 ? `; columns found: ${ignored.join(', ')}` : '';
+    // A header read as one column (the wrong separator) is named as that column.
+    const column = hint ? (header[0] ?? '') : '';
+    return err({ row: 1, column, msg: `missing column(s): ${missing.join(', ')}${found}${hint}` });
+  }
+  const dataRows = records.length - 1 - records.slice(1).filter(blank).length;
+  if (dataRows < 1) return err({ row: 2, column: '', msg: 'no points after the header' });
+  if (dataRows > MAX_POINTS) {
     return err({
       row: MAX_POINTS + 2,
       column: '',
@@ -107,9 +117,11 @@ export function parseTrajectoryCsv(
     });
   }
   const points: ApiTrajectoryPoint[] = [];
+  const rows: number[] = [];
   for (let r = 1; r < records.length; r++) {
     const cells = records[r] ?? [];
     const row = r + 1;
+    if (blank(cells)) continue;
     if (cells.length !== header.length)
       return err({ row, column: '', msg: `expected ${header.length} cells, found ${cells.length}` });
     const time = cellNumber(cells, header, timeColumn, row);
@@ -125,6 +137,7 @@ export function parseTrajectoryCsv(
       positions.push(value.value);
     }
     points.push({ positions, time_from_start: time.value });
+    rows.push(row);
   }
-  return ok(points);
+  return ok({ points, rows, ignored });
 }

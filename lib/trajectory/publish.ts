@@ -17,6 +17,12 @@ export interface TrajectorySent {
   readonly times_increasing: boolean;
   readonly warning?: string;
   readonly file?: string;
+  /** The robot stack's name of `file`. */
+  readonly filename?: string;
+  /** Seconds from the start to the last point, as published; time_scale is always 1 (times are never stretched). */
+  readonly duration: number;
+  readonly time_scale: 1;
+  readonly ignored_columns?: readonly string[];
   /** With wait: what the controller did (finished, refused, stopped, preempted, timeout), why, and when. */
   readonly outcome?: TrajectoryOutcomeKind;
   readonly message?: string;
@@ -38,7 +44,7 @@ export interface PublishablePoints {
 export async function publishPoints(
   points: PublishablePoints,
   source: string,
-  extra: { readonly file?: string },
+  extra: { readonly file?: string; readonly ignored_columns?: readonly string[] },
   ctx: OpContext,
   wait: boolean,
 ): Promise<Result<TrajectorySent, ApiError>> {
@@ -62,6 +68,9 @@ export async function publishPoints(
       status: 'sent',
       points: count,
       ...extra,
+      ...(extra.file !== undefined ? { filename: extra.file } : {}),
+      duration: lastTime,
+      time_scale: 1,
       times_increasing: nonIncreasing < 0,
       ...(nonIncreasing >= 0
         ? {

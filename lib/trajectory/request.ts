@@ -103,8 +103,12 @@ export async function checkAndPublish(
     const head = packed.count > 1 ? [packedPoint(packed, 0), packedPoint(packed, 1)] : [packedPoint(packed, 0)];
     const refreshed = refreshStart(now.state, head, limits);
     if (refreshed.violation)
-      return err({ kind: 'validation', issues: [violationIssue(refreshed.violation, limits, source.kind)] });
+      return err({
+        kind: 'validation',
+        issues: [violationIssue(refreshed.violation, limits, source.kind, result.firstRows)],
+      });
     messages[0] = { ...first, velocities: [...(refreshed.first.velocities ?? first.velocities)] };
   }
-  return publishPoints({ messages, times: packed.times }, label, extra, ctx, result.wait);
+  const ignored = result.ignoredColumns?.length ? { ignored_columns: [...result.ignoredColumns] } : {};
+  return publishPoints({ messages, times: packed.times }, label, { ...extra, ...ignored }, ctx, result.wait);
 }

@@ -71,17 +71,22 @@ describe('robot read handlers against the simulated arm', () => {
   it('GET /robot/positions lists home, work and transport with group and joints', async () => {
     const res = await positions.handler(get('/robot/positions'));
     assert.equal(res.status, 200);
-    const body = (await res.json()) as { name: string; description: string; group: string; joints: number[] }[];
+    const body = (await res.json()) as {
+      name: string;
+      description: string;
+      group: string;
+      joints: Record<string, number>;
+    }[];
     assert.deepEqual(
       body.map((p) => p.name),
       ['home', 'work', 'transport'],
     );
     for (const p of body) {
       assert.equal(p.group, 'iiwa_arm');
-      assert.equal(p.joints.length, 7);
+      assert.deepEqual(Object.keys(p.joints), ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7']);
       assert.ok(p.description.length > 10);
     }
-    assert.deepEqual(body[1]?.joints, [0, 0, 0, -1.57, 0, 1.57, 0]);
+    assert.deepEqual(Object.values(body[1]?.joints ?? {}), [0, 0, 0, -1.57, 0, 1.57, 0]);
   });
 });
 

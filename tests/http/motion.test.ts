@@ -102,12 +102,12 @@ const positionOf = (p: Pose) => [p.position.x, p.position.y, p.position.z];
 describe('motion endpoints on the simulated arm (time_scale 20)', () => {
   let server: TestServer;
   let url = '';
-  let named: { name: string; joints: number[] }[] = [];
+  let named: { name: string; joints: Record<string, number> }[] = [];
 
   before(async () => {
     server = await startTestServer({ sim: { time_scale: 20 } });
     url = server.url;
-    named = (await get<{ name: string; joints: number[] }[]>(url, '/robot/positions')).body;
+    named = (await get<{ name: string; joints: Record<string, number> }[]>(url, '/robot/positions')).body;
   });
   after(async () => {
     await server.close();
@@ -127,8 +127,9 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
 
   for (const name of ['home', 'transport', 'work']) {
     it(`move/named '${name}' moves the arm to that SRDF state`, async () => {
-      const target = named.find((n) => n.name === name)?.joints;
-      assert.ok(target, `GET /robot/positions lists ${name}`);
+      const joints = named.find((n) => n.name === name)?.joints;
+      assert.ok(joints, `GET /robot/positions lists ${name}`);
+      const target = JOINTS.map((j) => joints[j] ?? Number.NaN);
       await moveOk(url, '/robot/move/named', { name, speed: 1, accel_scale: 1 });
       assertJointsNear((await jointState(url)).position, target);
     });
@@ -261,7 +262,7 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
         route: '/robot/move/joints',
         body: JSON.stringify({ joints: [0, 2.5, 0, -1, 0, 1, 0] }),
         loc: ['body', 'joints', 1],
-        msg: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/,
+        msg: /joint2 = 2\.5 rad is outside its limits \[-2\.1, 2\.1\]/,
       },
       {
         route: '/robot/move/joints',
@@ -514,7 +515,7 @@ describe('a custom joint limits file (web.joint_limits)', () => {
     );
     assert.deepEqual(
       [schema.properties.joints.prefixItems[1]?.minimum, schema.properties.joints.prefixItems[1]?.maximum],
-      [-2.09, 2.09],
+      [-2.1, 2.1],
     );
   });
 

@@ -88,7 +88,7 @@ describe('sequences end to end on the simulated arm', () => {
       { n_iterations: '2', delay_between_iterations: '0.1', bag_path: 'runA', topics: '' },
     );
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(Object.keys(res.body).sort(), ['pid', 'status']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['config', 'pid', 'status']);
     assert.equal(res.body.status, 'started');
     const pid = res.body.pid;
     assert.ok(Number.isInteger(pid) && pid > 0);

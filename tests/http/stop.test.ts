@@ -55,7 +55,20 @@ interface Status {
 async function stop(url: string): Promise<StopResult> {
   const res = await post<StopResult>(url, '/stop');
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.deepEqual(Object.keys(res.body).sort(), ['hold_published', 'message', 'planner_stopped', 'sequence_stopped']);
+  assert.deepEqual(Object.keys(res.body).sort(), [
+    'hold_published',
+    'message',
+    'planner_stopped',
+    'sequence_stopped',
+    'status',
+    'success',
+  ]);
+  assert.equal((res.body as { status?: string }).status, 'stopped', "the robot stack's status field");
+  assert.equal(
+    (res.body as { success?: boolean }).success,
+    res.body.planner_stopped,
+    'success is the stop service answer',
+  );
   assert.equal(typeof res.body.message, 'string');
   return res.body;
 }
@@ -156,6 +169,8 @@ describe('POST /stop on the simulated arm', () => {
           sequence_stopped: false,
           hold_published: true,
           planner_stopped: true,
+          status: 'stopped',
+          success: true,
         });
         const answer = await move;
         assert.equal(answer.status, 200);

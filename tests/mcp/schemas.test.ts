@@ -287,7 +287,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     assert.deepEqual(schema.items, { type: 'number', minimum: -3.05, maximum: 3.05 });
     for (const bound of [
       'joint1 (J1) in radians, -2.97 to 2.97',
-      'joint2 (J2) in radians, -2.09 to 2.09',
+      'joint2 (J2) in radians, -2.1 to 2.1',
       'joint7 (J7) in radians, -3.05 to 3.05',
     ])
       assert.ok(String(schema.description).includes(bound), `description names ${bound}`);

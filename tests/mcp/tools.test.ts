@@ -73,7 +73,7 @@ describe('MCP interface at /mcp/mcp', () => {
       [joints.items.minimum, joints.items.maximum, joints.minItems, joints.maxItems],
       [-3.05, 3.05, 7, 7],
     );
-    assert.match(joints.description, /joint2 \(J2\) in radians, -2\.09 to 2\.09/);
+    assert.match(joints.description, /joint2 \(J2\) in radians, -2\.1 to 2\.1/);
   });
 
   it('reads state with the same content as the REST twins', async () => {
@@ -184,6 +184,8 @@ describe('MCP interface at /mcp/mcp', () => {
       'message',
       'planner_stopped',
       'sequence_stopped',
+      'status',
+      'success',
     ]);
     await (await slow).json();
   });
@@ -202,7 +204,7 @@ describe('MCP interface at /mcp/mcp', () => {
     });
     const limits = await client.readResource({ uri: 'armgate://robot/joint_limits' });
     const body = JSON.parse((limits.contents[0] as { text: string }).text) as { joints: { max_rad: number }[] };
-    assert.equal(body.joints[3]?.max_rad, 2.09);
+    assert.equal(body.joints[3]?.max_rad, 2.1);
   });
 
   it('refuses clients without the token with 401', async () => {

@@ -419,13 +419,19 @@ describe('LIN and CIRC with time-optimal timing (planCartesian)', () => {
   });
 
   it('refuses a path through a joint limit, naming the joint and the place', () => {
-    // towards the base with the elbow already folded: joint 4 would have to fold beyond -2.09 rad
+    // towards the base with the elbow already folded: joint 4 would have to fold beyond -2.09 rad (the real
+    // arm's 120 degrees, rounded down; with the bundled 2.1 the same line leaves the reachable set first)
     const q0 = [0, 0.3, 0, -1.9, 0, 0.8, 0];
     const from = tcpPose(chain, q0);
     const to = [from.position[0] - 0.3, from.position[1], from.position[2]];
+    const tighter: JointLimits = {
+      ...limits,
+      minRad: limits.minRad.map((m, j) => (j === 3 ? -2.09 : m)),
+      maxRad: limits.maxRad.map((m, j) => (j === 3 ? 2.09 : m)),
+    };
     const planned = planCartesian(
       chain,
-      limits,
+      tighter,
       linePath(from.position, from.orientation, to, from.orientation),
       q0,
       { speed: 0.5, accelScale: 0 },

@@ -35,7 +35,7 @@ describe('settings', () => {
     assert.equal(c.web.host, '127.0.0.1');
     assert.equal(c.web.port, 8007);
     assert.equal(c.web.token, undefined);
-    assert.deepEqual(c.limits.maxRad, [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05]);
+    assert.deepEqual(c.limits.maxRad, [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05]);
     assert.deepEqual(c.limits.maxVelRadS, [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14]);
     assert.deepEqual(
       c.groupStates?.map((g) => g.name),

@@ -11,7 +11,7 @@ const HOME = [0, 0, 0, 0, 0, 0, 0];
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const TRANSPORT = [0, -0.35, 0, 2.0, 0, -1.2, 0];
 /** Position limits of the bundled limits file (rad). */
-const MAX = [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05];
+const MAX = [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05];
 /** The URDF's (and the data sheet's) A6 limit: 120 degrees. */
 const A6_LIMIT = 2.094;
 const MARGIN_M = 0.005;

@@ -215,7 +215,7 @@ describe('trajectory controller (simulated, ros2_controllers semantics)', () => 
           WORK.map((v, j) => (j === 1 ? 2.5 : v)),
           5,
         ),
-      reason: /joint2 = 2\.5 rad is outside its limits \[-2\.09, 2\.09\]/,
+      reason: /joint2 = 2\.5 rad is outside its limits \[-2\.1, 2\.1\]/,
     },
     {
       what: 'a first point at t = 0 away from the current position (a jump)',
@@ -466,7 +466,7 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
     assert.ok(!result.ok, 'refused');
     assert.match(
       result.error,
-      /^point 1: joint2 would reach 2\.\d+ rad near t = 2\.\d+ s, outside its limits \[-2\.09, 2\.09\]$/,
+      /^point 1: joint2 would reach 2\.\d+ rad near t = 2\.\d+ s, outside its limits \[-2\.1, 2\.1\]$/,
     );
   });
 

@@ -8,7 +8,7 @@ import { capsuleTriples, fuseCapsules } from '../../lib/sim/model-xml.ts';
 import { loadMujocoModule } from '../../lib/sim/mujoco.ts';
 
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const MAX = [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05];
+const MAX = [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05];
 
 /** The URDF with every sphere moved `dz` m along z in its link: no sphere sits on a cylinder's end any more. */
 function withSpheresMoved(urdf: string, dz: number): string {

@@ -97,14 +97,14 @@ export async function checkPose(url: string): Promise<{ x: number; y: number; z:
 
 /** GET /robot/positions: the SRDF states with 7 joints each, home, work and transport among them. */
 export async function checkPositions(url: string): Promise<void> {
-  const reply = await call<{ name: string; description: string; group: string; joints: number[] }[]>(
+  const reply = await call<{ name: string; description: string; group: string; joints: Record<string, number> }[]>(
     url,
     '/robot/positions',
   );
   assert.equal(reply.status, 200, `positions: ${detailOf(reply)}`);
   const names = reply.body.map((p) => p.name);
   for (const name of ['home', 'work', 'transport']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
-  for (const p of reply.body) assert.equal(p.joints.length, 7);
+  for (const p of reply.body) assert.equal(Object.keys(p.joints).length, 7, `${p.name}: joints by name`);
 }
 
 /** A move that succeeds (200, success true). */

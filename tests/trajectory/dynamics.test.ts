@@ -307,7 +307,7 @@ describe('the execution check', () => {
   });
 
   it('finds a cubic that overshoots a position limit between points (given velocities), naming the bound', () => {
-    // joint2 ends at 2.0 rad (limit 2.09) arriving at 1 rad/s: the cubic overshoots past 2.09 before coming back.
+    // joint2 ends at 2.0 rad (limit 2.1) arriving at 1 rad/s: the cubic overshoots past 2.1 before coming back.
     const points: TrajectoryPoint[] = [
       { positions: [0, 1.8, 0, -1.57, 0, 1.57, 0], velocities: [0, 1.2, 0, 0, 0, 0, 0], timeFromStartS: 1 },
       { positions: [0, 2.0, 0, -1.57, 0, 1.57, 0], velocities: [0, -1.2, 0, 0, 0, 0, 0], timeFromStartS: 1.6 },
@@ -317,10 +317,10 @@ describe('the execution check', () => {
     assert.ok(v);
     assert.equal(v.quantity, 'position');
     assert.equal(v.joint, 1);
-    assert.equal(v.limit, 2.09);
+    assert.equal(v.limit, 2.1);
     assert.match(
       describeViolation(v, limits),
-      /^point 1: joint2 would reach 2\.\d+ rad between t = 1 and 1\.6 s, outside its limits \[-2\.09, 2\.09\]/,
+      /^point 1: joint2 would reach 2\.\d+ rad between t = 1 and 1\.6 s, outside its limits \[-2\.1, 2\.1\]/,
     );
   });
 

@@ -353,7 +353,15 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     done = true;
     await reader;
     assert.equal(res.status, 200, JSON.stringify(res.body).slice(0, 500));
-    assert.deepEqual(res.body, { status: 'sent', points: 100_000, file: 'big.csv', times_increasing: true });
+    assert.deepEqual(res.body, {
+      status: 'sent',
+      points: 100_000,
+      file: 'big.csv',
+      filename: 'big.csv',
+      duration: 1000,
+      time_scale: 1,
+      times_increasing: true,
+    });
     const worstMs = delay.max / 1e6;
     // The precise figure belongs to the bench (about 25-40 ms here, most of it garbage collection and the
     // upload itself, which this test sends from the same process); the bound is generous for a loaded CI.
