@@ -132,10 +132,7 @@ export async function uiRoutes(robotDescriptionXml: string): Promise<UiRoutes> {
 }
 
 /** A vendor module by its URL path, confined to the package's allowed folders; undefined when not there. */
-async function readVendor(
-  vendors: ReturnType<typeof vendorDirs>,
-  pathname: string,
-): Promise<Asset | undefined> {
+async function readVendor(vendors: ReturnType<typeof vendorDirs>, pathname: string): Promise<Asset | undefined> {
   const match = /^\/ui\/vendor\/(three|urdf-loader)\/([\w./-]+\.js)$/.exec(pathname);
   if (!match) return undefined;
   const [, name = '', rel = ''] = match;
