@@ -1,0 +1,107 @@
+/**
+ * The client side of the events bench (forked by events.ts), so that the server's CPU is the
+ * server's own. On `{ url, token?, clients, seconds, rateHz, mode }`:
+ * - `sse`: opens `clients` streams of GET /events?rate_hz=..., counts joint_state events per
+ *   client over `seconds` (after a 1 s settle), and samples the latency from each event's stamp
+ *   (the simulator's step, epoch time) to its receipt here;
+ * - `poll`: `clients` loops of GET /robot/joint_states at `rateHz` each, counting answers;
+ * - `stop`: sends POST /stop `samples` times (200 ms apart) and times each.
+ * Answers `{ counts, latenciesMs, seconds }` (or `{ stopMs }`, or `{ error }`); ends when the parent disconnects.
+ */
+import { openSse, type SseStream } from '../tests/support/sse.ts';
+
+interface Job {
+  readonly url: string;
+  readonly token?: string;
+  readonly clients: number;
+  readonly seconds: number;
+  readonly rateHz: number;
+  readonly mode: 'sse' | 'poll' | 'stop';
+  readonly samples?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Epoch milliseconds with sub-millisecond resolution. */
+const epochMs = () => performance.timeOrigin + performance.now();
+
+const open: SseStream[] = [];
+
+async function sse(job: Job): Promise<{ counts: number[]; latenciesMs: number[]; seconds: number }> {
+  const counts = new Array<number>(job.clients).fill(0);
+  const latenciesMs: number[] = [];
+  let measuring = false;
+  for (let c = 0; c < job.clients; c++) {
+    const stream = await openSse(job.url, `/events?rate_hz=${job.rateHz}`, {
+      ...(job.token ? { token: job.token } : {}),
+      onEvent: (event) => {
+        if (!measuring || event.type !== 'joint_state') return;
+        counts[c] = (counts[c] ?? 0) + 1;
+        // Every client's latency, capped at 200,000 samples.
+        if (latenciesMs.length < 200_000) latenciesMs.push(epochMs() - (event.data as { stamp: number }).stamp * 1000);
+      },
+    });
+    if (stream.status !== 200) throw new Error(`GET /events answered ${stream.status}`);
+    open.push(stream);
+  }
+  await sleep(1000);
+  measuring = true;
+  const t0 = performance.now();
+  await sleep(job.seconds * 1000);
+  measuring = false;
+  return { counts, latenciesMs, seconds: (performance.now() - t0) / 1000 };
+}
+
+async function poll(job: Job): Promise<{ counts: number[]; latenciesMs: number[]; seconds: number }> {
+  const counts = new Array<number>(job.clients).fill(0);
+  const headers: Record<string, string> = job.token ? { authorization: `Bearer ${job.token}` } : {};
+  const periodMs = 1000 / job.rateHz;
+  const t0 = performance.now();
+  const until = t0 + job.seconds * 1000;
+  await Promise.all(
+    counts.map(async (_, c) => {
+      let next = performance.now() + Math.random() * periodMs;
+      while (performance.now() < until) {
+        const wait = next - performance.now();
+        if (wait > 0) await sleep(wait);
+        next += periodMs;
+        const res = await fetch(`${job.url}/robot/joint_states`, { headers });
+        await res.arrayBuffer();
+        if (res.status === 200) counts[c] = (counts[c] ?? 0) + 1;
+      }
+    }),
+  );
+  return { counts, latenciesMs: [], seconds: (performance.now() - t0) / 1000 };
+}
+
+async function stops(job: Job): Promise<{ stopMs: number[] }> {
+  const headers: Record<string, string> = job.token ? { authorization: `Bearer ${job.token}` } : {};
+  const stopMs: number[] = [];
+  for (let k = 0; k < (job.samples ?? 20); k++) {
+    const t0 = performance.now();
+    const res = await fetch(`${job.url}/stop`, { method: 'POST', headers });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`/stop answered ${res.status}`);
+    stopMs.push(performance.now() - t0);
+    await sleep(200);
+  }
+  return { stopMs };
+}
+
+process.on('message', (message: unknown) => {
+  const job = message as Job | { close: true };
+  if ('close' in job) {
+    for (const stream of open.splice(0)) stream.close();
+    process.send?.({ closed: true });
+    return;
+  }
+  const run = job.mode === 'sse' ? sse(job) : job.mode === 'poll' ? poll(job) : stops(job);
+  run.then(
+    (result) => process.send?.(result),
+    (e: unknown) => process.send?.({ error: e instanceof Error ? e.message : String(e) }),
+  );
+});
+process.on('disconnect', () => {
+  for (const stream of open.splice(0)) stream.close();
+  process.exit(0);
+});
+process.send?.({ ready: true });
