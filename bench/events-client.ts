@@ -5,10 +5,11 @@
  *   client over `seconds` (after a 1 s settle), and samples the latency from each event's stamp
  *   (the simulator's step, epoch time) to its receipt here;
  * - `poll`: `clients` loops of GET /robot/joint_states at `rateHz` each, counting answers;
- * - `stop`: sends POST /stop `samples` times (200 ms apart) and times each.
+ * - `stop`: sends POST /stop `samples` times (200 ms apart) and times each (events.ts times /stop
+ *   from stop.ts's client instead, a process with nothing else to do).
  * Answers `{ counts, latenciesMs, seconds }` (or `{ stopMs }`, or `{ error }`); ends when the parent disconnects.
  */
-import { openSse, type SseStream } from '../tests/support/sse.ts';
+import http from 'node:http';
 
 interface Job {
   readonly url: string;
@@ -24,24 +25,59 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Epoch milliseconds with sub-millisecond resolution. */
 const epochMs = () => performance.timeOrigin + performance.now();
 
-const open: SseStream[] = [];
+/**
+ * One lean SSE reader over node:http: frames are found by their blank line and a joint state's
+ * stamp read with indexOf, without parsing its JSON, so this process keeps up with 100 streams.
+ */
+function leanStream(job: Job, onStamp: (stampS: number) => void): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(
+      `${job.url}/events?rate_hz=${job.rateHz}`,
+      { headers: job.token ? { authorization: `Bearer ${job.token}` } : {}, agent: false },
+      (response) => {
+        if (response.statusCode !== 200) {
+          reject(new Error(`GET /events answered ${response.statusCode}`));
+          response.resume();
+          return;
+        }
+        response.setEncoding('utf8');
+        let buffer = '';
+        response.on('data', (chunk: string) => {
+          buffer += chunk;
+          let end = buffer.indexOf('\n\n');
+          while (end >= 0) {
+            const at = buffer.indexOf('event: joint_state\ndata: {"stamp":');
+            if (at >= 0 && at < end) {
+              const from = at + 34;
+              onStamp(Number(buffer.slice(from, buffer.indexOf(',', from))));
+            }
+            buffer = buffer.slice(end + 2);
+            end = buffer.indexOf('\n\n');
+          }
+        });
+        response.on('error', () => undefined);
+        resolve(() => request.destroy());
+      },
+    );
+    request.on('error', reject);
+  });
+}
+
+const closers: (() => void)[] = [];
 
 async function sse(job: Job): Promise<{ counts: number[]; latenciesMs: number[]; seconds: number }> {
   const counts = new Array<number>(job.clients).fill(0);
   const latenciesMs: number[] = [];
   let measuring = false;
   for (let c = 0; c < job.clients; c++) {
-    const stream = await openSse(job.url, `/events?rate_hz=${job.rateHz}`, {
-      ...(job.token ? { token: job.token } : {}),
-      onEvent: (event) => {
-        if (!measuring || event.type !== 'joint_state') return;
+    closers.push(
+      await leanStream(job, (stampS) => {
+        if (!measuring) return;
         counts[c] = (counts[c] ?? 0) + 1;
         // Every client's latency, capped at 200,000 samples.
-        if (latenciesMs.length < 200_000) latenciesMs.push(epochMs() - (event.data as { stamp: number }).stamp * 1000);
-      },
-    });
-    if (stream.status !== 200) throw new Error(`GET /events answered ${stream.status}`);
-    open.push(stream);
+        if (latenciesMs.length < 200_000) latenciesMs.push(epochMs() - stampS * 1000);
+      }),
+    );
   }
   await sleep(1000);
   measuring = true;
@@ -90,7 +126,7 @@ async function stops(job: Job): Promise<{ stopMs: number[] }> {
 process.on('message', (message: unknown) => {
   const job = message as Job | { close: true };
   if ('close' in job) {
-    for (const stream of open.splice(0)) stream.close();
+    for (const close of closers.splice(0)) close();
     process.send?.({ closed: true });
     return;
   }
@@ -101,7 +137,7 @@ process.on('message', (message: unknown) => {
   );
 });
 process.on('disconnect', () => {
-  for (const stream of open.splice(0)) stream.close();
+  for (const close of closers.splice(0)) close();
   process.exit(0);
 });
 process.send?.({ ready: true });
