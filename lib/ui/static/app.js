@@ -192,6 +192,7 @@ let poseBusy = false;
 let poseAt = 0;
 let jointsChangedSincePose = true;
 async function refreshPose() {
+  if (status.dataset.connection !== 'live') return;
   if (poseBusy || !jointsChangedSincePose || performance.now() - poseAt < POSE_EVERY_MS) return;
   poseBusy = true;
   jointsChangedSincePose = false;
