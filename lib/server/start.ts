@@ -163,7 +163,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await mcp.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // A keep-alive connection whose answer ends during the grace period (an event stream the bus ended) goes at once.
+        const sweep = setInterval(() => server.closeIdleConnections(), 20);
         await Promise.race([closed, delay(IN_FLIGHT_GRACE_MS)]);
+        clearInterval(sweep);
         server.closeAllConnections();
         await closed;
         await release();
