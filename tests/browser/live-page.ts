@@ -9,7 +9,7 @@
  * - the 3D canvas is not blank;
  * - a named position button, pressed from the keyboard, starts a motion;
  * - the Stop button (`data-action="stop"`) stops a running move, and stays in view on a tablet;
- * - a screenshot goes to artifacts/live-page.png (ARMGATE_ARTIFACTS overrides the folder).
+ * - screenshots go to artifacts/live-page.png and live-page-tablet.png (ARMGATE_ARTIFACTS overrides the folder).
  *
  * Prints `browser (live page): N passed, M failed`; exits 1 on a failure.
  */
@@ -215,6 +215,7 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
     await page.setViewportSize({ width: 820, height: 1180 });
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     await page.waitForTimeout(200);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'live-page-tablet.png') });
     const box = await page.locator('[data-action="stop"]').boundingBox();
     if (!box || box.y < 0 || box.y + box.height > 1180 || box.height < 44)
       throw new Error(`the stop button is at ${JSON.stringify(box)}`);
