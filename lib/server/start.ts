@@ -103,7 +103,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   const admission = admissionPolicy(config.web);
   const mcp = createMcpEndpoint(admission);
-  const ui = await uiRoutes(config.robotDescriptionXml);
+  // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
+  const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
   const app = createApp({
     handlers,
     token: config.web.token,

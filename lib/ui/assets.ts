@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Response } from '@whatwg-node/fetch';
 import { errorResponse } from '../http/errors.ts';
+import type { Result } from '../result.ts';
+import type { InterfaceUnavailable } from '../ros/context.ts';
 import { resolveFileRef } from '../settings/resolve.ts';
 
 const require = createRequire(import.meta.url);
@@ -77,11 +79,15 @@ const onlyGet = (request: Request, pathname: string) =>
 
 /**
  * Loads the page's own files into memory and builds its routes. Vendor modules are read on first
- * request and kept (a fixed set of files of two installed packages). `robotDescriptionXml` is the
- * URDF of the service's settings (the simulator's model; on ros2 the endpoints file's
- * robot_description).
+ * request and kept (a fixed set of files of two installed packages). The robot description is
+ * the stack's (`stackDescription`, ros2: the robot_description parameter) when it answers, else
+ * `robotDescriptionXml`, the endpoints file's robot_description (the simulator's model); the
+ * header `x-armgate-model-source` says which.
  */
-export async function uiRoutes(robotDescriptionXml: string): Promise<UiRoutes> {
+export async function uiRoutes(
+  robotDescriptionXml: string,
+  stackDescription?: () => Promise<Result<string, InterfaceUnavailable>>,
+): Promise<UiRoutes> {
   const own = new Map<string, Asset>();
   for (const [route, file] of [
     ['/', 'index.html'],
@@ -100,7 +106,22 @@ export async function uiRoutes(robotDescriptionXml: string): Promise<UiRoutes> {
     }
     return cached;
   };
-  const urdf: Asset = { body: new TextEncoder().encode(robotDescriptionXml), type: 'application/xml; charset=utf-8' };
+  const xmlType = 'application/xml; charset=utf-8';
+  const urdf: Asset = { body: new TextEncoder().encode(robotDescriptionXml), type: xmlType };
+  /** The stack's own URDF when it publishes one, else the file's; a failed read is retried after a minute. */
+  let fromStack: { readonly asset: Asset } | { readonly failedAtMs: number; readonly why: string } | undefined;
+  const description = async (): Promise<{ asset: Asset; source: string }> => {
+    if (!stackDescription) return { asset: urdf, source: 'endpoints file' };
+    if (fromStack === undefined || ('failedAtMs' in fromStack && performance.now() - fromStack.failedAtMs > 60_000)) {
+      const read = await stackDescription();
+      fromStack = read.ok
+        ? { asset: { body: new TextEncoder().encode(read.value), type: xmlType } }
+        : { failedAtMs: performance.now(), why: read.error.message };
+    }
+    return 'asset' in fromStack
+      ? { asset: fromStack.asset, source: 'robot_description parameter' }
+      : { asset: urdf, source: `endpoints file (${fromStack.why.slice(0, 200)})` };
+  };
 
   return {
     async shell(request) {
@@ -113,7 +134,12 @@ export async function uiRoutes(robotDescriptionXml: string): Promise<UiRoutes> {
       return vendor ? assetResponse(vendor, 'public, max-age=86400') : notFound(pathname);
     },
     async robotDescription(request) {
-      return onlyGet(request, '/ui/robot.urdf') ?? assetResponse(urdf, 'no-cache');
+      const wrongMethod = onlyGet(request, '/ui/robot.urdf');
+      if (wrongMethod) return wrongMethod;
+      const { asset, source } = await description();
+      const response = assetResponse(asset, 'no-cache');
+      response.headers.set('x-armgate-model-source', source.replace(/[^\x20-\x7e]/g, ' '));
+      return response;
     },
     async packageFile(request) {
       const pathname = new URL(request.url).pathname;
