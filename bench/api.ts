@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { planPtp } from '../lib/planning/ptp.ts';
 import { trajectoryDuration } from '../lib/planning/trajectory.ts';
+import { dhFlangePose } from '../tests/support/dh.ts';
 import { startTestServer } from '../tests/support/server.ts';
 import type { Section } from './section.ts';
 import { quantile } from './stats.ts';
@@ -95,13 +96,72 @@ async function mcpRoundTrip(
   }
 }
 
+/** A pseudo-random generator (mulberry32), so every run asks the same poses. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** POST /robot/ik over HTTP for poses of random in-limit configurations, beside GET /robot/pose (FK over HTTP). */
+async function ikLatency(requests = 300): Promise<{
+  ik: { p50Ms: number; p99Ms: number; solved: number };
+  pose: { p50Ms: number };
+}> {
+  const server = await startTestServer();
+  try {
+    const random = prng(7);
+    const { minRad, maxRad } = server.context.limits;
+    const ik: number[] = [];
+    const pose: number[] = [];
+    let solved = 0;
+    for (let k = 0; k < requests; k++) {
+      const q = minRad.map((lo, j) => lo + (0.05 + 0.9 * random()) * ((maxRad[j] ?? 0) - lo));
+      const fk = dhFlangePose(q);
+      const r = fk.rotation;
+      const target = {
+        x: fk.position[0],
+        y: fk.position[1],
+        z: fk.position[2],
+        a: Math.atan2(r[3] ?? 0, r[0] ?? 0),
+        b: Math.asin(-(r[6] ?? 0)),
+        c: Math.atan2(r[7] ?? 0, r[8] ?? 0),
+        collision_check: false,
+      };
+      let t0 = performance.now();
+      const res = await fetch(`${server.url}/robot/ik`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify(target),
+      });
+      if (((await res.json()) as { success?: boolean }).success) solved++;
+      ik.push(performance.now() - t0);
+      t0 = performance.now();
+      await (await fetch(`${server.url}/robot/pose`)).json();
+      pose.push(performance.now() - t0);
+    }
+    return {
+      ik: { p50Ms: quantile(ik, 0.5), p99Ms: quantile(ik, 0.99), solved: solved / requests },
+      pose: { p50Ms: quantile(pose, 0.5) },
+    };
+  } finally {
+    await server.close();
+  }
+}
+
 export const apiSection: Section = {
   id: 'api',
-  description: 'move overhead, stop latency, MCP round trip beside its REST twin',
+  description: 'move overhead, stop latency, MCP round trip beside its REST twin, IK over HTTP',
   async run() {
     const overhead = await moveOverhead();
     const stop = await stopLatency();
     const mcp = await mcpRoundTrip();
+    const ik = await ikLatency();
     const table: Table = {
       title: 'API',
       header: ['measure', 'p50 ms', 'other', 'target'],
@@ -115,6 +175,12 @@ export const apiSection: Section = {
         ['POST /stop during a move', stop.movingP50Ms, `idle ${stop.idleP50Ms.toFixed(2)}`, '< 50 ms'],
         ['MCP get_joint_states round trip (SDK client)', mcp.mcp.p50Ms, `p99 ${mcp.mcp.p99Ms.toFixed(2)}`, '< 1.5 ms'],
         ['REST twin GET /robot/joint_states (fetch)', mcp.rest.p50Ms, `p99 ${mcp.rest.p99Ms.toFixed(2)}`, ''],
+        [
+          'POST /robot/ik, poses of random in-limit joints',
+          ik.ik.p50Ms,
+          `p99 ${ik.ik.p99Ms.toFixed(2)}; solved ${(ik.ik.solved * 100).toFixed(1)} %; GET /robot/pose (FK) p50 ${ik.pose.p50Ms.toFixed(2)}`,
+          '',
+        ],
       ],
     };
     return [table];

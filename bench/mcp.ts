@@ -36,6 +36,13 @@ const INIT_BODY = JSON.stringify({
 
 type Timed = () => Promise<unknown>;
 
+/** Appends `value` to the list under `key`. */
+function push(lists: Record<string, number[]>, key: string, value: number): void {
+  const list = lists[key];
+  if (list) list.push(value);
+  else lists[key] = [value];
+}
+
 /** Runs the cases interleaved (one call of each in turn), `calls` times after a warm-up; ms per call by case. */
 async function interleaved(
   cases: Record<string, Timed>,
@@ -48,7 +55,7 @@ async function interleaved(
       const t0 = performance.now();
       await run();
       const dt = performance.now() - t0;
-      if (k >= warmup) (times[name] ??= []).push(dt);
+      if (k >= warmup) push(times, name, dt);
     }
   }
   return times;
@@ -96,13 +103,13 @@ async function roundTrips(): Promise<{
       await sdkClient.connect(new StreamableHTTPClientTransport(new URL(url)));
       const times = await interleaved(cases, CALLS, WARMUP);
       for (const [name, t] of Object.entries(times)) {
-        (p50[name] ??= []).push(quantile(t, 0.5));
-        (p99[name] ??= []).push(quantile(t, 0.99));
+        push(p50, name, quantile(t, 0.5));
+        push(p99, name, quantile(t, 0.99));
       }
     }
     const served: Record<string, number[]> = {};
     for (const line of server.logs) {
-      if (line.msg === 'request') (served[`${line.method} ${line.path}`] ??= []).push(Number(line.ms));
+      if (line.msg === 'request') push(served, `${line.method} ${line.path}`, Number(line.ms));
     }
     const med = (r: Record<string, number[]>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)]));
     return { p50: med(p50), p99: med(p99), serverMs: med(served) };

@@ -1,4 +1,5 @@
 import type { AnyOperation } from '../lib/ops/operation.ts';
+import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
 import * as jointStates from './robot/joint-states.ts';
 import * as moveJoints from './robot/move-joints.ts';
@@ -6,6 +7,7 @@ import * as moveNamed from './robot/move-named.ts';
 import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
+import * as safety from './robot/safety.ts';
 import * as sequenceLogs from './sequences/logs.ts';
 import * as startSequence from './sequences/start.ts';
 import * as sequenceStatus from './sequences/status.ts';
@@ -29,6 +31,8 @@ export const handlers: readonly HandlerModule[] = [
   movePose,
   moveJoints,
   ik,
+  executePlan,
+  safety,
   sendTrajectory,
   sendTrajectoryCsv,
   trajectoryLogs,

@@ -84,7 +84,14 @@ describe('loadConfig: bundled defaults', () => {
     const c = result.value.config;
     assert.equal(c.settingsFile, path.join(PROJECT_ROOT, 'settings.yaml'));
     assert.equal(c.robot.backend, 'sim');
-    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined, allowedHosts: [], corsOrigins: [] });
+    assert.deepEqual(c.web, {
+      host: '127.0.0.1',
+      port: 8007,
+      token: undefined,
+      allowedHosts: [],
+      corsOrigins: [],
+      tokens: [],
+    });
     assert.equal(c.sequences.bagRoot, path.join(PROJECT_ROOT, 'bags'));
     assert.deepEqual(Object.keys(c.robot.positionDescriptions), ['home', 'work', 'transport']);
     assert.equal(c.sim.initial_position, 'work');
@@ -127,7 +134,14 @@ describe('loadConfig: bundled defaults', () => {
     }
     if (!result.ok || result.value.kind !== 'serve') return assert.fail(result.ok ? 'disabled' : result.error);
     const c = result.value.config;
-    assert.deepEqual(c.web, { host: '127.0.0.1', port: 8007, token: undefined, allowedHosts: [], corsOrigins: [] });
+    assert.deepEqual(c.web, {
+      host: '127.0.0.1',
+      port: 8007,
+      token: undefined,
+      allowedHosts: [],
+      corsOrigins: [],
+      tokens: [],
+    });
     assert.equal(c.robot.backend, 'sim');
     assert.equal(c.limits.jointNames.length, 7);
   });
@@ -188,10 +202,8 @@ describe('loadConfig: file references', () => {
   });
 
   it("resolves references inside an endpoints file against that file's folder", async () => {
-    const endpoints = (await readFile(BUNDLED_ENDPOINTS, 'utf8')).replace(
-      'file: pkg://armgate/srdf/iiwa7.srdf',
-      'file: ./cell.srdf',
-    );
+    // The bundled file leaves srdf to the backend's default; this one names a file beside it.
+    const endpoints = `${await readFile(BUNDLED_ENDPOINTS, 'utf8')}\nsrdf:\n  file: ./cell.srdf\n`;
     const srdf = (await readFile(BUNDLED_SRDF, 'utf8')).replace('name="transport"', 'name="park"');
     const c = await loadServe(
       { web: { endpoints: './endpoints.yaml' }, sim: { initial_position: 'park' } },
@@ -216,6 +228,50 @@ describe('loadConfig: invalid settings stop loading with a message naming the ke
       name: 'rejects an unknown backend naming robot.backend',
       overrides: { robot: { backend: 'ros3' } },
       message: /^robot\.backend: expected 'sim' or 'ros2'/,
+    },
+    {
+      name: 'rejects a web.tokens token shorter than 16 characters, naming it',
+      overrides: { web: { tokens: [{ name: 'viewer', token: 'short-token', role: 'read' }] } },
+      message: /^web\.tokens\.0\.token: expected at least 16 characters/,
+    },
+    {
+      name: 'rejects an unknown role in web.tokens',
+      overrides: { web: { tokens: [{ name: 'viewer', token: 'viewer-token-0123456789', role: 'root' }] } },
+      message: /^web\.tokens\.0\.role: expected 'read', 'operate' or 'admin'/,
+    },
+    {
+      name: 'rejects two web.tokens of the same name',
+      overrides: {
+        web: {
+          tokens: [
+            { name: 'viewer', token: 'viewer-token-0123456789', role: 'read' },
+            { name: 'viewer', token: 'viewer-token-9876543210', role: 'operate' },
+          ],
+        },
+      },
+      message: /^web\.tokens\.1\.name: 'viewer' is used twice/,
+    },
+    {
+      name: 'rejects the same token twice in web.tokens without printing it',
+      overrides: {
+        web: {
+          tokens: [
+            { name: 'viewer', token: 'same-token-0123456789', role: 'read' },
+            { name: 'operator', token: 'same-token-0123456789', role: 'operate' },
+          ],
+        },
+      },
+      message: /^web\.tokens\.1\.token: the same token as another entry; every token must be different$/,
+    },
+    {
+      name: 'rejects a safety.workspace whose min is not below its max',
+      overrides: { safety: { workspace: { min: [0, 0, 0.5], max: [1, 1, 0.5] } } },
+      message: /^safety\.workspace: expected min below max on every axis/,
+    },
+    {
+      name: 'rejects an audit.max_bytes below 4096',
+      overrides: { audit: { path: 'audit.jsonl', max_bytes: 100 } },
+      message: /^audit\.max_bytes: expected at least 4096/,
     },
     {
       name: 'rejects web.port -1 naming web.port',

@@ -2,6 +2,8 @@ import * as v from 'valibot';
 import { MOTION_ERRORS, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation, perLimits } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
+import { dryRun } from '../../lib/ops/plan.ts';
+import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { jointsSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { ros } from '../../lib/ros/context.ts';
@@ -12,6 +14,7 @@ export const inputSchema = perLimits((limits) =>
     v.strictObject({
       joints: jointsSchema(limits, 'Target angles J1..J7 in radians, exactly 7, each within its joint limits.'),
       speed: SpeedSchema,
+      dry_run: DryRunSchema,
     }),
     v.title('MoveJointsRequest'),
   ),
@@ -38,10 +41,12 @@ export const operation = defineOperation({
     ok: 'The motion finished, failed or was stopped: check success.',
   },
   mcp: { title: 'Move to joint angles' },
-  run: ({ joints, speed }, ctx) =>
-    runMotion(ctx, 'moving to joint angles', (options) =>
-      ros().moveToJoints({ joints: joints as number[], speed }, options),
-    ),
+  run: ({ joints, speed, dry_run }, ctx) =>
+    dry_run
+      ? dryRun(ctx, 'moving to joint angles', { kind: 'joints', goal: { joints: joints as number[], speed } })
+      : runMotion(ctx, 'moving to joint angles', (options) =>
+          ros().moveToJoints({ joints: joints as number[], speed }, options),
+        ),
 });
 
 /** POST /robot/move/joints */

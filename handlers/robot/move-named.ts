@@ -4,6 +4,8 @@ import { AccelScaleSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
 import { MOTION_ERRORS, type MotionResult, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
+import { dryRun } from '../../lib/ops/plan.ts';
+import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { err, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
@@ -20,6 +22,7 @@ export const inputSchema = v.pipe(
     ),
     speed: SpeedSchema,
     accel_scale: AccelScaleSchema,
+    dry_run: DryRunSchema,
   }),
   v.title('MoveNamedRequest'),
 );
@@ -45,13 +48,14 @@ export const operation = defineOperation({
     ok: 'The motion finished, failed or was stopped: check success.',
   },
   mcp: { title: 'Move to a named position' },
-  run: async ({ name, speed, accel_scale }, ctx): Promise<Result<MotionResult, ApiError>> => {
+  run: async ({ name, speed, accel_scale, dry_run }, ctx): Promise<Result<MotionResult, ApiError>> => {
     const context = ros();
     const states = await context.groupStates();
     if (!states.ok) return err(unavailable(states.error));
     const known = states.value.map((s) => s.name);
     if (!known.includes(name))
       return err(invalid(['body', 'name'], `unknown named position '${name}'; known: ${known.join(', ')}`));
+    if (dry_run) return dryRun(ctx, `moving to '${name}'`, { kind: 'named', request: { name, speed, accel_scale } });
     return runMotion(ctx, `moving to '${name}'`, (options) =>
       context.moveToNamed({ name, speed, accel_scale }, options),
     );

@@ -4,6 +4,8 @@ import { cartesianTargetEntries, cartesianTargetProblem } from '../../lib/motion
 import { MOTION_ERRORS, type MotionResult, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation, type OpContext } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
+import { dryRun } from '../../lib/ops/plan.ts';
+import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
@@ -12,7 +14,10 @@ import { readTcpPose } from './pose.ts';
 export { PLANNERS } from '../../lib/motion/vocabulary.ts';
 
 /** Input of move_to_pose. */
-export const inputSchema = v.pipe(v.strictObject(cartesianTargetEntries), v.title('MovePoseRequest'));
+export const inputSchema = v.pipe(
+  v.strictObject({ ...cartesianTargetEntries, dry_run: DryRunSchema }),
+  v.title('MovePoseRequest'),
+);
 
 type Target = v.InferOutput<typeof inputSchema>;
 
@@ -61,14 +66,16 @@ export const operation = defineOperation({
     if (problem) return err(invalid(['body', problem.field], problem.message));
     const orientation = await orientationOf(target, ctx);
     if (!orientation.ok) return orientation;
-    const { circ_center, circ_interim, ...rest } = target;
+    const { circ_center, circ_interim, dry_run, ...rest } = target;
     const goal = {
       ...rest,
       ...orientation.value,
       ...(circ_center ? { circ_center } : {}),
       ...(circ_interim ? { circ_interim } : {}),
     };
-    return runMotion(ctx, `moving the TCP (${target.planner})`, (options) => context.moveToPose(goal, options));
+    const what = `moving the TCP (${target.planner})`;
+    if (dry_run) return dryRun(ctx, what, { kind: 'pose', goal });
+    return runMotion(ctx, what, (options) => context.moveToPose(goal, options));
   },
 });
 

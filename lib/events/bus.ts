@@ -12,6 +12,14 @@ export type EventType = 'joint_state' | 'motion' | 'sequence' | 'trajectory_log'
 /** How a motion ended, or that it started. */
 export type MotionState = 'started' | 'finished' | 'failed' | 'stopped' | 'preempted';
 
+/** The motion state of a controller's trajectory outcome (refused and timeout are failures). */
+export function motionStateOfOutcome(
+  outcome: 'finished' | 'refused' | 'stopped' | 'preempted' | 'timeout',
+): MotionState {
+  if (outcome === 'refused' || outcome === 'timeout') return 'failed';
+  return outcome;
+}
+
 /** The `motion` event's data. */
 export interface MotionEvent {
   /** The motion's id, counted from 1 per server; its start and its end carry the same id. */

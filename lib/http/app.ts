@@ -2,7 +2,9 @@ import { Response } from '@whatwg-node/fetch';
 import { type IRequest, Router } from 'itty-router';
 import type { ApiError } from './errors.ts';
 import { errorResponse, json } from './errors.ts';
-import { bearerAuth } from './auth.ts';
+import { principalAuth, type TokenEntry } from './auth.ts';
+import { setRequestPrincipal } from '../ops/access.ts';
+import { auditTrail } from '../audit/trail.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
@@ -11,8 +13,10 @@ import type { HandlerModule } from '../../handlers/index.ts';
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
   readonly handlers: readonly HandlerModule[];
-  /** undefined: no authentication. */
+  /** undefined: no authentication (unless `tokens` has some). An admin token named 'web.token'. */
   readonly token: string | undefined;
+  /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
+  readonly tokens?: readonly TokenEntry[];
   /** Which Host, Origin and CORS front ends are admitted (see lib/http/origin.ts). */
   readonly admission: AdmissionPolicy;
   readonly docs: DocsAssets;
@@ -74,7 +78,9 @@ function withCors(response: Response, origin: string): Response {
  * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
  */
 export function createApp(options: AppOptions): (request: Request) => Promise<Response> {
-  const authenticate = bearerAuth(options.token);
+  const authenticate = principalAuth(
+    options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
+  );
   const log = options.log ?? logLine;
   const openApiBody = JSON.stringify(options.openApiDocument);
   const methodsByPath = new Map<string, string[]>();
@@ -82,8 +88,24 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     before: [
       (request: IRequest) => {
         if (PUBLIC_PATH.test(pathOf(request.url))) return undefined;
-        const failure = authenticate(request as unknown as Request);
-        return failure ? errorResponse(failure) : undefined;
+        const caller = authenticate(request as unknown as Request);
+        if (!caller.ok) {
+          // A state-changing request without a valid token is on the audit trail too (never the token).
+          if (request.method !== 'GET' && request.method !== 'HEAD') {
+            const path = pathOf(request.url);
+            const detail = caller.error.kind === 'unauthorized' ? caller.error.detail : 'refused';
+            auditTrail()?.recordUnauthenticated(
+              path.startsWith('/mcp/') ? 'mcp' : 'rest',
+              request.method,
+              path,
+              detail,
+            );
+          }
+          return errorResponse(caller.error);
+        }
+        // Who is calling travels with the request: the REST face and the MCP endpoint read it.
+        setRequestPrincipal(request as unknown as Request, caller.value);
+        return undefined;
       },
     ],
   });
@@ -94,7 +116,9 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
   }
   for (const { operation, handler } of options.handlers) {
     const { method, path } = operation.rest;
-    router[method === 'GET' ? 'get' : 'post'](path, (request: IRequest) => handler(request as unknown as Request));
+    // Path parameters are written the OpenAPI way, {name}; the router wants :name.
+    const route = path.replace(/\{(\w+)\}/g, ':$1');
+    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest) => handler(request as unknown as Request));
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {

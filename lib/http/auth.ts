@@ -1,27 +1,52 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { ANONYMOUS, type Principal, type Role } from '../ops/access.ts';
+import { err, ok, type Result } from '../result.ts';
 import type { ApiError } from './errors.ts';
 
+/** A token the server accepts: its name (what logs and the audit trail show), the secret and its role. */
+export interface TokenEntry {
+  readonly name: string;
+  readonly token: string;
+  readonly role: Role;
+}
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
 /**
- * A Bearer token check. Both sides are hashed to equal-length digests and compared with
- * timingSafeEqual, so the time taken tells nothing about the token. The token is never logged.
+ * Bearer authentication against a list of tokens, answering who the caller is. The given token
+ * and every known one are hashed to equal-length digests and all of them compared with
+ * timingSafeEqual (no early exit), so the time taken tells nothing about any token. Tokens are
+ * never logged. With no tokens at all, every request is {@link ANONYMOUS}.
  */
-export function bearerAuth(token: string | undefined): (request: Request) => ApiError | undefined {
-  if (token === undefined) return () => undefined;
-  const expected = createHash('sha256').update(token, 'utf8').digest();
+export function principalAuth(entries: readonly TokenEntry[]): (request: Request) => Result<Principal, ApiError> {
+  if (entries.length === 0) return () => ok(ANONYMOUS);
+  const known = entries.map((entry) => ({
+    digest: digest(entry.token),
+    principal: { name: entry.name, role: entry.role },
+  }));
   return (request) => {
     const header = request.headers.get('authorization') ?? '';
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!match) {
-      return {
+      return err({
         kind: 'unauthorized',
         detail: header
           ? 'Authorization header must be "Bearer <token>"'
           : 'Not authenticated: send "Authorization: Bearer <token>"',
-      };
+      });
     }
-    const given = createHash('sha256')
-      .update(match[1] ?? '', 'utf8')
-      .digest();
-    return timingSafeEqual(given, expected) ? undefined : { kind: 'unauthorized', detail: 'Invalid token' };
+    const given = digest(match[1] ?? '');
+    let found: Principal | undefined;
+    for (const entry of known) if (timingSafeEqual(given, entry.digest) && !found) found = entry.principal;
+    return found ? ok(found) : err({ kind: 'unauthorized', detail: 'Invalid token' });
+  };
+}
+
+/** A single admin token check (the original one-token form); undefined: no authentication. */
+export function bearerAuth(token: string | undefined): (request: Request) => ApiError | undefined {
+  const check = principalAuth(token === undefined ? [] : [{ name: 'web.token', token, role: 'admin' }]);
+  return (request) => {
+    const result = check(request);
+    return result.ok ? undefined : result.error;
   };
 }

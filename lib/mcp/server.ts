@@ -9,7 +9,9 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
+import { requestPrincipal } from '../ops/access.ts';
 import { createMcpServer } from './face.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
@@ -128,6 +130,8 @@ interface Batch {
   readonly direct: JsonRpcRequest | undefined;
   /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
   readonly wantsProgress: boolean;
+  /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
+  readonly callsTool: boolean;
 }
 
 /** Options for tests and benches; the server uses the defaults. */
@@ -136,6 +140,11 @@ export interface McpEndpointOptions {
   readonly createServer?: () => Server;
   readonly idleMs?: number;
   readonly maxSessions?: number;
+  /**
+   * Answer tools/call on a stream whenever the client accepts one, so that a request to the client
+   * (the elicitation of mcp.confirm_motion) can travel on it.
+   */
+  readonly streamToolCalls?: boolean;
 }
 
 /** The /mcp/mcp endpoint and its sessions. */
@@ -178,12 +187,14 @@ function inspect(body: unknown): Batch {
   const cancelled: RequestId[] = [];
   let isInitialize = false;
   let wantsProgress = false;
+  let callsTool = false;
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!isRecord(message) || typeof message.method !== 'string') continue;
     if (isId(message.id)) {
       requestIds.push(message.id);
       if (message.method === 'initialize') isInitialize = true;
       if (asksProgress(message.params)) wantsProgress = true;
+      if (message.method === 'tools/call') callsTool = true;
     } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
       const id = message.params.requestId;
       if (isId(id)) cancelled.push(id);
@@ -191,7 +202,17 @@ function inspect(body: unknown): Batch {
   }
   const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
   const direct = single && requestIds.length === 1 && !isInitialize ? (body as unknown as JsonRpcRequest) : undefined;
-  return { isInitialize, requestIds, cancelled, direct, wantsProgress };
+  return { isInitialize, requestIds, cancelled, direct, wantsProgress, callsTool };
+}
+
+/**
+ * Who sent the request, as the SDK hands it to handlers (`extra.authInfo`): the principal the
+ * app's authentication found (name and role) under `extra.principal`. The token itself is never
+ * put here (`token` is empty).
+ */
+function authInfoOf(request: Request): AuthInfo {
+  const principal = requestPrincipal(request);
+  return { token: '', clientId: principal.name, scopes: [principal.role], extra: { principal } };
 }
 
 /** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
@@ -199,6 +220,7 @@ function lazyRequestInfo(request: Request): MessageExtraInfo {
   let headers: Record<string, string> | undefined;
   let url: URL | undefined;
   return {
+    authInfo: authInfoOf(request),
     requestInfo: {
       get headers() {
         headers ??= Object.fromEntries(request.headers.entries());
@@ -372,6 +394,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   const sessions = new Map<string, Session>();
   const rebuilding = new Map<string, Promise<Session>>();
   const ended = new Set<string>();
+  /** What each session's client declared at initialize, so that a rebuilt session knows it too (elicitation). */
+  const declared = new Map<string, Record<string, unknown>>();
   let closed = false;
 
   const closeSession = async (id: string) => {
@@ -383,6 +407,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   };
   const forget = (id: string) => {
     ended.add(id);
+    declared.delete(id);
     if (ended.size > ENDED_IDS_KEPT) for (const old of ended) if (ended.delete(old)) break;
   };
   const makeRoom = () => {
@@ -456,7 +481,11 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         jsonrpc: '2.0',
         id: 'armgate-rebuild',
         method: 'initialize',
-        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'rebuilt session', version: '0' } },
+        params: {
+          protocolVersion,
+          capabilities: declared.get(id) ?? {},
+          clientInfo: { name: 'rebuilt session', version: '0' },
+        },
       });
       await replay({ jsonrpc: '2.0', method: 'notifications/initialized' });
       hold(session);
@@ -508,14 +537,19 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     kind: Exclude<Accepts, 'none'>,
   ): Promise<Response> => {
     // A stream only where it carries something (progress) or is all the client takes: plain JSON is cheaper.
-    const stream = kind === 'stream' || (kind === 'both' && batch.wantsProgress);
+    const stream =
+      kind === 'stream' ||
+      (kind === 'both' && (batch.wantsProgress || (options.streamToolCalls === true && batch.callsTool)));
     if (batch.direct && !stream) {
       const answered = await direct(session, request, batch.direct);
       if (answered) return answered;
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
     session.lastUsedMs = performance.now();
-    const response = await session.transport.sdk.handleRequest(request, { parsedBody: body });
+    const response = await session.transport.sdk.handleRequest(request, {
+      parsedBody: body,
+      authInfo: authInfoOf(request),
+    });
     for (const id of batch.cancelled) session.open.get(id)?.();
     const sse = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (!sse || !response.body) return response;
@@ -584,6 +618,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
+    const malformed = normalizeToolCalls(body);
+    if (malformed) return malformed;
     const batch = inspect(body);
 
     if (id) {
@@ -602,6 +638,13 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     hold(session);
     const response = await post(session, request, body, batch, kind);
     if (response.status !== 200) await closeSession(session.id);
+    else {
+      const capabilities = session.server.getClientCapabilities();
+      if (capabilities) {
+        declared.set(session.id, capabilities as Record<string, unknown>);
+        if (declared.size > ENDED_IDS_KEPT) for (const old of declared.keys()) if (declared.delete(old)) break;
+      }
+    }
     return response;
   };
 
@@ -627,6 +670,34 @@ function sessionNotFound(): Response {
 /** Well-known OAuth and OpenID discovery paths (RFC 8414, RFC 9728, OIDC), at the root or under /mcp/mcp. */
 export const OAUTH_DISCOVERY_PATH =
   /^(?:\/mcp\/mcp)?\/\.well-known\/(?:oauth-authorization-server|oauth-protected-resource|openid-configuration)(?:\/.*)?$/;
+
+/**
+ * tools/call arguments as the SDK's schema wants them: `null` means none (some clients send it),
+ * anything else that is not an object is a JSON-RPC invalid-params answer naming it, instead of
+ * the SDK's raw schema dump.
+ */
+function normalizeToolCalls(body: unknown): Response | undefined {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, params, id } = message as { method?: unknown; params?: { arguments?: unknown }; id?: unknown };
+    if (method !== 'tools/call' || typeof params !== 'object' || params === null) continue;
+    const args = params.arguments;
+    if (args === null) delete params.arguments;
+    else if (args !== undefined && (typeof args !== 'object' || Array.isArray(args)))
+      return new PonyfillResponse(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: typeof id === 'string' || typeof id === 'number' ? id : null,
+          error: {
+            code: -32602,
+            message: `Invalid params: arguments must be an object (got ${Array.isArray(args) ? 'an array' : typeof args})`,
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+  }
+  return undefined;
+}
 
 /**
  * The answer to an OAuth discovery request: 404 (no metadata, so clients do not start an OAuth

@@ -13,6 +13,9 @@ import type { ApiError } from '../http/errors.ts';
 import { jsonSchema } from '../openapi/json-schema.ts';
 import { type AnyOperation, type OpContext, renderText, schemaFor } from '../ops/operation.ts';
 import { inputSchemaOf, locatedIssues, renderError } from '../ops/rest.ts';
+import { audit, summarizeInput } from '../audit/trail.ts';
+import { ANONYMOUS, type Caller, type Principal, ROLES, refusal } from '../ops/access.ts';
+import { err, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
 
 /** The operations that are tools, in the order of the handler list. */
@@ -20,6 +23,18 @@ export const TOOL_OPERATIONS: readonly AnyOperation[] = handlers.map((h) => h.op
 
 /** The SDK's per-request extra of a tools/call. */
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * Asks the person before a motion runs (mcp.confirm_motion, through MCP elicitation): resolves
+ * with undefined when they agreed (or nobody can be asked), otherwise with why not.
+ */
+export type ConfirmMotion = (op: AnyOperation, input: unknown, extra: CallExtra) => Promise<string | undefined>;
+
+/** The question put to the person before a motion tool runs: the tool and a bounded summary of its input. */
+export function confirmationText(op: AnyOperation, input: unknown): string {
+  const summary = JSON.stringify(summarizeInput(op, input) ?? {});
+  return `An agent asks to move the arm: ${op.name} ${summary.length > 600 ? `${summary.slice(0, 600)}...` : summary}. Allow this motion?`;
+}
 
 const EMPTY_OBJECT = { type: 'object', properties: {}, additionalProperties: false } as const;
 
@@ -50,6 +65,7 @@ export function toolOf(op: AnyOperation, limits: JointLimits): Tool {
 const ADVICE: Partial<Record<ApiError['kind'], string>> = {
   busy: 'The arm is busy (a motion, trajectory or sequence holds it): wait for it to finish and retry, or call stop.',
   payload_too_large: 'The input is too large.',
+  forbidden: 'This token may not call it: ask for a token with that role.',
   validation: 'The arguments are invalid: fix the fields named above and call again.',
   unavailable: 'The robot stack is not answering (controller, planner or FK service): check that it runs, then retry.',
 };
@@ -75,14 +91,27 @@ function summarize(op: AnyOperation, result: Record<string, unknown>): string {
   return text.length > 2000 ? `${text.slice(0, 2000)}... (${op.name}: full result in structuredContent)` : text;
 }
 
+/**
+ * Who makes a call: the principal the app's authentication found for the HTTP request, handed to
+ * the session as the request's authInfo (`extra.principal`; the token itself is never put there).
+ * A call that did not come through the app (a server used directly in a test) is {@link ANONYMOUS}.
+ */
+export function principalOf(extra: Pick<CallExtra, 'authInfo'>): Principal {
+  const given = extra.authInfo?.extra?.principal as Partial<Principal> | undefined;
+  if (given && typeof given.name === 'string' && ROLES.includes(given.role as Principal['role']))
+    return { name: given.name, role: given.role as Principal['role'] };
+  return ANONYMOUS;
+}
+
 /** The operation's context for one tool call: the call's cancellation, progress notifications when asked for. */
-function contextOf(extra: CallExtra): OpContext {
+function contextOf(extra: CallExtra, caller: Caller): OpContext {
   const token = extra._meta?.progressToken;
   let last = -1;
   return {
     face: 'mcp',
     signal: extra.signal,
     arrivedAtStop: services().arbiter.stopCount,
+    caller,
     progress:
       token === undefined
         ? () => {}
@@ -106,30 +135,50 @@ function contextOf(extra: CallExtra): OpContext {
 }
 
 /**
- * Calls an operation as a tool: the arguments are validated with the operation's own schema (an
- * invalid call is a tool error naming the fields, so the agent can correct it) and run is called
- * directly; the output is the structured result.
+ * Calls an operation as a tool: the caller's role is checked first (a tool error naming the role
+ * needed), the arguments are validated with the operation's own schema (an invalid call is a tool
+ * error naming the fields, so the agent can correct it) and run is called directly; the output is
+ * the structured result. Every call is written to the audit trail (see lib/audit/trail.ts).
  */
-export async function callTool(op: AnyOperation, args: unknown, extra: CallExtra): Promise<CallToolResult> {
+export async function callTool(
+  op: AnyOperation,
+  args: unknown,
+  extra: CallExtra,
+  confirm?: ConfirmMotion,
+): Promise<CallToolResult> {
+  const started = performance.now();
+  const caller: Caller = { ...principalOf(extra), face: 'mcp' };
+  const result = await runTool(op, args, extra, caller, confirm);
+  audit(op, caller, started, args ?? {}, result);
+  if (!result.ok) return errorResult(op, result.error);
+  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: result.value } : result.value) as Record<string, unknown>;
+  return { structuredContent: structured, content: [{ type: 'text', text: summarize(op, structured) }] };
+}
+
+async function runTool(
+  op: AnyOperation,
+  args: unknown,
+  extra: CallExtra,
+  caller: Caller,
+  confirm: ConfirmMotion | undefined,
+): Promise<Result<unknown, ApiError>> {
+  const refused = refusal(op, caller, `the ${op.name} tool`);
+  if (refused) return err(refused);
   const given = args ?? {};
   if (typeof given !== 'object' || Array.isArray(given))
-    return errorResult(op, {
-      kind: 'validation',
-      issues: [{ loc: ['arguments'], msg: 'must be an object', type: 'object_type' }],
-    });
+    return err({ kind: 'validation', issues: [{ loc: ['arguments'], msg: 'must be an object', type: 'object_type' }] });
   let input: unknown;
   if (op.rawJson) input = { text: JSON.stringify(given) };
   else if (op.input) {
     const parsed = v.safeParse(inputSchemaOf(op) as v.GenericSchema, given);
-    if (!parsed.success)
-      return errorResult(
-        op,
-        locatedIssues(parsed.issues, () => 'arguments'),
-      );
+    if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments'));
     input = parsed.output;
   } else input = {};
-  const result = await op.run(input, contextOf(extra));
-  if (!result.ok) return errorResult(op, result.error);
-  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: result.value } : result.value) as Record<string, unknown>;
-  return { structuredContent: structured, content: [{ type: 'text', text: summarize(op, structured) }] };
+  // A dry run moves nothing: only motions that would move are put to the person.
+  const dryRun = typeof input === 'object' && input !== null && (input as { dry_run?: unknown }).dry_run === true;
+  if (confirm && op.effect === 'motion' && !dryRun) {
+    const declined = await confirm(op, given, extra);
+    if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
+  }
+  return op.run(input, contextOf(extra, caller));
 }

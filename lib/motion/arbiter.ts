@@ -67,7 +67,7 @@ export class MotionArbiter {
 
   /**
    * Takes the arm for `detail`, or says what holds it. `preempts` lists activities this source
-   * may replace without a lease of their own (a trajectory preempts an executing trajectory).
+   * may replace (a trajectory preempts an executing trajectory, waited for or not).
    * `arrivedAtStop` is the stop count when the request arrived: a stop since then refuses it.
    */
   acquire(
@@ -78,7 +78,9 @@ export class MotionArbiter {
   ): Result<Lease, string> {
     if (arrivedAtStop !== undefined && arrivedAtStop !== this.stops)
       return err('a stop arrived while this request was being prepared; nothing was moved');
-    const busy = this.activity(this.held ? [] : preempts);
+    // A holder of a kind this source preempts (a trajectory awaiting its outcome, for a newer
+    // trajectory) gives way without being revoked: the controller reports it preempted.
+    const busy = this.activity(this.held && !preempts.includes(this.held.kind) ? [] : preempts);
     if (busy) return err(busyMessage(busy));
     const held: Held = { kind, detail, abort: new AbortController() };
     this.held = held;

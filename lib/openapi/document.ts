@@ -28,18 +28,20 @@ function splitEntries(op: AnyOperation, limits: JointLimits) {
   const schema = op.input ? schemaFor(op.input, limits) : undefined;
   const entries = schema ? objectEntries(schema) : {};
   const queryKeys = op.rest.query ?? [];
-  const query = Object.entries(entries).filter(([name]) => queryKeys.includes(name));
-  const body = Object.entries(entries).filter(([name]) => !queryKeys.includes(name));
+  const pathKeys = op.rest.params ?? [];
+  const query = Object.entries(entries).filter(([name]) => queryKeys.includes(name) || pathKeys.includes(name));
+  const body = Object.entries(entries).filter(([name]) => !queryKeys.includes(name) && !pathKeys.includes(name));
   return { schema, query, body };
 }
 
 function queryParameters(op: AnyOperation, limits: JointLimits): unknown[] {
   return splitEntries(op, limits).query.map(([name, entry]) => {
     const { description, ...rest } = jsonSchema(entry, OPENAPI_SCHEMA) as JsonSchema & { description?: string };
+    const inPath = (op.rest.params ?? []).includes(name);
     return {
       name,
-      in: 'query',
-      required: !isOptional(entry),
+      in: inPath ? 'path' : 'query',
+      required: inPath || !isOptional(entry),
       ...(description ? { description } : {}),
       schema: rest,
     };
@@ -81,7 +83,8 @@ function operation(op: AnyOperation, limits: JointLimits, secured: boolean): Rec
   }
   if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
   responses['403'] = error(
-    'The Host is not one this server serves, or a state-changing request came from a foreign Origin.',
+    "The token's role may not call this operation (the detail names the role needed), the Host is not one this server " +
+      'serves, or a state-changing request came from a foreign Origin.',
     ErrorDetailSchema,
   );
   const body = requestBody(op, limits);

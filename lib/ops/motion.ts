@@ -7,6 +7,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import type { OpContext } from './operation.ts';
+import { PlanSchema } from '../plans/schema.ts';
 
 /** The motion result resource. */
 export const MotionResultSchema = v.pipe(
@@ -18,6 +19,7 @@ export const MotionResultSchema = v.pipe(
       ),
     ),
     message: v.pipe(v.string(), v.description('What happened, in one sentence a person can act on.')),
+    plan: v.optional(v.pipe(PlanSchema, v.description('With dry_run: the plan (nothing moved).'))),
   }),
   v.title('MotionResult'),
 );

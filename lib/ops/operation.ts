@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import type { ApiError } from '../http/errors.ts';
 import type { Result } from '../result.ts';
+import type { Caller, Role } from './access.ts';
 import type { JointLimits } from '../robot/limits.ts';
 
 /** The two faces an operation is reached through. */
@@ -18,6 +19,8 @@ export interface OpContext {
   readonly progress: (done: number, total?: number, message?: string) => void;
   /** The arbiter's stop count when the call arrived: a stop since then means it must not move the arm. */
   readonly arrivedAtStop: number | undefined;
+  /** Who calls: the face, the token's name and its role (the faces checked the role before run). */
+  readonly caller: Caller;
 }
 
 /**
@@ -49,6 +52,8 @@ export interface RestBinding {
   readonly body?: 'json' | 'multipart';
   /** Input fields read from the query string (a GET's whole input). */
   readonly query?: readonly string[];
+  /** Input fields read from the path: `path` names them as `{name}` (e.g. `/robot/plans/{id}/execute`). */
+  readonly params?: readonly string[];
   /** Multipart file parts, by field name. */
   readonly files?: Readonly<Record<string, FilePart>>;
   /** A documented description of the 200 response. */
@@ -71,6 +76,11 @@ export interface Operation<I = unknown, O = unknown> {
   /** What it does, for people and agents; may refer to other operations as `{op:name}`. */
   readonly description: string;
   readonly effect: Effect;
+  /**
+   * The role it needs when it is stricter than its effect's (`admin` for admin-only operations);
+   * absent: reads and stop need `read`, motions `operate` (lib/ops/access.ts).
+   */
+  readonly role?: Role;
   /** Calling it twice with the same input has the effect of calling it once. */
   readonly idempotent: boolean;
   /** The input schema; absent: no input. */

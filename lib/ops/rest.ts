@@ -4,6 +4,8 @@ import { type ApiError, errorResponse, invalid, jsonText, type ValidationIssue }
 import { parseMultipart } from '../http/multipart.ts';
 import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
+import { audit } from '../audit/trail.ts';
+import { type Caller, refusal, requestPrincipal } from './access.ts';
 import { type AnyOperation, type OpContext, renderText } from './operation.ts';
 import { isOptional, objectEntries, scalarType } from './schema-shape.ts';
 
@@ -133,6 +135,24 @@ export function locatedIssues(
   return { kind: 'validation', issues: located as [ValidationIssue, ...ValidationIssue[]] };
 }
 
+/** The path parameters the router matched (`request.params`), as input fields. */
+function pathFields(op: AnyOperation, request: Request): Record<string, string> {
+  const names = op.rest.params ?? [];
+  if (names.length === 0) return {};
+  const matched = (request as Request & { params?: Record<string, string> }).params ?? {};
+  const fields: Record<string, string> = {};
+  for (const name of names) {
+    const value = matched[name];
+    if (value === undefined) continue;
+    try {
+      fields[name] = decodeURIComponent(value);
+    } catch {
+      fields[name] = value; // a malformed %-escape stays as sent (the schema refuses it)
+    }
+  }
+  return fields;
+}
+
 /** The operation's input schema (with the active joint limits when it depends on them). */
 export function inputSchemaOf(op: AnyOperation): v.GenericSchema | undefined {
   if (!op.input) return undefined;
@@ -168,11 +188,18 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
     if (!form.ok) return form;
     fields = form.value;
   }
-  const input = { ...fields, ...query.value };
+  const input = { ...fields, ...query.value, ...pathFields(op, request) };
   const parsed = v.safeParse(schema, input);
   if (parsed.success) return ok(parsed.output);
+  const pathKeys = rest.params ?? [];
   return err(
-    locatedIssues(parsed.issues, (field) => (field !== undefined && queryKeys.includes(field) ? 'query' : 'body')),
+    locatedIssues(parsed.issues, (field) =>
+      field !== undefined && queryKeys.includes(field)
+        ? 'query'
+        : field !== undefined && pathKeys.includes(field)
+          ? 'path'
+          : 'body',
+    ),
   );
 }
 
@@ -185,16 +212,30 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
  */
 export function restHandler(op: AnyOperation): (request: Request) => Promise<Response> {
   const serialized = new WeakMap<object, string>();
-  return async (request) => {
+  const named = `${op.rest.method} ${op.rest.path}`;
+  /** The call's input (once validated) and result; the caller's role is checked before anything is read. */
+  const call = async (
+    request: Request,
+    caller: Caller,
+  ): Promise<{ input?: unknown; result: Result<unknown, ApiError> }> => {
+    const refused = refusal(op, caller, named);
+    if (refused) return { result: err(refused) };
     const input = await restInput(op, request);
-    if (!input.ok) return errorResponse(renderError(input.error, 'rest'));
+    if (!input.ok) return { result: input };
     const ctx: OpContext = {
       face: 'rest',
       signal: NEVER_ABORTED,
       progress: NO_PROGRESS,
       arrivedAtStop: arrivals.get(request),
+      caller,
     };
-    const result = await op.run(input.value, ctx);
+    return { input: input.value, result: await op.run(input.value, ctx) };
+  };
+  return async (request) => {
+    const started = performance.now();
+    const caller: Caller = { ...requestPrincipal(request), face: 'rest' };
+    const { input, result } = await call(request, caller);
+    audit(op, caller, started, input, result);
     if (!result.ok) return errorResponse(renderError(result.error, 'rest'));
     const value = result.value as unknown;
     if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));

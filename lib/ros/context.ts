@@ -50,6 +50,23 @@ export interface IkOptions {
   readonly signal?: AbortSignal;
 }
 
+/** A motion to plan without moving (a dry run): a joint target, a pose target or a named position. */
+export type MotionPlanRequest =
+  | { readonly kind: 'joints'; readonly goal: MoveToJointsGoal }
+  | { readonly kind: 'pose'; readonly goal: MoveToPoseGoal }
+  | { readonly kind: 'named'; readonly request: MoveToNamedRequest };
+
+/** A dry run's answer: the trajectory the motion would execute and its planner, or why there is none. */
+export type MotionPlanAnswer =
+  | { readonly success: false; readonly message: string }
+  | {
+      readonly success: true;
+      readonly message: string;
+      readonly planner: string;
+      /** Exactly what the move would have sent to the controller (positions, velocities, accelerations). */
+      readonly trajectory: JointTrajectoryMsg;
+    };
+
 /** Options of {@link RobotContext.executeTrajectory}. */
 export interface TrajectoryWaitOptions {
   /**
@@ -128,6 +145,15 @@ export interface RobotContext {
     msg: JointTrajectoryMsg,
     options?: TrajectoryWaitOptions,
   ): Promise<Result<TrajectoryOutcome, InterfaceUnavailable>>;
+  /**
+   * Plans a motion as the move would (limits, collisions, the safety envelope) without moving.
+   * Optional: the simulator has it; the ros2 backend does not (a dry run there answers success
+   * false saying so).
+   */
+  planMotion?(
+    request: MotionPlanRequest,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<Result<MotionPlanAnswer, InterfaceUnavailable>>;
   /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
   callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */

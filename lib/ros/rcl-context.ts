@@ -347,8 +347,8 @@ export class RclContext implements RobotContext {
         timeout: durationFromS(timeouts.ik_s),
       },
     });
-    const waitMs = (timeouts.ik_s + timeouts.fk_s) * 1000;
-    const answer = await this.calls.request(iface, 'IK service', rosRequest, waitMs, options.signal);
+    const waitS = Number((timeouts.ik_s + timeouts.fk_s).toFixed(3));
+    const answer = await this.calls.request(iface, 'IK service', rosRequest, waitS * 1000, options.signal);
     if (!answer.ok) return answer;
     const outcome = answer.value;
     if (outcome.kind === 'aborted') return ok({ success: false, message: outcome.reason });
@@ -356,7 +356,7 @@ export class RclContext implements RobotContext {
       return err(
         unavailable(
           iface.name,
-          `IK service ${iface.name} ${outcome.kind === 'timeout' ? `did not answer within ${waitMs / 1000} s` : `failed: ${outcome.message}`}`,
+          `IK service ${iface.name} ${outcome.kind === 'timeout' ? `did not answer within ${waitS} s` : `failed: ${outcome.message}`}`,
         ),
       );
     const response = ikResponseFromRos(outcome.value);
@@ -405,6 +405,8 @@ export class RclContext implements RobotContext {
    * refused; SUCCEEDED -> finished; CANCELED (by someone else: a newer goal) -> preempted; ABORTED
    * with PATH_TOLERANCE_VIOLATED -> stopped, with GOAL_TOLERANCE_VIOLATED -> timeout, otherwise
    * refused; cancelled here by `options.signal` or stop -> stopped, by the wait's limit -> timeout.
+   * An empty trajectory (which the controller rejects as a goal) is published on the topic, where
+   * it means stop and hold, and answers stopped, as the simulator does.
    */
   async executeTrajectory(
     msg: JointTrajectoryMsg,
@@ -419,24 +421,37 @@ export class RclContext implements RobotContext {
         'stopped',
         `${typeof options.signal.reason === 'string' ? options.signal.reason : 'stopped'}: nothing was sent`,
       );
+    // The controller rejects an empty goal; on its topic an empty trajectory means stop and hold.
+    if (msg.points.length === 0) {
+      const published = await this.publishTrajectory(msg);
+      return published.ok ? answer('stopped', 'an empty trajectory: the controller stops and holds') : published;
+    }
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     const timeoutS = options.timeoutS ?? durationS + this.endpoints.timeouts.motion_s;
     const previousEnd = this.trajectoryEndsAtMs;
-    this.trajectoryEndsAtMs = this.nowMs() + durationS * 1000;
+    const endsAtMs = this.nowMs() + durationS * 1000;
+    this.trajectoryEndsAtMs = endsAtMs;
+    // Only while no newer trajectory has been sent since: its end is then the one that counts.
+    const settleEnd = (value: number) => {
+      if (this.trajectoryEndsAtMs === endsAtMs) this.trajectoryEndsAtMs = value;
+    };
     const goalOptions = options.signal ? { signal: options.signal, timeoutS } : { timeoutS };
     const ended = await this.goals.runTrajectoryGoal(iface, followJointTrajectoryGoalToRos(msg), goalOptions);
     if (!ended.ok) {
-      this.trajectoryEndsAtMs = previousEnd;
+      settleEnd(previousEnd);
       return ended;
     }
     const end = ended.value;
-    this.trajectoryEndsAtMs = 0;
-    if (end.kind === 'rejected')
+    if (end.kind === 'rejected') {
+      // A rejected goal leaves what the controller was executing as it was.
+      settleEnd(previousEnd);
       return answer(
         'refused',
         `the controller rejected the trajectory goal on ${iface.name} (joints, times or limits)`,
       );
+    }
+    settleEnd(0);
     if (end.kind === 'aborted')
       return answer(end.by === 'timeout' ? 'timeout' : 'stopped', `${end.reason}; the controller stops and holds`);
     const result = followJointTrajectoryResultFromRos(end.result);

@@ -6,7 +6,9 @@ import { createApp } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
+import { createMcpServer } from '../mcp/face.ts';
 import { stampArrival } from '../ops/rest.ts';
+import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { resetServices, setServices } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
@@ -19,6 +21,9 @@ import { EventBus } from '../events/bus.ts';
 import { feedEvents } from '../events/sources.ts';
 import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
+import { AuditTrail, setAuditTrail } from '../audit/trail.ts';
+import { safetyStateFor, setSafetyState } from '../safety/store.ts';
+import { clearPlans } from '../plans/store.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -62,12 +67,25 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let serverInProcess = false;
 
+/** POST /stop, recognized from the request line alone. */
+function isStopRequest(request: Request): boolean {
+  if (request.method !== 'POST') return false;
+  const url = request.url;
+  const path = url.indexOf('/', url.indexOf('//') + 2);
+  return path >= 0 && /^\/stop\/?(\?|#|$)/.test(url.slice(path));
+}
+
 /** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Handlers reach the context and the services through module state: one server per process.
   if (serverInProcess)
     throw new Error('an armgate server is already running in this process; close it before starting another');
   serverInProcess = true;
+  const safety = safetyStateFor(config);
+  if (!safety.ok) {
+    serverInProcess = false;
+    throw new Error(safety.error);
+  }
   let context: RobotContext;
   try {
     context = options.context ?? (await createContext(config));
@@ -87,6 +105,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const events = new EventBus();
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot, events });
+  const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
+  setAuditTrail(audit);
+  setSafetyState(safety.value);
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
     unsubscribe();
@@ -94,7 +115,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     events.close();
     resetContext();
     resetServices();
+    setAuditTrail(undefined);
+    setSafetyState(undefined);
+    clearPlans();
     try {
+      await audit?.close();
       await closeTrajectoryWorker();
       await context.close();
     } finally {
@@ -102,12 +127,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
   };
   const admission = admissionPolicy(config.web);
-  const mcp = createMcpEndpoint(admission);
+  const confirmMotion = config.mcp.confirmMotion;
+  const mcp = createMcpEndpoint(admission, {
+    createServer: () => createMcpServer({ confirmMotion }),
+    streamToolCalls: confirmMotion,
+  });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
   const app = createApp({
     handlers,
     token: config.web.token,
+    tokens: config.web.tokens,
     admission,
     docs: await loadDocsAssets(),
     openApiDocument: buildOpenApiDocument(handlers, config.limits, EVENTS_OPENAPI),
@@ -126,9 +156,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
+  // Stop wins: POST /stop is handled the moment it is read; other requests run a few per turn of the
+  // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
+  const inTurn = createTurnQueue();
   const adapter = createServerAdapter((request: Request) => {
     stampArrival(request, arbiter.stopCount);
-    return app(request);
+    return isStopRequest(request) ? app(request) : inTurn(() => app(request));
   });
   const server = createServer(adapter);
   try {

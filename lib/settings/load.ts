@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
+import type { TokenEntry } from '../http/auth.ts';
 import { normalizeOrigin } from '../http/origin.ts';
 import { type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
@@ -24,7 +25,15 @@ export interface Config {
     readonly allowedHosts: readonly string[];
     /** web.cors_origins: origins of web front ends admitted cross-origin (normalized as browsers send them). */
     readonly corsOrigins: readonly string[];
+    /** Every accepted token with its name and role: the admin token ('web.token', also from ARMGATE_TOKEN) and web.tokens. */
+    readonly tokens: readonly TokenEntry[];
   };
+  /** The safety envelope and the life of a plan (the `safety` block). */
+  readonly safety: SettingsFile['safety'];
+  /** The audit trail (`audit`; path resolved against the settings file's folder, '' for none). */
+  readonly audit: { readonly path: string; readonly maxBytes: number; readonly reads: boolean };
+  /** The MCP face's switches. */
+  readonly mcp: { readonly confirmMotion: boolean };
   readonly robot: { readonly backend: 'sim' | 'ros2'; readonly positionDescriptions: Readonly<Record<string, string>> };
   readonly sim: SettingsFile['sim'];
   readonly sequences: { readonly bagRoot: string };
@@ -108,12 +117,21 @@ export async function loadConfig(
   const port = options.portOverride ?? s.web.port;
   const envToken = env.ARMGATE_TOKEN;
   const token = envToken !== undefined && envToken !== '' ? envToken : (s.web.token ?? '');
-  if (token === '' && !isLoopbackHost(s.web.host)) {
+  if (token === '' && s.web.tokens.length === 0 && !isLoopbackHost(s.web.host)) {
     return err(
-      `web.token: required when web.host is '${s.web.host}' (not a loopback address); set web.token or ARMGATE_TOKEN`,
+      `web.token: required when web.host is '${s.web.host}' (not a loopback address); set web.token (or web.tokens) or ARMGATE_TOKEN`,
     );
   }
   if (/\s/.test(token)) return err('web.token: must not contain whitespace');
+  const tokens: TokenEntry[] = token === '' ? [] : [{ name: 'web.token', token, role: 'admin' }];
+  for (const [i, entry] of s.web.tokens.entries()) {
+    if (tokens.some((t) => t.name === entry.name))
+      return err(`web.tokens.${i}.name: '${entry.name}' is used twice; token names must be unique`);
+    // Compared at start-up only, never per request; the message names the entries, never a token.
+    if (tokens.some((t) => t.token === entry.token))
+      return err(`web.tokens.${i}.token: the same token as another entry; every token must be different`);
+    tokens.push({ name: entry.name, token: entry.token, role: entry.role });
+  }
 
   const endpointsRef = await loadRef(s.web.endpoints, 'web.endpoints', dir, env);
   if (!endpointsRef.ok) return endpointsRef;
@@ -169,7 +187,15 @@ export async function loadConfig(
         token: token === '' ? undefined : token,
         allowedHosts: s.web.allowed_hosts.map((h) => h.toLowerCase()),
         corsOrigins: s.web.cors_origins.map((o) => normalizeOrigin(o) ?? o),
+        tokens,
       },
+      safety: s.safety,
+      audit: {
+        path: s.audit.path === '' ? '' : path.resolve(dir, s.audit.path),
+        maxBytes: s.audit.max_bytes,
+        reads: s.audit.reads,
+      },
+      mcp: { confirmMotion: s.mcp.confirm_motion },
       robot: { backend: s.robot.backend, positionDescriptions: s.robot.position_descriptions },
       sim: s.sim,
       sequences: { bagRoot: path.resolve(dir, s.sequences.bag_root) },

@@ -42,9 +42,13 @@ import { SimDriver } from './driver.ts';
 import { SimIkService } from './ik-service.ts';
 import { ArmModel, type LinkPose } from './model.ts';
 import { SimMotionServer } from './motion.ts';
+import { createEnvelopeChecker, envelopeFromSettings } from '../safety/envelope.ts';
+import type { MotionPlanAnswer, MotionPlanRequest } from '../ros/context.ts';
+import { durationFromS } from '../ros/messages.ts';
 
-/** The settings the simulated stack needs, taken from the loaded configuration. */
-export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'>;
+/** The settings the simulated stack needs, taken from the loaded configuration (`safety`: the envelope, when set). */
+export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
+  Partial<Pick<Config, 'safety'>>;
 
 type Waiter = (msg: JointStateMsg) => void;
 
@@ -106,11 +110,13 @@ export class SimContext implements RobotContext {
     });
     const tcpChain = withToolOffset(chain.value, this.toolPos, this.toolRot);
     this.ik = new SimIkService(tcpChain, config.limits, model, () => performance.now());
+    const envelope = config.safety ? envelopeFromSettings(config.safety) : undefined;
     this.motion = new SimMotionServer(tcpChain, config.limits, this.controller, this.driver, this.states, model, {
       planningFrame: config.endpoints.planning_frame,
       planningTimeS: config.sim.planning_time_s,
       motionTimeoutS: config.endpoints.timeouts.motion_s,
       timeScale: config.sim.time_scale,
+      ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
     });
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
@@ -118,13 +124,22 @@ export class SimContext implements RobotContext {
 
   /** Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false). */
   static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
+    // Keep-out boxes are obstacles of the collision model too: chomp's cost and solve_ik's check see them.
+    const keepOut = (config.safety?.keep_out ?? []).map((box) => ({
+      name: `keep_out.${box.name}`,
+      center: [0, 1, 2].map((a) => ((box.min[a] ?? 0) + (box.max[a] ?? 0)) / 2) as [number, number, number],
+      size: [0, 1, 2].map((a) => (box.max[a] ?? 0) - (box.min[a] ?? 0)) as [number, number, number],
+    }));
     const scene = {
       marginM: config.sim.collision_margin,
-      boxes: config.sim.obstacles.map((o) => ({
-        name: o.name,
-        center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const,
-        size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const,
-      })),
+      boxes: [
+        ...config.sim.obstacles.map((o) => ({
+          name: o.name,
+          center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const,
+          size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const,
+        })),
+        ...keepOut,
+      ],
     };
     const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names, scene);
     const context = new SimContext(config, model, clock);
@@ -298,6 +313,35 @@ export class SimContext implements RobotContext {
 
   private deliver(topic: string, msg: unknown): void {
     for (const listener of this.subscribers.get(topic) ?? []) listener(msg);
+  }
+
+  /**
+   * Plans a motion exactly as the move would (limits, collisions, the safety envelope) and answers
+   * the trajectory it would execute, without moving (a dry run). Cancelled by `options.signal`.
+   */
+  async planMotion(
+    request: MotionPlanRequest,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<Result<MotionPlanAnswer, InterfaceUnavailable>> {
+    const planned = await this.motion.plan(request, options.signal);
+    if (!planned.ok) return ok({ success: false, message: planned.error });
+    const { trajectory, planner } = planned.value;
+    return ok({
+      success: true,
+      message: `planned with ${planner}`,
+      planner,
+      trajectory: {
+        header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+        joint_names: [...trajectory.jointNames],
+        points: trajectory.points.map((p) => ({
+          positions: [...p.positions],
+          velocities: p.velocities ? [...p.velocities] : [],
+          accelerations: p.accelerations ? [...p.accelerations] : [],
+          effort: [],
+          time_from_start: durationFromS(p.timeFromStartS),
+        })),
+      },
+    });
   }
 
   /** Plans a pose goal from the current state without moving (benchmarks and diagnostics). */

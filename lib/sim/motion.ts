@@ -15,6 +15,7 @@ import type { ControllerEvent, TrajectoryController } from './controller.ts';
 import type { SimDriver } from './driver.ts';
 import type { Contact } from './model.ts';
 import { runSliced, sliceCheckpoint } from './sliced.ts';
+import type { EnvelopeChecker } from '../safety/envelope.ts';
 
 /** What the planners need of the collision model. */
 export interface CollisionChecker {
@@ -31,6 +32,32 @@ export interface SimPlanningOptions {
   readonly motionTimeoutS: number;
   /** Simulated seconds per wall second (sim.time_scale): a motion of d sim seconds takes d / timeScale wall seconds. */
   readonly timeScale: number;
+  /** The safety envelope every planned motion is held to (checked along the path; ompl plans around it). */
+  readonly envelope?: EnvelopeChecker;
+}
+
+/** A motion to plan: a joint target, a pose target or a named position. */
+export type SimPlanRequest =
+  | { readonly kind: 'joints'; readonly goal: MoveToJointsGoal }
+  | { readonly kind: 'pose'; readonly goal: MoveToPoseGoal }
+  | { readonly kind: 'named'; readonly request: MoveToNamedRequest };
+
+/** The collision model with the envelope in front: a configuration outside it counts as a contact with its zone. */
+function withEnvelope(collisions: CollisionChecker, envelope: EnvelopeChecker | undefined): CollisionChecker {
+  if (!envelope) return collisions;
+  return {
+    collisionAt(qRad) {
+      const violation = envelope.check(qRad);
+      if (violation)
+        return {
+          a: violation.link,
+          b: violation.kind === 'workspace' ? 'the workspace boundary' : `the keep-out zone '${violation.zone}'`,
+          distM: 0,
+        };
+      return collisions.collisionAt(qRad);
+    },
+    obstacleCost: (qRad, epsilonM, gradOut) => collisions.obstacleCost(qRad, epsilonM, gradOut),
+  };
 }
 
 /** Feedback and cancellation of one goal, as an action client would give them. */
@@ -81,7 +108,7 @@ export class SimMotionServer {
     this.controller = controller;
     this.driver = driver;
     this.states = states;
-    this.collisions = collisions;
+    this.collisions = withEnvelope(collisions, options.envelope);
     this.options = options;
   }
 
@@ -96,13 +123,39 @@ export class SimMotionServer {
 
   async moveToJoints(goal: MoveToJointsGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
     handlers.onFeedback?.('planning');
-    const bad = this.outsideLimits(goal.joints);
-    if (bad) return fail(bad);
-    const planned = this.ptp(this.currentQ(), goal.joints, { speed: goal.speed, accelScale: 0 });
-    if (!planned.ok) return fail(planned.error);
-    const checked = await this.collisionFree('ptp', planned.value);
+    const checked = await this.planJoints(goal);
     if (!checked.ok) return fail(checked.error);
     return this.execute(checked.value, goal.joints, handlers);
+  }
+
+  /** Plans a MoveToJoints goal (PTP) from the current state and checks it, without moving. */
+  private async planJoints(goal: MoveToJointsGoal): Promise<Result<JointTrajectory, string>> {
+    const bad = this.outsideLimits(goal.joints);
+    if (bad) return err(bad);
+    const planned = this.ptp(this.currentQ(), goal.joints, { speed: goal.speed, accelScale: 0 });
+    if (!planned.ok) return planned;
+    return this.collisionFree('ptp', planned.value);
+  }
+
+  /**
+   * Plans a motion from the current state exactly as the move would (limits, collisions, the
+   * envelope), without moving: the trajectory the move would have executed and its planner.
+   */
+  async plan(
+    request: SimPlanRequest,
+    signal?: AbortSignal,
+  ): Promise<Result<{ trajectory: JointTrajectory; planner: string }, string>> {
+    if (request.kind === 'joints') {
+      const planned = await this.planJoints(request.goal);
+      return planned.ok ? ok({ trajectory: planned.value, planner: 'ptp' }) : planned;
+    }
+    if (request.kind === 'named') {
+      const planned = await this.planNamed(request.request);
+      return planned.ok ? ok({ trajectory: planned.value.trajectory, planner: 'ptp' }) : planned;
+    }
+    const planned = await this.planPoseGoal(request.goal, signal);
+    if (!planned.ok) return err(signal?.aborted ? reasonOf(signal) : planned.error);
+    return ok({ trajectory: planned.value, planner: request.goal.planner.toLowerCase() });
   }
 
   /** A PTP trajectory, or why not: one longer than the motion timeout fails before it is sampled. */
@@ -126,17 +179,25 @@ export class SimMotionServer {
 
   async moveToNamed(request: MoveToNamedRequest, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
     handlers.onFeedback?.('planning');
+    const planned = await this.planNamed(request);
+    if (!planned.ok) return fail(planned.error);
+    return this.execute(planned.value.trajectory, planned.value.target, handlers);
+  }
+
+  /** Plans a MoveToNamedPose request (PTP) and checks it, without moving. */
+  private async planNamed(
+    request: MoveToNamedRequest,
+  ): Promise<Result<{ trajectory: JointTrajectory; target: number[] }, string>> {
     const state = this.states.find((s) => s.name === request.name);
     if (!state)
-      return fail(`unknown named position '${request.name}' (known: ${this.states.map((s) => s.name).join(', ')})`);
+      return err(`unknown named position '${request.name}' (known: ${this.states.map((s) => s.name).join(', ')})`);
     const target = [...state.jointsRad];
     const bad = this.outsideLimits(target);
-    if (bad) return fail(`named position '${request.name}': ${bad}`);
+    if (bad) return err(`named position '${request.name}': ${bad}`);
     const planned = this.ptp(this.currentQ(), target, { speed: request.speed, accelScale: request.accel_scale });
-    if (!planned.ok) return fail(planned.error);
+    if (!planned.ok) return planned;
     const checked = await this.collisionFree('ptp', planned.value);
-    if (!checked.ok) return fail(checked.error);
-    return this.execute(checked.value, target, handlers);
+    return checked.ok ? ok({ trajectory: checked.value, target }) : checked;
   }
 
   async moveToPose(goal: MoveToPoseGoal, handlers: GoalHandlers = {}): Promise<MotionResultMsg> {
@@ -163,6 +224,9 @@ export class SimMotionServer {
   /** The trajectory when every sample (and the goal) is free of collisions, or where it collides; checked in slices. */
   private async collisionFree(planner: string, trajectory: JointTrajectory): Promise<Result<JointTrajectory, string>> {
     const goal = trajectory.points.at(-1)?.positions ?? [];
+    const envelope = this.options.envelope;
+    const outside = envelope?.check(goal);
+    if (outside) return err(`the target is outside the safety envelope: ${outside.message}; nothing moved`);
     const atGoal = this.collisions.collisionAt(goal);
     if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
     const duration = trajectoryDuration(trajectory);
@@ -172,6 +236,11 @@ export class SimMotionServer {
     for (let k = 0; k <= steps; k++) {
       await checkpoint();
       sampleTrajectory(trajectory, (duration * k) / steps, sample);
+      const leaves = envelope?.check(sample.q);
+      if (leaves)
+        return err(
+          `the ${planner} path would leave the safety envelope ${Math.round((100 * k) / steps)} % along it: ${leaves.message}; nothing moved`,
+        );
       const contact = this.collisions.collisionAt(sample.q);
       if (contact) {
         const hint =

@@ -13,6 +13,9 @@ import { parseTrajectoryCsv } from './csv.ts';
 import { type ArmState, describeViolation, type LimitViolation, planExecution } from './dynamics.ts';
 import { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations, toTrajectoryPoints } from './points.ts';
 import { TrajectoryBodySchema } from './schema.ts';
+import type { Chain } from '../kinematics/chain.ts';
+import type { Envelope } from '../safety/envelope.ts';
+import { firstEnvelopeViolation } from '../safety/trajectory.ts';
 
 /** What to check: a JSON body's text, or a CSV file's bytes with its separator and validate_limits. */
 export type CheckSource =
@@ -31,6 +34,8 @@ export interface CheckRequest {
   readonly source: CheckSource;
   readonly state: ArmState | undefined;
   readonly limits: JointLimits;
+  /** The safety envelope and the TCP chain it is checked on; absent: none configured. */
+  readonly envelope?: { readonly chain: Chain; readonly envelope: Envelope };
 }
 
 /** Points packed per joint: `positions[7 i + j]`; `velocities` only when they were filled in. */
@@ -151,6 +156,28 @@ export function packedPoint(packed: PackedPoints, i: number): TrajectoryPoint {
     : { positions, timeFromStartS };
 }
 
+/**
+ * The points accepted, unless their execution leaves the safety envelope: then a 422 naming the
+ * first point whose approach leaves it (JSON: the point; CSV: the row) and the zone.
+ */
+function withinEnvelope(request: CheckRequest, points: PackedPoints, filled: boolean, wait: boolean): CheckResult {
+  const safety = request.envelope;
+  if (safety) {
+    const found = firstEnvelopeViolation(safety.chain, safety.envelope, points, request.state?.positions);
+    if (found) {
+      const where = request.source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
+      const loc = where.loc(found.point, 0).slice(0, -1);
+      const issue: ValidationIssue = {
+        loc,
+        msg: `${where.label(found.point)}: ${found.violation.message}; nothing was sent (safety envelope)`,
+        type: found.violation.kind === 'workspace' ? 'envelope_workspace' : 'envelope_keep_out',
+      };
+      return { ok: false, error: { kind: 'validation', issues: [issue] } };
+    }
+  }
+  return { ok: true, points, filled, wait };
+}
+
 /** Runs the whole check of one request (see the module comment). */
 export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   const { source, state, limits } = request;
@@ -159,13 +186,12 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   if (!parsed.ok) return { ok: false, error: bounded(parsed.error) };
   const points = parsed.points;
   const wait = parsed.wait;
-  if (!parsed.validate)
-    return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false, wait };
+  if (!parsed.validate) return withinEnvelope(request, packPoints(toTrajectoryPoints(points), joints), false, wait);
   const locator = source.kind === 'json' ? JSON_LOCATOR : CSV_LOCATOR;
   const outside = limitViolations(points, limits, locator.loc, locator.label);
   if (outside) return { ok: false, error: outside };
   if (!dynamicsApply(points))
-    return { ok: true, points: packPoints(toTrajectoryPoints(points), joints), filled: false, wait };
+    return withinEnvelope(request, packPoints(toTrajectoryPoints(points), joints), false, wait);
   if (!state) {
     return {
       ok: false,
@@ -178,5 +204,5 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   const plan = planExecution(state, toTrajectoryPoints(points), limits, true);
   if (plan.violation)
     return { ok: false, error: { kind: 'validation', issues: [violationIssue(plan.violation, limits, source.kind)] } };
-  return { ok: true, points: packPoints(plan.points, joints), filled: true, wait };
+  return withinEnvelope(request, packPoints(plan.points, joints), true, wait);
 }

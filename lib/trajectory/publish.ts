@@ -6,17 +6,8 @@ import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';
 
-import type { MotionState } from '../events/bus.ts';
+import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
 import { firstNonIncreasing } from './points.ts';
-
-/** The motion event state of a trajectory outcome. */
-const MOTION_STATE_OF: Record<TrajectoryOutcomeKind, MotionState> = {
-  finished: 'finished',
-  refused: 'failed',
-  stopped: 'stopped',
-  preempted: 'preempted',
-  timeout: 'failed',
-};
 
 export type { ApiTrajectoryPoint } from './points.ts';
 
@@ -95,7 +86,7 @@ export async function publishPoints(
           return err(unavailable(outcome.error));
         }
         trajectoryLog.push(`outcome: ${outcome.value.outcome} (${outcome.value.message})`);
-        motion(MOTION_STATE_OF[outcome.value.outcome], outcome.value.message);
+        motion(motionStateOfOutcome(outcome.value.outcome), outcome.value.message);
         return ok({ ...sent, ...outcome.value });
       } finally {
         done();

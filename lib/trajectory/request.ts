@@ -18,6 +18,7 @@ import { type ArmState, refreshStart } from './dynamics.ts';
 import type { OpContext } from '../ops/operation.ts';
 import { publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
+import { safetyState } from '../safety/store.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
 const POINTS_PER_TURN = 4096;
@@ -86,7 +87,12 @@ export async function checkAndPublish(
   const context = ros();
   const limits = context.limits;
   const before = latestArmState(context, limits);
-  const result = await checkOffThread({ source, state: before?.state, limits }, transfer);
+  const safety = safetyState();
+  const envelope = safety?.envelope ? { chain: safety.chain, envelope: safety.envelope } : undefined;
+  const result = await checkOffThread(
+    { source, state: before?.state, limits, ...(envelope ? { envelope } : {}) },
+    transfer,
+  );
   if (!result.ok) return err(result.error);
   const packed = result.points;
   const messages = await pointMessages(packed);

@@ -184,6 +184,24 @@ describe('confirmed completion of trajectories (wait)', () => {
     assert.ok(maxDiff(rest, goal) > 0.3, 'stopped well short of the end');
   });
 
+  it('with wait answers preempted when a newer trajectory replaces it (the newer one runs)', async () => {
+    const start = (await atRest(server.url)).position;
+    const waited = post<Sent>(server.url, '/trajectory/send', {
+      points: [{ positions: away(start, 0.8), time_from_start: 20 }],
+      wait: true,
+    });
+    await sleep(300);
+    const newer = await post<Sent>(server.url, '/trajectory/send', {
+      points: [{ positions: away(start, 0.05), time_from_start: 1 }],
+    });
+    assert.equal(newer.status, 200, `a newer trajectory preempts a waited one: ${JSON.stringify(newer.body)}`);
+    const { status, body } = await waited;
+    assert.equal(status, 200);
+    assert.equal(body.outcome, 'preempted', body.message);
+    const rest = (await atRest(server.url)).position;
+    assert.ok(maxDiff(rest, away(start, 0.05)) < 1e-3, 'the newer trajectory ran to its end');
+  });
+
   it('with wait answers refused when the controller does not accept the trajectory', async () => {
     const start = (await atRest(server.url)).position;
     // Unchecked, a first point at t = 0 far from the arm: the controller refuses it.

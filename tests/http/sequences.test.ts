@@ -111,13 +111,7 @@ describe('sequences end to end on the simulated arm', () => {
     }
     for (const p of ['/robot/joint_states', '/robot/pose', '/robot/positions', '/sequences/logs', '/trajectory/logs'])
       await getJson(url, p);
-    assert.deepEqual(
-      await tempFilesWith(marker),
-      [],
-      'the configuration reaches the runner as a message, never a file',
-    );
-
-    // Progress while running.
+    // Progress while running (the configuration never touching the disk is checked after the run).
     const seen: Status[] = [];
     const last = await waitFor(
       'the sequence to finish',

@@ -83,6 +83,13 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
       ['collision_check as text', { x: 0.5, y: 0, z: 0.5, collision_check: 'yes' }],
     ],
   },
+  execute_plan: {
+    good: { id: 'Zq3Xk0b1Jm2AcVd8sEw9Tg' },
+    bad: [
+      ['no id', {}],
+      ['an id with a slash', { id: 'a/b' }],
+    ],
+  },
   send_trajectory: {
     good: { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0.5], time_from_start: 1 }], validate_limits: true },
     bad: [
@@ -406,6 +413,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
         .map((r) => r.tool)
         .sort();
     assert.deepEqual(fitting('openaiStrict'), [
+      'execute_plan',
       'get_joint_states',
       'get_sequence_status',
       'get_tcp_pose',

@@ -13,6 +13,7 @@ const TOOLS = [
   'move_to_pose',
   'move_to_joints',
   'solve_ik',
+  'execute_plan',
   'send_trajectory',
   'start_sequence',
   'get_sequence_status',
@@ -187,9 +188,9 @@ describe('MCP interface at /mcp/mcp', () => {
     await (await slow).json();
   });
 
-  it('serves the three resources as JSON', async () => {
+  it('serves the four resources as JSON', async () => {
     const { resources } = await client.listResources();
-    assert.equal(resources.length, 3);
+    assert.equal(resources.length, 4);
     for (const r of resources) {
       const read = await client.readResource({ uri: r.uri });
       const first = read.contents[0] as { text?: string } | undefined;

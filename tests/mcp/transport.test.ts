@@ -104,6 +104,59 @@ describe('MCP transport over a live server', () => {
     });
   }
 
+  it('takes arguments: null as no arguments, and answers other non-object arguments -32602 without a schema dump', async () => {
+    const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    const headers = { accept: 'application/json', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    const call = (id: number, name: string, args: unknown) =>
+      post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers);
+    const nulled = (await (await call(2, 'get_joint_states', null)).json()) as { result?: CallToolResult };
+    assert.equal(
+      (nulled.result?.structuredContent?.position as number[] | undefined)?.length,
+      7,
+      'arguments: null runs the tool without arguments',
+    );
+    for (const args of [5, 'home', [1, 2]]) {
+      const res = await call(3, 'move_to_named_position', args);
+      const body = (await res.json()) as { id: number; error?: { code: number; message: string } };
+      assert.equal(body.error?.code, -32602, `arguments ${JSON.stringify(args)}: invalid params`);
+      assert.equal(body.id, 3, 'the error answers the request id');
+      assert.match(body.error?.message ?? '', /arguments must be an object/, 'says what is wrong');
+      assert.ok(!(body.error?.message ?? '').includes('invalid_type'), 'no raw schema dump');
+    }
+  });
+
+  it('annotates every tool: reads are read-only, motions destructive and open-world, stop not destructive', async () => {
+    const { client } = await connect();
+    try {
+      const { tools } = await client.listTools();
+      const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+      for (const tool of tools) assert.ok(tool.annotations, `${tool.name} has annotations`);
+      for (const read of ['get_joint_states', 'get_tcp_pose', 'list_named_positions', 'solve_ik', 'get_sequence_logs'])
+        assert.equal(hints[read]?.readOnlyHint, true, `${read} is read-only`);
+      for (const motion of [
+        'move_to_joints',
+        'move_to_pose',
+        'move_to_named_position',
+        'send_trajectory',
+        'start_sequence',
+      ]) {
+        assert.equal(hints[motion]?.readOnlyHint, false, `${motion} is not read-only`);
+        assert.equal(hints[motion]?.destructiveHint, true, `${motion} may do harm`);
+        assert.equal(hints[motion]?.openWorldHint, true, `${motion} acts on the physical world`);
+      }
+      assert.deepEqual(
+        [hints.stop?.readOnlyHint, hints.stop?.destructiveHint, hints.stop?.idempotentHint],
+        [false, false, true],
+        'stop changes state, is never harmful and is idempotent',
+      );
+      const text = tools.map((t) => t.description ?? '').join(' ');
+      assert.ok(!/(GET|POST) \//.test(text), 'tool texts speak of tools, not routes');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('answers a client that accepts only application/json (or sends no Accept) with plain JSON', async () => {
     for (const accept of ['application/json', undefined]) {
       const headers: Record<string, string> = accept ? { accept } : {};
@@ -269,6 +322,84 @@ describe('MCP transport over a live server', () => {
           arguments: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 },
         })) as CallToolResult;
         assert.equal(home.isError, undefined, 'the session serves the next move');
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  /** A known-good call of every tool, in an order that leaves the arm at work. */
+  const EVERY_TOOL: [string, Record<string, unknown>][] = [
+    ['get_joint_states', {}],
+    ['get_tcp_pose', {}],
+    ['list_named_positions', {}],
+    ['move_to_named_position', { name: 'home', speed: 1 }],
+    ['move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }],
+    ['move_to_pose', { x: 0.45, y: 0.05, z: 0.6, planner: 'lin', speed: 0.5 }],
+    ['solve_ik', { x: 0.5, y: 0, z: 0.5, b: Math.PI }],
+    ['send_trajectory', { points: [{ positions: [0, 0, 0, -1.57, 0, 1.57, 0], time_from_start: 1 }], wait: true }],
+    ['get_trajectory_logs', { n: 5 }],
+    [
+      'start_sequence',
+      {
+        config: { home: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }, waypoints: [] },
+        n_iterations: 1,
+        delay_between_iterations: 0,
+      },
+    ],
+    ['get_sequence_status', {}],
+    ['get_sequence_logs', { n: 5 }],
+    ['stop', {}],
+  ];
+
+  for (const version of VERSIONS) {
+    it(`at protocol ${version}: every tool answers, a cancelled move stops short, a move reports progress`, async () => {
+      const { client } = await connect(version);
+      try {
+        const { tools } = await client.listTools();
+        assert.deepEqual(
+          tools.map((t) => t.name).sort(),
+          EVERY_TOOL.map(([name]) => name).sort(),
+          'the contract covers every listed tool',
+        );
+        for (const [name, args] of EVERY_TOOL) {
+          const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+          const said = JSON.stringify(result.content);
+          assert.equal(result.isError, undefined, `${name} at ${version}: ${said}`);
+          assert.ok(result.structuredContent, `${name} at ${version} has structured content`);
+          if ('success' in (result.structuredContent ?? {}))
+            assert.equal(result.structuredContent?.success, true, `${name} at ${version} succeeded: ${said}`);
+          if (name === 'send_trajectory')
+            assert.equal(result.structuredContent?.outcome, 'finished', `waited trajectory at ${version}`);
+        }
+        const progress: number[] = [];
+        const moved = (await client.callTool(
+          { name: 'move_to_joints', arguments: { joints: [0.5, 0, 0, -1.57, 0, 1.57, 0], speed: 0.05 } },
+          undefined,
+          { onprogress: (p) => progress.push(p.progress) },
+        )) as CallToolResult;
+        assert.equal(moved.structuredContent?.success, true, `the move at ${version} succeeded`);
+        assert.ok(progress.length >= 2, `progress at ${version}: ${progress.length} notifications`);
+        const goal = [-0.6, 0, 0, -1.57, 0, 1.57, 0];
+        const controller = new AbortController();
+        const cancelled = client.callTool(
+          { name: 'move_to_joints', arguments: { joints: goal, speed: 0.05 } },
+          undefined,
+          {
+            signal: controller.signal,
+          },
+        );
+        await delay(300);
+        controller.abort('cancelled by the contract test');
+        await assert.rejects(cancelled, `the cancelled call rejects at ${version}`);
+        await delay(600);
+        const at = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
+        const q = at.structuredContent?.position as number[];
+        assert.ok(Math.abs((q[0] ?? 0) - (goal[0] ?? 0)) > 0.3, `stopped short of the goal at ${version}: ${q[0]}`);
+        await client.callTool({
+          name: 'move_to_joints',
+          arguments: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 },
+        });
       } finally {
         await client.close();
       }

@@ -248,6 +248,72 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     );
   });
 
+  it('solves IK on request through compute_ik (POST /robot/ik): the current pose gives back the current joints', async () => {
+    const pose = await call<{
+      position: { x: number; y: number; z: number };
+      orientation: { euler_rad: { a: number; b: number; c: number } };
+    }>(url, '/robot/pose');
+    assert.equal(pose.status, 200, detailOf(pose));
+    const here = (await jointState(url)).position;
+    const { position: p, orientation } = pose.body;
+    const solved = await call<{ success: boolean; joints?: number[]; message: string }>(url, '/robot/ik', {
+      ...p,
+      ...orientation.euler_rad,
+      seed: here,
+    });
+    assert.equal(solved.status, 200, detailOf(solved));
+    assert.equal(solved.body.success, true, solved.body.message);
+    assertNear(solved.body.joints ?? [], here, 1e-3, 'IK of the current pose seeded there');
+    const sent = t.standin.requests.filter((r) => r.name === '/compute_ik').at(-1)?.request as {
+      ik_request: { ik_link_name: string; avoid_collisions: boolean };
+    };
+    assert.deepEqual(
+      [sent.ik_request.ik_link_name, sent.ik_request.avoid_collisions],
+      ['flange', true],
+      'the tcp_link; collision_check defaults to true',
+    );
+    const far = await call<{ success: boolean; message: string }>(url, '/robot/ik', { x: 2, y: 0, z: 0.5 });
+    assert.deepEqual([far.status, far.body.success], [200, false], far.body.message);
+    assert.match(far.body.message, /\(MoveIt NO_IK_SOLUTION\)/);
+    t.standin.knobs.absent.add('/compute_ik');
+    const absent = await call(url, '/robot/ik', { ...p, ...orientation.euler_rad });
+    t.standin.knobs.absent.clear();
+    assert.equal(absent.status, 503, 'no IK service');
+    assert.match(detailOf(absent), /\/compute_ik \(moveit_msgs\/srv\/GetPositionIK\) is not available/);
+  });
+
+  it('confirms completion through follow_joint_trajectory (POST /trajectory/send with wait): finished, then stopped by /stop', async () => {
+    const start = (await jointState(url)).position;
+    const end = start.map((q, i) => (i === 6 ? q + 0.1 : q));
+    const done = await call<{ status: string; outcome: string; message: string; duration_s: number }>(
+      url,
+      '/trajectory/send',
+      { points: [{ positions: end, time_from_start: 1 }], wait: true },
+    );
+    assert.equal(done.status, 200, detailOf(done));
+    assert.deepEqual([done.body.status, done.body.outcome], ['sent', 'finished'], done.body.message);
+    assert.ok(done.body.duration_s >= 0.15, `answered after the trajectory's ${1 / 5} s (${done.body.duration_s} s)`);
+    assertNear((await jointState(url)).position, end, 2e-3, 'at the last point');
+    const goal = t.standin.requests.filter((r) => r.name === '/iiwa_arm_controller/follow_joint_trajectory').at(-1);
+    assert.ok(goal, 'the trajectory went to the action, not only the topic');
+    const cancelsBefore = t.standin.cancels.length;
+    const waited = call<{ outcome: string; message: string }>(url, '/trajectory/send', {
+      points: [{ positions: start, time_from_start: 20 }],
+      wait: true,
+    });
+    await sleep(300);
+    assert.equal((await call(url, '/stop', {})).status, 200, 'stop');
+    const stopped = await waited;
+    assert.equal(stopped.status, 200, detailOf(stopped));
+    assert.equal(stopped.body.outcome, 'stopped', stopped.body.message);
+    assert.deepEqual(
+      t.standin.cancels.slice(cancelsBefore),
+      ['/iiwa_arm_controller/follow_joint_trajectory'],
+      'the goal was cancelled on the controller',
+    );
+    await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
+  });
+
   it('lists the recordable topics of the graph and delivers their messages as plain data', async () => {
     t.standin.knobs.extraTopics.push(
       { name: '/other_arm/joint_states', types: ['sensor_msgs/msg/JointState'] },

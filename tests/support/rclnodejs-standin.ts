@@ -8,13 +8,23 @@
  *   simulated controller;
  * - /compute_fk, cobot/move_to_named, cobot/stop and the MoveToJoints/MoveToPose action servers
  *   answer from the simulator (goal handles with status, feedback, getResult, cancelGoal);
+ * - /compute_ik (GetPositionIK) answers from the simulator's IK (SUCCESS with the solution, or
+ *   NO_IK_SOLUTION; INVALID_LINK_NAME, INVALID_GROUP_NAME and FRAME_TRANSFORM_FAILURE for names
+ *   the simulator does not know), or the answer `knobs.ikAnswer` scripts;
+ * - the controller's FollowJointTrajectory action server executes on the simulated controller and
+ *   answers as ros2_controllers' joint trajectory controller does (unknown or duplicate joints
+ *   rejected; finished SUCCEEDED; a newer goal preempts the active one, CANCELED; a cancel
+ *   request CANCELED; stopped ABORTED with PATH_TOLERANCE_VIOLATED, the simulator's time limit
+ *   ABORTED with GOAL_TOLERANCE_VIOLATED, a trajectory it refuses ABORTED with INVALID_GOAL), or
+ *   as `knobs.trajectoryGoals` scripts;
  * - `<node>/get_parameters` answers the SRDF parameter when `knobs.srdf` is set;
  * - a server is "available" only when it serves the name with the same type, as in ROS 2;
  * - `isRaw` subscriptions deliver each message serialized to CDR (a Buffer with the encapsulation
  *   header), with armgate's built-in definition of the type as typesupport.
  *
  * Knobs simulate what a real graph does to the context: absent or silent servers (timeouts),
- * reordered, extra or missing joints, goals that fail or are rejected, types not installed.
+ * reordered, extra or missing joints, goals that fail or are rejected, types not installed, scripted
+ * IK answers and trajectory goal outcomes.
  *
  * It does NOT cover: DDS discovery and matching delays, QoS (reliability, durability, history
  * depth), real message typesupport (no generated classes: type names are only compared, fields
@@ -23,6 +33,9 @@
  * executor and its threads, goal status topics and goal UUIDs, name remapping and namespaces,
  * parameters other than the one GetParameters answer, sim time, lifecycle nodes, and rclnodejs's
  * init/shutdown rules. The live suite (tests/ros/live.test.ts) covers those on a real graph.
+ * Nor the joint trajectory controller exactly: a trajectory published on its topic while a
+ * FollowJointTrajectory goal executes ends that goal CANCELED here (the simulator preempts it),
+ * while ros2_controllers' controller keeps the goal active against the new trajectory.
  */
 import { parse } from '@foxglove/rosmsg';
 import { MessageWriter } from '@foxglove/rosmsg2-serialization';
@@ -38,7 +51,20 @@ import type {
   RclOptions,
   RclPublisher,
 } from '../../lib/ros/rclnodejs-api.ts';
-import type { JointTrajectoryMsg, MotionResultMsg } from '../../lib/ros/messages.ts';
+import { abcFromQuat } from '../../lib/kinematics/rotation.ts';
+import {
+  FJT_GOAL_TOLERANCE_VIOLATED,
+  FJT_INVALID_GOAL,
+  FJT_PATH_TOLERANCE_VIOLATED,
+  FJT_SUCCESSFUL,
+  type JointTrajectoryMsg,
+  MOVEIT_FRAME_TRANSFORM_FAILURE,
+  MOVEIT_INVALID_GROUP_NAME,
+  MOVEIT_INVALID_LINK_NAME,
+  MOVEIT_NO_IK_SOLUTION,
+  MOVEIT_SUCCESS,
+  type MotionResultMsg,
+} from '../../lib/ros/messages.ts';
 import type { SimContext } from '../../lib/sim/context.ts';
 
 /** A JointState as rclnodejs delivers it. */
@@ -50,6 +76,51 @@ export interface RosJointState {
   effort: Float64Array;
 }
 
+/**
+ * A scripted GetPositionIK answer: the error code with, for SUCCESS, the solution's joint state
+ * (names and positions, in any order, extra joints allowed); or a raw response as it is.
+ */
+export type IkScript =
+  | {
+      readonly val: number;
+      readonly solution?: { readonly name: readonly string[]; readonly position: readonly number[] };
+    }
+  | { readonly raw: unknown };
+
+/**
+ * A scripted FollowJointTrajectory server: reject the goal; accept it and end it after `afterMs`
+ * with the status (SUCCEEDED, ABORTED, or CANCELED as the controller does for a preempted goal)
+ * and the result's error_code and error_string; or accept it and execute until cancelled. A
+ * cancel request always ends the goal CANCELED at once (the controller holds).
+ */
+export type TrajectoryScript =
+  | { readonly kind: 'rejected' }
+  | {
+      readonly kind: 'succeeded' | 'aborted' | 'canceled';
+      readonly afterMs: number;
+      readonly error_code: number;
+      readonly error_string: string;
+    }
+  | { readonly kind: 'executing' }
+  | { readonly kind: 'raw'; readonly status: number; readonly result: unknown };
+
+/** The IK request and trajectory goal fields the stand-in reads, as rclnodejs hands them over. */
+interface RosIkRequest {
+  ik_request: {
+    group_name: string;
+    robot_state: { joint_state: { name: string[]; position: unknown } };
+    avoid_collisions: boolean;
+    ik_link_name: string;
+    pose_stamped: {
+      header: { frame_id: string };
+      pose: {
+        position: { x: number; y: number; z: number };
+        orientation: { x: number; y: number; z: number; w: number };
+      };
+    };
+  };
+}
+
 export interface StandinKnobs {
   /** ROS names whose server is absent: waitForService/waitForServer resolve false after their timeout. */
   readonly absent: Set<string>;
@@ -59,7 +130,7 @@ export interface StandinKnobs {
   readonly missingTypes: Set<string>;
   /** Rewrites each joint-state message before delivery (reorder, add or drop joints). */
   jointStates: ((msg: RosJointState) => RosJointState) | undefined;
-  /** Every action goal ends ABORTED with success false and this message, without moving. */
+  /** Every motion goal (MoveToJoints, MoveToPose) ends ABORTED with success false and this message, without moving. */
   failGoals: string | undefined;
   /** Every action goal is rejected. */
   rejectGoals: boolean;
@@ -75,6 +146,10 @@ export interface StandinKnobs {
     | undefined;
   /** Topics the graph shows besides the simulator's. */
   readonly extraTopics: RclNamesAndTypes[];
+  /** /compute_ik answers this instead of solving on the simulator. */
+  ikAnswer: IkScript | undefined;
+  /** The FollowJointTrajectory server follows this script instead of the simulated controller. */
+  trajectoryGoals: TrajectoryScript | undefined;
 }
 
 export interface Standin {
@@ -91,6 +166,8 @@ export interface Standin {
 }
 
 const GOAL = { accepted: 1, executing: 2, canceling: 3, succeeded: 4, canceled: 5, aborted: 6 };
+/** The joint trajectory controller's error_string for a goal a newer goal replaced. */
+export const PREEMPTED_BY_NEW_GOAL = 'Current goal cancelled due to new incoming action.';
 const full = (name: string) => (name.startsWith('/') ? name : `/${name}`);
 const nums = (v: unknown): number[] => Array.from((v ?? []) as ArrayLike<number>);
 const later = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -138,6 +215,8 @@ export function createStandin(sim: SimContext): Standin {
     rejectGoals: false,
     srdf: undefined,
     extraTopics: [],
+    ikAnswer: undefined,
+    trajectoryGoals: undefined,
   };
   const published: unknown[] = [];
   const requests: { name: string; request: unknown }[] = [];
@@ -146,11 +225,16 @@ export function createStandin(sim: SimContext): Standin {
   const ifaces = sim.endpoints.interfaces;
 
   const servedServices = (): Map<string, string> => {
-    const m = new Map([ifaces.compute_fk, ifaces.move_to_named, ifaces.stop].map((i) => [full(i.name), i.type]));
+    const m = new Map(
+      [ifaces.compute_fk, ifaces.compute_ik, ifaces.move_to_named, ifaces.stop].map((i) => [full(i.name), i.type]),
+    );
     if (knobs.srdf) m.set(`${full(knobs.srdf.node)}/get_parameters`, 'rcl_interfaces/srv/GetParameters');
     return m;
   };
-  const servedActions = () => new Map([ifaces.move_to_joints, ifaces.move_to_pose].map((i) => [full(i.name), i.type]));
+  const servedActions = () =>
+    new Map(
+      [ifaces.move_to_joints, ifaces.move_to_pose, ifaces.follow_joint_trajectory].map((i) => [full(i.name), i.type]),
+    );
   const available = (served: Map<string, string>, name: string, type: string) =>
     served.get(full(name)) === type && !knobs.absent.has(name) && !knobs.absent.has(full(name));
   const silent = (name: string) => knobs.silent.has(name) || knobs.silent.has(full(name));
@@ -165,6 +249,46 @@ export function createStandin(sim: SimContext): Standin {
     }
     return true;
   };
+
+  /** GetPositionIK as move_group answers it, from the simulator's IK (or the scripted answer). */
+  async function solveIk(request: RosIkRequest): Promise<unknown> {
+    const script = knobs.ikAnswer;
+    if (script) {
+      if ('raw' in script) return script.raw;
+      const { name, position } = script.solution ?? { name: [], position: [] };
+      return {
+        solution: { joint_state: { name: [...name], position: Float64Array.from(position) } },
+        error_code: { val: script.val },
+      };
+    }
+    const ik = request.ik_request;
+    const failed = (val: number) => ({
+      solution: { joint_state: { name: [], position: new Float64Array(0) } },
+      error_code: { val },
+    });
+    const { planning_group, planning_frame, tcp_link, joint_names } = sim.endpoints;
+    if (ik.group_name !== planning_group) return failed(MOVEIT_INVALID_GROUP_NAME);
+    if (ik.ik_link_name !== '' && ik.ik_link_name !== tcp_link) return failed(MOVEIT_INVALID_LINK_NAME);
+    const frame = ik.pose_stamped.header.frame_id;
+    if (frame !== '' && frame !== planning_frame) return failed(MOVEIT_FRAME_TRANSFORM_FAILURE);
+    const names = ik.robot_state.joint_state.name;
+    const positions = nums(ik.robot_state.joint_state.position);
+    const seed = names.length > 0 ? joint_names.map((j) => positions[names.indexOf(j)] ?? 0) : undefined;
+    const { position: p, orientation } = ik.pose_stamped.pose;
+    const solved = await sim.solveIk({
+      x: p.x,
+      y: p.y,
+      z: p.z,
+      ...abcFromQuat(orientation),
+      collision_check: ik.avoid_collisions,
+      ...(seed ? { seed } : {}),
+    });
+    if (!solved.ok || !solved.value.success || !solved.value.joints) return failed(MOVEIT_NO_IK_SOLUTION);
+    return {
+      solution: { joint_state: { name: [...joint_names], position: Float64Array.from(solved.value.joints) } },
+      error_code: { val: MOVEIT_SUCCESS },
+    };
+  }
 
   async function answer(name: string, request: unknown): Promise<unknown> {
     const n = full(name);
@@ -185,6 +309,7 @@ export function createStandin(sim: SimContext): Standin {
       if (!fk.ok) throw new Error(fk.error.message);
       return { ...fk.value, error_code: { val: fk.value.error_code.val, message: '', source: '' } };
     }
+    if (n === full(ifaces.compute_ik.name)) return solveIk(req as unknown as RosIkRequest);
     if (n === full(ifaces.move_to_named.name)) {
       const result = await sim.moveToNamed(req as { name: string; speed: number; accel_scale: number });
       return result.ok ? result.value : { success: false, message: result.error.message };
@@ -229,32 +354,41 @@ export function createStandin(sim: SimContext): Standin {
     }
   }
 
+  /** How a goal's execution ended: its final status and the action's Result message. */
+  interface GoalEnd {
+    readonly status: number;
+    readonly result: unknown;
+  }
+
   class StandinGoalHandle implements RclGoalHandle {
     status = GOAL.accepted;
     private readonly abort = new AbortController();
-    private readonly result: Promise<MotionResultMsg>;
+    private readonly result: Promise<unknown>;
     private readonly action: string;
     private readonly accepted: boolean;
-    constructor(action: string, accepted: boolean, run: (signal: AbortSignal) => Promise<MotionResultMsg>) {
+    constructor(action: string, accepted: boolean, run: (signal: AbortSignal) => Promise<GoalEnd>) {
       this.action = action;
       this.accepted = accepted;
-      // The server executes after it has answered the goal request, as an action server does.
+      // The server executes after it has answered the goal request, as an action server does;
+      // the final status is set before the result arrives, as rclnodejs's result response does.
       this.result = accepted
         ? later()
             .then(() => run(this.abort.signal))
-            .then((r) => this.finish(r))
-        : Promise.resolve({ success: false, message: 'rejected' });
-    }
-    private finish(r: MotionResultMsg): MotionResultMsg {
-      if (this.abort.signal.aborted) this.status = GOAL.canceled;
-      else this.status = r.success || knobs.failGoals === undefined ? GOAL.succeeded : GOAL.aborted;
-      return r;
+            .then((end) => {
+              this.status = end.status;
+              return end.result;
+            })
+        : Promise.resolve({});
     }
     isAccepted(): boolean {
       return this.accepted;
     }
     getResult(): Promise<unknown> {
       return this.result;
+    }
+    /** The server ends the goal on its own (a newer goal replaced it): its run sees `reason`. */
+    preempt(reason: string): void {
+      this.abort.abort(reason);
     }
     async cancelGoal(): Promise<unknown> {
       cancels.push(this.action);
@@ -266,28 +400,19 @@ export function createStandin(sim: SimContext): Standin {
     }
   }
 
-  class StandinActionClient implements RclActionClient {
-    readonly type: string;
-    readonly name: string;
-    constructor(_node: RclNode, type: string, name: string) {
-      checkType(type);
-      this.type = type;
-      this.name = name;
-    }
-    async sendGoal(goal: object, feedbackCallback?: (feedback: unknown) => void): Promise<RclGoalHandle> {
-      requests.push({ name: this.name, request: goal });
-      if (silent(this.name)) return new Promise<RclGoalHandle>(() => undefined);
-      await later();
-      const g = goal as Record<string, unknown>;
-      const onFeedback = (state: 'planning' | 'executing') => {
-        handle.status = GOAL.executing;
-        feedbackCallback?.({ state });
-      };
-      const handle = new StandinGoalHandle(this.name, !knobs.rejectGoals, async (signal) => {
-        if (knobs.failGoals !== undefined) return { success: false, message: knobs.failGoals };
+  /** A motion goal (MoveToJoints, MoveToPose) on the simulator, or failed as knobs.failGoals says. */
+  function runMotion(
+    name: string,
+    g: Record<string, unknown>,
+    onFeedback: (state: 'planning' | 'executing') => void,
+  ): (signal: AbortSignal) => Promise<GoalEnd> {
+    return async (signal) => {
+      let r: MotionResultMsg;
+      if (knobs.failGoals !== undefined) r = { success: false, message: knobs.failGoals };
+      else {
         const options = { signal, onFeedback };
         const result =
-          full(this.name) === full(ifaces.move_to_joints.name)
+          full(name) === full(ifaces.move_to_joints.name)
             ? await sim.moveToJoints({ joints: nums(g.joints), speed: g.speed as number }, options)
             : await sim.moveToPose(
                 {
@@ -305,8 +430,114 @@ export function createStandin(sim: SimContext): Standin {
                 },
                 options,
               );
-        return result.ok ? result.value : { success: false, message: result.error.message };
+        r = result.ok ? result.value : { success: false, message: result.error.message };
+      }
+      const status = signal.aborted
+        ? GOAL.canceled
+        : r.success || knobs.failGoals === undefined
+          ? GOAL.succeeded
+          : GOAL.aborted;
+      return { status, result: r };
+    };
+  }
+
+  /** The trajectory goal the scripted controller executes (a newer one preempts it). */
+  let activeScripted: StandinGoalHandle | undefined;
+
+  /** Why the joint trajectory controller rejects a goal (its validate_trajectory_msg), if it does. */
+  function trajectoryRejection(msg: JointTrajectoryMsg): string | undefined {
+    const known = new Set(sim.endpoints.joint_names);
+    if (msg.points.length === 0) return 'empty trajectory';
+    if (new Set(msg.joint_names).size !== msg.joint_names.length) return 'duplicate joints';
+    if (msg.joint_names.some((j) => !known.has(j))) return 'unknown joints';
+    if (msg.joint_names.length !== known.size) return 'not every joint of the controller';
+    return undefined;
+  }
+
+  /** The result a cancelled or preempted trajectory goal ends with (CANCELED, SUCCESSFUL). */
+  const cancelledEnd = (signal: AbortSignal): GoalEnd => ({
+    status: GOAL.canceled,
+    result: {
+      error_code: FJT_SUCCESSFUL,
+      error_string: signal.reason === 'preempted' ? PREEMPTED_BY_NEW_GOAL : '',
+    },
+  });
+
+  /** A FollowJointTrajectory goal as the scripted controller runs it. */
+  function runScriptedTrajectory(script: Exclude<TrajectoryScript, { kind: 'rejected' }>) {
+    return async (signal: AbortSignal): Promise<GoalEnd> => {
+      if (script.kind === 'raw') return { status: script.status, result: script.result };
+      const afterMs = script.kind === 'executing' ? Number.POSITIVE_INFINITY : script.afterMs;
+      await new Promise<void>((resolve) => {
+        const timer = Number.isFinite(afterMs) ? setTimeout(resolve, afterMs) : undefined;
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
+      if (signal.aborted || script.kind === 'executing') return cancelledEnd(signal);
+      const status = { succeeded: GOAL.succeeded, aborted: GOAL.aborted, canceled: GOAL.canceled }[script.kind];
+      return { status, result: { error_code: script.error_code, error_string: script.error_string } };
+    };
+  }
+
+  /** A FollowJointTrajectory goal on the simulated controller: its outcome as status and error_code. */
+  function runSimTrajectory(msg: JointTrajectoryMsg) {
+    return async (signal: AbortSignal): Promise<GoalEnd> => {
+      const executed = await sim.executeTrajectory(msg, { signal });
+      const o = executed.ok ? executed.value : { outcome: 'refused' as const, message: executed.error.message };
+      if (signal.aborted) return cancelledEnd(signal);
+      switch (o.outcome) {
+        case 'finished':
+          return { status: GOAL.succeeded, result: { error_code: FJT_SUCCESSFUL, error_string: '' } };
+        case 'preempted':
+          return { status: GOAL.canceled, result: { error_code: FJT_SUCCESSFUL, error_string: PREEMPTED_BY_NEW_GOAL } };
+        case 'stopped':
+          return { status: GOAL.aborted, result: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: o.message } };
+        case 'timeout':
+          return { status: GOAL.aborted, result: { error_code: FJT_GOAL_TOLERANCE_VIOLATED, error_string: o.message } };
+        default:
+          return { status: GOAL.aborted, result: { error_code: FJT_INVALID_GOAL, error_string: o.message } };
+      }
+    };
+  }
+
+  class StandinActionClient implements RclActionClient {
+    readonly type: string;
+    readonly name: string;
+    constructor(_node: RclNode, type: string, name: string) {
+      checkType(type);
+      this.type = type;
+      this.name = name;
+    }
+    async sendGoal(goal: object, feedbackCallback?: (feedback: unknown) => void): Promise<RclGoalHandle> {
+      requests.push({ name: this.name, request: goal });
+      if (silent(this.name)) return new Promise<RclGoalHandle>(() => undefined);
+      await later();
+      const g = goal as Record<string, unknown>;
+      if (full(this.name) === full(ifaces.follow_joint_trajectory.name)) return this.trajectoryGoal(g);
+      const onFeedback = (state: 'planning' | 'executing') => {
+        handle.status = GOAL.executing;
+        feedbackCallback?.({ state });
+      };
+      const handle = new StandinGoalHandle(this.name, !knobs.rejectGoals, runMotion(this.name, g, onFeedback));
+      return handle;
+    }
+    private trajectoryGoal(g: Record<string, unknown>): RclGoalHandle {
+      const msg = trajectoryFromRcl(g.trajectory);
+      const script = knobs.trajectoryGoals;
+      if (script?.kind === 'rejected' || knobs.rejectGoals || trajectoryRejection(msg) !== undefined)
+        return new StandinGoalHandle(this.name, false, async () => ({ status: GOAL.aborted, result: {} }));
+      // A newer goal preempts the active one, as the controller's goal_accepted_callback does.
+      activeScripted?.preempt('preempted');
+      activeScripted = undefined;
+      if (!script) return new StandinGoalHandle(this.name, true, runSimTrajectory(msg));
+      const handle = new StandinGoalHandle(this.name, true, runScriptedTrajectory(script));
+      activeScripted = handle;
       return handle;
     }
     isActionServerAvailable(): boolean {

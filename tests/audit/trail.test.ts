@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { operation as sendCsv } from '../../handlers/trajectory/send-csv.ts';
+import { operation as sendTrajectory } from '../../handlers/trajectory/send.ts';
+import { operation as startSequence } from '../../handlers/sequences/start.ts';
+import { operation as moveJoints } from '../../handlers/robot/move-joints.ts';
+import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
+import { AuditTrail, outcomeOf, ROTATED_KEPT, summarizeInput } from '../../lib/audit/trail.ts';
+import type { Caller } from '../../lib/ops/access.ts';
+import { err, ok } from '../../lib/result.ts';
+
+const CALLER: Caller = { name: 'operator', role: 'operate', face: 'rest' };
+
+describe('audit trail', () => {
+  it('summarizes inputs without file contents: an upload by name and size, a sequence file by its keys', () => {
+    const csv = new TextEncoder().encode('t,joint1\n1,0.5\n');
+    assert.deepEqual(
+      summarizeInput(sendCsv, { file: { filename: 'points.csv', bytes: csv }, separator: ',' }),
+      { file: { file: 'points.csv', bytes: csv.byteLength }, separator: ',' },
+      'the upload is named and sized',
+    );
+    const config = { home: { joints: [0, 0, 0, 0, 0, 0, 0] }, waypoints: [{ joints: [1, 2, 3, 4, 5, 6, 7] }] };
+    const seq = summarizeInput(startSequence, { config, n_iterations: 2 }) as Record<string, unknown>;
+    assert.deepEqual(seq.config, {
+      json_file: true,
+      keys: ['home', 'waypoints'],
+      chars: JSON.stringify(config).length,
+    });
+    assert.equal(seq.n_iterations, 2, 'numbers are kept');
+    const body = '{"points":[{"positions":[0],"time_from_start":1}]}';
+    assert.deepEqual(
+      summarizeInput(sendTrajectory, { text: body }),
+      { body_chars: body.length, points: 1 },
+      'a raw trajectory body by size and point count',
+    );
+    const big = summarizeInput(moveJoints, { joints: new Array(1000).fill(0.5), note: 'x'.repeat(500) }) as {
+      joints: unknown[];
+      note: string;
+    };
+    assert.equal(big.joints.length, 9, 'arrays are cut to 8 items and a count');
+    assert.ok(big.note.length < 80, 'long strings are cut');
+  });
+
+  it('says the outcome: an error by status and text, a result by success and message', () => {
+    assert.deepEqual(outcomeOf(err({ kind: 'forbidden', detail: 'needs operate' }), 'mcp'), {
+      status: 403,
+      tool_error: true,
+      success: false,
+      message: 'needs operate',
+    });
+    assert.deepEqual(outcomeOf(ok({ success: false, message: 'stopped' }), 'rest'), {
+      status: 200,
+      success: false,
+      message: 'stopped',
+    });
+  });
+
+  it('appends flushed JSON lines and rotates at max_bytes, keeping five older files', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 4096, reads: false });
+      for (let i = 0; i < 200; i++)
+        trail.record(
+          moveJoints,
+          CALLER,
+          performance.now(),
+          { joints: [i, 0, 0, 0, 0, 0, 0] },
+          {
+            status: 200,
+            success: true,
+            message: 'motion finished at the goal',
+          },
+        );
+      trail.record(jointStates, CALLER, performance.now(), {}, { status: 200, success: true });
+      await trail.close();
+      const files = (await readdir(dir)).sort();
+      assert.deepEqual(
+        files,
+        ['audit.jsonl', ...Array.from({ length: ROTATED_KEPT }, (_, k) => `audit.jsonl.${k + 1}`)],
+        'the current file and five rotated ones',
+      );
+      for (const name of files) {
+        const text = await readFile(path.join(dir, name), 'utf8');
+        assert.ok(Buffer.byteLength(text) <= 4096, `${name} stays within max_bytes`);
+        for (const line of text.trim().split('\n')) {
+          const record = JSON.parse(line) as { principal: string; operation: string };
+          assert.equal(record.principal, 'operator', 'each line is whole JSON with the principal');
+          assert.notEqual(record.operation, 'get_joint_states', 'reads are not audited without audit.reads');
+        }
+      }
+      const last = (await readFile(file, 'utf8')).trim().split('\n').at(-1) ?? '';
+      assert.deepEqual((JSON.parse(last) as { input: { joints: number[] } }).input.joints[0], 199, 'in order');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

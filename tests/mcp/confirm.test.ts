@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { atRest, maxDiff, positions, WORK } from '../support/live.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text?: string }[];
+  structuredContent?: { success?: boolean; plan?: unknown };
+}
+
+const TARGET = [0.3, 0.3, 0, -1.3, 0, 1.3, 0];
+
+/** A client that answers every elicitation with `answer` (or declares no elicitation when undefined), counting the questions. */
+async function connect(url: string, answer?: { action: 'accept' | 'decline'; confirm?: boolean }) {
+  const asked: string[] = [];
+  const client = new Client(
+    { name: 'confirm-test', version: '1' },
+    answer ? { capabilities: { elicitation: {} } } : {},
+  );
+  if (answer)
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      return answer.action === 'accept'
+        ? { action: 'accept', content: { confirm: answer.confirm ?? true } }
+        : { action: 'decline' };
+    });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`)));
+  return { client, asked };
+}
+
+describe('mcp.confirm_motion asks the person through MCP elicitation before a motion tool runs', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ sim: { time_scale: 20 }, mcp: { confirm_motion: true } });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('runs the motion when the person confirms, after asking once with the tool and its input', async () => {
+    const { client, asked } = await connect(server.url, { action: 'accept', confirm: true });
+    try {
+      const result = (await client.callTool({
+        name: 'move_to_joints',
+        arguments: { joints: TARGET, speed: 1 },
+      })) as ToolResult;
+      assert.ok(!result.isError, `moved: ${JSON.stringify(result.content)}`);
+      assert.equal(asked.length, 1, 'asked once');
+      assert.match(asked[0] ?? '', /move_to_joints .*0\.3/, 'the question names the tool and its input');
+      await atRest(server.url);
+      assert.ok(maxDiff(await positions(server.url), TARGET) < 1e-3, 'at the target');
+      const back = (await client.callTool({
+        name: 'move_to_joints',
+        arguments: { joints: WORK, speed: 1 },
+      })) as ToolResult;
+      assert.ok(!back.isError, 'back to work');
+      await atRest(server.url);
+    } finally {
+      await client.close();
+    }
+  });
+
+  for (const answer of [{ action: 'decline' as const }, { action: 'accept' as const, confirm: false }]) {
+    it(`refuses the motion when the person answers ${answer.action}${answer.confirm === false ? ' with no' : ''}: nothing moves`, async () => {
+      const { client, asked } = await connect(server.url, answer);
+      try {
+        const before = await positions(server.url);
+        const result = (await client.callTool({
+          name: 'move_to_joints',
+          arguments: { joints: TARGET, speed: 1 },
+        })) as ToolResult;
+        assert.equal(result.isError, true, 'a tool error');
+        assert.match(result.content.map((c) => c.text).join(' '), /did not confirm the motion/, 'saying why');
+        assert.equal(asked.length, 1, 'asked once');
+        assert.ok(maxDiff(await positions(server.url), before) < 1e-9, 'nothing moved');
+        const dry = (await client.callTool({
+          name: 'move_to_joints',
+          arguments: { joints: TARGET, speed: 1, dry_run: true },
+        })) as ToolResult;
+        assert.ok(!dry.isError && dry.structuredContent?.plan, 'a dry run is not put to the person');
+        assert.equal(asked.length, 1, 'still asked once');
+        const read = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as ToolResult;
+        assert.ok(!read.isError, 'reads are never put to the person');
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it('runs as without the setting for a client that cannot elicit', async () => {
+    const { client } = await connect(server.url);
+    try {
+      const result = (await client.callTool({
+        name: 'move_to_joints',
+        arguments: { joints: WORK, speed: 1 },
+      })) as ToolResult;
+      assert.ok(!result.isError, JSON.stringify(result.content));
+      assert.equal(result.structuredContent?.success, true, 'moved (already at work)');
+    } finally {
+      await client.close();
+    }
+  });
+});
