@@ -24,6 +24,7 @@ const SECTIONS: readonly Section[] = [
   apiSection,
   (await import('./mcp.ts')).mcpSection,
   stopSection,
+  (await import('./events.ts')).eventsSection,
 ];
 
 const wanted = process.argv.slice(2);

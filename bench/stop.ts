@@ -31,12 +31,13 @@ interface Row {
 }
 
 /** A child process that sends POST /stop and times it. */
-interface StopClient {
+export interface StopClient {
   stop(url: string): Promise<number>;
   close(): void;
 }
 
-async function stopClient(): Promise<StopClient> {
+/** Forks the /stop client (stop-client.ts) and waits until it is ready. */
+export async function stopClient(): Promise<StopClient> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./stop-client.ts', import.meta.url)), {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

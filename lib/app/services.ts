@@ -1,3 +1,4 @@
+import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../motion/arbiter.ts';
 import type { SequenceSupervisor } from '../sequences/supervisor.ts';
@@ -12,6 +13,8 @@ export interface Services {
   readonly sequences: SequenceSupervisor;
   /** `sequences.bag_root`: every bag_path is confined under it. */
   readonly bagRoot: string;
+  /** The event bus of GET /events; absent where nothing listens (handler tests). */
+  readonly events?: EventBus;
 }
 
 let current: Services | undefined;

@@ -25,7 +25,10 @@ export interface AppOptions {
   /** Further authenticated routes, e.g. the MCP endpoint: path -> handler for any method. */
   readonly mounts?: Readonly<Record<string, (request: Request) => Promise<Response>>>;
   /** Routes answered without authentication, by path pattern (e.g. OAuth discovery: 404 saying to use the token). */
-  readonly open?: readonly { readonly path: RegExp; readonly respond: (request: Request) => Response }[];
+  readonly open?: readonly {
+    readonly path: RegExp;
+    readonly respond: (request: Request) => Response | Promise<Response>;
+  }[];
   /** Writes one line per request; defaults to stdout. */
   readonly log?: (fields: Record<string, string | number>) => void;
 }
@@ -157,7 +160,7 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
       else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
       else {
         const open = openRoute(request.url);
-        if (open) response = open.respond(request);
+        if (open) response = await open.respond(request);
         else {
           const routed = (await router.fetch(request as unknown as IRequest)) as Response | undefined;
           response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });

@@ -6,6 +6,7 @@ export class LogRing {
   readonly capacity: number;
   private readonly lines: string[] = [];
   private readonly now: () => Date;
+  private readonly listeners = new Set<(line: string) => void>();
 
   constructor(capacity: number, now: () => Date = () => new Date()) {
     this.capacity = capacity;
@@ -16,9 +17,19 @@ export class LogRing {
   push(text: string): void {
     const stamp = this.now().toISOString();
     for (const line of text.split(/\r?\n/)) {
-      this.lines.push(`${stamp} ${line}`);
+      const stamped = `${stamp} ${line}`;
+      this.lines.push(stamped);
       if (this.lines.length > this.capacity) this.lines.shift();
+      for (const listener of this.listeners) listener(stamped);
     }
+  }
+
+  /** Calls `listener` with each new line as stored (timestamp included); returns the unsubscribe. */
+  onLine(listener: (line: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   /** The latest `n` lines, oldest first. */

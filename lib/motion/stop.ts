@@ -19,7 +19,7 @@ export interface StopReport {
  */
 export async function stopEverything(reason = 'stopped'): Promise<StopReport> {
   const context = ros();
-  const { arbiter, sequences, trajectoryLog } = services();
+  const { arbiter, sequences, trajectoryLog, events } = services();
   const revoked = arbiter.revoke(reason);
   const latest = context.latestJointState();
   const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;
@@ -51,10 +51,12 @@ export async function stopEverything(reason = 'stopped'): Promise<StopReport> {
       ? 'planner stopped'
       : `planner stop failed${planner.ok ? `: ${planner.value.message}` : `: ${planner.error.message}`}`,
   ];
-  return {
+  const report: StopReport = {
     message: parts.join('; '),
     sequence_stopped: sequenceStopped,
     hold_published: published.ok,
     planner_stopped: plannerStopped,
   };
+  events?.publish('stop', { reason, ...report, revoked: revoked?.detail ?? null });
+  return report;
 }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { services } from '../app/services.ts';
 import { type ApiError, unavailable } from '../http/errors.ts';
+import type { MotionState } from '../events/bus.ts';
 import { stopEverything } from '../motion/stop.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
@@ -68,10 +69,17 @@ export async function runMotion(
   what: string,
   call: (options: GoalOptions) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>,
 ): Promise<Result<MotionResult, ApiError>> {
-  const lease = services().arbiter.acquire('move', what, [], ctx.arrivedAtStop);
+  const { arbiter, events } = services();
+  const lease = arbiter.acquire('move', what, [], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   let phase = 'planning';
   const done = watchCall(ctx, () => `${what}: ${phase}`);
+  const motionId = events?.nextMotionId() ?? 0;
+  events?.publish('motion', { id: motionId, kind: 'move', state: 'started', message: what });
+  let ended: { state: MotionState; message: string } = {
+    state: 'failed',
+    message: 'the motion ended without a result',
+  };
   try {
     const result = await call({
       signal: lease.value.signal,
@@ -79,10 +87,16 @@ export async function runMotion(
         phase = state;
       },
     });
-    if (!result.ok) return err(unavailable(result.error));
-    return ok({ success: result.value.success, message: result.value.message });
+    if (!result.ok) {
+      ended = { state: 'failed', message: result.error.message };
+      return err(unavailable(result.error));
+    }
+    const { success, message } = result.value;
+    ended = { state: success ? 'finished' : lease.value.signal.aborted ? 'stopped' : 'failed', message };
+    return ok({ success, message });
   } finally {
     done();
     lease.value.release();
+    events?.publish('motion', { id: motionId, kind: 'move', ...ended });
   }
 }

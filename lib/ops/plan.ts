@@ -4,6 +4,7 @@
  * that trajectory once, through the arbiter, only while the arm is still at its start.
  */
 import { services } from '../app/services.ts';
+import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
 import { type ApiError, unavailable } from '../http/errors.ts';
 import { createFkWorkspace, forwardKinematics } from '../kinematics/fk.ts';
 import { keepPlan, lookupPlan, newPlanId, type PlanView, type StoredPlan } from '../plans/store.ts';
@@ -143,13 +144,22 @@ export async function executePlan(ctx: OpContext, id: string): Promise<Result<Mo
       kind: 'busy',
       detail: `the arm is no longer at the start of plan '${id}' (${context.limits.jointNames[worstJoint]} is ${worst.toFixed(4)} rad away, more than ${PLAN_START_TOLERANCE_RAD}); nothing moved: plan again with dry_run: true`,
     });
-  const lease = services().arbiter.acquire('move', `executing plan '${id}' (${plan.what})`, [], ctx.arrivedAtStop);
+  const { arbiter, events } = services();
+  const lease = arbiter.acquire('move', `executing plan '${id}' (${plan.what})`, [], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   plan.executedAt = new Date().toISOString();
   const done = watchCall(ctx, () => `executing plan '${id}'`, plan.view.duration_s);
+  const motionId = events?.nextMotionId() ?? 0;
+  const motion = (state: MotionState, message: string) =>
+    events?.publish('motion', { id: motionId, kind: 'move', state, message });
+  motion('started', `executing plan '${id}' (${plan.what})`);
   try {
     const outcome = await context.executeTrajectory(plan.trajectory, { signal: lease.value.signal });
-    if (!outcome.ok) return err(unavailable(outcome.error));
+    if (!outcome.ok) {
+      motion('failed', outcome.error.message);
+      return err(unavailable(outcome.error));
+    }
+    motion(motionStateOfOutcome(outcome.value.outcome), outcome.value.message);
     const finished = outcome.value.outcome === 'finished';
     return ok({
       success: finished,

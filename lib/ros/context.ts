@@ -104,6 +104,12 @@ export interface RobotContext {
   groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>>;
   /** Human-readable description of a named state. */
   describeState(name: string): string;
+  /**
+   * The URDF the stack itself publishes, when the context can read it (ros2: the
+   * `robot_description` parameter of the node the SRDF comes from); absent: the endpoints file's
+   * `robot_description` is the model (the simulator's).
+   */
+  robotDescription?(): Promise<Result<string, InterfaceUnavailable>>;
   /** Sends a MoveToJoints goal and waits for its result (the context applies the motion timeout). */
   moveToJoints(goal: MoveToJointsGoal, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
   /** Sends a MoveToPose goal and waits for its result. */

@@ -111,6 +111,8 @@ export class RclContext implements RobotContext {
   private waiters = new Set<(msg: JointStateMsg) => void>();
   private trajectoryEndsAtMs = 0;
   private states: readonly GroupState[] | undefined;
+  /** The stack's URDF once read (robotDescription). */
+  private urdf: string | undefined;
   private malformedLogged = false;
   private readonly definitions: DefinitionSource;
 
@@ -238,6 +240,32 @@ export class RclContext implements RobotContext {
       return err(unavailable(iface.name, `SRDF from ${srdf.node} parameter ${srdf.parameter}: ${states.error}`));
     this.states = states.value;
     return ok(states.value);
+  }
+
+  /**
+   * The stack's URDF: the `robot_description` string parameter of the node the SRDF is read from
+   * (`srdf: {node: ...}` in the endpoints file, MoveIt's move_group holds both); without such a
+   * node, unavailable (the endpoints file's robot_description is then the model). Kept once read.
+   */
+  async robotDescription(): Promise<Result<string, InterfaceUnavailable>> {
+    if (this.urdf !== undefined) return ok(this.urdf);
+    const srdf = this.endpoints.srdf;
+    if ('file' in srdf)
+      return err(
+        unavailable('robot_description', 'the SRDF comes from a file: no node to read robot_description from'),
+      );
+    const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
+    const answer = await this.calls.call(
+      iface,
+      `parameter service of ${srdf.node}`,
+      getParametersRequest(['robot_description']),
+      this.endpoints.timeouts.server_wait_s * 1000,
+    );
+    if (!answer.ok) return answer;
+    const xml = stringParameterFromRos(answer.value, 'robot_description');
+    if (!xml.ok) return err(unavailable(iface.name, `robot_description of ${srdf.node}: ${xml.error}`));
+    this.urdf = xml.value;
+    return ok(xml.value);
   }
 
   describeState(name: string): string {

@@ -98,6 +98,7 @@ export class SequenceSupervisor {
   /** The latest run, for the status. */
   private run: Run | undefined;
   private last: SequenceStatus = { status: 'idle' };
+  private readonly statusListeners = new Set<(status: SequenceStatus) => void>();
 
   constructor(context: RobotContext, options: SupervisorOptions = { backend: 'sim' }) {
     this.context = context;
@@ -107,6 +108,20 @@ export class SequenceSupervisor {
   /** Process ids of the runners still alive. */
   livePids(): number[] {
     return [...this.live].map((run) => run.pid);
+  }
+
+  /** Calls `listener` with the status whenever it changes (a start, a progress message, an exit); returns the unsubscribe. */
+  onStatus(listener: (status: SequenceStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => {
+      this.statusListeners.delete(listener);
+    };
+  }
+
+  private statusChanged(): void {
+    if (this.statusListeners.size === 0) return;
+    const status = this.status();
+    for (const listener of this.statusListeners) listener(status);
   }
 
   status(): SequenceStatus {
@@ -186,6 +201,7 @@ export class SequenceSupervisor {
     };
     this.run = run;
     this.live.add(run);
+    this.statusChanged();
     // A revoked lease (POST /stop, shutdown) cancels the goals the runner has in flight at once.
     lease.signal.addEventListener('abort', () => this.cancelGoals(run, String(lease.signal.reason)), { once: true });
     this.pipeLines(child.stdout, '');
@@ -217,6 +233,7 @@ export class SequenceSupervisor {
       }
       this.live.delete(run);
       lease.release();
+      this.statusChanged();
     });
     return ok(pid);
   }
@@ -247,6 +264,7 @@ export class SequenceSupervisor {
     if (message.type === 'progress') {
       run.iteration = message.iteration;
       run.point = message.point;
+      if (this.run === run) this.statusChanged();
     } else if (message.type === 'subscribe') {
       const offered = this.context.topics();
       const wanted = message.topics.length === 0 ? offered : offered.filter((t) => message.topics.includes(t.name));

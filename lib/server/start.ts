@@ -19,6 +19,10 @@ import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
+import { EventBus } from '../events/bus.ts';
+import { feedEvents } from '../events/sources.ts';
+import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
+import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { AuditTrail, setAuditTrail } from '../audit/trail.ts';
 import { safetyStateFor, setSafetyState } from '../safety/store.ts';
 import { clearPlans } from '../plans/store.ts';
@@ -118,13 +122,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   arbiter.addSource(() => context.armActivity());
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
-  setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot });
+  const events = new EventBus();
+  const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
+  setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot, events });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   setAuditTrail(audit);
   setSafetyState(safety.value);
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
     unsubscribe();
+    unfeed();
+    events.close();
     resetContext();
     resetServices();
     setAuditTrail(undefined);
@@ -146,16 +154,27 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     createServer: () => createMcpServer({ tools, confirmMotion }),
     streamToolCalls: confirmMotion,
   });
+  // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
+  const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
   const app = createApp({
     handlers: active,
     token: config.web.token,
     tokens: config.web.tokens,
     admission,
     docs: await loadDocsAssets(),
-    openApiDocument: buildOpenApiDocument(active, config.limits),
-    mounts: { '/mcp/mcp': mcp.handler },
+    openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
+    mounts: {
+      '/mcp/mcp': mcp.handler,
+      [EVENTS_PATH]: eventsHandler(events),
+      '/ui/robot.urdf': ui.robotDescription,
+      '/ui/package/*': ui.packageFile,
+    },
     // OAuth discovery answers 404 without a token: a 401 there makes clients such as mcp-remote start OAuth registration.
-    open: [{ path: OAUTH_DISCOVERY_PATH, respond: oauthDiscoveryResponse }],
+    open: [
+      { path: OAUTH_DISCOVERY_PATH, respond: oauthDiscoveryResponse },
+      // The live page's shell and modules need no token (its data does), as /docs.
+      { path: UI_PUBLIC_PATH, respond: ui.shell },
+    ],
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
@@ -193,12 +212,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         // A move in flight is cancelled (its answer: success false, "the service is shutting down")
         // and every runner ended; requests in flight are answered before the connections close.
         arbiter.revoke(SHUTDOWN_REASON);
+        // Event streams end first: an open stream would keep its connection busy until the grace period ends.
+        events.close();
         await context.callStop();
         await sequences.stop();
         await mcp.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // A keep-alive connection whose answer ends during the grace period (an event stream the bus ended) goes at once.
+        const sweep = setInterval(() => server.closeIdleConnections(), 20);
         await Promise.race([closed, delay(IN_FLIGHT_GRACE_MS)]);
+        clearInterval(sweep);
         server.closeAllConnections();
         await closed;
         await release();

@@ -6,6 +6,7 @@ import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';
 
+import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
 import { firstNonIncreasing } from './points.ts';
 
 export type { ApiTrajectoryPoint } from './points.ts';
@@ -48,7 +49,7 @@ export async function publishPoints(
   ctx: OpContext,
   wait: boolean,
 ): Promise<Result<TrajectorySent, ApiError>> {
-  const { arbiter, trajectoryLog } = services();
+  const { arbiter, trajectoryLog, events } = services();
   const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   try {
@@ -78,17 +79,23 @@ export async function publishPoints(
           }
         : {}),
     } as const;
+    const motionId = events?.nextMotionId() ?? 0;
+    const motion = (state: MotionState, message: string) =>
+      events?.publish('motion', { id: motionId, kind: 'trajectory', state, message });
     if (wait) {
       // The lease is held until the controller's outcome: a stop revokes it, which stops the trajectory.
       lease.value.describe(`a trajectory of ${count} points is executing`);
       const done = watchCall(ctx, () => `executing ${count} points`, lastTime);
+      motion('started', `executing ${count} points (${lastTime} s) from ${source}`);
       try {
         const outcome = await context.executeTrajectory(msg, { signal: lease.value.signal });
         if (!outcome.ok) {
           trajectoryLog.push(`execution failed: ${outcome.error.message}`);
+          motion('failed', outcome.error.message);
           return err(unavailable(outcome.error));
         }
         trajectoryLog.push(`outcome: ${outcome.value.outcome} (${outcome.value.message})`);
+        motion(motionStateOfOutcome(outcome.value.outcome), outcome.value.message);
         return ok({ ...sent, ...outcome.value });
       } finally {
         done();
@@ -99,6 +106,11 @@ export async function publishPoints(
       trajectoryLog.push(`publication failed: ${published.error.message}`);
       return err(unavailable(published.error));
     }
+    // Without wait the controller's outcome is not followed: its account is in the trajectory log.
+    motion(
+      'started',
+      `published ${count} points (${lastTime} s) from ${source}; the controller's outcome is in the trajectory log`,
+    );
     return ok(sent);
   } finally {
     lease.value.release();

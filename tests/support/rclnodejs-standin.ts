@@ -135,7 +135,15 @@ export interface StandinKnobs {
   /** Every action goal is rejected. */
   rejectGoals: boolean;
   /** The SRDF served as a string parameter of a node through `<node>/get_parameters`. */
-  srdf: { readonly node: string; readonly parameter: string; readonly xml: string } | undefined;
+  srdf:
+    | {
+        readonly node: string;
+        readonly parameter: string;
+        readonly xml: string;
+        /** Further string parameters of the same node (robot_description). */
+        readonly more?: Readonly<Record<string, string>>;
+      }
+    | undefined;
   /** Topics the graph shows besides the simulator's. */
   readonly extraTopics: RclNamesAndTypes[];
   /** /compute_ik answers this instead of solving on the simulator. */
@@ -315,7 +323,11 @@ export function createStandin(sim: SimContext): Standin {
       const names = (req.names ?? []) as string[];
       return {
         values: names.map((p) =>
-          p === srdf.parameter ? { type: 4, string_value: srdf.xml } : { type: 0, string_value: '' },
+          p === srdf.parameter
+            ? { type: 4, string_value: srdf.xml }
+            : srdf.more?.[p] !== undefined
+              ? { type: 4, string_value: srdf.more[p] }
+              : { type: 0, string_value: '' },
         ),
       };
     }

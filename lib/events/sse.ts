@@ -1,0 +1,139 @@
+import { Readable } from 'node:stream';
+import { Response } from '@whatwg-node/fetch';
+import { type ApiError, errorResponse, invalid } from '../http/errors.ts';
+import { err, ok, type Result } from '../result.ts';
+import type { EventBus } from './bus.ts';
+
+/** The path of the event stream. */
+export const EVENTS_PATH = '/events';
+/** joint_state rate bounds and default (events per second). */
+export const RATE_HZ = { min: 1, max: 200, default: 50 } as const;
+/**
+ * Bytes a client may have waiting in its buffer before it is dropped (about 2.5 s of joint states
+ * at 50 Hz, beyond what the socket itself holds). A dropped client's stream ends; it reconnects.
+ */
+export const MAX_BUFFERED_BYTES = 64 * 1024;
+
+const HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+} as const;
+
+/** The first bytes of every stream: the reconnection delay a browser's EventSource uses, and a comment. */
+const OPENING = Buffer.from('retry: 2000\n: armgate events\n\n');
+
+/** rate_hz from the query: the only parameter, at most once, a number within {@link RATE_HZ}. */
+export function parseRate(url: string): Result<number, ApiError> {
+  const start = url.indexOf('?');
+  if (start < 0) return ok(RATE_HZ.default);
+  let rate: number = RATE_HZ.default;
+  let seen = false;
+  for (const [key, value] of new URLSearchParams(url.slice(start + 1))) {
+    if (key !== 'rate_hz')
+      return err(
+        invalid(['query', key], `unknown query parameter '${key.slice(0, 64)}'; known: rate_hz`, 'extra_forbidden'),
+      );
+    if (seen) return err(invalid(['query', key], `parameter '${key}' given more than once`));
+    seen = true;
+    const text = value.trim();
+    const n = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isFinite(n)) return err(invalid(['query', 'rate_hz'], 'Invalid type: Expected number', 'type'));
+    if (n < RATE_HZ.min || n > RATE_HZ.max)
+      return err(
+        invalid(['query', 'rate_hz'], `rate_hz must be within ${RATE_HZ.min}..${RATE_HZ.max} (events per second)`),
+      );
+    rate = n;
+  }
+  return ok(rate);
+}
+
+/**
+ * GET /events: a Server-Sent Events stream from the bus. Each client has a buffer of at most
+ * {@link MAX_BUFFERED_BYTES}: a client that reads slower than events come is dropped (its stream
+ * ends), so it never holds the bus or the service. The stream ends when the client goes away
+ * (the request's signal) or the bus closes (shutdown). Authentication is the app's, as for every route.
+ */
+export function eventsHandler(bus: EventBus): (request: Request) => Promise<Response> {
+  return async (request) => {
+    if (request.method !== 'GET')
+      return errorResponse({
+        kind: 'method_not_allowed',
+        detail: `Method ${request.method} not allowed on ${EVENTS_PATH}; use GET`,
+        allow: ['GET'],
+      });
+    const rate = parseRate(request.url);
+    if (!rate.ok) return errorResponse(rate.error);
+    // read() does nothing: frames are pushed as they come; readableLength is what the client has not taken yet.
+    const stream = new Readable({ read() {} });
+    stream.push(OPENING);
+    let unsubscribe = (): void => undefined;
+    const finish = () => {
+      unsubscribe();
+      if (!stream.readableEnded) stream.push(null);
+    };
+    unsubscribe = bus.subscribe(
+      {
+        send(frame) {
+          if (stream.readableLength > MAX_BUFFERED_BYTES) finish();
+          else stream.push(frame);
+        },
+        end: finish,
+      },
+      { jointStateHz: rate.value },
+    );
+    request.signal.addEventListener(
+      'abort',
+      () => {
+        unsubscribe();
+        stream.destroy();
+      },
+      { once: true },
+    );
+    return new Response(stream as unknown as ReadableStream<Uint8Array>, { status: 200, headers: HEADERS });
+  };
+}
+
+/** The OpenAPI path item of GET /events (the stream is not an operation: it has no JSON answer). */
+export const EVENTS_OPENAPI = {
+  [EVENTS_PATH]: {
+    get: {
+      operationId: 'getEvents',
+      summary: 'Event stream (Server-Sent Events)',
+      description:
+        'A text/event-stream of what the service does, each event as `id` (increasing), `event` (its type) and one ' +
+        '`data` line of JSON:\n\n' +
+        '- `joint_state` {stamp (s), position[7], velocity[7], effort[7]} (J1..J7) at rate_hz, never faster than the ' +
+        'controller publishes;\n' +
+        '- `motion` {id, kind: move | trajectory, state: started | finished | failed | stopped | preempted, message}: ' +
+        'a start and an end with the same id;\n' +
+        '- `sequence` {status, iteration, point, returncode} whenever the sequence status changes (the fields of ' +
+        'GET /sequences/status);\n' +
+        '- `trajectory_log` and `sequence_log` {line}: each new line of GET /trajectory/logs and GET /sequences/logs;\n' +
+        '- `stop` {reason, message, sequence_stopped, hold_published, planner_stopped, revoked}: after POST /stop.\n\n' +
+        'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come is dropped ' +
+        '(its stream ends after a buffer of 64 KiB); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'EventSource cannot send the Authorization header; read the stream with fetch().',
+      tags: ['events'],
+      security: [{ bearerAuth: [] }],
+      parameters: [
+        {
+          name: 'rate_hz',
+          in: 'query',
+          required: false,
+          description: 'joint_state events per second.',
+          schema: { type: 'number', minimum: RATE_HZ.min, maximum: RATE_HZ.max, default: RATE_HZ.default },
+        },
+      ],
+      responses: {
+        200: {
+          description: 'The event stream; it stays open.',
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        401: { description: 'Missing or wrong Bearer token.' },
+        403: { description: 'The Host is not one this server serves.' },
+        422: { description: 'Invalid rate_hz: the field path is in loc.' },
+      },
+    },
+  },
+} as const;

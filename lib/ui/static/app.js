@@ -1,0 +1,354 @@
+// The live page at /: the arm in 3D (three.js + urdf-loader, from this server) moving with the
+// joint_state events of GET /events, the joint angles, the TCP pose, the current motion, the
+// sequence status, the last log lines, the named positions as buttons and a Stop button.
+// The token is typed once, kept in sessionStorage (this tab only) and sent as an Authorization
+// header; never in a URL. EventSource cannot send headers, so the stream is read with fetch().
+import * as THREE from 'three';
+import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
+import URDFLoader from 'urdf-loader';
+
+const TOKEN_KEY = 'armgate.token';
+const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
+const LOG_LINES = 12;
+const POSE_EVERY_MS = 200;
+const RECONNECT_MS = 2000;
+
+const $ = (selector) => document.querySelector(selector);
+const status = $('[data-connection]');
+const tokenForm = $('form.token');
+const tokenInput = $('#token');
+const tokenError = $('form.token .error');
+const motionEl = $('[data-motion-state]');
+const sequenceEl = $('[data-sequence-status]');
+const logsEl = $('[data-logs]');
+const positionsEl = $('[data-positions]');
+const speedInput = $('[data-speed]');
+const speedOut = $('[data-speed-value]');
+const jointCells = JOINTS.map((name) => $(`[data-joint="${name}"]`));
+const radCells = JOINTS.map((name) => $(`[data-rad-of="${name}"]`));
+
+let token = sessionStorage.getItem(TOKEN_KEY) ?? '';
+let robot;
+let latest;
+let jointsChanged = false;
+
+function setStatus(state, text) {
+  status.dataset.connection = state;
+  status.textContent = text;
+}
+
+function headers(extra = {}) {
+  return token ? { authorization: `Bearer ${token}`, ...extra } : extra;
+}
+
+/** A request to the API with the token; a 401 asks for the token again. */
+async function api(path, init = {}) {
+  const response = await fetch(path, { ...init, headers: headers(init.headers) });
+  if (response.status === 401) askToken('the token was refused; enter it again');
+  return response;
+}
+
+function askToken(message) {
+  setStatus('token', 'token needed');
+  tokenError.textContent = message ?? '';
+  tokenForm.hidden = false;
+  tokenInput.focus();
+}
+
+tokenForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  token = tokenInput.value.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  tokenInput.value = '';
+  tokenForm.hidden = true;
+  void start();
+});
+
+// ---- the 3D view ----------------------------------------------------------------------------
+
+const host = $('.canvas-host');
+const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
+host.append(renderer.domElement);
+renderer.domElement.setAttribute('role', 'img');
+renderer.domElement.setAttribute('aria-label', 'The arm as the joint states show it');
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0xe9eef3);
+const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 50);
+camera.up.set(0, 0, 1);
+camera.position.set(1.45, -1.25, 1.0);
+const controls = new OrbitControls(camera, renderer.domElement);
+controls.target.set(0.15, 0, 0.5);
+controls.update();
+scene.add(new THREE.HemisphereLight(0xffffff, 0x8a96a3, 2.2));
+const sun = new THREE.DirectionalLight(0xffffff, 1.6);
+sun.position.set(2, -1, 3);
+scene.add(sun);
+const grid = new THREE.GridHelper(2, 20, 0x8a96a3, 0xc2cad2);
+grid.rotation.x = Math.PI / 2;
+scene.add(grid);
+scene.add(new THREE.AxesHelper(0.25));
+
+function resize() {
+  const { clientWidth: w, clientHeight: h } = host;
+  if (w === 0 || h === 0) return;
+  renderer.setSize(w, h, false);
+  camera.aspect = w / h;
+  camera.updateProjectionMatrix();
+}
+new ResizeObserver(resize).observe(host);
+
+function render() {
+  if (robot && latest && jointsChanged) {
+    JOINTS.forEach((name, j) => {
+      robot.setJointValue(name, latest.position[j]);
+    });
+    jointsChanged = false;
+  }
+  renderer.render(scene, camera);
+  requestAnimationFrame(render);
+}
+requestAnimationFrame(render);
+
+const ARM = new THREE.MeshStandardMaterial({ color: 0xf28a1f, roughness: 0.55, metalness: 0.1 });
+const FOOT = new THREE.MeshStandardMaterial({ color: 0x59626b, roughness: 0.7 });
+
+/** Loads the URDF the service uses; without visual geometry, its collision shapes are drawn. */
+async function loadRobot() {
+  const response = await api('/ui/robot.urdf');
+  if (!response.ok) throw new Error(`GET /ui/robot.urdf: ${response.status}`);
+  const xml = await response.text();
+  const loader = new URDFLoader();
+  const hasVisuals = /<visual[\s>]/.test(xml);
+  loader.parseVisual = hasVisuals;
+  loader.parseCollision = !hasVisuals;
+  loader.packages = (pkg) => `/ui/package/${pkg}`;
+  // Meshes (package:// paths) are fetched with the token, then parsed by three's loaders.
+  loader.loadMeshCb = (path, _manager, material, done) => {
+    loadMesh(path, material).then(
+      (mesh) => done(mesh),
+      (error) => done(null, error),
+    );
+  };
+  const model = loader.parse(xml);
+  model.traverse((object) => {
+    if (object.isURDFCollider) object.visible = true;
+    if (object.isMesh && !hasVisuals) object.material = object.parent?.parent?.name === 'base_link' ? FOOT : ARM;
+  });
+  if (robot) scene.remove(robot);
+  robot = model;
+  scene.add(robot);
+  jointsChanged = true;
+}
+
+async function loadMesh(path, material) {
+  const response = await api(path);
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  if (/\.stl$/i.test(path)) {
+    const { STLLoader } = await import('three/examples/jsm/loaders/STLLoader.js');
+    return new THREE.Mesh(new STLLoader().parse(await response.arrayBuffer()), material);
+  }
+  const { ColladaLoader } = await import('three/examples/jsm/loaders/ColladaLoader.js');
+  return new ColladaLoader().parse(await response.text(), path).scene;
+}
+
+// ---- panels ---------------------------------------------------------------------------------
+
+function showJoints(position) {
+  for (let j = 0; j < JOINTS.length; j++) {
+    const rad = position[j];
+    const cell = jointCells[j];
+    cell.dataset.rad = String(rad);
+    cell.textContent = ((rad * 180) / Math.PI).toFixed(2);
+    radCells[j].textContent = rad.toFixed(4);
+  }
+}
+
+function showMotion(motion) {
+  motionEl.dataset.motionState = motion.state;
+  motionEl.dataset.motionId = String(motion.id);
+  motionEl.textContent = `#${motion.id} ${motion.kind} ${motion.state}: ${motion.message}`;
+}
+
+function showSequence(seq) {
+  sequenceEl.dataset.sequenceStatus = seq.status;
+  const parts = [seq.status];
+  if (seq.status === 'running') parts.push(`iteration ${seq.iteration} of ${seq.n_iterations}`, `at ${seq.point}`);
+  if (seq.status === 'finished') parts.push(`return code ${seq.returncode}`);
+  sequenceEl.textContent = parts.join(', ');
+}
+
+function addLog(source, line) {
+  const item = document.createElement('li');
+  const src = document.createElement('span');
+  src.className = 'src';
+  src.textContent = `${source} `;
+  item.append(src, line);
+  logsEl.append(item);
+  while (logsEl.children.length > LOG_LINES) logsEl.firstElementChild.remove();
+}
+
+let poseBusy = false;
+let poseAt = 0;
+let jointsChangedSincePose = true;
+async function refreshPose() {
+  if (status.dataset.connection !== 'live') return;
+  if (poseBusy || !jointsChangedSincePose || performance.now() - poseAt < POSE_EVERY_MS) return;
+  poseBusy = true;
+  jointsChangedSincePose = false;
+  poseAt = performance.now();
+  try {
+    const response = await api('/robot/pose');
+    if (!response.ok) return;
+    const pose = await response.json();
+    const { x, y, z } = pose.position;
+    const { a, b, c } = pose.orientation.euler_deg;
+    const set = (key, text) => {
+      $(`[data-tcp="${key}"]`).textContent = text;
+    };
+    set('x', `${x.toFixed(4)} m`);
+    set('y', `${y.toFixed(4)} m`);
+    set('z', `${z.toFixed(4)} m`);
+    set('a', `${a.toFixed(2)}°`);
+    set('b', `${b.toFixed(2)}°`);
+    set('c', `${c.toFixed(2)}°`);
+    $('[data-tcp-frame]').textContent = `(${pose.frame_id})`;
+  } finally {
+    poseBusy = false;
+  }
+}
+setInterval(() => void refreshPose().catch(() => undefined), POSE_EVERY_MS);
+
+speedInput.addEventListener('input', () => {
+  speedOut.textContent = Number(speedInput.value).toFixed(2);
+});
+
+async function loadPositions() {
+  const response = await api('/robot/positions');
+  if (!response.ok) return;
+  positionsEl.replaceChildren();
+  for (const position of await response.json()) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = position.name;
+    button.title = position.description;
+    button.dataset.position = position.name;
+    button.addEventListener('click', () => void moveTo(position.name));
+    positionsEl.append(button);
+  }
+}
+
+async function moveTo(name) {
+  const response = await api('/robot/move/named', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, speed: Number(speedInput.value) }),
+  });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    addLog('move', `${name}: ${response.status} ${typeof body.detail === 'string' ? body.detail : ''}`);
+  }
+}
+
+async function stop() {
+  const response = await api('/stop', { method: 'POST' });
+  // The stop event brings the report; only a failure is shown here.
+  if (!response.ok) addLog('stop', `POST /stop: ${response.status}`);
+}
+$('[data-action="stop"]').addEventListener('click', () => void stop());
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape') void stop();
+});
+
+async function loadLogs() {
+  logsEl.replaceChildren();
+  for (const [source, path] of [
+    ['trajectory', '/trajectory/logs?n=6'],
+    ['sequence', '/sequences/logs?n=6'],
+  ]) {
+    const response = await api(path);
+    if (response.ok) for (const line of (await response.json()).lines) addLog(source, line);
+  }
+}
+
+// ---- the event stream -----------------------------------------------------------------------
+
+function onEvent(type, data) {
+  if (type === 'joint_state') {
+    latest = data;
+    jointsChanged = true;
+    jointsChangedSincePose = true;
+    showJoints(data.position);
+  } else if (type === 'motion') showMotion(data);
+  else if (type === 'sequence') showSequence(data);
+  else if (type === 'trajectory_log') addLog('trajectory', data.line);
+  else if (type === 'sequence_log') addLog('sequence', data.line);
+  else if (type === 'stop') addLog('stop', data.message);
+}
+
+/** Reads GET /events with fetch (the Authorization header) and parses the SSE frames. */
+async function stream() {
+  const response = await fetch('/events?rate_hz=50', { headers: headers({ accept: 'text/event-stream' }) });
+  if (response.status === 401) {
+    askToken(token ? 'the token was refused; enter it again' : undefined);
+    return false;
+  }
+  if (!response.ok || !response.body) throw new Error(`GET /events: ${response.status}`);
+  setStatus('live', 'live');
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let type = 'message';
+      let data = '';
+      for (const line of frame.split('\n')) {
+        if (line.startsWith('event: ')) type = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      if (data) onEvent(type, JSON.parse(data));
+      end = buffer.indexOf('\n\n');
+    }
+  }
+  return true;
+}
+
+let running = false;
+async function start() {
+  if (running) return;
+  running = true;
+  setStatus('connecting', 'connecting');
+  try {
+    // The first request tells whether the token is needed (or wrong).
+    const seq = await api('/sequences/status');
+    if (seq.status === 401) return;
+    if (seq.ok) showSequence(await seq.json());
+    await loadLogs();
+    await Promise.all([
+      loadPositions(),
+      loadRobot().catch((error) => {
+        const note = $('.view-note');
+        note.hidden = false;
+        note.textContent = `the robot model could not be loaded: ${error.message}`;
+      }),
+    ]);
+    for (;;) {
+      try {
+        if (!(await stream())) return;
+        setStatus('connecting', 'reconnecting');
+      } catch (error) {
+        setStatus('error', `disconnected: ${error.message}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+    }
+  } finally {
+    running = false;
+  }
+}
+
+void start();
