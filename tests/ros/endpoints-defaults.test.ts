@@ -11,6 +11,8 @@ import { type Config, loadConfig } from '../../lib/settings/load.ts';
 // and the SRDF move_group runs with (its robot_description_semantic parameter).
 
 let dir: string;
+/** Where pkg://armgate/srdf/iiwa7.srdf resolves (references are resolved when the settings are loaded). */
+const BUNDLED_SRDF = path.resolve(import.meta.dirname, '../../share/armgate/srdf/iiwa7.srdf');
 
 async function load(backend: 'sim' | 'ros2', endpoints?: string): Promise<Config> {
   const lines = [`robot: {backend: ${backend}}`];
@@ -35,7 +37,7 @@ describe('endpoints: the backends defaults for tcp_link and the SRDF', () => {
   it('gives the simulator the flange and the bundled SRDF, with its named positions', async () => {
     const config = await load('sim');
     assert.equal(config.endpoints.tcp_link, 'flange');
-    assert.deepEqual(config.endpoints.srdf, { file: 'pkg://armgate/srdf/iiwa7.srdf' });
+    assert.deepEqual(config.endpoints.srdf, { file: BUNDLED_SRDF }, 'the bundled SRDF, its reference resolved');
     assert.ok(
       config.groupStates?.some((s) => s.name === 'work'),
       'the bundled SRDF was read',
@@ -60,7 +62,7 @@ describe('endpoints: the backends defaults for tcp_link and the SRDF', () => {
       ].join('\n'),
     );
     assert.equal(config.endpoints.tcp_link, 'flange');
-    assert.deepEqual(config.endpoints.srdf, { file: 'pkg://armgate/srdf/iiwa7.srdf' });
+    assert.deepEqual(config.endpoints.srdf, { file: BUNDLED_SRDF }, 'the bundled SRDF, its reference resolved');
     assert.ok(
       config.groupStates?.some((s) => s.name === 'home'),
       'the SRDF file was read',
