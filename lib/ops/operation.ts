@@ -139,15 +139,24 @@ export function perLimits<S extends v.GenericSchema>(factory: (limits: JointLimi
 
 const REFERENCE = /\{op:([a-z_]+)\}/g;
 
+/** The names tools are served under, when not the operations' own (armgate.mcp.tool_names: original). */
+let toolNames: ReadonlyMap<string, string> = new Map();
+
+/** Says operations over MCP by these tool names (operation name -> tool name); an empty map: their own names. */
+export function setToolNames(names: ReadonlyMap<string, string>): void {
+  toolNames = names;
+}
+
 /**
  * A text with its `{op:name}` references as the face says them: `POST /stop` over REST, `stop`
- * (the tool) over MCP; an operation without a tool is named by its route on both faces.
+ * (the tool, under the name it is served by) over MCP; an operation without a tool is named by its
+ * route on both faces.
  */
 export function renderText(text: string, face: Face): string {
   if (!text.includes('{op:')) return text;
   return text.replace(REFERENCE, (whole, name: string) => {
     const op = registry.get(name);
     if (!op) return whole;
-    return face === 'mcp' && op.mcp ? op.name : `${op.rest.method} ${op.rest.path}`;
+    return face === 'mcp' && op.mcp ? (toolNames.get(name) ?? op.name) : `${op.rest.method} ${op.rest.path}`;
   });
 }

@@ -9,6 +9,7 @@ import { admissionPolicy } from '../http/origin.ts';
 import { createMcpServer } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
+import { setToolNames } from '../ops/operation.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -130,6 +131,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   setSafetyState(safety.value);
   /** Undoes the module state above and closes the context; the process may start a server again. */
   const release = async () => {
+    setToolNames(new Map());
     unsubscribe();
     unfeed();
     events.close();
@@ -149,6 +151,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const admission = admissionPolicy(config.web);
   const active = activeHandlers(config);
   const tools = activeTools(config, active);
+  // Texts over MCP name other tools as they are served (the first name of each operation).
+  const served = new Map<string, string>();
+  for (const tool of tools) if (!served.has(tool.op.name)) served.set(tool.op.name, tool.name);
+  setToolNames(served);
   const confirmMotion = config.mcp.confirmMotion;
   const mcp = createMcpEndpoint(admission, {
     createServer: () => createMcpServer({ tools, confirmMotion }),

@@ -405,6 +405,14 @@ describe("the stack's documented clients against armgate started from the stack'
         assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
       assert.ok(!names.includes('get_joint_states'), "armgate's names are not served beside them");
       assert.match(client.getInstructions() ?? '', /robot_joint_states_get/, 'the instructions say the names served');
+      const tools = (await client.listTools()).tools;
+      const text = tools.map((t) => t.description ?? '').join(' ');
+      assert.match(text, /stop_post/, 'descriptions refer to the other tools by the names served');
+      assert.doesNotMatch(
+        text,
+        /\b(get_trajectory_logs|list_named_positions|get_sequence_status)\b/,
+        'no armgate name',
+      );
       const state = (await client.callTool({ name: 'robot_joint_states_get', arguments: {} })) as {
         structuredContent?: { name?: string[] };
       };
