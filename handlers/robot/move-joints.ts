@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { MOTION_ERRORS, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
+import { moveOperation, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation, perLimits } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { dryRun } from '../../lib/ops/plan.ts';
@@ -27,19 +27,8 @@ export const operation = defineOperation({
   description:
     'PTP motion to the given joint angles: all joints start and stop together under the joint limits scaled by speed ' +
     `(0.01..1, default 0.1). ${MOTION_NOTE}`,
-  effect: 'motion',
-  idempotent: true,
+  ...moveOperation('/robot/move/joints', 'moveToJoints'),
   input: inputSchema,
-  output: MotionResultSchema,
-  errors: MOTION_ERRORS,
-  rest: {
-    method: 'POST',
-    path: '/robot/move/joints',
-    operationId: 'moveToJoints',
-    tags: ['robot'],
-    body: 'json',
-    ok: 'The motion finished, failed or was stopped: check success.',
-  },
   mcp: { title: 'Move to joint angles' },
   run: ({ joints, speed, dry_run }, ctx) =>
     dry_run

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { type ApiError, invalid, unavailable } from '../../lib/http/errors.ts';
 import { AccelScaleSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
-import { MOTION_ERRORS, type MotionResult, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
+import { type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { dryRun } from '../../lib/ops/plan.ts';
@@ -34,19 +34,8 @@ export const operation = defineOperation({
   description:
     'PTP motion to a named position of the robot description (an SRDF group state, e.g. home, work; see ' +
     `{op:list_named_positions}). speed 0.01..1 (fraction of the velocity limits, default 0.1); accel_scale 0..1 (0 = as speed). ${MOTION_NOTE}`,
-  effect: 'motion',
-  idempotent: true,
+  ...moveOperation('/robot/move/named', 'moveToNamedPosition'),
   input: inputSchema,
-  output: MotionResultSchema,
-  errors: MOTION_ERRORS,
-  rest: {
-    method: 'POST',
-    path: '/robot/move/named',
-    operationId: 'moveToNamedPosition',
-    tags: ['robot'],
-    body: 'json',
-    ok: 'The motion finished, failed or was stopped: check success.',
-  },
   mcp: { title: 'Move to a named position' },
   run: async ({ name, speed, accel_scale, dry_run }, ctx): Promise<Result<MotionResult, ApiError>> => {
     const context = ros();

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { type ApiError, invalid } from '../../lib/http/errors.ts';
 import { cartesianTargetEntries, cartesianTargetProblem } from '../../lib/motion/vocabulary.ts';
-import { MOTION_ERRORS, type MotionResult, MotionResultSchema, runMotion } from '../../lib/ops/motion.ts';
+import { type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation, type OpContext } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { dryRun } from '../../lib/ops/plan.ts';
@@ -46,19 +46,8 @@ export const operation = defineOperation({
     'circ_center), ompl or chomp (plan around obstacles). An omitted a, b or c is 0 over HTTP (the spec) and keeps its ' +
     'current value over MCP. Reach is about 0.8 m from the shoulder at (0, 0, 0.34). ' +
     MOTION_NOTE,
-  effect: 'motion',
-  idempotent: true,
+  ...moveOperation('/robot/move/pose', 'moveToPose'),
   input: inputSchema,
-  output: MotionResultSchema,
-  errors: MOTION_ERRORS,
-  rest: {
-    method: 'POST',
-    path: '/robot/move/pose',
-    operationId: 'moveToPose',
-    tags: ['robot'],
-    body: 'json',
-    ok: 'The motion finished, failed or was stopped: check success.',
-  },
   mcp: { title: 'Move the TCP to a pose' },
   run: async (target, ctx): Promise<Result<MotionResult, ApiError>> => {
     const context = ros();

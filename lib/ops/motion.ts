@@ -33,6 +33,27 @@ export const MOTION_ERRORS = {
   unavailable: 'The motion interface of the stack is unavailable.',
 } as const;
 
+/**
+ * What the three move operations share: a motion (idempotent: the same target twice is one motion),
+ * the motion result, the motion errors, and a JSON body under the robot tag.
+ */
+export function moveOperation(path: string, operationId: string) {
+  return {
+    effect: 'motion',
+    idempotent: true,
+    output: MotionResultSchema,
+    errors: MOTION_ERRORS,
+    rest: {
+      method: 'POST',
+      path,
+      operationId,
+      tags: ['robot'],
+      body: 'json',
+      ok: 'The motion finished, failed or was stopped: check success. With dry_run: the plan, nothing moved.',
+    },
+  } as const;
+}
+
 /** How often progress is reported while a motion runs (ms). */
 const PROGRESS_EVERY_MS = 500;
 /** What a motion cancelled by its MCP client answers. */
