@@ -13,10 +13,11 @@ const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stat
 
 /**
  * The live page's shell: served without a token, like /docs (the page asks for the token and
- * sends it with every data request). `/` is the page; `/ui/<file>` its own script and style;
+ * sends it with every data request). `/` is the page; `/ui/<file>` its own scripts and style;
  * `/ui/vendor/three/...` and `/ui/vendor/urdf-loader/...` the ES modules of the npm packages (no CDN).
  */
-export const UI_PUBLIC_PATH = /^\/$|^\/ui\/(app\.js|app\.css)$|^\/ui\/vendor\/(three|urdf-loader)\/[\w./-]+\.js$/;
+export const UI_PUBLIC_PATH =
+  /^\/$|^\/ui\/(app\.js|envelope\.js|app\.css)$|^\/ui\/vendor\/(three|urdf-loader)\/[\w./-]+\.js$/;
 
 /** Where each vendor package's browser modules are, and which of its folders may be served (resolved at start-up). */
 function vendorDirs(): Record<string, { readonly dir: string; readonly allowed: readonly string[] }> {
@@ -59,7 +60,7 @@ function assetResponse(asset: Asset, cache: string): Response {
 
 /** The live page's routes: the public shell and modules, and the authenticated robot description and meshes. */
 export interface UiRoutes {
-  /** `/`, `/ui/app.js`, `/ui/app.css` and the vendor modules (public; {@link UI_PUBLIC_PATH}). */
+  /** `/`, `/ui/app.js`, `/ui/envelope.js`, `/ui/app.css` and the vendor modules (public; {@link UI_PUBLIC_PATH}). */
   readonly shell: (request: Request) => Promise<Response>;
   /** GET /ui/robot.urdf: the URDF the service uses (authenticated, like every data route). */
   readonly robotDescription: (request: Request) => Promise<Response>;
@@ -92,6 +93,7 @@ export async function uiRoutes(
   for (const [route, file] of [
     ['/', 'index.html'],
     ['/ui/app.js', 'app.js'],
+    ['/ui/envelope.js', 'envelope.js'],
     ['/ui/app.css', 'app.css'],
   ] as const) {
     own.set(route, { body: await readFile(path.join(STATIC_DIR, file)), type: typeOf(file) });

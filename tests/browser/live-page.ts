@@ -9,16 +9,26 @@
  * - the 3D canvas is not blank;
  * - a named position button, pressed from the keyboard, starts a motion;
  * - the Stop button (`data-action="stop"`) stops a running move, and stays in view on a tablet;
- * - screenshots go to artifacts/live-page.png and live-page-tablet.png (ARMGATE_ARTIFACTS overrides the folder).
+ * - the safety envelope (issue 15; the server runs with an armgate.safety block): the top bar
+ *   names it (`data-envelope="set"`), the legend lists the workspace and the keep-out box
+ *   (`data-zone`), the page reads GET /robot/safety each time it connects, the boxes are in the
+ *   picture (hiding them with the legend's checkbox, from the keyboard, takes red and blue pixels
+ *   off the canvas), and a move the envelope refuses shows its message in the motion panel; a
+ *   server without an envelope shows "no envelope" and no zones;
+ * - screenshots go to artifacts/live-page.png, live-page-tablet.png (scrolled to the end) and
+ *   live-page-tablet-top.png (ARMGATE_ARTIFACTS overrides the folder).
  *
  * Prints `browser (live page): N passed, M failed`; exits 1 on a failure.
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { stringify } from 'yaml';
+import { type RunningServer, startServer } from '../../lib/server/start.ts';
+import { loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'live-page-check-token';
@@ -35,6 +45,12 @@ const LAUNCH_ARGS = [
   '--disable-sync',
 ];
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/**
+ * The envelope the check's server runs with (README's Safe deployment example): home (the TCP at
+ * z 1.27) leaves the workspace; the moves below stay inside and out of the fixture.
+ */
+const WORKSPACE = { min: [-0.9, -0.9, 0.05], max: [0.9, 0.9, 1.2] };
+const FIXTURE = { name: 'fixture', min: [-0.25, 0.3, 0], max: [0.25, 0.8, 0.9] };
 const TARGET = [0.6, 0.35, -0.2, -1.2, 0.3, 1.1, 0.4];
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 
@@ -50,7 +66,41 @@ function networkHost(url: string): string | undefined {
   return undefined;
 }
 
-async function api(server: TestServer, route: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+/**
+ * Starts armgate on 127.0.0.1:0 from a settings file in the bundled file's layout (web, and the
+ * armgate block, with `safety` in it when given), read by the real loader; requests are not logged.
+ */
+async function startWith(safety?: Record<string, unknown>): Promise<RunningServer> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armgate-live-page-'));
+  const file = path.join(dir, 'settings.yaml');
+  try {
+    const settings = {
+      web: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 0,
+        token: TOKEN,
+        endpoints: 'pkg://armgate/config/endpoints.yaml',
+        joint_limits: 'pkg://armgate/config/joint_limits.yaml',
+      },
+      armgate: {
+        backend: 'sim',
+        sim: { time_scale: 1, joint_state_rate_hz: 100, publish_joint_states: true, initial_position: 'work' },
+        sequences: { bag_root: './bags' },
+        ...(safety ? { safety } : {}),
+      },
+    };
+    await writeFile(file, stringify(settings));
+    const loaded = await loadConfig(file, { env: {} });
+    if (!loaded.ok) throw new Error(loaded.error);
+    if (loaded.value.kind !== 'serve') throw new Error('web disabled');
+    return await startServer(loaded.value.config, { log: () => undefined });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function api(server: RunningServer, route: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${server.url}${route}`, {
     method: body === undefined && route !== '/stop' ? 'GET' : 'POST',
     headers: {
@@ -114,12 +164,60 @@ function canvasCoverage(page: Page): Promise<number> {
   });
 }
 
+/** Pixels of the canvas: how many are the keep-out boxes' red and the workspace's blue, and how many differ from `before` (a data URL). */
+interface CanvasPixels {
+  readonly url: string;
+  readonly red: number;
+  readonly blue: number;
+  readonly changed: number;
+  readonly pixels: number;
+}
+
+function canvasPixels(page: Page, before?: string): Promise<CanvasPixels> {
+  return page.evaluate(async (previous) => {
+    const canvas = document.querySelector('.canvas-host canvas') as HTMLCanvasElement | null;
+    if (!canvas) throw new Error('no canvas');
+    const url = canvas.toDataURL('image/png');
+    // No named function in here: tsx would wrap it in a helper the page does not have.
+    const decoded: Uint8ClampedArray[] = [];
+    for (const src of previous ? [url, previous] : [url]) {
+      const image = new Image();
+      image.src = src;
+      await image.decode();
+      const flat = document.createElement('canvas');
+      flat.width = image.width;
+      flat.height = image.height;
+      const g = flat.getContext('2d');
+      if (!g) throw new Error('no 2d context');
+      g.drawImage(image, 0, 0);
+      decoded.push(g.getImageData(0, 0, flat.width, flat.height).data);
+    }
+    const [data = new Uint8ClampedArray(0), old] = decoded;
+    let red = 0;
+    let blue = 0;
+    let changed = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const r = data[i] ?? 0;
+      const g = data[i + 1] ?? 0;
+      const b = data[i + 2] ?? 0;
+      // Red over the grey background or the grid (g close to b; the orange arm has g far above b).
+      if (r - g > 25 && r - b > 20 && Math.abs(g - b) < 30) red++;
+      if (b - r > 60 && b > 120) blue++;
+      if (old && old.length === data.length) {
+        const d = Math.abs(r - (old[i] ?? 0)) + Math.abs(g - (old[i + 1] ?? 0)) + Math.abs(b - (old[i + 2] ?? 0));
+        if (d > 24) changed++;
+      }
+    }
+    return { url, red, blue, changed, pixels: data.length / 4 };
+  }, before);
+}
+
 interface Outcome {
   passed: number;
   failed: number;
 }
 
-async function runChecks(browser: Browser, server: TestServer): Promise<Outcome> {
+async function runChecks(browser: Browser, server: RunningServer): Promise<Outcome> {
   const outcome: Outcome = { passed: 0, failed: 0 };
   const serverHost = new URL(server.url).hostname;
   const check = async (name: string, run: () => Promise<void>) => {
@@ -158,6 +256,29 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
     if (await page.locator('form.token').isVisible()) throw new Error('the token was asked for again after a reload');
   });
 
+  await check('the top bar and the legend show the envelope, read at each connection', async () => {
+    const bar = page.locator('[data-envelope]');
+    await page.locator('[data-envelope="set"]').waitFor();
+    const text = (await bar.textContent()) ?? '';
+    if (!/workspace/.test(text) || !/fixture/.test(text)) throw new Error(`the top bar says '${text}'`);
+    for (const zone of ['workspace', 'fixture']) {
+      const item = page.locator(`[data-legend] [data-zone="${zone}"]`);
+      if (!(await item.isVisible())) throw new Error(`the legend shows no ${zone}`);
+    }
+    const fixture = (await page.locator('[data-zone="fixture"]').textContent()) ?? '';
+    if (!fixture.includes('[-0.25, 0.30, 0.00] to [0.25, 0.80, 0.90] m'))
+      throw new Error(`the legend's fixture reads '${fixture}'`);
+    const kinds = await page
+      .locator('[data-zone]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-zone-kind')));
+    if (kinds.join() !== 'workspace,keep-out') throw new Error(`the legend's kinds: ${kinds.join()}`);
+    const label = page.locator('.labels .zone-label', { hasText: 'fixture' });
+    if (!(await label.isVisible())) throw new Error('the fixture has no label in the view');
+    // Two connections so far (the token, then the reload): each read the envelope.
+    const reads = urls.filter((url) => new URL(url).pathname === '/robot/safety').length;
+    if (reads < 2) throw new Error(`GET /robot/safety was read ${reads} times over two connections`);
+  });
+
   await check('named positions are buttons', async () => {
     await page.locator('[data-position="home"]').waitFor();
     const names = await page.locator('[data-position]').evaluateAll((els) => els.map((e) => e.textContent));
@@ -180,6 +301,31 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
     if (coverage < 0.01)
       throw new Error(`only ${(coverage * 100).toFixed(2)} % of the canvas is drawn (no arm in orange?)`);
   });
+
+  await check(
+    'the envelope is in the picture: hiding it from the legend takes its red and blue off the canvas',
+    async () => {
+      const toggle = page.locator('[data-envelope-toggle]');
+      const shown = await canvasPixels(page);
+      await toggle.focus();
+      await page.keyboard.press('Space');
+      if (await toggle.isChecked()) throw new Error('Space did not clear the checkbox');
+      await page.waitForTimeout(300);
+      const hidden = await canvasPixels(page, shown.url);
+      if (await page.locator('.labels .zone-label').isVisible())
+        throw new Error('the label stayed with the boxes hidden');
+      await page.keyboard.press('Space');
+      await page.waitForTimeout(300);
+      const again = await canvasPixels(page, shown.url);
+      const share = (n: number) => `${((n / shown.pixels) * 100).toFixed(2)} %`;
+      const seen = `shown red ${shown.red}, blue ${shown.blue}; hidden red ${hidden.red}, blue ${hidden.blue}; changed ${share(hidden.changed)}`;
+      if (hidden.changed < shown.pixels * 0.02) throw new Error(`hiding the envelope changed little: ${seen}`);
+      if (shown.red - hidden.red < 5000) throw new Error(`no keep-out red to speak of: ${seen}`);
+      if (shown.blue - hidden.blue < 500) throw new Error(`no workspace wireframe to speak of: ${seen}`);
+      if (again.changed > shown.pixels * 0.001)
+        throw new Error(`showing it again did not draw the same picture: ${share(again.changed)} differ`);
+    },
+  );
 
   await check('a named position button works from the keyboard', async () => {
     const button = page.locator('[data-position="work"]');
@@ -204,15 +350,45 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
     if (far < 0.05) throw new Error('the arm reached the target: the stop came too late to tell');
   });
 
+  await check('a move the envelope refuses shows its message in the motion panel', async () => {
+    const before = await pageJoints(page);
+    await page.locator('[data-position="home"]').focus();
+    await page.keyboard.press('Enter');
+    const failed = page.locator('[data-motion-state="failed"]');
+    await failed.waitFor();
+    const text = (await failed.textContent()) ?? '';
+    if (!/leave the workspace/.test(text) || !/z above 1\.2/.test(text))
+      throw new Error(`the motion panel says '${text}'`);
+    const after = await pageJoints(page);
+    const moved = Math.max(...after.map((v, i) => Math.abs(v - (before[i] ?? 0))));
+    if (moved > 1e-3) throw new Error(`the arm moved ${moved.toFixed(4)} rad`);
+  });
+
   await check('a screenshot is written', async () => {
-    await api(server, '/robot/move/joints', { joints: [0.5, 0.4, 0, -1.3, 0, 1.2, 0], speed: 0.8 });
+    // Swung away from the keep-out box (behind the arm in this view), the focus ring off the buttons.
+    await api(server, '/robot/move/joints', { joints: [-0.5, 0.4, 0, -1.3, 0, 1.2, 0], speed: 0.8 });
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     await page.waitForTimeout(500);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
   });
 
-  await check('on a tablet in portrait the Stop button stays in view', async () => {
+  await check('on a tablet in portrait the Stop button stays in view, the legend inside the 3D view', async () => {
     await page.setViewportSize({ width: 820, height: 1180 });
+    await page.waitForTimeout(200);
+    const view = await page.locator('.view').boundingBox();
+    const legend = await page.locator('[data-legend]').boundingBox();
+    if (!view || !legend) throw new Error('no view or no legend');
+    const inside =
+      legend.x >= view.x &&
+      legend.y >= view.y &&
+      legend.x + legend.width <= view.x + view.width &&
+      legend.y + legend.height <= view.y + view.height / 2;
+    if (!inside)
+      throw new Error(
+        `the legend ${JSON.stringify(legend)} is not in the top half of the view ${JSON.stringify(view)}`,
+      );
+    await page.screenshot({ path: path.join(ARTIFACTS, 'live-page-tablet-top.png') });
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     await page.waitForTimeout(200);
     await page.screenshot({ path: path.join(ARTIFACTS, 'live-page-tablet.png') });
@@ -236,6 +412,34 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
   return outcome;
 }
 
+/** Against a server without an envelope: the top bar says "no envelope", the legend is hidden and empty, no label. */
+async function runWithoutEnvelope(browser: Browser, server: RunningServer): Promise<Outcome> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const name = 'without an envelope the top bar says "no envelope" and the view has no zones';
+  try {
+    await page.goto(`${server.url}/`);
+    await page.locator('form.token input').fill(TOKEN);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-connection="live"]').waitFor();
+    await page.locator('[data-envelope="none"]').waitFor();
+    const text = await page.locator('[data-envelope]').textContent();
+    if (text !== 'no envelope') throw new Error(`the top bar says '${text}'`);
+    const zones = await page.locator('[data-zone]').count();
+    const labels = await page.locator('.zone-label').count();
+    if (zones > 0 || labels > 0) throw new Error(`${zones} zones in the legend, ${labels} labels`);
+    if (await page.locator('[data-legend]').isVisible()) throw new Error('the empty legend is shown');
+    process.stdout.write(`ok - ${name}\n`);
+    return { passed: 1, failed: 0 };
+  } catch (e) {
+    process.stdout.write(`not ok - ${name}: ${message(e)}\n`);
+    return { passed: 0, failed: 1 };
+  } finally {
+    await context.close();
+  }
+}
+
 async function main(): Promise<number> {
   if (!existsSync(CHROMIUM)) {
     process.stderr.write(
@@ -244,12 +448,17 @@ async function main(): Promise<number> {
     return 1;
   }
   const started = performance.now();
-  let server: TestServer | undefined;
+  let server: RunningServer | undefined;
   let browser: Browser | undefined;
   try {
-    server = await startTestServer({ web: { token: TOKEN } });
+    server = await startWith({ workspace: WORKSPACE, keep_out: [FIXTURE] });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
-    const { passed, failed } = await runChecks(browser, server);
+    const first = await runChecks(browser, server);
+    await server.close();
+    server = await startWith();
+    const second = await runWithoutEnvelope(browser, server);
+    const passed = first.passed + second.passed;
+    const failed = first.failed + second.failed;
     process.stdout.write(`browser (live page): ${passed} passed, ${failed} failed\n`);
     if (existsSync(SCREENSHOT)) process.stderr.write(`browser check: screenshot of the live page: ${SCREENSHOT}\n`);
     process.stderr.write(`browser check (live page): ${((performance.now() - started) / 1000).toFixed(1)} s\n`);

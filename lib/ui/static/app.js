@@ -1,11 +1,15 @@
 // The live page at /: the arm in 3D (three.js + urdf-loader, from this server) moving with the
 // joint_state events of GET /events, the joint angles, the TCP pose, the current motion, the
-// sequence status, the last log lines, the named positions as buttons and a Stop button.
+// sequence status, the last log lines, the named positions as buttons and a Stop button; the
+// safety envelope of GET /robot/safety in the view, its legend and the top bar (envelope.js),
+// read again each time the event stream connects.
 // The token is typed once, kept in sessionStorage (this tab only) and sent as an Authorization
 // header; never in a URL. EventSource cannot send headers, so the stream is read with fetch().
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
+import { CSS2DRenderer } from 'three/examples/jsm/renderers/CSS2DRenderer.js';
 import URDFLoader from 'urdf-loader';
+import { envelopeView } from './envelope.js';
 
 const TOKEN_KEY = 'armgate.token';
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
@@ -72,6 +76,11 @@ renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
 host.append(renderer.domElement);
 renderer.domElement.setAttribute('role', 'img');
 renderer.domElement.setAttribute('aria-label', 'The arm as the joint states show it');
+// The keep-out zones' names, over the canvas (the legend holds the same names for screen readers).
+const labels = new CSS2DRenderer();
+labels.domElement.className = 'labels';
+labels.domElement.setAttribute('aria-hidden', 'true');
+host.append(labels.domElement);
 const scene = new THREE.Scene();
 scene.background = new THREE.Color(0xe9eef3);
 const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 50);
@@ -93,6 +102,7 @@ function resize() {
   const { clientWidth: w, clientHeight: h } = host;
   if (w === 0 || h === 0) return;
   renderer.setSize(w, h, false);
+  labels.setSize(w, h);
   camera.aspect = w / h;
   camera.updateProjectionMatrix();
 }
@@ -106,9 +116,23 @@ function render() {
     jointsChanged = false;
   }
   renderer.render(scene, camera);
+  labels.render(scene, camera);
   requestAnimationFrame(render);
 }
 requestAnimationFrame(render);
+
+const envelope = envelopeView({ scene, legend: $('[data-legend]'), bar: $('[data-envelope]') });
+
+/** Reads GET /robot/safety and draws it; a failure is shown in the top bar. */
+async function loadSafety() {
+  try {
+    const response = await api('/robot/safety');
+    if (!response.ok) throw new Error(`GET /robot/safety: ${response.status}`);
+    envelope.show(await response.json());
+  } catch (error) {
+    envelope.fail(error.message);
+  }
+}
 
 const ARM = new THREE.MeshStandardMaterial({ color: 0xf28a1f, roughness: 0.55, metalness: 0.1 });
 const FOOT = new THREE.MeshStandardMaterial({ color: 0x59626b, roughness: 0.7 });
@@ -295,6 +319,8 @@ async function stream() {
   }
   if (!response.ok || !response.body) throw new Error(`GET /events: ${response.status}`);
   setStatus('live', 'live');
+  // The envelope may have changed while the page was away (a restart with other settings).
+  void loadSafety();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {
