@@ -65,8 +65,9 @@ function viewOf(id: string, planner: string, trajectory: JointTrajectoryMsg, exp
 
 /**
  * A dry run: plans `request` as the move would, without moving or taking the arm, and keeps the
- * plan for `safety.plan_ttl_s`. 200 success false with the reason when there is no plan (also on
- * a backend that cannot plan without moving: ros2).
+ * plan for `safety.plan_ttl_s`: the simulator's own planners, or on ros2 MoveIt's plan-only
+ * service, the plan held to the envelope along its whole path either way. 200 success false with
+ * the reason when there is no plan (also on a context that cannot plan without moving).
  */
 export async function dryRun(
   ctx: OpContext,
@@ -78,7 +79,7 @@ export async function dryRun(
     return ok({
       success: false,
       message:
-        'dry runs need a backend that plans without moving (the simulator); on ros2 the stack plans and executes in one goal, so nothing was planned',
+        'dry runs need a backend that plans without moving (the simulator, or MoveIt on ros2); this one cannot, so nothing was planned',
     });
   const answer = await context.planMotion(request, { signal: ctx.signal });
   if (!answer.ok) return err(unavailable(answer.error));

@@ -147,8 +147,9 @@ export interface RobotContext {
   ): Promise<Result<TrajectoryOutcome, InterfaceUnavailable>>;
   /**
    * Plans a motion as the move would (limits, collisions, the safety envelope) without moving.
-   * Optional: the simulator has it; the ros2 backend does not (a dry run there answers success
-   * false saying so).
+   * Simulator: its own planners; ros2: MoveIt's plan-only service (`interfaces.plan_kinematic_path`),
+   * the target and the returned trajectory held to the envelope. Optional: a context without it
+   * answers a dry run with success false saying so.
    */
   planMotion?(
     request: MotionPlanRequest,

@@ -66,11 +66,19 @@ export const EndpointsFileSchema = v.strictObject({
         'control_msgs/action/FollowJointTrajectory',
       ),
       stop: Iface('cobot/stop', 'std_srvs/srv/Trigger'),
+      apply_planning_scene: Iface('/apply_planning_scene', 'moveit_msgs/srv/ApplyPlanningScene'),
+      plan_kinematic_path: Iface('/plan_kinematic_path', 'moveit_msgs/srv/GetMotionPlan'),
     }),
     {},
   ),
   timeouts: v.optional(
-    v.strictObject({ server_wait_s: seconds(5), fk_s: seconds(2), ik_s: seconds(1), motion_s: seconds(120) }),
+    v.strictObject({
+      server_wait_s: seconds(5),
+      fk_s: seconds(2),
+      ik_s: seconds(1),
+      plan_s: seconds(5),
+      motion_s: seconds(120),
+    }),
     {},
   ),
 });

@@ -57,6 +57,11 @@ export const MOVEIT_INVALID_ROBOT_STATE = -17;
 export const MOVEIT_INVALID_LINK_NAME = -18;
 export const MOVEIT_FRAME_TRANSFORM_FAILURE = -21;
 export const MOVEIT_NO_IK_SOLUTION = -31;
+export const MOVEIT_PLANNING_FAILED = -1;
+export const MOVEIT_INVALID_MOTION_PLAN = -2;
+export const MOVEIT_START_STATE_IN_COLLISION = -10;
+export const MOVEIT_GOAL_CONSTRAINTS_VIOLATED = -14;
+export const MOVEIT_INVALID_GOAL_CONSTRAINTS = -16;
 
 /** The name of a MoveItErrorCodes value (`NO_IK_SOLUTION`), or `code N` for one not listed here. */
 export function moveitErrorName(val: number): string {
@@ -71,6 +76,11 @@ export function moveitErrorName(val: number): string {
     [MOVEIT_FRAME_TRANSFORM_FAILURE]: 'FRAME_TRANSFORM_FAILURE',
     [-22]: 'COLLISION_CHECKING_UNAVAILABLE',
     [MOVEIT_NO_IK_SOLUTION]: 'NO_IK_SOLUTION',
+    [MOVEIT_PLANNING_FAILED]: 'PLANNING_FAILED',
+    [MOVEIT_INVALID_MOTION_PLAN]: 'INVALID_MOTION_PLAN',
+    [MOVEIT_START_STATE_IN_COLLISION]: 'START_STATE_IN_COLLISION',
+    [MOVEIT_GOAL_CONSTRAINTS_VIOLATED]: 'GOAL_CONSTRAINTS_VIOLATED',
+    [MOVEIT_INVALID_GOAL_CONSTRAINTS]: 'INVALID_GOAL_CONSTRAINTS',
   };
   return names[val] ?? `code ${val}`;
 }

@@ -4,11 +4,15 @@ import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
+import { safetyStateFor } from '../safety/store.ts';
+import { createTargetGuard, type SafetyTarget, type TargetGuard, targetOutsideEnvelope } from '../safety/targets.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type {
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,
+  MotionPlanAnswer,
+  MotionPlanRequest,
   ReceivedJointState,
   RobotContext,
   TopicInfo,
@@ -61,17 +65,26 @@ import {
   type TriggerResponse,
 } from './messages.ts';
 import { RclGoals } from './rcl-goals.ts';
+import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
 import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
 import { GOAL_STATUS, type RclEntity, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
 
 /** The settings the rclnodejs context needs, taken from the loaded configuration. */
-export type RclConfig = Pick<Config, 'endpoints' | 'limits' | 'groupStates' | 'robot'>;
+export type RclConfig = Pick<
+  Config,
+  'endpoints' | 'limits' | 'groupStates' | 'robot' | 'safety' | 'robotDescriptionXml' | 'sim'
+>;
 
 export interface RclContextOptions {
   /** Name of armgate's node on the graph (default `armgate`). */
   readonly nodeName?: string;
   /** Where message definitions of recordable topics are found (default: AMENT_PREFIX_PATH, then built-in). */
   readonly definitions?: DefinitionSource;
+  /**
+   * Where start-up lines for the operator go (the keep-out boxes in MoveIt's planning scene, or
+   * why not); default: stderr. They are in the trajectory log too.
+   */
+  readonly notice?: (line: string) => void;
 }
 
 const emptyJointState = (): JointStateMsg => ({
@@ -115,8 +128,18 @@ export class RclContext implements RobotContext {
   private urdf: string | undefined;
   private malformedLogged = false;
   private readonly definitions: DefinitionSource;
+  /** The safety envelope the targets are held to; undefined: none configured. */
+  private readonly guard: TargetGuard | undefined;
+  /** Keeps the keep-out boxes in MoveIt's planning scene (when there are any). */
+  readonly keepOutScene: KeepOutScene | undefined;
 
-  private constructor(config: RclConfig, rcl: RclModule, node: RclNode, definitions: DefinitionSource) {
+  private constructor(
+    config: RclConfig,
+    rcl: RclModule,
+    node: RclNode,
+    definitions: DefinitionSource,
+    notice: (line: string) => void,
+  ) {
     this.config = config;
     this.endpoints = config.endpoints;
     this.limits = config.limits;
@@ -142,6 +165,17 @@ export class RclContext implements RobotContext {
     // Action clients early too (discovery takes a moment); a type that is not installed shows as a 503 on use.
     this.calls.actionClient(move_to_joints);
     this.calls.actionClient(move_to_pose);
+    const safety = safetyStateFor(config);
+    if (!safety.ok) throw new Error(safety.error);
+    const envelope = safety.value.envelope;
+    this.guard = envelope ? createTargetGuard(safety.value.chain, envelope, this.endpoints.planning_frame) : undefined;
+    this.keepOutScene =
+      envelope && envelope.keepOut.length > 0
+        ? new KeepOutScene(this.calls, this.endpoints, envelope.keepOut, (line) => {
+            notice(line);
+            this.log(line);
+          })
+        : undefined;
   }
 
   /** Initializes rclnodejs, creates armgate's node and spins it. */
@@ -149,8 +183,11 @@ export class RclContext implements RobotContext {
     await rcl.init();
     const node = new rcl.Node(options.nodeName ?? 'armgate');
     try {
-      const context = new RclContext(config, rcl, node, options.definitions ?? DefinitionSource.fromEnv(process.env));
+      const notice = options.notice ?? ((line: string) => process.stderr.write(`armgate: ${line}\n`));
+      const definitions = options.definitions ?? DefinitionSource.fromEnv(process.env);
+      const context = new RclContext(config, rcl, node, definitions, notice);
       node.spin();
+      context.keepOutScene?.start();
       return context;
     } catch (e) {
       node.destroy();
@@ -272,29 +309,81 @@ export class RclContext implements RobotContext {
     return this.config.robot.positionDescriptions[name] ?? DEFAULT_DESCRIPTION;
   }
 
-  moveToJoints(
+  /**
+   * The refusal of a target outside the safety envelope (nothing is sent to `iface`), or undefined
+   * when it is inside or no envelope is configured. The stack plans the path itself: only the
+   * target can be checked here.
+   */
+  private outsideEnvelope(target: SafetyTarget, iface: string): MotionResultMsg | undefined {
+    const why = this.guard ? targetOutsideEnvelope(this.guard, target) : undefined;
+    if (!why) return undefined;
+    this.log(`goal for ${iface} refused: outside the safety envelope: ${why}`);
+    return {
+      success: false,
+      message: `the target is outside the safety envelope: ${why}; nothing was sent to ${iface}, nothing moved`,
+    };
+  }
+
+  async moveToJoints(
     goal: MoveToJointsGoal,
     options: GoalOptions = {},
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
-    return this.goals.runAction(this.endpoints.interfaces.move_to_joints, moveToJointsGoalToRos(goal), options);
+    const iface = this.endpoints.interfaces.move_to_joints;
+    const refused = this.outsideEnvelope({ kind: 'joints', qRad: goal.joints }, iface.name);
+    if (refused) return ok(refused);
+    return this.goals.runAction(iface, moveToJointsGoalToRos(goal), options);
   }
 
   async moveToPose(
     goal: MoveToPoseGoal,
     options: GoalOptions = {},
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    const iface = this.endpoints.interfaces.move_to_pose;
     const rosGoal = moveToPoseGoalToRos(goal);
     if (!rosGoal.ok) return ok({ success: false, message: rosGoal.error });
-    return this.goals.runAction(this.endpoints.interfaces.move_to_pose, rosGoal.value, options);
+    const refused = this.outsideEnvelope(
+      { kind: 'pose', positionM: [goal.x, goal.y, goal.z], frameId: goal.frame_id },
+      iface.name,
+    );
+    if (refused) return ok(refused);
+    return this.goals.runAction(iface, rosGoal.value, options);
   }
 
-  moveToNamed(
+  async moveToNamed(
     request: MoveToNamedRequest,
     options: GoalOptions = {},
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
-    return this.goals.runService(this.endpoints.interfaces.move_to_named, moveToNamedToRos(request), options, () =>
-      this.callTrigger(),
-    );
+    const iface = this.endpoints.interfaces.move_to_named;
+    if (this.guard) {
+      // The named position's joint angles are the target: read from the SRDF MoveIt runs with.
+      const states = await this.groupStates();
+      if (!states.ok) return states;
+      const state = states.value.find((s) => s.name === request.name);
+      const refused = state ? this.outsideEnvelope({ kind: 'joints', qRad: state.jointsRad }, iface.name) : undefined;
+      if (refused) return ok(refused);
+    }
+    return this.goals.runService(iface, moveToNamedToRos(request), options, () => this.callTrigger());
+  }
+
+  /**
+   * A dry run through MoveIt's plan-only service (`interfaces.plan_kinematic_path`): see
+   * {@link planWithMoveIt}. Nothing is sent to the controller.
+   */
+  planMotion(
+    request: MotionPlanRequest,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<Result<MotionPlanAnswer, InterfaceUnavailable>> {
+    const deps = {
+      calls: this.calls,
+      endpoints: this.endpoints,
+      guard: this.guard,
+      latest: () => {
+        const latest = this.latest ? jointStateByName(this.latest.msg, this.endpoints.joint_names) : undefined;
+        return latest?.ok ? latest.value : undefined;
+      },
+      groupStates: () => this.groupStates(),
+    };
+    return planWithMoveIt(deps, request, options.signal);
   }
 
   async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
@@ -563,6 +652,7 @@ export class RclContext implements RobotContext {
   }
 
   async close(): Promise<void> {
+    this.keepOutScene?.close();
     await this.goals.cancelAll('the server is shutting down');
     this.logListeners.clear();
     this.jointStateListeners.clear();

@@ -60,6 +60,56 @@ function pointBoxDistance(x: number, y: number, z: number, box: EnvelopeBox): nu
 
 const fmt = (p: readonly number[]) => `(${p.map((v) => v.toFixed(3)).join(', ')})`;
 
+/** Where the TCP at `tcp` (m, planning frame) is outside the workspace, if it is. */
+function workspaceViolation(envelope: Envelope, tcp: readonly [number, number, number]): EnvelopeViolation | undefined {
+  const box = envelope.workspace;
+  if (!box) return undefined;
+  for (let a = 0; a < 3; a++) {
+    const v = tcp[a] ?? 0;
+    const low = box.min[a] ?? 0,
+      high = box.max[a] ?? 0;
+    if (v < low || v > high) {
+      const side = v < low ? `${AXES[a]} below ${low}` : `${AXES[a]} above ${high}`;
+      return {
+        zone: 'workspace',
+        kind: 'workspace',
+        link: 'the TCP',
+        pointM: tcp,
+        message: `the TCP would leave the workspace at ${fmt(tcp)} m (${side})`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Where a TCP position alone (m, planning frame) leaves the envelope: outside the workspace, or
+ * within `linkRadiusM` of a keep-out box (the last link's capsule ends there). What can be said of
+ * a pose target without knowing the configuration the stack will choose for it.
+ */
+export function tcpPointViolation(
+  envelope: Envelope,
+  tcp: readonly [number, number, number],
+): EnvelopeViolation | undefined {
+  const outside = workspaceViolation(envelope, tcp);
+  if (outside) return outside;
+  for (const zone of envelope.keepOut) {
+    if (pointBoxDistance(tcp[0], tcp[1], tcp[2], zone) < envelope.linkRadiusM || insideBox(tcp, zone))
+      return {
+        zone: zone.name,
+        kind: 'keep_out',
+        link: 'the TCP',
+        pointM: tcp,
+        message: `the TCP would enter the keep-out zone '${zone.name}' at ${fmt(tcp)} m`,
+      };
+  }
+  return undefined;
+}
+
+function insideBox(p: readonly number[], box: EnvelopeBox): boolean {
+  return [0, 1, 2].every((a) => (p[a] ?? 0) >= (box.min[a] ?? 0) && (p[a] ?? 0) <= (box.max[a] ?? 0));
+}
+
 /** A checker of configurations against one envelope, with its own FK workspace (no allocation per check). */
 export interface EnvelopeChecker {
   readonly envelope: Envelope;
@@ -102,24 +152,8 @@ export function createEnvelopeChecker(chain: Chain, envelope: Envelope): Envelop
     check(qRad) {
       forwardKinematics(chain, qRad, ws);
       const tcp = [ws.tipPos[0] ?? 0, ws.tipPos[1] ?? 0, ws.tipPos[2] ?? 0] as const;
-      const box = envelope.workspace;
-      if (box) {
-        for (let a = 0; a < 3; a++) {
-          const v = tcp[a] ?? 0;
-          const low = box.min[a] ?? 0,
-            high = box.max[a] ?? 0;
-          if (v < low || v > high) {
-            const side = v < low ? `${AXES[a]} below ${low}` : `${AXES[a]} above ${high}`;
-            return {
-              zone: 'workspace',
-              kind: 'workspace',
-              link: 'the TCP',
-              pointM: tcp,
-              message: `the TCP would leave the workspace at ${fmt(tcp)} m (${side})`,
-            };
-          }
-        }
-      }
+      const outside = workspaceViolation(envelope, tcp);
+      if (outside) return outside;
       if (envelope.keepOut.length === 0) return undefined;
       let found: EnvelopeViolation | undefined;
       visitLinks((link, x, y, z) => {

@@ -27,12 +27,15 @@ export function setSafetyState(state: SafetyState | undefined): void {
   current = state;
 }
 
+/** What of the configuration the safety state comes from. */
+export type SafetyConfig = Pick<Config, 'safety' | 'endpoints' | 'robotDescriptionXml' | 'robot' | 'sim'>;
+
 /**
  * The safety state of a configuration: the envelope of the `safety` block on the TCP chain of the
  * robot description (on the simulator with `sim.tool_offset`). An envelope whose chain cannot be
  * built (the TCP link is not in the description) is an error naming the keys.
  */
-export function safetyStateFor(config: Config): Result<SafetyState, string> {
+export function safetyStateFor(config: SafetyConfig): Result<SafetyState, string> {
   const envelope = envelopeFromSettings(config.safety);
   const { planning_frame, tcp_link, joint_names } = config.endpoints;
   const chain = chainFromUrdf(config.robotDescriptionXml, planning_frame, tcp_link, joint_names);

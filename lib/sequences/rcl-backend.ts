@@ -8,6 +8,12 @@ import { isHiddenName, RclCalls, rosName } from '../ros/rcl-calls.ts';
 import { RclGoals } from '../ros/rcl-goals.ts';
 import type { RclEntity, RclModule, RclNamesAndTypes, RclNode } from '../ros/rclnodejs-api.ts';
 import { settle } from '../ros/settle.ts';
+import {
+  type PlainTargetGuard,
+  type TargetGuard,
+  targetGuardOfPlain,
+  targetOutsideEnvelope,
+} from '../safety/targets.ts';
 import { goalOf, type SequencePoint } from './config.ts';
 import type { MoveAnswer, Recording, RunnerBackend } from './backend.ts';
 
@@ -17,6 +23,8 @@ export interface RunnerRosSettings {
   readonly joints_type: string;
   readonly pose_type: string;
   readonly timeouts: EndpointsFile['timeouts'];
+  /** The safety envelope each goal's target is checked against before it is sent; absent: none configured. */
+  readonly safety?: PlainTargetGuard;
 }
 
 /** How often the graph is polled while discovering topics to record. */
@@ -41,6 +49,7 @@ export class RclBackend implements RunnerBackend {
   private readonly definitions: DefinitionSource;
   private readonly warn: (line: string) => void;
   private readonly abort = new AbortController();
+  private readonly guard: TargetGuard | undefined;
   /** Set once the node is destroyed (with it, every subscription). */
   private released = false;
 
@@ -58,6 +67,7 @@ export class RclBackend implements RunnerBackend {
     this.definitions = definitions;
     this.warn = warn;
     this.goals = new RclGoals(new RclCalls(node, rcl, settings.timeouts.server_wait_s), settings.timeouts, log);
+    this.guard = settings.safety ? targetGuardOfPlain(settings.safety) : undefined;
   }
 
   /** Initializes rclnodejs and spins a node named `nodeName`. */
@@ -82,6 +92,23 @@ export class RclBackend implements RunnerBackend {
     const rosGoal =
       target.kind === 'joints' ? ok(moveToJointsGoalToRos(target.goal)) : moveToPoseGoalToRos(target.goal);
     if (!rosGoal.ok) return { kind: 'result', result: { success: false, message: rosGoal.error } };
+    // The stack plans the path itself: the target is what can be held to the envelope here.
+    const outside = this.guard
+      ? targetOutsideEnvelope(
+          this.guard,
+          target.kind === 'joints'
+            ? { kind: 'joints', qRad: target.goal.joints }
+            : { kind: 'pose', positionM: [target.goal.x, target.goal.y, target.goal.z], frameId: target.goal.frame_id },
+        )
+      : undefined;
+    if (outside)
+      return {
+        kind: 'result',
+        result: {
+          success: false,
+          message: `the target is outside the safety envelope: ${outside}; nothing was sent to ${action}`,
+        },
+      };
     const type = target.kind === 'joints' ? this.settings.joints_type : this.settings.pose_type;
     const sent = await this.goals.runAction({ name: action, type }, rosGoal.value, { signal: this.abort.signal });
     return sent.ok ? { kind: 'result', result: sent.value } : { kind: 'no_server', message: sent.error.message };

@@ -5,6 +5,8 @@ import type { Lease } from '../motion/arbiter.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
+import { safetyState } from '../safety/store.ts';
+import { plainChain } from '../safety/targets.ts';
 import type { SequenceConfig } from './config.ts';
 import { reapGroup, signalGroup } from './process-group.ts';
 import type { RunnerToServer, SequenceJob, ServerToRunner } from './protocol.ts';
@@ -118,6 +120,14 @@ export class SequenceSupervisor {
     };
   }
 
+  /** The envelope the runner holds its goals' targets to on ros2 (the process-wide safety state), if one is set. */
+  private runnerSafety() {
+    const safety = safetyState();
+    if (!safety?.envelope) return {};
+    const { envelope, chain } = safety;
+    return { safety: { envelope, chain: plainChain(chain), planning_frame: this.context.endpoints.planning_frame } };
+  }
+
   private statusChanged(): void {
     if (this.statusListeners.size === 0) return;
     const status = this.status();
@@ -158,6 +168,7 @@ export class SequenceSupervisor {
               joints_type: interfaces.move_to_joints.type,
               pose_type: interfaces.move_to_pose.type,
               timeouts,
+              ...this.runnerSafety(),
             },
           }
         : {}),

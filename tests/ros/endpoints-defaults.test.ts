@@ -79,6 +79,19 @@ describe('endpoints: the backends defaults for tcp_link and the SRDF', () => {
     assert.equal(timeouts.ik_s, 1);
   });
 
+  it("names MoveIt's planning scene and plan-only services with their types, and a planning time", async () => {
+    const { interfaces, timeouts } = (await load('ros2')).endpoints;
+    assert.deepEqual(interfaces.apply_planning_scene, {
+      name: '/apply_planning_scene',
+      type: 'moveit_msgs/srv/ApplyPlanningScene',
+    });
+    assert.deepEqual(interfaces.plan_kinematic_path, {
+      name: '/plan_kinematic_path',
+      type: 'moveit_msgs/srv/GetMotionPlan',
+    });
+    assert.equal(timeouts.plan_s, 5, 'timeouts.plan_s');
+  });
+
   it('still refuses unknown keys in the endpoints file (strict)', async () => {
     await writeFile(path.join(dir, 'typo.yaml'), 'tcp_lnk: tcp\n');
     const file = path.join(dir, 'settings-typo.yaml');

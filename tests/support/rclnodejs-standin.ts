@@ -18,6 +18,13 @@
  *   ABORTED with GOAL_TOLERANCE_VIOLATED, a trajectory it refuses ABORTED with INVALID_GOAL), or
  *   as `knobs.trajectoryGoals` scripts;
  * - `<node>/get_parameters` answers the SRDF parameter when `knobs.srdf` is set;
+ * - /apply_planning_scene (ApplyPlanningScene) answers success true, or what `knobs.sceneAnswer`
+ *   says; the scenes it was sent are in `requests`;
+ * - /plan_kinematic_path (GetMotionPlan) plans on the simulator without moving (joint constraints
+ *   as a joint target, a position and an orientation constraint as a pose target, Pilz's and the
+ *   other pipelines' planner ids as armgate's planner names, max_velocity_scaling_factor as the
+ *   speed) and answers a RobotTrajectory with SUCCESS or PLANNING_FAILED, or what
+ *   `knobs.planAnswer` makes of the request;
  * - a server is "available" only when it serves the name with the same type, as in ROS 2;
  * - `isRaw` subscriptions deliver each message serialized to CDR (a Buffer with the encapsulation
  *   header), with armgate's built-in definition of the type as typesupport.
@@ -62,6 +69,7 @@ import {
   MOVEIT_INVALID_GROUP_NAME,
   MOVEIT_INVALID_LINK_NAME,
   MOVEIT_NO_IK_SOLUTION,
+  MOVEIT_PLANNING_FAILED,
   MOVEIT_SUCCESS,
   type MotionResultMsg,
 } from '../../lib/ros/messages.ts';
@@ -150,6 +158,78 @@ export interface StandinKnobs {
   ikAnswer: IkScript | undefined;
   /** The FollowJointTrajectory server follows this script instead of the simulated controller. */
   trajectoryGoals: TrajectoryScript | undefined;
+  /** /apply_planning_scene answers this (a raw response) instead of success true. */
+  sceneAnswer: unknown;
+  /** /plan_kinematic_path answers what this makes of the request (a raw GetMotionPlan response) instead of planning on the simulator. */
+  planAnswer: ((request: RosMotionPlanRequest) => unknown) | undefined;
+}
+
+/** The GetMotionPlan request fields the stand-in reads, as rclnodejs hands them over. */
+export interface RosMotionPlanRequest {
+  motion_plan_request: {
+    start_state: { joint_state: { name: string[]; position: unknown }; is_diff: boolean };
+    goal_constraints: {
+      name: string;
+      joint_constraints?: { joint_name: string; position: number; tolerance_above: number; tolerance_below: number }[];
+      position_constraints?: {
+        header: { frame_id: string };
+        link_name: string;
+        constraint_region: {
+          primitives: { type: number; dimensions: unknown }[];
+          primitive_poses: { position: { x: number; y: number; z: number } }[];
+        };
+      }[];
+      orientation_constraints?: {
+        header: { frame_id: string };
+        link_name: string;
+        orientation: { x: number; y: number; z: number; w: number };
+      }[];
+    }[];
+    path_constraints?: {
+      name: string;
+      position_constraints: {
+        constraint_region: { primitive_poses: { position: { x: number; y: number; z: number } }[] };
+      }[];
+    };
+    pipeline_id: string;
+    planner_id: string;
+    group_name: string;
+    num_planning_attempts: number;
+    allowed_planning_time: number;
+    max_velocity_scaling_factor: number;
+    max_acceleration_scaling_factor: number;
+  };
+}
+
+/** A GetMotionPlan response as move_group answers it, from a plain joint trajectory (or the error code alone). */
+export function motionPlanResponse(
+  val: number,
+  trajectory?: JointTrajectoryMsg,
+  message = '',
+): Record<string, unknown> {
+  return {
+    motion_plan_response: {
+      trajectory_start: { joint_state: { name: [], position: new Float64Array(0) } },
+      group_name: 'iiwa_arm',
+      trajectory: {
+        joint_trajectory: trajectory
+          ? {
+              header: { stamp: { sec: 1700000000, nanosec: 0 }, frame_id: 'base_link' },
+              joint_names: [...trajectory.joint_names],
+              points: trajectory.points.map((p) => ({
+                positions: Float64Array.from(p.positions),
+                velocities: Float64Array.from(p.velocities),
+                accelerations: Float64Array.from(p.accelerations),
+                effort: new Float64Array(0),
+                time_from_start: { ...p.time_from_start },
+              })),
+            }
+          : { header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' }, joint_names: [], points: [] },
+      },
+      planning_time: 0.012,
+      error_code: { val, message, source: 'standin' },
+    },
+  };
 }
 
 export interface Standin {
@@ -217,6 +297,8 @@ export function createStandin(sim: SimContext): Standin {
     extraTopics: [],
     ikAnswer: undefined,
     trajectoryGoals: undefined,
+    sceneAnswer: undefined,
+    planAnswer: undefined,
   };
   const published: unknown[] = [];
   const requests: { name: string; request: unknown }[] = [];
@@ -226,7 +308,14 @@ export function createStandin(sim: SimContext): Standin {
 
   const servedServices = (): Map<string, string> => {
     const m = new Map(
-      [ifaces.compute_fk, ifaces.compute_ik, ifaces.move_to_named, ifaces.stop].map((i) => [full(i.name), i.type]),
+      [
+        ifaces.compute_fk,
+        ifaces.compute_ik,
+        ifaces.move_to_named,
+        ifaces.stop,
+        ifaces.apply_planning_scene,
+        ifaces.plan_kinematic_path,
+      ].map((i) => [full(i.name), i.type]),
     );
     if (knobs.srdf) m.set(`${full(knobs.srdf.node)}/get_parameters`, 'rcl_interfaces/srv/GetParameters');
     return m;
@@ -290,9 +379,47 @@ export function createStandin(sim: SimContext): Standin {
     };
   }
 
+  /** GetMotionPlan as move_group answers it: planned on the simulator from its current state, without moving. */
+  async function planPath(request: RosMotionPlanRequest): Promise<unknown> {
+    if (knobs.planAnswer) return knobs.planAnswer(request);
+    const r = request.motion_plan_request;
+    const goal = r.goal_constraints[0];
+    const speed = r.max_velocity_scaling_factor;
+    const joints = goal?.joint_constraints ?? [];
+    const position = goal?.position_constraints?.[0]?.constraint_region.primitive_poses[0]?.position;
+    const orientation = goal?.orientation_constraints?.[0]?.orientation;
+    const planner =
+      r.pipeline_id === 'pilz_industrial_motion_planner' ? r.planner_id.toLowerCase() : r.pipeline_id.toLowerCase();
+    const planned =
+      joints.length > 0
+        ? await sim.planMotion({
+            kind: 'joints',
+            goal: {
+              joints: sim.endpoints.joint_names.map((j) => joints.find((c) => c.joint_name === j)?.position ?? 0),
+              speed,
+            },
+          })
+        : position && orientation
+          ? await sim.planMotion({
+              kind: 'pose',
+              goal: { ...position, ...abcFromQuat(orientation), speed, planner, frame_id: '' },
+            })
+          : undefined;
+    if (!planned) return motionPlanResponse(MOVEIT_PLANNING_FAILED, undefined, 'no goal constraints');
+    if (!planned.ok || !planned.value.success)
+      return motionPlanResponse(
+        MOVEIT_PLANNING_FAILED,
+        undefined,
+        planned.ok ? planned.value.message : planned.error.message,
+      );
+    return motionPlanResponse(MOVEIT_SUCCESS, planned.value.trajectory);
+  }
+
   async function answer(name: string, request: unknown): Promise<unknown> {
     const n = full(name);
     const req = request as Record<string, unknown>;
+    if (n === full(ifaces.apply_planning_scene.name)) return knobs.sceneAnswer ?? { success: true };
+    if (n === full(ifaces.plan_kinematic_path.name)) return planPath(req as unknown as RosMotionPlanRequest);
     if (n === full(ifaces.compute_fk.name)) {
       const r = req as {
         header: { stamp: { sec: number; nanosec: number }; frame_id: string };
