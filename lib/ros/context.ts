@@ -1,3 +1,4 @@
+import type { SafetyState } from '../safety/store.ts';
 import type { ArmActivity } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
@@ -110,6 +111,8 @@ export interface RobotContext {
    * `robot_description` is the model (the simulator's).
    */
   robotDescription?(): Promise<Result<string, InterfaceUnavailable>>;
+  /** ros2: holds the goals' targets to the envelope with this model (start-up calls it once the model is known). */
+  useSafety?(safety: SafetyState): void;
   /** Sends a MoveToJoints goal and waits for its result (the context applies the motion timeout). */
   moveToJoints(goal: MoveToJointsGoal, options?: GoalOptions): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
   /** Sends a MoveToPose goal and waits for its result. */

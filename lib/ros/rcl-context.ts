@@ -4,7 +4,7 @@ import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
-import { safetyStateFor } from '../safety/store.ts';
+import { type SafetyState, safetyStateFor } from '../safety/store.ts';
 import { createTargetGuard, type SafetyTarget, type TargetGuard, targetOutsideEnvelope } from '../safety/targets.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type {
@@ -129,9 +129,12 @@ export class RclContext implements RobotContext {
   private malformedLogged = false;
   private readonly definitions: DefinitionSource;
   /** The safety envelope the targets are held to; undefined: none configured. */
-  private readonly guard: TargetGuard | undefined;
+  private guard: TargetGuard | undefined;
   /** Keeps the keep-out boxes in MoveIt's planning scene (when there are any). */
-  readonly keepOutScene: KeepOutScene | undefined;
+  keepOutScene: KeepOutScene | undefined;
+  private readonly notice: (line: string) => void;
+  /** The node spins: a keep-out scene set from now on starts at once. */
+  private spinning = false;
 
   private constructor(
     config: RclConfig,
@@ -165,17 +168,26 @@ export class RclContext implements RobotContext {
     // Action clients early too (discovery takes a moment); a type that is not installed shows as a 503 on use.
     this.calls.actionClient(move_to_joints);
     this.calls.actionClient(move_to_pose);
+    this.notice = notice;
+    // When the envelope's TCP chain is not in the endpoints file's URDF (the stack's `tcp` link), start-up reads
+    // the stack's robot_description and calls useSafety with the model it yields.
     const safety = safetyStateFor(config);
-    if (!safety.ok) throw new Error(safety.error);
-    const envelope = safety.value.envelope;
-    this.guard = envelope ? createTargetGuard(safety.value.chain, envelope, this.endpoints.planning_frame) : undefined;
+    if (safety.ok) this.useSafety(safety.value);
+  }
+
+  /** Holds the targets of the goals this context sends to the envelope, and puts the keep-out boxes in MoveIt's scene. */
+  useSafety(safety: SafetyState): void {
+    const envelope = safety.envelope;
+    this.guard = envelope ? createTargetGuard(safety.chain, envelope, this.endpoints.planning_frame) : undefined;
+    this.keepOutScene?.close();
     this.keepOutScene =
       envelope && envelope.keepOut.length > 0
         ? new KeepOutScene(this.calls, this.endpoints, envelope.keepOut, (line) => {
-            notice(line);
+            this.notice(line);
             this.log(line);
           })
         : undefined;
+    if (this.spinning) this.keepOutScene?.start();
   }
 
   /** Initializes rclnodejs, creates armgate's node and spins it. */
@@ -187,6 +199,7 @@ export class RclContext implements RobotContext {
       const definitions = options.definitions ?? DefinitionSource.fromEnv(process.env);
       const context = new RclContext(config, rcl, node, definitions, notice);
       node.spin();
+      context.spinning = true;
       context.keepOutScene?.start();
       return context;
     } catch (e) {

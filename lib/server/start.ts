@@ -102,8 +102,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (serverInProcess)
     throw new Error('an armgate server is already running in this process; close it before starting another');
   serverInProcess = true;
-  const safety = safetyStateFor(config);
-  if (!safety.ok) {
+  let safety = safetyStateFor(config);
+  if (!safety.ok && config.robot.backend === 'sim') {
     serverInProcess = false;
     throw new Error(safety.error);
   }
@@ -113,6 +113,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (e) {
     serverInProcess = false;
     throw e;
+  }
+  if (!safety.ok) {
+    // On ros2 the envelope's TCP chain may be in the stack's URDF only (its `tcp` link): read robot_description.
+    const stackUrdf = await context.robotDescription?.();
+    if (stackUrdf?.ok) safety = safetyStateFor({ ...config, robotDescriptionXml: stackUrdf.value });
+    if (safety.ok) context.useSafety?.(safety.value);
+    else {
+      await context.close();
+      serverInProcess = false;
+      throw new Error(
+        `${safety.error}${stackUrdf && !stackUrdf.ok ? `; the stack's robot_description could not be read either: ${stackUrdf.error.message}` : ''}`,
+      );
+    }
   }
   setContext(context);
   const arbiter = new MotionArbiter();

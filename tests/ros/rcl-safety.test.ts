@@ -8,7 +8,7 @@
  * says what else): message fields are checked here as the context hands them to rclnodejs.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -522,5 +522,69 @@ describe('ros2: targets held to the envelope, dry runs through MoveIt, plans exe
     assert.ok(maxDiff(await positions(url), SAFE_TARGET) < 1e-3, 'the arm is at the plan end');
     const res = await fetch(`${url}/robot/plans/${id}/execute`, { method: 'POST' });
     assert.equal(res.status, 409, 'a plan runs once');
+  });
+});
+
+describe("ros2: the envelope's TCP chain from the stack's robot_description", () => {
+  /** Starts a ros2 server whose tcp_link is the stack's `tcp` (not in the bundled URDF); the stack may serve its URDF. */
+  async function prepare(stackUrdf: string | undefined) {
+    const { simConfig, config } = await rosConfig();
+    const sim = await SimContext.create(simConfig);
+    const standin = createStandin(sim);
+    const srdfXml = await readFile(new URL('../../share/armgate/srdf/iiwa7.srdf', import.meta.url), 'utf8');
+    standin.knobs.srdf = {
+      node: '/move_group',
+      parameter: 'robot_description_semantic',
+      xml: srdfXml,
+      ...(stackUrdf ? { more: { robot_description: stackUrdf } } : {}),
+    };
+    const withTcp: Config = {
+      ...config,
+      endpoints: {
+        ...config.endpoints,
+        tcp_link: 'tcp',
+        srdf: { node: '/move_group', parameter: 'robot_description_semantic' },
+      },
+      groupStates: undefined,
+    };
+    const ctx = await RclContext.create(withTcp, standin.module, { notice: () => undefined });
+    return { sim, start: () => startServer(withTcp, { context: ctx, log: () => undefined }) };
+  }
+
+  it('reads the stack URDF when the bundled model lacks the tcp link, and holds the TCP to the workspace', async () => {
+    const bundled = await readFile(new URL('../../share/armgate/urdf/iiwa7.urdf', import.meta.url), 'utf8');
+    // The stack's model: the same arm with its tool centre point 0.2 m beyond the flange.
+    const stackUrdf = bundled.replace(
+      '</robot>',
+      '<link name="tcp"/><joint name="tcp_joint" type="fixed"><parent link="flange"/><child link="tcp"/>' +
+        '<origin xyz="0 0 0.2" rpy="0 0 0"/></joint></robot>',
+    );
+    const { sim, start } = await prepare(stackUrdf);
+    const server = await start();
+    try {
+      const safety = (await (await fetch(`${server.url}/robot/safety`)).json()) as { workspace?: unknown };
+      assert.ok(safety.workspace, 'the envelope is in force');
+      // At work the flange points down at about z 0.6; the tcp 0.2 m lower: inside. A pose target above the
+      // workspace is refused before anything is sent.
+      const refused = await move(server.url, '/robot/move/pose', { x: 0.4, y: 0, z: 1.2, b: Math.PI });
+      assert.equal(refused.success, false, 'a TCP target above the workspace is refused');
+      assert.match(refused.message, /workspace/, refused.message);
+    } finally {
+      await server.close();
+      await sim.close();
+    }
+  });
+
+  it('refuses to start, saying both, when neither the bundled model nor the stack has the tcp link', async () => {
+    const { sim, start } = await prepare(undefined);
+    try {
+      await assert.rejects(start(), (e: Error) => {
+        assert.match(e.message, /envelope needs the TCP chain/, e.message);
+        assert.match(e.message, /robot_description could not be read/, e.message);
+        return true;
+      });
+    } finally {
+      await sim.close();
+    }
   });
 });
