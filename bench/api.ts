@@ -7,6 +7,7 @@ import { startTestServer } from '../tests/support/server.ts';
 import type { Section } from './section.ts';
 import { quantile } from './stats.ts';
 import type { Table } from './table.ts';
+import { seededRandom } from '../lib/random.ts';
 
 const A = [0, 0, 0, -1.57, 0, 1.57, 0];
 const B = [0.2, 0.1, 0, -1.4, 0, 1.5, 0.1];
@@ -96,18 +97,6 @@ async function mcpRoundTrip(
   }
 }
 
-/** A pseudo-random generator (mulberry32), so every run asks the same poses. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** POST /robot/ik over HTTP for poses of random in-limit configurations, beside GET /robot/pose (FK over HTTP). */
 async function ikLatency(requests = 300): Promise<{
   ik: { p50Ms: number; p99Ms: number; solved: number };
@@ -115,7 +104,7 @@ async function ikLatency(requests = 300): Promise<{
 }> {
   const server = await startTestServer();
   try {
-    const random = prng(7);
+    const random = seededRandom(7);
     const { minRad, maxRad } = server.context.limits;
     const ik: number[] = [];
     const pose: number[] = [];

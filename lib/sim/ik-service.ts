@@ -5,6 +5,7 @@ import type { JointLimits } from '../robot/limits.ts';
 import type { IkAnswer } from '../ros/messages.ts';
 import type { Contact } from './model.ts';
 import { sliceCheckpoint } from './sliced.ts';
+import { seededRandom } from '../random.ts';
 
 /** The collision check the IK service asks (the simulator's model). */
 export interface CollisionCheck {
@@ -19,18 +20,6 @@ export interface IkTarget {
 
 /** Share of the budget kept for the search beyond the joint limits that explains a failure. */
 const EXPLAIN_SHARE = 0.2;
-
-/** Deterministic uniform numbers in [0, 1) (mulberry32), so a request gives the same answer each time. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const fmt = (values: readonly number[], digits = 4) => `[${values.map((v) => v.toFixed(digits)).join(', ')}]`;
 
@@ -93,7 +82,7 @@ function reachOf(chain: Chain, limits: JointLimits): Reach | undefined {
   };
   const first = points(new Float64Array(n));
   if (!first) return undefined;
-  const random = prng(7);
+  const random = seededRandom(7);
   for (let trial = 0; trial < 16; trial++) {
     const q = Float64Array.from({ length: n }, (_, j) => {
       const lo = limits.minRad[j] ?? -1;
@@ -178,7 +167,7 @@ export class SimIkService {
       };
     const started = this.nowMs();
     const end = started + budgetMs * (1 - EXPLAIN_SHARE);
-    const random = prng(1);
+    const random = seededRandom(1);
     const checkpoint = sliceCheckpoint(this.nowMs);
     const { minRad, maxRad } = this.limits;
     const attemptSeed = Float64Array.from(seedRad);
@@ -236,7 +225,7 @@ export class SimIkService {
     best: { posErrM: number; rotErrRad: number },
     signal?: AbortSignal,
   ): Promise<string> {
-    const random = prng(2);
+    const random = seededRandom(2);
     const checkpoint = sliceCheckpoint(this.nowMs);
     const seed = new Float64Array(this.limits.minRad.length);
     while (this.nowMs() < endMs && !signal?.aborted) {

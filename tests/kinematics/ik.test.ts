@@ -11,21 +11,10 @@ import { minSingularValue6 } from '../../lib/kinematics/linalg.ts';
 import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { ArmModel, type LinkPose } from '../../lib/sim/model.ts';
+import { seededRandom } from '../../lib/random.ts';
 
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
-
-/** mulberry32: a small seeded PRNG, so an IK run is reproducible from its fast-check seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let urdf = '';
 let chain: Chain;
@@ -134,7 +123,7 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
   it('solves FK(IK(T)) = T within 1e-5 m / 1e-5 rad inside the limits, seeded at mid-limits with a 5 ms budget', () => {
     const ws = createIkWorkspace(chain);
     // Warm up first: the 5 ms budget is about the optimized solver, not its first interpreted calls.
-    const warm = seeded(99);
+    const warm = seededRandom(99);
     for (let k = 0; k < 2000; k++) {
       const target = fkPose(limits.minRad.map((lo, i) => lo + warm() * ((limits.maxRad[i] ?? 0) - lo)));
       solveIk(
@@ -164,7 +153,7 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
             target.pos,
             target.rot,
             mid(),
-            { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(seed) },
+            { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seededRandom(seed) },
             ws,
           );
         let r = solve();
@@ -211,7 +200,7 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
           target.pos,
           target.rot,
           start,
-          { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(seed) },
+          { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seededRandom(seed) },
           ws,
         );
         assert.equal(r.status, 'converged');
@@ -229,7 +218,7 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
     // limit is ordinary (and LIN solves every path sample this way, without restarts).
     // 200 fixed cases: one joint (each in turn) near its lower or upper limit, the seed 0.05 rad
     // away from the true configuration (clamped into the limits).
-    const random = seeded(1);
+    const random = seededRandom(1);
     const ws = createIkWorkspace(chain);
     const misses: string[] = [];
     for (let c = 0; c < 200; c++) {
@@ -248,7 +237,7 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
         target.pos,
         target.rot,
         start,
-        { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seeded(c + 1) },
+        { deadlineMs: performance.now() + 5, nowMs: () => performance.now(), random: seededRandom(c + 1) },
         ws,
       );
       const worst = Math.max(...Array.from(r.qRad).map((v, i) => Math.abs(v - (start[i] ?? 0))));
@@ -269,7 +258,7 @@ describe('inverse kinematics (damped least squares with restarts)', () => {
     const r = solveIk(chain, limits.minRad, limits.maxRad, [2, 0, 0.5], rot, WORK, {
       deadlineMs: t0 + 5,
       nowMs: () => performance.now(),
-      random: seeded(42),
+      random: seededRandom(42),
     });
     const elapsed = performance.now() - t0;
     assert.notEqual(r.status, 'converged');

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { ArmModel, type LinkPose } from '../../lib/sim/model.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { seededRandom } from '../../lib/random.ts';
 
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const HOME = [0, 0, 0, 0, 0, 0, 0];
@@ -21,18 +22,6 @@ const MARGIN_M = 0.005;
  * shape can touch the floor only where some point of the axis is within 0.095 m of it.
  */
 const REACH_FROM_AXIS_M = 0.09;
-
-/** A small seeded generator (mulberry32), so the random sample is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const isFloor = (c: { a: string; b: string }) => c.a === 'floor' || c.b === 'floor';
 
@@ -135,7 +124,7 @@ describe('collision geometry fitted to the iiwa 7 (capsules from its published l
   // floor, and the share that collides is bracketed by the floor alone: at least the share whose
   // axis dips below the floor, at most the share whose axis comes within the shapes' reach of it.
   it('collides in random in-limit configurations only where the arm reaches the floor, in about 11 % of them', () => {
-    const random = seeded(2024);
+    const random = seededRandom(2024);
     const n = 3000;
     let colliding = 0;
     let axisBelowFloor = 0;

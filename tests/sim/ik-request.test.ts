@@ -5,27 +5,16 @@ import type { IkRequest } from '../../lib/ros/messages.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { ArmModel } from '../../lib/sim/model.ts';
 import { simConfig } from './sim-config.ts';
+import { seededRandom } from '../../lib/random.ts';
 
 // POST /robot/ik's backend on the simulator: SimContext.solveIk (lib/sim/ik-service.ts).
 
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 
-/** Deterministic uniform numbers in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('simulated IK on request (SimContext.solveIk)', () => {
   let sim: SimContext;
   let model: ArmModel;
-  const random = prng(42);
+  const random = seededRandom(42);
 
   /** The TCP pose of `q` through the FK service, as an IK request. */
   async function poseOf(q: readonly number[], collisionCheck = false): Promise<IkRequest> {
