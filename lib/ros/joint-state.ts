@@ -1,5 +1,6 @@
 import { err, ok, type Result } from '../result.ts';
 import type { InterfaceUnavailable, RobotContext } from './context.ts';
+import { jointStateByName } from './convert.ts';
 import type { JointStateMsg } from './messages.ts';
 
 /** How old the latest joint state may be before a reader waits for a new one, and how long it waits (the spec's 2 s). */
@@ -15,19 +16,9 @@ export function inJointOrder(
   iface: string,
 ): Result<JointStateMsg, InterfaceUnavailable> {
   if (msg.name.length === jointNames.length && msg.name.every((n, i) => n === jointNames[i])) return ok(msg);
-  const index = new Map(msg.name.map((n, i) => [n, i]));
-  const missing = jointNames.filter((n) => !index.has(n));
-  if (missing.length > 0) {
-    return err({ kind: 'unavailable', iface, message: `joint states on ${iface} lack ${missing.join(', ')}` });
-  }
-  const pick = (values: readonly number[]) => jointNames.map((n) => values[index.get(n) ?? -1] ?? 0);
-  return ok({
-    header: msg.header,
-    name: [...jointNames],
-    position: pick(msg.position),
-    velocity: pick(msg.velocity),
-    effort: pick(msg.effort),
-  });
+  const ordered = jointStateByName(msg, jointNames);
+  if (ordered.ok) return ordered;
+  return err({ kind: 'unavailable', iface, message: `joint states on ${iface} lack ${ordered.error.join(', ')}` });
 }
 
 /**

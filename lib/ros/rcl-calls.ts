@@ -122,6 +122,29 @@ export class RclCalls {
     return ok(await settle(answer, timeoutMs, signal));
   }
 
+  /**
+   * A service call that can be abandoned: the answer, or the abort's reason; a timeout or a failure
+   * is an `unavailable` error naming the interface.
+   */
+  async callOrAbort(
+    iface: Iface,
+    what: string,
+    request: object,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Result<{ readonly value: unknown } | { readonly aborted: string }, InterfaceUnavailable>> {
+    const outcome = await this.request(iface, what, request, timeoutMs, signal);
+    if (!outcome.ok) return outcome;
+    const o = outcome.value;
+    if (o.kind === 'value') return ok({ value: o.value });
+    if (o.kind === 'aborted') return ok({ aborted: o.reason });
+    const why =
+      o.kind === 'timeout'
+        ? `did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`
+        : `failed: ${o.message}`;
+    return err(unavailable(iface.name, `${what} ${iface.name} ${why}`));
+  }
+
   /** A service call whose timeout or failure is an `unavailable` error naming the interface. */
   async call(
     iface: Iface,
@@ -129,16 +152,10 @@ export class RclCalls {
     request: object,
     timeoutMs: number,
   ): Promise<Result<unknown, InterfaceUnavailable>> {
-    const outcome = await this.request(iface, what, request, timeoutMs);
-    if (!outcome.ok) return outcome;
-    const o = outcome.value;
-    if (o.kind === 'value') return ok(o.value);
-    const why =
-      o.kind === 'timeout'
-        ? `did not answer within ${timeoutMs / 1000} s`
-        : o.kind === 'error'
-          ? `failed: ${o.message}`
-          : o.reason;
-    return err(unavailable(iface.name, `${what} ${iface.name} ${why}`));
+    const answer = await this.callOrAbort(iface, what, request, timeoutMs);
+    if (!answer.ok) return answer;
+    return 'value' in answer.value
+      ? ok(answer.value.value)
+      : err(unavailable(iface.name, `${what} ${iface.name} ${answer.value.aborted}`));
   }
 }

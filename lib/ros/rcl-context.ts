@@ -449,19 +449,11 @@ export class RclContext implements RobotContext {
         timeout: durationFromS(timeouts.ik_s),
       },
     });
-    const waitS = Number((timeouts.ik_s + timeouts.fk_s).toFixed(3));
-    const answer = await this.calls.request(iface, 'IK service', rosRequest, waitS * 1000, options.signal);
+    const waitMs = (timeouts.ik_s + timeouts.fk_s) * 1000;
+    const answer = await this.calls.callOrAbort(iface, 'IK service', rosRequest, waitMs, options.signal);
     if (!answer.ok) return answer;
-    const outcome = answer.value;
-    if (outcome.kind === 'aborted') return ok({ success: false, message: outcome.reason });
-    if (outcome.kind !== 'value')
-      return err(
-        unavailable(
-          iface.name,
-          `IK service ${iface.name} ${outcome.kind === 'timeout' ? `did not answer within ${waitS} s` : `failed: ${outcome.message}`}`,
-        ),
-      );
-    const response = ikResponseFromRos(outcome.value);
+    if ('aborted' in answer.value) return ok({ success: false, message: answer.value.aborted });
+    const response = ikResponseFromRos(answer.value.value);
     if (!response.ok)
       return err(unavailable(iface.name, `IK service ${iface.name} gave a malformed response: ${response.error}`));
     const val = response.value.error_code.val;

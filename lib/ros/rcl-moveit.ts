@@ -246,19 +246,11 @@ export async function planWithMoveIt(
     accelerationScale: acceleration,
     allowedPlanningTimeS: timeouts.plan_s,
   });
-  const waitS = Number((timeouts.plan_s + timeouts.fk_s).toFixed(3));
-  const answer = await deps.calls.request(iface, 'plan service', rosRequest, waitS * 1000, signal);
+  const waitMs = (timeouts.plan_s + timeouts.fk_s) * 1000;
+  const answer = await deps.calls.callOrAbort(iface, 'plan service', rosRequest, waitMs, signal);
   if (!answer.ok) return answer;
-  const outcome = answer.value;
-  if (outcome.kind === 'aborted') return ok({ success: false, message: outcome.reason });
-  if (outcome.kind !== 'value')
-    return err(
-      unavailable(
-        iface.name,
-        `plan service ${iface.name} ${outcome.kind === 'timeout' ? `did not answer within ${waitS} s` : `failed: ${outcome.message}`}`,
-      ),
-    );
-  const response = motionPlanResponseFromRos(outcome.value, joint_names);
+  if ('aborted' in answer.value) return ok({ success: false, message: answer.value.aborted });
+  const response = motionPlanResponseFromRos(answer.value.value, joint_names);
   if (!response.ok)
     return err(unavailable(iface.name, `plan service ${iface.name} gave a malformed response: ${response.error}`));
   const how = `${moveitPlanner.pipeline_id}${moveitPlanner.planner_id ? ` ${moveitPlanner.planner_id}` : ''}`;
