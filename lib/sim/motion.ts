@@ -3,7 +3,7 @@ import { matFromAbc } from '../kinematics/rotation.ts';
 import { tcpPose } from '../planning/cartesian.ts';
 import type { MotionScales } from '../planning/limits.ts';
 import type { CircAux } from '../planning/paths.ts';
-import { type PlanEnv, plannerFor } from '../planning/planners.ts';
+import { type PlanCollisions, type PlanEnv, plannerFor } from '../planning/planners.ts';
 import { planPtp, ptpDurationS } from '../planning/ptp.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
@@ -13,15 +13,11 @@ import type { MotionResultMsg, MoveToJointsGoal, MoveToNamedRequest, MoveToPoseG
 import { err, ok, type Result } from '../result.ts';
 import type { ControllerEvent, TrajectoryController } from './controller.ts';
 import type { SimDriver } from './driver.ts';
-import type { Contact } from './model.ts';
 import { runSliced, sliceCheckpoint } from './sliced.ts';
 import type { EnvelopeChecker } from '../safety/envelope.ts';
 
 /** What the planners need of the collision model. */
-export interface CollisionChecker {
-  collisionAt(qRad: ArrayLike<number>): Contact | undefined;
-  obstacleCost(qRad: ArrayLike<number>, epsilonM: number, gradOut: Float64Array): number;
-}
+export type CollisionChecker = PlanCollisions;
 
 /** Planning settings of the simulator. */
 export interface SimPlanningOptions {
@@ -90,6 +86,9 @@ export class SimMotionServer {
   private readonly controller: TrajectoryController;
   private readonly driver: SimDriver;
   private readonly states: readonly GroupState[];
+  /** The collision model as it is: the path check tests the envelope itself, with its own message. */
+  private readonly model: CollisionChecker;
+  /** The collision model with the envelope's zones as contacts, for the planners that plan around them. */
   private readonly collisions: CollisionChecker;
   private readonly options: SimPlanningOptions;
   private waiting: Waiting | undefined;
@@ -108,6 +107,7 @@ export class SimMotionServer {
     this.controller = controller;
     this.driver = driver;
     this.states = states;
+    this.model = collisions;
     this.collisions = withEnvelope(collisions, options.envelope);
     this.options = options;
   }
@@ -227,7 +227,7 @@ export class SimMotionServer {
     const envelope = this.options.envelope;
     const outside = envelope?.check(goal);
     if (outside) return err(`the target is outside the safety envelope: ${outside.message}; nothing moved`);
-    const atGoal = this.collisions.collisionAt(goal);
+    const atGoal = this.model.collisionAt(goal);
     if (atGoal) return err(`the target is in collision (${atGoal.a} with ${atGoal.b}); choose another target`);
     const duration = trajectoryDuration(trajectory);
     const sample = createSample(this.limits.jointNames.length);
@@ -241,7 +241,7 @@ export class SimMotionServer {
         return err(
           `the ${planner} path would leave the safety envelope ${Math.round((100 * k) / steps)} % along it: ${leaves.message}; nothing moved`,
         );
-      const contact = this.collisions.collisionAt(sample.q);
+      const contact = this.model.collisionAt(sample.q);
       if (contact) {
         const hint =
           planner === 'ompl' || planner === 'chomp' ? '' : '; try planner ompl, which plans around obstacles';
