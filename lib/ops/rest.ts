@@ -7,7 +7,7 @@ import { ros } from '../ros/context.ts';
 import { audit } from '../audit/trail.ts';
 import { type Caller, refusal, requestPrincipal } from './access.ts';
 import { type AnyOperation, type OpContext, renderText } from './operation.ts';
-import { coerceScalarStrings, isOptional, objectEntries, scalarType } from './schema-shape.ts';
+import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from './schema-shape.ts';
 
 const NEVER_ABORTED = new AbortController().signal;
 const NO_PROGRESS = () => {};
@@ -36,7 +36,7 @@ export function renderError(error: ApiError, face: 'rest' | 'mcp'): ApiError {
 function fromText(text: string, type: string | undefined): unknown {
   if (type === 'number') {
     const t = text.trim();
-    return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/.test(t) ? Number(t) : text;
+    return NUMERIC.test(t) ? Number(t) : text;
   }
   if (type === 'boolean') {
     const t = text.trim().toLowerCase();
@@ -158,6 +158,24 @@ function pathFields(op: AnyOperation, request: Request): Record<string, string> 
   return fields;
 }
 
+const shapes = new WeakMap<
+  v.GenericSchema,
+  { entries: Readonly<Record<string, v.GenericSchema>>; types: Record<string, string | undefined> }
+>();
+
+/** An input schema's fields and the scalar type of each (what query and form text converts to), worked out once per schema. */
+function shapeOf(schema: v.GenericSchema) {
+  let shape = shapes.get(schema);
+  if (!shape) {
+    const entries = objectEntries(schema);
+    const types: Record<string, string | undefined> = {};
+    for (const [name, entry] of Object.entries(entries)) types[name] = scalarType(entry);
+    shape = { entries, types };
+    shapes.set(schema, shape);
+  }
+  return shape;
+}
+
 /** The operation's input schema (with the active joint limits when it depends on them). */
 export function inputSchemaOf(op: AnyOperation): v.GenericSchema | undefined {
   if (!op.input) return undefined;
@@ -173,9 +191,7 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
   }
   const schema = inputSchemaOf(op);
   if (!schema) return ok({});
-  const entries = objectEntries(schema);
-  const types: Record<string, string | undefined> = {};
-  for (const [name, entry] of Object.entries(entries)) types[name] = scalarType(entry);
+  const { entries, types } = shapeOf(schema);
   const queryKeys = rest.query ?? [];
   const query = queryFields(request.url, queryKeys, types);
   if (!query.ok) return query;

@@ -30,7 +30,8 @@ interface Walkable extends Shaped {
   readonly pipe?: readonly Walkable[];
 }
 
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/;
+/** A decimal number as text (what query, form and JSON strings are converted from). */
+export const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/;
 
 /**
  * A JSON value with the numbers and booleans that arrived as strings converted where the schema wants a number or a
