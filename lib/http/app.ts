@@ -34,7 +34,7 @@ export interface AppOptions {
 }
 
 /** The path of an absolute URL, without parsing the whole URL (hot path). */
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start < 0) return '/';
   const end = url.search(/[?#]/);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import { type HandlerModule, handlers } from '../../handlers/index.ts';
 import { operation as stopOperation } from '../../handlers/stop.ts';
-import { createApp } from '../http/app.ts';
+import { createApp, pathOf } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpServer } from '../mcp/face.ts';
@@ -70,12 +70,12 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let serverInProcess = false;
 
-/** POST /stop (or its alias /robot/stop), recognized from the request line alone. */
-function isStopRequest(request: Request): boolean {
-  if (request.method !== 'POST') return false;
-  const url = request.url;
-  const path = url.indexOf('/', url.indexOf('//') + 2);
-  return path >= 0 && /^(\/robot)?\/stop\/?(\?|#|$)/.test(url.slice(path));
+/** Recognizes, from the request line alone, the routes of the stop operations (POST /stop, POST /robot/stop). */
+function stopRoutes(active: readonly HandlerModule[]): (request: Request) => boolean {
+  const routes = new Set(
+    active.filter((h) => h.operation.effect === 'stop').map(({ operation: { rest } }) => `${rest.method} ${rest.path}`),
+  );
+  return (request) => routes.has(`${request.method} ${pathOf(request.url)}`);
 }
 
 /** The handlers of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
@@ -200,9 +200,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Stop wins: POST /stop is handled the moment it is read; other requests run a few per turn of the
   // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
   const inTurn = createTurnQueue();
+  const isStop = stopRoutes(active);
   const adapter = createServerAdapter((request: Request) => {
     stampArrival(request, arbiter.stopCount);
-    return isStopRequest(request) ? app(request) : inTurn(() => app(request));
+    return isStop(request) ? app(request) : inTurn(() => app(request));
   });
   const server = createServer(adapter);
   try {
