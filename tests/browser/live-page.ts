@@ -273,6 +273,8 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-zone-kind')));
     if (kinds.join() !== 'workspace,keep-out') throw new Error(`the legend's kinds: ${kinds.join()}`);
     const label = page.locator('.labels .zone-label', { hasText: 'fixture' });
+    // The labels are placed by the renderer on its next frame: wait for it rather than look once.
+    await label.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
     if (!(await label.isVisible())) throw new Error('the fixture has no label in the view');
     // Two connections so far (the token, then the reload): each read the envelope.
     const reads = urls.filter((url) => new URL(url).pathname === '/robot/safety').length;
