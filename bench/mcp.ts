@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Request as ServerRequest } from '@whatwg-node/fetch';
 import * as jointStates from '../handlers/robot/joint-states.ts';
 import { admissionPolicy } from '../lib/http/origin.ts';
 import { createMcpEndpoint, type McpEndpoint } from '../lib/mcp/server.ts';
@@ -93,6 +94,11 @@ async function roundTrips(): Promise<{
       mcpJson: async () => (await fetch(url, { method: 'POST', headers: jsonHeaders, body: CALL_BODY })).json(),
       mcpSse: async () => (await fetch(url, { method: 'POST', headers: sseHeaders, body: PROGRESS_BODY })).text(),
       sdk: () => sdkClient.callTool({ name: 'get_joint_states', arguments: {} }),
+      get404: async () => (await fetch(`${server.url}/bench/no-such-route`)).text(),
+      post404: async () =>
+        (
+          await fetch(`${server.url}/bench/no-such-route`, { method: 'POST', headers: jsonHeaders, body: CALL_BODY })
+        ).text(),
     };
     const p50: Record<string, number[]> = {};
     const p99: Record<string, number[]> = {};
@@ -142,6 +148,27 @@ function emptyToolServer(): Server {
   return server;
 }
 
+/**
+ * A fetch that answers as the endpoint does, at once and with no server (initialize, notifications, then `result` to
+ * every call): what the SDK client costs on its own.
+ */
+function cannedFetch(result: string): typeof fetch {
+  const headers = { 'content-type': 'application/json', 'mcp-session-id': 'canned' };
+  return async (_url, init) => {
+    const message = JSON.parse(String(init?.body)) as { id?: number | string; method?: string };
+    if (message.id === undefined) return new Response(null, { status: 202 });
+    const answer =
+      message.method === 'initialize'
+        ? JSON.stringify({
+            protocolVersion: VERSION,
+            capabilities: { tools: {} },
+            serverInfo: { name: 'c', version: '1' },
+          })
+        : result;
+    return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${answer}}`, { headers });
+  };
+}
+
 /** Microseconds per call of each part of the MCP path, in process (no socket), beside the REST handler. */
 async function profile(): Promise<Record<string, number>> {
   const server = await startTestServer();
@@ -155,7 +182,7 @@ async function profile(): Promise<Record<string, number>> {
     const sessions = new Map<string, object>();
     for (let k = 0; k < 256; k++) sessions.set(`${k}-${armgateSession}`, {});
     const request = (session: string, accept: string, body: string) =>
-      new Request(`http://${host}/mcp/mcp`, {
+      new ServerRequest(`http://${host}/mcp/mcp`, {
         method: 'POST',
         headers: { host, accept, 'content-type': 'application/json', 'mcp-session-id': session },
         body,
@@ -163,11 +190,17 @@ async function profile(): Promise<Record<string, number>> {
     const answer = JSON.parse(
       await (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY))).text(),
     ) as unknown;
+    const canned = new Client({ name: 'armgate-bench', version: '1' });
+    const toolResult = JSON.stringify((answer as { result: unknown }).result);
+    await canned.connect(
+      new StreamableHTTPClientTransport(new URL(`http://${host}/mcp/mcp`), { fetch: cannedFetch(toolResult) }),
+    );
     let sink = 0;
     const cases: Record<string, Timed> = {
+      'SDK client alone (canned answer, no server)': () => canned.callTool({ name: 'get_joint_states', arguments: {} }),
       'Request object (both faces)': async () => request(armgateSession, 'application/json', CALL_BODY),
       'REST handler alone': async () =>
-        (await jointStates.handler(new Request(`http://${host}/robot/joint_states`))).text(),
+        (await jointStates.handler(new ServerRequest(`http://${host}/robot/joint_states`))).text(),
       'session lookup (256 held)': async () => {
         sink += sessions.get(`128-${armgateSession}`) ? 1 : 0;
       },
@@ -186,6 +219,7 @@ async function profile(): Promise<Record<string, number>> {
         (await armgate.handler(request(armgateSession, 'application/json, text/event-stream', PROGRESS_BODY))).text(),
     };
     const times = await interleaved(cases, IN_PROCESS_CALLS, 500);
+    await canned.close();
     if (sink < 0) throw new Error('unreachable');
     return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, quantile(v, 0.5) * 1000]));
   } finally {
@@ -224,10 +258,13 @@ export const mcpSection: Section = {
         ),
         row('MCP tools/call, SDK client (JSON answer)', 'sdk', '< 1 ms, <= 1.5x', sdk < 1 && sdk <= 1.5 * rest),
         row('MCP tools/call with progressToken (SSE answer, fetch)', 'mcpSse', ''),
+        row('GET of an unknown path (404, fetch)', 'get404', ''),
+        row('POST of the tools/call body to an unknown path (404, fetch)', 'post404', ''),
       ],
       notes: [
         `server time per request (app log, p50): REST ${trips.serverMs['GET /robot/joint_states']?.toFixed(2)} ms, MCP ${trips.serverMs['POST /mcp/mcp']?.toFixed(2)} ms`,
-        'The rest of each round trip is the client (fetch, in this process) and the socket: a POST with a body costs more than a GET on both sides.',
+        'The rest of each round trip is the client (fetch, in this process) and the socket: MCP is POST only, and the two 404 rows show what a POST with this body costs over a GET before any route runs.',
+        "The SDK client row adds the client's own work per call (in the table below: the SDK client against a canned answer, no server), which no server change can remove.",
       ],
     };
     const profileTable: Table = {
@@ -235,7 +272,7 @@ export const mcpSection: Section = {
       header: ['part', 'us'],
       rows: Object.entries(us).map(([k, v]) => [k, v]),
       notes: [
-        'Request object: building the Request the handler gets (both faces pay it in the server adapter).',
+        "Request object: building the Request the handler gets (the server adapter's @whatwg-node Request; both faces pay it).",
         'direct path: one JSON request handed to the session Server (checks, SDK Protocol with its schema parse of params and result, answer);',
         'SDK transport path: the same through WebStandardStreamableHTTPServerTransport with an SSE answer (used when progress is asked for).',
       ],

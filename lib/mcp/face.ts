@@ -7,6 +7,7 @@ import {
   ElicitResultSchema,
   McpError,
   ReadResourceRequestSchema,
+  type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
@@ -175,8 +176,20 @@ function elicitConfirmation(server: Server): ConfirmMotion {
   };
 }
 
-/** A new low-level MCP server with the tools and resources (one per session). */
-export function createMcpServer(options: McpFaceOptions = {}): Server {
+/**
+ * Answers a tools/call from its params, as the session's Server does (an unknown tool or a bad name is an McpError
+ * of code -32602): the direct path of lib/mcp/server.ts calls it without the SDK's Protocol.
+ */
+export type ToolCaller = (params: Record<string, unknown>, extra: CallExtra) => Promise<CallToolResult>;
+
+/** A session's MCP face: the SDK Server (initialize, lists, resources, streams) and its tools/call as a function. */
+export interface McpFace {
+  readonly server: Server;
+  readonly callTool: ToolCaller;
+}
+
+/** A new MCP face with the tools and resources (one per session). */
+export function createMcpFace(options: McpFaceOptions = {}): McpFace {
   const tools = options.tools ?? DEFAULT_TOOLS;
   const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
   /** The name a tool of an operation is served under (the first, when it has several). */
@@ -189,19 +202,22 @@ export function createMcpServer(options: McpFaceOptions = {}): Server {
     },
   );
   const confirm = options.confirmMotion ? elicitConfirmation(server) : undefined;
+  const callByName: ToolCaller = async (params, extra) => {
+    const name = params.name;
+    if (typeof name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid params: name must be a string');
+    const op = byName.get(name);
+    if (!op)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `unknown tool '${name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
+      );
+    return callTool(op, params.arguments, extra, confirm);
+  };
   // A token sees only the tools its role may call (the call checks it again).
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
     tools: listTools(tools, principalOf(extra).role),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const op = byName.get(request.params.name);
-    if (!op)
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `unknown tool '${request.params.name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
-      );
-    return callTool(op, request.params.arguments, extra, confirm);
-  });
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callByName(request.params, extra));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
     contents: [
@@ -212,5 +228,10 @@ export function createMcpServer(options: McpFaceOptions = {}): Server {
       },
     ],
   }));
-  return server;
+  return { server, callTool: callByName };
+}
+
+/** A new low-level MCP server with the tools and resources (one per session). */
+export function createMcpServer(options: McpFaceOptions = {}): Server {
+  return createMcpFace(options).server;
 }

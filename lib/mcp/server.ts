@@ -6,13 +6,15 @@ import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   type JSONRPCMessage,
   type MessageExtraInfo,
+  McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import { requestPrincipal } from '../ops/access.ts';
-import { createMcpServer } from './face.ts';
+import { createMcpFace, type McpFace, type ToolCaller } from './face.ts';
+import type { CallExtra } from './tools.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
@@ -53,6 +55,8 @@ class SessionTransport implements Transport {
   readonly sdk: WebStandardStreamableHTTPServerTransport;
   /** Direct requests waiting for their answer, by JSON-RPC id. */
   private readonly direct = new Map<RequestId, (answer: JSONRPCMessage) => void>();
+  /** The signals of tool calls answered without the Server: aborted when the session closes, as the Server's are. */
+  private readonly ownCalls = new Set<LazyAbort>();
 
   constructor(sdk: WebStandardStreamableHTTPServerTransport) {
     this.sdk = sdk;
@@ -61,6 +65,8 @@ class SessionTransport implements Transport {
     sdk.onclose = () => {
       for (const [id, answer] of this.direct) answer(errorAnswer(id, -32000, 'Connection closed: the session ended'));
       this.direct.clear();
+      for (const call of this.ownCalls) call.abort('the session ended');
+      this.ownCalls.clear();
       this.onclose?.();
     };
   }
@@ -105,12 +111,101 @@ class SessionTransport implements Transport {
     this.onmessage?.(request as JSONRPCMessage, extra);
     return { answer, stop };
   }
+
+  /**
+   * A tools/call answered by the face's own function, without the Server (the SDK Protocol's schema parses of the
+   * message, the params and the result cost more than reading the arm): its answer and a stop that cancels it
+   * (notifications/cancelled) by aborting the call's signal, as the Protocol would. The answer is plain JSON, so
+   * progress has nowhere to go and a request to the client (elicitation) fails at once; a client that takes a stream
+   * gets those through the Server.
+   */
+  callTool(
+    callTool: ToolCaller,
+    request: Request,
+    call: JsonRpcRequest & { params: Record<string, unknown> },
+  ): { answer: Promise<JSONRPCMessage>; stop: () => void } {
+    const abort = new LazyAbort();
+    this.ownCalls.add(abort);
+    const info = lazyRequestInfo(request);
+    const extra: CallExtra = {
+      get signal() {
+        return abort.signal;
+      },
+      ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
+      requestId: call.id,
+      authInfo: info.authInfo,
+      requestInfo: info.requestInfo,
+      sendNotification: NO_NOTIFICATIONS,
+      sendRequest: NO_REQUESTS,
+    };
+    let settle: (answer: JSONRPCMessage) => void = () => {};
+    const answer = new Promise<JSONRPCMessage>((resolve) => {
+      settle = resolve;
+    });
+    callTool(call.params, extra)
+      .then(
+        (result) => settle({ jsonrpc: '2.0', id: call.id, result }),
+        (error: unknown) => settle(thrownAnswer(call.id, error)),
+      )
+      .finally(() => this.ownCalls.delete(abort));
+    const stop = () => {
+      abort.abort('cancelled by the client');
+      settle(errorAnswer(call.id, CANCELLED_CODE, 'Request cancelled'));
+    };
+    return { answer, stop };
+  }
+}
+
+/** An AbortSignal made only when first asked for: most tool calls (reads) never look, and making one costs ~10 us. */
+class LazyAbort {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private aborted = false;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** A direct tool call's notifications (progress): its answer is plain JSON, so they have nowhere to go. */
+const NO_NOTIFICATIONS: CallExtra['sendNotification'] = async () => {};
+
+/** A direct tool call's requests to the client (elicitation): none can reach a client that takes only JSON. */
+const NO_REQUESTS: CallExtra['sendRequest'] = async () => {
+  throw new McpError(-32600, 'the client accepts only a JSON answer, so no request can reach it during this call');
+};
+
+/** The JSON-RPC error answer of a handler that threw, as the SDK's Protocol makes it. */
+function thrownAnswer(id: RequestId, error: unknown): JSONRPCMessage {
+  const { code, message, data } = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: Number.isSafeInteger(code) ? (code as number) : -32603,
+      message: typeof message === 'string' ? message : 'Internal error',
+      ...(data !== undefined ? { data } : {}),
+    },
+  };
 }
 
 interface Session {
   readonly id: string;
   readonly server: Server;
   readonly transport: SessionTransport;
+  /** The face's tools/call, answered on the direct path without the Server (none for a bare Server: tests). */
+  readonly callTool: ToolCaller | undefined;
   /** The exact Host and Origin values the SDK's DNS-rebinding protection admits for this session. */
   readonly hosts: ReadonlySet<string>;
   readonly origins: ReadonlySet<string>;
@@ -136,8 +231,8 @@ interface Batch {
 
 /** Options for tests and benches; the server uses the defaults. */
 export interface McpEndpointOptions {
-  /** Builds the MCP server of a new session (default: the armgate tools and resources). */
-  readonly createServer?: () => Server;
+  /** Builds the MCP face (or a bare server) of a new session (default: the armgate tools and resources). */
+  readonly createServer?: () => McpFace | Server;
   readonly idleMs?: number;
   readonly maxSessions?: number;
   /**
@@ -216,7 +311,7 @@ function authInfoOf(request: Request): AuthInfo {
 }
 
 /** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
-function lazyRequestInfo(request: Request): MessageExtraInfo {
+function lazyRequestInfo(request: Request): Required<Pick<MessageExtraInfo, 'authInfo' | 'requestInfo'>> {
   let headers: Record<string, string> | undefined;
   let url: URL | undefined;
   return {
@@ -232,6 +327,21 @@ function lazyRequestInfo(request: Request): MessageExtraInfo {
       },
     },
   };
+}
+
+/** The JSON of results already answered (a tool result object is reused while the output it shows is the same). */
+const resultJson = new WeakMap<object, string>();
+
+/** The JSON text of an answer, its result serialized once however many requests it answers. */
+function answerJson(message: JSONRPCMessage): string {
+  if (!('result' in message) || typeof message.result !== 'object' || message.result === null)
+    return JSON.stringify(message);
+  let result = resultJson.get(message.result);
+  if (result === undefined) {
+    result = JSON.stringify(message.result);
+    resultJson.set(message.result, result);
+  }
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`;
 }
 
 /** True for `application/json` with any parameters, as the SDK transport requires of a POST. */
@@ -387,7 +497,7 @@ function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolea
  *   policy the app checks first), for the port the session began on.
  */
 export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpointOptions = {}): McpEndpoint {
-  const createServer = options.createServer ?? createMcpServer;
+  const createServer = options.createServer ?? createMcpFace;
   const idleMs = options.idleMs ?? SESSION_IDLE_MS;
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
   const ids = sessionIds();
@@ -434,7 +544,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
 
   /** A server and transport whose session id is `id` (a new one, or one rebuilt), not yet held. */
   const openSession = async (request: Request, id: string): Promise<Session> => {
-    const server = createServer();
+    const made = createServer();
+    const { server, callTool } = 'callTool' in made ? made : { server: made, callTool: undefined };
     const allow = sdkAllowLists(admission, request.headers.get('host') ?? '');
     const sdk = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
@@ -451,6 +562,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       id,
       server,
       transport,
+      callTool,
       hosts: new Set(allow.allowedHosts),
       origins: new Set(allow.allowedOrigins),
       lastUsedMs: performance.now(),
@@ -520,12 +632,15 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     )
       return undefined;
     session.lastUsedMs = performance.now();
-    const { answer, stop } = session.transport.call(call, lazyRequestInfo(request));
+    const { answer, stop } =
+      call.method === 'tools/call' && session.callTool && call.params && call.params.task === undefined
+        ? session.transport.callTool(session.callTool, request, call as JsonRpcRequest & { params: object })
+        : session.transport.call(call, lazyRequestInfo(request));
     session.open.set(call.id, stop);
     const message = await answer;
     session.open.delete(call.id);
     session.lastUsedMs = performance.now();
-    return new PonyfillResponse(JSON.stringify(message), { status: 200, headers: jsonHeaders(session.id) });
+    return new PonyfillResponse(answerJson(message), { status: 200, headers: jsonHeaders(session.id) });
   };
 
   /** Hands a POST to the session's SDK transport and shapes the answer for what the client accepts. */

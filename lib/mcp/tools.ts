@@ -109,7 +109,10 @@ function contextOf(extra: CallExtra, caller: Caller): OpContext {
   let last = -1;
   return {
     face: 'mcp',
-    signal: extra.signal,
+    // Read only when the operation looks: the direct path makes the signal then.
+    get signal() {
+      return extra.signal;
+    },
     arrivedAtStop: services().arbiter.stopCount,
     caller,
     progress:
@@ -151,8 +154,31 @@ export async function callTool(
   const result = await runTool(op, args, extra, caller, confirm);
   audit(op, caller, started, args ?? {}, result);
   if (!result.ok) return errorResult(op, result.error);
-  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: result.value } : result.value) as Record<string, unknown>;
-  return { structuredContent: structured, content: [{ type: 'text', text: summarize(op, structured) }] };
+  return toolResultOf(op, result.value);
+}
+
+/** The tool results built so far, by operation and output object (a state read many times between updates is one). */
+const toolResults = new WeakMap<AnyOperation, WeakMap<object, CallToolResult>>();
+
+/**
+ * The tool result of an operation's output: the structured result and its one-line text. The same output object gives
+ * the same (unchanged) result object, so that its JSON can be kept too (see the direct path of lib/mcp/server.ts).
+ */
+function toolResultOf(op: AnyOperation, value: unknown): CallToolResult {
+  const cacheable = typeof value === 'object' && value !== null;
+  let byValue = cacheable ? toolResults.get(op) : undefined;
+  const known = byValue?.get(value as object);
+  if (known) return known;
+  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: value } : value) as Record<string, unknown>;
+  const built: CallToolResult = {
+    structuredContent: structured,
+    content: [{ type: 'text', text: summarize(op, structured) }],
+  };
+  if (cacheable) {
+    if (!byValue) toolResults.set(op, (byValue = new WeakMap()));
+    byValue.set(value as object, built);
+  }
+  return built;
 }
 
 async function runTool(

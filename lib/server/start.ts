@@ -6,7 +6,7 @@ import { operation as stopOperation } from '../../handlers/stop.ts';
 import { createApp, pathOf } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
-import { createMcpServer } from '../mcp/face.ts';
+import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { setToolNames } from '../ops/operation.ts';
@@ -170,7 +170,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   setToolNames(served);
   const confirmMotion = config.mcp.confirmMotion;
   const mcp = createMcpEndpoint(admission, {
-    createServer: () => createMcpServer({ tools, confirmMotion }),
+    createServer: () => createMcpFace({ tools, confirmMotion }),
     streamToolCalls: confirmMotion,
   });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.

@@ -9,10 +9,14 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  EmptyResultSchema,
   type JSONRPCMessage,
   LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { McpFace } from '../../lib/mcp/face.ts';
+import type { CallExtra } from '../../lib/mcp/tools.ts';
 import { admissionPolicy } from '../../lib/http/origin.ts';
 import {
   createMcpEndpoint,
@@ -462,21 +466,25 @@ interface Probe {
   /** Aborts the handlers observed, by tool call. */
   readonly aborted: string[];
   started: number;
+  /** Which path answered each tools/call: the session's Server, or the face's function without it (direct). */
+  readonly paths: ('server' | 'direct')[];
 }
 
-/** A server with two test tools: `count` sends 3 progress notifications, `wait` runs until cancelled. */
-function probeServer(probe: Probe): () => Server {
+/**
+ * A face with two test tools (`count` sends 3 progress notifications, `wait` runs until cancelled), its tools/call
+ * served by the Server and by the function of the direct path alike, as armgate's face is (lib/mcp/face.ts).
+ */
+function probeServer(probe: Probe): () => McpFace {
   return () => {
     const server = new Server({ name: 'probe', version: '1' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: [
-        { name: 'count', inputSchema: { type: 'object' } },
-        { name: 'wait', inputSchema: { type: 'object' } },
-      ],
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const token = request.params._meta?.progressToken;
-      if (request.params.name === 'count') {
+    const callTool = async (
+      params: Record<string, unknown>,
+      extra: CallExtra,
+      path: 'server' | 'direct',
+    ): Promise<CallToolResult> => {
+      probe.paths.push(path);
+      const token = extra._meta?.progressToken;
+      if (params.name === 'count') {
         for (let k = 1; k <= 3; k++) {
           if (token !== undefined)
             await extra.sendNotification({
@@ -487,12 +495,25 @@ function probeServer(probe: Probe): () => Server {
         }
         return { content: [{ type: 'text', text: 'counted' }] };
       }
+      if (params.name === 'ask') {
+        try {
+          await extra.sendRequest({ method: 'ping' }, EmptyResultSchema);
+          return { content: [{ type: 'text', text: 'asked' }] };
+        } catch (e) {
+          return { isError: true, content: [{ type: 'text', text: (e as Error).message }] };
+        }
+      }
+      if (params.name !== 'wait') throw new McpError(-32602, `unknown tool '${String(params.name)}'`);
       probe.started++;
       await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve(), { once: true }));
       probe.aborted.push(String(extra.requestId));
       return { content: [{ type: 'text', text: 'cancelled' }] };
-    });
-    return server;
+    };
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: ['count', 'wait', 'ask'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra, 'server'));
+    return { server, callTool: (params, extra) => callTool(params, extra, 'direct') };
   };
 }
 
@@ -502,7 +523,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
   const open: McpEndpoint[] = [];
   const make = (options: { idleMs?: number; maxSessions?: number } = {}) => {
-    const probe: Probe = { aborted: [], started: 0 };
+    const probe: Probe = { aborted: [], started: 0, paths: [] };
     const endpoint = createMcpEndpoint(admission, { createServer: probeServer(probe), ...options });
     open.push(endpoint);
     const fetchIn = async (input: string | URL, init?: RequestInit) => {
@@ -585,12 +606,67 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
       await assert.rejects(call, 'the client call rejects');
       for (let k = 0; k < 100 && probe.aborted.length === 0; k++) await delay(5);
       assert.equal(probe.aborted.length, 1, "the handler's signal was aborted");
+      assert.equal(probe.paths[0], withProgress ? 'server' : 'direct', 'a JSON answer is made without the Server');
       const next = (await client.callTool({ name: 'count', arguments: {} })) as CallToolResult;
       assert.equal((next.content[0] as { text: string }).text, 'counted', 'the session serves the next call');
       assert.equal(endpoint.sessionCount(), 1, 'one session');
       await client.close();
     });
   }
+
+  it('answers a plain tools/call without the Server, with the errors the Server gives', async () => {
+    const { fetchIn, probe } = make();
+    const init = await fetchIn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(INIT('2025-06-18')),
+    });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    const post = async (body: unknown, accept: string) => {
+      const res = await fetchIn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, 'mcp-session-id': session },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      return JSON.parse(text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? 'null')) as {
+        id: number;
+        result?: CallToolResult;
+        error?: { code: number; message: string };
+      };
+    };
+    const counted = await post(CALL(2, 'count'), 'application/json');
+    assert.deepEqual(counted.result?.content, [{ type: 'text', text: 'counted' }], 'the direct answer');
+    const viaServer = await post(
+      CALL(3, 'nope', { _meta: { progressToken: 'p' } }),
+      'application/json, text/event-stream',
+    );
+    const direct = await post(CALL(4, 'nope'), 'application/json');
+    assert.deepEqual(
+      probe.paths,
+      ['direct', 'server', 'direct'],
+      'JSON answers without the Server, progress through it',
+    );
+    assert.equal(direct.error?.code, -32602, 'an unknown tool is invalid params');
+    assert.deepEqual(direct.error, viaServer.error, 'the same error on both paths');
+    // A request to the client (elicitation) has no stream to travel on: it fails at once instead of waiting.
+    const asked = await post(CALL(5, 'ask'), 'application/json');
+    assert.equal(asked.result?.isError, true, 'the request to the client failed');
+    assert.match((asked.result?.content[0] as { text: string }).text, /accepts only a JSON answer/);
+  });
+
+  it("aborts a direct call's signal when its session is deleted", async () => {
+    const { connect, probe, fetchIn } = make();
+    const { client, transport } = await connect('application/json');
+    const call = client.callTool({ name: 'wait', arguments: {} });
+    for (let k = 0; k < 100 && probe.started === 0; k++) await delay(5);
+    assert.deepEqual(probe.paths, ['direct'], 'the call runs on the direct path');
+    const deleted = await fetchIn(url, { method: 'DELETE', headers: { 'mcp-session-id': transport.sessionId ?? '' } });
+    assert.equal(deleted.status, 200, 'the session is deleted');
+    for (let k = 0; k < 100 && probe.aborted.length === 0; k++) await delay(5);
+    assert.equal(probe.aborted.length, 1, "the call's signal was aborted with its session");
+    await call.catch(() => {});
+  });
 
   it('rebuilds a session closed for room or idleness on its next request, and never closes a busy one', async () => {
     const { connect, endpoint, probe } = make({ maxSessions: 2, idleMs: 100 });
