@@ -5,6 +5,7 @@ import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Request as ServerRequest } from '@whatwg-node/fetch';
 import * as jointStates from '../handlers/robot/joint-states.ts';
 import { admissionPolicy } from '../lib/http/origin.ts';
+import { createMcpFace } from '../lib/mcp/face.ts';
 import { createMcpEndpoint, type McpEndpoint } from '../lib/mcp/server.ts';
 import { startTestServer } from '../tests/support/server.ts';
 import type { Section } from './section.ts';
@@ -44,15 +45,28 @@ function push(lists: Record<string, number[]>, key: string, value: number): void
   else lists[key] = [value];
 }
 
-/** Runs the cases interleaved (one call of each in turn), `calls` times after a warm-up; ms per call by case. */
+/**
+ * Runs the cases interleaved (one call of each per turn, in an order shuffled each turn with a fixed seed, so that no
+ * case always follows the same one), `calls` times after a warm-up; ms per call by case.
+ */
 async function interleaved(
   cases: Record<string, Timed>,
   calls: number,
   warmup: number,
 ): Promise<Record<string, number[]>> {
   const times: Record<string, number[]> = {};
+  const entries = Object.entries(cases);
+  let seed = 12345;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
   for (let k = 0; k < warmup + calls; k++) {
-    for (const [name, run] of Object.entries(cases)) {
+    for (let i = entries.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [entries[i], entries[j]] = [entries[j] as [string, Timed], entries[i] as [string, Timed]];
+    }
+    for (const [name, run] of entries) {
       const t0 = performance.now();
       await run();
       const dt = performance.now() - t0;
@@ -174,7 +188,7 @@ async function profile(): Promise<Record<string, number>> {
   const server = await startTestServer();
   const host = '127.0.0.1:8007';
   const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
-  const armgate = createMcpEndpoint(admission);
+  const armgate = createMcpEndpoint(admission, { createServer: () => createMcpFace({ services: server.services }) });
   const empty = createMcpEndpoint(admission, { createServer: emptyToolServer });
   try {
     const armgateSession = await openSession(armgate, host);
@@ -200,7 +214,7 @@ async function profile(): Promise<Record<string, number>> {
       'SDK client alone (canned answer, no server)': () => canned.callTool({ name: 'get_joint_states', arguments: {} }),
       'Request object (both faces)': async () => request(armgateSession, 'application/json', CALL_BODY),
       'REST handler alone': async () =>
-        (await jointStates.handler(new ServerRequest(`http://${host}/robot/joint_states`))).text(),
+        (await jointStates.handler(new ServerRequest(`http://${host}/robot/joint_states`), server.services)).text(),
       'session lookup (256 held)': async () => {
         sink += sessions.get(`128-${armgateSession}`) ? 1 : 0;
       },

@@ -1,4 +1,5 @@
 import type { AnyOperation } from '../lib/ops/operation.ts';
+import type { RestHandler } from '../lib/ops/rest.ts';
 import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
 import * as jointStates from './robot/joint-states.ts';
@@ -20,7 +21,7 @@ import * as sendTrajectoryCsv from './trajectory/send-csv.ts';
 /** A handler file: its operation and the operation's REST face. */
 export interface HandlerModule {
   readonly operation: AnyOperation;
-  readonly handler: (request: Request) => Promise<Response>;
+  readonly handler: RestHandler;
 }
 
 /** Every operation, in the order of the spec's overview of its REST endpoints. */

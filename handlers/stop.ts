@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { stopEverything } from '../lib/motion/stop.ts';
-import { defineOperation } from '../lib/ops/operation.ts';
+import { defineOperation, type OpContext } from '../lib/ops/operation.ts';
 import { restHandler } from '../lib/ops/rest.ts';
 import { ok, type Result } from '../lib/result.ts';
 
@@ -24,8 +24,8 @@ export const StopResultSchema = v.pipe(
 );
 
 /** Stops everything and says so in both shapes: armgate's fields and the robot stack's (status, success). */
-export async function stopResult(): Promise<Result<StopResult, never>> {
-  const done = await stopEverything();
+export async function stopResult(ctx: OpContext): Promise<Result<StopResult, never>> {
+  const done = await stopEverything(ctx.services);
   return ok({ ...done, status: 'stopped', success: done.planner_stopped });
 }
 
@@ -38,9 +38,10 @@ export const operation = defineOperation({
   summary: 'Stop API commands and the planner',
   description:
     'Stops everything the service started, in order: (1) takes the arm from whatever holds it (a move, a trajectory request, ' +
-    'a sequence), (2) publishes a hold point at the current position to the trajectory controller (an empty trajectory when ' +
-    "no joint state is available), (3) calls the planner's stop service, (4) ends every sequence runner still alive (stop " +
-    'message, SIGTERM, SIGKILL after 3 s) and answers once they have exited. Always succeeds; safe to call at any time. A ' +
+    'a sequence) and tells every sequence runner still alive to stop (stop message, SIGTERM), (2) publishes a hold point at ' +
+    'the current position to the trajectory controller (an empty trajectory when no joint state is available), (3) calls ' +
+    "the planner's stop service, (4) answers once every runner has exited (SIGKILL after 3 s). Always succeeds; safe to call " +
+    'at any time. A ' +
     "motion cut short answers success false 'stopped'. Software stop only: it does not replace the robot's emergency stop.",
   effect: 'stop',
   idempotent: true,
@@ -48,7 +49,7 @@ export const operation = defineOperation({
   errors: {},
   rest: { method: 'POST', path: '/stop', operationId: 'stop', tags: ['stop'], ok: 'What was stopped.' },
   mcp: { title: 'Stop' },
-  run: () => stopResult(),
+  run: (_input, ctx) => stopResult(ctx),
 });
 
 /** POST /stop */

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { ok } from '../../lib/result.ts';
-import { safetyState } from '../../lib/safety/store.ts';
+import type { SafetyState } from '../../lib/safety/store.ts';
 
 const corner = v.pipe(v.array(v.number()), v.description('[x, y, z] in metres, planning frame.'));
 
@@ -23,9 +23,8 @@ export const SafetySchema = v.pipe(
   v.title('SafetyEnvelope'),
 );
 
-/** The safety envelope in force. */
-export function safetyView(): v.InferOutput<typeof SafetySchema> {
-  const state = safetyState();
+/** The safety envelope in force (`state` undefined: none). */
+export function safetyView(state: SafetyState | undefined): v.InferOutput<typeof SafetySchema> {
   const envelope = state?.envelope;
   return {
     workspace: envelope?.workspace ? { min: [...envelope.workspace.min], max: [...envelope.workspace.max] } : null,
@@ -54,7 +53,7 @@ export const operation = defineOperation({
     tags: ['robot'],
     ok: 'The envelope in force.',
   },
-  run: async () => ok(safetyView()),
+  run: async (_input, ctx) => ok(safetyView(ctx.services.safety)),
 });
 
 /** GET /robot/safety */

@@ -14,7 +14,7 @@ export const operation = defineOperation({
   output: StopResultSchema,
   errors: {},
   rest: { method: 'POST', path: '/robot/stop', operationId: 'robotStop', tags: ['stop'], ok: 'What was stopped.' },
-  run: () => stopResult(),
+  run: (_input, ctx) => stopResult(ctx),
 });
 
 /** POST /robot/stop */

@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { services } from '../../lib/app/services.ts';
 import { intField } from '../../lib/http/schemas.ts';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
@@ -32,8 +31,8 @@ export const operation = defineOperation({
     ok: 'The latest lines.',
   },
   mcp: { title: 'Sequence logs' },
-  run: async ({ n }) => {
-    const log = services().sequences.logs;
+  run: async ({ n }, ctx) => {
+    const log = ctx.services.sequences.logs;
     return ok({ lines: log.latest(n), total_buffered: log.size });
   },
 });

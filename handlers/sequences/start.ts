@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { services } from '../../lib/app/services.ts';
 import { type ApiError, invalid } from '../../lib/http/errors.ts';
 import { intField, numberField } from '../../lib/http/schemas.ts';
 import { DEFAULT_ACTIONS } from '../../lib/motion/vocabulary.ts';
@@ -104,7 +103,7 @@ export const operation = defineOperation({
   mcp: { title: 'Start a motion sequence' },
   run: async (f, ctx): Promise<Result<v.InferOutput<typeof StartedSchema>, ApiError>> => {
     const context = ros();
-    const { sequences, arbiter, bagRoot } = services();
+    const { sequences, arbiter, bagRoot } = ctx.services;
     const problem = configProblem(f.config, context.endpoints.planning_frame);
     if (problem) return err(invalid(['body', 'config', ...problem.path], problem.message));
     let bagPath: string | undefined;

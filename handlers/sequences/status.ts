@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { services } from '../../lib/app/services.ts';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { ok } from '../../lib/result.ts';
@@ -53,7 +52,7 @@ export const operation = defineOperation({
     ok: 'The status.',
   },
   mcp: { title: 'Sequence status' },
-  run: async () => ok(services().sequences.status()),
+  run: async (_input, ctx) => ok(ctx.services.sequences.status()),
 });
 
 /** GET /sequences/status */

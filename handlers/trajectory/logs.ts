@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { services } from '../../lib/app/services.ts';
 import { intField } from '../../lib/http/schemas.ts';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { ok } from '../../lib/result.ts';
@@ -44,8 +43,8 @@ export const operation = defineOperation({
     ok: 'The latest entries.',
   },
   mcp: { title: 'Trajectory logs' },
-  run: async ({ n }) => {
-    const log = services().trajectoryLog;
+  run: async ({ n }, ctx) => {
+    const log = ctx.services.trajectoryLog;
     return ok({ lines: log.latest(n), total_buffered: log.size });
   },
 });

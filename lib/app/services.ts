@@ -1,11 +1,16 @@
+import type { AuditTrail } from '../audit/trail.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../motion/arbiter.ts';
+import type { PlanStore } from '../plans/store.ts';
+import type { SafetyState } from '../safety/store.ts';
 import type { SequenceSupervisor } from '../sequences/supervisor.ts';
 
 /**
- * The API-side state shared by handlers (besides the ROS context): the motion arbiter (the one owner of the arm), the
- * trajectory module's log and the sequence supervisor. Set once by start-up, like the context; nothing is created at import.
+ * The state of one armgate app besides the ROS context (the one shared singleton of the design): the motion arbiter
+ * (the one owner of the arm), the trajectory module's log, the sequence supervisor, the event bus, the safety
+ * envelope, the plans of dry runs and the audit trail. Start-up makes it (lib/server/app.ts) and every call carries it
+ * in its context (`ctx.services`): the REST face gets it from the app with each request, the MCP face with its session.
  */
 export interface Services {
   readonly arbiter: MotionArbiter;
@@ -15,22 +20,10 @@ export interface Services {
   readonly bagRoot: string;
   /** The event bus of GET /events; absent where nothing listens (handler tests). */
   readonly events?: EventBus;
-}
-
-let current: Services | undefined;
-
-/** The shared services; throws when start-up has not set them (a bug, not a client error). */
-export function services(): Services {
-  if (!current) throw new Error('services are not set: server start-up must call setServices() first');
-  return current;
-}
-
-/** Sets the shared services (start-up and tests). */
-export function setServices(value: Services): void {
-  current = value;
-}
-
-/** Clears the shared services. */
-export function resetServices(): void {
-  current = undefined;
+  /** The safety envelope in force; undefined: none applies. */
+  readonly safety: SafetyState | undefined;
+  /** The plans of dry runs, kept until they expire. */
+  readonly plans: PlanStore;
+  /** The audit trail; undefined when audit.path is empty. */
+  readonly audit: AuditTrail | undefined;
 }

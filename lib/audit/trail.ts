@@ -251,25 +251,14 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
-let current: AuditTrail | undefined;
-
-/** The audit trail in force, if any (set by start-up). */
-export function auditTrail(): AuditTrail | undefined {
-  return current;
-}
-
-/** Sets (or, with undefined, clears) the audit trail (start-up and tests). */
-export function setAuditTrail(trail: AuditTrail | undefined): void {
-  current = trail;
-}
-
-/** Records a finished call on the trail in force, if there is one. */
+/** Records a finished call on `trail`, if there is one. */
 export function audit(
+  trail: AuditTrail | undefined,
   op: AnyOperation,
   caller: Caller,
   startedMs: number,
   input: unknown,
   result: Result<unknown, ApiError>,
 ): void {
-  current?.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
+  trail?.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
 }

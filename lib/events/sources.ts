@@ -4,7 +4,7 @@ import type { JointStateMsg } from '../ros/messages.ts';
 import type { SequenceStatus, SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { EventBus } from './bus.ts';
 
-/** What feeds the bus besides the motion and stop points (which publish themselves through services().events). */
+/** What feeds the bus besides the motion and stop points (which publish themselves on the app's bus, ctx.services.events). */
 export interface EventSources {
   readonly context: RobotContext;
   readonly trajectoryLog: LogRing;

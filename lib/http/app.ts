@@ -4,7 +4,7 @@ import type { ApiError } from './errors.ts';
 import { errorResponse, json } from './errors.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
 import { setRequestPrincipal } from '../ops/access.ts';
-import { auditTrail } from '../audit/trail.ts';
+import type { Services } from '../app/services.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
@@ -13,6 +13,8 @@ import type { HandlerModule } from '../../handlers/index.ts';
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
   readonly handlers: readonly HandlerModule[];
+  /** The app's state, handed to every REST handler with its request. */
+  readonly services: Services;
   /** undefined: no authentication (unless `tokens` has some). An admin token named 'web.token'. */
   readonly token: string | undefined;
   /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
@@ -94,7 +96,7 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
           if (request.method !== 'GET' && request.method !== 'HEAD') {
             const path = pathOf(request.url);
             const detail = caller.error.kind === 'unauthorized' ? caller.error.detail : 'refused';
-            auditTrail()?.recordUnauthenticated(
+            options.services.audit?.recordUnauthenticated(
               path.startsWith('/mcp/') ? 'mcp' : 'rest',
               request.method,
               path,
@@ -118,7 +120,9 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     const { method, path } = operation.rest;
     // Path parameters are written the OpenAPI way, {name}; the router wants :name.
     const route = path.replace(/\{(\w+)\}/g, ':$1');
-    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest) => handler(request as unknown as Request));
+    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest) =>
+      handler(request as unknown as Request, options.services),
+    );
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {

@@ -15,6 +15,7 @@ import { operation as pose } from '../../handlers/robot/pose.ts';
 import { operation as positions } from '../../handlers/robot/positions.ts';
 import { safetyView } from '../../handlers/robot/safety.ts';
 import { API_INFO } from '../openapi/document.ts';
+import type { Services } from '../app/services.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
 import { type Role, roleAllows, roleNeeded } from '../ops/access.ts';
@@ -65,24 +66,27 @@ const RESOURCES = [
   },
 ] as const;
 
-const READ_CONTEXT: OpContext = {
-  face: 'mcp',
-  signal: new AbortController().signal,
-  progress: () => {},
-  arrivedAtStop: undefined,
-  caller: { name: 'resource read', role: 'read', face: 'mcp' },
-};
+const NEVER_ABORTED = new AbortController().signal;
 
 /** A read operation's output, or its error under `error`. */
-async function read(op: AnyOperation): Promise<unknown> {
-  const result = await op.run({}, READ_CONTEXT);
+async function read(op: AnyOperation, services: Services): Promise<unknown> {
+  const ctx: OpContext = {
+    face: 'mcp',
+    signal: NEVER_ABORTED,
+    progress: () => {},
+    arrivedAtStop: undefined,
+    caller: { name: 'resource read', role: 'read', face: 'mcp' },
+    services,
+  };
+  const result = await op.run({}, ctx);
   return result.ok ? result.value : { error: 'detail' in result.error ? result.error.detail : result.error.kind };
 }
 
-async function readResource(uri: string): Promise<unknown> {
-  if (uri === 'armgate://robot/state') return { joint_states: await read(jointStates), tcp_pose: await read(pose) };
-  if (uri === 'armgate://robot/positions') return read(positions);
-  if (uri === 'armgate://robot/safety') return safetyView();
+async function readResource(uri: string, services: Services): Promise<unknown> {
+  if (uri === 'armgate://robot/state')
+    return { joint_states: await read(jointStates, services), tcp_pose: await read(pose, services) };
+  if (uri === 'armgate://robot/positions') return read(positions, services);
+  if (uri === 'armgate://robot/safety') return safetyView(services.safety);
   if (uri === 'armgate://robot/joint_limits') {
     const l = ros().limits;
     return {
@@ -133,6 +137,8 @@ export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS, role: Rol
 
 /** Options of the MCP face (from the settings' armgate.mcp block). */
 export interface McpFaceOptions {
+  /** The app's state every call's context carries. */
+  readonly services: Services;
   /**
    * The tools served: start-up passes those of the enabled routes, under the naming of armgate.mcp.tool_names;
    * default every tool operation under armgate's names.
@@ -189,7 +195,7 @@ export interface McpFace {
 }
 
 /** A new MCP face with the tools and resources (one per session). */
-export function createMcpFace(options: McpFaceOptions = {}): McpFace {
+export function createMcpFace(options: McpFaceOptions): McpFace {
   const tools = options.tools ?? DEFAULT_TOOLS;
   const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
   /** The name a tool of an operation is served under (the first, when it has several). */
@@ -211,7 +217,7 @@ export function createMcpFace(options: McpFaceOptions = {}): McpFace {
         ErrorCode.InvalidParams,
         `unknown tool '${name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
       );
-    return callTool(op, params.arguments, extra, confirm);
+    return callTool(op, params.arguments, extra, options.services, confirm);
   };
   // A token sees only the tools its role may call (the call checks it again).
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
@@ -224,7 +230,7 @@ export function createMcpFace(options: McpFaceOptions = {}): McpFace {
       {
         uri: request.params.uri,
         mimeType: 'application/json',
-        text: JSON.stringify(await readResource(request.params.uri)),
+        text: JSON.stringify(await readResource(request.params.uri, options.services)),
       },
     ],
   }));
@@ -232,6 +238,6 @@ export function createMcpFace(options: McpFaceOptions = {}): McpFace {
 }
 
 /** A new low-level MCP server with the tools and resources (one per session). */
-export function createMcpServer(options: McpFaceOptions = {}): Server {
+export function createMcpServer(options: McpFaceOptions): Server {
   return createMcpFace(options).server;
 }

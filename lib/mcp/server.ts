@@ -13,7 +13,7 @@ import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import { requestPrincipal } from '../ops/access.ts';
-import { createMcpFace, type McpFace, type ToolCaller } from './face.ts';
+import type { McpFace, ToolCaller } from './face.ts';
 import type { CallExtra } from './tools.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
@@ -229,10 +229,10 @@ interface Batch {
   readonly callsTool: boolean;
 }
 
-/** Options for tests and benches; the server uses the defaults. */
+/** The sessions' faces, and limits for tests and benches (the server uses the default limits). */
 export interface McpEndpointOptions {
-  /** Builds the MCP face (or a bare server) of a new session (default: the armgate tools and resources). */
-  readonly createServer?: () => McpFace | Server;
+  /** Builds the MCP face (or, in tests, a bare server) of a new session: lib/mcp/face.ts's createMcpFace. */
+  readonly createServer: () => McpFace | Server;
   readonly idleMs?: number;
   readonly maxSessions?: number;
   /**
@@ -496,8 +496,8 @@ function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolea
  * - The SDK's DNS-rebinding protection is on, with the hosts and origins of `admission` (the same
  *   policy the app checks first), for the port the session began on.
  */
-export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpointOptions = {}): McpEndpoint {
-  const createServer = options.createServer ?? createMcpFace;
+export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpointOptions): McpEndpoint {
+  const createServer = options.createServer;
   const idleMs = options.idleMs ?? SESSION_IDLE_MS;
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
   const ids = sessionIds();

@@ -8,7 +8,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import { handlers } from '../../handlers/index.ts';
-import { services } from '../app/services.ts';
+import type { Services } from '../app/services.ts';
 import type { ApiError } from '../http/errors.ts';
 import { jsonSchema } from '../openapi/json-schema.ts';
 import { type AnyOperation, type OpContext, renderText, schemaFor } from '../ops/operation.ts';
@@ -104,7 +104,7 @@ export function principalOf(extra: Pick<CallExtra, 'authInfo'>): Principal {
 }
 
 /** The operation's context for one tool call: the call's cancellation, progress notifications when asked for. */
-function contextOf(extra: CallExtra, caller: Caller): OpContext {
+function contextOf(extra: CallExtra, caller: Caller, services: Services): OpContext {
   const token = extra._meta?.progressToken;
   let last = -1;
   return {
@@ -113,8 +113,9 @@ function contextOf(extra: CallExtra, caller: Caller): OpContext {
     get signal() {
       return extra.signal;
     },
-    arrivedAtStop: services().arbiter.stopCount,
+    arrivedAtStop: services.arbiter.stopCount,
     caller,
+    services,
     progress:
       token === undefined
         ? () => {}
@@ -147,12 +148,13 @@ export async function callTool(
   op: AnyOperation,
   args: unknown,
   extra: CallExtra,
+  services: Services,
   confirm?: ConfirmMotion,
 ): Promise<CallToolResult> {
   const started = performance.now();
   const caller: Caller = { ...principalOf(extra), face: 'mcp' };
-  const result = await runTool(op, args, extra, caller, confirm);
-  audit(op, caller, started, args ?? {}, result);
+  const result = await runTool(op, args, extra, caller, services, confirm);
+  audit(services.audit, op, caller, started, args ?? {}, result);
   if (!result.ok) return errorResult(op, result.error);
   return toolResultOf(op, result.value);
 }
@@ -175,7 +177,10 @@ function toolResultOf(op: AnyOperation, value: unknown): CallToolResult {
     content: [{ type: 'text', text: summarize(op, structured) }],
   };
   if (cacheable) {
-    if (!byValue) toolResults.set(op, (byValue = new WeakMap()));
+    if (!byValue) {
+      byValue = new WeakMap();
+      toolResults.set(op, byValue);
+    }
     byValue.set(value as object, built);
   }
   return built;
@@ -186,6 +191,7 @@ async function runTool(
   args: unknown,
   extra: CallExtra,
   caller: Caller,
+  services: Services,
   confirm: ConfirmMotion | undefined,
 ): Promise<Result<unknown, ApiError>> {
   const refused = refusal(op, caller, `the ${op.name} tool`);
@@ -206,5 +212,5 @@ async function runTool(
     const declined = await confirm(op, given, extra);
     if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
   }
-  return op.run(input, contextOf(extra, caller));
+  return op.run(input, contextOf(extra, caller, services));
 }

@@ -1,4 +1,4 @@
-import { services } from '../app/services.ts';
+import type { Services } from '../app/services.ts';
 import { ros } from '../ros/context.ts';
 import { holdPoint } from './hold.ts';
 
@@ -12,15 +12,17 @@ export interface StopReport {
 
 /**
  * Stops everything the service started, in order: (1) synchronously, whatever holds the arm
- * loses it (its goal is cancelled, a runner's goals refused); (2) a hold point at the current
- * position is published (an empty trajectory without a fresh joint state); (3) the planner's stop
- * service is called; (4) every runner still alive is ended, and this waits for their exit.
- * `reason` is what a motion cut short answers.
+ * loses it (its goal is cancelled, a runner's goals refused) and every runner still alive is told
+ * to stop (stop message, SIGTERM), so that a goal the hold point preempts reads as stopped, not as
+ * the sequence failing; (2) a hold point at the current position is published (an empty
+ * trajectory without a fresh joint state); (3) the planner's stop service is called; (4) this
+ * waits for every runner's exit (SIGKILL after 3 s). `reason` is what a motion cut short answers.
  */
-export async function stopEverything(reason = 'stopped'): Promise<StopReport> {
+export async function stopEverything(services: Services, reason = 'stopped'): Promise<StopReport> {
   const context = ros();
-  const { arbiter, sequences, trajectoryLog, events } = services();
+  const { arbiter, sequences, trajectoryLog, events } = services;
   const revoked = arbiter.revoke(reason);
+  const runnersEnded = sequences.stop();
   const latest = context.latestJointState();
   const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;
   const names = [...context.endpoints.joint_names];
@@ -38,7 +40,7 @@ export async function stopEverything(reason = 'stopped'): Promise<StopReport> {
   );
   const planner = await context.callStop();
   const plannerStopped = planner.ok && planner.value.success;
-  const sequenceStopped = await sequences.stop();
+  const sequenceStopped = await runnersEnded;
   if (revoked) trajectoryLog.push(`stop: revoked the arm from ${revoked.detail}`);
   const parts = [
     sequenceStopped ? 'sequence runner stopped' : 'no sequence was running',

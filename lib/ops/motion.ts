@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { services } from '../app/services.ts';
 import { type ApiError, unavailable } from '../http/errors.ts';
 import type { MotionState } from '../events/bus.ts';
 import { stopEverything } from '../motion/stop.ts';
@@ -69,7 +68,7 @@ export function watchCall(ctx: OpContext, describe: () => string, totalS?: numbe
   const report = () => ctx.progress((performance.now() - started) / 1000, totalS, describe());
   const ticker = setInterval(report, PROGRESS_EVERY_MS);
   ticker.unref();
-  const cancel = () => void stopEverything(CANCELLED_REASON);
+  const cancel = () => void stopEverything(ctx.services, CANCELLED_REASON);
   ctx.signal.addEventListener('abort', cancel, { once: true });
   report();
   return () => {
@@ -90,7 +89,7 @@ export async function runMotion(
   what: string,
   call: (options: GoalOptions) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>,
 ): Promise<Result<MotionResult, ApiError>> {
-  const { arbiter, events } = services();
+  const { arbiter, events } = ctx.services;
   const lease = arbiter.acquire('move', what, [], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   let phase = 'planning';

@@ -3,6 +3,7 @@ import type { ApiError } from '../http/errors.ts';
 import type { Result } from '../result.ts';
 import type { Caller, Role } from './access.ts';
 import type { JointLimits } from '../robot/limits.ts';
+import type { Services } from '../app/services.ts';
 
 /** The two faces an operation is reached through. */
 export type Face = 'rest' | 'mcp';
@@ -23,6 +24,8 @@ export interface OpContext {
   readonly caller: Caller;
   /** REST multipart: the uploaded files' names, by part (a `json` part reaches the input parsed, without its name). */
   readonly filenames?: Readonly<Record<string, string>>;
+  /** The app's state besides the ROS context: arbiter, logs, sequences, events, safety, plans, audit. */
+  readonly services: Services;
 }
 
 /**

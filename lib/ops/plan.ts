@@ -3,16 +3,15 @@
  * collisions, the safety envelope) without moving and keeps the plan; executing it runs exactly
  * that trajectory once, through the arbiter, only while the arm is still at its start.
  */
-import { services } from '../app/services.ts';
 import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
 import { type ApiError, unavailable } from '../http/errors.ts';
 import { createFkWorkspace, forwardKinematics } from '../kinematics/fk.ts';
-import { keepPlan, lookupPlan, newPlanId, type PlanView, type StoredPlan } from '../plans/store.ts';
+import { newPlanId, type PlanView, type StoredPlan } from '../plans/store.ts';
 import { err, ok, type Result } from '../result.ts';
 import { type MotionPlanRequest, ros } from '../ros/context.ts';
 import { type JointTrajectoryMsg, secondsOf } from '../ros/messages.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
-import { safetyState } from '../safety/store.ts';
+import type { SafetyState } from '../safety/store.ts';
 import { latestArmState } from '../trajectory/request.ts';
 import { type MotionResult, watchCall } from './motion.ts';
 import type { OpContext } from './operation.ts';
@@ -25,11 +24,16 @@ const PATH_POINTS = 50;
 const round = (x: number, digits = 4) => Number(x.toFixed(digits));
 
 /** The display view of a planned trajectory, with its clearance to the envelope. */
-function viewOf(id: string, planner: string, trajectory: JointTrajectoryMsg, expiresAtMs: number): PlanView {
+function viewOf(
+  safety: SafetyState | undefined,
+  id: string,
+  planner: string,
+  trajectory: JointTrajectoryMsg,
+  expiresAtMs: number,
+): PlanView {
   const points = trajectory.points;
   const first = points[0]?.positions ?? [];
   const last = points.at(-1);
-  const safety = safetyState();
   const chain = safety?.chain;
   const fk = chain && chain.jointNames.length > 0 ? createFkWorkspace(chain) : undefined;
   const path: { t_s: number[]; joints: number[][]; tcp: number[][] } = { t_s: [], joints: [], tcp: [] };
@@ -90,14 +94,15 @@ export async function dryRun(
       message: `${what}: ${reason}${reason.endsWith('nothing moved') ? '' : '; nothing moved'}`,
     });
   }
-  const ttlS = safetyState()?.planTtlS ?? 60;
+  const { safety, plans } = ctx.services;
+  const ttlS = safety?.planTtlS ?? 60;
   const nowMs = Date.now();
   const expiresAtMs = nowMs + ttlS * 1000;
   const id = newPlanId();
   const trajectory = answer.value.trajectory;
-  const view = viewOf(id, answer.value.planner, trajectory, expiresAtMs);
+  const view = viewOf(safety, id, answer.value.planner, trajectory, expiresAtMs);
   const plan: StoredPlan = { view, trajectory, what, expiresAtMs };
-  keepPlan(plan, nowMs);
+  plans.keep(plan, nowMs);
   return ok({
     success: true,
     message: `planned (${what}, ${view.duration_s} s with ${view.planner}); nothing moved: execute plan ${id} with {op:execute_plan} within ${ttlS} s, while the arm is still at its start`,
@@ -112,7 +117,7 @@ export async function dryRun(
  * answer is the controller's outcome (success true when it finished).
  */
 export async function executePlan(ctx: OpContext, id: string): Promise<Result<MotionResult, ApiError>> {
-  const found = lookupPlan(id, Date.now());
+  const found = ctx.services.plans.lookup(id, Date.now());
   if (found.kind === 'unknown')
     return err({ kind: 'not_found', detail: `no plan '${id.slice(0, 64)}': plan again with dry_run: true` });
   if (found.kind === 'expired')
@@ -145,7 +150,7 @@ export async function executePlan(ctx: OpContext, id: string): Promise<Result<Mo
       kind: 'busy',
       detail: `the arm is no longer at the start of plan '${id}' (${context.limits.jointNames[worstJoint]} is ${worst.toFixed(4)} rad away, more than ${PLAN_START_TOLERANCE_RAD}); nothing moved: plan again with dry_run: true`,
     });
-  const { arbiter, events } = services();
+  const { arbiter, events } = ctx.services;
   const lease = arbiter.acquire('move', `executing plan '${id}' (${plan.what})`, [], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   plan.executedAt = new Date().toISOString();

@@ -5,6 +5,7 @@ import { parseMultipart } from '../http/multipart.ts';
 import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
 import { audit } from '../audit/trail.ts';
+import type { Services } from '../app/services.ts';
 import { type Caller, refusal, requestPrincipal } from './access.ts';
 import { type AnyOperation, type OpContext, renderText } from './operation.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from './schema-shape.ts';
@@ -225,6 +226,9 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
   );
 }
 
+/** A handler of the REST face: a fetch-API handler given the app's services with each request (as itty-router's args). */
+export type RestHandler = (request: Request, services: Services) => Promise<Response>;
+
 /**
  * The REST face of an operation: a standalone fetch-API handler. It reads the input from the
  * JSON body, the query or the multipart form (strings converted to the schema's numbers and
@@ -232,13 +236,14 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
  * answers 200 with its output as JSON, or the error's status. Each distinct output object is
  * serialized once (a state read many times between updates costs one JSON.stringify).
  */
-export function restHandler(op: AnyOperation): (request: Request) => Promise<Response> {
+export function restHandler(op: AnyOperation): RestHandler {
   const serialized = new WeakMap<object, string>();
   const named = `${op.rest.method} ${op.rest.path}`;
   /** The call's input (once validated) and result; the caller's role is checked before anything is read. */
   const call = async (
     request: Request,
     caller: Caller,
+    services: Services,
   ): Promise<{ input?: unknown; result: Result<unknown, ApiError> }> => {
     const refused = refusal(op, caller, named);
     if (refused) return { result: err(refused) };
@@ -252,15 +257,16 @@ export function restHandler(op: AnyOperation): (request: Request) => Promise<Res
       progress: NO_PROGRESS,
       arrivedAtStop: arrivals.get(request),
       caller,
+      services,
       ...(filenames.size > 0 ? { filenames: Object.fromEntries(filenames) } : {}),
     };
     return { input: input.value, result: await op.run(input.value, ctx) };
   };
-  return async (request) => {
+  return async (request, services) => {
     const started = performance.now();
     const caller: Caller = { ...requestPrincipal(request), face: 'rest' };
-    const { input, result } = await call(request, caller);
-    audit(op, caller, started, input, result);
+    const { input, result } = await call(request, caller, services);
+    audit(services.audit, op, caller, started, input, result);
     if (!result.ok) return errorResponse(renderError(result.error, 'rest'));
     const value = result.value as unknown;
     if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));

@@ -41,34 +41,38 @@ export type PlanLookup =
 /** Most plans kept; beyond it the oldest go first. */
 export const MAX_PLANS = 256;
 
-const plans = new Map<string, StoredPlan>();
-
 /** A fresh plan id (128 random bits, URL-safe). */
 export function newPlanId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** Keeps a plan (dropping plans expired long ago, and the oldest beyond {@link MAX_PLANS}). */
-export function keepPlan(plan: StoredPlan, nowMs: number): void {
-  for (const [id, old] of plans) if (old.expiresAtMs < nowMs - 10 * 60_000) plans.delete(id);
-  plans.set(plan.view.id, plan);
-  while (plans.size > MAX_PLANS) {
-    const oldest = plans.keys().next().value;
-    if (oldest === undefined) break;
-    plans.delete(oldest);
+/** The plans of one app (lib/app/services.ts), by id. */
+export class PlanStore {
+  private readonly plans = new Map<string, StoredPlan>();
+
+  /** Keeps a plan (dropping plans expired long ago, and the oldest beyond {@link MAX_PLANS}). */
+  keep(plan: StoredPlan, nowMs: number): void {
+    const plans = this.plans;
+    for (const [id, old] of plans) if (old.expiresAtMs < nowMs - 10 * 60_000) plans.delete(id);
+    plans.set(plan.view.id, plan);
+    while (plans.size > MAX_PLANS) {
+      const oldest = plans.keys().next().value;
+      if (oldest === undefined) break;
+      plans.delete(oldest);
+    }
   }
-}
 
-/** The plan of an id, and whether it may still run. */
-export function lookupPlan(id: string, nowMs: number): PlanLookup {
-  const plan = plans.get(id);
-  if (!plan) return { kind: 'unknown' };
-  if (plan.executedAt !== undefined) return { kind: 'executed', plan };
-  if (nowMs > plan.expiresAtMs) return { kind: 'expired', plan };
-  return { kind: 'ready', plan };
-}
+  /** The plan of an id, and whether it may still run. */
+  lookup(id: string, nowMs: number): PlanLookup {
+    const plan = this.plans.get(id);
+    if (!plan) return { kind: 'unknown' };
+    if (plan.executedAt !== undefined) return { kind: 'executed', plan };
+    if (nowMs > plan.expiresAtMs) return { kind: 'expired', plan };
+    return { kind: 'ready', plan };
+  }
 
-/** Forgets every plan (server close). */
-export function clearPlans(): void {
-  plans.clear();
+  /** Forgets every plan (app close). */
+  clear(): void {
+    this.plans.clear();
+  }
 }

@@ -1,6 +1,6 @@
 /**
- * The safety envelope in force on the API side (start-up sets it, like the context): the
- * trajectory check hands it to the worker, GET /robot/safety and the MCP resource show it.
+ * The safety envelope of a configuration, as an app holds it (lib/app/services.ts): the trajectory check hands it to
+ * the worker, GET /robot/safety and the MCP resource show it.
  */
 import { type Chain, chainFromUrdf, withToolOffset } from '../kinematics/chain.ts';
 import { matFromAbc } from '../kinematics/rotation.ts';
@@ -13,18 +13,6 @@ export interface SafetyState {
   readonly envelope: Envelope | undefined;
   readonly chain: Chain;
   readonly planTtlS: number;
-}
-
-let current: SafetyState | undefined;
-
-/** The safety state, or undefined before start-up set it (then no envelope applies). */
-export function safetyState(): SafetyState | undefined {
-  return current;
-}
-
-/** Sets (or clears) the safety state (start-up and tests). */
-export function setSafetyState(state: SafetyState | undefined): void {
-  current = state;
 }
 
 /** What of the configuration the safety state comes from. */

@@ -5,7 +5,7 @@ import type { Lease } from '../motion/arbiter.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
-import { safetyState } from '../safety/store.ts';
+import type { SafetyState } from '../safety/store.ts';
 import { plainChain } from '../safety/targets.ts';
 import type { SequenceConfig } from './config.ts';
 import { reapGroup, signalGroup } from './process-group.ts';
@@ -81,6 +81,8 @@ export interface SupervisorOptions {
   readonly backend: 'sim' | 'ros2';
   /** Variables added to the runner's environment (which is the server's, without ARMGATE_TOKEN). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The app's safety envelope: on ros2 the runner holds its goals' targets to it. */
+  readonly safety?: SafetyState | undefined;
 }
 
 /**
@@ -120,9 +122,9 @@ export class SequenceSupervisor {
     };
   }
 
-  /** The envelope the runner holds its goals' targets to on ros2 (the process-wide safety state), if one is set. */
+  /** The envelope the runner holds its goals' targets to on ros2 (the app's safety state), if one is set. */
   private runnerSafety() {
-    const safety = safetyState();
+    const safety = this.options.safety;
     if (!safety?.envelope) return {};
     const { envelope, chain } = safety;
     return { safety: { envelope, chain: plainChain(chain), planning_frame: this.context.endpoints.planning_frame } };

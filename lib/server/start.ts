@@ -13,7 +13,7 @@ import { setToolNames } from '../ops/operation.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
-import { resetServices, setServices } from '../app/services.ts';
+import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../motion/arbiter.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
@@ -24,9 +24,9 @@ import { EventBus } from '../events/bus.ts';
 import { feedEvents } from '../events/sources.ts';
 import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
-import { AuditTrail, setAuditTrail } from '../audit/trail.ts';
-import { safetyStateFor, setSafetyState } from '../safety/store.ts';
-import { clearPlans } from '../plans/store.ts';
+import { AuditTrail } from '../audit/trail.ts';
+import { safetyStateFor } from '../safety/store.ts';
+import { PlanStore } from '../plans/store.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -38,12 +38,26 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Lines kept by the trajectory module's log (GET /trajectory/logs). */
 export const TRAJECTORY_LOG_LINES = 300;
 
-/** A running armgate server. */
-export interface RunningServer {
-  readonly url: string;
+/**
+ * One armgate app: everything but the socket. `fetch` is what the HTTP server serves (each request stamped with the
+ * arbiter's stop count on arrival, stops answered at once, the rest a few per turn of the event loop); `request`
+ * answers a path in memory through the same `fetch`, as hono's `app.request()` does, so tests need no socket.
+ */
+export interface Armgate {
+  readonly fetch: (request: Request) => Promise<Response>;
+  /** A request in memory: a path (or absolute URL, or Request) with fetch's init; Host is the configured address. */
+  request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   readonly context: RobotContext;
+  readonly services: Services;
+  /** Cancels motions in flight, ends every runner and session, and closes the context. */
+  close(): Promise<void>;
+}
+
+/** A running armgate server: the app and its listening socket. */
+export interface RunningServer extends Armgate {
+  readonly url: string;
   readonly server: Server;
-  /** Closes connections, the listener and the context. */
+  /** Closes connections, the listener, then the app. */
   close(): Promise<void>;
 }
 
@@ -68,7 +82,7 @@ async function createContext(config: Config): Promise<RobotContext> {
   return RclContext.create(config, rcl.value);
 }
 
-let serverInProcess = false;
+let appInProcess = false;
 
 /** Recognizes, from the request line alone, the routes of the stop operations (POST /stop, POST /robot/stop). */
 function stopRoutes(active: readonly HandlerModule[]): (request: Request) => boolean {
@@ -96,22 +110,42 @@ function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly Ha
   );
 }
 
-/** Builds the context, the router and the HTTP server, and listens on the configured host and port. */
-export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  // Handlers reach the context and the services through module state: one server per process.
-  if (serverInProcess)
-    throw new Error('an armgate server is already running in this process; close it before starting another');
-  serverInProcess = true;
+/** Builds the context, the services and the app (no socket); close it with `close()`. */
+export async function createArmgate(config: Config, options: StartOptions = {}): Promise<Armgate> {
+  const { quiesce, release, ...app } = await assemble(config, options);
+  let closing: Promise<void> | undefined;
+  return {
+    ...app,
+    close() {
+      closing ??= quiesce().then(release);
+      return closing;
+    },
+  };
+}
+
+/** An app in two steps of closing: `quiesce` ends the work (motions, runners, sessions), `release` frees the rest. */
+interface Assembled extends Omit<Armgate, 'close'> {
+  quiesce(): Promise<void>;
+  release(): Promise<void>;
+}
+
+async function assemble(config: Config, options: StartOptions): Promise<Assembled> {
+  // The ROS context is the one process-wide singleton (the design card): one app per process.
+  if (appInProcess)
+    throw new Error(
+      'an armgate server is already running in this process (one app per process: the ROS context is shared); close it before starting another',
+    );
+  appInProcess = true;
   let safety = safetyStateFor(config);
   if (!safety.ok && config.robot.backend === 'sim') {
-    serverInProcess = false;
+    appInProcess = false;
     throw new Error(safety.error);
   }
   let context: RobotContext;
   try {
     context = options.context ?? (await createContext(config));
   } catch (e) {
-    serverInProcess = false;
+    appInProcess = false;
     throw e;
   }
   if (!safety.ok) {
@@ -121,7 +155,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (safety.ok) context.useSafety?.(safety.value);
     else {
       await context.close();
-      serverInProcess = false;
+      appInProcess = false;
       throw new Error(
         `${safety.error}${stackUrdf && !stackUrdf.ok ? `; the stack's robot_description could not be read either: ${stackUrdf.error.message}` : ''}`,
       );
@@ -131,6 +165,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const arbiter = new MotionArbiter();
   const sequences = new SequenceSupervisor(context, {
     backend: config.robot.backend,
+    safety: safety.value,
     ...(options.runnerEnv ? { env: options.runnerEnv } : {}),
   });
   arbiter.addSource(() => context.armActivity());
@@ -138,27 +173,32 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   const events = new EventBus();
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
-  setServices({ arbiter, trajectoryLog, sequences, bagRoot: config.sequences.bagRoot, events });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
-  setAuditTrail(audit);
-  setSafetyState(safety.value);
-  /** Undoes the module state above and closes the context; the process may start a server again. */
+  const plans = new PlanStore();
+  const services: Services = {
+    arbiter,
+    trajectoryLog,
+    sequences,
+    bagRoot: config.sequences.bagRoot,
+    events,
+    safety: safety.value,
+    plans,
+    audit,
+  };
+  /** Undoes the module state above and closes the context; the process may start an app again. */
   const release = async () => {
     setToolNames(new Map());
     unsubscribe();
     unfeed();
     events.close();
     resetContext();
-    resetServices();
-    setAuditTrail(undefined);
-    setSafetyState(undefined);
-    clearPlans();
+    plans.clear();
     try {
       await audit?.close();
       await closeTrajectoryWorker();
       await context.close();
     } finally {
-      serverInProcess = false;
+      appInProcess = false;
     }
   };
   const admission = admissionPolicy(config.web);
@@ -170,13 +210,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   setToolNames(served);
   const confirmMotion = config.mcp.confirmMotion;
   const mcp = createMcpEndpoint(admission, {
-    createServer: () => createMcpFace({ tools, confirmMotion }),
+    createServer: () => createMcpFace({ tools, confirmMotion, services }),
     streamToolCalls: confirmMotion,
   });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
   const app = createApp({
     handlers: active,
+    services,
     token: config.web.token,
     tokens: config.web.tokens,
     admission,
@@ -201,11 +242,49 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
   const inTurn = createTurnQueue();
   const isStop = stopRoutes(active);
-  const adapter = createServerAdapter((request: Request) => {
+  const fetch = (request: Request): Promise<Response> => {
     stampArrival(request, arbiter.stopCount);
     return isStop(request) ? app(request) : inTurn(() => app(request));
-  });
-  const server = createServer(adapter);
+  };
+  const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
+  return {
+    fetch,
+    request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
+    context,
+    services,
+    async quiesce() {
+      // A move in flight is cancelled (its answer: success false, "the service is shutting down") and every runner ended.
+      arbiter.revoke(SHUTDOWN_REASON);
+      // Event streams end first: an open stream would keep its connection busy until the grace period ends.
+      events.close();
+      await context.callStop();
+      await sequences.stop();
+      await mcp.close();
+    },
+    release,
+  };
+}
+
+/** The port an app answers on in memory when its settings ask for an ephemeral one (0). */
+const DEFAULT_PORT = 8007;
+
+/**
+ * A Request as a client sends one: absolute URL (a path is taken relative to `origin`) and a Host header. The platform's
+ * Request encodes a body (a FormData above all) exactly as its fetch would on a socket.
+ */
+function inMemoryRequest(origin: string, input: string | URL | Request, init?: RequestInit): Request {
+  const request =
+    input instanceof Request && init === undefined
+      ? input
+      : new Request(typeof input === 'string' && input.startsWith('/') ? `${origin}${input}` : input, init);
+  if (!request.headers.has('host')) request.headers.set('host', new URL(request.url).host);
+  return request;
+}
+
+/** Builds the app and listens on the configured host and port. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const { quiesce, release, ...app } = await assemble(config, options);
+  const server = createServer(createServerAdapter(app.fetch));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -216,7 +295,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
   } catch (e) {
     // Could not listen (port in use, address not available): release what start-up created.
-    await mcp.close();
+    await quiesce();
     await release();
     throw e;
   }
@@ -224,19 +303,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
   return {
+    ...app,
     url: `http://${host}:${address.port}`,
-    context,
     server,
     close() {
       closing ??= (async () => {
-        // A move in flight is cancelled (its answer: success false, "the service is shutting down")
-        // and every runner ended; requests in flight are answered before the connections close.
-        arbiter.revoke(SHUTDOWN_REASON);
-        // Event streams end first: an open stream would keep its connection busy until the grace period ends.
-        events.close();
-        await context.callStop();
-        await sequences.stop();
-        await mcp.close();
+        // Motions, runners and sessions end first; requests in flight are answered before the connections close.
+        await quiesce();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // A keep-alive connection whose answer ends during the grace period (an event stream the bus ended) goes at once.

@@ -1,4 +1,3 @@
-import { services } from '../app/services.ts';
 import { type ApiError, unavailable } from '../http/errors.ts';
 import { watchCall } from '../ops/motion.ts';
 import type { OpContext } from '../ops/operation.ts';
@@ -49,7 +48,7 @@ export async function publishPoints(
   ctx: OpContext,
   wait: boolean,
 ): Promise<Result<TrajectorySent, ApiError>> {
-  const { arbiter, trajectoryLog, events } = services();
+  const { arbiter, trajectoryLog, events } = ctx.services;
   const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], ctx.arrivedAtStop);
   if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
   try {

@@ -6,7 +6,6 @@
  * event loop for long, whatever the size of the trajectory.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { services } from '../app/services.ts';
 import type { ApiError } from '../http/errors.ts';
 import { err, type Result } from '../result.ts';
 import { busyMessage } from '../motion/arbiter.ts';
@@ -18,7 +17,6 @@ import { type ArmState, refreshStart } from './dynamics.ts';
 import type { OpContext } from '../ops/operation.ts';
 import { publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
-import { safetyState } from '../safety/store.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
 const POINTS_PER_TURN = 4096;
@@ -81,13 +79,13 @@ export async function checkAndPublish(
   ctx: OpContext,
 ): Promise<Result<TrajectorySent, ApiError>> {
   // A held arm is a 409 at once, before the check on the worker; the lease is taken at publication.
-  const busy = services().arbiter.activity(['trajectory']);
+  const busy = ctx.services.arbiter.activity(['trajectory']);
   // (With wait, the trajectory holds the arm until its outcome, as a move does.)
   if (busy) return err({ kind: 'busy', detail: busyMessage(busy) });
   const context = ros();
   const limits = context.limits;
   const before = latestArmState(context, limits);
-  const safety = safetyState();
+  const safety = ctx.services.safety;
   const envelope = safety?.envelope ? { chain: safety.chain, envelope: safety.envelope } : undefined;
   const result = await checkOffThread(
     { source, state: before?.state, limits, ...(envelope ? { envelope } : {}) },

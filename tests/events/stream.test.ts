@@ -174,13 +174,12 @@ describe('GET /events', () => {
     const reader = await open('/events?rate_hz=50');
     // Bulky events: trajectory log lines of 16 KiB fill the slow client's socket and then its buffer.
     const line = 'x'.repeat(16 * 1024);
-    const { services } = await import('../../lib/app/services.ts');
-    const bus = services().events;
+    const bus = server.services.events;
     assert.ok(bus, 'the server has an event bus');
     const before = bus.size;
     // 4 lines (64 KiB) every 2 ms: the reading client keeps up, the paused one's socket and buffer fill.
     for (let i = 0; i < 4000 && bus.size === before; i++) {
-      services().trajectoryLog.push(line);
+      server.services.trajectoryLog.push(line);
       if (i % 4 === 3) await sleep(2);
     }
     assert.equal(bus.size, before - 1, `the slow client was dropped (buffer ${MAX_BUFFERED_BYTES} bytes)`);

@@ -4,11 +4,12 @@ import * as jointStates from '../../handlers/robot/joint-states.ts';
 import * as pose from '../../handlers/robot/pose.ts';
 import * as positions from '../../handlers/robot/positions.ts';
 import { matFromAbc, matFromQuat } from '../../lib/kinematics/rotation.ts';
-import { type RobotContext, resetContext, setContext } from '../../lib/ros/context.ts';
+import { type RobotContext, resetContext, ros, setContext } from '../../lib/ros/context.ts';
 import { err } from '../../lib/result.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';
+import { servicesFor } from '../support/services.ts';
 
 const get = (path: string) => new Request(`http://armgate.test${path}`);
 
@@ -25,7 +26,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/joint_states answers the four arrays in J1..J7 order', async () => {
-    const res = await jointStates.handler(get('/robot/joint_states'));
+    const res = await jointStates.handler(get('/robot/joint_states'), servicesFor(ros()));
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = (await res.json()) as Record<string, number[]>;
@@ -37,7 +38,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/pose equals DH forward kinematics of the current joints, with consistent ABC and quaternion', async () => {
-    const res = await pose.handler(get('/robot/pose'));
+    const res = await pose.handler(get('/robot/pose'), servicesFor(ros()));
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       frame_id: string;
@@ -69,7 +70,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/positions lists home, work and transport with group and joints', async () => {
-    const res = await positions.handler(get('/robot/positions'));
+    const res = await positions.handler(get('/robot/positions'), servicesFor(ros()));
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       name: string;
@@ -97,8 +98,8 @@ describe('robot read handlers when the stack is unavailable', () => {
     try {
       const started = performance.now();
       const [states, tcp] = await Promise.all([
-        jointStates.handler(get('/robot/joint_states')),
-        pose.handler(get('/robot/pose')),
+        jointStates.handler(get('/robot/joint_states'), servicesFor(ros())),
+        pose.handler(get('/robot/pose'), servicesFor(ros())),
       ]);
       const waited = performance.now() - started;
       assert.equal(states.status, 503);
@@ -124,7 +125,7 @@ describe('robot read handlers when the stack is unavailable', () => {
     setContext(noFk);
     try {
       await sim.nextJointState(1000);
-      const res = await pose.handler(get('/robot/pose'));
+      const res = await pose.handler(get('/robot/pose'), servicesFor(ros()));
       assert.equal(res.status, 503);
       assert.match(((await res.json()) as { detail: string }).detail, /\/compute_fk/);
     } finally {

@@ -10,6 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { admissionPolicy } from '../../lib/http/origin.ts';
 import { createMcpEndpoint } from '../../lib/mcp/server.ts';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { atRest, getJson, type JointStates, jointStates, maxDiff, sleep, WORK } from '../support/live.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -343,8 +344,10 @@ describe('browsers cannot be turned against the arm', () => {
 });
 
 describe('the MCP SDK checks Host and Origin too (in addition to the app)', () => {
+  // Only sessions are opened here: a bare server is enough.
   const endpoint = createMcpEndpoint(
     admissionPolicy({ host: '127.0.0.1', allowedHosts: ['cell.example'], corsOrigins: [UI] }),
+    { createServer: () => new Server({ name: 'probe', version: '1' }, { capabilities: { tools: {} } }) },
   );
   after(() => endpoint.close());
   const post = (headers: Record<string, string>) =>

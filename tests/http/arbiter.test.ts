@@ -8,11 +8,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { services } from '../../lib/app/services.ts';
 import { listeningUrl, runServerCli } from '../support/cli.ts';
-import { atRest, getJson, jointStates, maxDiff, post, processExists, sleep, waitFor, WORK } from '../support/live.ts';
+import {
+  atRest,
+  getJson,
+  jointStates,
+  maxDiff,
+  post,
+  processExists,
+  sleep,
+  waitFor,
+  WORK,
+  send,
+  type Target,
+} from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { startTestServer, type TestServer, writeSettings } from '../support/server.ts';
+import { createTestApp, type TestApp, writeSettings } from '../support/server.ts';
 
 const FAR = [1.2, 0.5, 0.3, -1.0, 0.4, 1.0, 0.8];
 const LONG_SEQUENCE = {
@@ -32,17 +43,17 @@ interface Status {
   pid?: number;
 }
 
-const startSequence = (url: string) =>
+const startSequence = (url: Target) =>
   post<{ status: string; pid: number } & Detail>(
     url,
     '/sequences/start',
     sequenceForm(LONG_SEQUENCE, { n_iterations: '100', delay_between_iterations: '0' }),
   );
-const moveJoints = (url: string, joints: readonly number[], speed = 0.2) =>
+const moveJoints = (url: Target, joints: readonly number[], speed = 0.2) =>
   post<Motion & Detail>(url, '/robot/move/joints', { joints, speed });
 
 /** The arm is at rest and stays where it is for `ms`. */
-async function assertStaysAtRest(url: string, ms = 300): Promise<void> {
+async function assertStaysAtRest(url: Target, ms = 300): Promise<void> {
   const first = await atRest(url);
   await sleep(ms);
   const later = await jointStates(url);
@@ -54,14 +65,14 @@ async function assertStaysAtRest(url: string, ms = 300): Promise<void> {
 }
 
 describe('the motion arbiter on a live server', () => {
-  let server: TestServer;
-  let url: string;
+  let server: TestApp;
+  let url: Target;
   let bagRoot: string;
 
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-test-arbiter-'));
-    server = await startTestServer({ sim: { time_scale: 4 }, sequences: { bag_root: bagRoot } });
-    url = server.url;
+    server = await createTestApp({ sim: { time_scale: 4 }, sequences: { bag_root: bagRoot } });
+    url = server;
   });
   after(async () => {
     await server.close();
@@ -165,11 +176,11 @@ describe('the motion arbiter on a live server', () => {
 
   it('a move whose body is still arriving when /stop comes is refused (409) and nothing moves', async () => {
     const before = await atRest(url);
-    let send: (text: string) => void = () => undefined;
+    let write: (text: string) => void = () => undefined;
     let end: () => void = () => undefined;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        send = (text) => controller.enqueue(new TextEncoder().encode(text));
+        write = (text) => controller.enqueue(new TextEncoder().encode(text));
         end = () => controller.close();
       },
     });
@@ -179,11 +190,11 @@ describe('the motion arbiter on a live server', () => {
       body,
       duplex: 'half',
     } as RequestInit;
-    const pending = fetch(`${url}/robot/move/joints`, init);
-    send('{"joints": [1.2, 0.5, 0.3, -1.0, ');
+    const pending = send(url, `/robot/move/joints`, init);
+    write('{"joints": [1.2, 0.5, 0.3, -1.0, ');
     await sleep(100);
     assert.equal((await post(url, '/stop')).status, 200);
-    send('0.4, 1.0, 0.8], "speed": 0.5}');
+    write('0.4, 1.0, 0.8], "speed": 0.5}');
     end();
     const res = await pending;
     const answer = (await res.json()) as Detail;
@@ -204,7 +215,7 @@ describe('the motion arbiter on a live server', () => {
       15_000,
     );
     // What a shutdown or a stop does first, without the supervisor's own stop of the runner.
-    assert.equal(services().arbiter.revoke('revoked by the test')?.kind, 'sequence');
+    assert.equal(server.services.arbiter.revoke('revoked by the test')?.kind, 'sequence');
     const done = await waitFor(
       'the runner to end',
       () => getJson<Status & { returncode?: number }>(url, '/sequences/status'),
@@ -232,7 +243,7 @@ describe('the motion arbiter on a live server', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const logs = async () => JSON.stringify(await getJson<unknown>(url, '/sequences/logs?n=100'));
     await waitFor('the runner to wait between iterations', logs, (text) => text.includes('waiting 1 s'), 15_000);
-    services().arbiter.revoke('revoked by the test');
+    server.services.arbiter.revoke('revoked by the test');
     const done = await waitFor(
       'the runner to end',
       () => getJson<Status & { returncode?: number }>(url, '/sequences/status'),

@@ -7,6 +7,8 @@ import { finiteNumber, intField } from '../../lib/http/schemas.ts';
 import { defineOperation } from '../../lib/ops/operation.ts';
 import { restHandler } from '../../lib/ops/rest.ts';
 import { ok } from '../../lib/result.ts';
+import type { RobotContext } from '../../lib/ros/context.ts';
+import { servicesFor } from '../support/services.ts';
 
 const Body = v.object({ x: finiteNumber('metres'), joints: v.array(finiteNumber('radians')) });
 const post = (body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
@@ -93,7 +95,9 @@ describe('query parameters through the REST face', () => {
     run: async ({ n }) => ok({ n }),
   });
   const handler = restHandler(probe);
-  const query = (qs: string) => handler(new Request(`http://armgate.test/probe${qs}`));
+  // The probe reads nothing of the app: its services are never looked at.
+  const services = servicesFor(undefined as unknown as RobotContext);
+  const query = (qs: string) => handler(new Request(`http://armgate.test/probe${qs}`), services);
 
   it('converts and defaults integers', async () => {
     assert.deepEqual(await (await query('')).json(), { n: 50 });

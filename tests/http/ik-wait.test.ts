@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpTransport } from '../support/mcp.ts';
 import { matFromAbc } from '../../lib/kinematics/rotation.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { atRest, issuesOf, jointStates, maxDiff, post, sleep, WORK } from '../support/live.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 const TIME_SCALE = 10;
 
@@ -45,24 +45,24 @@ function poseError(
 }
 
 describe('POST /robot/ik and solve_ik on the simulated arm', () => {
-  let server: TestServer;
+  let server: TestApp;
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: TIME_SCALE } });
-    await atRest(server.url);
+    server = await createTestApp({ sim: { time_scale: TIME_SCALE } });
+    await atRest(server);
   });
   after(async () => {
     await server.close();
   });
 
   it('solves a reachable pose without moving the arm: FK of the answer is the pose', async () => {
-    const before = (await jointStates(server.url)).position;
+    const before = (await jointStates(server)).position;
     const targets = [
       { x: 0.5, y: 0, z: 0.5, a: 0, b: Math.PI, c: 0 },
       { x: 0.4, y: 0.3, z: 0.6, a: 0.5, b: 2.5, c: -0.2 },
       { x: 0.3, y: -0.4, z: 0.3, a: -1, b: Math.PI, c: 0.3 },
     ];
     for (const target of targets) {
-      const { status, body } = await post<IkResult>(server.url, '/robot/ik', target);
+      const { status, body } = await post<IkResult>(server, '/robot/ik', target);
       assert.equal(status, 200, JSON.stringify(body));
       assert.equal(body.success, true, body.message);
       assert.equal(body.joints?.length, 7);
@@ -70,12 +70,12 @@ describe('POST /robot/ik and solve_ik on the simulated arm', () => {
       assert.ok(error.position < 1e-4, `position error ${error.position} m for ${JSON.stringify(target)}`);
       assert.ok(error.orientation < 1e-3, `orientation error ${error.orientation} for ${JSON.stringify(target)}`);
     }
-    assert.ok(maxDiff((await jointStates(server.url)).position, before) < 1e-9, 'the arm did not move');
+    assert.ok(maxDiff((await jointStates(server)).position, before) < 1e-9, 'the arm did not move');
   });
 
   it('answers success false with the reason for an unreachable pose, at once', async () => {
     const started = performance.now();
-    const { status, body } = await post<IkResult>(server.url, '/robot/ik', { x: 1.5, y: 0, z: 0.5 });
+    const { status, body } = await post<IkResult>(server, '/robot/ik', { x: 1.5, y: 0, z: 0.5 });
     assert.equal(status, 200);
     assert.equal(body.success, false);
     assert.equal(body.joints, undefined);
@@ -92,7 +92,7 @@ describe('POST /robot/ik and solve_ik on the simulated arm', () => {
     const a = Math.atan2(r[3] ?? 0, r[0] ?? 0);
     const c = Math.atan2(r[7] ?? 0, r[8] ?? 0);
     const [x, y, z] = fk.position as [number, number, number];
-    const { body } = await post<IkResult>(server.url, '/robot/ik', { x, y, z, a, b, c, seed });
+    const { body } = await post<IkResult>(server, '/robot/ik', { x, y, z, a, b, c, seed });
     assert.equal(body.success, true, body.message);
     assert.ok(maxDiff(body.joints ?? [], seed) < 1e-3, `${body.joints} vs the seed ${seed}`);
   });
@@ -105,7 +105,7 @@ describe('POST /robot/ik and solve_ik on the simulated arm', () => {
     ['collision_check as text', { x: 0.5, y: 0, z: 0.5, collision_check: 'yes' }, ['body', 'collision_check']],
   ] as const) {
     it(`422 for ${what}, naming ${loc.join('.')}`, async () => {
-      const reply = await post(server.url, '/robot/ik', body);
+      const reply = await post(server, '/robot/ik', body);
       assert.equal(reply.status, 422, JSON.stringify(reply.body));
       assert.deepEqual(issuesOf(reply.body)[0]?.loc, loc);
     });
@@ -113,7 +113,7 @@ describe('POST /robot/ik and solve_ik on the simulated arm', () => {
 
   it('is the solve_ik tool over MCP, read-only by its annotations', async () => {
     const client = new Client({ name: 'ik-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/mcp`)));
+    await client.connect(mcpTransport(server));
     try {
       const tool = (await client.listTools()).tools.find((t) => t.name === 'solve_ik');
       assert.equal(tool?.annotations?.readOnlyHint, true);
@@ -129,10 +129,10 @@ describe('POST /robot/ik and solve_ik on the simulated arm', () => {
 });
 
 describe('confirmed completion of trajectories (wait)', () => {
-  let server: TestServer;
+  let server: TestApp;
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: TIME_SCALE } });
-    await atRest(server.url);
+    server = await createTestApp({ sim: { time_scale: TIME_SCALE } });
+    await atRest(server);
   });
   after(async () => {
     await server.close();
@@ -141,21 +141,21 @@ describe('confirmed completion of trajectories (wait)', () => {
   const away = (q: readonly number[], d: number) => q.map((v, j) => (j === 0 ? v + d : v));
 
   it('without wait answers at publication, with no outcome', async () => {
-    const start = (await atRest(server.url)).position;
-    const { status, body } = await post<Sent>(server.url, '/trajectory/send', {
+    const start = (await atRest(server)).position;
+    const { status, body } = await post<Sent>(server, '/trajectory/send', {
       points: [{ positions: away(start, 0.05), time_from_start: 2 }],
     });
     assert.equal(status, 200);
     assert.equal(body.status, 'sent');
     assert.equal(body.outcome, undefined);
-    await atRest(server.url);
+    await atRest(server);
   });
 
   it('with wait answers finished once the controller reached the last point', async () => {
-    const start = (await atRest(server.url)).position;
+    const start = (await atRest(server)).position;
     const goal = away(start, 0.1);
     const started = performance.now();
-    const { status, body } = await post<Sent>(server.url, '/trajectory/send', {
+    const { status, body } = await post<Sent>(server, '/trajectory/send', {
       points: [{ positions: goal, time_from_start: 2 }],
       wait: true,
     });
@@ -163,49 +163,49 @@ describe('confirmed completion of trajectories (wait)', () => {
     assert.equal(body.outcome, 'finished', body.message);
     const wallS = (performance.now() - started) / 1000;
     assert.ok(wallS >= 2 / TIME_SCALE - 0.02, `answered after ${wallS} s, the trajectory takes ${2 / TIME_SCALE} s`);
-    assert.ok(maxDiff((await jointStates(server.url)).position, goal) < 1e-3, 'the arm is at the last point');
+    assert.ok(maxDiff((await jointStates(server)).position, goal) < 1e-3, 'the arm is at the last point');
   });
 
   it('with wait answers stopped when /stop ends the trajectory, and the arm rests short of its end', async () => {
-    const start = (await atRest(server.url)).position;
+    const start = (await atRest(server)).position;
     const goal = away(start, -0.8);
-    const waited = post<Sent>(server.url, '/trajectory/send', {
+    const waited = post<Sent>(server, '/trajectory/send', {
       points: [{ positions: goal, time_from_start: 20 }],
       wait: true,
     });
     await sleep(300);
-    const busy = await post(server.url, '/robot/move/named', { name: 'home' });
+    const busy = await post(server, '/robot/move/named', { name: 'home' });
     assert.equal(busy.status, 409, 'a waited trajectory holds the arm');
-    assert.equal((await post(server.url, '/stop')).status, 200);
+    assert.equal((await post(server, '/stop')).status, 200);
     const { status, body } = await waited;
     assert.equal(status, 200);
     assert.equal(body.outcome, 'stopped', body.message);
-    const rest = (await atRest(server.url)).position;
+    const rest = (await atRest(server)).position;
     assert.ok(maxDiff(rest, goal) > 0.3, 'stopped well short of the end');
   });
 
   it('with wait answers preempted when a newer trajectory replaces it (the newer one runs)', async () => {
-    const start = (await atRest(server.url)).position;
-    const waited = post<Sent>(server.url, '/trajectory/send', {
+    const start = (await atRest(server)).position;
+    const waited = post<Sent>(server, '/trajectory/send', {
       points: [{ positions: away(start, 0.8), time_from_start: 20 }],
       wait: true,
     });
     await sleep(300);
-    const newer = await post<Sent>(server.url, '/trajectory/send', {
+    const newer = await post<Sent>(server, '/trajectory/send', {
       points: [{ positions: away(start, 0.05), time_from_start: 1 }],
     });
     assert.equal(newer.status, 200, `a newer trajectory preempts a waited one: ${JSON.stringify(newer.body)}`);
     const { status, body } = await waited;
     assert.equal(status, 200);
     assert.equal(body.outcome, 'preempted', body.message);
-    const rest = (await atRest(server.url)).position;
+    const rest = (await atRest(server)).position;
     assert.ok(maxDiff(rest, away(start, 0.05)) < 1e-3, 'the newer trajectory ran to its end');
   });
 
   it('with wait answers refused when the controller does not accept the trajectory', async () => {
-    const start = (await atRest(server.url)).position;
+    const start = (await atRest(server)).position;
     // Unchecked, a first point at t = 0 far from the arm: the controller refuses it.
-    const { status, body } = await post<Sent>(server.url, '/trajectory/send', {
+    const { status, body } = await post<Sent>(server, '/trajectory/send', {
       points: [
         { positions: away(start, 0.5), time_from_start: 0 },
         { positions: away(start, 0.6), time_from_start: 1 },
@@ -215,34 +215,34 @@ describe('confirmed completion of trajectories (wait)', () => {
     });
     assert.equal(status, 200, JSON.stringify(body));
     assert.equal(body.outcome, 'refused', body.message);
-    assert.ok(maxDiff((await jointStates(server.url)).position, start) < 1e-6, 'nothing moved');
+    assert.ok(maxDiff((await jointStates(server)).position, start) < 1e-6, 'nothing moved');
   });
 
   it('takes wait as a query parameter of send_csv', async () => {
-    const start = (await atRest(server.url)).position;
+    const start = (await atRest(server)).position;
     const goal = away(start, 0.05);
     const csv = `t,${start.map((_, j) => `joint${j + 1}`).join(',')}\n1,${goal.join(',')}\n`;
     const form = new FormData();
     form.set('file', new Blob([csv], { type: 'text/csv' }), 'small.csv');
-    const res = await fetch(`${server.url}/trajectory/send_csv?wait=true`, { method: 'POST', body: form });
+    const res = await server.request(`/trajectory/send_csv?wait=true`, { method: 'POST', body: form });
     const body = (await res.json()) as Sent & { file: string };
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.outcome, 'finished', body.message);
     assert.equal(body.file, 'small.csv');
-    const bad = await fetch(`${server.url}/trajectory/send_csv?wait=maybe`, { method: 'POST', body: form });
+    const bad = await server.request(`/trajectory/send_csv?wait=maybe`, { method: 'POST', body: form });
     assert.equal(bad.status, 422);
     assert.deepEqual(issuesOf(await bad.json())[0]?.loc, ['query', 'wait']);
   });
 });
 
 describe('agents over MCP: cancellation and progress', () => {
-  let server: TestServer;
+  let server: TestApp;
   let client: Client;
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 2 } });
+    server = await createTestApp({ sim: { time_scale: 2 } });
     client = new Client({ name: 'agent-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/mcp`)));
-    await atRest(server.url);
+    await client.connect(mcpTransport(server));
+    await atRest(server);
   });
   after(async () => {
     await client.close();
@@ -258,15 +258,15 @@ describe('agents over MCP: cancellation and progress', () => {
     await sleep(600);
     controller.abort('the agent changed its mind');
     await assert.rejects(call);
-    const rest = (await atRest(server.url, 5000)).position;
+    const rest = (await atRest(server, 5000)).position;
     assert.ok(maxDiff(rest, goal) > 0.2, `the arm rests short of the goal: ${rest}`);
     assert.ok(maxDiff(rest, WORK) > 1e-3, 'it had moved');
-    const after = await post<{ status: number }>(server.url, '/robot/move/joints', { joints: WORK, speed: 1 });
+    const after = await post<{ status: number }>(server, '/robot/move/joints', { joints: WORK, speed: 1 });
     assert.equal(after.status, 200, 'the arm is free again after the cancelled call');
   });
 
   it('sends progress notifications at least once a second while a motion runs', async () => {
-    await atRest(server.url);
+    await atRest(server);
     const seen: { progress: number; total?: number | undefined; message?: string | undefined }[] = [];
     const result = await client.callTool(
       { name: 'move_to_joints', arguments: { joints: [0.3, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 } },

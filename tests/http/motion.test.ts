@@ -6,10 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify } from 'yaml';
 import { type Quaternion, quatAngle, quatFromAbc } from '../../lib/kinematics/rotation.ts';
 import { SimContext } from '../../lib/sim/context.ts';
-import { PROJECT_ROOT, startTestServer, type TestServer, testConfig } from '../support/server.ts';
+import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../support/server.ts';
+import { send, type Target } from '../support/live.ts';
 
 // End to end over a live server on the simulated arm. The module keeps one server per process
-// (ros() and services() are singletons), so the servers below run one after the other.
+// (ros() is the process-wide singleton), so the servers below run one after the other.
 
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
@@ -37,9 +38,9 @@ interface ValidationBody {
   detail: { loc: (string | number)[]; msg: string; type: string }[];
 }
 
-async function post(url: string, route: string, body: unknown): Promise<Reply> {
+async function post(url: Target, route: string, body: unknown): Promise<Reply> {
   const started = performance.now();
-  const res = await fetch(`${url}${route}`, {
+  const res = await send(url, `${route}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -55,27 +56,27 @@ async function post(url: string, route: string, body: unknown): Promise<Reply> {
   return { status: res.status, body: parsed, ms };
 }
 
-async function get<T>(url: string, route: string): Promise<{ body: T; ms: number }> {
+async function get<T>(url: Target, route: string): Promise<{ body: T; ms: number }> {
   const started = performance.now();
-  const res = await fetch(`${url}${route}`);
+  const res = await send(url, `${route}`);
   assert.equal(res.status, 200, `GET ${route}`);
   const body = (await res.json()) as T;
   return { body, ms: performance.now() - started };
 }
 
-async function move(url: string, route: string, body: unknown): Promise<MotionResult> {
+async function move(url: Target, route: string, body: unknown): Promise<MotionResult> {
   const reply = await post(url, route, body);
   assert.equal(reply.status, 200, `${route} ${JSON.stringify(body)} -> ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.body as MotionResult;
 }
 
-async function moveOk(url: string, route: string, body: unknown): Promise<void> {
+async function moveOk(url: Target, route: string, body: unknown): Promise<void> {
   const result = await move(url, route, body);
   assert.equal(result.success, true, `${route} ${JSON.stringify(body)}: ${result.message}`);
 }
 
-const jointState = async (url: string) => (await get<JointState>(url, '/robot/joint_states')).body;
-const pose = async (url: string) => (await get<Pose>(url, '/robot/pose')).body;
+const jointState = async (url: Target) => (await get<JointState>(url, '/robot/joint_states')).body;
+const pose = async (url: Target) => (await get<Pose>(url, '/robot/pose')).body;
 
 function assertJointsNear(actual: readonly number[], expected: readonly number[], tol = 1e-3): void {
   assert.equal(actual.length, 7);
@@ -100,13 +101,13 @@ function assertPoseNear(actual: Pose, position: readonly number[], orientation: 
 const positionOf = (p: Pose) => [p.position.x, p.position.y, p.position.z];
 
 describe('motion endpoints on the simulated arm (time_scale 20)', () => {
-  let server: TestServer;
-  let url = '';
+  let server: TestApp;
+  let url: Target = '';
   let named: { name: string; joints: Record<string, number> }[] = [];
 
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 20 } });
-    url = server.url;
+    server = await createTestApp({ sim: { time_scale: 20 } });
+    url = server;
     named = (await get<{ name: string; joints: Record<string, number> }[]>(url, '/robot/positions')).body;
   });
   after(async () => {
@@ -465,7 +466,7 @@ interface JointsSchema {
 }
 
 /** The request schema of POST /robot/move/joints in the served document (following a $ref if there is one). */
-async function moveJointsSchema(url: string): Promise<JointsSchema> {
+async function moveJointsSchema(url: Target): Promise<JointsSchema> {
   type Doc = {
     paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: unknown }> } }>>;
     components?: { schemas?: Record<string, unknown> };
@@ -481,7 +482,7 @@ async function moveJointsSchema(url: string): Promise<JointsSchema> {
 }
 
 describe('a custom joint limits file (web.joint_limits)', () => {
-  let server: TestServer;
+  let server: TestApp;
   let dir = '';
 
   before(async () => {
@@ -496,7 +497,7 @@ describe('a custom joint limits file (web.joint_limits)', () => {
     Object.assign(j7, { min_position: -2.5, max_position: 2.5 });
     const file = path.join(dir, 'tight_limits.yaml');
     await writeFile(file, stringify(doc));
-    server = await startTestServer({ web: { joint_limits: file }, sim: { time_scale: 20 } });
+    server = await createTestApp({ web: { joint_limits: file }, sim: { time_scale: 20 } });
   });
   after(async () => {
     await server.close();
@@ -504,7 +505,7 @@ describe('a custom joint limits file (web.joint_limits)', () => {
   });
 
   it('shows the tighter bounds in the served document', async () => {
-    const schema = await moveJointsSchema(server.url);
+    const schema = await moveJointsSchema(server);
     assert.deepEqual(
       [schema.properties.joints.prefixItems[0]?.minimum, schema.properties.joints.prefixItems[0]?.maximum],
       [-1.5, 1.5],
@@ -520,19 +521,19 @@ describe('a custom joint limits file (web.joint_limits)', () => {
   });
 
   it('refuses angles outside the tighter bounds with 422 naming joint, value and bounds, and still moves within them', async () => {
-    const before = await jointState(server.url);
-    const reply = await post(server.url, '/robot/move/joints', { joints: [2, 0, 0, -1.57, 0, 1.57, 0] });
+    const before = await jointState(server);
+    const reply = await post(server, '/robot/move/joints', { joints: [2, 0, 0, -1.57, 0, 1.57, 0] });
     assert.equal(reply.status, 422);
     assert.match(JSON.stringify(reply.body), /joint1 = 2 rad is outside its limits \[-1\.5, 1\.5\]/);
-    assert.deepEqual((await jointState(server.url)).position, before.position);
+    assert.deepEqual((await jointState(server)).position, before.position);
     const inside = [1.4, 0, 0, -1.57, 0, 1.57, 0];
-    await moveOk(server.url, '/robot/move/joints', { joints: inside, speed: 1 });
-    assertJointsNear((await jointState(server.url)).position, inside);
+    await moveOk(server, '/robot/move/joints', { joints: inside, speed: 1 });
+    assertJointsNear((await jointState(server)).position, inside);
   });
 });
 
 describe('the internal motion timeout (timeouts.motion_s)', () => {
-  let server: TestServer;
+  let server: TestApp;
   let dir = '';
 
   before(async () => {
@@ -544,7 +545,7 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
     const file = path.join(dir, 'endpoints.yaml');
     // the copy's pkg:// references (URDF, SRDF) still resolve to the bundled package
     await writeFile(file, stringify(doc));
-    server = await startTestServer({ web: { endpoints: file }, sim: { time_scale: 1 } });
+    server = await createTestApp({ web: { endpoints: file }, sim: { time_scale: 1 } });
   });
   after(async () => {
     await server.close();
@@ -552,9 +553,9 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
   });
 
   it('refuses a motion planned to outlast it before moving: 200 success false with the figure, answered at once', async () => {
-    const before = await jointState(server.url);
+    const before = await jointState(server);
     const started = performance.now();
-    const result = await move(server.url, '/robot/move/joints', { joints: OTHER, speed: 0.01 });
+    const result = await move(server, '/robot/move/joints', { joints: OTHER, speed: 0.01 });
     const elapsed = performance.now() - started;
     assert.equal(result.success, false);
     assert.match(
@@ -562,9 +563,9 @@ describe('the internal motion timeout (timeouts.motion_s)', () => {
       /^the motion would take \d+(\.\d+)? s at speed 0\.01, longer than the motion timeout \(0\.2 s\); raise the speed$/,
     );
     assert.ok(elapsed < 150, `answered after ${elapsed.toFixed(0)} ms, without waiting for the timeout`);
-    const after = await jointState(server.url);
+    const after = await jointState(server);
     assert.deepEqual(after.position, before.position, 'nothing moved');
-    await moveOk(server.url, '/robot/move/joints', { joints: WORK, speed: 1 });
+    await moveOk(server, '/robot/move/joints', { joints: WORK, speed: 1 });
   });
 });
 

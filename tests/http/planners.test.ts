@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startTestServer } from '../support/server.ts';
+import { createTestApp } from '../support/server.ts';
+import { send, type Target } from '../support/live.ts';
 
 // A pillar between the start on the right of the robot and the target on its left: a straight
 // joint-space (ptp) motion runs into it; ompl and chomp must plan around it.
@@ -12,8 +13,8 @@ const SCENE = {
   obstacles: [{ name: 'pillar', center: [0.45, 0.0, 0.3], size: [0.1, 0.1, 0.6] }],
 };
 
-async function movePose(url: string, body: Record<string, unknown>) {
-  const res = await fetch(`${url}/robot/move/pose`, {
+async function movePose(url: Target, body: Record<string, unknown>) {
+  const res = await send(url, `/robot/move/pose`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -22,23 +23,21 @@ async function movePose(url: string, body: Record<string, unknown>) {
   return (await res.json()) as { success: boolean; message: string };
 }
 
-async function tcp(url: string) {
-  return ((await (await fetch(`${url}/robot/pose`)).json()) as { position: { x: number; y: number; z: number } })
+async function tcp(url: Target) {
+  return ((await (await send(url, `/robot/pose`)).json()) as { position: { x: number; y: number; z: number } })
     .position;
 }
 
 describe('planning around an obstacle on the simulated arm', () => {
   it('refuses a ptp motion through the pillar without moving, naming the collision', async () => {
-    const server = await startTestServer({ sim: SCENE });
+    const server = await createTestApp({ sim: SCENE });
     try {
-      const before = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] })
-        .position;
-      const result = await movePose(server.url, { ...TARGET, planner: 'ptp', speed: 1 });
+      const before = ((await (await server.request(`/robot/joint_states`)).json()) as { position: number[] }).position;
+      const result = await movePose(server, { ...TARGET, planner: 'ptp', speed: 1 });
       assert.equal(result.success, false);
       assert.match(result.message, /pillar/);
       assert.match(result.message, /ompl/);
-      const after = ((await (await fetch(`${server.url}/robot/joint_states`)).json()) as { position: number[] })
-        .position;
+      const after = ((await (await server.request(`/robot/joint_states`)).json()) as { position: number[] }).position;
       assert.deepEqual(after, before);
     } finally {
       await server.close();
@@ -47,17 +46,17 @@ describe('planning around an obstacle on the simulated arm', () => {
 
   for (const planner of ['ompl', 'chomp']) {
     it(`${planner} reaches the target around the pillar, and reads answer while it plans and moves`, async () => {
-      const server = await startTestServer({ sim: SCENE });
+      const server = await createTestApp({ sim: SCENE });
       try {
-        const motion = movePose(server.url, { ...TARGET, planner, speed: 1 });
+        const motion = movePose(server, { ...TARGET, planner, speed: 1 });
         const started = performance.now();
-        const read = await fetch(`${server.url}/robot/joint_states`);
+        const read = await server.request(`/robot/joint_states`);
         assert.equal(read.status, 200);
         await read.body?.cancel();
         assert.ok(performance.now() - started < 250, 'a read during planning answers quickly');
         const result = await motion;
         assert.equal(result.success, true, result.message);
-        const p = await tcp(server.url);
+        const p = await tcp(server);
         assert.ok(
           Math.abs(p.x - TARGET.x) < 1e-3 && Math.abs(p.y - TARGET.y) < 1e-3 && Math.abs(p.z - TARGET.z) < 1e-3,
           JSON.stringify(p),
@@ -69,9 +68,9 @@ describe('planning around an obstacle on the simulated arm', () => {
   }
 
   it('answers success false for a target inside the obstacle', async () => {
-    const server = await startTestServer({ sim: SCENE });
+    const server = await createTestApp({ sim: SCENE });
     try {
-      const result = await movePose(server.url, { x: 0.45, y: 0, z: 0.5, b: Math.PI, planner: 'ompl' });
+      const result = await movePose(server, { x: 0.45, y: 0, z: 0.5, b: Math.PI, planner: 'ompl' });
       assert.equal(result.success, false);
       assert.match(result.message, /in collision/);
     } finally {

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpTransport } from '../support/mcp.ts';
 import { handlers } from '../../handlers/index.ts';
-import { auditTrail } from '../../lib/audit/trail.ts';
 import { type Role, roleAllows, roleNeeded } from '../../lib/ops/access.ts';
 import { TOOL_OPERATIONS } from '../../lib/mcp/tools.ts';
 import { csvForm } from '../support/multipart.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
+import type { Target } from '../support/live.ts';
 
 const ADMIN = 'admin-token-5e1d9a7c3b';
 const TOKENS: Record<Role, string> = {
@@ -26,10 +26,10 @@ interface ToolResult {
   content: { type: string; text?: string }[];
 }
 
-async function connect(url: string, token: string): Promise<Client> {
+async function connect(url: Target, token: string): Promise<Client> {
   const client = new Client({ name: 'roles-test', version: '1' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`), {
+    mcpTransport(url, {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
     }),
   );
@@ -53,13 +53,13 @@ function harmlessRequest(method: string, route: string, token: string): RequestI
 }
 
 describe('roles per token on every route and tool, and the audit trail', () => {
-  let server: TestServer;
+  let server: TestApp;
   let dir: string;
   let auditFile: string;
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-roles-'));
     auditFile = path.join(dir, 'audit.jsonl');
-    server = await startTestServer({
+    server = await createTestApp({
       web: {
         token: ADMIN,
         tokens: [
@@ -77,7 +77,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
   });
 
   const jointStates = async () => {
-    const res = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const res = await server.request(`/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
     return ((await res.json()) as { position: number[] }).position;
   };
 
@@ -88,7 +88,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
       it(`${method} ${route} with a ${role} token is ${allowed ? 'served' : '403 naming the role needed'}`, async () => {
         const { path: p, ...init } = harmlessRequest(method, route, TOKENS[role]);
         const before = await jointStates();
-        const res = await fetch(`${server.url}${p}`, init);
+        const res = await server.request(`${p}`, init);
         const body = (await res.json()) as { detail?: unknown };
         if (allowed) assert.notEqual(res.status, 403, `${route} must be served for ${role}: ${JSON.stringify(body)}`);
         else {
@@ -106,7 +106,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
 
   it('refuses a real motion to a read token with 403 and the arm does not move', async () => {
     const before = await jointStates();
-    const res = await fetch(`${server.url}/robot/move/joints`, {
+    const res = await server.request(`/robot/move/joints`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKENS.read}`, 'content-type': 'application/json' },
       body: JSON.stringify({ joints: [0.3, 0.3, 0, -1.2, 0, 1.2, 0], speed: 1 }),
@@ -118,7 +118,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
 
   it('shows each token over MCP only the tools its role may call, and refuses the others as tool errors', async () => {
     for (const role of ROLES) {
-      const client = await connect(server.url, TOKENS[role]);
+      const client = await connect(server, TOKENS[role]);
       try {
         const { tools } = await client.listTools();
         const expected = TOOL_OPERATIONS.filter((op) => roleAllows(role, roleNeeded(op))).map((op) => op.name);
@@ -152,7 +152,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
   });
 
   it('writes an audit line per state-changing call on both faces, refusals included, never a token', async () => {
-    const operator = await connect(server.url, TOKENS.operate);
+    const operator = await connect(server, TOKENS.operate);
     try {
       const moved = (await operator.callTool({
         name: 'move_to_joints',
@@ -162,28 +162,28 @@ describe('roles per token on every route and tool, and the audit trail', () => {
     } finally {
       await operator.close();
     }
-    const rest = await fetch(`${server.url}/robot/move/named`, {
+    const rest = await server.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKENS.operate}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'work', speed: 1 }),
     });
     assert.equal(rest.status, 200, 'the operator moves over REST');
     await rest.body?.cancel();
-    const refused = await fetch(`${server.url}/robot/move/named`, {
+    const refused = await server.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKENS.read}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'home' }),
     });
     assert.equal(refused.status, 403, 'the viewer is refused');
     await refused.body?.cancel();
-    const wrong = await fetch(`${server.url}/robot/move/named`, {
+    const wrong = await server.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}x`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'home' }),
     });
     assert.equal(wrong.status, 401, 'a wrong token is refused');
     await wrong.body?.cancel();
-    await auditTrail()?.flush();
+    await server.services.audit?.flush();
     const text = await readFile(auditFile, 'utf8');
     for (const token of Object.values(TOKENS)) assert.ok(!text.includes(token), 'no token appears in the audit file');
     const lines = text

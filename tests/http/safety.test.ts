@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpTransport } from '../support/mcp.ts';
 import {
   atRest,
   getJson,
@@ -22,9 +22,10 @@ import {
   sleep,
   waitFor,
   WORK,
+  type Target,
 } from '../support/live.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 /** Joint 1 at +90 degrees swings the work pose's TCP to (0, 0.4, 0.61): into the fixture. */
 const INTO_FIXTURE = [1.57, 0, 0, -1.57, 0, 1.57, 0];
@@ -48,17 +49,17 @@ interface MoveAnswer {
 }
 
 describe('safety envelope and plans on the simulated arm', () => {
-  let server: TestServer;
-  let url: string;
+  let server: TestApp;
+  let url: Target;
   let bagRoot: string;
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-safety-'));
-    server = await startTestServer({
+    server = await createTestApp({
       sim: { time_scale: 20 },
       sequences: { bag_root: bagRoot },
       safety: { workspace: { min: [-1, -1, 0.2], max: [1, 1, 1.1] }, keep_out: [FIXTURE], plan_ttl_s: PLAN_TTL_S },
     });
-    url = server.url;
+    url = server;
   });
   after(async () => {
     await server.close();
@@ -84,7 +85,7 @@ describe('safety envelope and plans on the simulated arm', () => {
       'the envelope as configured',
     );
     const client = new Client({ name: 'safety-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`)));
+    await client.connect(mcpTransport(url));
     try {
       const read = await client.readResource({ uri: 'armgate://robot/safety' });
       const text = (read.contents[0] as { text: string }).text;
@@ -269,7 +270,7 @@ describe('safety envelope and plans on the simulated arm', () => {
 
   it('plans over MCP with dry_run and executes with the execute_plan tool', async () => {
     const client = new Client({ name: 'safety-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`)));
+    await client.connect(mcpTransport(url));
     try {
       const planned = (await client.callTool({
         name: 'move_to_joints',

@@ -27,9 +27,11 @@ import {
   sleep,
   waitFor,
   WORK,
+  send,
+  type Target,
 } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
+import { PROJECT_ROOT, createTestApp, type TestApp } from '../support/server.ts';
 
 const JOINT_POINT = { joints: [0.4, 0.2, 0, -1.3, 0, 1.4, 0], speed: 0.5 };
 const CARTESIAN_POINT = { x: 0.5, y: 0.1, z: 0.5, a: 0, b: Math.PI, c: 0, speed: 0.5 };
@@ -49,8 +51,8 @@ interface Status {
 }
 
 describe('sequences end to end on the simulated arm', () => {
-  let server: TestServer;
-  let url: string;
+  let server: TestApp;
+  let url: Target;
   let bagRoot: string;
   const status = () => getJson<Status>(url, '/sequences/status');
   const sequenceLog = (n = 1000) => logLines(url, '/sequences/logs', n);
@@ -68,8 +70,8 @@ describe('sequences end to end on the simulated arm', () => {
 
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-test-bags-'));
-    server = await startTestServer({ sim: { time_scale: 20 }, sequences: { bag_root: bagRoot } });
-    url = server.url;
+    server = await createTestApp({ sim: { time_scale: 20 }, sequences: { bag_root: bagRoot } });
+    url = server;
   });
   after(async () => {
     await server.close();
@@ -557,7 +559,7 @@ describe('sequences end to end on the simulated arm', () => {
     assert.deepEqual((await getJson<{ lines: string[] }>(url, '/sequences/logs')).lines, all.slice(-50));
     assert.deepEqual(await sequenceLog(1), all.slice(-1));
     for (const n of ['0', '1001', 'abc', '2.5', '-3', '']) {
-      const r = await fetch(`${url}/sequences/logs?n=${n}`);
+      const r = await send(url, `/sequences/logs?n=${n}`);
       const body = (await r.json()) as unknown;
       assert.equal(r.status, 422, `n=${n}`);
       assert.deepEqual(issuesOf(body)[0]?.loc, ['query', 'n']);
@@ -568,13 +570,13 @@ describe('sequences end to end on the simulated arm', () => {
 describe('a finished runner leaves no process behind', () => {
   it('kills what the runner started and left running (a sleep child) before it reports finished', async () => {
     const hook = pathToFileURL(path.join(PROJECT_ROOT, 'tests/support/leave-child-hook.mjs')).href;
-    const server = await startTestServer(
+    const server = await createTestApp(
       { sim: { time_scale: 20 } },
       { runnerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${hook}`.trim() } },
     );
     try {
       const res = await post<{ status: string; pid: number }>(
-        server.url,
+        server,
         '/sequences/start',
         sequenceForm({ home: { joints: WORK, speed: 1 }, waypoints: [] }, { n_iterations: '1' }),
       );
@@ -588,7 +590,7 @@ describe('a finished runner leaves no process behind', () => {
       );
       const done = await waitFor(
         'the sequence to finish',
-        () => getJson<Status>(server.url, '/sequences/status'),
+        () => getJson<Status>(server, '/sequences/status'),
         (s) => s.status === 'finished',
         30_000,
         5,

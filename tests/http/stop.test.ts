@@ -25,10 +25,11 @@ import {
   sleep,
   waitFor,
   WORK,
+  type Target,
 } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { listeningUrl, runServerCli } from '../support/cli.ts';
-import { startTestServer, type TestServer, writeSettings } from '../support/server.ts';
+import { createTestApp, type TestApp, writeSettings } from '../support/server.ts';
 
 const TIME_SCALE = 10;
 /** A sequence long enough to be stopped: 100 iterations between two joint points. */
@@ -52,7 +53,7 @@ interface Status {
   iteration?: number;
 }
 
-async function stop(url: string): Promise<StopResult> {
+async function stop(url: Target): Promise<StopResult> {
   const res = await post<StopResult>(url, '/stop');
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.deepEqual(Object.keys(res.body).sort(), [
@@ -74,7 +75,7 @@ async function stop(url: string): Promise<StopResult> {
 }
 
 /** Waits until some joint moves. */
-function moving(url: string): Promise<unknown> {
+function moving(url: Target): Promise<unknown> {
   return waitFor(
     'the arm to move',
     () => jointStates(url),
@@ -85,7 +86,7 @@ function moving(url: string): Promise<unknown> {
 }
 
 /** Starts a long sequence (optionally recording a bag) and waits until it is past 'starting'. */
-async function startLongSequence(url: string, fields: Record<string, string> = {}): Promise<number> {
+async function startLongSequence(url: Target, fields: Record<string, string> = {}): Promise<number> {
   const res = await post<{ status: string; pid: number }>(
     url,
     '/sequences/start',
@@ -114,15 +115,15 @@ async function assertValidBag(folder: string): Promise<void> {
 }
 
 describe('POST /stop on the simulated arm', () => {
-  let server: TestServer;
-  let url: string;
+  let server: TestApp;
+  let url: Target;
   let bagRoot: string;
   const trajectoryLog = (n = 50) => logLines(url, '/trajectory/logs', n);
 
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-test-stop-bags-'));
-    server = await startTestServer({ sim: { time_scale: TIME_SCALE }, sequences: { bag_root: bagRoot } });
-    url = server.url;
+    server = await createTestApp({ sim: { time_scale: TIME_SCALE }, sequences: { bag_root: bagRoot } });
+    url = server;
   });
   after(async () => {
     await server.close();
@@ -298,6 +299,8 @@ describe('POST /stop on the simulated arm', () => {
   });
 
   it('stops a sequence without a bag just the same', async () => {
+    // The hold point of the previous test's last stop holds the arm for its 0.1 s (a sequence start meanwhile is a 409).
+    await sleep(300);
     const pid = await startLongSequence(url);
     const result = await stop(url);
     assert.equal(result.sequence_stopped, true);
@@ -308,14 +311,14 @@ describe('POST /stop on the simulated arm', () => {
 
 describe('POST /stop without joint states', () => {
   it('publishes an empty trajectory instead of a hold point', async () => {
-    const server = await startTestServer({ sim: { time_scale: TIME_SCALE, publish_joint_states: false } });
+    const server = await createTestApp({ sim: { time_scale: TIME_SCALE, publish_joint_states: false } });
     try {
-      const result = await stop(server.url);
+      const result = await stop(server);
       assert.equal(result.sequence_stopped, false);
       assert.equal(result.hold_published, true);
       assert.equal(result.planner_stopped, true);
       assert.match(result.message, /empty trajectory published \(no joint state\)/);
-      const lines = await logLines(server.url, '/trajectory/logs', 10);
+      const lines = await logLines(server, '/trajectory/logs', 10);
       assert.ok(
         lines.some((l) => /stop: empty trajectory \(no current joint state\) published/.test(l)),
         lines.join('\n'),
@@ -336,10 +339,10 @@ describe('shutting the server down during a sequence', () => {
   });
 
   it('close() leaves no runner process or group, and the bag is closed and readable', async () => {
-    const server = await startTestServer({ sim: { time_scale: TIME_SCALE }, sequences: { bag_root: bagRoot } });
+    const server = await createTestApp({ sim: { time_scale: TIME_SCALE }, sequences: { bag_root: bagRoot } });
     let pid = 0;
     try {
-      pid = await startLongSequence(server.url, { bag_path: 'closed-run' });
+      pid = await startLongSequence(server, { bag_path: 'closed-run' });
       assert.ok(processExists(pid));
       await sleep(100);
     } finally {

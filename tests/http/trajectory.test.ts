@@ -20,8 +20,10 @@ import {
   post,
   sleep,
   type JointStates,
+  send,
+  type Target,
 } from '../support/live.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 const TIME_SCALE = 10;
 const TOPIC = '/iiwa_arm_controller/joint_trajectory';
@@ -57,14 +59,14 @@ const HEADER = PLAIN.join(',');
 const row = (t: number, q: readonly number[] = CSV_POINTS[0].q) => [t, ...q].join(',');
 
 describe('trajectories end to end on the simulated arm', () => {
-  let server: TestServer;
-  let url: string;
+  let server: TestApp;
+  let url: Target;
   const published: JointTrajectoryMsg[] = [];
   let unsubscribe: () => void = () => undefined;
 
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: TIME_SCALE } });
-    url = server.url;
+    server = await createTestApp({ sim: { time_scale: TIME_SCALE } });
+    url = server;
     unsubscribe = server.context.subscribe(TOPIC, (msg) => published.push(msg as JointTrajectoryMsg));
   });
   after(async () => {
@@ -798,7 +800,7 @@ describe('trajectories end to end on the simulated arm', () => {
   describe('GET /trajectory/logs', () => {
     it('bounds n to 1..300 (422 on 0, 301, abc, 1.5, a repeat or an unknown parameter)', async () => {
       for (const query of ['n=0', 'n=301', 'n=abc', 'n=1.5', 'n=-1', 'n=', 'n=1&n=2', 'lines=5']) {
-        const res = await fetch(`${url}/trajectory/logs?${query}`);
+        const res = await send(url, `/trajectory/logs?${query}`);
         const body = (await res.json()) as unknown;
         assert.equal(res.status, 422, query);
         assert.equal(issuesOf(body)[0]?.loc[0], 'query', query);
@@ -846,7 +848,7 @@ describe('trajectories end to end on the simulated arm', () => {
         all.at(-1) ?? '',
         /controller: refused a trajectory: point 1: time_from_start 160 s does not increase/,
       );
-      const byDefault = (await (await fetch(`${url}/trajectory/logs`)).json()) as { lines: string[] };
+      const byDefault = (await (await send(url, `/trajectory/logs`)).json()) as { lines: string[] };
       assert.equal(byDefault.lines.length, 50, 'n defaults to 50');
       assert.deepEqual(byDefault.lines, all.slice(-50));
       assert.deepEqual(await trajectoryLog(1), all.slice(-1));

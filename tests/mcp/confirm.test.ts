@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { atRest, maxDiff, positions, WORK } from '../support/live.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 interface ToolResult {
   isError?: boolean;
@@ -15,7 +15,7 @@ interface ToolResult {
 const TARGET = [0.3, 0.3, 0, -1.3, 0, 1.3, 0];
 
 /** A client that answers every elicitation with `answer` (or declares no elicitation when undefined), counting the questions. */
-async function connect(url: string, answer?: { action: 'accept' | 'decline'; confirm?: boolean }) {
+async function connect(url: Target, answer?: { action: 'accept' | 'decline'; confirm?: boolean }) {
   const asked: string[] = [];
   const client = new Client(
     { name: 'confirm-test', version: '1' },
@@ -28,21 +28,21 @@ async function connect(url: string, answer?: { action: 'accept' | 'decline'; con
         ? { action: 'accept', content: { confirm: answer.confirm ?? true } }
         : { action: 'decline' };
     });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/mcp`)));
+  await client.connect(mcpTransport(url));
   return { client, asked };
 }
 
 describe('mcp.confirm_motion asks the person through MCP elicitation before a motion tool runs', () => {
-  let server: TestServer;
+  let server: TestApp;
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 20 }, mcp: { confirm_motion: true } });
+    server = await createTestApp({ sim: { time_scale: 20 }, mcp: { confirm_motion: true } });
   });
   after(async () => {
     await server.close();
   });
 
   it('runs the motion when the person confirms, after asking once with the tool and its input', async () => {
-    const { client, asked } = await connect(server.url, { action: 'accept', confirm: true });
+    const { client, asked } = await connect(server, { action: 'accept', confirm: true });
     try {
       const result = (await client.callTool({
         name: 'move_to_joints',
@@ -51,14 +51,14 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
       assert.ok(!result.isError, `moved: ${JSON.stringify(result.content)}`);
       assert.equal(asked.length, 1, 'asked once');
       assert.match(asked[0] ?? '', /move_to_joints .*0\.3/, 'the question names the tool and its input');
-      await atRest(server.url);
-      assert.ok(maxDiff(await positions(server.url), TARGET) < 1e-3, 'at the target');
+      await atRest(server);
+      assert.ok(maxDiff(await positions(server), TARGET) < 1e-3, 'at the target');
       const back = (await client.callTool({
         name: 'move_to_joints',
         arguments: { joints: WORK, speed: 1 },
       })) as ToolResult;
       assert.ok(!back.isError, 'back to work');
-      await atRest(server.url);
+      await atRest(server);
     } finally {
       await client.close();
     }
@@ -66,9 +66,9 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
 
   for (const answer of [{ action: 'decline' as const }, { action: 'accept' as const, confirm: false }]) {
     it(`refuses the motion when the person answers ${answer.action}${answer.confirm === false ? ' with no' : ''}: nothing moves`, async () => {
-      const { client, asked } = await connect(server.url, answer);
+      const { client, asked } = await connect(server, answer);
       try {
-        const before = await positions(server.url);
+        const before = await positions(server);
         const result = (await client.callTool({
           name: 'move_to_joints',
           arguments: { joints: TARGET, speed: 1 },
@@ -76,7 +76,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
         assert.equal(result.isError, true, 'a tool error');
         assert.match(result.content.map((c) => c.text).join(' '), /did not confirm the motion/, 'saying why');
         assert.equal(asked.length, 1, 'asked once');
-        assert.ok(maxDiff(await positions(server.url), before) < 1e-9, 'nothing moved');
+        assert.ok(maxDiff(await positions(server), before) < 1e-9, 'nothing moved');
         const dry = (await client.callTool({
           name: 'move_to_joints',
           arguments: { joints: TARGET, speed: 1, dry_run: true },
@@ -92,7 +92,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
   }
 
   it('runs as without the setting for a client that cannot elicit', async () => {
-    const { client } = await connect(server.url);
+    const { client } = await connect(server);
     try {
       const result = (await client.callTool({
         name: 'move_to_joints',

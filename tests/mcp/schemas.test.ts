@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpTransport } from '../support/mcp.ts';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 /** A JSON Schema (or any JSON value met while walking one). */
 type Node = Record<string, unknown>;
@@ -237,13 +237,13 @@ function misfits(schema: Node, target: 'openai-strict' | 'gemini-parameters' | '
 }
 
 describe('tool and OpenAPI schemas under strict JSON Schema validators, and the function-calling report', () => {
-  let server: TestServer;
+  let server: TestApp;
   let client: Client;
   let tools: ListedTool[] = [];
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 20 } });
+    server = await createTestApp({ sim: { time_scale: 20 } });
     client = new Client({ name: 'armgate-schemas-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/mcp`)));
+    await client.connect(mcpTransport(server));
     tools = (await client.listTools()).tools as ListedTool[];
   });
   after(async () => {
@@ -350,7 +350,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
   });
 
   it('compiles every schema in /openapi.json (parameters, request and response bodies, components) under 2020-12 strict', async () => {
-    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+    const doc = (await (await server.request(`/openapi.json`)).json()) as {
       openapi: string;
       paths: Record<string, Record<string, Node>>;
       components?: { schemas?: Record<string, Node> };

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { mcpTransport } from '../support/mcp.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
+import type { Target } from '../support/live.ts';
 
 const TOKEN = 'mcp-token-31a';
 const TOOLS = [
@@ -28,13 +29,10 @@ interface ToolResult {
   structuredContent?: Record<string, unknown>;
 }
 
-async function connect(url: string, token?: string): Promise<Client> {
+async function connect(url: Target, token?: string): Promise<Client> {
   const client = new Client({ name: 'armgate-test', version: '1' });
   await client.connect(
-    new StreamableHTTPClientTransport(
-      new URL(`${url}/mcp/mcp`),
-      token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {},
-    ),
+    mcpTransport(url, token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
   );
   return client;
 }
@@ -42,13 +40,13 @@ async function connect(url: string, token?: string): Promise<Client> {
 const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join(' ');
 
 describe('MCP interface at /mcp/mcp', () => {
-  let server: TestServer;
+  let server: TestApp;
   let client: Client;
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as ToolResult;
   before(async () => {
-    server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 20 } });
-    client = await connect(server.url, TOKEN);
+    server = await createTestApp({ web: { token: TOKEN }, sim: { time_scale: 20 } });
+    client = await connect(server, TOKEN);
   });
   after(async () => {
     await client.close();
@@ -80,7 +78,7 @@ describe('MCP interface at /mcp/mcp', () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const states = await call('get_joint_states');
     assert.equal(states.isError, undefined);
-    const rest = (await (await fetch(`${server.url}/robot/joint_states`, { headers: auth })).json()) as Record<
+    const rest = (await (await server.request(`/robot/joint_states`, { headers: auth })).json()) as Record<
       string,
       unknown
     >;
@@ -89,7 +87,7 @@ describe('MCP interface at /mcp/mcp', () => {
     const positions = await call('list_named_positions');
     assert.deepEqual(
       positions.structuredContent?.positions,
-      await (await fetch(`${server.url}/robot/positions`, { headers: auth })).json(),
+      await (await server.request(`/robot/positions`, { headers: auth })).json(),
     );
     const pose = await call('get_tcp_pose');
     assert.ok(((pose.structuredContent?.position as { z: number } | undefined)?.z ?? 0) > 0.5);
@@ -169,7 +167,7 @@ describe('MCP interface at /mcp/mcp', () => {
   });
 
   it('gives a tool error that says what to do when the arm is busy', async () => {
-    const slow = fetch(`${server.url}/robot/move/named`, {
+    const slow = server.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'transport', speed: 0.05 }),
@@ -208,15 +206,15 @@ describe('MCP interface at /mcp/mcp', () => {
   });
 
   it('refuses clients without the token with 401', async () => {
-    await assert.rejects(connect(server.url));
-    const raw = await fetch(`${server.url}/mcp/mcp`, { method: 'POST', body: '{}' });
+    await assert.rejects(connect(server));
+    const raw = await server.request(`/mcp/mcp`, { method: 'POST', body: '{}' });
     assert.equal(raw.status, 401);
     assert.equal(raw.headers.get('www-authenticate'), 'Bearer');
     await raw.body?.cancel();
   });
 
   it('serves many concurrent clients', async () => {
-    const clients = await Promise.all(Array.from({ length: 10 }, () => connect(server.url, TOKEN)));
+    const clients = await Promise.all(Array.from({ length: 10 }, () => connect(server, TOKEN)));
     try {
       const results = await Promise.all(
         clients.flatMap((c) =>

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 // Issue 13's observation end to end on the simulated arm: LIN 15 cm at speed 1.0 from
 // [0, 0.4, 0, -1.4, 0, 1.3, 0] was refused for joint1's acceleration; CIRC likewise.
@@ -11,10 +11,10 @@ interface Pose {
   orientation: { euler_rad: { a: number; b: number; c: number } };
 }
 
-let server: TestServer;
+let server: TestApp;
 
 before(async () => {
-  server = await startTestServer({ sim: { time_scale: 1, initial_position: BENT } });
+  server = await createTestApp({ sim: { time_scale: 1, initial_position: BENT } });
 });
 
 after(async () => {
@@ -22,7 +22,7 @@ after(async () => {
 });
 
 async function post(route: string, body: unknown): Promise<{ success: boolean; message: string }> {
-  const res = await fetch(`${server.url}${route}`, {
+  const res = await server.request(`${route}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -32,7 +32,7 @@ async function post(route: string, body: unknown): Promise<{ success: boolean; m
 }
 
 async function pose(): Promise<Pose> {
-  return (await (await fetch(`${server.url}/robot/pose`)).json()) as Pose;
+  return (await (await server.request(`/robot/pose`)).json()) as Pose;
 }
 
 async function toBent(): Promise<Pose> {

@@ -25,7 +25,7 @@ import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts
 // (tests/support/rclnodejs-standin.ts). The stand-in is not ROS 2: it does not cover DDS
 // discovery, QoS, real message typesupport, serialization or the rcl executor (its header lists
 // what else); tests/ros/live.test.ts runs the same checks on a real graph when one is there.
-// One server at a time: ros() and services() are process-wide.
+// One server at a time: ros() is process-wide.
 
 const TIMEOUTS = { server_wait_s: 0.3, fk_s: 0.3 };
 

@@ -9,13 +9,12 @@ import { mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { services } from '../../lib/app/services.ts';
 import { createConfinedFolder } from '../../lib/sequences/paths.ts';
 import { getJson, waitFor, WORK } from '../support/live.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 describe('a link planted under bag_root after the request was checked', () => {
-  let server: TestServer;
+  let server: TestApp;
   let root: string;
   let outside: string;
 
@@ -23,7 +22,7 @@ describe('a link planted under bag_root after the request was checked', () => {
     root = await mkdtemp(path.join(tmpdir(), 'armgate-test-race-root-'));
     outside = await mkdtemp(path.join(tmpdir(), 'armgate-test-race-outside-'));
     await symlink(outside, path.join(root, 'planted'));
-    server = await startTestServer({ sequences: { bag_root: root } });
+    server = await createTestApp({ sequences: { bag_root: root } });
   });
   after(async () => {
     await server.close();
@@ -42,7 +41,7 @@ describe('a link planted under bag_root after the request was checked', () => {
   });
 
   it('the runner ends with returncode 4 saying why, and nothing is written outside bag_root', async () => {
-    const { arbiter, sequences } = services();
+    const { arbiter, sequences } = server.services;
     const lease = arbiter.acquire('sequence', 'the race test');
     assert.ok(lease.ok);
     const run = {
@@ -58,12 +57,12 @@ describe('a link planted under bag_root after the request was checked', () => {
     assert.ok(started.ok);
     const done = await waitFor(
       'the runner to end',
-      () => getJson<{ status: string; returncode?: number }>(server.url, '/sequences/status'),
+      () => getJson<{ status: string; returncode?: number }>(server, '/sequences/status'),
       (s) => s.status === 'finished',
       20_000,
     );
     assert.equal(done.returncode, 4);
-    const logs = JSON.stringify(await getJson<unknown>(server.url, '/sequences/logs?n=50'));
+    const logs = JSON.stringify(await getJson<unknown>(server, '/sequences/logs?n=50'));
     assert.match(logs, /cannot record the bag: the bag folder .* outside sequences\.bag_root/);
     assert.deepEqual(await readdir(outside), [], 'nothing was written outside bag_root');
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { ArmModel, type LinkPose } from '../../lib/sim/model.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 import { seededRandom } from '../../lib/random.ts';
 
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
@@ -161,14 +161,14 @@ describe('collision geometry fitted to the iiwa 7 (capsules from its published l
 });
 
 describe('simulated moves with joint 6 near its limits (time_scale 20)', () => {
-  let server: TestServer;
+  let server: TestApp;
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 20 } });
+    server = await createTestApp({ sim: { time_scale: 20 } });
   });
   after(() => server.close());
 
   async function post(route: string, body: unknown): Promise<{ success: boolean; message: string }> {
-    const res = await fetch(`${server.url}${route}`, {
+    const res = await server.request(`${route}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -178,7 +178,7 @@ describe('simulated moves with joint 6 near its limits (time_scale 20)', () => {
   }
 
   async function jointsNow(): Promise<number[]> {
-    const res = await fetch(`${server.url}/robot/joint_states`);
+    const res = await server.request(`/robot/joint_states`);
     return ((await res.json()) as { position: number[] }).position;
   }
 
@@ -196,7 +196,7 @@ describe('simulated moves with joint 6 near its limits (time_scale 20)', () => {
     assert.equal((await post('/robot/move/named', { name: 'work', speed: 1 })).success, true, 'back to work');
     const poseRes = await post('/robot/move/joints', { joints: [0.3, 0.2, 0, -1.2, 0, 2.0, 0.4], speed: 1 });
     assert.equal(poseRes.success, true, poseRes.message);
-    const tcp = (await (await fetch(`${server.url}/robot/pose`)).json()) as {
+    const tcp = (await (await server.request(`/robot/pose`)).json()) as {
       position: { x: number; y: number; z: number };
       orientation: { euler_rad: { a: number; b: number; c: number } };
     };

@@ -28,9 +28,22 @@ export interface Issue {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** An app answered in memory (lib/server/start.ts's Armgate: `request(path, init)`), no socket. */
+export interface InMemory {
+  request(input: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Where a suite sends its requests: a live server's base URL, or an app in memory. */
+export type Target = string | InMemory;
+
+/** Sends `path` (with fetch's init) to the target: over a socket to a URL, or in memory to an app. */
+export function send(target: Target, path: string, init?: RequestInit): Promise<Response> {
+  return typeof target === 'string' ? fetch(`${target}${path}`, init) : target.request(path, init);
+}
+
 /** GET `path` and parse the JSON body, asserting the status. */
-export async function getJson<T>(url: string, path: string, status = 200): Promise<T> {
-  const res = await fetch(`${url}${path}`);
+export async function getJson<T>(url: Target, path: string, status = 200): Promise<T> {
+  const res = await send(url, path);
   const text = await res.text();
   assert.equal(res.status, status, `GET ${path}: ${text}`);
   return JSON.parse(text) as T;
@@ -38,7 +51,7 @@ export async function getJson<T>(url: string, path: string, status = 200): Promi
 
 /** POST a JSON body (or a form, or raw JSON text, both sent as application/json) and return the status and the parsed body. */
 export async function post<T = unknown>(
-  url: string,
+  url: Target,
   path: string,
   body?: unknown,
 ): Promise<{ status: number; body: T }> {
@@ -48,7 +61,7 @@ export async function post<T = unknown>(
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers = { 'content-type': 'application/json' };
   }
-  const res = await fetch(`${url}${path}`, init);
+  const res = await send(url, path, init);
   const text = await res.text();
   return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
 }
@@ -70,8 +83,8 @@ export function describeIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `${i.loc.join('.')} ${i.msg}`).join('\n');
 }
 
-export const jointStates = (url: string) => getJson<JointStates>(url, '/robot/joint_states');
-export const positions = async (url: string) => (await jointStates(url)).position;
+export const jointStates = (url: Target) => getJson<JointStates>(url, '/robot/joint_states');
+export const positions = async (url: Target) => (await jointStates(url)).position;
 
 /** Largest absolute difference between two joint vectors. */
 export function maxDiff(a: readonly number[], b: readonly number[]): number {
@@ -96,7 +109,7 @@ export async function waitFor<T>(
 }
 
 /** Waits until every joint velocity is 0. */
-export function atRest(url: string, timeoutMs = 5000): Promise<JointStates> {
+export function atRest(url: Target, timeoutMs = 5000): Promise<JointStates> {
   return waitFor(
     'the arm at rest',
     () => jointStates(url),
@@ -108,7 +121,7 @@ export function atRest(url: string, timeoutMs = 5000): Promise<JointStates> {
 
 /** The latest n lines of a log endpoint (with the timestamp). */
 export async function logLines(
-  url: string,
+  url: Target,
   path: '/trajectory/logs' | '/sequences/logs',
   n: number,
 ): Promise<string[]> {
@@ -157,7 +170,7 @@ export function assertProcessGone(pid: number): void {
  * recording for each sample the wall-clock times its request was sent and answered.
  */
 export async function sampleJointStates(
-  url: string,
+  url: Target,
   stop: () => boolean,
   everyMs = 10,
 ): Promise<{ sentMs: number; doneMs: number; state: JointStates }[]> {

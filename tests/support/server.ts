@@ -4,7 +4,13 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
-import { type RunningServer, type StartOptions, startServer } from '../../lib/server/start.ts';
+import {
+  type Armgate,
+  createArmgate,
+  type RunningServer,
+  type StartOptions,
+  startServer,
+} from '../../lib/server/start.ts';
 
 /** Nested settings overrides, merged over the bundled settings.yaml. */
 export type SettingsOverrides = Record<string, Record<string, unknown>>;
@@ -70,6 +76,25 @@ export async function startTestServer(
   const logs: Record<string, string | number>[] = [];
   const running = await startServer(config, { ...options, log: (fields) => logs.push(fields) });
   return Object.assign(running, { logs });
+}
+
+/** An app in memory (no socket) with request logging captured: `app.request(path, init)`. */
+export interface TestApp extends Armgate {
+  readonly logs: Record<string, string | number>[];
+}
+
+/**
+ * Builds armgate with `overrides` without listening: requests go through `app.request(path, init)`, the same
+ * admission, authentication, routes and scheduling as the server's, in memory. Close it with `app.close()`.
+ */
+export async function createTestApp(
+  overrides: SettingsOverrides = {},
+  options: Omit<StartOptions, 'log'> = {},
+): Promise<TestApp> {
+  const config = await testConfig(overrides);
+  const logs: Record<string, string | number>[] = [];
+  const app = await createArmgate(config, { ...options, log: (fields) => logs.push(fields) });
+  return Object.assign(app, { logs });
 }
 
 export { PROJECT_ROOT };

@@ -21,8 +21,10 @@ import {
   post,
   sleep,
   waitFor,
+  send,
+  type Target,
 } from '../support/live.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
 
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
 const ACC = [8.5521, 8.5521, 8.7266, 11.3446, 12.2173, 15.708, 15.708];
@@ -36,15 +38,15 @@ interface Sample {
 }
 
 describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', () => {
-  let server: TestServer;
-  let url: string;
+  let server: TestApp;
+  let url: Target;
   const published: JointTrajectoryMsg[] = [];
   let samples: Sample[] = [];
   const unsubscribe: (() => void)[] = [];
 
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 1 } });
-    url = server.url;
+    server = await createTestApp({ sim: { time_scale: 1 } });
+    url = server;
     const { trajectory, joint_states } = server.context.endpoints.interfaces;
     unsubscribe.push(server.context.subscribe(trajectory.name, (msg) => published.push(msg as JointTrajectoryMsg)));
     unsubscribe.push(
@@ -328,7 +330,7 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     let done = false;
     const reader = (async () => {
       while (!done) {
-        const res = await fetch(`${url}/robot/joint_states`);
+        const res = await send(url, `/robot/joint_states`);
         assert.equal(res.status, 200);
         await res.text();
         reads++;
