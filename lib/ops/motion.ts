@@ -69,7 +69,10 @@ export function watchCall(ctx: OpContext, describe: () => string, totalS?: numbe
   const ticker = setInterval(report, PROGRESS_EVERY_MS);
   ticker.unref();
   const cancel = () => void stopEverything(ctx.services, CANCELLED_REASON);
-  ctx.signal.addEventListener('abort', cancel, { once: true });
+  // A call cancelled before its motion began (during a confirmation, say) stops at once: an abort listener added to an
+  // aborted signal never runs. The stop revokes the lease synchronously, so the goal is never sent.
+  if (ctx.signal.aborted) cancel();
+  else ctx.signal.addEventListener('abort', cancel, { once: true });
   report();
   return () => {
     clearInterval(ticker);

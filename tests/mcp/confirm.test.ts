@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
@@ -90,6 +91,74 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
       }
     });
   }
+
+  it('never moves when the call is cancelled while the person is asked, even if they then say yes', async () => {
+    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+    let asked: () => void = () => {};
+    const question = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let answer: (yes: boolean) => void = () => {};
+    const answered = new Promise<boolean>((resolve) => {
+      answer = resolve;
+    });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked();
+      return { action: 'accept', content: { confirm: await answered } };
+    });
+    await client.connect(mcpTransport(server));
+    try {
+      const before = await positions(server);
+      const cancel = new AbortController();
+      const call = client.callTool({ name: 'move_to_joints', arguments: { joints: TARGET, speed: 1 } }, undefined, {
+        signal: cancel.signal,
+      });
+      await question;
+      cancel.abort('the agent gave up');
+      await assert.rejects(call, 'the cancelled call rejects on the client');
+      answer(true);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(maxDiff(await positions(server), before) < 1e-9, 'nothing moved');
+      await atRest(server, 1000);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses at once a motion from a client that takes only JSON answers: it cannot be asked, nothing moves', async () => {
+    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+    let questions = 0;
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      questions++;
+      return { action: 'accept', content: { confirm: true } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://127.0.0.1:8007/mcp/mcp'), {
+        fetch: (input, init) => {
+          const headers = new Headers(init?.headers);
+          headers.set('accept', 'application/json');
+          return server.request(String(input), { ...init, headers });
+        },
+      }),
+    );
+    try {
+      const before = await positions(server);
+      const result = (await client.callTool({
+        name: 'move_to_joints',
+        arguments: { joints: TARGET, speed: 1 },
+      })) as ToolResult;
+      assert.equal(result.isError, true, 'a tool error');
+      assert.match(
+        result.content.map((c) => c.text).join(' '),
+        /could not be asked to confirm the motion .*accepts only a JSON answer.*nothing moved/,
+        'saying why',
+      );
+      assert.equal(questions, 0, 'no question reached the client');
+      assert.ok(maxDiff(await positions(server), before) < 1e-9, 'nothing moved');
+    } finally {
+      await client.close();
+    }
+  });
 
   it('runs as without the setting for a client that cannot elicit', async () => {
     const { client } = await connect(server);
