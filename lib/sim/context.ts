@@ -261,7 +261,9 @@ export class SimContext implements RobotContext {
       timeoutS * 1000,
     );
     const forward = () => abort.abort(options.signal?.reason ?? 'cancelled');
-    options.signal?.addEventListener('abort', forward, { once: true });
+    // A lease revoked before the goal starts (a call cancelled before it began) cancels it at once.
+    if (options.signal?.aborted) forward();
+    else options.signal?.addEventListener('abort', forward, { once: true });
     this.goalsInFlight.add(abort);
     try {
       return ok(await run(abort.signal));

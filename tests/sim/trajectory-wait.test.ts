@@ -124,6 +124,22 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     assert.equal(result.value.outcome, expected, `${result.value.message} (move: ${moved.value.message})`);
   });
 
+  it('a motion goal whose signal is already aborted (a stop before it began) never moves the arm', async () => {
+    await settle();
+    const before = here();
+    const stopped = new AbortController();
+    stopped.abort('stopped before it began');
+    const moved = await sim.moveToJoints(
+      { joints: [0.4, 0.2, 0, -1.2, 0, 1.2, 0], speed: 1 },
+      { signal: stopped.signal },
+    );
+    assert.ok(moved.ok, 'the move answers');
+    assert.equal(moved.value.success, false, moved.value.message);
+    await sleep(300);
+    const moves = here().map((q, j) => Math.abs(q - (before[j] ?? 0)));
+    assert.ok(Math.max(...moves) < 1e-9, `nothing moved (${Math.max(...moves)} rad)`);
+  });
+
   it('timeout: no outcome within the wait stops the trajectory and says so', async () => {
     await settle();
     const result = await sim.executeTrajectory(toJoint1(here(), 0.5, 8), { timeoutS: 0.3 });
