@@ -13,6 +13,7 @@ import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import { requestPrincipal } from '../ops/access.ts';
+import { arrivalOf } from '../ops/rest.ts';
 import type { McpFace, ToolCaller } from './face.ts';
 import type { CallExtra } from './tools.ts';
 
@@ -307,7 +308,14 @@ function inspect(body: unknown): Batch {
  */
 function authInfoOf(request: Request): AuthInfo {
   const principal = requestPrincipal(request);
-  return { token: '', clientId: principal.name, scopes: [principal.role], extra: { principal } };
+  // The stop count at the HTTP request's arrival: a tool call that arrived before a stop cannot move after it.
+  const arrivedAtStop = arrivalOf(request);
+  return {
+    token: '',
+    clientId: principal.name,
+    scopes: [principal.role],
+    extra: arrivedAtStop === undefined ? { principal } : { principal, arrivedAtStop },
+  };
 }
 
 /** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */

@@ -103,6 +103,15 @@ export function principalOf(extra: Pick<CallExtra, 'authInfo'>): Principal {
   return ANONYMOUS;
 }
 
+/**
+ * The arbiter's stop count when the HTTP request carrying a call arrived (stamped by the server, handed over as the
+ * request's authInfo): a stop since then refuses its motion, however long the body, the queue or a confirmation took.
+ */
+function arrivalOf(extra: Pick<CallExtra, 'authInfo'>): number | undefined {
+  const stamped = extra.authInfo?.extra?.arrivedAtStop;
+  return typeof stamped === 'number' ? stamped : undefined;
+}
+
 /** The operation's context for one tool call: the call's cancellation, progress notifications when asked for. */
 function contextOf(extra: CallExtra, caller: Caller, services: Services): OpContext {
   const token = extra._meta?.progressToken;
@@ -113,7 +122,7 @@ function contextOf(extra: CallExtra, caller: Caller, services: Services): OpCont
     get signal() {
       return extra.signal;
     },
-    arrivedAtStop: services.arbiter.stopCount,
+    arrivedAtStop: arrivalOf(extra) ?? services.arbiter.stopCount,
     caller,
     services,
     progress:

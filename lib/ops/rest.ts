@@ -24,6 +24,11 @@ export function stampArrival(request: Request, stops: number): void {
   arrivals.set(request, stops);
 }
 
+/** The stop count stamped at a request's arrival; undefined for a request the server did not stamp. */
+export function arrivalOf(request: Request): number | undefined {
+  return arrivals.get(request);
+}
+
 /** An error with its texts' `{op:...}` references said as the given face says them. */
 export function renderError(error: ApiError, face: 'rest' | 'mcp'): ApiError {
   if (error.kind === 'validation') {
@@ -255,7 +260,7 @@ export function restHandler(op: AnyOperation): RestHandler {
       face: 'rest',
       signal: NEVER_ABORTED,
       progress: NO_PROGRESS,
-      arrivedAtStop: arrivals.get(request),
+      arrivedAtStop: arrivalOf(request),
       caller,
       services,
       ...(filenames.size > 0 ? { filenames: Object.fromEntries(filenames) } : {}),

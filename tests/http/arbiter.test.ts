@@ -205,6 +205,50 @@ describe('the motion arbiter on a live server', () => {
     assert.ok(maxDiff(before.position, after.position) < 1e-9, 'nothing moved');
   });
 
+  it('an MCP move whose body is still arriving when /stop comes is refused and nothing moves', async () => {
+    const before = await atRest(url);
+    const initialize = await send(url, '/mcp/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'arbiter-test', version: '1' } },
+      }),
+    });
+    const session = initialize.headers.get('mcp-session-id') ?? '';
+    await initialize.text();
+    let write: (text: string) => void = () => undefined;
+    let end: () => void = () => undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        write = (text) => controller.enqueue(new TextEncoder().encode(text));
+        end = () => controller.close();
+      },
+    });
+    const pending = send(url, '/mcp/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    write('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "move_to_joints", ');
+    await sleep(100);
+    assert.equal((await post(url, '/stop')).status, 200);
+    write('"arguments": {"joints": [1.2, 0.5, 0.3, -1.0, 0.4, 1.0, 0.8], "speed": 0.5}}}');
+    end();
+    const answer = (await (await pending).json()) as { result?: { isError?: boolean; content: { text: string }[] } };
+    assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+    assert.match(
+      answer.result?.content[0]?.text ?? '',
+      /a stop arrived while this request was being prepared; nothing was moved/,
+    );
+    await sleep(200);
+    const after = await jointStates(url);
+    assert.ok(maxDiff(before.position, after.position) < 1e-9, 'nothing moved');
+  });
+
   it('a sequence whose hold on the arm is revoked sends no further goal: the runner ends and the arm rests', async () => {
     const res = await startSequence(url);
     assert.equal(res.status, 200, JSON.stringify(res.body));

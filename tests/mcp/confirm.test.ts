@@ -125,6 +125,38 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
     }
   });
 
+  it('refuses the motion when a stop comes while the person is asked, even if they then say yes', async () => {
+    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+    let asked: () => void = () => {};
+    const question = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let answer: (yes: boolean) => void = () => {};
+    const answered = new Promise<boolean>((resolve) => {
+      answer = resolve;
+    });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked();
+      return { action: 'accept', content: { confirm: await answered } };
+    });
+    await client.connect(mcpTransport(server));
+    try {
+      const before = await positions(server);
+      const call = client.callTool({ name: 'move_to_joints', arguments: { joints: TARGET, speed: 1 } });
+      await question;
+      const stopped = await server.request('/stop', { method: 'POST' });
+      assert.equal(stopped.status, 200, 'the stop answers while the question is open');
+      answer(true);
+      const result = (await call) as ToolResult;
+      assert.equal(result.isError, true, 'refused');
+      assert.match(result.content.map((c) => c.text).join(' '), /a stop arrived while this request was being prepared/);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.ok(maxDiff(await positions(server), before) < 1e-9, 'nothing moved');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('refuses at once a motion from a client that takes only JSON answers: it cannot be asked, nothing moves', async () => {
     const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
     let questions = 0;
