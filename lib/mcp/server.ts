@@ -29,6 +29,8 @@ const ENDED_IDS_KEPT = 4096;
 const ACCEPT_BOTH = 'application/json, text/event-stream';
 /** An SSE comment sent first on every stream, so the status and headers leave at once. */
 const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
+/** Why a request to the client (elicitation) fails during a call answered in plain JSON. */
+const NO_STREAM = 'the client accepts only a JSON answer, so no request can reach it during this call';
 /** JSON-RPC "request cancelled" (the code the SDK uses for a cancelled request). */
 const CANCELLED_CODE = -32800;
 
@@ -56,6 +58,8 @@ class SessionTransport implements Transport {
   readonly sdk: WebStandardStreamableHTTPServerTransport;
   /** Direct requests waiting for their answer, by JSON-RPC id. */
   private readonly direct = new Map<RequestId, (answer: JSONRPCMessage) => void>();
+  /** Requests of the SDK path whose answers are collected into one JSON answer (the client takes no stream). */
+  readonly collected = new Set<RequestId>();
   /** The signals of tool calls answered without the Server: aborted when the session closes, as the Server's are. */
   private readonly ownCalls = new Set<LazyAbort>();
 
@@ -85,11 +89,17 @@ class SessionTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const related = options?.relatedRequestId;
+    if ('method' in message && 'id' in message && related !== undefined && this.answersInJson(related)) {
+      // A request to a client about a call it takes a JSON answer for has no stream to travel on: it fails at once.
+      const refusal: JSONRPCMessage = { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: NO_STREAM } };
+      queueMicrotask(() => this.onmessage?.(refusal));
+      return Promise.resolve();
+    }
     const answerTo = 'id' in message && !('method' in message) ? message.id : undefined;
     const id = answerTo ?? options?.relatedRequestId;
     const waiting = id === undefined ? undefined : this.direct.get(id);
     if (!waiting) {
-      const related = options?.relatedRequestId;
       return this.sdk.send(message, related === undefined ? undefined : { relatedRequestId: related });
     }
     // A notification about a direct request has no stream to travel on: the client asked for JSON.
@@ -98,6 +108,11 @@ class SessionTransport implements Transport {
       waiting(message);
     }
     return Promise.resolve();
+  }
+
+  /** True when the request is answered in plain JSON (direct or collected): nothing else can reach the client. */
+  private answersInJson(id: RequestId): boolean {
+    return this.direct.has(id) || this.collected.has(id);
   }
 
   /** Hands one request to the Server and resolves with its answer (or with `cancelled` when `stop` runs). */
@@ -184,7 +199,7 @@ const NO_NOTIFICATIONS: CallExtra['sendNotification'] = async () => {};
 
 /** A direct tool call's requests to the client (elicitation): none can reach a client that takes only JSON. */
 const NO_REQUESTS: CallExtra['sendRequest'] = async () => {
-  throw new McpError(-32600, 'the client accepts only a JSON answer, so no request can reach it during this call');
+  throw new McpError(-32600, NO_STREAM);
 };
 
 /** The JSON-RPC error answer of a handler that threw, as the SDK's Protocol makes it. */
@@ -277,6 +292,21 @@ const errorAnswer = (id: RequestId, code: number, message: string): JSONRPCMessa
 const asksProgress = (params: unknown): boolean =>
   isRecord(params) && isRecord(params._meta) && params._meta.progressToken !== undefined;
 
+/**
+ * True when a request's envelope is one the SDK takes as it is: its id a string or an integer, its `_meta` (if any) an
+ * object whose progressToken (if any) is a string or an integer. Anything else goes to the SDK transport, which answers
+ * its own error, so that the direct path never runs a call the SDK would refuse.
+ */
+function wellFormed(request: Record<string, unknown>): boolean {
+  const id = request.id;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
+  const params = request.params;
+  if (!isRecord(params) || params._meta === undefined) return true;
+  if (!isRecord(params._meta)) return false;
+  const token = params._meta.progressToken;
+  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
+}
+
 /** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
 function inspect(body: unknown): Batch {
   const requestIds: RequestId[] = [];
@@ -297,7 +327,10 @@ function inspect(body: unknown): Batch {
     }
   }
   const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
-  const direct = single && requestIds.length === 1 && !isInitialize ? (body as unknown as JsonRpcRequest) : undefined;
+  const direct =
+    single && requestIds.length === 1 && !isInitialize && wellFormed(body)
+      ? (body as unknown as JsonRpcRequest)
+      : undefined;
   return { isInitialize, requestIds, cancelled, direct, wantsProgress, callsTool };
 }
 
@@ -659,6 +692,14 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     batch: Batch,
     kind: Exclude<Accepts, 'none'>,
   ): Promise<Response> => {
+    // JSON-RPC ids are unique while in flight: a reused one would take over the answer (and the cancellation) of the other.
+    const reused = batch.requestIds.find((id) => session.open.has(id));
+    if (reused !== undefined)
+      return jsonRpcError(
+        400,
+        -32600,
+        `Invalid Request: id ${JSON.stringify(reused).slice(0, 100)} belongs to a request of this session still running`,
+      );
     // A stream only where it carries something (progress) or is all the client takes: plain JSON is cheaper.
     const stream =
       kind === 'stream' ||
@@ -669,15 +710,29 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
     session.lastUsedMs = performance.now();
-    const response = await session.transport.sdk.handleRequest(request, {
-      parsedBody: body,
-      authInfo: authInfoOf(request),
-    });
+    const collected = session.transport.collected;
+    if (!stream) for (const id of batch.requestIds) collected.add(id);
+    let response: Response;
+    try {
+      response = await session.transport.sdk.handleRequest(request, {
+        parsedBody: body,
+        authInfo: authInfoOf(request),
+      });
+    } catch (e) {
+      for (const id of batch.requestIds) collected.delete(id);
+      throw e;
+    }
     for (const id of batch.cancelled) session.open.get(id)?.();
     const sse = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-    if (!sse || !response.body) return response;
+    if (!sse || !response.body) {
+      for (const id of batch.requestIds) collected.delete(id);
+      return response;
+    }
     const done = () => {
-      for (const id of batch.requestIds) session.open.delete(id);
+      for (const id of batch.requestIds) {
+        session.open.delete(id);
+        collected.delete(id);
+      }
       session.lastUsedMs = performance.now();
     };
     if (stream) {

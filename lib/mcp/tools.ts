@@ -65,7 +65,8 @@ export function toolOf(op: AnyOperation, limits: JointLimits): Tool {
 const ADVICE: Partial<Record<ApiError['kind'], string>> = {
   busy: 'The arm is busy (a motion, trajectory or sequence holds it): wait for it to finish and retry, or call stop.',
   payload_too_large: 'The input is too large.',
-  forbidden: 'This token may not call it: ask for a token with that role.',
+  // A role refusal (its text names the role needed) or a motion the person did not confirm (mcp.confirm_motion).
+  forbidden: 'Nothing was done, for the reason above.',
   validation: 'The arguments are invalid: fix the fields named above and call again.',
   unavailable: 'The robot stack is not answering (controller, planner or FK service): check that it runs, then retry.',
 };

@@ -517,6 +517,17 @@ function probeServer(probe: Probe): () => McpFace {
   };
 }
 
+/** Opens a session with a raw initialize (JSON answer); its id. */
+async function rawSession(fetchIn: (input: string | URL, init?: RequestInit) => Promise<Response>): Promise<string> {
+  const init = await fetchIn('http://127.0.0.1:8007/mcp/mcp', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(INIT('2025-06-18')),
+  });
+  await init.text();
+  return init.headers.get('mcp-session-id') ?? '';
+}
+
 describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   const HOST = '127.0.0.1:8007';
   const url = new URL(`http://${HOST}/mcp/mcp`);
@@ -653,6 +664,58 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const asked = await post(CALL(5, 'ask'), 'application/json');
     assert.equal(asked.result?.isError, true, 'the request to the client failed');
     assert.match(JSON.stringify(asked.result?.content), /accepts only a JSON answer/, 'saying why');
+  });
+
+  it('runs no call whose envelope the SDK would refuse: an id that is not a string or an integer, a bad progressToken', async () => {
+    const { fetchIn, probe } = make();
+    const session = await rawSession(fetchIn);
+    for (const call of [
+      { ...CALL(1, 'count'), id: 1.5 },
+      { ...CALL(1, 'count'), id: true },
+      CALL(2, 'count', { _meta: { progressToken: {} } }),
+      CALL(3, 'count', { _meta: 'x' }),
+    ]) {
+      const res = await fetchIn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
+        body: JSON.stringify(call),
+      });
+      assert.equal(res.status, 400, `${JSON.stringify(call)}: ${await res.text()}`);
+    }
+    assert.deepEqual(probe.paths, [], 'none of them ran');
+  });
+
+  it('refuses a request id still in flight in its session; the running call keeps its answer and its cancellation', async () => {
+    const { fetchIn, probe } = make();
+    const session = await rawSession(fetchIn);
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session };
+    const running = fetchIn(url, { method: 'POST', headers, body: JSON.stringify(CALL(7, 'wait')) });
+    for (let k = 0; k < 100 && probe.started === 0; k++) await delay(5);
+    const reused = await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(CALL(7, 'count')) });
+    assert.equal(reused.status, 400, 'the reused id is refused');
+    assert.match(await reused.text(), /-32600.*id 7 belongs to a request of this session still running/);
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } };
+    await (await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(cancel) })).text();
+    const answer = (await (await running).json()) as { id: number; error?: { code: number } };
+    assert.equal(answer.error?.code, -32800, 'the running call answers cancelled');
+    assert.deepEqual(probe.aborted, ['7'], 'and its signal was aborted');
+    assert.deepEqual(probe.paths, ['direct'], 'the reused id never ran');
+  });
+
+  it('fails at once a request to the client from a batch answered in JSON (no stream to carry it)', async () => {
+    const { fetchIn, probe } = make();
+    const session = await rawSession(fetchIn);
+    const started = performance.now();
+    const res = await fetchIn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
+      body: JSON.stringify([CALL(4, 'ask')]),
+    });
+    const [answer] = (await res.json()) as { result?: CallToolResult }[];
+    assert.ok(performance.now() - started < 2000, 'answered at once, not after the request timeout');
+    assert.equal(answer?.result?.isError, true, 'the request to the client failed');
+    assert.match(JSON.stringify(answer?.result?.content), /accepts only a JSON answer/, 'saying why');
+    assert.deepEqual(probe.paths, ['server'], 'a batch goes through the Server');
   });
 
   it("aborts a direct call's signal when its session is deleted", async () => {
