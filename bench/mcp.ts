@@ -235,7 +235,7 @@ async function profile(): Promise<Record<string, number>> {
     const times = await interleaved(cases, IN_PROCESS_CALLS, 500);
     await canned.close();
     if (sink < 0) throw new Error('unreachable');
-    return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, quantile(v, 0.5) * 1000]));
+    return Object.fromEntries(Object.keys(cases).map((k) => [k, quantile(times[k] ?? [], 0.5) * 1000]));
   } finally {
     await armgate.close();
     await empty.close();
@@ -287,7 +287,8 @@ export const mcpSection: Section = {
       rows: Object.entries(us).map(([k, v]) => [k, v]),
       notes: [
         "Request object: building the Request the handler gets (the server adapter's @whatwg-node Request; both faces pay it).",
-        'direct path: one JSON request handed to the session Server (checks, SDK Protocol with its schema parse of params and result, answer);',
+        "direct path, get_joint_states: a plain-JSON tools/call answered by armgate's face without the SDK Server (checks, the tool, the answer);",
+        "direct path, a tool that does nothing: the same request to a bare SDK Server (no face function), so through the SDK's Protocol;",
         'SDK transport path: the same through WebStandardStreamableHTTPServerTransport with an SSE answer (used when progress is asked for).',
       ],
     };
