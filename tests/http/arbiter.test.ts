@@ -64,6 +64,19 @@ async function assertStaysAtRest(url: Target, ms = 300): Promise<void> {
   assert.ok(maxDiff(first.position, later.position) < 1e-9, 'the arm did not move after the stop');
 }
 
+/** A request body sent in parts, as a slow client does: `write` a part, then `end`. */
+function trickle() {
+  let write: (text: string) => void = () => undefined;
+  let end: () => void = () => undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      write = (text) => controller.enqueue(new TextEncoder().encode(text));
+      end = () => controller.close();
+    },
+  });
+  return { body, write: (text: string) => write(text), end: () => end() };
+}
+
 describe('the motion arbiter on a live server', () => {
   let server: TestApp;
   let url: Target;
@@ -176,14 +189,7 @@ describe('the motion arbiter on a live server', () => {
 
   it('a move whose body is still arriving when /stop comes is refused (409) and nothing moves', async () => {
     const before = await atRest(url);
-    let write: (text: string) => void = () => undefined;
-    let end: () => void = () => undefined;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        write = (text) => controller.enqueue(new TextEncoder().encode(text));
-        end = () => controller.close();
-      },
-    });
+    const { body, write, end } = trickle();
     const init = {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -219,14 +225,7 @@ describe('the motion arbiter on a live server', () => {
     });
     const session = initialize.headers.get('mcp-session-id') ?? '';
     await initialize.text();
-    let write: (text: string) => void = () => undefined;
-    let end: () => void = () => undefined;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        write = (text) => controller.enqueue(new TextEncoder().encode(text));
-        end = () => controller.close();
-      },
-    });
+    const { body, write, end } = trickle();
     const pending = send(url, '/mcp/mcp', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },

@@ -33,6 +33,25 @@ async function connect(url: Target, answer?: { action: 'accept' | 'decline'; con
   return { client, asked };
 }
 
+/** A client whose person is asked and answers only when the test says: `question` resolves when asked. */
+async function connectAsking(url: Target) {
+  const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+  let asked: () => void = () => {};
+  const question = new Promise<void>((resolve) => {
+    asked = resolve;
+  });
+  let answer: (yes: boolean) => void = () => {};
+  const answered = new Promise<boolean>((resolve) => {
+    answer = resolve;
+  });
+  client.setRequestHandler(ElicitRequestSchema, async () => {
+    asked();
+    return { action: 'accept', content: { confirm: await answered } };
+  });
+  await client.connect(mcpTransport(url));
+  return { client, question, answer };
+}
+
 describe('mcp.confirm_motion asks the person through MCP elicitation before a motion tool runs', () => {
   let server: TestApp;
   before(async () => {
@@ -93,20 +112,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
   }
 
   it('never moves when the call is cancelled while the person is asked, even if they then say yes', async () => {
-    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
-    let asked: () => void = () => {};
-    const question = new Promise<void>((resolve) => {
-      asked = resolve;
-    });
-    let answer: (yes: boolean) => void = () => {};
-    const answered = new Promise<boolean>((resolve) => {
-      answer = resolve;
-    });
-    client.setRequestHandler(ElicitRequestSchema, async () => {
-      asked();
-      return { action: 'accept', content: { confirm: await answered } };
-    });
-    await client.connect(mcpTransport(server));
+    const { client, question, answer } = await connectAsking(server);
     try {
       const before = await positions(server);
       const cancel = new AbortController();
@@ -126,20 +132,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
   });
 
   it('refuses the motion when a stop comes while the person is asked, even if they then say yes', async () => {
-    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
-    let asked: () => void = () => {};
-    const question = new Promise<void>((resolve) => {
-      asked = resolve;
-    });
-    let answer: (yes: boolean) => void = () => {};
-    const answered = new Promise<boolean>((resolve) => {
-      answer = resolve;
-    });
-    client.setRequestHandler(ElicitRequestSchema, async () => {
-      asked();
-      return { action: 'accept', content: { confirm: await answered } };
-    });
-    await client.connect(mcpTransport(server));
+    const { client, question, answer } = await connectAsking(server);
     try {
       const before = await positions(server);
       const call = client.callTool({ name: 'move_to_joints', arguments: { joints: TARGET, speed: 1 } });
