@@ -1,21 +1,29 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
-import { requestPrincipal } from '../ops/access.ts';
-import { arrivalOf } from '../ops/rest.ts';
 import type { McpFace, ToolCaller } from './face.ts';
-import type { CallExtra } from './tools.ts';
+import {
+  authInfoOf,
+  CANCELLED_CODE,
+  errorAnswer,
+  type JsonRpcRequest,
+  lazyRequestInfo,
+  type RequestId,
+  SessionTransport,
+} from './session-transport.ts';
+import {
+  type Accepts,
+  accepts,
+  answerJson,
+  collectResponses,
+  isJsonType,
+  isRecord,
+  readBounded,
+  relayStream,
+} from './wire.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
@@ -27,194 +35,6 @@ export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 const ENDED_IDS_KEPT = 4096;
 /** What the SDK transport requires a POST to accept; the endpoint accepts either and answers in kind. */
 const ACCEPT_BOTH = 'application/json, text/event-stream';
-/** An SSE comment sent first on every stream, so the status and headers leave at once. */
-const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
-/** Why a request to the client (elicitation) fails during a call answered in plain JSON. */
-const NO_STREAM = 'the client accepts only a JSON answer, so no request can reach it during this call';
-/** JSON-RPC "request cancelled" (the code the SDK uses for a cancelled request). */
-const CANCELLED_CODE = -32800;
-
-type RequestId = string | number;
-
-/** A JSON-RPC request as the fast path takes it (the Server validates its params). */
-interface JsonRpcRequest {
-  readonly jsonrpc: '2.0';
-  readonly id: RequestId;
-  readonly method: string;
-  readonly params?: Record<string, unknown>;
-}
-
-/**
- * The transport a session's Server is connected to: the SDK's web-standard transport for
- * everything (initialize, session and protocol checks, SSE streams, DELETE), plus a direct path for
- * the common case, one request answered with plain JSON. A direct request goes to the Server
- * without the SDK transport's per-request work (header copy, URL parse, a second schema parse of
- * the envelope, a stream per request) and its answer comes back as one object.
- */
-class SessionTransport implements Transport {
-  onclose?: (() => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
-  onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
-  readonly sdk: WebStandardStreamableHTTPServerTransport;
-  /** Direct requests waiting for their answer, by JSON-RPC id. */
-  private readonly direct = new Map<RequestId, (answer: JSONRPCMessage) => void>();
-  /** Requests of the SDK path whose answers are collected into one JSON answer (the client takes no stream). */
-  readonly collected = new Set<RequestId>();
-  /** The signals of tool calls answered without the Server: aborted when the session closes, as the Server's are. */
-  private readonly ownCalls = new Set<LazyAbort>();
-
-  constructor(sdk: WebStandardStreamableHTTPServerTransport) {
-    this.sdk = sdk;
-    sdk.onmessage = (message, extra) => this.onmessage?.(message, extra);
-    sdk.onerror = (error) => this.onerror?.(error);
-    sdk.onclose = () => {
-      for (const [id, answer] of this.direct) answer(errorAnswer(id, -32000, 'Connection closed: the session ended'));
-      this.direct.clear();
-      for (const call of this.ownCalls) call.abort('the session ended');
-      this.ownCalls.clear();
-      this.onclose?.();
-    };
-  }
-
-  get sessionId(): string | undefined {
-    return this.sdk.sessionId;
-  }
-
-  start(): Promise<void> {
-    return this.sdk.start();
-  }
-
-  close(): Promise<void> {
-    return this.sdk.close();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const related = options?.relatedRequestId;
-    if ('method' in message && 'id' in message && related !== undefined && this.answersInJson(related)) {
-      // A request to a client about a call it takes a JSON answer for has no stream to travel on: it fails at once.
-      const refusal: JSONRPCMessage = { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: NO_STREAM } };
-      queueMicrotask(() => this.onmessage?.(refusal));
-      return Promise.resolve();
-    }
-    const answerTo = 'id' in message && !('method' in message) ? message.id : undefined;
-    const id = answerTo ?? options?.relatedRequestId;
-    const waiting = id === undefined ? undefined : this.direct.get(id);
-    if (!waiting) {
-      return this.sdk.send(message, related === undefined ? undefined : { relatedRequestId: related });
-    }
-    // A notification about a direct request has no stream to travel on: the client asked for JSON.
-    if (answerTo !== undefined) {
-      this.direct.delete(answerTo);
-      waiting(message);
-    }
-    return Promise.resolve();
-  }
-
-  /** True when the request is answered in plain JSON (direct or collected): nothing else can reach the client. */
-  private answersInJson(id: RequestId): boolean {
-    return this.direct.has(id) || this.collected.has(id);
-  }
-
-  /** Hands one request to the Server and resolves with its answer (or with `cancelled` when `stop` runs). */
-  call(request: JsonRpcRequest, extra: MessageExtraInfo): { answer: Promise<JSONRPCMessage>; stop: () => void } {
-    let stop = () => {};
-    const answer = new Promise<JSONRPCMessage>((resolve) => {
-      this.direct.set(request.id, resolve);
-      stop = () => {
-        if (this.direct.delete(request.id)) resolve(errorAnswer(request.id, CANCELLED_CODE, 'Request cancelled'));
-      };
-    });
-    this.onmessage?.(request as JSONRPCMessage, extra);
-    return { answer, stop };
-  }
-
-  /**
-   * A tools/call answered by the face's own function, without the Server (the SDK Protocol's schema parses of the
-   * message, the params and the result cost more than reading the arm): its answer and a stop that cancels it
-   * (notifications/cancelled) by aborting the call's signal, as the Protocol would. The answer is plain JSON, so
-   * progress has nowhere to go and a request to the client (elicitation) fails at once; a client that takes a stream
-   * gets those through the Server.
-   */
-  callTool(
-    callTool: ToolCaller,
-    request: Request,
-    call: JsonRpcRequest & { params: Record<string, unknown> },
-  ): { answer: Promise<JSONRPCMessage>; stop: () => void } {
-    const abort = new LazyAbort();
-    this.ownCalls.add(abort);
-    const info = lazyRequestInfo(request);
-    const extra: CallExtra = {
-      get signal() {
-        return abort.signal;
-      },
-      ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
-      requestId: call.id,
-      authInfo: info.authInfo,
-      requestInfo: info.requestInfo,
-      sendNotification: NO_NOTIFICATIONS,
-      sendRequest: NO_REQUESTS,
-    };
-    let settle: (answer: JSONRPCMessage) => void = () => {};
-    const answer = new Promise<JSONRPCMessage>((resolve) => {
-      settle = resolve;
-    });
-    callTool(call.params, extra)
-      .then(
-        (result) => settle({ jsonrpc: '2.0', id: call.id, result }),
-        (error: unknown) => settle(thrownAnswer(call.id, error)),
-      )
-      .finally(() => this.ownCalls.delete(abort));
-    const stop = () => {
-      abort.abort('cancelled by the client');
-      settle(errorAnswer(call.id, CANCELLED_CODE, 'Request cancelled'));
-    };
-    return { answer, stop };
-  }
-}
-
-/** An AbortSignal made only when first asked for: most tool calls (reads) never look, and making one costs ~10 us. */
-class LazyAbort {
-  private controller: AbortController | undefined;
-  private reason: unknown;
-  private aborted = false;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
-  }
-}
-
-/** A direct tool call's notifications (progress): its answer is plain JSON, so they have nowhere to go. */
-const NO_NOTIFICATIONS: CallExtra['sendNotification'] = async () => {};
-
-/** A direct tool call's requests to the client (elicitation): none can reach a client that takes only JSON. */
-const NO_REQUESTS: CallExtra['sendRequest'] = async () => {
-  throw new McpError(-32600, NO_STREAM);
-};
-
-/** The JSON-RPC error answer of a handler that threw, as the SDK's Protocol makes it. */
-function thrownAnswer(id: RequestId, error: unknown): JSONRPCMessage {
-  const { code, message, data } = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
-  return {
-    jsonrpc: '2.0',
-    id,
-    error: {
-      code: Number.isSafeInteger(code) ? (code as number) : -32603,
-      message: typeof message === 'string' ? message : 'Internal error',
-      ...(data !== undefined ? { data } : {}),
-    },
-  };
-}
 
 interface Session {
   readonly id: string;
@@ -278,15 +98,7 @@ const jsonRpcError = (status: number, code: number, message: string, headers: Re
     headers: { 'content-type': 'application/json', ...headers },
   });
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isId = (value: unknown): value is RequestId => typeof value === 'string' || typeof value === 'number';
-
-const errorAnswer = (id: RequestId, code: number, message: string): JSONRPCMessage => ({
-  jsonrpc: '2.0',
-  id,
-  error: { code, message },
-});
 
 /** True when a request's params carry `_meta.progressToken`. */
 const asksProgress = (params: unknown): boolean =>
@@ -332,167 +144,6 @@ function inspect(body: unknown): Batch {
       ? (body as unknown as JsonRpcRequest)
       : undefined;
   return { isInitialize, requestIds, cancelled, direct, wantsProgress, callsTool };
-}
-
-/**
- * Who sent the request, as the SDK hands it to handlers (`extra.authInfo`): the principal the
- * app's authentication found (name and role) under `extra.principal`. The token itself is never
- * put here (`token` is empty).
- */
-function authInfoOf(request: Request): AuthInfo {
-  const principal = requestPrincipal(request);
-  // The stop count at the HTTP request's arrival: a tool call that arrived before a stop cannot move after it.
-  const arrivedAtStop = arrivalOf(request);
-  return {
-    token: '',
-    clientId: principal.name,
-    scopes: [principal.role],
-    extra: arrivedAtStop === undefined ? { principal } : { principal, arrivedAtStop },
-  };
-}
-
-/** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
-function lazyRequestInfo(request: Request): Required<Pick<MessageExtraInfo, 'authInfo' | 'requestInfo'>> {
-  let headers: Record<string, string> | undefined;
-  let url: URL | undefined;
-  return {
-    authInfo: authInfoOf(request),
-    requestInfo: {
-      get headers() {
-        headers ??= Object.fromEntries(request.headers.entries());
-        return headers;
-      },
-      get url() {
-        url ??= new URL(request.url);
-        return url;
-      },
-    },
-  };
-}
-
-/** The JSON of results already answered (a tool result object is reused while the output it shows is the same). */
-const resultJson = new WeakMap<object, string>();
-
-/** The JSON text of an answer, its result serialized once however many requests it answers. */
-function answerJson(message: JSONRPCMessage): string {
-  if (!('result' in message) || typeof message.result !== 'object' || message.result === null)
-    return JSON.stringify(message);
-  let result = resultJson.get(message.result);
-  if (result === undefined) {
-    result = JSON.stringify(message.result);
-    resultJson.set(message.result, result);
-  }
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`;
-}
-
-/** True for `application/json` with any parameters, as the SDK transport requires of a POST. */
-function isJsonType(contentType: string | null): boolean {
-  if (contentType === null) return false;
-  const semi = contentType.indexOf(';');
-  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json';
-}
-
-/**
- * The body as text, or undefined when it is larger than `limitBytes`. A declared Content-Length is
- * checked first and then read at once (Node's parser delivers no more than it declares); a chunked
- * body is read piece by piece and dropped as soon as it passes the limit.
- */
-async function readBounded(request: Request, limitBytes: number): Promise<string | undefined> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null) return Number(declared) > limitBytes ? undefined : request.text();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    total += value.byteLength;
-    if (total > limitBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-}
-
-/**
- * What the client takes in answer to a POST: either form ('both', the SDK client's Accept), only a
- * stream, only JSON (also for no Accept or a wildcard), or nothing this endpoint sends.
- */
-type Accepts = 'both' | 'stream' | 'json' | 'none';
-
-function accepts(accept: string | null): Accepts {
-  if (accept === null || accept.trim() === '') return 'json';
-  const types = accept.toLowerCase();
-  const json = types.includes('application/json') || types.includes('*/*') || types.includes('application/*');
-  if (types.includes('text/event-stream')) return json ? 'both' : 'stream';
-  return json ? 'json' : 'none';
-}
-
-/**
- * Passes an SDK SSE body through after an opening comment (so headers leave at once); `onEnd`
- * runs once when it ends either way. `stop()` ends it early (after a cancellation).
- */
-function relayStream(
-  body: ReadableStream<Uint8Array>,
-  onEnd: () => void,
-): { stream: ReadableStream<Uint8Array>; stop: () => void } {
-  const reader = body.getReader();
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    onEnd();
-  };
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(STREAM_OPEN);
-    },
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          end();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (e) {
-        end();
-        controller.error(e);
-      }
-    },
-    cancel(reason) {
-      end();
-      return reader.cancel(reason);
-    },
-  });
-  return { stream, stop: () => void reader.cancel().catch(() => undefined) };
-}
-
-/** The JSON-RPC responses in an SDK SSE body (notifications are dropped: a JSON-only client cannot take them). */
-async function collectResponses(body: ReadableStream<Uint8Array>, stopped: Promise<void>): Promise<unknown[]> {
-  const reader = body.getReader();
-  void stopped.then(() => reader.cancel().catch(() => undefined));
-  const decoder = new TextDecoder();
-  let text = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  const responses: unknown[] = [];
-  for (const event of text.split('\n\n')) {
-    const data = event
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-      .join('\n');
-    if (!data) continue;
-    const message = JSON.parse(data) as unknown;
-    if (isRecord(message) && 'id' in message && ('result' in message || 'error' in message)) responses.push(message);
-  }
-  return responses;
 }
 
 /**
