@@ -109,8 +109,8 @@ export const eventsSection: Section = {
     const child = await clients();
     const stopper = await stopClient();
     const stops = async () => {
-      // One unmeasured stop first: the stop client's first connection and the first run of the code on both sides
-      // (about 60 ms once after start-up) are not what a stop costs while the service runs.
+      // One unmeasured stop first: the stop client's own first request in its fresh process takes about 60 ms (from
+      // curl, the server's first /stop takes 10 ms), which is not what a stop costs.
       await stopper.stop(server.url);
       await sleep(200);
       const ms: number[] = [];
