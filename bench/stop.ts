@@ -30,9 +30,9 @@ interface Row {
   readonly note: string;
 }
 
-/** A child process that sends POST /stop and times it. */
+/** A child process that stops the arm (POST /stop, or the MCP stop tool) and times it. */
 export interface StopClient {
-  stop(url: string): Promise<number>;
+  stop(url: string, via?: 'rest' | 'mcp'): Promise<number>;
   close(): void;
 }
 
@@ -48,10 +48,10 @@ export async function stopClient(): Promise<StopClient> {
   });
   child.on('message', (m: { ms?: number; error?: string }) => pending?.(m));
   return {
-    stop(url) {
+    stop(url, via = 'rest') {
       return new Promise((resolve, reject) => {
         pending = (m) => (m.ms !== undefined ? resolve(m.ms) : reject(new Error(m.error ?? 'no answer')));
-        child.send({ url });
+        child.send({ url, via });
       });
     },
     close() {
@@ -70,6 +70,7 @@ async function measure(
   delayMs: number,
   begin: () => Promise<unknown>,
   note: string,
+  via: 'rest' | 'mcp' = 'rest',
 ): Promise<Row> {
   const latenciesMs: number[] = [];
   const loop = monitorEventLoopDelay({ resolution: 1 });
@@ -77,7 +78,7 @@ async function measure(
   for (let k = 0; k < samples; k++) {
     const load = begin();
     await sleep(delayMs);
-    latenciesMs.push(await client.stop(server.url));
+    latenciesMs.push(await client.stop(server.url, via));
     await load;
     server.logs.length = 0;
   }
@@ -171,19 +172,31 @@ export const stopSection: Section = {
       );
       const generator = await childLoadGenerator();
       try {
-        const readerRows: [string, number | undefined, string][] = [
+        const readerRows: [string, number | undefined, string, 'rest' | 'mcp'][] = [
           [
             'under 200 concurrent readers polling at 50 Hz each (GET /robot/joint_states)',
             50,
             'paced: 10,000 req/s offered',
+            'rest',
           ],
-          ['under 200 concurrent readers, closed loop (as fast as answered)', undefined, 'saturating: see the note'],
+          [
+            'under 200 concurrent readers, closed loop (as fast as answered)',
+            undefined,
+            'saturating: see the note',
+            'rest',
+          ],
+          [
+            'the MCP stop tool, under 200 readers, closed loop',
+            undefined,
+            'tools/call stop with a JSON answer, in a session opened before',
+            'mcp',
+          ],
         ];
-        for (const [label, connectionRate, note] of readerRows) {
+        for (const [label, connectionRate, note, via] of readerRows) {
           const load = { url: `${url}/robot/joint_states`, connections: 200, seconds: 6 };
           const readers = generator.run(connectionRate ? { ...load, connectionRate } : load);
           await sleep(1000);
-          rows.push(await measure(client, server, label, 40, 100, async () => undefined, note));
+          rows.push(await measure(client, server, label, 40, 100, async () => undefined, note, via));
           await readers;
         }
       } finally {

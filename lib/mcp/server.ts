@@ -63,6 +63,8 @@ interface Batch {
   readonly wantsProgress: boolean;
   /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
   readonly callsTool: boolean;
+  /** True when it calls a stop tool or cancels a request (which stops a motion): it is not scheduled, it runs now. */
+  readonly urgent: boolean;
 }
 
 /** The sessions' faces, and limits for tests and benches (the server uses the default limits). */
@@ -76,6 +78,14 @@ export interface McpEndpointOptions {
    * (the elicitation of mcp.confirm_motion) can travel on it.
    */
   readonly streamToolCalls?: boolean;
+  /**
+   * Runs a request's work in its turn (lib/server/turns.ts), once its body is read: the server does not queue MCP
+   * requests itself, so that a call of a stop tool or a cancellation (`stopTools`, notifications/cancelled) runs at
+   * once, as POST /stop does. Absent: everything runs at once.
+   */
+  readonly schedule?: <T>(task: () => Promise<T>) => Promise<T>;
+  /** The names of the tools that stop the arm. */
+  readonly stopTools?: ReadonlySet<string>;
 }
 
 /** The /mcp/mcp endpoint and its sessions. */
@@ -120,19 +130,23 @@ function wellFormed(request: Record<string, unknown>): boolean {
 }
 
 /** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
-function inspect(body: unknown): Batch {
+function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
   const requestIds: RequestId[] = [];
   const cancelled: RequestId[] = [];
   let isInitialize = false;
   let wantsProgress = false;
   let callsTool = false;
+  let stops = false;
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!isRecord(message) || typeof message.method !== 'string') continue;
     if (isId(message.id)) {
       requestIds.push(message.id);
       if (message.method === 'initialize') isInitialize = true;
       if (asksProgress(message.params)) wantsProgress = true;
-      if (message.method === 'tools/call') callsTool = true;
+      if (message.method === 'tools/call') {
+        callsTool = true;
+        if (isRecord(message.params) && stopTools.has(message.params.name as string)) stops = true;
+      }
     } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
       const id = message.params.requestId;
       if (isId(id)) cancelled.push(id);
@@ -143,7 +157,15 @@ function inspect(body: unknown): Batch {
     single && requestIds.length === 1 && !isInitialize && wellFormed(body)
       ? (body as unknown as JsonRpcRequest)
       : undefined;
-  return { isInitialize, requestIds, cancelled, direct, wantsProgress, callsTool };
+  return {
+    isInitialize,
+    requestIds,
+    cancelled,
+    direct,
+    wantsProgress,
+    callsTool,
+    urgent: stops || cancelled.length > 0,
+  };
 }
 
 /**
@@ -190,6 +212,7 @@ function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolea
  */
 export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpointOptions): McpEndpoint {
   const createServer = options.createServer;
+  const stopTools = options.stopTools ?? new Set<string>();
   const idleMs = options.idleMs ?? SESSION_IDLE_MS;
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
   const ids = sessionIds();
@@ -449,8 +472,19 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     }
     const malformed = normalizeToolCalls(body);
     if (malformed) return malformed;
-    const batch = inspect(body);
+    const batch = inspect(body, stopTools);
+    const serve = () => dispatch(request, id, body, batch, kind);
+    return options.schedule && !batch.urgent ? options.schedule(serve) : serve();
+  };
 
+  /** Answers a parsed POST: in its session, or as the initialize that opens one. */
+  const dispatch = async (
+    request: Request,
+    id: string | null,
+    body: unknown,
+    batch: Batch,
+    kind: Exclude<Accepts, 'none'>,
+  ): Promise<Response> => {
     if (id) {
       const session = await sessionFor(request, id);
       if (!session) return sessionNotFound();

@@ -92,6 +92,11 @@ function stopRoutes(active: readonly HandlerModule[]): (request: Request) => boo
   return (request) => routes.has(`${request.method} ${pathOf(request.url)}`);
 }
 
+/** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
+function isMcpPost(request: Request): boolean {
+  return request.method === 'POST' && pathOf(request.url) === '/mcp/mcp';
+}
+
 /** The handlers of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
 export function activeHandlers(config: Pick<Config, 'routes'>): readonly HandlerModule[] {
   const off = new Set(config.routes.filter((r) => !r.enabled).map((r) => `${r.method} ${r.path}`));
@@ -209,9 +214,15 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   for (const tool of tools) if (!served.has(tool.op.name)) served.set(tool.op.name, tool.name);
   setToolNames(served);
   const confirmMotion = config.mcp.confirmMotion;
+  // Stop wins: POST /stop is handled the moment its request is read; other requests run a few per turn of the
+  // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
+  // MCP requests queue themselves once their body is read, so that the stop tool and cancellations run at once too.
+  const inTurn = createTurnQueue();
   const mcp = createMcpEndpoint(admission, {
     createServer: () => createMcpFace({ tools, confirmMotion, services }),
     streamToolCalls: confirmMotion,
+    schedule: inTurn,
+    stopTools: new Set(tools.filter((tool) => tool.op.effect === 'stop').map((tool) => tool.name)),
   });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
@@ -238,13 +249,10 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
-  // Stop wins: POST /stop is handled the moment it is read; other requests run a few per turn of the
-  // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
-  const inTurn = createTurnQueue();
   const isStop = stopRoutes(active);
   const fetch = (request: Request): Promise<Response> => {
     stampArrival(request, arbiter.stopCount);
-    return isStop(request) ? app(request) : inTurn(() => app(request));
+    return isStop(request) || isMcpPost(request) ? app(request) : inTurn(() => app(request));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   return {

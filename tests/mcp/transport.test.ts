@@ -21,6 +21,7 @@ import { admissionPolicy } from '../../lib/http/origin.ts';
 import {
   createMcpEndpoint,
   type McpEndpoint,
+  type McpEndpointOptions,
   OAUTH_DISCOVERY_PATH,
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
@@ -533,7 +534,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   const url = new URL(`http://${HOST}/mcp/mcp`);
   const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
   const open: McpEndpoint[] = [];
-  const make = (options: { idleMs?: number; maxSessions?: number } = {}) => {
+  const make = (options: Omit<McpEndpointOptions, 'createServer'> = {}) => {
     const probe: Probe = { aborted: [], started: 0, paths: [] };
     const endpoint = createMcpEndpoint(admission, { createServer: probeServer(probe), ...options });
     open.push(endpoint);
@@ -716,6 +717,34 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.equal(answer?.result?.isError, true, 'the request to the client failed');
     assert.match(JSON.stringify(answer?.result?.content), /accepts only a JSON answer/, 'saying why');
     assert.deepEqual(probe.paths, ['server'], 'a batch goes through the Server');
+  });
+
+  it('runs a call of a stop tool and a cancellation at once, and schedules everything else in its turn', async () => {
+    let scheduled = 0;
+    const { fetchIn, probe } = make({
+      // The probe's `count` stands for a stop tool here.
+      stopTools: new Set(['count']),
+      schedule: (task) => {
+        scheduled++;
+        return task();
+      },
+    });
+    const session = await rawSession(fetchIn);
+    assert.equal(scheduled, 1, 'initialize is scheduled');
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session };
+    const waiting = fetchIn(url, { method: 'POST', headers, body: JSON.stringify(CALL(2, 'wait')) });
+    for (let k = 0; k < 100 && probe.started === 0; k++) await delay(5);
+    assert.equal(scheduled, 2, 'a call of another tool is scheduled');
+    await (await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(CALL(3, 'count')) })).text();
+    assert.equal(scheduled, 2, 'the stop tool is not');
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } };
+    await (await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(cancel) })).text();
+    assert.equal(scheduled, 2, 'nor is a cancellation');
+    await (await waiting).text();
+    assert.deepEqual(probe.aborted, ['2'], 'the cancelled call was aborted');
+    const batch = [CALL(4, 'count'), CALL(5, 'count')];
+    await (await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(batch) })).text();
+    assert.equal(scheduled, 2, 'a batch holding a stop call runs at once as a whole');
   });
 
   it("aborts a direct call's signal when its session is deleted", async () => {
