@@ -19,7 +19,7 @@ import type { Services } from '../app/services.ts';
 import type { AnyOperation, OpContext } from '../ops/operation.ts';
 import { ros } from '../ros/context.ts';
 import { type Role, roleAllows, roleNeeded } from '../ops/access.ts';
-import { type NamedTool, namedTools } from './names.ts';
+import { type NamedTool, namedTools, servedNames } from './names.ts';
 import {
   type CallExtra,
   type ConfirmMotion,
@@ -118,9 +118,10 @@ export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS, role: Rol
   const limits = ros().limits;
   let list = toolLists.get(named);
   if (list?.limits !== limits) {
+    const toolNames = servedNames(named);
     list = {
       limits,
-      tools: named.map(({ name, op }) => ({ ...toolOf(op, limits), name })),
+      tools: named.map(({ name, op }) => ({ ...toolOf(op, limits, toolNames), name })),
       ops: named.map(({ op }) => op),
       byRole: new Map(),
     };
@@ -198,8 +199,9 @@ export interface McpFace {
 export function createMcpFace(options: McpFaceOptions): McpFace {
   const tools = options.tools ?? DEFAULT_TOOLS;
   const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
+  const toolNames = servedNames(tools);
   /** The name a tool of an operation is served under (the first, when it has several). */
-  const said = (op: string) => tools.find((tool) => tool.op.name === op)?.name ?? op;
+  const said = (op: string) => toolNames.get(op) ?? op;
   const server = new Server(
     { name: 'armgate', version: API_INFO.version },
     {
@@ -217,7 +219,7 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
         ErrorCode.InvalidParams,
         `unknown tool '${name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
       );
-    return callTool(op, params.arguments, extra, options.services, confirm);
+    return callTool(op, params.arguments, extra, { services: options.services, confirm, toolNames });
   };
   // A token sees only the tools its role may call (the call checks it again).
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({

@@ -1,4 +1,4 @@
-import type { AnyOperation } from '../ops/operation.ts';
+import type { AnyOperation, ToolNames } from '../ops/operation.ts';
 
 /** How tools are named: armgate's own names, or as the robot stack's MCP server (FastMCP over its FastAPI routes) did. */
 export type ToolNaming = 'armgate' | 'original';
@@ -10,6 +10,13 @@ export type ToolNaming = 'armgate' | 'original';
  */
 export function originalToolName(route: { readonly method: string; readonly path: string }): string {
   return `${route.path.replace(/^\//, '').replace(/\W/g, '_')}_${route.method.toLowerCase()}`;
+}
+
+/** The name each operation's tool is served under (the first, when it has several), for texts naming it. */
+export function servedNames(tools: readonly NamedTool[]): ToolNames {
+  const names = new Map<string, string>();
+  for (const tool of tools) if (!names.has(tool.op.name)) names.set(tool.op.name, tool.name);
+  return names;
 }
 
 /** A tool name and the operation it calls. */

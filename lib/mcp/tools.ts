@@ -11,7 +11,7 @@ import { handlers } from '../../handlers/index.ts';
 import type { Services } from '../app/services.ts';
 import type { ApiError } from '../http/errors.ts';
 import { jsonSchema } from '../openapi/json-schema.ts';
-import { type AnyOperation, type OpContext, renderText, schemaFor } from '../ops/operation.ts';
+import { type AnyOperation, type OpContext, renderText, schemaFor, type ToolNames } from '../ops/operation.ts';
 import { inputSchemaOf, locatedIssues, renderError } from '../ops/rest.ts';
 import { audit, summarizeInput } from '../audit/trail.ts';
 import { ANONYMOUS, type Caller, type Principal, ROLES, refusal } from '../ops/access.ts';
@@ -48,13 +48,16 @@ export function annotationsOf(op: AnyOperation): ToolAnnotations {
   return { title, readOnlyHint: false, destructiveHint: true, idempotentHint: op.idempotent, openWorldHint: true };
 }
 
-/** The tool of an operation: its name, text, annotations, and input and output schemas (joint bounds of `limits`). */
-export function toolOf(op: AnyOperation, limits: JointLimits): Tool {
+/**
+ * The tool of an operation: its name, text (other operations said by `toolNames`), annotations, and input and output
+ * schemas (joint bounds of `limits`).
+ */
+export function toolOf(op: AnyOperation, limits: JointLimits, toolNames?: ToolNames): Tool {
   const output = op.mcp?.wrapAs ? v.object({ [op.mcp.wrapAs]: op.output }) : op.output;
   return {
     name: op.name,
     title: op.mcp?.title ?? op.summary,
-    description: renderText(op.description, 'mcp'),
+    description: renderText(op.description, 'mcp', toolNames),
     inputSchema: (op.input ? jsonSchema(schemaFor(op.input, limits)) : EMPTY_OBJECT) as Tool['inputSchema'],
     outputSchema: jsonSchema(output) as Tool['outputSchema'],
     annotations: annotationsOf(op),
@@ -72,8 +75,8 @@ const ADVICE: Partial<Record<ApiError['kind'], string>> = {
 };
 
 /** A tool error result for an error of the operation. */
-function errorResult(op: AnyOperation, error: ApiError): CallToolResult {
-  const said = renderError(error, 'mcp');
+function errorResult(op: AnyOperation, error: ApiError, toolNames: ToolNames | undefined): CallToolResult {
+  const said = renderError(error, 'mcp', toolNames);
   const text =
     said.kind === 'validation'
       ? said.issues.map((issue) => `${issue.loc.slice(1).join('.') || 'arguments'}: ${issue.msg}`).join('; ')
@@ -158,14 +161,19 @@ export async function callTool(
   op: AnyOperation,
   args: unknown,
   extra: CallExtra,
-  services: Services,
-  confirm?: ConfirmMotion,
+  face: {
+    readonly services: Services;
+    readonly confirm?: ConfirmMotion | undefined;
+    /** The names other operations are said by in error texts (the served tool names). */
+    readonly toolNames?: ToolNames;
+  },
 ): Promise<CallToolResult> {
   const started = performance.now();
   const caller: Caller = { ...principalOf(extra), face: 'mcp' };
+  const { services, confirm, toolNames } = face;
   const result = await runTool(op, args, extra, caller, services, confirm);
   audit(services.audit, op, caller, started, args ?? {}, result);
-  if (!result.ok) return errorResult(op, result.error);
+  if (!result.ok) return errorResult(op, result.error, toolNames);
   return toolResultOf(op, result.value);
 }
 

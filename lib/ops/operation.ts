@@ -142,20 +142,17 @@ export function perLimits<S extends v.GenericSchema>(factory: (limits: JointLimi
 
 const REFERENCE = /\{op:([a-z_]+)\}/g;
 
-/** The names tools are served under, when not the operations' own (armgate.mcp.tool_names: original). */
-let toolNames: ReadonlyMap<string, string> = new Map();
+/** Operation name -> the name its tool is served under (armgate.mcp.tool_names); a missing one: its own name. */
+export type ToolNames = ReadonlyMap<string, string>;
 
-/** Says operations over MCP by these tool names (operation name -> tool name); an empty map: their own names. */
-export function setToolNames(names: ReadonlyMap<string, string>): void {
-  toolNames = names;
-}
+const OWN_NAMES: ToolNames = new Map();
 
 /**
  * A text with its `{op:name}` references as the face says them: `POST /stop` over REST, `stop`
- * (the tool, under the name it is served by) over MCP; an operation without a tool is named by its
- * route on both faces.
+ * (the tool, under the name it is served by: `toolNames`) over MCP; an operation without a tool is
+ * named by its route on both faces.
  */
-export function renderText(text: string, face: Face): string {
+export function renderText(text: string, face: Face, toolNames: ToolNames = OWN_NAMES): string {
   if (!text.includes('{op:')) return text;
   return text.replace(REFERENCE, (whole, name: string) => {
     const op = registry.get(name);

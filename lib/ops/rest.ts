@@ -7,7 +7,7 @@ import { ros } from '../ros/context.ts';
 import { audit } from '../audit/trail.ts';
 import type { Services } from '../app/services.ts';
 import { type Caller, refusal, requestPrincipal } from './access.ts';
-import { type AnyOperation, type OpContext, renderText } from './operation.ts';
+import { type AnyOperation, type OpContext, renderText, type ToolNames } from './operation.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from './schema-shape.ts';
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -30,12 +30,12 @@ export function arrivalOf(request: Request): number | undefined {
 }
 
 /** An error with its texts' `{op:...}` references said as the given face says them. */
-export function renderError(error: ApiError, face: 'rest' | 'mcp'): ApiError {
+export function renderError(error: ApiError, face: 'rest' | 'mcp', toolNames?: ToolNames): ApiError {
   if (error.kind === 'validation') {
-    const [first, ...rest] = error.issues.map((issue) => ({ ...issue, msg: renderText(issue.msg, face) }));
+    const [first, ...rest] = error.issues.map((issue) => ({ ...issue, msg: renderText(issue.msg, face, toolNames) }));
     return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
   }
-  return { ...error, detail: renderText(error.detail, face) };
+  return { ...error, detail: renderText(error.detail, face, toolNames) };
 }
 
 /** A string from the query or a form as the schema's scalar type wants it; left as is when it does not parse. */

@@ -9,7 +9,6 @@ import { admissionPolicy } from '../http/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
-import { setToolNames } from '../ops/operation.ts';
 import { stampArrival } from '../ops/rest.ts';
 import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -192,7 +191,6 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   };
   /** Undoes the module state above and closes the context; the process may start an app again. */
   const release = async () => {
-    setToolNames(new Map());
     unsubscribe();
     unfeed();
     events.close();
@@ -209,10 +207,6 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   const admission = admissionPolicy(config.web);
   const active = activeHandlers(config);
   const tools = activeTools(config, active);
-  // Texts over MCP name other tools as they are served (the first name of each operation).
-  const served = new Map<string, string>();
-  for (const tool of tools) if (!served.has(tool.op.name)) served.set(tool.op.name, tool.name);
-  setToolNames(served);
   const confirmMotion = config.mcp.confirmMotion;
   // Stop wins: POST /stop is handled the moment its request is read; other requests run a few per turn of the
   // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
