@@ -99,6 +99,23 @@ export class RclGoals {
     return flights.length;
   }
 
+  /** Sends a goal and waits (server_wait_s) for the server to acknowledge it: its handle, accepted or not. */
+  private async send(
+    iface: Iface,
+    client: RclActionClient,
+    goal: object,
+    feedback?: (raw: unknown) => void,
+  ): Promise<Result<RclGoalHandle, InterfaceUnavailable>> {
+    const waitS = this.timeouts.server_wait_s;
+    const sent = await settle(feedback ? client.sendGoal(goal, feedback) : client.sendGoal(goal), waitS * 1000);
+    if (sent.kind === 'value') return ok(sent.value);
+    const why =
+      sent.kind === 'timeout'
+        ? `did not acknowledge the goal within ${waitS} s`
+        : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
+    return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
+  }
+
   /** Sends an action goal and waits for its result, feedback forwarded. */
   async runAction(
     iface: Iface,
@@ -115,15 +132,8 @@ export class RclGoals {
         const state = feedbackStateFromRos(raw);
         if (state && onFeedback) onFeedback(state);
       };
-      const waitS = this.timeouts.server_wait_s;
-      const sent = await settle(client.sendGoal(goal, feedback), waitS * 1000);
-      if (sent.kind !== 'value') {
-        const why =
-          sent.kind === 'timeout'
-            ? `did not acknowledge the goal within ${waitS} s`
-            : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
-        return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
-      }
+      const sent = await this.send(iface, client, goal, feedback);
+      if (!sent.ok) return sent;
       const handle = sent.value;
       if (!handle.isAccepted()) {
         this.log(`goal on ${iface.name} rejected`);
@@ -180,15 +190,8 @@ export class RclGoals {
     const goalOptions: GoalOptions = options.signal ? { signal: options.signal } : {};
     const { flight, dispose } = this.track(iface.name, goalOptions, options.timeoutS, timeoutReason);
     try {
-      const waitS = this.timeouts.server_wait_s;
-      const sent = await settle(client.sendGoal(goal), waitS * 1000);
-      if (sent.kind !== 'value') {
-        const why =
-          sent.kind === 'timeout'
-            ? `did not acknowledge the goal within ${waitS} s`
-            : `could not take the goal: ${sent.kind === 'error' ? sent.message : sent.reason}`;
-        return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
-      }
+      const sent = await this.send(iface, client, goal);
+      if (!sent.ok) return sent;
       const handle = sent.value;
       if (!handle.isAccepted()) {
         this.log(`trajectory goal on ${iface.name} rejected`);
