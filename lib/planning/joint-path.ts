@@ -52,6 +52,12 @@ const fmt = (p: readonly number[]) => `(${p.map((v) => v.toFixed(3)).join(', ')}
 const percent = (s: number) => `${(s * 100).toFixed(0)} % along it`;
 
 /**
+ * How far inside each joint limit the path's samples are solved (rad): the cubic interpolation between two samples
+ * next to a limit overshoots them by nanoradians (a property test found 1.5e-9 rad beyond joint 6's limit).
+ */
+export const LIMIT_MARGIN_RAD = 1e-6;
+
+/**
  * Samples the joint path of `path` from `startRad` (whose TCP pose must be the path's start).
  * Fails where IK has no solution within the joint limits near the last configuration (naming a
  * joint at its limit when one is), or where the joints would have to jump (a singularity the
@@ -75,6 +81,9 @@ export function* sampleJointPath(
   );
   const hMax = 1 / intervals;
   const hMin = hMax * 2 ** -MAX_HALVINGS;
+  // Samples stay a hair inside the joint limits: the interpolation between two samples at a limit must not cross it.
+  const minRad = limits.minRad.map((v) => v + LIMIT_MARGIN_RAD);
+  const maxRad = limits.maxRad.map((v) => v - LIMIT_MARGIN_RAD);
   const ws = createIkWorkspace(chain);
   const rot = new Float64Array(9);
   const mid = new Float64Array(n);
@@ -95,7 +104,7 @@ export function* sampleJointPath(
     }
     const target = path.position(sNext);
     matFromQuat(rot, path.orientation(sNext));
-    const ik = solveIk(chain, limits.minRad, limits.maxRad, target, rot, seed, ikOptions(options), ws);
+    const ik = solveIk(chain, minRad, maxRad, target, rot, seed, ikOptions(options), ws);
     let jump = 0;
     let jumpJoint = 0;
     let chordOk = false;
@@ -150,7 +159,7 @@ export function* sampleJointPath(
       if (!onPath(chain, path, s0 + h / 2, seed, ws.fk, HERMITE_TOL_M, HERMITE_TOL_RAD)) {
         const sm = s0 + h / 2;
         matFromQuat(rot, path.orientation(sm));
-        const ik = solveIk(chain, limits.minRad, limits.maxRad, path.position(sm), rot, seed, ikOptions(options), ws);
+        const ik = solveIk(chain, minRad, maxRad, path.position(sm), rot, seed, ikOptions(options), ws);
         if (ik.status === 'converged') {
           sOut.push(sm);
           qOut.push(Float64Array.from(ik.qRad));
@@ -233,7 +242,11 @@ function unreachable(
     let joint = -1;
     for (let j = 0; j < qRad.length; j++) {
       const v = ik.qRad[j] as number;
-      const beyond = Math.max((limits.minRad[j] ?? 0) - v, v - (limits.maxRad[j] ?? 0));
+      // Beyond the limits the samples are solved within (the margin inside them); the message names the limit itself.
+      const beyond = Math.max(
+        (limits.minRad[j] ?? 0) + LIMIT_MARGIN_RAD - v,
+        v - (limits.maxRad[j] ?? 0) + LIMIT_MARGIN_RAD,
+      );
       if (beyond > worst) {
         worst = beyond;
         joint = j;
@@ -241,7 +254,9 @@ function unreachable(
     }
     if (joint >= 0) {
       const v = ik.qRad[joint] as number;
-      const bound = v < (limits.minRad[joint] ?? 0) ? limits.minRad[joint] : limits.maxRad[joint];
+      const lower = limits.minRad[joint] ?? 0;
+      const upper = limits.maxRad[joint] ?? 0;
+      const bound = v - lower < upper - v ? lower : upper;
       return {
         reason: 'joint_limit',
         atS: s,

@@ -257,6 +257,24 @@ describe('LIN and CIRC with time-optimal timing (planCartesian)', () => {
     }
   });
 
+  it('keeps joint 6 inside its limit where the line runs along it (a case the property below found)', () => {
+    const q0 = [-1.089139392, 0.68697216, 1.348218432, -0.20479536, 0.465159024, -1.6264752, 2.23692368];
+    const d = [0.06903615913508516, 0.15164205797125518, -0.11062863547073916];
+    const scales = { speed: 1, accelScale: 0 };
+    const from = tcpPose(chain, q0);
+    const to = from.position.map((v, k) => v + (d[k] ?? 0));
+    const planned = planCartesian(
+      chain,
+      limits,
+      linePath(from.position, from.orientation, to, from.orientation),
+      q0,
+      scales,
+      options,
+    );
+    assert.ok(planned.ok, planned.ok ? '' : planned.error.message);
+    checkSamples(planned.value, scales, () => {});
+  });
+
   it('keeps every sample within the scaled limits and the TCP within 0.1 mm of its line, or names the place it cannot pass', () => {
     let succeeded = 0;
     let runs = 0;
