@@ -258,9 +258,13 @@ describe('LIN and CIRC with time-optimal timing (planCartesian)', () => {
   });
 
   it('keeps joint 6 inside its limit where the line runs along it (a case the property below found)', () => {
-    const q0 = [-1.089139392, 0.68697216, 1.348218432, -0.20479536, 0.465159024, -1.6264752, 2.23692368];
+    // fast-check's counterexample, exactly (rounder numbers do not bring joint 6 to its limit between two samples).
+    const q0 = [
+      -1.089139392, 0.6869721599999998, 1.348218432, -0.20479535999999987, 0.46515902399999964, -1.6264752000000002,
+      2.23692368,
+    ];
     const d = [0.06903615913508516, 0.15164205797125518, -0.11062863547073916];
-    const scales = { speed: 1, accelScale: 0 };
+    const scales = { speed: 0.9999999999999988, accelScale: 0 };
     const from = tcpPose(chain, q0);
     const to = from.position.map((v, k) => v + (d[k] ?? 0));
     const planned = planCartesian(
