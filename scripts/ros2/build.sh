@@ -59,14 +59,18 @@ else
 
   mapfile -t packages < <(grep -v '^#' "$armgate_ros2_dir/packages.txt" | grep -v '^$')
   work="$ARMGATE_ROS2_CACHE/$ARMGATE_ROS2_KEY"
-  rm -rf "$work/ws" "$ARMGATE_ROS2_PREFIX"
+  # A build that failed or was cut off resumes where it stopped (same key: same sources, same packages);
+  # --force starts afresh.
+  [ "$force" = 1 ] && rm -rf "$work/build" "$ARMGATE_ROS2_PREFIX"
+  rm -rf "$work/ws"
   mkdir -p "$work/ws/src"
   say "unpacking $(ls "$ARMGATE_ROS2_SOURCES"/src/*.tar.gz | wc -l) source archives into $work/ws/src"
   for f in "$ARMGATE_ROS2_SOURCES"/src/*.tar.gz; do tar -xzf "$f" -C "$work/ws/src"; done
   say "building ${#packages[@]} packages and what they need (colcon, Release, tests off) into $ARMGATE_ROS2_PREFIX"
   started=$SECONDS
   # Debian's Python first (a pyenv Python lacks catkin_pkg, empy 3 and lark); no LTTng, so tracing off;
-  # test_msgs is a test-only dependency that --packages-up-to pulls in.
+  # test_msgs is a test-only dependency that --packages-up-to pulls in (ignored: skipping it would still
+  # make colcon look for its install).
   (
     cd "$work/ws"
     PATH=/usr/bin:/bin:/usr/sbin:/sbin colcon --log-base "$work/log" build --merge-install \
@@ -74,13 +78,13 @@ else
       --executor parallel --parallel-workers "$(nproc)" --event-handlers console_direct- console_stderr- \
       --cmake-args -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 \
         -DTRACETOOLS_DISABLED=ON \
-      --packages-up-to "${packages[@]}" --packages-skip test_msgs
+      --packages-up-to "${packages[@]}" --packages-ignore test_msgs
   ) || { say "colcon build failed; its logs: $work/log/latest_build" >&2; exit 1; }
   # rclnodejs's build finds the ROS prefix by `which ros2`; the CLI is not built here.
   printf '#!/bin/sh\necho "ros2cli is not part of this core (armgate builds only what it needs)" >&2\nexit 1\n' \
     >"$ARMGATE_ROS2_PREFIX/bin/ros2"
   chmod +x "$ARMGATE_ROS2_PREFIX/bin/ros2"
-  rm -rf "$work/ws" "$work/build"
+  rm -rf "$work/ws" "$work/build" "$work/log"
   took=$((SECONDS - started))
   size=$(du -sm "$ARMGATE_ROS2_PREFIX" | cut -f1)
   echo "built $(date -u +%FT%TZ) in ${took} s, ${size} MB installed" >"$stamp"

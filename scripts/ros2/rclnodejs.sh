@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds rclnodejs (the version locked in package-lock.json) in this repository's node_modules against
+# the ROS 2 core that build.sh built, and generates its JavaScript messages for every package of the
+# core (sensor_msgs, trajectory_msgs, control_msgs, moveit_msgs, iiwa_msgs, ...). Called by
+# `npm run ros2:build`; a second run with the same core and version is a no-op that says so.
+# What rclnodejs's build needs, and why:
+#   ROS_DISTRO        normally set by ros_environment (not built here): env.sh sets it
+#   a `ros2` on PATH   its build finds the ROS prefix by `which ros2`: build.sh installs a stub
+#   npm_config_yes    its build runs `npx rimraf`, which would otherwise ask to install
+#   --allow-scripts   npm 11 runs a dependency's install script only when allowed
+# Nothing is downloaded besides the package itself: node-gyp uses Node's headers on the machine.
+set -euo pipefail
+armgate_ros2_dir=$(CDPATH= cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+root=$(CDPATH= cd -- "$armgate_ros2_dir/../.." && pwd)
+# shellcheck source=env.sh
+. "$armgate_ros2_dir/env.sh"
+cd "$root"
+say() { printf 'ros2:build: %s\n' "$*"; }
+
+version=$(node -p "require('./package-lock.json').packages['node_modules/rclnodejs'].version")
+stamp="node_modules/rclnodejs/.armgate-built"
+want="rclnodejs $version against $ARMGATE_ROS2_PREFIX"
+if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ] && [ -f node_modules/rclnodejs/generated/iiwa_msgs/iiwa_msgs__action__MoveToJoints.js ]; then
+  say "rclnodejs is built: $want"
+  exit 0
+fi
+started=$SECONDS
+say "building $want (node-gyp; about 70 s on 2 cores)"
+lock_before=$(sha256sum package-lock.json)
+npm_config_yes=true npm install --no-save --no-audit --no-fund --allow-scripts=rclnodejs "rclnodejs@$version"
+if [ "$(sha256sum package-lock.json)" != "$lock_before" ]; then
+  say "npm changed package-lock.json while installing rclnodejs; restore it with git checkout package-lock.json" >&2
+  exit 1
+fi
+say "generating rclnodejs's JavaScript messages for the core's packages"
+(cd node_modules/rclnodejs && node scripts/generate_messages.cjs)
+node -e "require('rclnodejs')" # the addon loads against this core
+printf '%s\nbuilt %s in %d s\n' "$want" "$(date -u +%FT%TZ)" "$((SECONDS - started))" >"$stamp"
+say "rclnodejs is built: $want ($((SECONDS - started)) s)"
