@@ -13,6 +13,23 @@ export { jsonSchema };
 /** OpenAPI 3.1 is JSON Schema 2020-12: tuples keep each position's bounds in prefixItems. */
 const OPENAPI_SCHEMA = { prefixItems: true } as const;
 
+/** The guides in the repository's docs/ folder, one subject each (README.md links the same pages). */
+const DOCS_PAGES = [
+  "The guides are in the repository's `docs/` folder (README.md links them):",
+  '- `docs/api.md`: more examples and the decisions where the contract is silent',
+  '- `docs/mcp.md`: MCP and agents',
+  '- `docs/safe-deployment.md`: roles per token, plan then execute, the safety envelope, the audit trail',
+  '- `docs/events-and-live-page.md`: GET /events and the live page',
+  '- `docs/settings.md`: the settings reference',
+  '- `docs/simulator.md`: the simulator and planners',
+  '- `docs/trajectories.md`: trajectory checking',
+  '- `docs/ros2.md`: deploying on ROS 2',
+  '- `docs/iiwa-web.md`: coming from iiwa_web',
+  '- `docs/benchmarks.md`: benchmarks',
+  '- `docs/development.md`: development',
+  '- `docs/contract.md`: the contract (Robot Control Service specification)',
+].join('\n');
+
 /** Text of the document's info block. */
 export const API_INFO = {
   title: 'armgate',
@@ -20,7 +37,8 @@ export const API_INFO = {
   description:
     'HTTP front end to a 7-axis robot arm (KUKA LBR iiwa 7 R800) behind a ROS 2 + MoveIt stack or the embedded simulator. ' +
     'Motion commands are synchronous; there is no command queue. The stop command cancels software operations only: it does not ' +
-    "replace the robot's safety system or emergency stop. When the server has a token, authorize with the bare token (without 'Bearer').",
+    "replace the robot's safety system or emergency stop. When the server has a token, authorize with the bare token (without 'Bearer').\n\n" +
+    DOCS_PAGES,
 } as const;
 
 /** The operation's input entries that a REST binding reads from the query, and the rest (body fields). */

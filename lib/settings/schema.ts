@@ -132,7 +132,7 @@ const WebSchema = v.strictObject({
     [],
   ),
   // Keys of the robot stack's own web block (its direct-trajectory admission): accepted so the stack's file works as
-  // it is; armgate checks trajectories its own way (README: Trajectory checking) and does not use them.
+  // it is; armgate checks trajectories its own way (docs/trajectories.md) and does not use them.
   trajectory_state_timeout: v.optional(v.pipe(finite('number of seconds'), v.gtValue(0, 'must be > 0'))),
   trajectory_start_tolerance: v.optional(v.pipe(finite('angle in radians'), v.gtValue(0, 'must be > 0'))),
   trajectory_stopped_velocity: v.optional(v.pipe(finite('velocity in rad/s'), v.gtValue(0, 'must be > 0'))),

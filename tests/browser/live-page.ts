@@ -46,7 +46,7 @@ const LAUNCH_ARGS = [
 ];
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 /**
- * The envelope the check's server runs with (README's Safe deployment example): home (the TCP at
+ * The envelope the check's server runs with (docs/safe-deployment.md's example): home (the TCP at
  * z 1.27) leaves the workspace; the moves below stay inside and out of the fixture.
  */
 const WORKSPACE = { min: [-0.9, -0.9, 0.05], max: [0.9, 0.9, 1.2] };

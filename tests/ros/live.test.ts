@@ -23,7 +23,7 @@ import { writeSettings } from '../support/server.ts';
 // real rclnodejs, with the settings in ARMGATE_LIVE_SETTINGS (default: the bundled settings with
 // robot.backend ros2). It needs a sourced ROS 2 (ROS_DISTRO), rclnodejs built against it, and a
 // stack serving the endpoints file's interfaces, e.g. the mock stack of tests/ros/mock-stack
-// (README: "Deploying next to a ROS 2 stack"). Without ROS 2 or rclnodejs it registers no tests
+// (docs/ros2.md: "Deploying next to a ROS 2 stack"). Without ROS 2 or rclnodejs it registers no tests
 // and says so in one line: it never passes as if it had tested something.
 
 async function gate(): Promise<string | undefined> {
