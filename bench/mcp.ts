@@ -5,7 +5,11 @@ import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Request as ServerRequest } from '@whatwg-node/fetch';
 import * as jointStates from '../handlers/robot/joint-states.ts';
 import { admissionPolicy } from '../lib/http/origin.ts';
+import { operations } from '../handlers/index.ts';
+import { resources } from '../handlers/resources.ts';
+import type { Arrival } from '../lib/core/roles.ts';
 import { createMcpFace } from '../lib/mcp/face.ts';
+import { namedTools } from '../lib/mcp/names.ts';
 import { createMcpEndpoint, type McpEndpoint } from '../lib/mcp/server.ts';
 import { startTestServer } from '../tests/support/server.ts';
 import type { Section } from './section.ts';
@@ -139,6 +143,9 @@ async function roundTrips(): Promise<{
   }
 }
 
+/** Who calls in process: what the app's authentication hands the MCP endpoint (a server without a token). */
+const ARRIVAL: Arrival = { caller: { name: 'anonymous', role: 'admin' }, arrivedAtStop: undefined };
+
 /** A session on `endpoint` (initialize in process); its id. */
 async function openSession(endpoint: McpEndpoint, host: string): Promise<string> {
   const res = await endpoint.handler(
@@ -147,6 +154,7 @@ async function openSession(endpoint: McpEndpoint, host: string): Promise<string>
       headers: { host, 'content-type': 'application/json', accept: 'application/json' },
       body: INIT_BODY,
     }),
+    ARRIVAL,
   );
   await res.text();
   return res.headers.get('mcp-session-id') ?? '';
@@ -188,7 +196,14 @@ async function profile(): Promise<Record<string, number>> {
   const server = await startTestServer();
   const host = '127.0.0.1:8007';
   const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
-  const armgate = createMcpEndpoint(admission, { createServer: () => createMcpFace({ services: server.services }) });
+  const armgate = createMcpEndpoint(admission, {
+    createServer: () =>
+      createMcpFace({
+        state: { services: server.services, ros: server.context },
+        tools: namedTools(operations, 'armgate'),
+        resources,
+      }),
+  });
   const empty = createMcpEndpoint(admission, { createServer: emptyToolServer });
   try {
     const armgateSession = await openSession(armgate, host);
@@ -202,7 +217,7 @@ async function profile(): Promise<Record<string, number>> {
         body,
       });
     const answer = JSON.parse(
-      await (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY))).text(),
+      await (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY), ARRIVAL)).text(),
     ) as unknown;
     const canned = new Client({ name: 'armgate-bench', version: '1' });
     const toolResult = JSON.stringify((answer as { result: unknown }).result);
@@ -214,7 +229,13 @@ async function profile(): Promise<Record<string, number>> {
       'SDK client alone (canned answer, no server)': () => canned.callTool({ name: 'get_joint_states', arguments: {} }),
       'Request object (both faces)': async () => request(armgateSession, 'application/json', CALL_BODY),
       'REST handler alone': async () =>
-        (await jointStates.handler(new ServerRequest(`http://${host}/robot/joint_states`), server.services)).text(),
+        (
+          await jointStates.handler(new ServerRequest(`http://${host}/robot/joint_states`), {
+            services: server.services,
+            ros: server.context,
+            caller: ARRIVAL.caller,
+          })
+        ).text(),
       'session lookup (256 held)': async () => {
         sink += sessions.get(`128-${armgateSession}`) ? 1 : 0;
       },
@@ -224,13 +245,17 @@ async function profile(): Promise<Record<string, number>> {
       'response building (stringify, Response)': async () =>
         new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } }),
       'direct path, a tool that does nothing': async () =>
-        (await empty.handler(request(emptySession, 'application/json', CALL_BODY))).text(),
+        (await empty.handler(request(emptySession, 'application/json', CALL_BODY), ARRIVAL)).text(),
       'SDK transport path (SSE), nothing tool': async () =>
-        (await empty.handler(request(emptySession, 'application/json, text/event-stream', PROGRESS_BODY))).text(),
+        (
+          await empty.handler(request(emptySession, 'application/json, text/event-stream', PROGRESS_BODY), ARRIVAL)
+        ).text(),
       'direct path, get_joint_states': async () =>
-        (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY))).text(),
+        (await armgate.handler(request(armgateSession, 'application/json', CALL_BODY), ARRIVAL)).text(),
       'SDK transport path (SSE), get_joint_states': async () =>
-        (await armgate.handler(request(armgateSession, 'application/json, text/event-stream', PROGRESS_BODY))).text(),
+        (
+          await armgate.handler(request(armgateSession, 'application/json, text/event-stream', PROGRESS_BODY), ARRIVAL)
+        ).text(),
     };
     const times = await interleaved(cases, IN_PROCESS_CALLS, 500);
     await canned.close();

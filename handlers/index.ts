@@ -1,5 +1,5 @@
-import type { AnyOperation } from '../lib/ops/operation.ts';
-import type { RestHandler } from '../lib/ops/rest.ts';
+import type { AnyOperation, RestOperation } from '../lib/core/operation.ts';
+import type { RestHandler } from '../lib/http/rest.ts';
 import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
 import * as jointStates from './robot/joint-states.ts';
@@ -18,13 +18,19 @@ import * as trajectoryLogs from './trajectory/logs.ts';
 import * as sendTrajectory from './trajectory/send.ts';
 import * as sendTrajectoryCsv from './trajectory/send-csv.ts';
 
-/** A handler file: its operation and the operation's REST face. */
+/** A handler file: its operation and the operation's REST face (its standalone fetch handler). */
 export interface HandlerModule {
-  readonly operation: AnyOperation;
+  readonly operation: RestOperation;
   readonly handler: RestHandler;
 }
 
-/** Every operation, in the order of the spec's overview of its REST endpoints. */
+/** A handler file whose operation has a route. */
+function served(file: { readonly operation: AnyOperation; readonly handler: RestHandler }): HandlerModule {
+  if (!file.operation.rest) throw new Error(`handler file of ${file.operation.name} has no route`);
+  return file as HandlerModule;
+}
+
+/** Every handler file, in the order of the spec's overview of its REST endpoints. */
 export const handlers: readonly HandlerModule[] = [
   jointStates,
   pose,
@@ -43,4 +49,7 @@ export const handlers: readonly HandlerModule[] = [
   sequenceLogs,
   stop,
   robotStop,
-];
+].map(served);
+
+/** Every operation, in the same order: what start-up hands the faces. */
+export const operations: readonly RestOperation[] = handlers.map((h) => h.operation);

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { stopEverything } from '../lib/motion/stop.ts';
-import { defineOperation, type OpContext } from '../lib/ops/operation.ts';
-import { restHandler } from '../lib/ops/rest.ts';
+import { defineOperation, type OpContext } from '../lib/core/operation.ts';
+import { restHandler } from '../lib/http/rest.ts';
 import { ok, type Result } from '../lib/result.ts';
 
 /** Response of POST /stop. */

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { handlers } from '../handlers/index.ts';
+import { operations } from '../handlers/index.ts';
 import { EVENTS_OPENAPI } from '../lib/events/sse.ts';
 import { buildOpenApiDocument } from '../lib/openapi/document.ts';
 import { loadConfig } from '../lib/settings/load.ts';
@@ -14,7 +14,7 @@ const target = path.join(PROJECT_ROOT, 'openapi', 'openapi.json');
 const loaded = await loadConfig(path.join(PROJECT_ROOT, 'settings.yaml'), { env: {} });
 if (!loaded.ok || loaded.value.kind !== 'serve')
   throw new Error(`bundled settings: ${loaded.ok ? 'web disabled' : loaded.error}`);
-const text = `${JSON.stringify(buildOpenApiDocument(handlers, loaded.value.config.limits, EVENTS_OPENAPI), null, 2)}\n`;
+const text = `${JSON.stringify(buildOpenApiDocument(operations, loaded.value.config.limits, EVENTS_OPENAPI), null, 2)}\n`;
 if (process.argv.includes('--check')) {
   const committed = await readFile(target, 'utf8').catch(() => '');
   if (committed !== text) {

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { MOTION_ERRORS, MotionResultSchema } from '../../lib/ops/motion.ts';
-import { defineOperation } from '../../lib/ops/operation.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
 import { executePlan } from '../../lib/ops/plan.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 
 /** Input of execute_plan: the plan's id (from the path over REST). */
 export const inputSchema = v.pipe(

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { moveOperation, runMotion } from '../../lib/ops/motion.ts';
-import { defineOperation, perLimits } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation, perLimits } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { jointsSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';

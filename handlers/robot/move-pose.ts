@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { type ApiError, invalid } from '../../lib/http/errors.ts';
+import { type ApiError, invalid } from '../../lib/core/errors.ts';
 import { cartesianTargetEntries, cartesianTargetProblem } from '../../lib/motion/vocabulary.ts';
 import { type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
-import { defineOperation, type OpContext } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation, type OpContext } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';

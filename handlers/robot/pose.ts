@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { abcFromQuat } from '../../lib/kinematics/rotation.ts';
-import { type ApiError, unavailable } from '../../lib/http/errors.ts';
-import { defineOperation } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { type ApiError, unavailable } from '../../lib/core/errors.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 import { currentJointState } from '../../lib/ros/joint-state.ts';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { unavailable } from '../../lib/http/errors.ts';
-import { defineOperation } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { unavailable } from '../../lib/core/errors.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 

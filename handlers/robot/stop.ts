@@ -1,5 +1,5 @@
-import { defineOperation } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { StopResultSchema, stopResult } from '../stop.ts';
 
 /** The robot stack's stop route, POST /robot/stop: the same stop as POST /stop (REST only; the tool is stop). */

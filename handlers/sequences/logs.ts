@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { intField } from '../../lib/http/schemas.ts';
-import { defineOperation } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { ok } from '../../lib/result.ts';
 import { LogListingSchema } from '../trajectory/logs.ts';
 

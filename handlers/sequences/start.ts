@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { type ApiError, invalid } from '../../lib/http/errors.ts';
+import { type ApiError, invalid } from '../../lib/core/errors.ts';
 import { intField, numberField } from '../../lib/http/schemas.ts';
 import { DEFAULT_ACTIONS } from '../../lib/motion/vocabulary.ts';
-import { defineOperation, perLimits } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation, perLimits } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
 import { ros } from '../../lib/ros/context.ts';
 import { configProblem, sequenceConfigSchema } from '../../lib/sequences/config.ts';

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { intField } from '../../lib/http/schemas.ts';
-import { defineOperation } from '../../lib/ops/operation.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
 import { ok } from '../../lib/result.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 
 /** Input of get_trajectory_logs. */
 export const inputSchema = v.strictObject({

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { boolField } from '../../lib/http/schemas.ts';
-import { defineOperation, type Upload } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation, type Upload } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { checkAndPublish } from '../../lib/trajectory/request.ts';
 import { SentSchema, TRAJECTORY_ERRORS } from './send.ts';
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { defineOperation } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { TrajectoryBodySchema } from '../../lib/trajectory/schema.ts';
 import { checkAndPublish } from '../../lib/trajectory/request.ts';
 

@@ -6,11 +6,7 @@
  * token, and carries a bounded summary of the input (numbers and names, no file contents).
  */
 import { type FileHandle, open, rename, stat } from 'node:fs/promises';
-import type { ApiError } from '../http/errors.ts';
 import { logLine } from '../http/log.ts';
-import type { Caller } from '../ops/access.ts';
-import type { AnyOperation } from '../ops/operation.ts';
-import type { Result } from '../result.ts';
 
 /** The audit settings (the `audit` block). */
 export interface AuditSettings {
@@ -25,7 +21,7 @@ export interface AuditSettings {
 /** Rotated files kept beside the current one: `<path>.1` (newest) .. `<path>.<ROTATED_KEPT>`. */
 export const ROTATED_KEPT = 5;
 /** Longest text (message, string field) written as is; longer ones are cut. */
-const TEXT_MAX = 300;
+export const TEXT_MAX = 300;
 const STRING_FIELD_MAX = 64;
 const ARRAY_ITEMS_MAX = 8;
 const OBJECT_KEYS_MAX = 24;
@@ -40,6 +36,21 @@ export interface AuditOutcome {
   readonly message?: string;
 }
 
+/** What the trail needs of an operation (lib/core/operation.ts's Operation has it). */
+export interface AuditedOperation {
+  readonly name: string;
+  readonly effect: 'read' | 'motion' | 'stop';
+  readonly rawJson?: boolean;
+  readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
+}
+
+/** Who made a call, as the trail names them: the token's name (never the token), its role and the face. */
+export interface AuditedCaller {
+  readonly name: string;
+  readonly role: string;
+  readonly face: 'rest' | 'mcp';
+}
+
 /** One line of the trail. */
 export interface AuditRecord {
   readonly time: string;
@@ -52,7 +63,8 @@ export interface AuditRecord {
   readonly duration_ms: number;
 }
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
+/** A text cut to `max` characters. */
+export const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
 
 /** A bounded summary of any value: numbers, booleans and short strings kept; arrays and objects cut. */
 function summarize(value: unknown, depth: number): unknown {
@@ -82,7 +94,7 @@ function summarize(value: unknown, depth: number): unknown {
  * its name and bytes; an inline JSON file such as a sequence configuration: its top-level keys and
  * size); a raw JSON body (a trajectory) by its size and point count; everything else bounded.
  */
-export function summarizeInput(op: AnyOperation, input: unknown): unknown {
+export function summarizeInput(op: AuditedOperation, input: unknown): unknown {
   if (input === undefined) return undefined;
   if (typeof input !== 'object' || input === null) return summarize(input, 0);
   const fields = { ...(input as Record<string, unknown>) };
@@ -90,7 +102,7 @@ export function summarizeInput(op: AnyOperation, input: unknown): unknown {
     const text = fields.text;
     return { body_chars: text.length, points: (text.match(/"positions"/g) ?? []).length };
   }
-  for (const [name, part] of Object.entries(op.rest.files ?? {})) {
+  for (const [name, part] of Object.entries(op.rest?.files ?? {})) {
     const value = fields[name];
     if (value === undefined) continue;
     if (part.as === 'upload' && typeof value === 'object' && value !== null && 'bytes' in value) {
@@ -109,37 +121,6 @@ export function summarizeInput(op: AnyOperation, input: unknown): unknown {
   return { fields: Object.keys(fields).slice(0, OBJECT_KEYS_MAX), truncated: true };
 }
 
-/** The status an error kind answers over HTTP. */
-function statusOfKind(kind: ApiError['kind']): number {
-  const table: Record<ApiError['kind'], number> = {
-    validation: 422,
-    unauthorized: 401,
-    forbidden: 403,
-    unsupported_media_type: 415,
-    not_found: 404,
-    method_not_allowed: 405,
-    busy: 409,
-    payload_too_large: 413,
-    unavailable: 503,
-    internal: 500,
-  };
-  return table[kind];
-}
-
-/** The outcome of an operation's result: an error's status and text, or 200 with the result's success and message. */
-export function outcomeOf(result: Result<unknown, ApiError>, face: 'rest' | 'mcp'): AuditOutcome {
-  const toolError = face === 'mcp' ? { tool_error: !result.ok } : {};
-  if (!result.ok) {
-    const e = result.error;
-    const message = e.kind === 'validation' ? e.issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') : e.detail;
-    return { status: statusOfKind(e.kind), ...toolError, success: false, message: cut(message, TEXT_MAX) };
-  }
-  const value = result.value as Record<string, unknown> | null;
-  const success = typeof value?.success === 'boolean' ? value.success : true;
-  const message = typeof value?.message === 'string' ? cut(value.message, TEXT_MAX) : undefined;
-  return { status: 200, ...toolError, success, ...(message !== undefined ? { message } : {}) };
-}
-
 /** The audit trail writer (see the module comment). */
 export class AuditTrail {
   private readonly settings: AuditSettings;
@@ -153,12 +134,12 @@ export class AuditTrail {
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
-  wants(op: AnyOperation): boolean {
+  wants(op: AuditedOperation): boolean {
     return op.effect !== 'read' || this.settings.reads;
   }
 
   /** Appends a line for a finished call (queued; never throws: a write failure is logged once on stdout). */
-  record(op: AnyOperation, caller: Caller, startedMs: number, input: unknown, outcome: AuditOutcome): void {
+  record(op: AuditedOperation, caller: AuditedCaller, startedMs: number, input: unknown, outcome: AuditOutcome): void {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
     const line: AuditRecord = {
@@ -249,16 +230,4 @@ async function exists(file: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Records a finished call on `trail`, if there is one. */
-export function audit(
-  trail: AuditTrail | undefined,
-  op: AnyOperation,
-  caller: Caller,
-  startedMs: number,
-  input: unknown,
-  result: Result<unknown, ApiError>,
-): void {
-  trail?.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Response } from '@whatwg-node/fetch';
-import { type ApiError, errorResponse, invalid } from '../http/errors.ts';
+import { type ApiError, invalid } from '../core/errors.ts';
+import { errorResponse } from '../http/errors.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { EventBus } from './bus.ts';
 

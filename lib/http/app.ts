@@ -1,20 +1,30 @@
 import { Response } from '@whatwg-node/fetch';
 import { type IRequest, Router } from 'itty-router';
-import type { ApiError } from './errors.ts';
+import type { ApiError } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
-import { setRequestPrincipal } from '../ops/access.ts';
-import type { Services } from '../app/services.ts';
+import { type AppState, hasRest, type AnyOperation } from '../core/operation.ts';
+import type { Arrival, Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
-import type { HandlerModule } from '../../handlers/index.ts';
+import { type RestCall, restHandler } from './rest.ts';
+
+/** A route mounted beside the REST face (the MCP endpoint, the event stream): any method, after authentication. */
+export type MountHandler = (request: Request, call: Arrival) => Promise<Response>;
+
+/**
+ * The app: a fetch handler taking, besides the request, the arbiter's stop count at its arrival (stamped by the server
+ * before anything is awaited).
+ */
+export type App = (request: Request, arrivedAtStop?: number) => Promise<Response>;
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
-  readonly handlers: readonly HandlerModule[];
-  /** The app's state, handed to every REST handler with its request. */
-  readonly services: Services;
+  /** The operations start-up hands the REST face: each one with a route is served there. */
+  readonly operations: readonly AnyOperation[];
+  /** The app's services and the ROS context, in every call's context. */
+  readonly state: AppState;
   /** undefined: no authentication (unless `tokens` has some). An admin token named 'web.token'. */
   readonly token: string | undefined;
   /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
@@ -25,7 +35,7 @@ export interface AppOptions {
   /** The OpenAPI document served at /openapi.json (already built with the active limits). */
   readonly openApiDocument: unknown;
   /** Further authenticated routes, e.g. the MCP endpoint: path -> handler for any method. */
-  readonly mounts?: Readonly<Record<string, (request: Request) => Promise<Response>>>;
+  readonly mounts?: Readonly<Record<string, MountHandler>>;
   /** Routes answered without authentication, by path pattern (e.g. OAuth discovery: 404 saying to use the token). */
   readonly open?: readonly {
     readonly path: RegExp;
@@ -79,54 +89,52 @@ function withCors(response: Response, origin: string): Response {
  * the REST handlers by method and path, 404 and 405, and one structured log line per request.
  * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
  */
-export function createApp(options: AppOptions): (request: Request) => Promise<Response> {
+export function createApp(options: AppOptions): App {
   const authenticate = principalAuth(
     options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
   );
   const log = options.log ?? logLine;
   const openApiBody = JSON.stringify(options.openApiDocument);
   const methodsByPath = new Map<string, string[]>();
-  const router = Router<IRequest, []>({
-    before: [
-      (request: IRequest) => {
-        if (PUBLIC_PATH.test(pathOf(request.url))) return undefined;
-        const caller = authenticate(request as unknown as Request);
-        if (!caller.ok) {
-          // A state-changing request without a valid token is on the audit trail too (never the token).
-          if (request.method !== 'GET' && request.method !== 'HEAD') {
-            const path = pathOf(request.url);
-            const detail = caller.error.kind === 'unauthorized' ? caller.error.detail : 'refused';
-            options.services.audit?.recordUnauthenticated(
-              path.startsWith('/mcp/') ? 'mcp' : 'rest',
-              request.method,
-              path,
-              detail,
-            );
-          }
-          return errorResponse(caller.error);
-        }
-        // Who is calling travels with the request: the REST face and the MCP endpoint read it.
-        setRequestPrincipal(request as unknown as Request, caller.value);
-        return undefined;
-      },
-    ],
-  });
+  const { services, ros } = options.state;
+  const router = Router<IRequest, [RestCall]>();
+
+  /**
+   * Who sends a request: its principal; undefined for the public pages (docs, the OpenAPI document), which need none;
+   * or the 401 of a request without a valid token (a state-changing one is on the audit trail too, never the token).
+   */
+  const callerOf = (request: Request): { readonly caller: Principal | undefined } | { readonly refused: Response } => {
+    const path = pathOf(request.url);
+    if (PUBLIC_PATH.test(path)) return { caller: undefined };
+    const caller = authenticate(request);
+    if (caller.ok) return { caller: caller.value };
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const detail = caller.error.kind === 'unauthorized' ? caller.error.detail : 'refused';
+      services.audit?.recordUnauthenticated(path.startsWith('/mcp/') ? 'mcp' : 'rest', request.method, path, detail);
+    }
+    return { refused: errorResponse(caller.error) };
+  };
 
   router.get('/openapi.json', () => new Response(openApiBody, { headers: { 'content-type': 'application/json' } }));
   for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file']) {
     router.get(path, (request: IRequest) => docsResponse(options.docs, new URL(request.url).pathname));
   }
-  for (const { operation, handler } of options.handlers) {
+  for (const operation of options.operations.filter(hasRest)) {
     const { method, path } = operation.rest;
+    const handler = restHandler(operation);
     // Path parameters are written the OpenAPI way, {name}; the router wants :name.
     const route = path.replace(/\{(\w+)\}/g, ':$1');
-    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest) =>
-      handler(request as unknown as Request, options.services),
+    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest, call: RestCall) =>
+      handler(request as unknown as Request, call),
     );
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
-    router.all(path, (request: IRequest) => handler(request as unknown as Request));
+    router.all(path, (request: IRequest, call: RestCall) => {
+      // Mounted routes are authenticated: a request gets here only with its caller (or it was answered 401).
+      if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
+      return handler(request as unknown as Request, { caller: call.caller, arrivedAtStop: call.arrivedAtStop });
+    });
   }
   router.all('*', (request: IRequest) => {
     const { pathname } = new URL(request.url);
@@ -148,7 +156,7 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
     return options.open.find((route) => route.path.test(path));
   };
 
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request, arrivedAtStop?: number): Promise<Response> => {
     const started = performance.now();
     const headers = request.headers;
     const admission = admit(options.admission, {
@@ -166,8 +174,14 @@ export function createApp(options: AppOptions): (request: Request) => Promise<Re
         const open = openRoute(request.url);
         if (open) response = await open.respond(request);
         else {
-          const routed = (await router.fetch(request as unknown as IRequest)) as Response | undefined;
-          response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+          const who = callerOf(request);
+          if ('refused' in who) response = who.refused;
+          else {
+            // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
+            const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
+            const routed = (await router.fetch(request as unknown as IRequest, call)) as Response | undefined;
+            response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+          }
         }
         if (admission.corsOrigin) response = withCors(response, admission.corsOrigin);
       }

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ANONYMOUS, type Principal, type Role } from '../ops/access.ts';
+import type { Principal, Role } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
-import type { ApiError } from './errors.ts';
+import type { ApiError } from '../core/errors.ts';
 
 /** A token the server accepts: its name (what logs and the audit trail show), the secret and its role. */
 export interface TokenEntry {
@@ -9,6 +9,12 @@ export interface TokenEntry {
   readonly token: string;
   readonly role: Role;
 }
+
+/**
+ * Who every request is when the server has no token at all (loopback only, see the start-up rule): authentication
+ * answers it explicitly; a call that did not pass authentication has no caller and is refused.
+ */
+export const ANONYMOUS: Principal = { name: 'anonymous', role: 'admin' };
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 

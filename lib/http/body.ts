@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { err, ok, type Result } from '../result.ts';
-import { type ApiError, fromValibot, invalid } from './errors.ts';
+import { type ApiError, fromValibot, invalid } from '../core/errors.ts';
 import { MAX_JSON_BODY_BYTES } from './limits.ts';
 
 /**

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import busboy from 'busboy';
 import { err, ok, type Result } from '../result.ts';
 import { describeContentType } from './body.ts';
-import { type ApiError, invalid } from './errors.ts';
+import { type ApiError, invalid } from '../core/errors.ts';
 import { MAX_UPLOAD_BYTES } from './limits.ts';
 
 /** An uploaded file part, buffered within the size limit. */

@@ -3,7 +3,7 @@
  * rebinding) and a state-changing request from a foreign origin (a cross-site "simple" request) are
  * refused; named front ends (web.cors_origins) get CORS. Pure: plain data in, a decision out.
  */
-import type { ApiError } from './errors.ts';
+import type { ApiError } from '../core/errors.ts';
 
 /** A host as a Host header or a setting carries it: a lowercase name (IPv6 in brackets) and an optional port. */
 export interface HostPort {

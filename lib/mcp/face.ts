@@ -10,112 +10,25 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
-import { operation as pose } from '../../handlers/robot/pose.ts';
-import { operation as positions } from '../../handlers/robot/positions.ts';
-import { safetyView } from '../../handlers/robot/safety.ts';
 import { API_INFO } from '../openapi/document.ts';
-import type { Services } from '../app/services.ts';
-import type { AnyOperation, OpContext } from '../ops/operation.ts';
-import { ros } from '../ros/context.ts';
-import { type Role, roleAllows, roleNeeded } from '../ops/access.ts';
-import { type NamedTool, namedTools, servedNames } from './names.ts';
-import {
-  type CallExtra,
-  type ConfirmMotion,
-  callTool,
-  confirmationText,
-  principalOf,
-  TOOL_OPERATIONS,
-  toolOf,
-} from './tools.ts';
+import type { AnyOperation, AppState, OpContext, Resource } from '../core/operation.ts';
+import { NO_CALLER, type Role, roleAllows, roleNeeded } from '../core/roles.ts';
+import type { JointLimits } from '../robot/limits.ts';
+import { type NamedTool, servedNames } from './names.ts';
+import { type CallExtra, type ConfirmMotion, callTool, confirmationText, principalOf, toolOf } from './tools.ts';
 
 /** The JSON-RPC error code of an unknown resource (MCP specification, resources). */
 export const RESOURCE_NOT_FOUND = -32002;
 
-const RESOURCES = [
-  {
-    uri: 'armgate://robot/state',
-    name: 'robot_state',
-    title: 'Robot state',
-    description: 'Joint states and TCP pose right now.',
-    mimeType: 'application/json',
-  },
-  {
-    uri: 'armgate://robot/positions',
-    name: 'named_positions',
-    title: 'Named positions',
-    description: 'The named positions with their joint angles (rad).',
-    mimeType: 'application/json',
-  },
-  {
-    uri: 'armgate://robot/joint_limits',
-    name: 'joint_limits',
-    title: 'Joint limits',
-    description:
-      'Active joint limits: position (rad), velocity (rad/s), acceleration (rad/s^2) per joint, and the Cartesian limits.',
-    mimeType: 'application/json',
-  },
-  {
-    uri: 'armgate://robot/safety',
-    name: 'safety_envelope',
-    title: 'Safety envelope',
-    description:
-      'The workspace box the TCP never leaves and the keep-out boxes no link enters (m, planning frame), and how long a plan stays executable.',
-    mimeType: 'application/json',
-  },
-] as const;
-
 const NEVER_ABORTED = new AbortController().signal;
 
-/** A read operation's output, or its error under `error`. */
-async function read(op: AnyOperation, services: Services): Promise<unknown> {
-  const ctx: OpContext = {
-    face: 'mcp',
-    signal: NEVER_ABORTED,
-    progress: () => {},
-    arrivedAtStop: undefined,
-    caller: { name: 'resource read', role: 'read', face: 'mcp' },
-    services,
-  };
-  const result = await op.run({}, ctx);
-  return result.ok ? result.value : { error: 'detail' in result.error ? result.error.detail : result.error.kind };
-}
-
-async function readResource(uri: string, services: Services): Promise<unknown> {
-  if (uri === 'armgate://robot/state')
-    return { joint_states: await read(jointStates, services), tcp_pose: await read(pose, services) };
-  if (uri === 'armgate://robot/positions') return read(positions, services);
-  if (uri === 'armgate://robot/safety') return safetyView(services.safety);
-  if (uri === 'armgate://robot/joint_limits') {
-    const l = ros().limits;
-    return {
-      joints: l.jointNames.map((name, i) => ({
-        name,
-        min_rad: l.minRad[i],
-        max_rad: l.maxRad[i],
-        max_velocity_rad_s: l.maxVelRadS[i],
-        max_acceleration_rad_s2: l.maxAccRadS2[i],
-      })),
-      cartesian: {
-        max_trans_vel_m_s: l.cartesian.maxTransVelMS,
-        max_trans_acc_m_s2: l.cartesian.maxTransAccMS2,
-        max_rot_vel_rad_s: l.cartesian.maxRotVelRadS,
-      },
-    };
-  }
-  throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
-}
-
-const DEFAULT_TOOLS = namedTools(TOOL_OPERATIONS, 'armgate');
 const toolLists = new WeakMap<
   readonly NamedTool[],
   { limits: unknown; tools: Tool[]; ops: AnyOperation[]; byRole: Map<Role, Tool[]> }
 >();
 
-/** The tools a role may call (all of them by default) of a set of named tools, built once per set of joint limits. */
-export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS, role: Role = 'admin'): Tool[] {
-  const limits = ros().limits;
+/** The tools a role may call of a set of named tools, with the joint bounds of `limits` (built once per limits). */
+export function listTools(named: readonly NamedTool[], role: Role, limits: JointLimits): Tool[] {
   let list = toolLists.get(named);
   if (list?.limits !== limits) {
     const toolNames = servedNames(named);
@@ -138,13 +51,15 @@ export function listTools(named: readonly NamedTool[] = DEFAULT_TOOLS, role: Rol
 
 /** Options of the MCP face (from the settings' armgate.mcp block). */
 export interface McpFaceOptions {
-  /** The app's state every call's context carries. */
-  readonly services: Services;
+  /** The app's services and the ROS context, in every call's context. */
+  readonly state: AppState;
   /**
-   * The tools served: start-up passes those of the enabled routes, under the naming of armgate.mcp.tool_names;
-   * default every tool operation under armgate's names.
+   * The tools served: start-up passes those of the enabled routes' operations, under the naming of
+   * armgate.mcp.tool_names (lib/mcp/names.ts).
    */
-  readonly tools?: readonly NamedTool[];
+  readonly tools: readonly NamedTool[];
+  /** The resources served (start-up hands the table). */
+  readonly resources: readonly Resource[];
   /** armgate.mcp.confirm_motion: ask the person (MCP elicitation) before a motion tool moves the arm. */
   readonly confirmMotion?: boolean;
 }
@@ -197,7 +112,8 @@ export interface McpFace {
 
 /** A new MCP face with the tools and resources (one per session). */
 export function createMcpFace(options: McpFaceOptions): McpFace {
-  const tools = options.tools ?? DEFAULT_TOOLS;
+  const { tools, state } = options;
+  const resources = options.resources;
   const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
   const toolNames = servedNames(tools);
   /** The name a tool of an operation is served under (the first, when it has several). */
@@ -219,23 +135,35 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
         ErrorCode.InvalidParams,
         `unknown tool '${name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
       );
-    return callTool(op, params.arguments, extra, { services: options.services, confirm, toolNames });
+    return callTool(op, params.arguments, extra, { state, confirm, toolNames });
   };
-  // A token sees only the tools its role may call (the call checks it again).
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
-    tools: listTools(tools, principalOf(extra).role),
-  }));
+  // A token sees only the tools its role may call (the call checks it again); a request without a caller sees none.
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const caller = principalOf(extra);
+    return { tools: caller ? listTools(tools, caller.role, state.ros.limits) : [] };
+  });
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callByName(request.params, extra));
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
-    contents: [
-      {
-        uri: request.params.uri,
-        mimeType: 'application/json',
-        text: JSON.stringify(await readResource(request.params.uri, options.services)),
-      },
-    ],
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: resources.map(({ read: _read, ...listed }) => listed),
   }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const uri = request.params.uri;
+    const resource = resources.find((r) => r.uri === uri);
+    if (!resource)
+      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
+    const caller = principalOf(extra);
+    // Resources are reads (every role may read); a request without a caller is refused.
+    if (!caller) throw new McpError(ErrorCode.InvalidRequest, NO_CALLER.detail);
+    const ctx: OpContext = {
+      face: 'mcp',
+      signal: extra.signal ?? NEVER_ABORTED,
+      progress: () => {},
+      arrivedAtStop: undefined,
+      caller: { ...caller, face: 'mcp' },
+      ...state,
+    };
+    return { contents: [{ uri, mimeType: resource.mimeType, text: JSON.stringify(await resource.read(ctx)) }] };
+  });
   return { server, callTool: callByName };
 }
 

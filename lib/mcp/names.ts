@@ -1,4 +1,4 @@
-import type { AnyOperation, ToolNames } from '../ops/operation.ts';
+import type { AnyOperation, ToolNames } from '../core/operation.ts';
 
 /** How tools are named: armgate's own names, or as the robot stack's MCP server (FastMCP over its FastAPI routes) did. */
 export type ToolNaming = 'armgate' | 'original';
@@ -37,7 +37,7 @@ export function namedTools(
   const tools = operations.filter((op) => op.mcp);
   if (naming === 'armgate') return tools.map((op) => ({ name: op.name, op }));
   return [
-    ...tools.map((op) => ({ name: originalToolName(op.rest), op })),
+    ...tools.map((op) => ({ name: op.rest ? originalToolName(op.rest) : op.name, op })),
     ...extraRoutes.map((route) => ({ name: originalToolName(route), op: route.op })),
   ];
 }

@@ -3,6 +3,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
+import type { Arrival } from '../core/roles.ts';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
 import type { McpFace, ToolCaller } from './face.ts';
 import {
@@ -90,7 +91,8 @@ export interface McpEndpointOptions {
 
 /** The /mcp/mcp endpoint and its sessions. */
 export interface McpEndpoint {
-  readonly handler: (request: Request) => Promise<Response>;
+  /** The fetch handler of /mcp/mcp, given who calls and when the request arrived (the app authenticated it). */
+  readonly handler: (request: Request, call: Arrival) => Promise<Response>;
   /** Number of sessions held in memory. */
   sessionCount(): number;
   /** Closes every session (server shutdown). */
@@ -335,7 +337,12 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
    * after the same checks the SDK transport makes (Host and Origin, media type, protocol version).
    * Undefined when a check fails, so the SDK transport answers with its own error.
    */
-  const direct = async (session: Session, request: Request, call: JsonRpcRequest): Promise<Response | undefined> => {
+  const direct = async (
+    session: Session,
+    request: Request,
+    from: Arrival,
+    call: JsonRpcRequest,
+  ): Promise<Response | undefined> => {
     const headers = request.headers;
     const origin = headers.get('origin');
     const version = headers.get('mcp-protocol-version');
@@ -349,8 +356,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     session.lastUsedMs = performance.now();
     const { answer, stop } =
       call.method === 'tools/call' && session.callTool && call.params && call.params.task === undefined
-        ? session.transport.callTool(session.callTool, request, call as JsonRpcRequest & { params: object })
-        : session.transport.call(call, lazyRequestInfo(request));
+        ? session.transport.callTool(session.callTool, request, from, call as JsonRpcRequest & { params: object })
+        : session.transport.call(call, lazyRequestInfo(request, from));
     session.open.set(call.id, stop);
     const message = await answer;
     session.open.delete(call.id);
@@ -362,6 +369,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   const post = async (
     session: Session,
     request: Request,
+    from: Arrival,
     body: unknown,
     batch: Batch,
     kind: Exclude<Accepts, 'none'>,
@@ -379,7 +387,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       kind === 'stream' ||
       (kind === 'both' && (batch.wantsProgress || (options.streamToolCalls === true && batch.callsTool)));
     if (batch.direct && !stream) {
-      const answered = await direct(session, request, batch.direct);
+      const answered = await direct(session, request, from, batch.direct);
       if (answered) return answered;
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
@@ -390,7 +398,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     try {
       response = await session.transport.sdk.handleRequest(request, {
         parsedBody: body,
-        authInfo: authInfoOf(request),
+        authInfo: authInfoOf(from),
       });
     } catch (e) {
       for (const id of batch.requestIds) collected.delete(id);
@@ -436,7 +444,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     });
   };
 
-  const handler = async (request: Request): Promise<Response> => {
+  const handler = async (request: Request, from: Arrival): Promise<Response> => {
     const method = request.method;
     if (method === 'GET')
       return jsonRpcError(
@@ -473,13 +481,14 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const malformed = normalizeToolCalls(body);
     if (malformed) return malformed;
     const batch = inspect(body, stopTools);
-    const serve = () => dispatch(request, id, body, batch, kind);
+    const serve = () => dispatch(request, from, id, body, batch, kind);
     return options.schedule && !batch.urgent ? options.schedule(serve) : serve();
   };
 
   /** Answers a parsed POST: in its session, or as the initialize that opens one. */
   const dispatch = async (
     request: Request,
+    from: Arrival,
     id: string | null,
     body: unknown,
     batch: Batch,
@@ -488,7 +497,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (id) {
       const session = await sessionFor(request, id);
       if (!session) return sessionNotFound();
-      return post(session, request, body, batch, kind);
+      return post(session, request, from, body, batch, kind);
     }
     if (!batch.isInitialize)
       return jsonRpcError(
@@ -499,7 +508,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
     const session = await openSession(request, ids.issue());
     hold(session);
-    const response = await post(session, request, body, batch, kind);
+    const response = await post(session, request, from, body, batch, kind);
     if (response.status !== 200) await closeSession(session.id);
     else {
       const capabilities = session.server.getClientCapabilities();

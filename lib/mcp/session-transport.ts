@@ -6,8 +6,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, type MessageExtraInfo, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { requestPrincipal } from '../ops/access.ts';
-import { arrivalOf } from '../ops/rest.ts';
+import type { Arrival } from '../core/roles.ts';
 import type { ToolCaller } from './face.ts';
 import type { CallExtra } from './tools.ts';
 
@@ -128,11 +127,12 @@ export class SessionTransport implements Transport {
   callTool(
     callTool: ToolCaller,
     request: Request,
+    from: Arrival,
     call: JsonRpcRequest & { params: Record<string, unknown> },
   ): { answer: Promise<JSONRPCMessage>; stop: () => void } {
     const abort = new LazyAbort();
     this.ownCalls.add(abort);
-    const info = lazyRequestInfo(request);
+    const info = lazyRequestInfo(request, from);
     const extra: CallExtra = {
       get signal() {
         return abort.signal;
@@ -208,13 +208,13 @@ function thrownAnswer(id: RequestId, error: unknown): JSONRPCMessage {
 
 /**
  * Who sent the request, as the SDK hands it to handlers (`extra.authInfo`): the principal the
- * app's authentication found (name and role) under `extra.principal`. The token itself is never
- * put here (`token` is empty).
+ * app's authentication found (name and role) under `extra.principal`, and the stop count at the
+ * HTTP request's arrival (`extra.arrivedAtStop`). The token itself is never put here (`token` is empty).
  */
-export function authInfoOf(request: Request): AuthInfo {
-  const principal = requestPrincipal(request);
+export function authInfoOf(call: Arrival): AuthInfo {
+  const principal = call.caller;
   // The stop count at the HTTP request's arrival: a tool call that arrived before a stop cannot move after it.
-  const arrivedAtStop = arrivalOf(request);
+  const arrivedAtStop = call.arrivedAtStop;
   return {
     token: '',
     clientId: principal.name,
@@ -224,11 +224,14 @@ export function authInfoOf(request: Request): AuthInfo {
 }
 
 /** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
-export function lazyRequestInfo(request: Request): Required<Pick<MessageExtraInfo, 'authInfo' | 'requestInfo'>> {
+export function lazyRequestInfo(
+  request: Request,
+  call: Arrival,
+): Required<Pick<MessageExtraInfo, 'authInfo' | 'requestInfo'>> {
   let headers: Record<string, string> | undefined;
   let url: URL | undefined;
   return {
-    authInfo: authInfoOf(request),
+    authInfo: authInfoOf(call),
     requestInfo: {
       get headers() {
         headers ??= Object.fromEntries(request.headers.entries());

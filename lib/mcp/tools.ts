@@ -7,19 +7,22 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
-import { handlers } from '../../handlers/index.ts';
-import type { Services } from '../app/services.ts';
-import type { ApiError } from '../http/errors.ts';
+import { recordCall } from '../core/audit.ts';
+import { type ApiError, locatedIssues } from '../core/errors.ts';
+import {
+  type AnyOperation,
+  type AppState,
+  inputSchemaOf,
+  type OpContext,
+  renderError,
+  renderText,
+  type ToolNames,
+} from '../core/operation.ts';
+import { type Caller, isPrincipal, type Principal, refusal } from '../core/roles.ts';
+import { summarizeInput } from '../audit/trail.ts';
 import { jsonSchema } from '../openapi/json-schema.ts';
-import { type AnyOperation, type OpContext, renderText, schemaFor, type ToolNames } from '../ops/operation.ts';
-import { inputSchemaOf, locatedIssues, renderError } from '../ops/rest.ts';
-import { audit, summarizeInput } from '../audit/trail.ts';
-import { ANONYMOUS, type Caller, type Principal, ROLES, refusal } from '../ops/access.ts';
 import { err, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
-
-/** The operations that are tools, in the order of the handler list. */
-export const TOOL_OPERATIONS: readonly AnyOperation[] = handlers.map((h) => h.operation).filter((op) => op.mcp);
 
 /** The SDK's per-request extra of a tools/call. */
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -58,7 +61,9 @@ export function toolOf(op: AnyOperation, limits: JointLimits, toolNames?: ToolNa
     name: op.name,
     title: op.mcp?.title ?? op.summary,
     description: renderText(op.description, 'mcp', toolNames),
-    inputSchema: (op.input ? jsonSchema(schemaFor(op.input, limits)) : EMPTY_OBJECT) as Tool['inputSchema'],
+    inputSchema: (op.input
+      ? jsonSchema(inputSchemaOf(op, limits) as v.GenericSchema)
+      : EMPTY_OBJECT) as Tool['inputSchema'],
     outputSchema: jsonSchema(output) as Tool['outputSchema'],
     annotations: annotationsOf(op),
   };
@@ -98,13 +103,11 @@ function summarize(op: AnyOperation, result: Record<string, unknown>): string {
 /**
  * Who makes a call: the principal the app's authentication found for the HTTP request, handed to
  * the session as the request's authInfo (`extra.principal`; the token itself is never put there).
- * A call that did not come through the app (a server used directly in a test) is {@link ANONYMOUS}.
+ * Undefined for a call that did not come through the app's authentication: it is refused.
  */
-export function principalOf(extra: Pick<CallExtra, 'authInfo'>): Principal {
-  const given = extra.authInfo?.extra?.principal as Partial<Principal> | undefined;
-  if (given && typeof given.name === 'string' && ROLES.includes(given.role as Principal['role']))
-    return { name: given.name, role: given.role as Principal['role'] };
-  return ANONYMOUS;
+export function principalOf(extra: Pick<CallExtra, 'authInfo'>): Principal | undefined {
+  const given = extra.authInfo?.extra?.principal;
+  return isPrincipal(given) ? { name: given.name, role: given.role } : undefined;
 }
 
 /**
@@ -117,7 +120,7 @@ function arrivalOf(extra: Pick<CallExtra, 'authInfo'>): number | undefined {
 }
 
 /** The operation's context for one tool call: the call's cancellation, progress notifications when asked for. */
-function contextOf(extra: CallExtra, caller: Caller, services: Services): OpContext {
+function contextOf(extra: CallExtra, caller: Caller, state: AppState): OpContext {
   const token = extra._meta?.progressToken;
   let last = -1;
   return {
@@ -126,9 +129,10 @@ function contextOf(extra: CallExtra, caller: Caller, services: Services): OpCont
     get signal() {
       return extra.signal;
     },
-    arrivedAtStop: arrivalOf(extra) ?? services.arbiter.stopCount,
+    arrivedAtStop: arrivalOf(extra) ?? state.services.arbiter.stopCount,
     caller,
-    services,
+    services: state.services,
+    ros: state.ros,
     progress:
       token === undefined
         ? () => {}
@@ -162,17 +166,20 @@ export async function callTool(
   args: unknown,
   extra: CallExtra,
   face: {
-    readonly services: Services;
+    readonly state: AppState;
     readonly confirm?: ConfirmMotion | undefined;
     /** The names other operations are said by in error texts (the served tool names). */
     readonly toolNames?: ToolNames;
   },
 ): Promise<CallToolResult> {
   const started = performance.now();
-  const caller: Caller = { ...principalOf(extra), face: 'mcp' };
-  const { services, confirm, toolNames } = face;
-  const result = await runTool(op, args, extra, caller, services, confirm);
-  audit(services.audit, op, caller, started, args ?? {}, result);
+  const { state, confirm, toolNames } = face;
+  const principal = principalOf(extra);
+  // A call that did not pass authentication has no caller: refused, never run (and no one to put on the trail).
+  if (!principal) return errorResult(op, refusal(op, undefined, `the ${op.name} tool`) as ApiError, toolNames);
+  const caller: Caller = { ...principal, face: 'mcp' };
+  const result = await runTool(op, args, extra, caller, state, confirm);
+  recordCall(state.services.audit, op, caller, started, args ?? {}, result);
   if (!result.ok) return errorResult(op, result.error, toolNames);
   return toolResultOf(op, result.value);
 }
@@ -209,7 +216,7 @@ async function runTool(
   args: unknown,
   extra: CallExtra,
   caller: Caller,
-  services: Services,
+  state: AppState,
   confirm: ConfirmMotion | undefined,
 ): Promise<Result<unknown, ApiError>> {
   const refused = refusal(op, caller, `the ${op.name} tool`);
@@ -220,7 +227,7 @@ async function runTool(
   let input: unknown;
   if (op.rawJson) input = { text: JSON.stringify(given) };
   else if (op.input) {
-    const parsed = v.safeParse(inputSchemaOf(op) as v.GenericSchema, given);
+    const parsed = v.safeParse(inputSchemaOf(op, state.ros.limits) as v.GenericSchema, given);
     if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments'));
     input = parsed.output;
   } else input = {};
@@ -230,5 +237,5 @@ async function runTool(
     const declined = await confirm(op, given, extra);
     if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
   }
-  return op.run(input, contextOf(extra, caller, services));
+  return op.run(input, contextOf(extra, caller, state));
 }

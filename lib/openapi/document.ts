@@ -1,9 +1,9 @@
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { HandlerModule } from '../../handlers/index.ts';
-import { type ApiError, statusOf } from '../http/errors.ts';
-import { type AnyOperation, renderText, schemaFor } from '../ops/operation.ts';
-import { isOptional, objectEntries } from '../ops/schema-shape.ts';
+import type { ApiError } from '../core/errors.ts';
+import { statusOf } from '../http/errors.ts';
+import { type AnyOperation, hasRest, inputSchemaOf, type RestOperation, renderText } from '../core/operation.ts';
+import { isOptional, objectEntries } from '../core/schema-shape.ts';
 import { ErrorDetailSchema, ValidationErrorSchema } from '../http/schemas.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { jsonSchema } from './json-schema.ts';
@@ -42,8 +42,8 @@ export const API_INFO = {
 } as const;
 
 /** The operation's input entries that a REST binding reads from the query, and the rest (body fields). */
-function splitEntries(op: AnyOperation, limits: JointLimits) {
-  const schema = op.input ? schemaFor(op.input, limits) : undefined;
+function splitEntries(op: RestOperation, limits: JointLimits) {
+  const schema = inputSchemaOf(op, limits);
   const entries = schema ? objectEntries(schema) : {};
   const queryKeys = op.rest.query ?? [];
   const pathKeys = op.rest.params ?? [];
@@ -52,7 +52,7 @@ function splitEntries(op: AnyOperation, limits: JointLimits) {
   return { schema, query, body };
 }
 
-function queryParameters(op: AnyOperation, limits: JointLimits): unknown[] {
+function queryParameters(op: RestOperation, limits: JointLimits): unknown[] {
   return splitEntries(op, limits).query.map(([name, entry]) => {
     const { description, ...rest } = jsonSchema(entry, OPENAPI_SCHEMA) as JsonSchema & { description?: string };
     const inPath = (op.rest.params ?? []).includes(name);
@@ -67,7 +67,7 @@ function queryParameters(op: AnyOperation, limits: JointLimits): unknown[] {
 }
 
 /** The request body of an operation: its input schema as JSON, or a form whose file parts are binary. */
-function requestBody(op: AnyOperation, limits: JointLimits): Record<string, unknown> | undefined {
+function requestBody(op: RestOperation, limits: JointLimits): Record<string, unknown> | undefined {
   const { schema, body } = splitEntries(op, limits);
   if (!schema || !op.rest.body) return undefined;
   if (op.rest.body === 'json')
@@ -85,7 +85,7 @@ function requestBody(op: AnyOperation, limits: JointLimits): Record<string, unkn
   return { required: true, content: { 'multipart/form-data': { schema: form } } };
 }
 
-function operation(op: AnyOperation, limits: JointLimits, secured: boolean): Record<string, unknown> {
+function operation(op: RestOperation, limits: JointLimits, secured: boolean): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     200: {
       description: op.rest.ok,
@@ -123,17 +123,18 @@ function operation(op: AnyOperation, limits: JointLimits, secured: boolean): Rec
 }
 
 /**
- * Assembles the OpenAPI 3.1 document from the handler files, with the joint bounds of `limits`.
+ * Assembles the OpenAPI 3.1 document from the operations start-up hands it (those with a route), with the joint bounds
+ * of `limits`.
  * The same function writes openapi/openapi.json (supplied limits) and serves /openapi.json
  * (active limits).
  */
 export function buildOpenApiDocument(
-  handlers: readonly HandlerModule[],
+  operations: readonly AnyOperation[],
   limits: JointLimits,
   extraPaths: Record<string, unknown> = {},
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const { operation: op } of handlers) {
+  for (const op of operations.filter(hasRest)) {
     const entry = paths[op.rest.path] ?? {};
     entry[op.rest.method.toLowerCase()] = operation(op, limits, true);
     paths[op.rest.path] = entry;

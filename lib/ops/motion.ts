@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { type ApiError, unavailable } from '../http/errors.ts';
+import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
 import { stopEverything } from '../motion/stop.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
-import type { OpContext } from './operation.ts';
+import type { OpContext } from '../core/operation.ts';
 import { PlanSchema } from '../plans/schema.ts';
 
 /** The motion result resource. */

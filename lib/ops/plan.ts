@@ -4,7 +4,7 @@
  * that trajectory once, through the arbiter, only while the arm is still at its start.
  */
 import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
-import { type ApiError, unavailable } from '../http/errors.ts';
+import { type ApiError, unavailable } from '../core/errors.ts';
 import { createFkWorkspace, forwardKinematics } from '../kinematics/fk.ts';
 import { newPlanId, type PlanView, type StoredPlan } from '../plans/store.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -14,7 +14,7 @@ import { createEnvelopeChecker } from '../safety/envelope.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { latestArmState } from '../trajectory/request.ts';
 import { type MotionResult, watchCall } from './motion.ts';
-import type { OpContext } from './operation.ts';
+import type { OpContext } from '../core/operation.ts';
 
 /** How close (rad, every joint) the arm must be to a plan's start for it to run. */
 export const PLAN_START_TOLERANCE_RAD = 1e-3;

@@ -1,15 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
-import { type HandlerModule, handlers } from '../../handlers/index.ts';
+import { operations } from '../../handlers/index.ts';
+import { resources } from '../../handlers/resources.ts';
 import { operation as stopOperation } from '../../handlers/stop.ts';
+import type { AppState, RestOperation } from '../core/operation.ts';
 import { createApp, pathOf } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
-import { stampArrival } from '../ops/rest.ts';
 import { createTurnQueue } from './turns.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
@@ -84,10 +85,8 @@ async function createContext(config: Config): Promise<RobotContext> {
 let appInProcess = false;
 
 /** Recognizes, from the request line alone, the routes of the stop operations (POST /stop, POST /robot/stop). */
-function stopRoutes(active: readonly HandlerModule[]): (request: Request) => boolean {
-  const routes = new Set(
-    active.filter((h) => h.operation.effect === 'stop').map(({ operation: { rest } }) => `${rest.method} ${rest.path}`),
-  );
+function stopRoutes(active: readonly RestOperation[]): (request: Request) => boolean {
+  const routes = new Set(active.filter((op) => op.effect === 'stop').map(({ rest }) => `${rest.method} ${rest.path}`));
   return (request) => routes.has(`${request.method} ${pathOf(request.url)}`);
 }
 
@@ -96,19 +95,18 @@ function isMcpPost(request: Request): boolean {
   return request.method === 'POST' && pathOf(request.url) === '/mcp/mcp';
 }
 
-/** The handlers of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
-export function activeHandlers(config: Pick<Config, 'routes'>): readonly HandlerModule[] {
+/** The operations of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
+export function activeOperations(config: Pick<Config, 'routes'>): readonly RestOperation[] {
   const off = new Set(config.routes.filter((r) => !r.enabled).map((r) => `${r.method} ${r.path}`));
-  return handlers.filter(({ operation: { rest } }) => !off.has(`${rest.method} ${rest.path}`));
+  return operations.filter(({ rest }) => !off.has(`${rest.method} ${rest.path}`));
 }
 
-/** The MCP tools of the active handlers, named as armgate.mcp.tool_names says. */
-function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly HandlerModule[]) {
-  const ops = active.map((h) => h.operation);
+/** The MCP tools of the active operations, named as armgate.mcp.tool_names says. */
+function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly RestOperation[]) {
   // The stack's server had a tool for its POST /robot/stop: with its names, that is one more name of stop.
-  const robotStop = active.find((h) => h.operation.rest.path === '/robot/stop');
+  const robotStop = active.find((op) => op.rest.path === '/robot/stop');
   return namedTools(
-    ops,
+    active,
     config.mcp.toolNames,
     robotStop ? [{ method: 'POST', path: '/robot/stop', op: stopOperation }] : [],
   );
@@ -205,7 +203,9 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
     }
   };
   const admission = admissionPolicy(config.web);
-  const active = activeHandlers(config);
+  const active = activeOperations(config);
+  // What every call's context carries besides the call's own facts: the faces build the rest.
+  const state: AppState = { services, ros: context };
   const tools = activeTools(config, active);
   const confirmMotion = config.mcp.confirmMotion;
   // Stop wins: POST /stop is handled the moment its request is read; other requests run a few per turn of the
@@ -213,7 +213,7 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   // MCP requests queue themselves once their body is read, so that the stop tool and cancellations run at once too.
   const inTurn = createTurnQueue();
   const mcp = createMcpEndpoint(admission, {
-    createServer: () => createMcpFace({ tools, confirmMotion, services }),
+    createServer: () => createMcpFace({ state, tools, resources, confirmMotion }),
     streamToolCalls: confirmMotion,
     schedule: inTurn,
     stopTools: new Set(tools.filter((tool) => tool.op.effect === 'stop').map((tool) => tool.name)),
@@ -221,8 +221,8 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
   const app = createApp({
-    handlers: active,
-    services,
+    operations: active,
+    state,
     token: config.web.token,
     tokens: config.web.tokens,
     admission,
@@ -245,8 +245,10 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
   const isStop = stopRoutes(active);
   const fetch = (request: Request): Promise<Response> => {
-    stampArrival(request, arbiter.stopCount);
-    return isStop(request) || isMcpPost(request) ? app(request) : inTurn(() => app(request));
+    const arrivedAtStop = arbiter.stopCount;
+    return isStop(request) || isMcpPost(request)
+      ? app(request, arrivedAtStop)
+      : inTurn(() => app(request, arrivedAtStop));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   return {

@@ -6,10 +6,10 @@
  * back packed in Float64Arrays (transferred, not copied).
  */
 import * as v from 'valibot';
-import { type ApiError, boundedIssues, fromValibot, invalid, type ValidationIssue } from '../http/errors.ts';
+import { type ApiError, boundedIssues, fromValibot, invalid, type ValidationIssue } from '../core/errors.ts';
 import type { TrajectoryPoint } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
-import { coerceScalarStrings } from '../ops/schema-shape.ts';
+import { coerceScalarStrings } from '../core/schema-shape.ts';
 import { parseTrajectoryCsv } from './csv.ts';
 import { type ArmState, describeViolation, type LimitViolation, planExecution } from './dynamics.ts';
 import { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations, toTrajectoryPoints } from './points.ts';

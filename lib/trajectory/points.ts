@@ -1,5 +1,5 @@
 /** Trajectory points as the API takes them, and the checks on them that need no arm state. Pure. */
-import type { ApiError, ValidationIssue } from '../http/errors.ts';
+import type { ApiError, ValidationIssue } from '../core/errors.ts';
 import type { TrajectoryPoint } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 

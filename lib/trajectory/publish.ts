@@ -1,6 +1,6 @@
-import { type ApiError, unavailable } from '../http/errors.ts';
+import { type ApiError, unavailable } from '../core/errors.ts';
 import { watchCall } from '../ops/motion.ts';
-import type { OpContext } from '../ops/operation.ts';
+import type { OpContext } from '../core/operation.ts';
 import { err, ok, type Result } from '../result.ts';
 import { ros } from '../ros/context.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';

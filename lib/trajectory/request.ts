@@ -6,7 +6,7 @@
  * event loop for long, whatever the size of the trajectory.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ApiError } from '../http/errors.ts';
+import type { ApiError } from '../core/errors.ts';
 import { err, type Result } from '../result.ts';
 import { busyMessage } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
@@ -14,7 +14,7 @@ import { type RobotContext, ros } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
 import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
 import { type ArmState, refreshStart } from './dynamics.ts';
-import type { OpContext } from '../ops/operation.ts';
+import type { OpContext } from '../core/operation.ts';
 import { publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
 

@@ -8,8 +8,9 @@ import { operation as sendTrajectory } from '../../handlers/trajectory/send.ts';
 import { operation as startSequence } from '../../handlers/sequences/start.ts';
 import { operation as moveJoints } from '../../handlers/robot/move-joints.ts';
 import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
-import { AuditTrail, outcomeOf, ROTATED_KEPT, summarizeInput } from '../../lib/audit/trail.ts';
-import type { Caller } from '../../lib/ops/access.ts';
+import { AuditTrail, ROTATED_KEPT, summarizeInput } from '../../lib/audit/trail.ts';
+import { outcomeOf } from '../../lib/core/audit.ts';
+import type { Caller } from '../../lib/core/roles.ts';
 import { err, ok } from '../../lib/result.ts';
 
 const CALLER: Caller = { name: 'operator', role: 'operate', face: 'rest' };

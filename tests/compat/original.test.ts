@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parse, stringify } from 'yaml';
 import { buildOpenApiDocument } from '../../lib/openapi/document.ts';
-import { activeHandlers, type RunningServer, startServer } from '../../lib/server/start.ts';
+import { activeOperations, type RunningServer, startServer } from '../../lib/server/start.ts';
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
@@ -126,8 +126,8 @@ describe("the robot stack's settings files, as they are", () => {
     );
     try {
       const config = await load(off.file);
-      const active = activeHandlers(config);
-      const paths = active.map((h) => h.operation.rest.path);
+      const active = activeOperations(config);
+      const paths = active.map((op) => op.rest.path);
       assert.ok(!paths.includes('/robot/move/pose') && !paths.includes('/robot/stop'), 'no REST route');
       assert.ok(paths.includes('/robot/move/joints') && paths.includes('/stop'), 'the others stay');
       const doc = buildOpenApiDocument(active, config.limits) as { paths: Record<string, unknown> };

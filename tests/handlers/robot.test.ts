@@ -9,7 +9,7 @@ import { err } from '../../lib/result.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';
-import { servicesFor } from '../support/services.ts';
+import { callFor } from '../support/services.ts';
 
 const get = (path: string) => new Request(`http://armgate.test${path}`);
 
@@ -26,7 +26,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/joint_states answers the four arrays in J1..J7 order', async () => {
-    const res = await jointStates.handler(get('/robot/joint_states'), servicesFor(ros()));
+    const res = await jointStates.handler(get('/robot/joint_states'), callFor(ros()));
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = (await res.json()) as Record<string, number[]>;
@@ -38,7 +38,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/pose equals DH forward kinematics of the current joints, with consistent ABC and quaternion', async () => {
-    const res = await pose.handler(get('/robot/pose'), servicesFor(ros()));
+    const res = await pose.handler(get('/robot/pose'), callFor(ros()));
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       frame_id: string;
@@ -70,7 +70,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/positions lists home, work and transport with group and joints', async () => {
-    const res = await positions.handler(get('/robot/positions'), servicesFor(ros()));
+    const res = await positions.handler(get('/robot/positions'), callFor(ros()));
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       name: string;
@@ -98,8 +98,8 @@ describe('robot read handlers when the stack is unavailable', () => {
     try {
       const started = performance.now();
       const [states, tcp] = await Promise.all([
-        jointStates.handler(get('/robot/joint_states'), servicesFor(ros())),
-        pose.handler(get('/robot/pose'), servicesFor(ros())),
+        jointStates.handler(get('/robot/joint_states'), callFor(ros())),
+        pose.handler(get('/robot/pose'), callFor(ros())),
       ]);
       const waited = performance.now() - started;
       assert.equal(states.status, 503);
@@ -125,7 +125,7 @@ describe('robot read handlers when the stack is unavailable', () => {
     setContext(noFk);
     try {
       await sim.nextJointState(1000);
-      const res = await pose.handler(get('/robot/pose'), servicesFor(ros()));
+      const res = await pose.handler(get('/robot/pose'), callFor(ros()));
       assert.equal(res.status, 503);
       assert.match(((await res.json()) as { detail: string }).detail, /\/compute_fk/);
     } finally {

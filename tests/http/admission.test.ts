@@ -14,6 +14,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { atRest, getJson, type JointStates, jointStates, maxDiff, sleep, WORK } from '../support/live.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { TEST_ARRIVAL } from '../support/services.ts';
 
 const UI = 'http://cell-ui.local:3000';
 const EVIL = 'http://evil.example';
@@ -357,6 +358,7 @@ describe('the MCP SDK checks Host and Origin too (in addition to the app)', () =
         headers: { ...MCP_HEADERS, ...headers },
         body: INITIALIZE,
       }),
+      TEST_ARRIVAL,
     );
 
   it('refuses a foreign Host or Origin with its own 403', async () => {
@@ -394,6 +396,7 @@ describe('the MCP SDK checks Host and Origin too (in addition to the app)', () =
         method: 'DELETE',
         headers: { host: 'evil.example:8007', 'mcp-session-id': id },
       }),
+      TEST_ARRIVAL,
     );
     assert.equal(hijack.status, 403);
     await hijack.body?.cancel();

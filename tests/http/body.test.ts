@@ -4,11 +4,11 @@ import * as v from 'valibot';
 import { parseJsonBody } from '../../lib/http/body.ts';
 import { errorResponse } from '../../lib/http/errors.ts';
 import { finiteNumber, intField } from '../../lib/http/schemas.ts';
-import { defineOperation } from '../../lib/ops/operation.ts';
-import { restHandler } from '../../lib/ops/rest.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
 import { ok } from '../../lib/result.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
-import { servicesFor } from '../support/services.ts';
+import { servicesFor, TEST_CALLER } from '../support/services.ts';
 
 const Body = v.object({ x: finiteNumber('metres'), joints: v.array(finiteNumber('radians')) });
 const post = (body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
@@ -95,9 +95,10 @@ describe('query parameters through the REST face', () => {
     run: async ({ n }) => ok({ n }),
   });
   const handler = restHandler(probe);
-  // The probe reads nothing of the app: its services are never looked at.
-  const services = servicesFor(undefined as unknown as RobotContext);
-  const query = (qs: string) => handler(new Request(`http://armgate.test/probe${qs}`), services);
+  // The probe reads nothing of the app: its services and robot are never looked at.
+  const context = {} as RobotContext;
+  const call = { services: servicesFor(context), ros: context, caller: TEST_CALLER };
+  const query = (qs: string) => handler(new Request(`http://armgate.test/probe${qs}`), call);
 
   it('converts and defaults integers', async () => {
     assert.deepEqual(await (await query('')).json(), { n: 50 });

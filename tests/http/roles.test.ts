@@ -5,9 +5,11 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpTransport } from '../support/mcp.ts';
-import { handlers } from '../../handlers/index.ts';
-import { type Role, roleAllows, roleNeeded } from '../../lib/ops/access.ts';
-import { TOOL_OPERATIONS } from '../../lib/mcp/tools.ts';
+import { handlers, operations } from '../../handlers/index.ts';
+
+/** The operations that are tools, in the order of the handler list. */
+const TOOL_OPERATIONS = operations.filter((op) => op.mcp);
+import { type Role, roleAllows, roleNeeded } from '../../lib/core/roles.ts';
 import { csvForm } from '../support/multipart.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import type { Target } from '../support/live.ts';

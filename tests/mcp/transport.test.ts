@@ -26,6 +26,7 @@ import {
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { TEST_ARRIVAL } from '../support/services.ts';
 
 const TOKEN = 'transport-token-7f';
 const VERSIONS = ['2024-11-05', '2025-06-18', LATEST_PROTOCOL_VERSION] as const;
@@ -541,7 +542,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const fetchIn = async (input: string | URL, init?: RequestInit) => {
       const request = new Request(input, init);
       request.headers.set('host', HOST);
-      return endpoint.handler(request);
+      return endpoint.handler(request, TEST_ARRIVAL);
     };
     const connect = async (accept?: string) => {
       const client = new Client({ name: 'probe-client', version: '1' });
@@ -799,6 +800,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
           },
           body: JSON.stringify(body),
         }),
+        TEST_ARRIVAL,
       );
     const init = await request(HOST, 'application/json', INIT('2025-06-18'));
     const session = init.headers.get('mcp-session-id') ?? '';

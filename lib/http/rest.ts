@@ -1,41 +1,35 @@
+/**
+ * The REST face of an operation: a fetch-API handler derived from the operation's data. It builds the call's whole
+ * context itself from what the app hands it with the request (the caller authentication found, the arrival stamp, the
+ * services and the ROS context): nothing about a request is kept beside it.
+ */
 import * as v from 'valibot';
-import { parseJsonText, readJsonText } from '../http/body.ts';
-import { type ApiError, errorResponse, invalid, jsonText, type ValidationIssue } from '../http/errors.ts';
-import { parseMultipart } from '../http/multipart.ts';
+import { recordCall } from '../core/audit.ts';
+import { type ApiError, invalid, locatedIssues } from '../core/errors.ts';
+import {
+  type AnyOperation,
+  type AppState,
+  inputSchemaOf,
+  type OpContext,
+  type RestBinding,
+  renderError,
+} from '../core/operation.ts';
+import { type Caller, type Principal, refusal } from '../core/roles.ts';
+import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
-import { ros } from '../ros/context.ts';
-import { audit } from '../audit/trail.ts';
-import type { Services } from '../app/services.ts';
-import { type Caller, refusal, requestPrincipal } from './access.ts';
-import { type AnyOperation, type OpContext, renderText, type ToolNames } from './operation.ts';
-import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from './schema-shape.ts';
+import { parseJsonText, readJsonText } from './body.ts';
+import { errorResponse, jsonText } from './errors.ts';
+import { parseMultipart } from './multipart.ts';
 
 const NEVER_ABORTED = new AbortController().signal;
 const NO_PROGRESS = () => {};
 
-/** The arbiter's stop count at each request's arrival, stamped by the server before anything is awaited. */
-const arrivals = new WeakMap<Request, number>();
-
-/** The names of a multipart request's uploaded files, by part, for the operation's context. */
-const filenamesOf = new WeakMap<Request, Map<string, string>>();
-
-/** Remembers the stop count at a request's arrival (the server calls this first, synchronously). */
-export function stampArrival(request: Request, stops: number): void {
-  arrivals.set(request, stops);
-}
-
-/** The stop count stamped at a request's arrival; undefined for a request the server did not stamp. */
-export function arrivalOf(request: Request): number | undefined {
-  return arrivals.get(request);
-}
-
-/** An error with its texts' `{op:...}` references said as the given face says them. */
-export function renderError(error: ApiError, face: 'rest' | 'mcp', toolNames?: ToolNames): ApiError {
-  if (error.kind === 'validation') {
-    const [first, ...rest] = error.issues.map((issue) => ({ ...issue, msg: renderText(issue.msg, face, toolNames) }));
-    return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
-  }
-  return { ...error, detail: renderText(error.detail, face, toolNames) };
+/** What the app hands the REST face with each request: who calls and when it arrived, besides the services and robot. */
+export interface RestCall extends AppState {
+  /** The principal authentication found; absent: the request did not pass authentication and is refused (401). */
+  readonly caller: Principal | undefined;
+  /** The arbiter's stop count when the request arrived (stamped by the server before anything is awaited). */
+  readonly arrivedAtStop?: number | undefined;
 }
 
 /** A string from the query or a form as the schema's scalar type wants it; left as is when it does not parse. */
@@ -80,21 +74,21 @@ function queryFields(
 
 /** The multipart form as input fields: text fields converted by type, JSON files parsed, uploads as bytes. */
 async function formFields(
-  op: AnyOperation,
+  rest: RestBinding,
   request: Request,
   entries: Readonly<Record<string, v.GenericSchema>>,
   types: Readonly<Record<string, string | undefined>>,
-): Promise<Result<Record<string, unknown>, ApiError>> {
-  const files = op.rest.files ?? {};
+): Promise<Result<{ fields: Record<string, unknown>; filenames: Record<string, string> }, ApiError>> {
+  const files = rest.files ?? {};
   const fileParts = Object.keys(files);
-  const queryKeys = op.rest.query ?? [];
+  const queryKeys = rest.query ?? [];
   const fieldParts = Object.keys(entries).filter((name) => !fileParts.includes(name) && !queryKeys.includes(name));
   const maxFileBytes = Math.max(...fileParts.map((name) => files[name]?.maxBytes ?? 10 * 1024 * 1024));
   const form = await parseMultipart(request, { fileParts, fieldParts, maxFileBytes });
   if (!form.ok) return form;
   const fields: Record<string, unknown> = {};
-  const names = filenamesOf.get(request);
-  for (const [name, file] of Object.entries(form.value.files)) names?.set(name, file.filename);
+  const filenames: Record<string, string> = {};
+  for (const [name, file] of Object.entries(form.value.files)) filenames[name] = file.filename;
   for (const name of fileParts) {
     const entry = entries[name];
     if (!(name in form.value.files) && entry && !isOptional(entry))
@@ -126,29 +120,12 @@ async function formFields(
       fields[name] = { filename: file.filename, bytes: new Uint8Array(file.data) };
     }
   }
-  return ok(fields);
-}
-
-/** Validation issues located as the REST face says: 'query' or 'body', then the field path. */
-export function locatedIssues(
-  issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]],
-  rootOf: (field: string | undefined) => string,
-): ApiError {
-  const located = issues.map((issue): ValidationIssue => {
-    const path = (issue.path ?? []).map((item) => (typeof item.key === 'number' ? item.key : String(item.key)));
-    const missing = issue.kind === 'schema' && issue.input === undefined && path.length > 0;
-    return {
-      loc: [rootOf(typeof path[0] === 'string' ? path[0] : undefined), ...path],
-      msg: missing ? 'Field required' : issue.message,
-      type: missing ? 'missing' : issue.type,
-    };
-  });
-  return { kind: 'validation', issues: located as [ValidationIssue, ...ValidationIssue[]] };
+  return ok({ fields, filenames });
 }
 
 /** The path parameters the router matched (`request.params`), as input fields. */
-function pathFields(op: AnyOperation, request: Request): Record<string, string> {
-  const names = op.rest.params ?? [];
+function pathFields(rest: RestBinding, request: Request): Record<string, string> {
+  const names = rest.params ?? [];
   if (names.length === 0) return {};
   const matched = (request as Request & { params?: Record<string, string> }).params ?? {};
   const fields: Record<string, string> = {};
@@ -182,26 +159,31 @@ function shapeOf(schema: v.GenericSchema) {
   return shape;
 }
 
-/** The operation's input schema (with the active joint limits when it depends on them). */
-export function inputSchemaOf(op: AnyOperation): v.GenericSchema | undefined {
-  if (!op.input) return undefined;
-  return typeof op.input === 'function' ? op.input(ros().limits) : op.input;
+/** A REST request's input and, for a multipart form, its files' names by part. */
+interface RestInput {
+  readonly value: unknown;
+  readonly filenames?: Readonly<Record<string, string>>;
 }
 
-/** The operation's input from a REST request, validated with its schema. */
-async function restInput(op: AnyOperation, request: Request): Promise<Result<unknown, ApiError>> {
-  const rest = op.rest;
+/** The operation's input from a REST request, validated with its schema (bounds of the active joint limits). */
+async function restInput(
+  op: AnyOperation,
+  rest: RestBinding,
+  request: Request,
+  call: RestCall,
+): Promise<Result<RestInput, ApiError>> {
   if (op.rawJson) {
     const text = await readJsonText(request);
-    return text.ok ? ok({ text: text.value }) : text;
+    return text.ok ? ok({ value: { text: text.value } }) : text;
   }
-  const schema = inputSchemaOf(op);
-  if (!schema) return ok({});
+  const schema = inputSchemaOf(op, call.ros.limits);
+  if (!schema) return ok({ value: {} });
   const { entries, types } = shapeOf(schema);
   const queryKeys = rest.query ?? [];
   const query = queryFields(request.url, queryKeys, types);
   if (!query.ok) return query;
   let fields: Record<string, unknown> = {};
+  let filenames: Record<string, string> | undefined;
   if (rest.body === 'json') {
     const text = await readJsonText(request);
     if (!text.ok) return text;
@@ -212,13 +194,17 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
     // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
     fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
   } else if (rest.body === 'multipart') {
-    const form = await formFields(op, request, entries, types);
+    const form = await formFields(rest, request, entries, types);
     if (!form.ok) return form;
-    fields = form.value;
+    fields = form.value.fields;
+    filenames = form.value.filenames;
   }
-  const input = { ...fields, ...query.value, ...pathFields(op, request) };
+  const input = { ...fields, ...query.value, ...pathFields(rest, request) };
   const parsed = v.safeParse(schema, input);
-  if (parsed.success) return ok(parsed.output);
+  if (parsed.success)
+    return ok(
+      filenames && Object.keys(filenames).length > 0 ? { value: parsed.output, filenames } : { value: parsed.output },
+    );
   const pathKeys = rest.params ?? [];
   return err(
     locatedIssues(parsed.issues, (field) =>
@@ -231,8 +217,8 @@ async function restInput(op: AnyOperation, request: Request): Promise<Result<unk
   );
 }
 
-/** A handler of the REST face: a fetch-API handler given the app's services with each request (as itty-router's args). */
-export type RestHandler = (request: Request, services: Services) => Promise<Response>;
+/** A handler of the REST face: a fetch-API handler given the call's facts with each request (as itty-router's args). */
+export type RestHandler = (request: Request, call: RestCall) => Promise<Response>;
 
 /**
  * The REST face of an operation: a standalone fetch-API handler. It reads the input from the
@@ -242,36 +228,40 @@ export type RestHandler = (request: Request, services: Services) => Promise<Resp
  * serialized once (a state read many times between updates costs one JSON.stringify).
  */
 export function restHandler(op: AnyOperation): RestHandler {
+  const rest = op.rest;
+  if (!rest) throw new Error(`operation ${op.name} has no REST binding`);
   const serialized = new WeakMap<object, string>();
-  const named = `${op.rest.method} ${op.rest.path}`;
+  const named = `${rest.method} ${rest.path}`;
   /** The call's input (once validated) and result; the caller's role is checked before anything is read. */
-  const call = async (
+  const run = async (
     request: Request,
     caller: Caller,
-    services: Services,
+    call: RestCall,
   ): Promise<{ input?: unknown; result: Result<unknown, ApiError> }> => {
     const refused = refusal(op, caller, named);
     if (refused) return { result: err(refused) };
-    const filenames = new Map<string, string>();
-    if (op.rest.body === 'multipart') filenamesOf.set(request, filenames);
-    const input = await restInput(op, request);
+    const input = await restInput(op, rest, request, call);
     if (!input.ok) return { result: input };
+    const { value, filenames } = input.value;
     const ctx: OpContext = {
       face: 'rest',
       signal: NEVER_ABORTED,
       progress: NO_PROGRESS,
-      arrivedAtStop: arrivalOf(request),
+      arrivedAtStop: call.arrivedAtStop,
       caller,
-      services,
-      ...(filenames.size > 0 ? { filenames: Object.fromEntries(filenames) } : {}),
+      services: call.services,
+      ros: call.ros,
+      ...(filenames ? { filenames } : {}),
     };
-    return { input: input.value, result: await op.run(input.value, ctx) };
+    return { input: value, result: await op.run(value, ctx) };
   };
-  return async (request, services) => {
+  return async (request, call) => {
+    // A request that did not pass authentication has no caller: refused before anything is read, never run.
+    if (!call.caller) return errorResponse(refusal(op, undefined, named) as ApiError);
     const started = performance.now();
-    const caller: Caller = { ...requestPrincipal(request), face: 'rest' };
-    const { input, result } = await call(request, caller, services);
-    audit(services.audit, op, caller, started, input, result);
+    const caller: Caller = { ...call.caller, face: 'rest' };
+    const { input, result } = await run(request, caller, call);
+    recordCall(call.services.audit, op, caller, started, input, result);
     if (!result.ok) return errorResponse(renderError(result.error, 'rest'));
     const value = result.value as unknown;
     if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));

@@ -1,18 +1,34 @@
+/**
+ * The operation: one capability of the service as plain data (name, schemas, text, effect, errors, bindings) and its
+ * `run(input, ctx)`. Start-up hands the list of operations to each face (lib/http, lib/mcp, lib/openapi), which derive
+ * the REST route, the MCP tool and the OpenAPI entry from it and build each call's context.
+ */
 import type * as v from 'valibot';
-import type { ApiError } from '../http/errors.ts';
-import type { Result } from '../result.ts';
-import type { Caller, Role } from './access.ts';
-import type { JointLimits } from '../robot/limits.ts';
 import type { Services } from '../app/services.ts';
+import type { Result } from '../result.ts';
+import type { JointLimits } from '../robot/limits.ts';
+import type { RobotContext } from '../ros/context.ts';
+import type { ApiError, ValidationIssue } from './errors.ts';
+import type { Caller, Face, Role } from './roles.ts';
 
-/** The two faces an operation is reached through. */
-export type Face = 'rest' | 'mcp';
+export type { Face };
 
 /** A schema, or a function that builds it from the active joint limits (bounds in the schema). */
 export type SchemaSource<S extends v.GenericSchema = v.GenericSchema> = S | ((limits: JointLimits) => S);
 
-/** What an operation's run knows of the call besides its input. */
-export interface OpContext {
+/**
+ * What start-up hands each face once, for every call: the app's services and the ROS context (the one shared
+ * singleton of the design card, made at start-up).
+ */
+export interface AppState {
+  /** The app's state besides the ROS context: arbiter, logs, sequences, events, safety, plans, audit. */
+  readonly services: Services;
+  /** The robot: the simulated arm or the rclnodejs context. */
+  readonly ros: RobotContext;
+}
+
+/** What an operation's run knows of the call besides its input; the face that calls it builds it. */
+export interface OpContext extends AppState {
   readonly face: Face;
   /** Aborted when the caller gives up on the call (MCP cancellation); never for a REST request. */
   readonly signal: AbortSignal;
@@ -20,12 +36,10 @@ export interface OpContext {
   readonly progress: (done: number, total?: number, message?: string) => void;
   /** The arbiter's stop count when the call arrived: a stop since then means it must not move the arm. */
   readonly arrivedAtStop: number | undefined;
-  /** Who calls: the face, the token's name and its role (the faces checked the role before run). */
+  /** Who calls: the face, the token's name and its role (the faces checked the role before run; never absent). */
   readonly caller: Caller;
   /** REST multipart: the uploaded files' names, by part (a `json` part reaches the input parsed, without its name). */
   readonly filenames?: Readonly<Record<string, string>>;
-  /** The app's state besides the ROS context: arbiter, logs, sequences, events, safety, plans, audit. */
-  readonly services: Services;
 }
 
 /**
@@ -83,7 +97,7 @@ export interface Operation<I = unknown, O = unknown> {
   readonly effect: Effect;
   /**
    * The role it needs when it is stricter than its effect's (`admin` for admin-only operations);
-   * absent: reads and stop need `read`, motions `operate` (lib/ops/access.ts).
+   * absent: reads and stop need `read`, motions `operate` (lib/core/roles.ts).
    */
   readonly role?: Role;
   /** Calling it twice with the same input has the effect of calling it once. */
@@ -98,7 +112,9 @@ export interface Operation<I = unknown, O = unknown> {
   readonly output: v.GenericSchema;
   /** The errors it may answer besides validation, with what they mean here. */
   readonly errors: Partial<Record<ApiError['kind'], string>>;
-  readonly rest: RestBinding;
+  /** How the REST face serves it; absent: no route. */
+  readonly rest?: RestBinding;
+  /** How the MCP face shows it as a tool; absent: no tool. */
   readonly mcp?: McpBinding;
   readonly run: (input: I, ctx: OpContext) => Promise<Result<O, ApiError>>;
 }
@@ -106,6 +122,14 @@ export interface Operation<I = unknown, O = unknown> {
 /** An operation of any input and output, as the faces hold them. */
 // biome-ignore lint/suspicious/noExplicitAny: the faces validate the input with the operation's own schema.
 export type AnyOperation = Operation<any, any>;
+
+/** An operation the REST face serves (it has a route). */
+export type RestOperation = AnyOperation & { readonly rest: RestBinding };
+
+/** True when the REST face serves `op`. */
+export function hasRest(op: AnyOperation): op is RestOperation {
+  return op.rest !== undefined;
+}
 
 const registry = new Map<string, AnyOperation>();
 
@@ -122,8 +146,10 @@ export function defineOperation(op: AnyOperation): AnyOperation {
   return op;
 }
 
-/** The schema of a source for the given limits. */
-export function schemaFor(source: SchemaSource, limits: JointLimits): v.GenericSchema {
+/** The operation's input schema with the given joint limits (when it depends on them); undefined: no input. */
+export function inputSchemaOf(op: Pick<AnyOperation, 'input'>, limits: JointLimits): v.GenericSchema | undefined {
+  const source = op.input;
+  if (!source) return undefined;
   return typeof source === 'function' ? source(limits) : source;
 }
 
@@ -157,6 +183,30 @@ export function renderText(text: string, face: Face, toolNames: ToolNames = OWN_
   return text.replace(REFERENCE, (whole, name: string) => {
     const op = registry.get(name);
     if (!op) return whole;
-    return face === 'mcp' && op.mcp ? (toolNames.get(name) ?? op.name) : `${op.rest.method} ${op.rest.path}`;
+    if ((face === 'mcp' && op.mcp) || !op.rest) return toolNames.get(name) ?? op.name;
+    return `${op.rest.method} ${op.rest.path}`;
   });
+}
+
+/** An error with its texts' `{op:...}` references said as the given face says them. */
+export function renderError(error: ApiError, face: Face, toolNames?: ToolNames): ApiError {
+  if (error.kind === 'validation') {
+    const [first, ...rest] = error.issues.map((issue) => ({ ...issue, msg: renderText(issue.msg, face, toolNames) }));
+    return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
+  }
+  return { ...error, detail: renderText(error.detail, face, toolNames) };
+}
+
+/**
+ * A resource the MCP face lists and reads: what it is, and how it is read with the call's context (by running read
+ * operations, or from the context). Start-up hands the table to the MCP face with the operations.
+ */
+export interface Resource {
+  readonly uri: string;
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly mimeType: 'application/json';
+  /** Its contents now (an operation's error under `error`); reads only, never moves anything. */
+  readonly read: (ctx: OpContext) => Promise<unknown>;
 }

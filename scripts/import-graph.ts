@@ -1,0 +1,182 @@
+// The house's import graph over lib/ and handlers/ (and server.ts): its files, arrows, cycles and the arrows that run
+// back up the floors of the design (/work/shared/design/architecture.md, "The floors"). tests/architecture.test.ts
+// checks it; run this file (`tsx scripts/import-graph.ts`) for the figures.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * The floors, top to bottom; a file may import its own floor or any floor below, never one above. The first prefix
+ * that matches a file's path (relative to the project, with `/`) gives its floor.
+ */
+export const FLOORS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
+  { name: 'start-up', paths: ['server.ts', 'lib/server/'] },
+  {
+    name: 'faces and handlers',
+    paths: ['lib/http/', 'lib/mcp/', 'lib/openapi/', 'lib/ui/', 'lib/events/sse.ts', 'handlers/', 'lib/ops/'],
+  },
+  { name: 'core', paths: ['lib/core/'] },
+  {
+    name: 'services and the ROS context',
+    paths: [
+      'lib/app/',
+      'lib/audit/',
+      'lib/events/',
+      'lib/motion/',
+      'lib/plans/',
+      'lib/safety/',
+      'lib/sequences/',
+      'lib/trajectory/',
+      'lib/logs/',
+      'lib/ros/context.ts',
+      'lib/ros/joint-state.ts',
+    ],
+  },
+  { name: 'backends', paths: ['lib/sim/', 'lib/ros/', 'lib/bag/'] },
+  { name: 'settings and the robot model', paths: ['lib/settings/', 'lib/robot/'] },
+  { name: 'pure math', paths: ['lib/kinematics/', 'lib/planning/', 'lib/result.ts', 'lib/random.ts'] },
+];
+
+/** The floor index of a file (0: the top), or -1 when no floor names it. */
+export function floorOf(file: string): number {
+  let best = -1;
+  let bestLength = -1;
+  FLOORS.forEach((floor, index) => {
+    for (const prefix of floor.paths)
+      if ((file === prefix || (prefix.endsWith('/') && file.startsWith(prefix))) && prefix.length > bestLength) {
+        best = index;
+        bestLength = prefix.length;
+      }
+  });
+  return best;
+}
+
+/** The faces: they are handed the operations by start-up and never import a handler. */
+export const FACES = ['lib/http/', 'lib/mcp/', 'lib/openapi/'];
+
+export interface ImportGraph {
+  /** Every file, relative to the project root. */
+  readonly files: readonly string[];
+  /** file -> the files it imports (static, type-only, re-exports and dynamic `import()` alike). */
+  readonly arrows: ReadonlyMap<string, readonly string[]>;
+  /** Lines of each file. */
+  readonly lines: ReadonlyMap<string, number>;
+}
+
+function listTs(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .map((f) => `${dir}/${f.split(path.sep).join('/')}`);
+}
+
+const STATIC = /^\s*(?:import|export)\b[^'"`;]*?\bfrom\s*['"]([^'"\n]+)['"]/gm;
+const BARE = /^\s*import\s*['"]([^'"\n]+)['"]/gm;
+const DYNAMIC = /\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/g;
+
+/** The module specifiers a file imports: static imports and re-exports (type-only too), bare and dynamic imports. */
+export function specifiersOf(text: string): string[] {
+  return [STATIC, BARE, DYNAMIC].flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1] as string));
+}
+
+/** Reads lib/, handlers/ and server.ts and resolves their relative imports. */
+export function readImportGraph(): ImportGraph {
+  const files = ['server.ts', ...listTs('lib'), ...listTs('handlers')].sort();
+  const known = new Set(files);
+  const arrows = new Map<string, string[]>();
+  const lines = new Map<string, number>();
+  for (const file of files) {
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    lines.set(file, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
+    const targets = new Set<string>();
+    for (const specifier of specifiersOf(text)) {
+      if (!specifier.startsWith('.')) continue;
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
+      if (known.has(target)) targets.add(target);
+    }
+    arrows.set(file, [...targets].sort());
+  }
+  return { files, arrows, lines };
+}
+
+/** The import cycles: the strongly connected components of more than one file (or a file importing itself). */
+export function cycles(graph: ImportGraph): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next);
+    next++;
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.arrows.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file) as number, low.get(target) as number));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file) as number, index.get(target) as number));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop() as string;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1 || graph.arrows.get(file)?.includes(file)) found.push(component.sort());
+    }
+  };
+  for (const file of graph.files) if (!index.has(file)) visit(file);
+  return found;
+}
+
+/** Arrows from a file to a file on a higher floor (`from -> to`), and files no floor names. */
+export function arrowsUp(graph: ImportGraph): { readonly up: string[]; readonly unplaced: string[] } {
+  const up: string[] = [];
+  const unplaced = graph.files.filter((file) => floorOf(file) < 0);
+  for (const [from, targets] of graph.arrows)
+    for (const to of targets) if (floorOf(to) >= 0 && floorOf(to) < floorOf(from)) up.push(`${from} -> ${to}`);
+  return { up, unplaced };
+}
+
+/** Arrows from a face (lib/http, lib/mcp, lib/openapi) to a handler file. */
+export function facesImportingHandlers(graph: ImportGraph): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph.arrows)
+    if (FACES.some((face) => from.startsWith(face)))
+      for (const to of targets) if (to.startsWith('handlers/')) found.push(`${from} -> ${to}`);
+  return found;
+}
+
+/** The figures of the house: files, arrows, arrows back up, cycles and the largest files. */
+export function figures(graph: ImportGraph = readImportGraph()) {
+  const arrowCount = [...graph.arrows.values()].reduce((sum, targets) => sum + targets.length, 0);
+  const found = cycles(graph);
+  return {
+    files: graph.files.length,
+    lines: [...graph.lines.values()].reduce((a, b) => a + b, 0),
+    arrows: arrowCount,
+    arrowsUp: arrowsUp(graph).up.length,
+    facesImportingHandlers: facesImportingHandlers(graph).length,
+    cycles: found.map((c) => c.length),
+    largest: [...graph.lines]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([file, n]) => `${file} (${n})`),
+  };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const graph = readImportGraph();
+  console.log(JSON.stringify(figures(graph), null, 2));
+  if (process.argv.includes('--detail')) {
+    console.log('cycles:', JSON.stringify(cycles(graph), null, 1));
+    console.log('arrows up:', JSON.stringify(arrowsUp(graph), null, 1));
+    console.log('faces importing handlers:', facesImportingHandlers(graph));
+  }
+}
