@@ -1,0 +1,173 @@
+/**
+ * The sequence runner on ros2 over real DDS: its own process with its own node and action clients,
+ * bags recorded from the real topics and readable as rosbag2 MCAP, /stop and armgate's death ending
+ * it with nothing left behind. Run by `npm run test:ros2`.
+ */
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { readBag } from '../support/bag.ts';
+import { assertProcessGone } from '../support/live.ts';
+import { sequenceForm } from '../support/multipart.ts';
+import { assertNear, call, detailOf, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
+import { startRos2Armgate, type Ros2Armgate } from './support/armgate.ts';
+import { requireRos2, TestStack, useDomain } from './support/stack.ts';
+
+requireRos2();
+useDomain(2);
+
+interface Status {
+  status: string;
+  returncode?: number;
+  pid?: number;
+}
+
+async function startSequence(url: string, bag: string, iterations = 1, speed = 0.5): Promise<Response> {
+  const pose = { x: 0.45, y: 0.1, z: 0.6, a: 0, b: Math.PI, c: 0, speed };
+  const form = sequenceForm(
+    { home: { joints: WORK, speed }, waypoints: [{ joints: OTHER, speed }, pose] },
+    {
+      n_iterations: String(iterations),
+      delay_between_iterations: '0',
+      bag_path: bag,
+      topics: '/joint_states,/iiwa_arm_controller/joint_trajectory',
+    },
+  );
+  return fetch(`${url}/sequences/start`, { method: 'POST', body: form });
+}
+
+async function status(url: string): Promise<Status> {
+  return (await call<Status>(url, '/sequences/status')).body;
+}
+
+async function finished(url: string, limitMs = 90_000): Promise<Status> {
+  let s = await status(url);
+  for (const end = Date.now() + limitMs; s.status === 'running' && Date.now() < end; await sleep(200))
+    s = await status(url);
+  return s;
+}
+
+/** The node names on this suite's graph, seen by a probe node of the test's own. */
+async function graphNodes(): Promise<string[]> {
+  const rcl = (await import('rclnodejs' as string)) as {
+    init(): Promise<void>;
+    Node: new (name: string) => { getNodeNames(): string[]; destroy(): void };
+    shutdown(): void;
+    isShutdown?(): boolean;
+  };
+  await rcl.init();
+  const node = new rcl.Node('armgate_test_probe');
+  try {
+    await sleep(1500); // discovery
+    return node.getNodeNames();
+  } finally {
+    node.destroy();
+    rcl.shutdown();
+  }
+}
+
+describe('sequence runner on ros2 over real DDS', () => {
+  const stack = new TestStack();
+  let armgate: Ros2Armgate;
+  let url: string;
+  before(async () => {
+    await stack.start();
+    armgate = await startRos2Armgate();
+    url = armgate.url;
+  });
+  after(async () => {
+    await armgate?.close();
+    await armgate?.removeBags();
+    await stack.stop();
+  });
+
+  it("runs on its own node through the stack's actions and records a rosbag2 MCAP bag from the real topics", async () => {
+    const from = stack.events.length;
+    const started = await startSequence(url, 'real-topics');
+    assert.equal(started.status, 200, await started.text());
+    await sleep(1200);
+    const running = await status(url);
+    const nodes = running.status === 'running' ? await graphNodes() : [];
+    const end = await finished(url);
+    const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
+    assert.equal(end.returncode, 0, logs);
+    if (running.status === 'running')
+      assert.ok(
+        nodes.some((n) => n.startsWith('armgate_sequence_runner')),
+        `the runner made its own node: ${nodes.join(', ')}`,
+      );
+    const goals = stack.since(from, 'goal').map((g) => String(g.iface));
+    assert.deepEqual(
+      goals.map((g) => g.replace(/^\//, '')),
+      ['cobot/move_to_joints', 'cobot/move_to_joints', 'cobot/move_to_pose', 'cobot/move_to_joints'],
+      'home, waypoint 1, waypoint 2 (pose), home',
+    );
+    const folder = path.join(armgate.bagRoot, 'real-topics');
+    assert.ok((await readdir(folder)).includes('metadata.yaml'));
+    const bag = await readBag(folder);
+    const topics = bag.channels.map((c) => [c.topic, c.schema, c.encoding]);
+    assert.ok(
+      topics.some(([t, s, e]) => t === '/joint_states' && s === 'sensor_msgs/msg/JointState' && e === 'cdr'),
+      JSON.stringify(topics),
+    );
+    const states = bag.messages.filter((m) => m.topic === '/joint_states');
+    assert.ok(states.length > 50, `joint states all along the run: ${states.length}`);
+    const positions = states.map((m) => {
+      const names = m.decoded.name as string[];
+      const pos = Array.from(m.decoded.position as ArrayLike<number>);
+      return ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'].map((n) => pos[names.indexOf(n)] ?? NaN);
+    });
+    assert.ok(
+      positions.some((p) => Math.abs((p[0] ?? 0) - (OTHER[0] ?? 0)) < 2e-3),
+      'the recorded states pass through waypoint 1',
+    );
+    assertNear(positions.at(-1) ?? [], WORK, 2e-3, 'the last recorded state is home');
+    assert.equal(bag.metadata.message_count, bag.messages.length);
+  });
+
+  it('on POST /stop cancels its goal on the stack, closes the bag and leaves no process', async () => {
+    const from = stack.events.length;
+    const started = await startSequence(url, 'stopped', 3, 0.1);
+    assert.equal(started.status, 200, await started.text());
+    await stack.waitFor((e) => e.event === 'goal', 10_000, from);
+    await sleep(500);
+    const pid = (await status(url)).pid;
+    const stopped = await call(url, '/stop', {});
+    assert.equal(stopped.status, 200, detailOf(stopped));
+    const end = await finished(url, 10_000);
+    assert.notEqual(end.status, 'running', 'the run ended');
+    assert.notEqual(end.returncode, 0, 'a stopped run does not report success');
+    await stack.waitFor((e) => e.event === 'cancel', 3000, from);
+    if (pid) assertProcessGone(pid);
+    const bag = await readBag(path.join(armgate.bagRoot, 'stopped'));
+    assert.ok(bag.messages.length > 0, 'the bag was closed with what it had');
+    await sleep(300);
+    assert.equal((await stack.state()).moving, false, 'the arm is at rest');
+  });
+
+  it('dies with armgate (SIGKILL mid-sequence): no runner left, the bag readable', async () => {
+    const moved = await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
+    assert.equal(moved.status, 200, detailOf(moved));
+    const started = await startSequence(url, 'killed', 3, 0.1);
+    assert.equal(started.status, 200, await started.text());
+    await sleep(2000);
+    const pid = (await status(url)).pid;
+    assert.ok(pid, 'the runner pid');
+    await armgate.close('SIGKILL');
+    for (let i = 0; i < 50; i++) {
+      try {
+        process.kill(pid, 0);
+        await sleep(100);
+      } catch {
+        break;
+      }
+    }
+    assertProcessGone(pid);
+    const bag = await readBag(path.join(armgate.bagRoot, 'killed')).catch((e: Error) => e);
+    assert.ok(!(bag instanceof Error), `the bag reads after the kill: ${bag instanceof Error ? bag.message : ''}`);
+    await armgate.removeBags();
+    armgate = await startRos2Armgate();
+    url = armgate.url;
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * armgate on `robot.backend: ros2` as its users start it: `server.ts` in its own process (the CLI),
+ * with settings written for the test, on this suite's ROS domain (inherited from process.env).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type CliRun, listeningUrl, runServerCli } from '../../support/cli.ts';
+import { type SettingsOverrides, writeSettings } from '../../support/server.ts';
+
+export interface Ros2Armgate {
+  readonly url: string;
+  readonly run: CliRun;
+  readonly bagRoot: string;
+  /** SIGTERM (or `signal`), then waits for the exit; removes the settings (the bags stay: {@link removeBags}). */
+  close(signal?: NodeJS.Signals): Promise<number | null>;
+  removeBags(): Promise<void>;
+}
+
+/** Starts armgate on ros2 with `overrides` merged over the bundled settings; resolves once it listens. */
+export async function startRos2Armgate(overrides: SettingsOverrides = {}): Promise<Ros2Armgate> {
+  const bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-ros2-bags-'));
+  const settings = await writeSettings({
+    ...overrides,
+    robot: { backend: 'ros2', ...(overrides.robot ?? {}) },
+    sequences: { bag_root: bagRoot, ...(overrides.sequences ?? {}) },
+  });
+  const run = runServerCli(['--settings', settings.file, '--port', '0']);
+  let url: string;
+  try {
+    url = await listeningUrl(run, 60_000);
+  } catch (e) {
+    run.child.kill('SIGKILL');
+    await settings.cleanup();
+    throw new Error(`armgate on ros2 did not start: ${(e as Error).message}\n${run.err()}`);
+  }
+  return {
+    url,
+    run,
+    bagRoot,
+    async close(signal: NodeJS.Signals = 'SIGTERM') {
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill(signal);
+      const code = await run.exited;
+      await settings.cleanup();
+      return code;
+    },
+    removeBags: () => rm(bagRoot, { recursive: true, force: true }),
+  };
+}
