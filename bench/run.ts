@@ -25,6 +25,7 @@ const SECTIONS: readonly Section[] = [
   (await import('./mcp.ts')).mcpSection,
   stopSection,
   (await import('./events.ts')).eventsSection,
+  (await import('./ros2.ts')).ros2Section,
 ];
 
 const wanted = process.argv.slice(2);

@@ -103,14 +103,21 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
 
   it('solves IK through /compute_ik: the current pose gives back joints whose FK is that pose; nothing moves', async () => {
     const before = (await jointState(url)).position;
-    const pose = await call<{ position: { x: number; y: number; z: number }; orientation: { euler_rad: Record<string, number> } }>(
-      url,
-      '/robot/pose',
-    );
+    const pose = await call<{
+      position: { x: number; y: number; z: number };
+      orientation: { euler_rad: Record<string, number> };
+    }>(url, '/robot/pose');
     const { x, y, z } = pose.body.position;
     const { a, b, c } = pose.body.orientation.euler_rad;
     const from = stack.events.length;
-    const ik = await call<{ success: boolean; joints: number[]; message: string }>(url, '/robot/ik', { x, y, z, a, b, c });
+    const ik = await call<{ success: boolean; joints: number[]; message: string }>(url, '/robot/ik', {
+      x,
+      y,
+      z,
+      a,
+      b,
+      c,
+    });
     assert.equal(ik.status, 200, detailOf(ik));
     assert.equal(ik.body.success, true, ik.body.message);
     assert.equal(ik.body.joints.length, 7);
@@ -132,10 +139,15 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     await checkTrajectoryAndBusyRule(url, 2);
     const received = stack.since(from, 'trajectory');
     assert.ok(received.length >= 1, 'the controller received the trajectory');
-    assert.deepEqual(
-      [...(received[0]?.joint_names as string[])].sort(),
-      ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'],
-    );
+    assert.deepEqual([...((received[0]?.joint_names ?? []) as string[])].sort(), [
+      'joint1',
+      'joint2',
+      'joint3',
+      'joint4',
+      'joint5',
+      'joint6',
+      'joint7',
+    ]);
     await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
   });
 

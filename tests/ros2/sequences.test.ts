@@ -106,7 +106,7 @@ describe('sequence runner on ros2 over real DDS', () => {
     const folder = path.join(armgate.bagRoot, 'real-topics');
     assert.ok((await readdir(folder)).includes('metadata.yaml'));
     const bag = await readBag(folder);
-    const topics = bag.channels.map((c) => [c.topic, c.schema, c.encoding]);
+    const topics = bag.channels.map((c) => [c.topic, c.schemaName, c.messageEncoding]);
     assert.ok(
       topics.some(([t, s, e]) => t === '/joint_states' && s === 'sensor_msgs/msg/JointState' && e === 'cdr'),
       JSON.stringify(topics),
@@ -114,9 +114,12 @@ describe('sequence runner on ros2 over real DDS', () => {
     const states = bag.messages.filter((m) => m.topic === '/joint_states');
     assert.ok(states.length > 50, `joint states all along the run: ${states.length}`);
     const positions = states.map((m) => {
-      const names = m.decoded.name as string[];
-      const pos = Array.from(m.decoded.position as ArrayLike<number>);
-      return ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'].map((n) => pos[names.indexOf(n)] ?? NaN);
+      const decoded = m.decoded as { name: string[]; position: ArrayLike<number> };
+      const names = decoded.name;
+      const pos = Array.from(decoded.position);
+      return ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'].map(
+        (n) => pos[names.indexOf(n)] ?? NaN,
+      );
     });
     assert.ok(
       positions.some((p) => Math.abs((p[0] ?? 0) - (OTHER[0] ?? 0)) < 2e-3),

@@ -23,7 +23,11 @@ export class TestStack {
   private stderr = '';
   private exited: Promise<number | null> = Promise.resolve(null);
 
-  constructor(private readonly flags: readonly string[] = []) {}
+  private readonly flags: readonly string[];
+
+  constructor(flags: readonly string[] = []) {
+    this.flags = flags;
+  }
 
   /** Starts the stack and waits for its `ready` line. */
   async start(timeoutMs = 30_000): Promise<void> {
@@ -143,5 +147,7 @@ export function useDomain(offset: number): number {
 /** Throws, saying what to run, when this process has no ROS 2 (the runner sources scripts/ros2/env.sh). */
 export function requireRos2(): void {
   if (!process.env.ROS_DISTRO || !process.env.AMENT_PREFIX_PATH)
-    throw new Error('no ROS 2 in this environment: run these suites with `npm run test:ros2` (after npm run ros2:build)');
+    throw new Error(
+      'no ROS 2 in this environment: run these suites with `npm run test:ros2` (after npm run ros2:build)',
+    );
 }
