@@ -166,6 +166,7 @@ async function eventLatency(url: string, count = 300): Promise<number[]> {
   const abort = new AbortController();
   const res = await fetch(`${url}/events`, { headers: { accept: 'text/event-stream' }, signal: abort.signal });
   const samples: number[] = [];
+  const t0 = performance.now();
   const decoder = new TextDecoder();
   let buffer = '';
   try {
@@ -177,12 +178,13 @@ async function eventLatency(url: string, count = 300): Promise<number[]> {
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         end = buffer.indexOf('\n\n');
-        if (!/^event: joint_states$/m.test(frame)) continue;
+        if (!/^event: joint_state$/m.test(frame)) continue;
         const data = /^data: (.*)$/m.exec(frame)?.[1];
-        const stamp = data ? (JSON.parse(data) as { stamp?: { sec: number; nanosec: number } }).stamp : undefined;
-        if (stamp && stamp.sec > 0) samples.push(now - (stamp.sec * 1000 + stamp.nanosec / 1e6));
+        const stampS = data ? (JSON.parse(data) as { stamp?: number }).stamp : undefined;
+        // Only wall-clock stamps (seconds since 1970) can be compared with this clock.
+        if (stampS !== undefined && stampS > 1e9) samples.push(now - stampS * 1000);
       }
-      if (samples.length >= count) break;
+      if (samples.length >= count || performance.now() - t0 > 10_000) break;
     }
   } finally {
     abort.abort();
@@ -247,7 +249,7 @@ export const ros2Section: Section = {
         median(rates[name]?.p50 ?? []),
         fmt(moves[name]),
         fmt(stops[name]),
-        events[name].length > 0 ? fmt(events[name]) : 'no stamps',
+        events[name].length > 0 ? fmt(events[name]) : 'not wall-clock stamps',
       ];
       return [
         {

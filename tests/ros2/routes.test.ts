@@ -240,7 +240,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     const events = await openSse(url, '/events');
     try {
       assert.equal(events.status, 200);
-      await events.next((e) => e.type === 'joint_states', 5000);
+      await events.next((e) => e.type === 'joint_state', 5000);
     } finally {
       events.close();
     }
