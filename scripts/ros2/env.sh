@@ -17,10 +17,17 @@ if [ ! -f "$armgate_ros2_dir/paths.sh" ]; then
   return 1 2>/dev/null || exit 1
 fi
 . "$armgate_ros2_dir/paths.sh"
+if [ -z "$ARMGATE_ROS2_KEY" ]; then
+  echo "scripts/ros2/env.sh: no ROS 2 core sources at $ARMGATE_ROS2_SOURCES (MANIFEST.tsv); set ARMGATE_ROS2_SOURCES" >&2
+  return 1 2>/dev/null || exit 1
+fi
 if [ ! -f "$ARMGATE_ROS2_PREFIX/.armgate-built" ]; then
   echo "scripts/ros2/env.sh: the ROS 2 core is not built at $ARMGATE_ROS2_PREFIX; run: npm run ros2:build" >&2
   return 1 2>/dev/null || exit 1
 fi
-# The install's setup.sh reads AMENT_CURRENT_PREFIX; it prints nothing.
-AMENT_CURRENT_PREFIX="$ARMGATE_ROS2_PREFIX" . "$ARMGATE_ROS2_PREFIX/setup.sh"
+# The install's own setup.sh (colcon's; it prints nothing) is not written for `set -u`: off while it runs.
+case $- in *u*) armgate_nounset=1; set +u ;; *) armgate_nounset= ;; esac
+COLCON_CURRENT_PREFIX="$ARMGATE_ROS2_PREFIX" . "$ARMGATE_ROS2_PREFIX/setup.sh"
+[ -n "$armgate_nounset" ] && set -u
+unset armgate_nounset
 export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3 RMW_IMPLEMENTATION=rmw_cyclonedds_cpp

@@ -7,7 +7,7 @@
 #   ROS_DISTRO        normally set by ros_environment (not built here): env.sh sets it
 #   a `ros2` on PATH   its build finds the ROS prefix by `which ros2`: build.sh installs a stub
 #   npm_config_yes    its build runs `npx rimraf`, which would otherwise ask to install
-#   --allow-scripts   npm 11 runs a dependency's install script only when allowed
+#   allowScripts      npm 11 runs a dependency's install script only when package.json allows it (rclnodejs: true)
 # Nothing is downloaded besides the package itself: node-gyp uses Node's headers on the machine.
 set -euo pipefail
 armgate_ros2_dir=$(CDPATH= cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +27,7 @@ fi
 started=$SECONDS
 say "building $want (node-gyp; about 70 s on 2 cores)"
 lock_before=$(sha256sum package-lock.json)
-npm_config_yes=true npm install --no-save --no-audit --no-fund --allow-scripts=rclnodejs "rclnodejs@$version"
+npm_config_yes=true npm install --no-save --no-audit --no-fund "rclnodejs@$version"
 if [ "$(sha256sum package-lock.json)" != "$lock_before" ]; then
   say "npm changed package-lock.json while installing rclnodejs; restore it with git checkout package-lock.json" >&2
   exit 1
