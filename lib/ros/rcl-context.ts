@@ -95,6 +95,9 @@ const emptyJointState = (): JointStateMsg => ({
   effort: [],
 });
 
+/** How long a motion's answer waits for a joint state received after it (a few periods of a 100 Hz topic). */
+const FRESH_STATE_MS = 50;
+
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
 /**
@@ -344,7 +347,17 @@ export class RclContext implements RobotContext {
     const iface = this.endpoints.interfaces.move_to_joints;
     const refused = this.outsideEnvelope({ kind: 'joints', qRad: goal.joints }, iface.name);
     if (refused) return ok(refused);
-    return this.goals.runAction(iface, moveToJointsGoalToRos(goal), options);
+    return this.fresh(await this.goals.runAction(iface, moveToJointsGoalToRos(goal), options));
+  }
+
+  /**
+   * A motion's answer once a joint state received after it has arrived (at most {@link FRESH_STATE_MS}):
+   * the stack answers when its controller is done, and its /joint_states may lag that by a period, so a
+   * read right after the answer would show the arm short of its goal. Found on a real graph.
+   */
+  private async fresh<T>(answer: T): Promise<T> {
+    await this.nextJointState(FRESH_STATE_MS);
+    return answer;
   }
 
   async moveToPose(
@@ -359,7 +372,7 @@ export class RclContext implements RobotContext {
       iface.name,
     );
     if (refused) return ok(refused);
-    return this.goals.runAction(iface, rosGoal.value, options);
+    return this.fresh(await this.goals.runAction(iface, rosGoal.value, options));
   }
 
   async moveToNamed(
@@ -375,7 +388,7 @@ export class RclContext implements RobotContext {
       const refused = state ? this.outsideEnvelope({ kind: 'joints', qRad: state.jointsRad }, iface.name) : undefined;
       if (refused) return ok(refused);
     }
-    return this.goals.runService(iface, moveToNamedToRos(request), options, () => this.callTrigger());
+    return this.fresh(await this.goals.runService(iface, moveToNamedToRos(request), options, () => this.callTrigger()));
   }
 
   /**
@@ -531,7 +544,9 @@ export class RclContext implements RobotContext {
       if (this.trajectoryEndsAtMs === endsAtMs) this.trajectoryEndsAtMs = value;
     };
     const goalOptions = options.signal ? { signal: options.signal, timeoutS } : { timeoutS };
-    const ended = await this.goals.runTrajectoryGoal(iface, followJointTrajectoryGoalToRos(msg), goalOptions);
+    const ended = await this.fresh(
+      await this.goals.runTrajectoryGoal(iface, followJointTrajectoryGoalToRos(msg), goalOptions),
+    );
     if (!ended.ok) {
       settleEnd(previousEnd);
       return ended;
