@@ -4,16 +4,23 @@ import { PROJECT_ROOT } from './lib/settings/resolve.ts';
 import { loadConfig } from './lib/settings/load.ts';
 import { startServer } from './lib/server/start.ts';
 
-/** Command line: npm start [-- --settings FILE] [--port N] */
+const USAGE = 'usage: npm start -- [--settings FILE] [--port N] [--backend sim|ros2]';
+
+/** Command line: npm start [-- --settings FILE] [--port N] [--backend sim|ros2] */
 async function main(): Promise<number> {
-  let args: { settings?: string | undefined; port?: string | undefined };
+  let args: { settings?: string | undefined; port?: string | undefined; backend?: string | undefined };
   try {
     ({ values: args } = parseArgs({
-      options: { settings: { type: 'string' }, port: { type: 'string' } },
+      options: { settings: { type: 'string' }, port: { type: 'string' }, backend: { type: 'string' } },
       strict: true,
     }));
   } catch (e) {
-    process.stderr.write(`armgate: ${(e as Error).message}\nusage: npm start -- [--settings FILE] [--port N]\n`);
+    process.stderr.write(`armgate: ${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const backendOverride = args.backend;
+  if (backendOverride !== undefined && backendOverride !== 'sim' && backendOverride !== 'ros2') {
+    process.stderr.write(`armgate: --backend: expected sim or ros2, got '${backendOverride.slice(0, 40)}'\n${USAGE}\n`);
     return 2;
   }
   let portOverride: number | undefined;
@@ -25,7 +32,10 @@ async function main(): Promise<number> {
     }
   }
   const settingsFile = args.settings ?? path.join(PROJECT_ROOT, 'settings.yaml');
-  const loaded = await loadConfig(settingsFile, portOverride === undefined ? {} : { portOverride });
+  const loaded = await loadConfig(settingsFile, {
+    ...(portOverride === undefined ? {} : { portOverride }),
+    ...(backendOverride === undefined ? {} : { backendOverride }),
+  });
   if (!loaded.ok) {
     process.stderr.write(`armgate: invalid settings (${settingsFile}): ${loaded.error}\n`);
     return 1;

@@ -290,7 +290,29 @@ describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout
     ['--port abc', ['--port', 'abc'], /--port: expected 0\.\.65535, got 'abc'/],
     ['--port 70000', ['--port', '70000'], /--port: expected 0\.\.65535, got '70000'/],
     ['an unknown option', ['--frobnicate'], /usage: npm start/],
+    [
+      '--backend moveit',
+      ['--backend', 'moveit'],
+      /--backend: expected sim or ros2, got 'moveit'\n.*\[--backend sim\|ros2\]/,
+    ],
   ];
+  it('--backend ros2 overrides the settings: without a sourced ROS 2 it stops saying what is missing', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const { file, cleanup } = await writeSettings({ robot: { backend: 'sim' } });
+    try {
+      const r = await runToExit(['--settings', file, '--port', '0', '--backend', 'ros2'], {
+        ROS_DISTRO: '',
+        AMENT_PREFIX_PATH: '',
+      });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /robot\.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package/);
+      assert.doesNotMatch(r.stdout, /listening/);
+    } finally {
+      await cleanup();
+    }
+  });
+
   for (const [what, args, message] of usageErrors) {
     it(`exits 2 on ${what}`, { timeout: TEST_TIMEOUT_MS }, async () => {
       const r = await runToExit(args);

@@ -60,6 +60,8 @@ export interface LoadOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** `--port` on the command line. */
   readonly portOverride?: number;
+  /** `--backend` on the command line: the settings' robot.backend (armgate.backend) replaced. */
+  readonly backendOverride?: 'sim' | 'ros2';
 }
 
 /** True when the URDF text declares a link of that name. */
@@ -128,7 +130,7 @@ export async function loadConfig(
   if (!s.web.enabled) return ok({ kind: 'disabled' });
   const own = armgateSettings(s);
   if (!own.ok) return err(own.error);
-  const a = own.value;
+  const a = { ...own.value, backend: options.backendOverride ?? own.value.backend };
   const notices: string[] = [];
 
   const port = options.portOverride ?? s.web.port;
