@@ -1,0 +1,90 @@
+/**
+ * The test robot stack's process: `node --import tsx tests/ros/stack/main.ts [--shuffle]
+ * [--stop-all] [--fault NAME=MODE]...` in a shell with the ROS 2 environment (scripts/ros2/env.sh).
+ * stdout: JSON lines only (events); stdin: JSON lines of commands; stderr: diagnostics. Exits 0 on
+ * SIGTERM, SIGINT or the end of stdin (its parent gone), aborting the goals in flight.
+ */
+import { createInterface } from 'node:readline';
+import { emitStdout, Faults, handleCommand, IFACES } from './hooks.ts';
+import { at } from './model.ts';
+import { loadRcl } from './rcl.ts';
+import { type Stack, startStack } from './stack.ts';
+
+const log = (line: string) => process.stderr.write(`test-stack: ${line}\n`);
+
+function usage(problem: string): never {
+  log(problem);
+  log('usage: main.ts [--shuffle] [--stop-all] [--fault NAME=silent|abort|reject|late:SECONDS]...');
+  log(`NAME: ${IFACES.join(', ')}`);
+  process.exit(2);
+}
+
+const faults = new Faults();
+let shuffle = false;
+let stopAll = false;
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  const arg = at(args, i);
+  if (arg === '--shuffle') shuffle = true;
+  else if (arg === '--stop-all') stopAll = true;
+  else if (arg === '--fault' || arg.startsWith('--fault=')) {
+    const value = arg === '--fault' ? args[++i] : arg.slice('--fault='.length);
+    if (!value) usage('--fault needs NAME=MODE');
+    const problem = faults.setFromFlag(value);
+    if (problem) usage(problem);
+  } else usage(`unknown argument ${arg}`);
+}
+
+let stack: Stack | undefined;
+let exiting = false;
+async function exit(why: string): Promise<void> {
+  if (exiting) return;
+  exiting = true;
+  log(`${why}: shutting down`);
+  // However the shutdown goes, the process ends promptly.
+  setTimeout(() => process.exit(0), 2000).unref();
+  try {
+    await stack?.shutdown();
+  } catch (e) {
+    log(`shutdown: ${(e as Error).message}`);
+  }
+  process.exit(0);
+}
+process.on('SIGTERM', () => void exit('SIGTERM'));
+process.on('SIGINT', () => void exit('SIGINT'));
+process.stdout.on('error', () => void exit('stdout closed'));
+
+const lines = createInterface({ input: process.stdin });
+lines.on('close', () => void exit('stdin closed'));
+const pending: string[] = [];
+lines.on('line', (line) => {
+  if (line.trim() === '') return;
+  const running = stack;
+  if (!running) pending.push(line);
+  else
+    for (const event of handleCommand(line, { faults, state: () => running.state(), set: (p) => running.set(p) }))
+      emitStdout(event);
+});
+
+try {
+  const rcl = await loadRcl();
+  stack = await startStack(rcl, { shuffle, stopAll, faults, emit: emitStdout, log });
+} catch (e) {
+  log(
+    `cannot start: ${(e as Error).message.split('\n')[0]} (is the ROS 2 environment sourced: . scripts/ros2/env.sh, and rclnodejs built: bash scripts/ros2/rclnodejs.sh?)`,
+  );
+  process.exit(1);
+}
+const ready = stack;
+emitStdout({
+  event: 'ready',
+  pid: process.pid,
+  domain_id: Number(process.env.ROS_DOMAIN_ID ?? 0),
+  nodes: ['/joint_state_broadcaster', '/iiwa_arm_controller', '/move_group', '/iiwa_motion_server'],
+  shuffle,
+  stop_all: stopAll,
+  faults: Object.fromEntries(IFACES.flatMap((i) => (faults.get(i) ? [[i, faults.get(i)]] : []))),
+});
+for (const line of pending.splice(0))
+  for (const event of handleCommand(line, { faults, state: () => ready.state(), set: (p) => ready.set(p) }))
+    emitStdout(event);
