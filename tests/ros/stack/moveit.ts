@@ -36,6 +36,9 @@ export const CODE = {
   NO_IK_SOLUTION: -31,
 } as const;
 
+/** The planning pipelines MoveItConfigsBuilder gives move_group by default (the original configures no others). */
+const PIPELINES = ['ompl', 'pilz_industrial_motion_planner', 'chomp', 'stomp'];
+
 type Msg = Record<string, unknown>;
 const obj = (v: unknown): Msg => (v && typeof v === 'object' ? (v as Msg) : {});
 const arr = (v: unknown): unknown[] =>
@@ -274,6 +277,10 @@ export class MoveGroup {
         error_code: { val, message, source: val === CODE.SUCCESS ? '' : 'test stack planning pipeline' },
       },
     });
+    // resolvePlanningPipeline: an unknown pipeline_id is FAILURE before anything else ('' is the default, ompl).
+    const pipeline = str(mpr.pipeline_id);
+    if (pipeline !== '' && !PIPELINES.includes(pipeline))
+      return answer(CODE.FAILURE, `no planning pipeline '${pipeline}'`);
     if (!this.groups.includes(group)) return answer(CODE.FAILURE, `INVALID_GROUP_NAME: no group '${group}'`);
     if (!withinLimits(this.model, start, 1e-9))
       return answer(CODE.FAILURE, 'START_STATE_INVALID: the start state is outside the joint limits');
