@@ -16,6 +16,7 @@ import type {
   RclPublisher,
 } from '../../../lib/ros/rclnodejs-api.ts';
 import type { ServerGoalHandle, ServerModule, ServerNode } from '../mock-stack/server-api.ts';
+import type { StackGoalHandle, StackNode, StackRcl } from '../stack/rcl.ts';
 
 /** Compiles only when U is assignable to T. */
 type Is<T, U extends T> = U;
@@ -58,3 +59,26 @@ export type ActionServerMatches = Is<
 >;
 export type ServerNodeMatches = Is<ServerNode, rcl.Node>;
 export type ServerGoalHandleMatches = Is<ServerGoalHandle, rcl.ServerGoalHandle<Name>>;
+
+// The test robot stack's own declaration of rclnodejs (tests/ros/stack/rcl.ts).
+export type StackModuleMatches = Is<
+  Omit<StackRcl, 'ActionServer' | 'Node' | 'GoalResponse' | 'CancelResponse' | 'ParameterType'>,
+  typeof rcl
+>;
+/** The stack passes its nodes (rclnodejs Nodes, see StackNodeMatches) and these callbacks. */
+export type StackActionServerMatches = Is<
+  new (
+    node: rcl.Node,
+    type: Name,
+    name: string,
+    execute: (handle: rcl.ServerGoalHandle<Name>) => Promise<object>,
+    goal?: (goal: unknown) => rcl.GoalResponse,
+    accepted?: undefined,
+    cancel?: (handle?: rcl.ServerGoalHandle<Name>) => rcl.CancelResponse,
+  ) => object,
+  typeof rcl.ActionServer
+>;
+export type StackNodeMatches = Is<StackNode, rcl.Node>;
+export type StackGoalHandleMatches = Is<StackGoalHandle, rcl.ServerGoalHandle<Name>>;
+export type StackGoalResponseMatches = Is<StackRcl['GoalResponse'], typeof rcl.GoalResponse>;
+export type StackParameterTypeMatches = Is<StackRcl['ParameterType'], typeof rcl.ParameterType>;
