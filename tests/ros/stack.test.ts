@@ -591,6 +591,26 @@ if (!loaded.rcl) {
       assert.ok(aborted.accepted);
       await aborted.getResult();
       assert.equal(aborted.status, STATUS.ABORTED);
+      await stack.command({ cmd: 'clear' });
+      // An action whose goal requests are never answered, then answered late.
+      await stack.command({ cmd: 'fault', iface: 'follow_joint_trajectory', mode: 'silent' });
+      const here = (await stack.state()).positions;
+      const since = stack.events.length;
+      const unanswered = client.sendGoal(fjtGoal(trajectory(JOINTS, [point(here, 0.5)])));
+      assert.equal(await Promise.race([unanswered.then(() => 'answered'), sleep(1500).then(() => 'silent')]), 'silent');
+      await stack.next((e) => e.event === 'goal' && e.iface === 'follow_joint_trajectory', since);
+      await stack.command({ cmd: 'fault', iface: 'follow_joint_trajectory', mode: 'late', delay_s: 1 });
+      const lateStart = Date.now();
+      const lateGoal = await client.sendGoal(fjtGoal(trajectory(JOINTS, [point(here, 0.5)])));
+      assert.ok(lateGoal.accepted);
+      assert.ok(Date.now() - lateStart >= 900, 'accepted a second late');
+      await lateGoal.getResult();
+      // No joint states while joint_states is silent.
+      await stack.command({ cmd: 'fault', iface: 'joint_states', mode: 'silent' });
+      await sleep(200);
+      const count = jointStateCount;
+      await sleep(500);
+      assert.equal(jointStateCount, count);
       const unknown = await stack.command({ cmd: 'fault', iface: 'nothing', mode: 'silent' });
       assert.equal(unknown.ok, false);
       await stack.command({ cmd: 'clear' });
@@ -614,8 +634,8 @@ if (!loaded.rcl) {
       assert.equal(goal.status, STATUS.ABORTED);
     });
 
-    test('--shuffle publishes the joints in a fixed shuffled order; stdin closed ends the stack', async () => {
-      const shuffled = new StackProcess(['--shuffle'], env);
+    test('--shuffle publishes the joints in a fixed shuffled order; --stop-all: cobot/stop stops a topic trajectory; stdin closed ends the stack', async () => {
+      const shuffled = new StackProcess(['--shuffle', '--stop-all'], env);
       await shuffled.next((e) => e.event === 'ready', 0, 60_000);
       const seen: string[][] = [];
       const sub = node.createSubscription('sensor_msgs/msg/JointState', '/joint_states', (msg: Any) =>
@@ -627,6 +647,22 @@ if (!loaded.rcl) {
       assert.notDeepEqual(seen.at(-1), JOINTS);
       assert.deepEqual([...(seen.at(-1) ?? [])].sort(), JOINTS);
       assert.deepEqual(seen.at(-1), seen.at(-2));
+      const pub = node.createPublisher('trajectory_msgs/msg/JointTrajectory', '/iiwa_arm_controller/joint_trajectory');
+      for (let i = 0; i < 100 && node.countSubscribers('/iiwa_arm_controller/joint_trajectory') === 0; i++)
+        await sleep(50);
+      pub.publish(trajectory(JOINTS, [point([1.5, 0.3, 0, -1.2, 0, 0.9, 0], 3)]));
+      await shuffled.next((e) => e.event === 'trajectory' && e.accepted === true);
+      await sleep(800);
+      const stopper = node.createClient('std_srvs/srv/Trigger', 'cobot/stop');
+      assert.ok(await stopper.waitForService(15_000));
+      assert.equal((await stopper.sendRequestAsync({}, { timeout: 5000 })).success, true);
+      await sleep(1000);
+      const s1 = await shuffled.state();
+      await sleep(500);
+      const s2 = await shuffled.state();
+      assert.equal(s2.moving, false);
+      assert.ok(at(s2.positions, 0) < 1.2 && at(s2.positions, 0) === at(s1.positions, 0), 'stopped part way and stays');
+      node.destroyClient(stopper);
       shuffled.child.stdin.end();
       assert.equal(await shuffled.exited, 0);
     });
