@@ -4,6 +4,7 @@
  * stdout: JSON lines only (events); stdin: JSON lines of commands; stderr: diagnostics. Exits 0 on
  * SIGTERM, SIGINT or the end of stdin (its parent gone), aborting the goals in flight.
  */
+import { fstatSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { emitStdout, Faults, handleCommand, IFACES } from './hooks.ts';
 import { at } from './model.ts';
@@ -54,10 +55,21 @@ process.on('SIGTERM', () => void exit('SIGTERM'));
 process.on('SIGINT', () => void exit('SIGINT'));
 process.stdout.on('error', () => void exit('stdout closed'));
 
-const lines = createInterface({ input: process.stdin });
-lines.on('close', () => void exit('stdin closed'));
+// Commands come through a pipe (a test's): its end is the parent's end. A terminal, /dev/null or a
+// file (the stack started by hand, `&` in a shell) is not read: signals end the stack then.
+const stdinIsPipe = (() => {
+  try {
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isSocket();
+  } catch {
+    return false;
+  }
+})();
 const pending: string[] = [];
-lines.on('line', (line) => {
+const lines = stdinIsPipe ? createInterface({ input: process.stdin }) : undefined;
+if (!lines) log('stdin is not a pipe: no commands are read; SIGTERM or SIGINT ends the stack');
+lines?.on('close', () => void exit('stdin closed'));
+lines?.on('line', (line) => {
   if (line.trim() === '') return;
   const running = stack;
   if (!running) pending.push(line);
