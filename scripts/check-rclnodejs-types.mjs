@@ -86,5 +86,7 @@ writeFileSync(
 const tsc = path.join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'tsc.cmd' : 'tsc');
 const result = spawnSync(tsc, ['-p', tsconfig], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
 if (result.status !== 0)
-  fail(`lib/ros/rclnodejs-api.ts, the mock stack's server API or the test stack's (tests/ros/stack/rcl.ts) no longer matches rclnodejs ${version}'s declarations`);
+  fail(
+    `lib/ros/rclnodejs-api.ts, the mock stack's server API or the test stack's (tests/ros/stack/rcl.ts) no longer matches rclnodejs ${version}'s declarations`,
+  );
 process.stdout.write(`check-rclnodejs-types: armgate's rclnodejs API matches rclnodejs ${version}'s declarations\n`);
