@@ -124,7 +124,7 @@ export const operation = defineOperation({
       );
     // Taken synchronously: of simultaneous starts exactly one gets the arm; the runner keeps it until it exits.
     const lease = arbiter.acquire('sequence', 'a motion sequence is starting', [], ctx.arrivedAtStop);
-    if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
+    if (!lease.ok) return err(lease.error);
     const run = {
       iterations: f.n_iterations,
       delayS: f.delay_between_iterations,

@@ -15,7 +15,8 @@ export type ApiError =
   | { readonly kind: 'unsupported_media_type'; readonly detail: string }
   | { readonly kind: 'not_found'; readonly detail: string }
   | { readonly kind: 'method_not_allowed'; readonly detail: string; readonly allow: readonly string[] }
-  | { readonly kind: 'busy'; readonly detail: string }
+  /** `retryAfterS`: while the arm decelerates after a stop, the seconds until it is at rest (a Retry-After header). */
+  | { readonly kind: 'busy'; readonly detail: string; readonly retryAfterS?: number }
   | { readonly kind: 'payload_too_large'; readonly detail: string }
   | { readonly kind: 'unavailable'; readonly detail: string }
   | { readonly kind: 'internal'; readonly detail: string };

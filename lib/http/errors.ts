@@ -54,6 +54,11 @@ export function errorResponse(error: ApiError): Response {
       return json({ detail: error.detail }, status, { 'www-authenticate': 'Bearer' });
     case 'method_not_allowed':
       return json({ detail: error.detail }, status, { allow: error.allow.join(', ') });
+    case 'busy':
+      // Retry-After counts whole seconds (RFC 9110): the time left, rounded up; the detail says it exactly.
+      return error.retryAfterS === undefined
+        ? json({ detail: error.detail }, status)
+        : json({ detail: error.detail }, status, { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterS))) });
     default:
       return json({ detail: error.detail }, status);
   }

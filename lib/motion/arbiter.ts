@@ -1,12 +1,24 @@
 import { err, ok, type Result } from '../result.ts';
 
-/** What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack. */
-export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal';
+/**
+ * What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack,
+ * or the arm still decelerating to rest after a stop or a cancel (which nothing preempts).
+ */
+export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping';
 
 /** Something holding or moving the arm, and what it is, in words. */
 export interface ArmActivity {
   readonly kind: ArmActivityKind;
   readonly detail: string;
+  /** While stopping: the wall seconds until the arm is at rest (a client may retry then). */
+  readonly restInS?: number;
+}
+
+/** A refusal because the arm is held (a 409): what holds it and, while it decelerates, when to retry (s). */
+export interface Busy {
+  readonly kind: 'busy';
+  readonly detail: string;
+  readonly retryAfterS?: number;
 }
 
 /** Something that may be moving the arm outside any lease (the controller still executing a trajectory). */
@@ -75,13 +87,13 @@ export class MotionArbiter {
     detail: string,
     preempts: readonly ArmActivityKind[] = [],
     arrivedAtStop?: number,
-  ): Result<Lease, string> {
+  ): Result<Lease, Busy> {
     if (arrivedAtStop !== undefined && arrivedAtStop !== this.stops)
-      return err('a stop arrived while this request was being prepared; nothing was moved');
+      return err({ kind: 'busy', detail: 'a stop arrived while this request was being prepared; nothing was moved' });
     // A holder of a kind this source preempts (a trajectory awaiting its outcome, for a newer
     // trajectory) gives way without being revoked: the controller reports it preempted.
     const busy = this.activity(this.held && !preempts.includes(this.held.kind) ? [] : preempts);
-    if (busy) return err(busyMessage(busy));
+    if (busy) return err(busyRefusal(busy));
     const held: Held = { kind, detail, abort: new AbortController() };
     this.held = held;
     return ok({
@@ -107,8 +119,16 @@ export class MotionArbiter {
   }
 }
 
-/** The 409 detail for a busy arm: what holds it and how to end it. */
+/** The 409 detail for a busy arm: what holds it and how to end it (or, while it decelerates, when it is free). */
 export function busyMessage(busy: ArmActivity): string {
   if (busy.kind === 'sequence') return `a sequence is already running (${busy.detail}); {op:stop} ends it`;
+  if (busy.kind === 'stopping')
+    return `${busy.detail}: it is at rest in ${(busy.restInS ?? 0).toFixed(3)} s; send the motion again then`;
   return `the arm is busy (${busy.detail}); wait until it finishes or call {op:stop}`;
+}
+
+/** The 409 for a busy arm: {@link busyMessage}, and while the arm decelerates the seconds until it is at rest. */
+export function busyRefusal(busy: ArmActivity): Busy {
+  const detail = busyMessage(busy);
+  return busy.kind === 'stopping' ? { kind: 'busy', detail, retryAfterS: busy.restInS ?? 0 } : { kind: 'busy', detail };
 }

@@ -94,7 +94,7 @@ export async function runMotion(
 ): Promise<Result<MotionResult, ApiError>> {
   const { arbiter, events } = ctx.services;
   const lease = arbiter.acquire('move', what, [], ctx.arrivedAtStop);
-  if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
+  if (!lease.ok) return err(lease.error);
   let phase = 'planning';
   const done = watchCall(ctx, () => `${what}: ${phase}`);
   const motionId = events?.nextMotionId() ?? 0;

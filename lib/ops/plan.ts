@@ -152,7 +152,7 @@ export async function executePlan(ctx: OpContext, id: string): Promise<Result<Mo
     });
   const { arbiter, events } = ctx.services;
   const lease = arbiter.acquire('move', `executing plan '${id}' (${plan.what})`, [], ctx.arrivedAtStop);
-  if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
+  if (!lease.ok) return err(lease.error);
   plan.executedAt = new Date().toISOString();
   const done = watchCall(ctx, () => `executing plan '${id}'`, plan.view.duration_s);
   const motionId = events?.nextMotionId() ?? 0;

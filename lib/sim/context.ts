@@ -480,6 +480,14 @@ export class SimContext implements RobotContext {
   }
 
   armActivity(): ArmActivity | undefined {
+    // First: a stopped goal stays in flight until the arm is at rest, and the time left is what a client needs.
+    const restS = this.controller.timeToRestS();
+    if (restS !== undefined)
+      return {
+        kind: 'stopping',
+        detail: 'the arm is still decelerating to rest after a stop or a cancel',
+        restInS: restS / this.config.sim.time_scale,
+      };
     if (this.goalsInFlight.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
     if (this.controller.isMoving())
       return { kind: 'trajectory', detail: 'the joint trajectory controller is executing a trajectory' };

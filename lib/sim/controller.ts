@@ -151,6 +151,20 @@ export class TrajectoryController {
     return this.mode.kind !== 'hold';
   }
 
+  /**
+   * While the arm decelerates after a cancel: the sim seconds until every joint is at rest (each at
+   * its acceleration limit, as {@link update} brakes it); otherwise undefined.
+   */
+  timeToRestS(): number | undefined {
+    if (this.mode.kind !== 'stopping') return undefined;
+    let timeS = 0;
+    for (let j = 0; j < this.state.qd.length; j++) {
+      const a = this.limits.maxAccRadS2[j] ?? 1;
+      timeS = Math.max(timeS, Math.abs(this.state.qd[j] ?? 0) / a);
+    }
+    return timeS;
+  }
+
   /** Id of the executing trajectory, if any. */
   activeId(): number | undefined {
     return this.mode.kind === 'executing' ? this.mode.id : undefined;
@@ -220,12 +234,23 @@ export class TrajectoryController {
     return ok(id);
   }
 
-  /** Cancels the active trajectory: decelerate within the acceleration limits, then hold. */
+  /**
+   * Cancels the active trajectory: decelerate within the acceleration limits, then hold. An arm at
+   * rest (every velocity 0: a trajectory not started yet, a hold point at rest) holds at once, so
+   * the next command is taken at once.
+   */
   cancel(): void {
     this.generation++;
     const id = this.mode.kind === 'executing' ? this.mode.id : this.mode.kind === 'stopping' ? this.mode.id : undefined;
     if (id !== undefined && this.mode.kind === 'executing') this.onEvent({ kind: 'cancelled', id });
-    if (this.mode.kind === 'hold' && this.state.qd.every((v) => v === 0)) return;
+    const atRest = this.state.qd.every((v) => v === 0);
+    if (this.mode.kind === 'hold' && atRest) return;
+    if (atRest) {
+      this.state.qdd.fill(0);
+      this.mode = { kind: 'hold' };
+      this.onEvent({ kind: 'hold', positions: Array.from(this.state.q) });
+      return;
+    }
     this.mode = { kind: 'stopping', id };
     this.state.qdd.fill(0);
   }

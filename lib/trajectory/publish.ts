@@ -50,7 +50,7 @@ export async function publishPoints(
 ): Promise<Result<TrajectorySent, ApiError>> {
   const { arbiter, trajectoryLog, events } = ctx.services;
   const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], ctx.arrivedAtStop);
-  if (!lease.ok) return err({ kind: 'busy', detail: lease.error });
+  if (!lease.ok) return err(lease.error);
   try {
     const context = ros();
     const topic = context.endpoints.interfaces.trajectory.name;

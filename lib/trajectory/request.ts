@@ -8,7 +8,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiError } from '../core/errors.ts';
 import { err, type Result } from '../result.ts';
-import { busyMessage } from '../motion/arbiter.ts';
+import { busyRefusal } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type RobotContext, ros } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
@@ -81,7 +81,7 @@ export async function checkAndPublish(
   // A held arm is a 409 at once, before the check on the worker; the lease is taken at publication.
   const busy = ctx.services.arbiter.activity(['trajectory']);
   // (With wait, the trajectory holds the arm until its outcome, as a move does.)
-  if (busy) return err({ kind: 'busy', detail: busyMessage(busy) });
+  if (busy) return err(busyRefusal(busy));
   const context = ros();
   const limits = context.limits;
   const before = latestArmState(context, limits);
