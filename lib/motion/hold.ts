@@ -57,3 +57,33 @@ export function holdPoint(
     time_from_start: durationFromS(timeS),
   };
 }
+
+/** Joint speed (rad/s) below which a joint state counts as at rest (a real drive reports a little noise). */
+export const REST_VELOCITY_RAD_S = 1e-3;
+/** Largest distance (rad) of a moving arm's hold point from the current position (a state lags by a period). */
+const HOLD_DISTANCE_RAD = 0.1;
+/** Largest distance (rad) of a hold point from the position of an arm at rest (as a start point's tolerance). */
+const REST_DISTANCE_RAD = 1e-3;
+
+/**
+ * Whether a published trajectory is a hold point and, if so, the seconds until the arm is at rest. A hold point is
+ * one point with no or zero velocities: at the current position (within 1e-3 rad) of an arm at rest (every |v|
+ * below {@link REST_VELOCITY_RAD_S}): 0 s, the arm is free at once whatever the point's time floor; or within
+ * 0.1 rad of a moving arm: the point's time. Undefined for any other trajectory (a small motion of an arm at rest
+ * is one) or without a current position. Pure.
+ */
+export function holdRestS(
+  points: readonly JointTrajectoryPointMsg[],
+  positionsRad: readonly number[] | undefined,
+  velocitiesRadS: readonly number[],
+): number | undefined {
+  const point = points[0];
+  if (points.length !== 1 || !point || !positionsRad || point.positions.length !== positionsRad.length)
+    return undefined;
+  if (point.velocities.some((v) => v !== 0)) return undefined;
+  const atRest = velocitiesRadS.every((v) => Math.abs(v) <= REST_VELOCITY_RAD_S);
+  const within = atRest ? REST_DISTANCE_RAD : HOLD_DISTANCE_RAD;
+  if (point.positions.some((q, j) => !(Math.abs(q - (positionsRad[j] ?? Number.NaN)) <= within))) return undefined;
+  if (atRest) return 0;
+  return point.time_from_start.sec + point.time_from_start.nanosec / 1e9;
+}

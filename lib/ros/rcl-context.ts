@@ -1,5 +1,6 @@
 import { DefinitionSource } from '../bag/installed.ts';
 import type { ArmActivity } from '../motion/arbiter.ts';
+import { holdRestS } from '../motion/hold.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -98,6 +99,9 @@ const emptyJointState = (): JointStateMsg => ({
 /** How long a motion's answer waits for a joint state received after it (a few periods of a 100 Hz topic). */
 const FRESH_STATE_MS = 50;
 
+/** A joint state older than this (ms) does not tell whether the arm is at rest (as the stop's own freshness rule). */
+const REST_STATE_MS = 500;
+
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
 /**
@@ -126,6 +130,8 @@ export class RclContext implements RobotContext {
   private latest: ReceivedJointState | undefined;
   private waiters = new Set<(msg: JointStateMsg) => void>();
   private trajectoryEndsAtMs = 0;
+  /** The last published trajectory was a hold point (a stop): until trajectoryEndsAtMs the arm brakes. */
+  private holding = false;
   private states: readonly GroupState[] | undefined;
   /** The stack's URDF once read (robotDescription). */
   private urdf: string | undefined;
@@ -422,7 +428,12 @@ export class RclContext implements RobotContext {
     }
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
-    this.trajectoryEndsAtMs = msg.points.length === 0 ? 0 : this.nowMs() + durationS * 1000;
+    // A hold point (what a stop publishes) holds the arm only while it brakes: at rest it is free at once.
+    const fresh = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
+    const state = fresh ? jointStateByName(fresh.msg, this.endpoints.joint_names) : undefined;
+    const holdS = state?.ok ? holdRestS(msg.points, state.value.position, state.value.velocity ?? []) : undefined;
+    this.holding = holdS !== undefined;
+    this.trajectoryEndsAtMs = msg.points.length === 0 ? 0 : this.nowMs() + (holdS ?? durationS) * 1000;
     this.log(
       msg.points.length === 0
         ? `published an empty trajectory on ${name}: the controller stops and holds`
@@ -611,7 +622,10 @@ export class RclContext implements RobotContext {
 
   armActivity(): ArmActivity | undefined {
     if (this.goals.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
-    if (this.nowMs() < this.trajectoryEndsAtMs)
+    const leftMs = this.trajectoryEndsAtMs - this.nowMs();
+    if (leftMs > 0 && this.holding)
+      return { kind: 'stopping', detail: 'the arm is still decelerating to rest after a stop', restInS: leftMs / 1000 };
+    if (leftMs > 0)
       return { kind: 'trajectory', detail: 'a published trajectory has not reached its last time_from_start yet' };
     return undefined;
   }
