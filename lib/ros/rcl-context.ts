@@ -1,6 +1,6 @@
 import { DefinitionSource } from '../bag/installed.ts';
 import type { ArmActivity } from '../motion/arbiter.ts';
-import { holdRestS } from '../motion/hold.ts';
+import { holdPoint, holdRestS } from '../motion/hold.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -41,6 +41,7 @@ import type { EndpointsFile } from './endpoints.ts';
 import {
   durationFromS,
   FJT_GOAL_TOLERANCE_VIOLATED,
+  FJT_INVALID_GOAL,
   FJT_PATH_TOLERANCE_VIOLATED,
   FJT_SUCCESSFUL,
   type GetPositionFkRequest,
@@ -49,6 +50,7 @@ import {
   type IkRequest,
   type JointStateMsg,
   type JointTrajectoryMsg,
+  type JointTrajectoryPointMsg,
   MOVEIT_FRAME_TRANSFORM_FAILURE,
   MOVEIT_GOAL_IN_COLLISION,
   MOVEIT_INVALID_GROUP_NAME,
@@ -421,6 +423,22 @@ export class RclContext implements RobotContext {
   async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
     const { name } = this.endpoints.interfaces.trajectory;
     if (!this.publisher.ok) return err(unavailable(name, `cannot publish on ${name}: ${this.publisher.error}`));
+    if (msg.points.length === 0) {
+      // ros2_controllers' JTC ignores an empty trajectory ("Empty trajectory received"): the arm would go
+      // on. Stop and hold means a hold point at the current state, decelerating within the limits.
+      const hold = this.holdAtCurrentState();
+      if (!hold)
+        return err(
+          unavailable(
+            name,
+            `an empty trajectory stops nothing on ${name} (the controller ignores it) and there is no current joint state to hold at`,
+          ),
+        );
+      this.log(
+        `an empty trajectory: a hold point at the current state goes to ${name} instead (the controller ignores empty ones)`,
+      );
+      msg = { ...msg, joint_names: [...this.endpoints.joint_names], points: [hold] };
+    }
     try {
       this.publisher.value.publish(jointTrajectoryToRos(msg));
     } catch (e) {
@@ -442,6 +460,15 @@ export class RclContext implements RobotContext {
     if (this.subscriberCount(name) === 0)
       this.log(`no subscriber on ${name}: is the joint trajectory controller running?`);
     return ok(undefined);
+  }
+
+  /** The hold point at the latest joint state (at most {@link REST_STATE_MS} old), or undefined without one. */
+  private holdAtCurrentState(): JointTrajectoryPointMsg | undefined {
+    const latest = this.latest;
+    if (!latest || this.nowMs() - latest.receivedAtMs > REST_STATE_MS) return undefined;
+    const state = jointStateByName(latest.msg, this.endpoints.joint_names);
+    if (!state.ok) return undefined;
+    return holdPoint(state.value.position, state.value.velocity, this.limits);
   }
 
   /**
@@ -470,10 +497,11 @@ export class RclContext implements RobotContext {
           header: { stamp: { sec: 0, nanosec: 0 }, frame_id: frame },
           pose: { position: { x: request.x, y: request.y, z: request.z }, orientation },
         },
-        timeout: durationFromS(timeouts.ik_s),
+        // MoveIt's compute_ik reads only timeout.sec (whole seconds; 0 is its solver's 5 ms default).
+        timeout: durationFromS(Math.max(1, Math.ceil(timeouts.ik_s))),
       },
     });
-    const waitMs = (timeouts.ik_s + timeouts.fk_s) * 1000;
+    const waitMs = (Math.max(1, Math.ceil(timeouts.ik_s)) + timeouts.fk_s) * 1000;
     const answer = await this.calls.callOrAbort(iface, 'IK service', rosRequest, waitMs, options.signal);
     if (!answer.ok) return answer;
     if ('aborted' in answer.value) return ok({ success: false, message: answer.value.aborted });
@@ -581,6 +609,9 @@ export class RclContext implements RobotContext {
       return answer('finished', `the controller finished the trajectory${text}`);
     if (end.status === GOAL_STATUS.canceled)
       return answer('preempted', `the controller cancelled the trajectory goal (a newer goal replaced it)${text}`);
+    // ros2_controllers' JTC aborts the active goal when a newer one arrives: INVALID_GOAL with this text.
+    if (code === FJT_INVALID_GOAL && /preempted/i.test(result.ok ? result.value.error_string : ''))
+      return answer('preempted', `a newer trajectory goal replaced this one${text}`);
     if (code === FJT_PATH_TOLERANCE_VIOLATED)
       return answer('stopped', `the controller stopped the trajectory: path tolerance violated${text}`);
     if (code === FJT_GOAL_TOLERANCE_VIOLATED)
@@ -621,7 +652,9 @@ export class RclContext implements RobotContext {
   }
 
   armActivity(): ArmActivity | undefined {
-    if (this.goals.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
+    if (this.goals.motions > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
+    // A trajectory sent with wait is a trajectory, as on the simulator: a newer one preempts it.
+    if (this.goals.size > 0) return { kind: 'trajectory', detail: 'a trajectory goal is executing' };
     const leftMs = this.trajectoryEndsAtMs - this.nowMs();
     if (leftMs > 0 && this.holding)
       return { kind: 'stopping', detail: 'the arm is still decelerating to rest after a stop', restInS: leftMs / 1000 };

@@ -5,6 +5,7 @@ import type { EndpointsFile } from './endpoints.ts';
 import type { MotionResultMsg, TriggerResponse } from './messages.ts';
 import { type Iface, type RclCalls, unavailable } from './rcl-calls.ts';
 import { GOAL_STATUS, type RclActionClient, type RclGoalHandle } from './rclnodejs-api.ts';
+import { watchServer } from './server-watch.ts';
 import { reasonOf, settle } from './settle.ts';
 
 /** A motion goal or named-pose call in flight. */
@@ -18,6 +19,8 @@ interface InFlight {
   byStop?: boolean;
   /** Aborted by its time limit. */
   timedOut?: boolean;
+  /** A FollowJointTrajectory goal (a trajectory sent with wait), not a motion the stack plans. */
+  readonly trajectory?: boolean;
 }
 
 /** How a FollowJointTrajectory goal ended, as the context maps it to an outcome. */
@@ -48,14 +51,22 @@ export class RclGoals {
     return this.inFlight.size;
   }
 
+  /** The motion goals and named-pose calls in flight, trajectory goals left out. */
+  get motions(): number {
+    let n = 0;
+    for (const flight of this.inFlight) if (!flight.trajectory) n++;
+    return n;
+  }
+
   private track(
     name: string,
     options: GoalOptions,
     timeoutS = this.timeouts.motion_s,
     timeoutReason = `timed out after ${timeoutS} s: the motion was cancelled`,
+    trajectory = false,
   ): { flight: InFlight; dispose: () => void } {
     const abort = new AbortController();
-    const flight: InFlight = { name, abort };
+    const flight: InFlight = { name, abort, trajectory };
     const timer = setTimeout(() => {
       flight.timedOut = true;
       abort.abort(timeoutReason);
@@ -116,6 +127,29 @@ export class RclGoals {
     return err(unavailable(iface.name, `action server ${iface.name} ${why}`));
   }
 
+  /**
+   * The result of an accepted goal, or how the wait ended: aborted here (stop, caller, timeout), or
+   * `gone` when the action server left the graph meanwhile (its process died: no result will come).
+   */
+  private async result(iface: Iface, client: RclActionClient, handle: RclGoalHandle, flight: InFlight) {
+    const gone = `action server ${iface.name} left the graph while its goal ran (did its process die?): the outcome is unknown; GET /robot/joint_states shows where the arm is`;
+    const watch = watchServer(() => client.isActionServerAvailable(), gone);
+    try {
+      const outcome = await settle(
+        handle.getResult(),
+        Number.POSITIVE_INFINITY,
+        AbortSignal.any([flight.abort.signal, watch.signal]),
+      );
+      if (outcome.kind === 'aborted' && watch.signal.aborted && !flight.abort.signal.aborted) {
+        this.log(`goal on ${iface.name}: ${gone}`);
+        return { kind: 'gone' as const, error: unavailable(iface.name, gone) };
+      }
+      return outcome;
+    } finally {
+      watch.stop();
+    }
+  }
+
   /** Sends an action goal and waits for its result, feedback forwarded. */
   async runAction(
     iface: Iface,
@@ -142,7 +176,8 @@ export class RclGoals {
       flight.handle = handle;
       this.log(`goal on ${iface.name} accepted`);
       if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name);
-      const outcome = await settle(handle.getResult(), Number.POSITIVE_INFINITY, flight.abort.signal);
+      const outcome = await this.result(iface, client, handle, flight);
+      if (outcome.kind === 'gone') return err(outcome.error);
       if (outcome.kind === 'aborted') {
         await flight.cancelled;
         this.log(`goal on ${iface.name} cancelled: ${outcome.reason}`);
@@ -188,7 +223,7 @@ export class RclGoals {
     const client = ready.value as RclActionClient;
     const timeoutReason = `no outcome within ${options.timeoutS.toFixed(3)} s: the trajectory goal was cancelled`;
     const goalOptions: GoalOptions = options.signal ? { signal: options.signal } : {};
-    const { flight, dispose } = this.track(iface.name, goalOptions, options.timeoutS, timeoutReason);
+    const { flight, dispose } = this.track(iface.name, goalOptions, options.timeoutS, timeoutReason, true);
     try {
       const sent = await this.send(iface, client, goal);
       if (!sent.ok) return sent;
@@ -200,7 +235,8 @@ export class RclGoals {
       flight.handle = handle;
       this.log(`trajectory goal on ${iface.name} accepted`);
       if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name);
-      const outcome = await settle(handle.getResult(), Number.POSITIVE_INFINITY, flight.abort.signal);
+      const outcome = await this.result(iface, client, handle, flight);
+      if (outcome.kind === 'gone') return err(outcome.error);
       if (outcome.kind === 'aborted') {
         await flight.cancelled;
         const by = flight.timedOut ? 'timeout' : flight.byStop ? 'stop' : 'caller';

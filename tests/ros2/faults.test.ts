@@ -113,13 +113,13 @@ describe('armgate on ros2 over real DDS: a stack that is absent, killed, restart
   it('answers 503 after its timeouts when services are silent or late, and success false when goals abort or are rejected', async () => {
     assert.ok(armgate);
     const { url } = armgate;
-    await stack.command({ cmd: 'fault', iface: '/compute_ik', mode: 'silent' });
+    await stack.command({ cmd: 'fault', iface: 'compute_ik', mode: 'silent' });
     const ik = await timed(url, '/robot/ik', { x: 0.4, y: 0, z: 0.6, a: 0, b: Math.PI, c: 0 });
     assert.equal(ik.status, 503, ik.detail);
     assert.match(ik.detail, /compute_ik/);
     assert.ok(ik.ms < 6000, `ik answered in ${ik.ms} ms (ik_s 1 + fk_s 2)`);
 
-    await stack.command({ cmd: 'fault', iface: '/compute_fk', mode: 'late', delay_s: 4 });
+    await stack.command({ cmd: 'fault', iface: 'compute_fk', mode: 'late', delay_s: 4 });
     const pose = await timed(url, '/robot/pose');
     assert.equal(pose.status, 503, pose.detail);
     assert.match(pose.detail, /compute_fk/);
@@ -128,11 +128,11 @@ describe('armgate on ros2 over real DDS: a stack that is absent, killed, restart
     await sleep(4500); // the late answer arrives meanwhile and must be ignored
     assert.equal((await call(url, '/robot/pose')).status, 200, 'FK answers again');
 
-    await stack.command({ cmd: 'fault', iface: 'cobot/move_to_joints', mode: 'abort' });
+    await stack.command({ cmd: 'fault', iface: 'move_to_joints', mode: 'abort' });
     const aborted = await timed(url, '/robot/move/joints', { joints: OTHER, speed: 0.5 });
     assert.equal(aborted.status, 200, aborted.detail);
     assert.equal(aborted.body.success, false, aborted.body.message);
-    await stack.command({ cmd: 'fault', iface: 'cobot/move_to_joints', mode: 'reject' });
+    await stack.command({ cmd: 'fault', iface: 'move_to_joints', mode: 'reject' });
     const rejected = await timed(url, '/robot/move/joints', { joints: OTHER, speed: 0.5 });
     assert.equal(rejected.status, 200, rejected.detail);
     assert.equal(rejected.body.success, false, rejected.body.message);

@@ -186,6 +186,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.equal(stopped.status, 200);
     const answer = await slow;
     assert.equal(answer.body.outcome, 'stopped', answer.body.message);
+    await sleep(300); // the hold point brakes the arm within its acceleration limits first
     const held = (await jointState(url)).position;
     await sleep(300);
     assertNear((await jointState(url)).position, held, 1e-3, 'holding after stop');
@@ -303,6 +304,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     await sleep(400);
     assert.equal((await call(url, '/stop', {})).status, 200);
     assert.equal((await move).body.success, false, 'the move was stopped');
+    await sleep(300); // the arm brakes on the stop's hold point (a motion meanwhile is a 409 with Retry-After)
     const start = (await jointState(url)).position;
     const sent = await call(url, '/trajectory/send', {
       points: [{ positions: start.map((q, i) => (i === 0 ? q + 0.3 : q)), time_from_start: 4 }],
@@ -310,6 +312,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.equal(sent.status, 200, detailOf(sent));
     await sleep(500);
     assert.equal((await call(url, '/stop', {})).status, 200);
+    await sleep(300); // the hold point decelerates within the limits (at most 0.1 s at this speed)
     const held = (await jointState(url)).position;
     await sleep(1500);
     assertNear((await jointState(url)).position, held, 2e-3, 'the trajectory was stopped, not finished');

@@ -104,13 +104,15 @@ export class TestStack {
     return this.events.slice(from).filter((e) => e.event === event);
   }
 
-  /** Sends a command and waits for its ack; returns the events it produced up to the ack. */
+  /** Sends a command and waits for its ack (throws when the stack refuses it); returns the ack. */
   async command(cmd: Record<string, unknown>, timeoutMs = 5000): Promise<StackEvent> {
     const child = this.child;
     if (!child?.stdin) throw new Error('the test stack is not running');
     const from = this.events.length;
     child.stdin.write(`${JSON.stringify(cmd)}\n`);
-    return this.waitFor((e) => e.event === 'ack', timeoutMs, from);
+    const ack = await this.waitFor((e) => e.event === 'ack', timeoutMs, from);
+    if (ack.ok !== true) throw new Error(`the test stack refused ${JSON.stringify(cmd)}: ${String(ack.error)}`);
+    return ack;
   }
 
   /** The stack's own view of the arm. */
