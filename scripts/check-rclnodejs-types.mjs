@@ -1,5 +1,5 @@
 // npm test: type-checks armgate's stand-in of rclnodejs's API (lib/ros/rclnodejs-api.ts) and the
-// mock stack's server side against rclnodejs's own published declarations (types/*.d.ts of the
+// test stack's (tests/ros/stack/rcl.ts) against rclnodejs's own published declarations (types/*.d.ts of the
 // version locked in package-lock.json), so the stand-in cannot drift from the real API. Needs no
 // ROS 2: the package is fetched from the npm registry with `npm pack` (no install scripts run),
 // checked against the lock file's integrity, and kept under node_modules/.cache; an installed
@@ -87,6 +87,6 @@ const tsc = path.join(root, 'node_modules', '.bin', process.platform === 'win32'
 const result = spawnSync(tsc, ['-p', tsconfig], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
 if (result.status !== 0)
   fail(
-    `lib/ros/rclnodejs-api.ts, the mock stack's server API or the test stack's (tests/ros/stack/rcl.ts) no longer matches rclnodejs ${version}'s declarations`,
+    `lib/ros/rclnodejs-api.ts or the test stack's (tests/ros/stack/rcl.ts) no longer matches rclnodejs ${version}'s declarations`,
   );
 process.stdout.write(`check-rclnodejs-types: armgate's rclnodejs API matches rclnodejs ${version}'s declarations\n`);

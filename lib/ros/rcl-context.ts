@@ -611,7 +611,7 @@ export class RclContext implements RobotContext {
       return answer('preempted', `the controller cancelled the trajectory goal (a newer goal replaced it)${text}`);
     // ros2_controllers' JTC aborts the active goal when a newer one arrives: INVALID_GOAL with this text.
     if (code === FJT_INVALID_GOAL && /preempted/i.test(result.ok ? result.value.error_string : ''))
-      return answer('preempted', `a newer trajectory goal replaced this one${text}`);
+      return answer('preempted', `the controller ended the trajectory goal (a newer goal replaced it)${text}`);
     if (code === FJT_PATH_TOLERANCE_VIOLATED)
       return answer('stopped', `the controller stopped the trajectory: path tolerance violated${text}`);
     if (code === FJT_GOAL_TOLERANCE_VIOLATED)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run test:ros2: the suites of tests/ros2/ (node:test) against a real ROS 2 graph: the core that
+# npm run test:ros2: the suites of tests/ros2/ (node:test) and tests/ros/stack.test.ts against a real ROS 2 graph: the core that
 # `npm run ros2:build` built, rclnodejs built against it, the test stack of tests/ros/stack (real ROS 2
 # nodes) and armgate on `backend: ros2`. Nothing is skipped: without the core or rclnodejs it fails,
 # saying what to run. Extra arguments pass to node's test runner (e.g. --test-name-pattern).
@@ -17,7 +17,10 @@ node -e "require('rclnodejs')" >/dev/null 2>&1 ||
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ARMGATE_ROS2_DOMAIN_BASE=${ARMGATE_ROS2_DOMAIN_BASE:-140}
 export ARMGATE_TEST_ROS2=1
+export ARMGATE_STACK_TEST_DOMAIN=${ARMGATE_STACK_TEST_DOMAIN:-$((ARMGATE_ROS2_DOMAIN_BASE + 10))}
+# tests/ros2's suites, and the test stack's own checks with a plain rclnodejs client (tests/ros/stack.test.ts).
 mapfile -t files < <(find tests/ros2 -name '*.test.ts' | sort)
 [ "${#files[@]}" -gt 0 ] || fail "no suites in tests/ros2"
+files+=(tests/ros/stack.test.ts)
 echo "test:ros2: ${#files[@]} suites on ROS 2 $ROS_DISTRO ($RMW_IMPLEMENTATION, core $ARMGATE_ROS2_KEY)"
 exec node --import tsx --test --test-concurrency=2 --test-timeout=300000 "$@" "${files[@]}"

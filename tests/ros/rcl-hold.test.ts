@@ -10,7 +10,7 @@ import { createStandin } from '../support/rclnodejs-standin.ts';
 import { testConfig } from '../support/server.ts';
 
 // A stop's hold point on the ros2 backend (issue 24, item 6): RclContext.publishTrajectory and armActivity against the
-// in-process stand-in for rclnodejs backed by the simulator (not ROS 2; tests/ros/live.test.ts is for that).
+// in-process stand-in for rclnodejs backed by the simulator (not ROS 2; the suites of tests/ros2, npm run test:ros2, are for that).
 
 const message = (points: JointTrajectoryMsg['points']): JointTrajectoryMsg => ({
   header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },

@@ -6,6 +6,7 @@ import {
   FJT_GOAL_TOLERANCE_VIOLATED,
   FJT_INVALID_JOINTS,
   FJT_PATH_TOLERANCE_VIOLATED,
+  FJT_INVALID_GOAL,
   FJT_SUCCESSFUL,
   type IkRequest,
   type JointTrajectoryMsg,
@@ -23,7 +24,12 @@ import { RclContext } from '../../lib/ros/rcl-context.ts';
 import type { Config } from '../../lib/settings/load.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { assertNear, JOINTS, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
-import { createStandin, PREEMPTED_BY_NEW_GOAL, type Standin } from '../support/rclnodejs-standin.ts';
+import {
+  createStandin,
+  PREEMPTED_BY_NEW_GOAL,
+  PREEMPTED_BY_NEW_GOAL_HUMBLE,
+  type Standin,
+} from '../support/rclnodejs-standin.ts';
 import { testConfig } from '../support/server.ts';
 
 // RclContext.solveIk (MoveIt's GetPositionIK, `compute_ik`) and RclContext.executeTrajectory (the
@@ -31,7 +37,7 @@ import { testConfig } from '../support/server.ts';
 // public methods, against the in-process STAND-IN for rclnodejs (tests/support/rclnodejs-standin.ts)
 // backed by the simulator (time_scale 4: a 1 s trajectory runs in 0.25 s). The stand-in answers
 // from the simulator or as a test scripts it (knobs.ikAnswer, knobs.trajectoryGoals). It is not
-// ROS 2: no DDS, QoS, typesupport, goal UUIDs or status topics (tests/ros/live.test.ts is for those).
+// ROS 2: no DDS, QoS, typesupport, goal UUIDs or status topics (the suites of tests/ros2, npm run test:ros2, are for those).
 
 const TIMEOUTS = { server_wait_s: 0.3, fk_s: 0.2, ik_s: 0.1, motion_s: 5 };
 const IK = '/compute_ik';
@@ -441,7 +447,12 @@ describe('RclContext.executeTrajectory over the stand-in (FollowJointTrajectory 
         /^the controller aborted the trajectory \(error_code -2\): joints do not match$/,
       ],
       [
-        { kind: 'canceled', afterMs: 100, error_code: FJT_SUCCESSFUL, error_string: PREEMPTED_BY_NEW_GOAL },
+        { kind: 'aborted', afterMs: 100, error_code: FJT_INVALID_GOAL, error_string: PREEMPTED_BY_NEW_GOAL },
+        'preempted',
+        /^the controller ended the trajectory goal \(a newer goal replaced it\): Current goal preempted by new incoming action\.$/,
+      ],
+      [
+        { kind: 'canceled', afterMs: 100, error_code: FJT_SUCCESSFUL, error_string: PREEMPTED_BY_NEW_GOAL_HUMBLE },
         'preempted',
         /^the controller cancelled the trajectory goal \(a newer goal replaced it\): Current goal cancelled/,
       ],

@@ -1,7 +1,7 @@
 /**
  * End-to-end checks of a live armgate server with `robot.backend: ros2`, over HTTP only, so the
  * same checks run against the rclnodejs context on its stand-in (tests/ros/rcl-context.test.ts)
- * and against a real ROS 2 graph (tests/ros/live.test.ts). They assume a 7-joint arm that starts
+ * and against a real ROS 2 graph (the suites of tests/ros2, npm run test:ros2). They assume a 7-joint arm that starts
  * near the SRDF state `work` and can move between the positions below.
  */
 import assert from 'node:assert/strict';

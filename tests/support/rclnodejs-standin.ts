@@ -13,8 +13,8 @@
  *   the simulator does not know), or the answer `knobs.ikAnswer` scripts;
  * - the controller's FollowJointTrajectory action server executes on the simulated controller and
  *   answers as ros2_controllers' joint trajectory controller does (unknown or duplicate joints
- *   rejected; finished SUCCEEDED; a newer goal preempts the active one, CANCELED; a cancel
- *   request CANCELED; stopped ABORTED with PATH_TOLERANCE_VIOLATED, the simulator's time limit
+ *   rejected; finished SUCCEEDED; a newer goal preempts the active one, ABORTED with INVALID_GOAL and
+ *   jazzy's text; a cancel request CANCELED; an empty trajectory on the topic ignored; stopped ABORTED with PATH_TOLERANCE_VIOLATED, the simulator's time limit
  *   ABORTED with GOAL_TOLERANCE_VIOLATED, a trajectory it refuses ABORTED with INVALID_GOAL), or
  *   as `knobs.trajectoryGoals` scripts;
  * - `<node>/get_parameters` answers the SRDF parameter when `knobs.srdf` is set;
@@ -39,7 +39,8 @@
  * a DDS implementation), the rcl
  * executor and its threads, goal status topics and goal UUIDs, name remapping and namespaces,
  * parameters other than the one GetParameters answer, sim time, lifecycle nodes, and rclnodejs's
- * init/shutdown rules. The live suite (tests/ros/live.test.ts) covers those on a real graph.
+ * init/shutdown rules. `npm run test:ros2` (tests/ros2) covers those on a real graph, against the test
+ * stack of real ROS 2 nodes (tests/ros/stack).
  * Nor the joint trajectory controller exactly: a trajectory published on its topic while a
  * FollowJointTrajectory goal executes ends that goal CANCELED here (the simulator preempts it),
  * while ros2_controllers' controller keeps the goal active against the new trajectory.
@@ -247,7 +248,10 @@ export interface Standin {
 
 const GOAL = { accepted: 1, executing: 2, canceling: 3, succeeded: 4, canceled: 5, aborted: 6 };
 /** The joint trajectory controller's error_string for a goal a newer goal replaced. */
-export const PREEMPTED_BY_NEW_GOAL = 'Current goal cancelled due to new incoming action.';
+/** What jazzy's joint trajectory controller says when a newer goal preempts the active one (ABORTED, INVALID_GOAL). */
+export const PREEMPTED_BY_NEW_GOAL = 'Current goal preempted by new incoming action.';
+/** What humble's controller said for the same (CANCELED, SUCCESSFUL). */
+export const PREEMPTED_BY_NEW_GOAL_HUMBLE = 'Current goal cancelled due to new incoming action.';
 const full = (name: string) => (name.startsWith('/') ? name : `/${name}`);
 const nums = (v: unknown): number[] => Array.from((v ?? []) as ArrayLike<number>);
 const later = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -581,14 +585,17 @@ export function createStandin(sim: SimContext): Standin {
     return undefined;
   }
 
-  /** The result a cancelled or preempted trajectory goal ends with (CANCELED, SUCCESSFUL). */
-  const cancelledEnd = (signal: AbortSignal): GoalEnd => ({
-    status: GOAL.canceled,
-    result: {
-      error_code: FJT_SUCCESSFUL,
-      error_string: signal.reason === 'preempted' ? PREEMPTED_BY_NEW_GOAL : '',
-    },
-  });
+  /** A goal preempted by a newer one, as jazzy's controller ends it (ABORTED, INVALID_GOAL, its text). */
+  const preemptedEnd: GoalEnd = {
+    status: GOAL.aborted,
+    result: { error_code: FJT_INVALID_GOAL, error_string: PREEMPTED_BY_NEW_GOAL },
+  };
+
+  /** The result a cancelled (CANCELED, SUCCESSFUL, no text) or preempted trajectory goal ends with. */
+  const cancelledEnd = (signal: AbortSignal): GoalEnd =>
+    signal.reason === 'preempted'
+      ? preemptedEnd
+      : { status: GOAL.canceled, result: { error_code: FJT_SUCCESSFUL, error_string: '' } };
 
   /** A FollowJointTrajectory goal as the scripted controller runs it. */
   function runScriptedTrajectory(script: Exclude<TrajectoryScript, { kind: 'rejected' }>) {
@@ -622,7 +629,7 @@ export function createStandin(sim: SimContext): Standin {
         case 'finished':
           return { status: GOAL.succeeded, result: { error_code: FJT_SUCCESSFUL, error_string: '' } };
         case 'preempted':
-          return { status: GOAL.canceled, result: { error_code: FJT_SUCCESSFUL, error_string: PREEMPTED_BY_NEW_GOAL } };
+          return preemptedEnd;
         case 'stopped':
           return { status: GOAL.aborted, result: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: o.message } };
         case 'timeout':
@@ -689,7 +696,9 @@ export function createStandin(sim: SimContext): Standin {
       return {
         publish: (message: object) => {
           published.push(message);
-          if (full(topic) === full(ifaces.trajectory.name)) void sim.publishTrajectory(trajectoryFromRcl(message));
+          // The controller ignores an empty trajectory ("Empty trajectory received"): the arm goes on.
+          const trajectory = full(topic) === full(ifaces.trajectory.name) ? trajectoryFromRcl(message) : undefined;
+          if (trajectory && trajectory.points.length > 0) void sim.publishTrajectory(trajectory);
         },
       };
     }

@@ -15,7 +15,6 @@ import type {
   RclOptions,
   RclPublisher,
 } from '../../../lib/ros/rclnodejs-api.ts';
-import type { ServerGoalHandle, ServerModule, ServerNode } from '../mock-stack/server-api.ts';
 import type { StackGoalHandle, StackNode, StackRcl } from '../stack/rcl.ts';
 
 /** Compiles only when U is assignable to T. */
@@ -42,23 +41,6 @@ export type GoalHandleMatches = Is<RclGoalHandle, rcl.ClientGoalHandle<Name>>;
 export type NamesAndTypesMatch = Is<RclNamesAndTypes, rcl.NamesAndTypesQueryResult>;
 /** armgate passes its options to rclnodejs: the other direction. */
 export type OptionsMatch = Is<rcl.Options, RclOptions>;
-
-// The mock stack's server side (tests/ros/mock-stack).
-export type ServerModuleMatches = Is<Omit<ServerModule, 'ActionServer' | 'ActionClient'>, typeof rcl>;
-export type ActionServerMatches = Is<
-  new (
-    node: rcl.Node,
-    type: Name,
-    name: string,
-    execute: (handle: rcl.ServerGoalHandle<Name>) => Promise<object>,
-    goal?: () => rcl.GoalResponse,
-    accepted?: undefined,
-    cancel?: () => rcl.CancelResponse,
-  ) => object,
-  typeof rcl.ActionServer
->;
-export type ServerNodeMatches = Is<ServerNode, rcl.Node>;
-export type ServerGoalHandleMatches = Is<ServerGoalHandle, rcl.ServerGoalHandle<Name>>;
 
 // The test robot stack's own declaration of rclnodejs (tests/ros/stack/rcl.ts).
 export type StackModuleMatches = Is<
