@@ -42,8 +42,10 @@ function ros2Env(): { env: NodeJS.ProcessEnv } | { missing: string } {
     }
     return { env: { ...env, ROS_DOMAIN_ID: DOMAIN, ROS_AUTOMATIC_DISCOVERY_RANGE: 'LOCALHOST', ARMGATE_TOKEN: '' } };
   } catch (e) {
-    const stderr = String((e as { stderr?: unknown }).stderr ?? '').trim();
-    return { missing: stderr.split('\n')[0] || 'the ROS 2 core or rclnodejs is not built: npm run ros2:build' };
+    const stderr = String((e as { stderr?: unknown }).stderr ?? '');
+    // env.sh says what is missing in a line of its own; a failed require names the module in its Error line.
+    const said = stderr.split('\n').find((line) => /^(ros2:|Error)/.test(line.trim()));
+    return { missing: said?.trim() ?? 'the ROS 2 core or rclnodejs is not built' };
   }
 }
 
