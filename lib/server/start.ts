@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServerAdapter } from '@whatwg-node/server';
 import { operations } from '../../handlers/index.ts';
 import { resources } from '../../handlers/resources.ts';
 import { operation as stopOperation } from '../../handlers/stop.ts';
@@ -12,6 +11,8 @@ import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
+import { createListener } from './listener.ts';
+import { logLine } from '../http/log.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
@@ -288,7 +289,7 @@ function inMemoryRequest(origin: string, input: string | URL | Request, init?: R
 /** Builds the app and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const { quiesce, release, ...app } = await assemble(config, options);
-  const server = createServer(createServerAdapter(app.fetch));
+  const server = createListener({ fetch: app.fetch, log: options.log ?? logLine });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -1,0 +1,133 @@
+/**
+ * Every request form HTTP/1.1 allows (RFC 9112, 3.2) over a real socket (issue 26 item 1): an absolute-form target
+ * reaches the same route as its path (POST /stop included: it stops the arm), `OPTIONS *` is answered, and what no
+ * route can serve is a 4xx, never a 500.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sleep, waitFor } from '../support/live.ts';
+import { portOf, rawRequest } from '../support/raw-http.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const TOKEN = 'request-forms-token-7c21';
+
+describe('request targets over a real socket', () => {
+  let server: TestServer;
+  let port: number;
+  let authority: string;
+  const auth = `Authorization: Bearer ${TOKEN}\r\n`;
+
+  before(async () => {
+    server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 10 } });
+    port = portOf(server.url);
+    authority = `127.0.0.1:${port}`;
+  });
+  after(() => server.close());
+
+  it('POST /stop in absolute-form stops a moving arm, as the origin-form does', async () => {
+    const states = await getStates();
+    const goal = states.map((q, j) => (j === 0 ? q + 1.0 : q));
+    const sent = await fetch(`${server.url}/trajectory/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ points: [{ positions: goal, time_from_start: 20 }] }),
+    });
+    assert.equal(sent.status, 200, await sent.text());
+    await waitFor('the arm to move', getVelocities, (v) => v.some((x) => x !== 0), 5000, 5);
+    const res = await rawRequest(
+      port,
+      `POST http://${authority}/stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}Content-Length: 0\r\n\r\n`,
+    );
+    assert.equal(res.status, 200, res.body);
+    assert.equal(JSON.parse(res.body).status, 'stopped');
+    const rest = await waitFor('the arm to rest', getVelocities, (v) => v.every((x) => x === 0), 2000, 5);
+    assert.ok(rest.every((x) => x === 0));
+    const held = await getStates();
+    await sleep(200);
+    assert.deepEqual(await getStates(), held, 'the arm holds after the absolute-form stop');
+    assert.ok((held[0] ?? 0) < (goal[0] ?? 0) - 0.3, 'stopped part way, not at the goal');
+
+    async function getStates(): Promise<number[]> {
+      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return ((await r.json()) as { position: number[] }).position;
+    }
+    async function getVelocities(): Promise<number[]> {
+      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return ((await r.json()) as { velocity: number[] }).velocity;
+    }
+  });
+
+  it('answers an absolute-form GET exactly as its origin-form, query included', async () => {
+    for (const path of ['/robot/joint_states', '/sequences/status', '/robot/positions', '/nowhere?x=1']) {
+      const absolute = await rawRequest(
+        port,
+        `GET http://${authority}${path} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`,
+      );
+      const origin = await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
+      assert.equal(absolute.status, origin.status, `${path}: ${absolute.body}`);
+      assert.ok(absolute.status < 500, path);
+      if (path === '/robot/positions') assert.equal(absolute.body, origin.body);
+    }
+    // An absolute-form target with no path is the root; an upper-case scheme is the same scheme.
+    const root = await rawRequest(port, `GET HTTP://${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
+    const slash = await rawRequest(port, `GET / HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
+    assert.equal(root.status, slash.status);
+    assert.equal(root.body, slash.body);
+    // The query of an absolute-form target reaches the handler.
+    const logs = await rawRequest(
+      port,
+      `GET http://${authority}/trajectory/logs?lines=zero HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`,
+    );
+    assert.equal(logs.status, 422, logs.body);
+  });
+
+  it("takes the host from an absolute-form target (RFC 9112, 3.2.2): Host is ignored, the target's host admitted", async () => {
+    // A rebinding name in Host is not what counts; an unadmitted host in the target is refused as in Host.
+    const good = await rawRequest(
+      port,
+      `GET http://${authority}/robot/positions HTTP/1.1\r\nHost: evil.example\r\n${auth}\r\n`,
+    );
+    assert.equal(good.status, 200, good.body);
+    const bad = await rawRequest(
+      port,
+      `GET http://evil.example:${port}/robot/positions HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`,
+    );
+    assert.equal(bad.status, 403, bad.body);
+    // Authentication still applies to absolute-form requests.
+    const anonymous = await rawRequest(
+      port,
+      `POST http://${authority}/stop HTTP/1.1\r\nHost: ${authority}\r\nContent-Length: 0\r\n\r\n`,
+    );
+    assert.equal(anonymous.status, 401, anonymous.body);
+  });
+
+  it('answers OPTIONS * with 204 and the methods the server serves', async () => {
+    const res = await rawRequest(port, `OPTIONS * HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.allow, 'GET, POST, OPTIONS');
+  });
+
+  it('answers a target no route can serve with a 4xx naming it, never a 500', async () => {
+    const cases = [
+      `GET * HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `POST * HTTP/1.1\r\nHost: ${authority}\r\nContent-Length: 0\r\n\r\n`,
+      `GET ftp://${authority}/robot/positions HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `GET http:///robot/positions HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `GET http://user:pw@${authority}/robot/positions HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `GET http://[::1/robot/positions HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `GET robot/positions HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `GET ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+    ];
+    for (const request of cases) {
+      const res = await rawRequest(port, request);
+      const line = request.slice(0, request.indexOf('\r\n'));
+      assert.ok(res.status >= 400 && res.status < 500, `${line}: ${res.status} ${res.body}`);
+      assert.match(JSON.parse(res.body || '{}').detail ?? '', /\S/, `${line}: ${res.status} '${res.body}'`);
+    }
+    assert.ok(
+      !server.logs.some((l) => l.level === 'error'),
+      JSON.stringify(server.logs.filter((l) => l.level === 'error')),
+    );
+  });
+});
