@@ -34,6 +34,19 @@ export async function readBodyText(request: Request, limitBytes: number): Promis
   return ok(new TextDecoder('utf-8', { fatal: false }).decode(bytes));
 }
 
+/** The status logged for a request whose client went away before its answer (nginx's "client closed request"). */
+export const CLIENT_CLOSED_STATUS = 499;
+
+/**
+ * True when `error` is the client going away: the connection closed while its body was read (Node's 'aborted',
+ * ECONNRESET) or the request's signal ended. Not a server fault: it is logged at info level, never as a 500.
+ */
+export function isClientAbort(error: unknown, request: Request): boolean {
+  if (request.signal?.aborted) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'ABORT_ERR' || (error instanceof Error && error.message === 'aborted');
+}
+
 /** True for `application/json` and `application/<x>+json`, with any parameters (`; charset=utf-8`). */
 export function isJsonMediaType(contentType: string | null): boolean {
   const essence = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import busboy from 'busboy';
 import { err, ok, type Result } from '../result.ts';
-import { describeContentType } from './body.ts';
+import { describeContentType, isClientAbort } from './body.ts';
 import { type ApiError, invalid } from '../core/errors.ts';
 import { MAX_UPLOAD_BYTES } from './limits.ts';
 
@@ -67,7 +67,7 @@ export async function parseMultipart(
     return err(invalid(['body'], `malformed multipart body: ${(e as Error).message}`, 'multipart'));
   }
   const reader = request.body.getReader();
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
@@ -144,6 +144,12 @@ export async function parseMultipart(
           if (!parser.write(value)) await once(parser, 'drain');
         }
       } catch (e) {
+        // The client went away: the request ends as its own case (lib/http/app.ts), not as a bad body.
+        if (isClientAbort(e, request)) {
+          failure ??= invalid(['body'], 'the client closed the request', 'aborted');
+          reject(e);
+          return;
+        }
         fail(invalid(['body'], `the upload was interrupted: ${(e as Error).message}`, 'multipart'));
       }
     };
