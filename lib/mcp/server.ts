@@ -39,6 +39,8 @@ const ACCEPT_BOTH = 'application/json, text/event-stream';
 
 interface Session {
   readonly id: string;
+  /** The principal (token name) that opened it: requests of any other are answered as if it did not exist. */
+  readonly owner: string;
   readonly server: Server;
   readonly transport: SessionTransport;
   /** The face's tools/call, answered on the direct path without the Server (none for a bare Server: tests). */
@@ -171,26 +173,31 @@ function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
 }
 
 /**
- * Session ids this process issued carry an HMAC of their random part under a key of its own, so an
- * id whose session was closed for idleness or for room can be told apart from one never issued.
+ * Session ids this process issued carry an HMAC of their random part and of the principal that opened the session,
+ * under a key of its own: an id whose session was closed for idleness or for room can be told apart from one never
+ * issued, and a session belongs to its principal even when it is rebuilt (another principal's id is as good as none).
  */
-function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolean } {
+function sessionIds(): { issue: (owner: string) => string; issuedHere: (id: string, owner: string) => boolean } {
   const key = randomBytes(32);
-  const mac = (nonce: string) => createHmac('sha256', key).update(nonce).digest('base64url').slice(0, 22);
+  const mac = (nonce: string, owner: string) =>
+    createHmac('sha256', key).update(`${nonce}\n${owner}`).digest('base64url').slice(0, 22);
   return {
-    issue: () => {
+    issue: (owner) => {
       const nonce = randomBytes(16).toString('base64url');
-      return `${nonce}.${mac(nonce)}`;
+      return `${nonce}.${mac(nonce, owner)}`;
     },
-    issuedHere: (id) => {
+    issuedHere: (id, owner) => {
       const dot = id.indexOf('.');
       if (dot !== 22 || id.length !== 45) return false;
       const given = Buffer.from(id.slice(23));
-      const expected = Buffer.from(mac(id.slice(0, 22)));
+      const expected = Buffer.from(mac(id.slice(0, 22), owner));
       return given.length === expected.length && timingSafeEqual(given, expected);
     },
   };
 }
+
+/** The principal a request comes from, by name: who owns the sessions it opens. */
+const ownerOf = (request: Request): string => authInfoOf(request).clientId;
 
 /**
  * The /mcp/mcp fetch handler around the SDK's web-standard streamable HTTP transport, one session
@@ -207,6 +214,8 @@ function sessionIds(): { issue: () => string; issuedHere: (id: string) => boolea
  *   (the SDK client does not initialize again on a 404) never notice. An id this process never
  *   issued (another process, a restart, a typo) or one ended by DELETE is a 404, after which the
  *   client initializes again.
+ * - A session belongs to the principal (token) that opened it: a request of any other principal naming it (POST,
+ *   DELETE) is answered 404 as for an id never issued, and nothing in the session is touched.
  * - notifications/cancelled reaches the session's server, which aborts the call's signal, and
  *   ends the answer of the cancelled request.
  * - The SDK's DNS-rebinding protection is on, with the hosts and origins of `admission` (the same
@@ -277,6 +286,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     await server.connect(transport);
     const session: Session = {
       id,
+      owner: ownerOf(request),
       server,
       transport,
       callTool,
@@ -324,11 +334,12 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     return pending;
   };
 
-  /** The session a request names: held, rebuilt, or undefined (never issued here, or ended). */
+  /** The session a request names: held, rebuilt, or undefined (never issued here, ended, or another principal's). */
   const sessionFor = async (request: Request, id: string): Promise<Session | undefined> => {
+    const owner = ownerOf(request);
     const held = sessions.get(id);
-    if (held) return held;
-    if (closed || ended.has(id) || !ids.issuedHere(id)) return undefined;
+    if (held) return held.owner === owner ? held : undefined;
+    if (closed || ended.has(id) || !ids.issuedHere(id, owner)) return undefined;
     return rebuild(request, id);
   };
 
@@ -460,9 +471,11 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const id = request.headers.get('mcp-session-id');
     if (method === 'DELETE') {
       if (!id) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      // Another principal's session is, to this request, one that does not exist: nothing in it is touched.
+      const owner = ownerOf(request);
       const held = sessions.get(id);
-      if (held) return held.transport.sdk.handleRequest(request);
-      if (closed || ended.has(id) || !ids.issuedHere(id)) return sessionNotFound();
+      if (held) return held.owner === owner ? held.transport.sdk.handleRequest(request) : sessionNotFound();
+      if (closed || ended.has(id) || !ids.issuedHere(id, owner)) return sessionNotFound();
       forget(id);
       return new PonyfillResponse(null, { status: 200 });
     }
@@ -506,7 +519,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         'Bad Request: Mcp-Session-Id header is required (send initialize first to get a session)',
       );
     if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
-    const session = await openSession(request, ids.issue());
+    const session = await openSession(request, ids.issue(ownerOf(request)));
     hold(session);
     const response = await post(session, request, from, body, batch, kind);
     if (response.status !== 200) await closeSession(session.id);
