@@ -15,6 +15,7 @@ import {
   type LimitViolation,
   type Quantity,
   START_TOLERANCE_RAD,
+  HOLD_TOLERANCE_RAD,
 } from '../trajectory/dynamics.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
 import { yieldToLoop } from './sliced.ts';
@@ -49,12 +50,7 @@ type Mode =
     }
   | { readonly kind: 'stopping'; readonly id: number | undefined };
 
-export { START_TOLERANCE_RAD };
-/**
- * A single point at t = 0 this close (rad) to the current position is a hold request (what POST
- * /stop publishes from the latest joint state, which lags a moving arm by up to one period).
- */
-export const HOLD_TOLERANCE_RAD = 0.1;
+export { START_TOLERANCE_RAD, HOLD_TOLERANCE_RAD };
 
 /** Points per slice of {@link TrajectoryController.followSliced}: a few milliseconds of checks. */
 export const SLICE_POINTS = 2048;

@@ -11,7 +11,7 @@ import type { TrajectoryPoint } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { coerceScalarStrings } from '../core/schema-shape.ts';
 import { parseTrajectoryCsv } from './csv.ts';
-import { type ArmState, describeViolation, type LimitViolation, planExecution } from './dynamics.ts';
+import { type ArmState, describeViolation, holdPointJump, type LimitViolation, planExecution } from './dynamics.ts';
 import { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations, toTrajectoryPoints } from './points.ts';
 import { TrajectoryBodySchema } from './schema.ts';
 import type { Chain } from '../kinematics/chain.ts';
@@ -126,12 +126,17 @@ function parseSource(source: CheckSource):
   return { ok: true, points, rows, ignored, validate: source.validateLimits, wait: source.wait ?? false };
 }
 
+/** A lone point at t = 0: a hold point, when it is near the current position (see holdPointJump). */
+function isHoldPoint(points: readonly { readonly time_from_start: number }[]): boolean {
+  return points.length === 1 && points[0]?.time_from_start === 0;
+}
+
 /**
  * True when the execution check applies: times increase strictly (otherwise the controller refuses
  * the trajectory, which the response reports) and it is not a lone point at t = 0 (a hold point).
  */
 export function dynamicsApply(points: readonly { readonly time_from_start: number }[]): boolean {
-  if (points.length === 1 && points[0]?.time_from_start === 0) return false;
+  if (isHoldPoint(points)) return false;
   return firstNonIncreasingTime(points as readonly ApiTrajectoryPoint[]) < 0;
 }
 
@@ -225,16 +230,25 @@ export function checkTrajectoryRequest(request: CheckRequest): CheckResult {
   const locator = source.kind === 'json' ? JSON_LOCATOR : csvLocator(parsed.rows);
   const outside = limitViolations(points, limits, locator.loc, locator.label);
   if (outside) return { ok: false, error: outside };
-  if (!dynamicsApply(points)) return done(packPoints(toTrajectoryPoints(points), joints), false);
-  if (!state) {
-    return {
-      ok: false,
-      error: {
-        kind: 'unavailable',
-        detail: "no joint state received yet: the trajectory cannot be checked from the arm's current state",
-      },
-    };
+  const noState: CheckResult = {
+    ok: false,
+    error: {
+      kind: 'unavailable',
+      detail: "no joint state received yet: the trajectory cannot be checked from the arm's current state",
+    },
+  };
+  if (isHoldPoint(points)) {
+    // A hold point only near where the arm is: farther, a lone point at t = 0 is a jump, refused as every other.
+    if (!state) return noState;
+    const jump = holdPointJump(points[0]?.positions ?? [], state.positions);
+    if (jump)
+      return {
+        ok: false,
+        error: { kind: 'validation', issues: [violationIssue(jump, limits, source.kind, parsed.rows)] },
+      };
   }
+  if (!dynamicsApply(points)) return done(packPoints(toTrajectoryPoints(points), joints), false);
+  if (!state) return noState;
   const plan = planExecution(state, toTrajectoryPoints(points), limits, true);
   if (plan.violation)
     return {

@@ -49,6 +49,22 @@ export interface ExecutedKnots {
 
 /** Largest distance (rad) between a first point at t = 0 and the current position that is not a jump. */
 export const START_TOLERANCE_RAD = 1e-3;
+
+/**
+ * A lone point at t = 0 this close (rad) to the current position is a hold request (what POST /stop publishes from
+ * the latest joint state, which lags a moving arm by up to one period); farther, it is a jump. The simulated
+ * controller holds to the same figure.
+ */
+export const HOLD_TOLERANCE_RAD = 0.1;
+
+/** The first joint of a lone point at t = 0 farther than {@link HOLD_TOLERANCE_RAD} from `current`: a jump. */
+export function holdPointJump(point: readonly number[], current: readonly number[]): LimitViolation | undefined {
+  for (let j = 0; j < point.length; j++) {
+    const off = Math.abs((point[j] ?? 0) - (current[j] ?? 0));
+    if (!(off <= HOLD_TOLERANCE_RAD)) return violation(0, j, 'jump', off, HOLD_TOLERANCE_RAD, 0, 0, 0);
+  }
+  return undefined;
+}
 /** Relative slack on velocity and acceleration limits (rounding of figures computed at the limit). */
 const RELATIVE_TOLERANCE = 1e-6;
 /** Velocity differences below this (rad/s) at a knot are not a step. */

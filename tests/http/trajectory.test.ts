@@ -404,6 +404,22 @@ describe('trajectories end to end on the simulated arm', () => {
       });
     });
 
+    it('answers 422 to a lone point at time 0 beyond 0.1 rad of the arm (not a hold point: it would jump)', async () => {
+      const q = (await atRest(url)).position;
+      await assertNoEffect(async () => {
+        const res = await post(url, '/trajectory/send', {
+          points: [{ positions: q.map((v, j) => (j === 0 ? v + 0.5 : v)), time_from_start: 0 }],
+        });
+        assert.equal(res.status, 422, JSON.stringify(res.body));
+        const issues = issuesOf(res.body);
+        assert.deepEqual(issues[0]?.loc, ['body', 'points', 0, 'positions', 0]);
+        assert.match(
+          issues[0]?.msg ?? '',
+          /^point 0: joint1 is at t = 0 but 0\.5 rad from the current position: the arm would jump/,
+        );
+      });
+    });
+
     it('lets the controller refuse a first point at time 0 away from the current position (validate_limits false: it would jump)', async () => {
       const q = (await atRest(url)).position;
       await assertRefusedByController(async () => {

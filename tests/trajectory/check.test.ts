@@ -94,6 +94,25 @@ describe('checkTrajectoryRequest', () => {
     }
   });
 
+  it('refuses a lone point at t = 0 beyond 0.1 rad of the current position as a jump (JSON and CSV), naming the joint', () => {
+    // The issue's body: joint1 0.5 rad from the arm, at t = 0.
+    const [fromJson] = issues(checkTrajectoryRequest(json({ points: [{ positions: q(0.5), time_from_start: 0 }] })));
+    assert.deepEqual(fromJson?.loc, ['body', 'points', 0, 'positions', 0]);
+    assert.equal(
+      fromJson?.msg,
+      'point 0: joint1 is at t = 0 but 0.5 rad from the current position: the arm would jump; give the first point a time after 0',
+    );
+    const far = WORK.map((v, j) => (j === 5 ? v - 0.2 : v));
+    const [fromCsv] = issues(checkTrajectoryRequest(csv(`${HEADER}\n0,${far.join(',')}\n`)));
+    assert.deepEqual(fromCsv?.loc, ['body', 'file', 2, 'joint6']);
+    assert.match(fromCsv?.msg ?? '', /joint6 is at t = 0 but 0\.2 rad from the current position: the arm would jump/);
+    // Within 0.1 rad it is a hold point, as before; without a joint state it cannot be told: 503.
+    const near = checkTrajectoryRequest(json({ points: [{ positions: q(0.099), time_from_start: 0 }] }));
+    assert.ok(near.ok, JSON.stringify(near));
+    const blind = checkTrajectoryRequest(jsonFrom(undefined, { points: [{ positions: q(0), time_from_start: 0 }] }));
+    assert.ok(!blind.ok && blind.error.kind === 'unavailable', JSON.stringify(blind));
+  });
+
   it('locates a dynamic limit violation at the point (JSON) or the row and joint column (CSV)', () => {
     const [fromJson] = issues(checkTrajectoryRequest(json({ points: [{ positions: q(1.7), time_from_start: 1 }] })));
     assert.deepEqual(fromJson, {
