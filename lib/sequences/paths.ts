@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { err, ok, type Result } from '../result.ts';
@@ -64,6 +65,11 @@ export async function confineRequest(root: string, requested: string): Promise<R
 /** The file system checks of {@link confineRequest} for `target`, the lexical path of `requested` under `root`. */
 async function confineReal(root: string, requested: string, target: string): Promise<Result<string, string>> {
   await mkdir(root, { recursive: true });
+  const realRoot = await realpath(root);
+  const limits = await fileSystemLimits(realRoot);
+  // Names first: a name the file system cannot hold fails every later look (ENAMETOOLONG), and the runner's too.
+  const named = nameProblem(path.resolve(target), limits);
+  if (named) return err(`'${shorten(requested)}': ${named}`);
   const existing = await lstatOrNone(target);
   if (existing?.isSymbolicLink())
     return err(
@@ -73,7 +79,6 @@ async function confineReal(root: string, requested: string, target: string): Pro
     return err(
       `'${requested}' already exists under sequences.bag_root; choose a new name (bags are never overwritten)`,
     );
-  const realRoot = await realpath(root);
   const real = await realTarget(target);
   if (!real.ok) return err(`'${requested}': ${real.error}`);
   if (!within(realRoot, real.value) || real.value === realRoot) {
@@ -81,7 +86,68 @@ async function confineReal(root: string, requested: string, target: string): Pro
       `'${requested}' leads through a symbolic link to ${real.value}, outside sequences.bag_root (${realRoot}); bags are written only inside bag_root`,
     );
   }
+  // Through links the real path may be longer than the path asked for.
+  const tooLong = nameProblem(real.value, limits);
+  if (tooLong) return err(`'${shorten(requested)}': ${tooLong}`);
   return ok(target);
+}
+
+const shorten = (requested: string) => (requested.length > 60 ? `${requested.slice(0, 60)}...` : requested);
+
+/** The longest file name (bytes) and path (bytes, with its terminating NUL) a file system takes. */
+export interface NameLimits {
+  readonly nameMax: number;
+  readonly pathMax: number;
+}
+
+/** Linux's usual limits, taken when the file system's own cannot be read. */
+const USUAL_LIMITS: NameLimits = { nameMax: 255, pathMax: 4096 };
+
+/** The files a recorder writes into a bag folder named `base`: rosbag2's MCAP file and metadata (see lib/bag/writer.ts). */
+export function recorderFileNames(base: string): string[] {
+  return [`${base}_0.mcap`, 'metadata.yaml', '.metadata.yaml.partial'];
+}
+
+/**
+ * Why a bag folder at `folder` (absolute, real) cannot hold the recorder's files on a file system with `limits`: a
+ * component of the path, or a file name the recorder will write, longer than NAME_MAX, or a file's whole path longer
+ * than PATH_MAX. Undefined when everything fits.
+ */
+export function nameProblem(folder: string, limits: NameLimits): string | undefined {
+  const bytes = (s: string) => Buffer.byteLength(s);
+  for (const part of folder.split(path.sep)) {
+    if (bytes(part) > limits.nameMax)
+      return `the folder name '${part.slice(0, 40)}...' is ${bytes(part)} bytes; this file system takes names of at most ${limits.nameMax} bytes (NAME_MAX)`;
+  }
+  for (const name of recorderFileNames(path.basename(folder))) {
+    if (bytes(name) > limits.nameMax)
+      return `the recorder would write the file '${name.slice(0, 40)}...' (${bytes(name)} bytes); this file system takes names of at most ${limits.nameMax} bytes (NAME_MAX): choose a shorter name`;
+    const full = path.join(folder, name);
+    if (bytes(full) + 1 > limits.pathMax)
+      return `the recorder would write ${bytes(full)} bytes of path (${name}); this file system takes paths of at most ${limits.pathMax - 1} bytes (PATH_MAX): choose a shorter path`;
+  }
+  return undefined;
+}
+
+const limitsByRoot = new Map<string, Promise<NameLimits>>();
+
+/** NAME_MAX and PATH_MAX of the file system holding `dir` (getconf, read once per folder), else the usual ones. */
+export function fileSystemLimits(dir: string): Promise<NameLimits> {
+  let known = limitsByRoot.get(dir);
+  if (!known) {
+    const read = (name: string, fallback: number) =>
+      new Promise<number>((resolve) =>
+        execFile('getconf', [name, dir], { timeout: 2000 }, (error, stdout) => {
+          const n = Number(String(stdout).trim());
+          resolve(!error && Number.isSafeInteger(n) && n > 0 ? n : fallback);
+        }),
+      );
+    known = Promise.all([read('NAME_MAX', USUAL_LIMITS.nameMax), read('PATH_MAX', USUAL_LIMITS.pathMax)]).then(
+      ([nameMax, pathMax]) => ({ nameMax, pathMax }),
+    );
+    limitsByRoot.set(dir, known);
+  }
+  return known;
 }
 
 /**

@@ -359,6 +359,13 @@ describe('sequences end to end on the simulated arm', () => {
       ["bag_path 'a/../../x'", CONFIG, { bag_path: 'a/../../x' }, ['body', 'bag_path'], /inside sequences\.bag_root/],
       ["bag_path '/etc/x'", CONFIG, { bag_path: '/etc/x' }, ['body', 'bag_path'], /outside sequences\.bag_root/],
       [
+        'bag_path of 255 characters (its recorder file cannot be named)',
+        CONFIG,
+        { bag_path: 'n'.repeat(255) },
+        ['body', 'bag_path'],
+        /NAME_MAX/,
+      ],
+      [
         'bag_path naming an existing folder',
         CONFIG,
         { bag_path: 'existing-folder' },

@@ -66,6 +66,34 @@ describe('confineRequest (bag_path under bag_root, by real path)', () => {
     assert.equal((await confineRequest(viaLink, 'escape/run')).ok, false);
   });
 
+  it("refuses a bag_path whose folder or recorder files exceed the file system's NAME_MAX, before creating anything", async () => {
+    // The recorder writes <name>_0.mcap into the folder: 248 characters is the longest name whose file fits 255.
+    const fits = 'a'.repeat(248);
+    assert.deepEqual(await confineRequest(root, fits), { ok: true, value: path.join(root, fits) });
+    for (const [requested, message] of [
+      ['b'.repeat(249), /the recorder would write the file 'b+\.\.\.' \(256 bytes\); .*at most 255 bytes \(NAME_MAX\)/],
+      ['c'.repeat(255), /\(262 bytes\); this file system takes names of at most 255 bytes \(NAME_MAX\)/],
+      [`${'d'.repeat(256)}/run`, /the folder name 'd+\.\.\.' is 256 bytes; .*NAME_MAX/],
+    ] as const) {
+      const result = await confineRequest(root, requested);
+      assert.equal(result.ok, false, requested);
+      if (!result.ok) assert.match(result.error, message);
+    }
+    assert.ok(!(await readdir(root)).some((name) => /^[bcd]+$/.test(name)), 'no folder was created');
+  });
+
+  it('refuses a bag_path whose recorder files would exceed PATH_MAX under a deep bag_root', async () => {
+    // A bag_root 19 x 201 bytes deep: a 150-character bag_path makes its files' paths longer than 4095 bytes.
+    let deep = base;
+    for (let i = 0; i < 19; i++) deep = path.join(deep, `${i}`.padEnd(200, 'p'));
+    await mkdir(deep, { recursive: true });
+    const result = await confineRequest(deep, 'e'.repeat(150));
+    assert.equal(result.ok, false);
+    if (!result.ok) assert.match(result.error, /bytes of path \(e+_0\.mcap\); .*at most 4095 bytes \(PATH_MAX\)/);
+    assert.equal((await confineRequest(deep, 'short')).ok, true);
+    await rm(path.join(base, '0'.padEnd(200, 'p')), { recursive: true, force: true });
+  });
+
   it('wrote nothing anywhere', async () => {
     assert.deepEqual(await readdir(outside), []);
     assert.deepEqual((await readdir(path.join(root, 'real'))).sort(), []);
