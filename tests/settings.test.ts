@@ -442,8 +442,8 @@ describe('loadConfig: host and token', () => {
   }
 
   it('accepts a non-loopback host with web.token set', async () => {
-    const c = await loadServe({ web: { host: '0.0.0.0', token: 'file-token-1' } });
-    assert.equal(c.web.token, 'file-token-1');
+    const c = await loadServe({ web: { host: '0.0.0.0', token: 'file-token-0123456789' } });
+    assert.equal(c.web.token, 'file-token-0123456789');
   });
 
   const envCases: {
@@ -455,24 +455,24 @@ describe('loadConfig: host and token', () => {
   }[] = [
     {
       name: 'ARMGATE_TOKEN overrides web.token',
-      fileToken: 'file-token',
-      envToken: 'env-token',
+      fileToken: 'file-token-0123456789',
+      envToken: 'env-token-0123456789',
       host: '127.0.0.1',
-      expect: 'env-token',
+      expect: 'env-token-0123456789',
     },
     {
       name: 'ARMGATE_TOKEN alone allows a non-loopback host',
       fileToken: '',
-      envToken: 'env-token',
+      envToken: 'env-token-0123456789',
       host: '0.0.0.0',
-      expect: 'env-token',
+      expect: 'env-token-0123456789',
     },
     {
       name: 'an empty ARMGATE_TOKEN leaves web.token in force',
-      fileToken: 'file-token',
+      fileToken: 'file-token-0123456789',
       envToken: '',
       host: '0.0.0.0',
-      expect: 'file-token',
+      expect: 'file-token-0123456789',
     },
     {
       name: 'no ARMGATE_TOKEN and no web.token means no authentication on loopback',

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { listeningUrl, runServerCli } from './support/cli.ts';
 import { writeSettings } from './support/server.ts';
 
-const TOKEN = 'cli-secret-5c1f';
+const TOKEN = 'cli-secret-5c1f-0a9e';
 
 describe('command line start-up', { concurrency: true }, () => {
   it('prints one listening line for --port 0, serves, and exits 0 on SIGTERM', async () => {

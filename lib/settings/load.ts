@@ -69,6 +69,11 @@ function hasLink(urdf: string, link: string): boolean {
   return new RegExp(`<link\\s+name\\s*=\\s*["']${link.replace(/[^\w-]/g, '\\$&')}["']`).test(urdf);
 }
 
+/** Fewest characters of a token (web.tokens entries; web.token and ARMGATE_TOKEN off loopback). */
+export const MIN_TOKEN_LENGTH = 16;
+/** Most characters of a token. */
+export const MAX_TOKEN_LENGTH = 4096;
+
 /** True for `localhost`, any 127.0.0.0/8 address and ::1. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
@@ -142,6 +147,18 @@ export async function loadConfig(
     );
   }
   if (/\s/.test(token)) return err('web.token: must not contain whitespace');
+  // The rule of web.tokens entries: an admin token off loopback has at least 16 characters (a short one is guessable).
+  const tokenKey = envToken !== undefined && envToken !== '' ? 'ARMGATE_TOKEN' : 'web.token';
+  if (token.length > MAX_TOKEN_LENGTH) return err(`${tokenKey}: at most ${MAX_TOKEN_LENGTH} characters`);
+  if (token !== '' && token.length < MIN_TOKEN_LENGTH) {
+    if (!isLoopbackHost(s.web.host))
+      return err(
+        `${tokenKey}: expected at least ${MIN_TOKEN_LENGTH} characters when web.host is '${s.web.host}' (not a loopback address), as every web.tokens entry; got ${token.length}`,
+      );
+    notices.push(
+      `${tokenKey} has ${token.length} characters; it is accepted on loopback only (off loopback, as every web.tokens entry, at least ${MIN_TOKEN_LENGTH})`,
+    );
+  }
   const tokens: TokenEntry[] = token === '' ? [] : [{ name: 'web.token', token, role: 'admin' }];
   for (const [i, entry] of s.web.tokens.entries()) {
     if (tokens.some((t) => t.name === entry.name))

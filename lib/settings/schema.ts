@@ -25,7 +25,7 @@ const TokensSchema = v.optional(
         ),
         token: v.pipe(
           v.string('expected a string'),
-          v.minLength(16, 'expected at least 16 characters'),
+          v.minLength(16, 'expected at least 16 characters'), // MIN_TOKEN_LENGTH of lib/settings/load.ts
           v.maxLength(4096, 'at most 4096 characters'),
           v.regex(/^\S+$/, 'must not contain whitespace'),
         ),

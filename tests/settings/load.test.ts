@@ -106,9 +106,36 @@ describe('settings', () => {
   });
 
   it('takes ARMGATE_TOKEN over web.token', async () => {
-    const result = await load({ web: { host: '0.0.0.0', token: 'file-token' } }, {}, { ARMGATE_TOKEN: 'env-token' });
+    const result = await load(
+      { web: { host: '0.0.0.0', token: 'file-token-0123456789' } },
+      {},
+      { ARMGATE_TOKEN: 'env-token-0123456789' },
+    );
     assert.ok(result.ok && result.value.kind === 'serve');
-    assert.equal(result.value.config.web.token, 'env-token');
+    assert.equal(result.value.config.web.token, 'env-token-0123456789');
+  });
+
+  it('refuses an admin token shorter than 16 characters off loopback, naming its key; on loopback it is a notice', async () => {
+    const short = await load({ web: { host: '0.0.0.0', token: 'fifteen-chars-x' } });
+    assert.ok(!short.ok);
+    assert.match(short.error, /^web\.token: expected at least 16 characters when web\.host is '0\.0\.0\.0'/);
+    assert.doesNotMatch(short.error, /fifteen/, 'the token is never echoed');
+    const env = await load({ web: { host: '192.168.1.2' } }, {}, { ARMGATE_TOKEN: 'short' });
+    assert.ok(!env.ok);
+    assert.match(env.error, /^ARMGATE_TOKEN: expected at least 16 characters/);
+    const sixteen = await load({ web: { host: '0.0.0.0', token: 'sixteen-chars-xx' } });
+    assert.ok(sixteen.ok, sixteen.ok ? '' : sixteen.error);
+    const loopback = await load({ web: { host: '127.0.0.1', token: 'short' } });
+    assert.ok(loopback.ok && loopback.value.kind === 'serve');
+    assert.ok(
+      loopback.value.config.notices.some((n) =>
+        /^web\.token has 5 characters; it is accepted on loopback only/.test(n),
+      ),
+      loopback.value.config.notices.join(' | '),
+    );
+    const huge = await load({ web: { token: 'x'.repeat(4097) } });
+    assert.ok(!huge.ok);
+    assert.match(huge.error, /^web\.token: at most 4096 characters/);
   });
 
   it('reports web.enabled false as disabled', async () => {
