@@ -6,7 +6,7 @@ import { principalAuth, type TokenEntry } from './auth.ts';
 import { type AppState, hasRest, type AnyOperation } from '../core/operation.ts';
 import type { Arrival, Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
-import { CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
+import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
 import { logLine } from './log.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
 import { type RestCall, restHandler } from './rest.ts';
@@ -187,7 +187,10 @@ export function createApp(options: AppOptions): App {
         if (admission.corsOrigin) response = withCors(response, admission.corsOrigin);
       }
     } catch (e) {
-      if (isClientAbort(e, request)) {
+      if (e instanceof BodyTimeoutError) {
+        // Cut for arriving too slowly (lib/server/slow-bodies.ts): the client's doing; the 408 is already on its way.
+        response = json({ detail: e.message }, 408, { connection: 'close' });
+      } else if (isClientAbort(e, request)) {
         // The client went away mid-request (a dropped upload, a closed tab): its doing, not a server fault. The request
         // line below, with this status, is its one log line.
         response = json({ detail: 'the client closed the request' }, CLIENT_CLOSED_STATUS);

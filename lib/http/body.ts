@@ -34,6 +34,14 @@ export async function readBodyText(request: Request, limitBytes: number): Promis
   return ok(new TextDecoder('utf-8', { fatal: false }).decode(bytes));
 }
 
+/**
+ * A request body that did not arrive at the minimum rate (web.limits): its readers fail with this error, and the
+ * request is answered 408 (lib/server/slow-bodies.ts cuts it).
+ */
+export class BodyTimeoutError extends Error {
+  readonly code = 'ERR_BODY_TOO_SLOW';
+}
+
 /** The status logged for a request whose client went away before its answer (nginx's "client closed request"). */
 export const CLIENT_CLOSED_STATUS = 499;
 
@@ -42,6 +50,7 @@ export const CLIENT_CLOSED_STATUS = 499;
  * ECONNRESET) or the request's signal ended. Not a server fault: it is logged at info level, never as a 500.
  */
 export function isClientAbort(error: unknown, request: Request): boolean {
+  if (error instanceof BodyTimeoutError) return false;
   if (request.signal?.aborted) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'ECONNRESET' || code === 'ABORT_ERR' || (error instanceof Error && error.message === 'aborted');

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import busboy from 'busboy';
 import { err, ok, type Result } from '../result.ts';
-import { describeContentType, isClientAbort } from './body.ts';
+import { BodyTimeoutError, describeContentType, isClientAbort } from './body.ts';
 import { type ApiError, invalid } from '../core/errors.ts';
 import { MAX_UPLOAD_BYTES } from './limits.ts';
 
@@ -145,7 +145,7 @@ export async function parseMultipart(
         }
       } catch (e) {
         // The client went away: the request ends as its own case (lib/http/app.ts), not as a bad body.
-        if (isClientAbort(e, request)) {
+        if (e instanceof BodyTimeoutError || isClientAbort(e, request)) {
           failure ??= invalid(['body'], 'the client closed the request', 'aborted');
           reject(e);
           return;

@@ -197,7 +197,7 @@ function sessionIds(): { issue: (owner: string) => string; issuedHere: (id: stri
 }
 
 /** The principal a request comes from, by name: who owns the sessions it opens. */
-const ownerOf = (request: Request): string => authInfoOf(request).clientId;
+const ownerOf = (from: Arrival): string => from.caller.name;
 
 /**
  * The /mcp/mcp fetch handler around the SDK's web-standard streamable HTTP transport, one session
@@ -269,7 +269,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   };
 
   /** A server and transport whose session id is `id` (a new one, or one rebuilt), not yet held. */
-  const openSession = async (request: Request, id: string): Promise<Session> => {
+  const openSession = async (request: Request, id: string, owner: string): Promise<Session> => {
     const made = createServer();
     const { server, callTool } = 'callTool' in made ? made : { server: made, callTool: undefined };
     const allow = sdkAllowLists(admission, request.headers.get('host') ?? '');
@@ -286,7 +286,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     await server.connect(transport);
     const session: Session = {
       id,
-      owner: ownerOf(request),
+      owner,
       server,
       transport,
       callTool,
@@ -299,11 +299,11 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   };
 
   /** Rebuilds a session closed for idleness or room: the initialize handshake replayed in process. */
-  const rebuild = (request: Request, id: string): Promise<Session> => {
+  const rebuild = (request: Request, id: string, owner: string): Promise<Session> => {
     let pending = rebuilding.get(id);
     if (pending) return pending;
     pending = (async () => {
-      const session = await openSession(request, id);
+      const session = await openSession(request, id, owner);
       const header = request.headers.get('mcp-protocol-version');
       const protocolVersion =
         header && SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
@@ -335,12 +335,11 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   };
 
   /** The session a request names: held, rebuilt, or undefined (never issued here, ended, or another principal's). */
-  const sessionFor = async (request: Request, id: string): Promise<Session | undefined> => {
-    const owner = ownerOf(request);
+  const sessionFor = async (request: Request, id: string, owner: string): Promise<Session | undefined> => {
     const held = sessions.get(id);
     if (held) return held.owner === owner ? held : undefined;
     if (closed || ended.has(id) || !ids.issuedHere(id, owner)) return undefined;
-    return rebuild(request, id);
+    return rebuild(request, id, owner);
   };
 
   /**
@@ -472,7 +471,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (method === 'DELETE') {
       if (!id) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       // Another principal's session is, to this request, one that does not exist: nothing in it is touched.
-      const owner = ownerOf(request);
+      const owner = ownerOf(from);
       const held = sessions.get(id);
       if (held) return held.owner === owner ? held.transport.sdk.handleRequest(request) : sessionNotFound();
       if (closed || ended.has(id) || !ids.issuedHere(id, owner)) return sessionNotFound();
@@ -508,7 +507,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     kind: Exclude<Accepts, 'none'>,
   ): Promise<Response> => {
     if (id) {
-      const session = await sessionFor(request, id);
+      const session = await sessionFor(request, id, ownerOf(from));
       if (!session) return sessionNotFound();
       return post(session, request, from, body, batch, kind);
     }
@@ -519,7 +518,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         'Bad Request: Mcp-Session-Id header is required (send initialize first to get a session)',
       );
     if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
-    const session = await openSession(request, ids.issue(ownerOf(request)));
+    const owner = ownerOf(from);
+    const session = await openSession(request, ids.issue(owner), owner);
     hold(session);
     const response = await post(session, request, from, body, batch, kind);
     if (response.status !== 200) await closeSession(session.id);

@@ -1,7 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
+import type { WebLimits } from '../settings/load.ts';
+import { Caps, type Holding } from './caps.ts';
 import { readRequestTarget } from './request-target.ts';
+import { hasBody, watchBodies } from './slow-bodies.ts';
 
 /** Writes one structured log line (the app's sink). */
 export type LogSink = (fields: Record<string, string | number>) => void;
@@ -10,7 +14,24 @@ export interface ListenerOptions {
   /** The app: what a request in origin-form is handed to. */
   readonly fetch: (request: Request) => Promise<Response>;
   readonly log: LogSink;
+  /** Caps and timeouts (web.limits). */
+  readonly limits: WebLimits;
+  /** True for the requests no cap refuses (the stop routes), from the request line alone. */
+  readonly urgent: (method: string, path: string) => boolean;
+  /** The path of the event stream (a GET there holds an event stream). */
+  readonly eventsPath: string;
 }
+
+/** A running listener: the server, and what its caps count. */
+export interface Listener {
+  readonly server: Server;
+  readonly caps: Caps;
+  /** Stops the body watch (the server's close ends the rest). */
+  close(): void;
+}
+
+/** Connections taken beyond web.limits.max_connections, where only a stop is served; beyond them, dropped. */
+const STOP_MARGIN_CONNECTIONS = 64;
 
 /** The methods the server answers on some route, for `OPTIONS *`. */
 const SERVER_METHODS = 'GET, POST, OPTIONS';
@@ -45,29 +66,102 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string, strin
   }
 }
 
+/** What a request holds while it is served: an event stream (GET of the events path), an upload (multipart body). */
+function holdingOf(method: string, path: string, req: IncomingMessage, eventsPath: string): Holding {
+  if (method === 'GET' && path === eventsPath) return 'event_stream';
+  if (/^multipart\//i.test(req.headers['content-type'] ?? '')) return 'upload';
+  return 'none';
+}
+
+/** The path of an origin-form target, without its query. */
+const pathOfTarget = (target: string) => {
+  const end = target.search(/[?#]/);
+  return end < 0 ? target : target.slice(0, end);
+};
+
 /**
  * The HTTP server in front of the app: every request form HTTP/1.1 allows reaches the app in origin-form, or is
- * answered here (`OPTIONS *`: 204 with Allow; a target no route can serve, and CONNECT: 4xx).
+ * answered here (`OPTIONS *`: 204 with Allow; a target no route can serve, and CONNECT: 4xx). It holds the caps of
+ * web.limits (connections in all and per client address, event streams, uploads: beyond one, 503 with Retry-After
+ * before the body is read, POST /stop always served) and its timeouts (headers, whole request, and a body's minimum
+ * rate: 408).
  */
-export function createListener(options: ListenerOptions): Server {
+export function createListener(options: ListenerOptions): Listener {
+  const { limits, log } = options;
+  const caps = new Caps(limits);
   const adapter = createServerAdapter(options.fetch);
-  const server = createServer((req, res) => {
-    const target = readRequestTarget(req.method ?? '', req.url ?? '');
-    if (target.kind === 'server_options')
-      return answer(res, options.log, req, 204, undefined, { allow: SERVER_METHODS });
-    if (target.kind === 'refuse') return answer(res, options.log, req, 400, { detail: target.detail });
-    if (target.authority !== undefined) {
-      req.url = target.path;
-      req.headers.host = target.authority;
-    }
-    void adapter(req, res);
-  });
+  const bodies = watchBodies(
+    { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
+    (req, res, error) => {
+      const socket = req.socket;
+      if (res.headersSent || !socket || socket.destroyed) {
+        // Answered already (its line is logged): the connection just ends.
+        socket?.destroy();
+        return;
+      }
+      // The 408 goes out on the socket, then the body's readers fail with the error: the app logs the request once, 408.
+      const body = JSON.stringify({ detail: error.message });
+      socket.write(
+        `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        () => req.destroy(error),
+      );
+      // A client that does not read the answer either is not waited for.
+      setTimeout(() => req.destroy(error), 1000).unref();
+    },
+  );
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // The timeouts are checked this often (Node's default is every 30 s).
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs / 2),
+    },
+    (req, res) => {
+      const method = req.method ?? '';
+      const target = readRequestTarget(method, req.url ?? '');
+      if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow: SERVER_METHODS });
+      if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
+      if (target.authority !== undefined) {
+        req.url = target.path;
+        req.headers.host = target.authority;
+      }
+      const path = pathOfTarget(target.path);
+      const holding = holdingOf(method, path, req, options.eventsPath);
+      const refused = caps.refusal(req.socket as Socket, holding, options.urgent(method, path));
+      if (refused) {
+        // Before the body is read: the connection closes after the answer, so the body is never taken in.
+        return answer(
+          res,
+          log,
+          req,
+          503,
+          { detail: refused.detail },
+          {
+            'retry-after': String(limits.retryAfterS),
+            connection: 'close',
+          },
+        );
+      }
+      const release = caps.hold(holding);
+      if (holding !== 'none') {
+        res.once('close', release);
+        res.once('finish', release);
+      }
+      if (hasBody(req)) bodies.watch(req, res);
+      void adapter(req, res);
+    },
+  );
+  // Beyond the cap, connections are still taken (a stop may come on them) up to a margin, then dropped at once.
+  server.maxConnections = limits.maxConnections + STOP_MARGIN_CONNECTIONS;
+  server.on('connection', (socket: Socket) => caps.connected(socket));
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A client that went away before its request was whole: nothing to answer, nothing to log.
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const [status, reason, detail] = clientErrorAnswer(error);
-    options.log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
-    if (!socket.writable) return void socket.destroy();
+    log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     const body = JSON.stringify({ detail });
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
@@ -80,8 +174,8 @@ export function createListener(options: ListenerOptions): Server {
       'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST, OPTIONS\r\nContent-Type: application/json\r\n' +
         'Connection: close\r\nContent-Length: 46\r\n\r\n{"detail":"CONNECT is not served: no tunnels"}',
     );
-    options.log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });
+    log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });
     void req;
   });
-  return server;
+  return { server, caps, close: () => bodies.close() };
 }

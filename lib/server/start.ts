@@ -86,9 +86,9 @@ async function createContext(config: Config): Promise<RobotContext> {
 let appInProcess = false;
 
 /** Recognizes, from the request line alone, the routes of the stop operations (POST /stop, POST /robot/stop). */
-function stopRoutes(active: readonly RestOperation[]): (request: Request) => boolean {
+function stopRoutes(active: readonly RestOperation[]): (method: string, path: string) => boolean {
   const routes = new Set(active.filter((op) => op.effect === 'stop').map(({ rest }) => `${rest.method} ${rest.path}`));
-  return (request) => routes.has(`${request.method} ${pathOf(request.url)}`);
+  return (method, path) => routes.has(`${method} ${path}`);
 }
 
 /** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
@@ -115,7 +115,7 @@ function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly Re
 
 /** Builds the context, the services and the app (no socket); close it with `close()`. */
 export async function createArmgate(config: Config, options: StartOptions = {}): Promise<Armgate> {
-  const { quiesce, release, ...app } = await assemble(config, options);
+  const { quiesce, release, isStop: _isStop, ...app } = await assemble(config, options);
   let closing: Promise<void> | undefined;
   return {
     ...app,
@@ -128,6 +128,8 @@ export async function createArmgate(config: Config, options: StartOptions = {}):
 
 /** An app in two steps of closing: `quiesce` ends the work (motions, runners, sessions), `release` frees the rest. */
 interface Assembled extends Omit<Armgate, 'close'> {
+  /** Which requests are stops, from the request line (the listener's caps never refuse them). */
+  readonly isStop: (method: string, path: string) => boolean;
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }
@@ -247,13 +249,14 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
   const isStop = stopRoutes(active);
   const fetch = (request: Request): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
-    return isStop(request) || isMcpPost(request)
+    return isStop(request.method, pathOf(request.url)) || isMcpPost(request)
       ? app(request, arrivedAtStop)
       : inTurn(() => app(request, arrivedAtStop));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   return {
     fetch,
+    isStop,
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
     services,
@@ -288,8 +291,15 @@ function inMemoryRequest(origin: string, input: string | URL | Request, init?: R
 
 /** Builds the app and listens on the configured host and port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const { quiesce, release, ...app } = await assemble(config, options);
-  const server = createListener({ fetch: app.fetch, log: options.log ?? logLine });
+  const { quiesce, release, isStop, ...app } = await assemble(config, options);
+  const listener = createListener({
+    fetch: app.fetch,
+    log: options.log ?? logLine,
+    limits: config.web.limits,
+    urgent: isStop,
+    eventsPath: EVENTS_PATH,
+  });
+  const server = listener.server;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -323,6 +333,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         clearInterval(sweep);
         server.closeAllConnections();
         await closed;
+        listener.close();
         await release();
       })();
       return closing;

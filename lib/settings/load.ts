@@ -14,6 +14,28 @@ import { describeIssue } from './issues.ts';
 import { resolveFileRef } from './resolve.ts';
 import { armgateSettings, type ArmgateSettings, SettingsFileSchema } from './schema.ts';
 
+/** web.limits: what clients may hold of the service (docs/safe-deployment.md). */
+export interface WebLimits {
+  /** Open connections in all; beyond it only POST /stop is served (503 with Retry-After). */
+  readonly maxConnections: number;
+  /** Open connections from one client address; beyond it only POST /stop is served. */
+  readonly maxConnectionsPerClient: number;
+  /** Open /events streams. */
+  readonly maxEventClients: number;
+  /** Multipart uploads being received at once. */
+  readonly maxUploads: number;
+  /** Time for a request's headers to arrive (ms). */
+  readonly headersTimeoutMs: number;
+  /** Time for a whole request (headers and body) to arrive (ms). */
+  readonly requestTimeoutMs: number;
+  /** Time a body may take before its rate is checked (ms). */
+  readonly bodyGraceMs: number;
+  /** Slowest average rate of a body after the grace (bytes/s); slower is cut with 408. */
+  readonly bodyMinBytesPerS: number;
+  /** Retry-After of a 503 at a cap (s). */
+  readonly retryAfterS: number;
+}
+
 /** Everything start-up needs, validated: settings plus the files they reference. */
 export interface Config {
   readonly settingsFile: string;
@@ -28,6 +50,8 @@ export interface Config {
     readonly corsOrigins: readonly string[];
     /** Every accepted token with its name and role: the admin token ('web.token', also from ARMGATE_TOKEN) and web.tokens. */
     readonly tokens: readonly TokenEntry[];
+    /** web.limits: connection, stream and upload caps and the request timeouts. */
+    readonly limits: WebLimits;
   };
   /** The safety envelope and the life of a plan (armgate.safety). */
   readonly safety: ArmgateSettings['safety'];
@@ -257,6 +281,17 @@ export async function loadConfig(
         allowedHosts: s.web.allowed_hosts.map((h) => h.toLowerCase()),
         corsOrigins: s.web.cors_origins.map((o) => normalizeOrigin(o) ?? o),
         tokens,
+        limits: {
+          maxConnections: s.web.limits.max_connections,
+          maxConnectionsPerClient: s.web.limits.max_connections_per_client,
+          maxEventClients: s.web.limits.max_event_clients,
+          maxUploads: s.web.limits.max_uploads,
+          headersTimeoutMs: s.web.limits.headers_timeout_s * 1000,
+          requestTimeoutMs: s.web.limits.request_timeout_s * 1000,
+          bodyGraceMs: s.web.limits.body_grace_s * 1000,
+          bodyMinBytesPerS: s.web.limits.body_min_bytes_per_s,
+          retryAfterS: s.web.limits.retry_after_s,
+        },
       },
       safety: a.safety,
       audit: {

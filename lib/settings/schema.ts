@@ -88,6 +88,42 @@ const SAFE_AUTONOMY_BLOCKS = {
 
 // ---- end of the safe autonomy settings ----
 
+const count = (what: string, min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(
+      v.number(`expected a number of ${what}`),
+      v.integer('expected an integer'),
+      v.minValue(min, `expected ${min}..${max}`),
+      v.maxValue(max, `expected ${min}..${max}`),
+    ),
+    fallback,
+  );
+const seconds = (min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(
+      finite('number of seconds'),
+      v.minValue(min, `expected ${min}..${max} s`),
+      v.maxValue(max, `expected ${min}..${max} s`),
+    ),
+    fallback,
+  );
+
+/**
+ * web.limits: what one client, or all of them, may hold of the service (armgate's keys; docs/safe-deployment.md).
+ * Beyond a cap a request is answered 503 with Retry-After before its body is read; POST /stop is always served.
+ */
+const WebLimitsSchema = v.strictObject({
+  max_connections: count('connections', 16, 100_000, 2048),
+  max_connections_per_client: count('connections', 4, 100_000, 256),
+  max_event_clients: count('event streams', 1, 100_000, 1024),
+  max_uploads: count('uploads', 1, 1024, 16),
+  headers_timeout_s: seconds(1, 600, 10),
+  request_timeout_s: seconds(1, 3600, 300),
+  body_grace_s: seconds(0.1, 600, 5),
+  body_min_bytes_per_s: count('bytes per second', 1, 1_000_000_000, 1024),
+  retry_after_s: count('seconds', 1, 3600, 2),
+});
+
 const WebSchema = v.strictObject({
   enabled: v.optional(v.boolean('expected true or false'), true),
   host: v.optional(v.pipe(v.string('expected a host name or address'), v.nonEmpty('must not be empty')), '127.0.0.1'),
@@ -102,6 +138,7 @@ const WebSchema = v.strictObject({
   ),
   token: v.optional(v.nullable(v.string('expected a string')), ''),
   tokens: TokensSchema,
+  limits: v.optional(WebLimitsSchema, {}),
   endpoints: v.optional(v.string('expected a file reference'), 'pkg://armgate/config/endpoints.yaml'),
   joint_limits: v.optional(v.string('expected a file reference'), 'pkg://armgate/config/joint_limits.yaml'),
   allowed_hosts: v.optional(
@@ -235,6 +272,9 @@ const ArmgateSchema = v.strictObject({
   ...SAFE_AUTONOMY_BLOCKS,
   mcp: v.optional(McpSchema, {}),
 });
+
+/** web.limits as read. */
+export type WebLimitSettings = v.InferOutput<typeof WebLimitsSchema>;
 
 /** armgate's block as read. */
 export type ArmgateSettings = v.InferOutput<typeof ArmgateSchema>;

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { handlers } from '../../handlers/index.ts';
-import { type Role, roleAllows, roleNeeded } from '../../lib/ops/access.ts';
+import { type Role, roleAllows, roleNeeded } from '../../lib/core/roles.ts';
 import { sleep } from '../support/live.ts';
 import { portOf, rawRequest } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -145,7 +145,7 @@ describe('the attack suite (over a real socket)', () => {
 
   it("MCP session borrowing: another token's POST, DELETE and GET on a session are answered as for none", async () => {
     const session = await openSession('operate');
-    const never = 'x'.repeat(22) + '.' + 'y'.repeat(22);
+    const never = `${'x'.repeat(22)}.${'y'.repeat(22)}`;
     for (const role of ['read', 'admin'] as const) {
       for (const method of ['POST', 'DELETE', 'GET'] as const) {
         const send = (id: string) =>

@@ -1,0 +1,83 @@
+/**
+ * Request bodies that do not arrive at a minimum rate (web.limits.body_grace_s, body_min_bytes_per_s): after the grace
+ * a body must have averaged at least the rate since its headers came, or it is cut with 408. One timer watches every
+ * body in flight; a body the app is not reading yet (bytes waiting in its buffer) is not the client's delay and is
+ * not cut.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BodyTimeoutError } from '../http/body.ts';
+
+export interface BodyRate {
+  readonly graceMs: number;
+  readonly minBytesPerS: number;
+}
+
+interface Watched {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly startMs: number;
+  readonly startBytes: number;
+}
+
+/** How often bodies are looked at (ms). */
+const CHECK_EVERY_MS = 250;
+
+/** True when a request announces a body (Content-Length above 0, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Watches bodies; `cut` is called once for a body found too slow, with the error its readers are to fail with (the
+ * caller answers 408 and ends the connection).
+ */
+export function watchBodies(
+  rate: BodyRate,
+  cut: (req: IncomingMessage, res: ServerResponse, error: BodyTimeoutError) => void,
+): { watch(req: IncomingMessage, res: ServerResponse): void; close(): void } {
+  const watched = new Set<Watched>();
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const now = performance.now();
+    for (const w of watched) {
+      const { req, res } = w;
+      if (req.complete || res.writableEnded || req.destroyed) {
+        watched.delete(w);
+        continue;
+      }
+      const elapsedMs = now - w.startMs;
+      if (elapsedMs < rate.graceMs) continue;
+      const received = (req.socket?.bytesRead ?? 0) - w.startBytes;
+      // Bytes the app has not taken yet: the reader is slow, not the client.
+      if (req.readableLength > 0) continue;
+      if (received >= (rate.minBytesPerS * elapsedMs) / 1000) continue;
+      watched.delete(w);
+      cut(
+        req,
+        res,
+        new BodyTimeoutError(
+          `the request body arrived at ${((received * 1000) / elapsedMs).toFixed(1)} bytes/s over ${(elapsedMs / 1000).toFixed(1)} s; at least ${rate.minBytesPerS} bytes/s is needed (web.limits.body_min_bytes_per_s)`,
+        ),
+      );
+    }
+    if (watched.size === 0 && timer) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+  return {
+    watch(req, res) {
+      watched.add({ req, res, startMs: performance.now(), startBytes: req.socket?.bytesRead ?? 0 });
+      if (!timer) {
+        timer = setInterval(check, CHECK_EVERY_MS);
+        timer.unref();
+      }
+    },
+    close() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      watched.clear();
+    },
+  };
+}
