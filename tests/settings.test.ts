@@ -10,6 +10,19 @@ import { type Config, isLoopbackHost, type LoadOptions, loadConfig } from '../li
 import { confineUnder, resolveFileRef } from '../lib/settings/resolve.ts';
 import { PROJECT_ROOT, type SettingsOverrides, writeSettings } from './support/server.ts';
 
+/** web.limits' documented defaults (docs/settings.md). */
+const DEFAULT_LIMITS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 300_000,
+  bodyGraceMs: 5000,
+  bodyMinBytesPerS: 1024,
+  maxConnections: 2048,
+  maxConnectionsPerClient: 256,
+  maxEventClients: 1024,
+  maxUploads: 16,
+  retryAfterS: 2,
+};
+
 const SHARE = path.join(PROJECT_ROOT, 'share', 'armgate');
 const BUNDLED_LIMITS = path.join(SHARE, 'config', 'joint_limits.yaml');
 const BUNDLED_ENDPOINTS = path.join(SHARE, 'config', 'endpoints.yaml');
@@ -91,6 +104,7 @@ describe('loadConfig: bundled defaults', () => {
       allowedHosts: [],
       corsOrigins: [],
       tokens: [],
+      limits: DEFAULT_LIMITS,
     });
     assert.equal(c.sequences.bagRoot, path.join(PROJECT_ROOT, 'bags'));
     assert.deepEqual(Object.keys(c.robot.positionDescriptions), ['home', 'work', 'transport']);
@@ -141,6 +155,7 @@ describe('loadConfig: bundled defaults', () => {
       allowedHosts: [],
       corsOrigins: [],
       tokens: [],
+      limits: DEFAULT_LIMITS,
     });
     assert.equal(c.robot.backend, 'sim');
     assert.equal(c.limits.jointNames.length, 7);
