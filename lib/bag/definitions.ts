@@ -30,6 +30,10 @@ const MSG_FILES: Readonly<Record<string, string>> = {
   'geometry_msgs/msg/Pose': 'Point position\nQuaternion orientation\n',
   'geometry_msgs/msg/Point': 'float64 x\nfloat64 y\nfloat64 z\n',
   'geometry_msgs/msg/Quaternion': 'float64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n',
+  'geometry_msgs/msg/Vector3': 'float64 x\nfloat64 y\nfloat64 z\n',
+  'geometry_msgs/msg/Transform': 'Vector3 translation\nQuaternion rotation\n',
+  'geometry_msgs/msg/TransformStamped': 'std_msgs/Header header\nstring child_frame_id\nTransform transform\n',
+  'tf2_msgs/msg/TFMessage': 'geometry_msgs/TransformStamped[] transforms\n',
 };
 
 /** The message types whose complete definitions this module knows (`pkg/msg/Type`), sorted. */

@@ -6,15 +6,26 @@
  *
  * Layout: magic, header, every schema and channel (outside chunks, as soon as registered, so a file
  * cut short still names its channels), uncompressed chunks each followed by its message indexes,
- * data end (with the data section CRC), summary (schemas, channels, statistics, chunk indexes,
- * summary offsets), footer (with the summary CRC), magic. Every part is written with one write()
+ * metadata records (outside chunks), data end (with the data section CRC), summary (schemas,
+ * channels, statistics, metadata and chunk indexes, summary offsets), footer (with the summary CRC), magic. Every part is written with one write()
  * call, so a file cut short ends in at most one partial record, which a stream reader leaves unread.
  *
  * Calls must not overlap: the caller awaits each one (Rosbag2Writer queues them).
  */
 import type { FileHandle } from 'node:fs/promises';
 import { McapChunkBuilder, McapRecordBuilder, Opcode } from '@mcap/core';
-import type { Channel, ChunkIndex, Header, IWritable, Message, Schema, Statistics, SummaryOffset } from '@mcap/core';
+import type {
+  Channel,
+  ChunkIndex,
+  Header,
+  IWritable,
+  Message,
+  Metadata,
+  MetadataIndex,
+  Schema,
+  Statistics,
+  SummaryOffset,
+} from '@mcap/core';
 import { CRC32_INIT, crc32, crc32Final, crc32Update } from './crc32.ts';
 
 /** Sequential writes to a file handle, tracking the position the MCAP writer asks for. */
@@ -49,6 +60,7 @@ export class ChunkedMcapWriter {
   readonly #schemas: Schema[] = [];
   readonly #channels: Channel[] = [];
   readonly #chunkIndexes: ChunkIndex[] = [];
+  readonly #metadataIndexes: MetadataIndex[] = [];
   readonly #statistics: Statistics = {
     messageCount: 0n,
     schemaCount: 0,
@@ -114,6 +126,16 @@ export class ChunkedMcapWriter {
     if (this.#chunk.byteLength >= this.#chunkSize) await this.flush();
   }
 
+  /** Writes the open chunk, then a metadata record (name and string pairs), indexed in the summary. */
+  async addMetadata(metadata: Metadata): Promise<void> {
+    await this.flush();
+    const offset = this.#out.position();
+    const length = this.#records.writeMetadata(metadata);
+    this.#metadataIndexes.push({ offset, length, name: metadata.name });
+    this.#statistics.metadataCount += 1;
+    await this.#emit(true);
+  }
+
   /** Writes the open chunk and its message indexes to the file (nothing when it holds no message). */
   async flush(): Promise<void> {
     const chunk = this.#chunk;
@@ -168,6 +190,7 @@ export class ChunkedMcapWriter {
     group(Opcode.SCHEMA, () => sum(this.#schemas, (s) => this.#records.writeSchema(s)));
     group(Opcode.CHANNEL, () => sum(this.#channels, (c) => this.#records.writeChannel(c)));
     group(Opcode.STATISTICS, () => this.#records.writeStatistics(this.#statistics));
+    group(Opcode.METADATA_INDEX, () => sum(this.#metadataIndexes, (m) => this.#records.writeMetadataIndex(m)));
     group(Opcode.CHUNK_INDEX, () => sum(this.#chunkIndexes, (c) => this.#records.writeChunkIndex(c)));
     const summaryOffsetStart = summaryStart + BigInt(this.#records.length);
     for (const offset of offsets) this.#records.writeSummaryOffset(offset);

@@ -13,21 +13,37 @@ import { stringify } from 'yaml';
 const INFINITE = '    sec: 9223372036\n    nsec: 854775807';
 
 /**
- * One offered QoS profile: history unknown (3), depth 0, reliable (1), volatile (2), infinite
- * deadline and lifespan, automatic liveliness (1): what a default rclcpp publisher offers, as
- * rosbag2 records it. Playback adapts it with the default history.
+ * How a publisher keeps its messages for late subscribers: `volatile` (a default publisher: none) or
+ * `transient_local` (the last messages stay for subscribers that join later, as robot_state_publisher
+ * offers /robot_description and tf2's static broadcaster /tf_static).
  */
-export const OFFERED_QOS_PROFILES: string = [
-  '- history: 3',
-  '  depth: 0',
-  '  reliability: 1',
-  '  durability: 2',
-  `  deadline:\n${INFINITE}`,
-  `  lifespan:\n${INFINITE}`,
-  '  liveliness: 1',
-  `  liveliness_lease_duration:\n${INFINITE}`,
-  '  avoid_ros_namespace_conventions: false',
-].join('\n');
+export type Durability = 'volatile' | 'transient_local';
+
+/** rmw_qos_durability_policy_t: TRANSIENT_LOCAL is 1, VOLATILE 2. */
+const DURABILITY_POLICY: Readonly<Record<Durability, number>> = { transient_local: 1, volatile: 2 };
+
+/**
+ * The offered_qos_profiles text of one publisher with `durability`: history unknown (3), depth 0,
+ * reliable (1), infinite deadline and lifespan, automatic liveliness (1), as rosbag2 records what
+ * a publisher offers (the graph reports neither history nor depth). Playback adapts it with the
+ * default history, and re-offers transient local to late subscribers.
+ */
+export function offeredQosProfiles(durability: Durability = 'volatile'): string {
+  return [
+    '- history: 3',
+    '  depth: 0',
+    '  reliability: 1',
+    `  durability: ${DURABILITY_POLICY[durability]}`,
+    `  deadline:\n${INFINITE}`,
+    `  lifespan:\n${INFINITE}`,
+    '  liveliness: 1',
+    `  liveliness_lease_duration:\n${INFINITE}`,
+    '  avoid_ros_namespace_conventions: false',
+  ].join('\n');
+}
+
+/** The offered_qos_profiles of a default (volatile) publisher. */
+export const OFFERED_QOS_PROFILES: string = offeredQosProfiles('volatile');
 
 /** Metadata format version written by {@link bagMetadataYaml}. */
 export const BAG_METADATA_VERSION = 5;
@@ -44,6 +60,8 @@ export interface BagSummary {
     readonly name: string;
     readonly type: string;
     readonly messageCount: number;
+    /** What the recorded publisher offered; default volatile. */
+    readonly durability?: Durability;
   }[];
 }
 
@@ -66,7 +84,7 @@ export function bagMetadataYaml(summary: BagSummary): string {
         name: topic.name,
         type: topic.type,
         serialization_format: 'cdr',
-        offered_qos_profiles: OFFERED_QOS_PROFILES,
+        offered_qos_profiles: offeredQosProfiles(topic.durability),
       },
       message_count: topic.messageCount,
     })),

@@ -4,8 +4,10 @@
  *
  * The MCAP file follows rosbag2_storage_mcap: header profile `ros2`, one `ros2msg` schema per type
  * (named `pkg/msg/Type`, complete definition text), one `cdr` channel per topic with
- * `offered_qos_profiles` metadata, messages with log time = publish time = receive time, uncompressed
- * chunks, and a summary with schemas, channels, statistics and chunk indexes.
+ * `offered_qos_profiles` metadata (the durability the publisher offers), messages with log time =
+ * publish time = receive time, uncompressed chunks, at close a `rosbag2` metadata record with
+ * `ROS_DISTRO` (as Humble's plugin writes it in update_metadata), and a summary with schemas,
+ * channels, statistics, metadata and chunk indexes.
  *
  * Surviving a kill: schemas and channels are in the file from the start, and the open chunk is
  * written through to the file at least every {@link FLUSH_INTERVAL_MS} ms (and whenever it reaches
@@ -23,7 +25,7 @@ import { parse } from '@foxglove/rosmsg';
 import { MessageWriter } from '@foxglove/rosmsg2-serialization';
 import { definitionFor, KNOWN_TYPES } from './definitions.ts';
 import { ChunkedMcapWriter, FileWritable } from './mcap-file.ts';
-import { bagMetadataYaml, OFFERED_QOS_PROFILES } from './metadata.ts';
+import { bagMetadataYaml, type Durability, offeredQosProfiles } from './metadata.ts';
 
 /** A topic to record: its name and its ROS 2 type, e.g. `{name: '/joint_states', type: 'sensor_msgs/msg/JointState'}`. */
 export interface BagTopic {
@@ -34,11 +36,15 @@ export interface BagTopic {
    * packages); default: the built-in one of lib/bag/definitions.ts. Topics of one type must agree.
    */
   readonly definition?: string;
+  /** What the publisher offers: `transient_local` for latched topics (/robot_description, /tf_static); default volatile. */
+  readonly durability?: Durability;
 }
 
 /** Options of {@link Rosbag2Writer.open}; only uncompressed chunks are written. */
 export interface Rosbag2WriterOptions {
   readonly compression?: 'none';
+  /** The `ROS_DISTRO` of the `rosbag2` metadata record; default: the environment's, else empty (as rosbag2 reads it). */
+  readonly rosDistro?: string;
 }
 
 /** Chunk size of rosbag2's MCAP writer (mcap-cpp's default, 768 KiB). */
@@ -103,6 +109,7 @@ export class Rosbag2Writer {
   readonly #topics: ReadonlyMap<string, TopicState>;
   /** Writes the open chunk through every FLUSH_INTERVAL_MS; cleared at close. */
   readonly #flushTimer: NodeJS.Timeout;
+  readonly #rosDistro: string;
   /** Tail of the queue every MCAP writer call runs on; never rejects. */
   #queue: Promise<void> = Promise.resolve();
   #closing: Promise<void> | undefined;
@@ -118,7 +125,9 @@ export class Rosbag2Writer {
     handle: FileHandle,
     mcap: ChunkedMcapWriter,
     topics: ReadonlyMap<string, TopicState>,
+    rosDistro: string,
   ) {
+    this.#rosDistro = rosDistro;
     this.#folder = folder;
     this.#fileName = fileName;
     this.#handle = handle;
@@ -165,11 +174,12 @@ export class Rosbag2Writer {
           topic: topic.name,
           messageEncoding: 'cdr',
           schemaId,
-          metadata: new Map([['offered_qos_profiles', OFFERED_QOS_PROFILES]]),
+          metadata: new Map([['offered_qos_profiles', offeredQosProfiles(topic.durability)]]),
         });
         states.set(topic.name, { topic, channelId, serializer, messageCount: 0 });
       }
-      const bag = new Rosbag2Writer(folder, fileName, handle, mcap, states);
+      const rosDistro = options.rosDistro ?? process.env.ROS_DISTRO ?? '';
+      const bag = new Rosbag2Writer(folder, fileName, handle, mcap, states, rosDistro);
       await bag.#writeMetadata();
       return bag;
     } catch (error) {
@@ -280,6 +290,8 @@ export class Rosbag2Writer {
 
   async #finish(): Promise<void> {
     try {
+      if (this.#failure === undefined)
+        await this.#mcap.addMetadata({ name: 'rosbag2', metadata: new Map([['ROS_DISTRO', this.#rosDistro]]) });
       await this.#mcap.end();
     } finally {
       await this.#handle.close();
@@ -298,6 +310,7 @@ export class Rosbag2Writer {
         name: topic.name,
         type: topic.type,
         messageCount,
+        ...(topic.durability ? { durability: topic.durability } : {}),
       })),
     });
     const partial = path.join(this.#folder, '.metadata.yaml.partial');

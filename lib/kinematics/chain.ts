@@ -31,14 +31,15 @@ const parser = new XMLParser({
   isArray: (name, _p, _l, isAttribute) => !isAttribute && name === 'joint',
 });
 
-function vec3(text: string | undefined, fallback: number[]): number[] {
+/** The three numbers of a URDF `xyz`/`rpy` attribute, or `fallback` when absent or malformed. */
+export function vec3(text: string | undefined, fallback: number[]): number[] {
   if (text === undefined) return fallback;
   const parts = text.trim().split(/\s+/).map(Number);
   return parts.length === 3 && parts.every(Number.isFinite) ? parts : fallback;
 }
 
 /** Rotation of URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll). */
-function rpyToMat(out: Float64Array, offset: number, [r = 0, p = 0, y = 0]: number[]): void {
+export function rpyToMat(out: Float64Array, offset: number, [r = 0, p = 0, y = 0]: number[]): void {
   const cr = Math.cos(r),
     sr = Math.sin(r),
     cp = Math.cos(p),

@@ -31,6 +31,11 @@ export interface InterfaceUnavailable {
 export interface TopicInfo {
   readonly name: string;
   readonly type: string;
+  /**
+   * What its publisher offers: `transient_local` keeps the last message for late subscribers
+   * (/robot_description, /tf_static); default volatile.
+   */
+  readonly durability?: 'volatile' | 'transient_local';
 }
 
 /** A joint-state message with its receipt time on the context's monotonic clock. */
@@ -164,7 +169,10 @@ export interface RobotContext {
   armActivity(): ArmActivity | undefined;
   /** Topics the context can record: name and ROS type. */
   topics(): readonly TopicInfo[];
-  /** Subscribes to a topic's messages (plain objects shaped as the .msg); returns the unsubscribe. */
+  /**
+   * Subscribes to a topic's messages (plain objects shaped as the .msg); returns the unsubscribe. A
+   * transient-local topic delivers its last message to the new subscriber at once.
+   */
   subscribe(topic: string, listener: (msg: unknown) => void): () => void;
   /** Subscribes to the controller's own account of what it does (for the trajectory log). */
   onControllerLog(listener: (line: string) => void): () => void;

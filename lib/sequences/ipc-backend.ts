@@ -1,7 +1,14 @@
 import { Rosbag2Writer } from '../bag/writer.ts';
 import { goalOf, type SequencePoint } from './config.ts';
 import type { MoveAnswer, Recording, RunnerBackend } from './backend.ts';
+import type { TopicInfo } from '../ros/context.ts';
 import type { RunnerToServer, ServerToRunner } from './protocol.ts';
+
+/**
+ * Messages held while the bag opens: the server sends a transient-local topic's last message
+ * (/robot_description, /tf_static) right after the topic list, before the bag can take it.
+ */
+const MAX_EARLY_MESSAGES = 1000;
 
 /**
  * The runner's backend on the simulator: goals and topic messages travel over Node's IPC channel
@@ -10,8 +17,10 @@ import type { RunnerToServer, ServerToRunner } from './protocol.ts';
 export class IpcBackend implements RunnerBackend {
   private nextGoalId = 1;
   private readonly pending = new Map<number, (answer: MoveAnswer) => void>();
-  private topicsReply: ((topics: readonly { name: string; type: string }[]) => void) | undefined;
+  private topicsReply: ((topics: readonly TopicInfo[]) => void) | undefined;
   private bag: Rosbag2Writer | undefined;
+  /** Set between the topic list and the bag's opening: the messages that arrive meanwhile. */
+  private early: { topic: string; msg: unknown; receivedNs: string }[] | undefined;
   private readonly send: (message: RunnerToServer) => void;
   private readonly warn: (line: string) => void;
 
@@ -25,12 +34,19 @@ export class IpcBackend implements RunnerBackend {
     if (message.type === 'result') this.pending.get(message.id)?.({ kind: 'result', result: message.result });
     else if (message.type === 'no_server')
       this.pending.get(message.id)?.({ kind: 'no_server', message: message.message });
-    else if (message.type === 'topics') this.topicsReply?.(message.topics);
-    else if (message.type === 'message' && this.bag) {
-      this.bag
-        .write(message.topic, message.msg, BigInt(message.receivedNs))
-        .catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
+    else if (message.type === 'topics') {
+      this.early = [];
+      this.topicsReply?.(message.topics);
+    } else if (message.type === 'message') {
+      if (this.bag) this.write(this.bag, message);
+      else if (this.early && this.early.length < MAX_EARLY_MESSAGES) this.early.push(message);
     }
+  }
+
+  private write(bag: Rosbag2Writer, message: { topic: string; msg: unknown; receivedNs: string }): void {
+    bag
+      .write(message.topic, message.msg, BigInt(message.receivedNs))
+      .catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
   }
 
   move(action: string, point: SequencePoint): Promise<MoveAnswer> {
@@ -45,12 +61,22 @@ export class IpcBackend implements RunnerBackend {
   }
 
   async record(folder: string, topics: readonly string[]): Promise<Recording> {
-    const offered = await new Promise<readonly { name: string; type: string }[]>((resolve) => {
+    const offered = await new Promise<readonly TopicInfo[]>((resolve) => {
       this.topicsReply = resolve;
       this.send({ type: 'subscribe', topics });
     });
-    const bag = await Rosbag2Writer.open(folder, offered);
+    this.topicsReply = undefined;
+    let bag: Rosbag2Writer;
+    try {
+      bag = await Rosbag2Writer.open(folder, offered);
+    } catch (error) {
+      this.early = undefined;
+      throw error;
+    }
+    const early = this.early ?? [];
+    this.early = undefined;
     this.bag = bag;
+    for (const message of early) this.write(bag, message);
     return {
       topics: offered.map((t) => `${t.name} (${t.type})`),
       close: () => {

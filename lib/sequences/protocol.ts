@@ -1,4 +1,5 @@
 import type { MotionResultMsg, MoveToJointsGoal, MoveToPoseGoal } from '../ros/messages.ts';
+import type { TopicInfo } from '../ros/context.ts';
 import type { SequenceConfig } from './config.ts';
 import type { RunnerRosSettings } from './rcl-backend.ts';
 
@@ -49,7 +50,8 @@ export type ServerToRunner =
   | { readonly type: 'result'; readonly id: number; readonly result: MotionResultMsg }
   | { readonly type: 'no_server'; readonly id: number; readonly message: string }
   | { readonly type: 'claim_result'; readonly id: number; readonly granted: boolean; readonly message: string }
-  | { readonly type: 'topics'; readonly topics: readonly { readonly name: string; readonly type: string }[] }
+  /** The topics the run records, as the context offers them (name, type, durability). */
+  | { readonly type: 'topics'; readonly topics: readonly TopicInfo[] }
   | { readonly type: 'message'; readonly topic: string; readonly msg: unknown; readonly receivedNs: string }
   /** POST /stop or shutdown: finish at once (close the bag) and exit as terminated. */
   | { readonly type: 'stop' };

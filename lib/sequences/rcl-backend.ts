@@ -159,10 +159,10 @@ export class RclBackend implements RunnerBackend {
 
   async record(folder: string, topics: readonly string[]): Promise<Recording> {
     const found = await this.discover(topics);
-    const chosen: Required<BagTopic>[] = [];
+    const chosen: Required<Omit<BagTopic, 'durability'>>[] = [];
     for (const { name, types } of found) {
       const reasons: string[] = [];
-      let picked: Required<BagTopic> | undefined;
+      let picked: Required<Omit<BagTopic, 'durability'>> | undefined;
       for (const type of types) {
         const definition = this.definitions.definition(type);
         if (definition.ok) {

@@ -42,9 +42,10 @@ import { SimDriver } from './driver.ts';
 import { SimIkService } from './ik-service.ts';
 import { ArmModel, type LinkPose } from './model.ts';
 import { SimMotionServer } from './motion.ts';
+import { ROBOT_STATE_TOPICS, RobotStateMessages } from './robot-state.ts';
 import { createEnvelopeChecker, envelopeFromSettings } from '../safety/envelope.ts';
 import type { MotionPlanAnswer, MotionPlanRequest } from '../ros/context.ts';
-import { durationFromS } from '../ros/messages.ts';
+import { durationFromS, timeFromMs } from '../ros/messages.ts';
 
 /** The settings the simulated stack needs, taken from the loaded configuration (`safety`: the envelope, when set). */
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
@@ -75,6 +76,9 @@ export class SimContext implements RobotContext {
   private readonly ik: SimIkService;
   private readonly listeners = new Set<(event: ControllerEvent) => void>();
   private readonly subscribers = new Map<string, Set<(msg: unknown) => void>>();
+  /** The last message of each transient-local topic, given to every new subscriber. */
+  private readonly latched = new Map<string, unknown>();
+  private readonly robotState: RobotStateMessages;
   private readonly goalsInFlight = new Set<AbortController>();
   private latest: ReceivedJointState | undefined;
   private waiters: Waiter[] = [];
@@ -111,11 +115,14 @@ export class SimContext implements RobotContext {
     const tcpChain = withToolOffset(chain.value, this.toolPos, this.toolRot);
     this.ik = new SimIkService(tcpChain, config.limits, model, () => performance.now());
     const envelope = config.safety ? envelopeFromSettings(config.safety) : undefined;
+    this.robotState = new RobotStateMessages(config.robotDescriptionXml);
     this.motion = new SimMotionServer(tcpChain, config.limits, this.controller, this.driver, this.states, model, {
       planningFrame: config.endpoints.planning_frame,
       planningTimeS: config.sim.planning_time_s,
       motionTimeoutS: config.endpoints.timeouts.motion_s,
       timeScale: config.sim.time_scale,
+      // What a goal hands to the controller goes out on its trajectory topic, as a command would arrive.
+      onExecute: (trajectory) => this.deliver(this.endpoints.interfaces.trajectory.name, trajectoryMsg(trajectory)),
       ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
     });
     const contact = model.collisionAt(initialRad);
@@ -148,6 +155,9 @@ export class SimContext implements RobotContext {
   }
 
   private start(): void {
+    // robot_state_publisher's latched topics: the description and the fixed joints, once.
+    this.latched.set(ROBOT_STATE_TOPICS.robot_description.name, this.robotState.description);
+    this.latched.set(ROBOT_STATE_TOPICS.tf_static.name, this.robotState.tfStatic(timeFromMs(this.clock.epochMs())));
     if (!this.config.sim.publish_joint_states) return;
     const periodMs = 1000 / this.config.sim.joint_state_rate_hz;
     this.publishJointState();
@@ -159,6 +169,8 @@ export class SimContext implements RobotContext {
     const msg = jointStateMsg(this.model, this.controller.state, this.clock.epochMs(), this.effort);
     this.latest = { msg, receivedAtMs: this.clock.nowMs() };
     this.deliver(this.endpoints.interfaces.joint_states.name, msg);
+    if (this.subscribers.get(ROBOT_STATE_TOPICS.tf.name)?.size)
+      this.deliver(ROBOT_STATE_TOPICS.tf.name, this.robotState.tf(msg));
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter(msg);
@@ -298,11 +310,16 @@ export class SimContext implements RobotContext {
     );
   }
 
+  /** The joint states, the controller's trajectory topic, and what robot_state_publisher would offer. */
   topics(): readonly TopicInfo[] {
     const { joint_states, trajectory } = this.endpoints.interfaces;
+    const { robot_description, tf_static, tf } = ROBOT_STATE_TOPICS;
     return [
       { name: joint_states.name, type: joint_states.type },
       { name: trajectory.name, type: trajectory.type },
+      robot_description,
+      tf_static,
+      tf,
     ];
   }
 
@@ -310,6 +327,7 @@ export class SimContext implements RobotContext {
     const set = this.subscribers.get(topic) ?? new Set();
     set.add(listener);
     this.subscribers.set(topic, set);
+    if (this.latched.has(topic)) listener(this.latched.get(topic));
     return () => set.delete(listener);
   }
 
@@ -328,22 +346,7 @@ export class SimContext implements RobotContext {
     const planned = await this.motion.plan(request, options.signal);
     if (!planned.ok) return ok({ success: false, message: planned.error });
     const { trajectory, planner } = planned.value;
-    return ok({
-      success: true,
-      message: `planned with ${planner}`,
-      planner,
-      trajectory: {
-        header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-        joint_names: [...trajectory.jointNames],
-        points: trajectory.points.map((p) => ({
-          positions: [...p.positions],
-          velocities: p.velocities ? [...p.velocities] : [],
-          accelerations: p.accelerations ? [...p.accelerations] : [],
-          effort: [],
-          time_from_start: durationFromS(p.timeFromStartS),
-        })),
-      },
-    });
+    return ok({ success: true, message: `planned with ${planner}`, planner, trajectory: trajectoryMsg(trajectory) });
   }
 
   /** Plans a pose goal from the current state without moving (benchmarks and diagnostics). */
@@ -506,6 +509,21 @@ export class SimContext implements RobotContext {
     this.driver.sleep();
     this.model.dispose();
   }
+}
+
+/** A trajectory_msgs/JointTrajectory of a planned trajectory (stamp 0: start on receipt). */
+function trajectoryMsg(trajectory: JointTrajectory): JointTrajectoryMsg {
+  return {
+    header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+    joint_names: [...trajectory.jointNames],
+    points: trajectory.points.map((p) => ({
+      positions: [...p.positions],
+      velocities: p.velocities ? [...p.velocities] : [],
+      accelerations: p.accelerations ? [...p.accelerations] : [],
+      effort: [],
+      time_from_start: durationFromS(p.timeFromStartS),
+    })),
+  };
 }
 
 /** One log line for a controller event. */

@@ -30,6 +30,8 @@ export interface SimPlanningOptions {
   readonly timeScale: number;
   /** The safety envelope every planned motion is held to (checked along the path; ompl plans around it). */
   readonly envelope?: EnvelopeChecker;
+  /** Called with each trajectory a goal hands to the controller (the simulator publishes it on the trajectory topic). */
+  readonly onExecute?: (trajectory: JointTrajectory) => void;
 }
 
 /** A motion to plan: a joint target, a pose target or a named position. */
@@ -321,6 +323,7 @@ export class SimMotionServer {
     }
     const accepted = this.controller.follow(trajectory, this.driver.nowS());
     if (!accepted.ok) return fail(`the controller refused the trajectory: ${accepted.error}`);
+    this.options.onExecute?.(trajectory);
     this.driver.wake();
     const outcome = await new Promise<'finished' | 'cancelled' | 'preempted'>((resolve) => {
       const previous = this.waiting;

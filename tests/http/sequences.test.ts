@@ -155,7 +155,7 @@ describe('sequences end to end on the simulated arm', () => {
     assert.match(text, /sequence started: 2 iteration\(s\) of 4 points, 0\.1 s between iterations/);
     assert.match(
       text,
-      /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\) to /,
+      /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\), \/robot_description \(std_msgs\/msg\/String\), \/tf_static \(tf2_msgs\/msg\/TFMessage\), \/tf \(tf2_msgs\/msg\/TFMessage\) to /,
     );
     for (const i of [1, 2]) {
       assert.equal(lines.filter((l) => l === `iteration ${i}/2: home reached`).length, 2, text);
@@ -181,17 +181,18 @@ describe('sequences end to end on the simulated arm', () => {
     const bag = await readBag(folder);
     assert.deepEqual(bag.files, ['metadata.yaml', 'runA_0.mcap']);
     assert.equal(bag.profile, 'ros2');
-    assert.deepEqual(bag.channels.map((c) => c.topic).sort(), [
-      '/iiwa_arm_controller/joint_trajectory',
-      '/joint_states',
-    ]);
+    const schemas: Record<string, string> = {
+      '/iiwa_arm_controller/joint_trajectory': 'trajectory_msgs/msg/JointTrajectory',
+      '/joint_states': 'sensor_msgs/msg/JointState',
+      '/robot_description': 'std_msgs/msg/String',
+      '/tf': 'tf2_msgs/msg/TFMessage',
+      '/tf_static': 'tf2_msgs/msg/TFMessage',
+    };
+    assert.deepEqual(bag.channels.map((c) => c.topic).sort(), Object.keys(schemas));
     for (const channel of bag.channels) {
       assert.equal(channel.schemaEncoding, 'ros2msg');
       assert.equal(channel.messageEncoding, 'cdr');
-      assert.equal(
-        channel.schemaName,
-        channel.topic === '/joint_states' ? 'sensor_msgs/msg/JointState' : 'trajectory_msgs/msg/JointTrajectory',
-      );
+      assert.equal(channel.schemaName, schemas[channel.topic]);
     }
     const states = bag.messages.filter((m) => m.topic === '/joint_states');
     assert.ok(states.length > 20, `${states.length} joint states recorded`);

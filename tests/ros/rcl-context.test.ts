@@ -320,7 +320,15 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
       { name: '/camera/image', types: ['sensor_msgs/msg/Image'] },
     );
     const names = t.context.topics().map((x) => x.name);
-    assert.deepEqual(names, ['/joint_states', '/iiwa_arm_controller/joint_trajectory', '/other_arm/joint_states']);
+    assert.deepEqual(names, [
+      '/joint_states',
+      '/iiwa_arm_controller/joint_trajectory',
+      // robot_state_publisher's topics (the stand-in's graph is the simulator's, which offers them).
+      '/robot_description',
+      '/tf_static',
+      '/tf',
+      '/other_arm/joint_states',
+    ]);
     const got: unknown[] = [];
     const unsubscribe = t.context.subscribe('/joint_states', (msg) => got.push(msg));
     await sleep(60);

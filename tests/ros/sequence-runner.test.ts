@@ -149,13 +149,17 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
     assert.match(logs, /not recording \/rosout: no definition of rcl_interfaces\/msg\/Log/);
     assert.match(
       logs,
-      /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\) to /,
+      /recording \/joint_states \(sensor_msgs\/msg\/JointState\), \/iiwa_arm_controller\/joint_trajectory \(trajectory_msgs\/msg\/JointTrajectory\), \/robot_description \(std_msgs\/msg\/String\), \/tf_static \(tf2_msgs\/msg\/TFMessage\), \/tf \(tf2_msgs\/msg\/TFMessage\) to /,
     );
 
     const bag = await readBag(path.join(bagRoot, 'discovered'));
     assert.deepEqual(bag.channels.map((c) => [c.topic, c.schema, c.encoding]).sort(), [
       ['/iiwa_arm_controller/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory', 'cdr'],
       ['/joint_states', 'sensor_msgs/msg/JointState', 'cdr'],
+      // robot_state_publisher's topics (the stand-in's graph is the simulator's, which offers them).
+      ['/robot_description', 'std_msgs/msg/String', 'cdr'],
+      ['/tf', 'tf2_msgs/msg/TFMessage', 'cdr'],
+      ['/tf_static', 'tf2_msgs/msg/TFMessage', 'cdr'],
     ]);
     assert.equal(
       bag.schemas.get('sensor_msgs/msg/JointState'),

@@ -176,7 +176,13 @@ describe('faults on a running server', () => {
     const streamed = await streamBagFolder(path.join(bagRoot, 'killed-runner'));
     assert.ok(streamed.files.includes('metadata.yaml'), 'metadata.yaml is written at the start');
     assert.equal(streamed.complete, false, 'the file has no footer');
-    assert.deepEqual(streamed.topics.sort(), ['/iiwa_arm_controller/joint_trajectory', '/joint_states']);
+    assert.deepEqual(streamed.topics.sort(), [
+      '/iiwa_arm_controller/joint_trajectory',
+      '/joint_states',
+      '/robot_description',
+      '/tf',
+      '/tf_static',
+    ]);
     const states = streamed.messages.filter((m) => m.topic === '/joint_states');
     assert.ok(states.length > 20, `${states.length} joint states read back`);
     for (const m of states) assertJointState(m.decoded);

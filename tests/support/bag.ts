@@ -16,6 +16,8 @@ export interface BagChannel {
   readonly schemaName: string;
   readonly schemaEncoding: string;
   readonly messageEncoding: string;
+  /** The channel record's metadata (rosbag2 puts offered_qos_profiles here). */
+  readonly metadata: ReadonlyMap<string, string>;
 }
 
 export interface BagMessage {
@@ -30,12 +32,14 @@ export interface BagContents {
   readonly profile: string;
   readonly channels: BagChannel[];
   readonly messages: BagMessage[];
+  /** The MCAP file's metadata records: name and key/value pairs. */
+  readonly records: { readonly name: string; readonly metadata: ReadonlyMap<string, string> }[];
   /** metadata.yaml's rosbag2_bagfile_information. */
   readonly metadata: {
     message_count: number;
     storage_identifier: string;
     topics_with_message_count: {
-      topic_metadata: { name: string; type: string; serialization_format: string };
+      topic_metadata: { name: string; type: string; serialization_format: string; offered_qos_profiles: string };
       message_count: number;
     }[];
   };
@@ -71,6 +75,7 @@ export async function readBag(folder: string): Promise<BagContents> {
         schemaName: schema.name,
         schemaEncoding: schema.encoding,
         messageEncoding: channel.messageEncoding,
+        metadata: channel.metadata,
       });
       decoders.set(
         channel.id,
@@ -84,12 +89,14 @@ export async function readBag(folder: string): Promise<BagContents> {
       assert.ok(channel && decoder);
       messages.push({ topic: channel.topic, logTimeNs: message.logTime, decoded: decoder.readMessage(message.data) });
     }
+    const records: BagContents['records'] = [];
+    for await (const record of reader.readMetadata()) records.push({ name: record.name, metadata: record.metadata });
     const metadata = (
       parseYaml(await readFile(path.join(folder, 'metadata.yaml'), 'utf8')) as {
         rosbag2_bagfile_information: BagContents['metadata'];
       }
     ).rosbag2_bagfile_information;
-    return { files, mcapFile, profile: reader.header.profile, channels, messages, metadata };
+    return { files, mcapFile, profile: reader.header.profile, channels, messages, records, metadata };
   } finally {
     await handle.close();
   }
