@@ -26,4 +26,6 @@ export interface Services {
   readonly plans: PlanStore;
   /** The audit trail; undefined when audit.path is empty. */
   readonly audit: AuditTrail | undefined;
+  /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/motion/dead-man.ts); absent means on. */
+  readonly deadMan?: boolean;
 }

@@ -30,7 +30,7 @@ export interface AppState {
 /** What an operation's run knows of the call besides its input; the face that calls it builds it. */
 export interface OpContext extends AppState {
   readonly face: Face;
-  /** Aborted when the caller gives up on the call (MCP cancellation); never for a REST request. */
+  /** Aborted when the caller gives up on the call: an MCP cancellation, or the caller gone (its connection closed: lib/motion/dead-man.ts). */
   readonly signal: AbortSignal;
   /** Reports progress (e.g. seconds done of total); a no-op when the caller did not ask for progress. */
   readonly progress: (done: number, total?: number, message?: string) => void;

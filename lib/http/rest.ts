@@ -17,11 +17,11 @@ import {
 import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
+import { goneSignal, HTTP_CLIENT_GONE } from '../motion/dead-man.ts';
 import { parseJsonText, readJsonText } from './body.ts';
 import { errorResponse, jsonText } from './errors.ts';
 import { parseMultipart } from './multipart.ts';
 
-const NEVER_ABORTED = new AbortController().signal;
 const NO_PROGRESS = () => {};
 
 /** What the app hands the REST face with each request: who calls and when it arrived, besides the services and robot. */
@@ -243,9 +243,14 @@ export function restHandler(op: AnyOperation): RestHandler {
     const input = await restInput(op, rest, request, call);
     if (!input.ok) return { result: input };
     const { value, filenames } = input.value;
+    let signal: AbortSignal | undefined;
     const ctx: OpContext = {
       face: 'rest',
-      signal: NEVER_ABORTED,
+      // Made only when an operation looks (a motion's dead-man, a solve): aborted when the client disconnects.
+      get signal() {
+        signal ??= goneSignal(request.signal, HTTP_CLIENT_GONE);
+        return signal;
+      },
       progress: NO_PROGRESS,
       arrivedAtStop: call.arrivedAtStop,
       caller,

@@ -5,6 +5,7 @@ import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { Arrival } from '../core/roles.ts';
 import { type AdmissionPolicy, sdkAllowLists } from '../http/origin.ts';
+import { MCP_CALL_ABANDONED } from '../motion/dead-man.ts';
 import type { McpFace, ToolCaller } from './face.ts';
 import {
   authInfoOf,
@@ -50,7 +51,7 @@ interface Session {
   readonly origins: ReadonlySet<string>;
   lastUsedMs: number;
   /** Requests whose answer is still open, by JSON-RPC id: ends that answer (after a cancellation). */
-  readonly open: Map<RequestId, () => void>;
+  readonly open: Map<RequestId, (reason?: string) => void>;
 }
 
 /** What a parsed POST body holds, as far as routing needs to know. */
@@ -392,13 +393,53 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         -32600,
         `Invalid Request: id ${JSON.stringify(reused).slice(0, 100)} belongs to a request of this session still running`,
       );
+    // The dead-man: a call whose connection closes before its answer is abandoned (nobody can receive the answer: there
+    // is no event store to resume from), and cancelled as a notifications/cancelled would; a motion then stops.
+    const abandon = () => {
+      for (const requestId of batch.requestIds) {
+        session.transport.onmessage?.({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId, reason: MCP_CALL_ABANDONED },
+        });
+        session.open.get(requestId)?.(MCP_CALL_ABANDONED);
+      }
+    };
+    const connection = request.signal;
+    if (batch.requestIds.length > 0) {
+      if (connection.aborted) queueMicrotask(abandon);
+      else connection.addEventListener('abort', abandon, { once: true });
+    }
+    try {
+      return await answer(session, request, from, body, batch, kind, () =>
+        connection.removeEventListener('abort', abandon),
+      );
+    } catch (e) {
+      connection.removeEventListener('abort', abandon);
+      throw e;
+    }
+  };
+
+  /** post()'s answer; `answered` runs once no answer of the batch is pending any more (the stream ended, or JSON). */
+  const answer = async (
+    session: Session,
+    request: Request,
+    from: Arrival,
+    body: unknown,
+    batch: Batch,
+    kind: Exclude<Accepts, 'none'>,
+    answered: () => void,
+  ): Promise<Response> => {
     // A stream only where it carries something (progress) or is all the client takes: plain JSON is cheaper.
     const stream =
       kind === 'stream' ||
       (kind === 'both' && (batch.wantsProgress || (options.streamToolCalls === true && batch.callsTool)));
     if (batch.direct && !stream) {
-      const answered = await direct(session, request, from, batch.direct);
-      if (answered) return answered;
+      const directly = await direct(session, request, from, batch.direct);
+      if (directly) {
+        answered();
+        return directly;
+      }
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
     session.lastUsedMs = performance.now();
@@ -418,6 +459,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const sse = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (!sse || !response.body) {
       for (const id of batch.requestIds) collected.delete(id);
+      answered();
       return response;
     }
     const done = () => {
@@ -426,6 +468,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         collected.delete(id);
       }
       session.lastUsedMs = performance.now();
+      answered();
     };
     if (stream) {
       const relay = relayStream(response.body, done);

@@ -129,7 +129,7 @@ export class SessionTransport implements Transport {
     request: Request,
     from: Arrival,
     call: JsonRpcRequest & { params: Record<string, unknown> },
-  ): { answer: Promise<JSONRPCMessage>; stop: () => void } {
+  ): { answer: Promise<JSONRPCMessage>; stop: (reason?: string) => void } {
     const abort = new LazyAbort();
     this.ownCalls.add(abort);
     const info = lazyRequestInfo(request, from);
@@ -154,8 +154,8 @@ export class SessionTransport implements Transport {
         (error: unknown) => settle(thrownAnswer(call.id, error)),
       )
       .finally(() => this.ownCalls.delete(abort));
-    const stop = () => {
-      abort.abort('cancelled by the client');
+    const stop = (reason = 'cancelled by the client') => {
+      abort.abort(reason);
       settle(errorAnswer(call.id, CANCELLED_CODE, 'Request cancelled'));
     };
     return { answer, stop };

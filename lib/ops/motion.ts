@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
+import { callerGone } from '../motion/dead-man.ts';
 import { stopEverything } from '../motion/stop.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
@@ -61,14 +62,25 @@ export const CANCELLED_REASON = 'the client cancelled the call';
 /**
  * Watches a call that moves the arm: progress every half second (seconds since the start, of
  * `totalS` when known), and when the caller cancels (an MCP client's notifications/cancelled)
- * everything stops exactly as the stop operation does. Returns the function that ends the watch.
+ * everything stops exactly as the stop operation does. So it does when the caller is gone (the
+ * dead-man, lib/motion/dead-man.ts), unless `armgate.safety.dead_man` is false; the trajectory log
+ * says why. Returns the function that ends the watch.
  */
 export function watchCall(ctx: OpContext, describe: () => string, totalS?: number): () => void {
   const started = performance.now();
   const report = () => ctx.progress((performance.now() - started) / 1000, totalS, describe());
   const ticker = setInterval(report, PROGRESS_EVERY_MS);
   ticker.unref();
-  const cancel = () => void stopEverything(ctx.services, CANCELLED_REASON);
+  const cancel = () => {
+    const gone = callerGone(ctx.signal);
+    if (gone && ctx.services.deadMan === false) {
+      ctx.services.trajectoryLog.push(`${describe()}: ${String(ctx.signal.reason)}; the motion goes on (dead_man off)`);
+      return;
+    }
+    const reason = gone ? String(ctx.signal.reason) : CANCELLED_REASON;
+    ctx.services.trajectoryLog.push(`${gone ? 'dead-man' : 'cancelled'}: ${reason}; stopping (${describe()})`);
+    void stopEverything(ctx.services, reason);
+  };
   // A call cancelled before its motion began (during a confirmation, say) stops at once: an abort listener added to an
   // aborted signal never runs. The stop revokes the lease synchronously, so the goal is never sent.
   if (ctx.signal.aborted) cancel();

@@ -189,6 +189,7 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
     safety: safety.value,
     plans,
     audit,
+    deadMan: config.safety.dead_man,
   };
   /** Undoes the module state above and closes the context; the process may start an app again. */
   const release = async () => {

@@ -67,6 +67,8 @@ const SafetySchema = v.strictObject({
     v.pipe(finite('seconds'), v.minValue(1, 'expected 1..3600 s'), v.maxValue(3600, 'expected 1..3600 s')),
     60,
   ),
+  /** Stop a motion whose caller is gone (its HTTP connection closed, an MCP call abandoned); see lib/motion/dead-man.ts. */
+  dead_man: v.optional(v.boolean('expected true or false'), true),
 });
 
 /** audit: the audit trail file (JSON lines); '' means none. */
