@@ -66,9 +66,18 @@ export const CANCELLED_REASON = 'the client cancelled the call';
  * dead-man, lib/motion/dead-man.ts), unless `armgate.safety.dead_man` is false; the trajectory log
  * says why. Returns the function that ends the watch.
  */
-export function watchCall(ctx: OpContext, describe: () => string, totalS?: number): () => void {
+export function watchCall(
+  ctx: OpContext,
+  describe: () => string,
+  totalS?: number | ((elapsedS: number) => number | undefined),
+): () => void {
   const started = performance.now();
-  const report = () => ctx.progress((performance.now() - started) / 1000, totalS, describe());
+  const report = () => {
+    const elapsedS = (performance.now() - started) / 1000;
+    const total = typeof totalS === 'function' ? totalS(elapsedS) : totalS;
+    // A motion that runs a little longer than expected shows a full bar, never progress beyond its total.
+    ctx.progress(elapsedS, total === undefined ? undefined : Math.max(total, elapsedS), describe());
+  };
   const ticker = setInterval(report, PROGRESS_EVERY_MS);
   ticker.unref();
   const cancel = () => {
@@ -108,7 +117,14 @@ export async function runMotion(
   const lease = arbiter.acquire('move', what, [], ctx.arrivedAtStop);
   if (!lease.ok) return err(lease.error);
   let phase = 'planning';
-  const done = watchCall(ctx, () => `${what}: ${phase}`);
+  const started = performance.now();
+  /** Seconds from the call's start to the expected end of the execution, once the stack said how long it takes. */
+  let totalS: number | undefined;
+  const done = watchCall(
+    ctx,
+    () => `${what}: ${phase}`,
+    () => totalS,
+  );
   const motionId = events?.nextMotionId() ?? 0;
   events?.publish('motion', { id: motionId, kind: 'move', state: 'started', message: what });
   let ended: { state: MotionState; message: string } = {
@@ -118,8 +134,10 @@ export async function runMotion(
   try {
     const result = await call({
       signal: lease.value.signal,
-      onFeedback: (state) => {
+      onFeedback: (state, durationS) => {
         phase = state;
+        if (state === 'executing' && durationS !== undefined && Number.isFinite(durationS))
+          totalS = (performance.now() - started) / 1000 + durationS;
       },
     });
     if (!result.ok) {

@@ -46,7 +46,11 @@ export interface ReceivedJointState {
 
 /** Options of an action goal: feedback ("planning", "executing") and cancellation. */
 export interface GoalOptions {
-  readonly onFeedback?: (state: 'planning' | 'executing') => void;
+  /**
+   * The goal's feedback: planning, then executing; with executing, `durationS` is how long the
+   * execution is expected to take (wall seconds), when the stack says (the simulator does).
+   */
+  readonly onFeedback?: (state: 'planning' | 'executing', durationS?: number) => void;
   readonly signal?: AbortSignal;
 }
 

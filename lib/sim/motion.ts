@@ -60,7 +60,7 @@ function withEnvelope(collisions: CollisionChecker, envelope: EnvelopeChecker | 
 
 /** Feedback and cancellation of one goal, as an action client would give them. */
 export interface GoalHandlers {
-  readonly onFeedback?: (state: 'planning' | 'executing') => void;
+  readonly onFeedback?: (state: 'planning' | 'executing', durationS?: number) => void;
   /** Aborting cancels the goal; the reason becomes the result message. */
   readonly signal?: AbortSignal;
 }
@@ -314,7 +314,7 @@ export class SimMotionServer {
   ): Promise<MotionResultMsg> {
     const signal = handlers.signal;
     if (signal?.aborted) return fail(reasonOf(signal));
-    handlers.onFeedback?.('executing');
+    handlers.onFeedback?.('executing', trajectoryDuration(trajectory) / this.options.timeScale);
     if (trajectoryDuration(trajectory) === 0) {
       const q = this.currentQ();
       const offset = Math.max(...goalRad.map((g, i) => Math.abs(g - (q[i] ?? 0))));
