@@ -188,6 +188,40 @@ export function renderText(text: string, face: Face, toolNames: ToolNames = OWN_
   });
 }
 
+/**
+ * `value` with the `{op:name}` references of every string in it (at any depth) said as the face says them: a schema's
+ * descriptions, a document, an operation's output. The same value when no string has one; otherwise a copy of the
+ * parts that changed.
+ */
+export function renderTexts<T>(value: T, face: Face, toolNames?: ToolNames): T {
+  if (typeof value === 'string') return (value.includes('{op:') ? renderText(value, face, toolNames) : value) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const said = renderTexts(item, face, toolNames);
+      if (said !== item) {
+        copy ??= [...value];
+        copy[i] = said;
+      }
+    }
+    return (copy ?? value) as T;
+  }
+  // Typed arrays and other non-plain objects hold no text.
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const said = renderTexts(item, face, toolNames);
+    if (said !== item) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      copy[key] = said;
+    }
+  }
+  return (copy ?? value) as T;
+}
+
 /** An error with its texts' `{op:...}` references said as the given face says them. */
 export function renderError(error: ApiError, face: Face, toolNames?: ToolNames): ApiError {
   if (error.kind === 'validation') {

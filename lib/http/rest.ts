@@ -13,6 +13,7 @@ import {
   type OpContext,
   type RestBinding,
   renderError,
+  renderTexts,
 } from '../core/operation.ts';
 import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
@@ -272,7 +273,8 @@ export function restHandler(op: AnyOperation): RestHandler {
     if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));
     let body = serialized.get(value);
     if (body === undefined) {
-      body = JSON.stringify(value);
+      // Texts of the output (a plan's message, a trajectory's warning) name other operations as REST does.
+      body = JSON.stringify(renderTexts(value, 'rest'));
       serialized.set(value, body);
     }
     return jsonText(body);

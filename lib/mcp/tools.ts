@@ -16,6 +16,7 @@ import {
   type OpContext,
   renderError,
   renderText,
+  renderTexts,
   type ToolNames,
 } from '../core/operation.ts';
 import { type Caller, isPrincipal, type Principal, refusal } from '../core/roles.ts';
@@ -62,9 +63,9 @@ export function toolOf(op: AnyOperation, limits: JointLimits, toolNames?: ToolNa
     title: op.mcp?.title ?? op.summary,
     description: renderText(op.description, 'mcp', toolNames),
     inputSchema: (op.input
-      ? jsonSchema(inputSchemaOf(op, limits) as v.GenericSchema)
+      ? renderTexts(jsonSchema(inputSchemaOf(op, limits) as v.GenericSchema), 'mcp', toolNames)
       : EMPTY_OBJECT) as Tool['inputSchema'],
-    outputSchema: jsonSchema(output) as Tool['outputSchema'],
+    outputSchema: renderTexts(jsonSchema(output), 'mcp', toolNames) as Tool['outputSchema'],
     annotations: annotationsOf(op),
   };
 }
@@ -181,7 +182,7 @@ export async function callTool(
   const result = await runTool(op, args, extra, caller, state, confirm);
   recordCall(state.services.audit, op, caller, started, args ?? {}, result);
   if (!result.ok) return errorResult(op, result.error, toolNames);
-  return toolResultOf(op, result.value);
+  return toolResultOf(op, result.value, toolNames);
 }
 
 /** The tool results built so far, by operation and output object (a state read many times between updates is one). */
@@ -191,12 +192,15 @@ const toolResults = new WeakMap<AnyOperation, WeakMap<object, CallToolResult>>()
  * The tool result of an operation's output: the structured result and its one-line text. The same output object gives
  * the same (unchanged) result object, so that its JSON can be kept too (see the direct path of lib/mcp/server.ts).
  */
-function toolResultOf(op: AnyOperation, value: unknown): CallToolResult {
-  const cacheable = typeof value === 'object' && value !== null;
+function toolResultOf(op: AnyOperation, value: unknown, toolNames: ToolNames | undefined): CallToolResult {
+  let cacheable = typeof value === 'object' && value !== null;
   let byValue = cacheable ? toolResults.get(op) : undefined;
   const known = byValue?.get(value as object);
   if (known) return known;
-  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: value } : value) as Record<string, unknown>;
+  // Texts of the output (a plan's message, a trajectory's warning) name other operations as this face does.
+  const said = renderTexts(value, 'mcp', toolNames);
+  if (said !== value) cacheable = false;
+  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: said } : said) as Record<string, unknown>;
   const built: CallToolResult = {
     structuredContent: structured,
     content: [{ type: 'text', text: summarize(op, structured) }],

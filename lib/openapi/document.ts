@@ -2,7 +2,14 @@ import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { ApiError } from '../core/errors.ts';
 import { statusOf } from '../http/errors.ts';
-import { type AnyOperation, hasRest, inputSchemaOf, type RestOperation, renderText } from '../core/operation.ts';
+import {
+  type AnyOperation,
+  hasRest,
+  inputSchemaOf,
+  type RestOperation,
+  renderText,
+  renderTexts,
+} from '../core/operation.ts';
 import { isOptional, objectEntries } from '../core/schema-shape.ts';
 import { ErrorDetailSchema, ValidationErrorSchema } from '../http/schemas.ts';
 import type { JointLimits } from '../robot/limits.ts';
@@ -132,6 +139,15 @@ export function buildOpenApiDocument(
   operations: readonly AnyOperation[],
   limits: JointLimits,
   extraPaths: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return renderTexts(assemble(operations, limits, extraPaths), 'rest');
+}
+
+/** The document before its texts are rendered (every `{op:name}` said as `METHOD /path` by the caller). */
+function assemble(
+  operations: readonly AnyOperation[],
+  limits: JointLimits,
+  extraPaths: Record<string, unknown>,
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations.filter(hasRest)) {
