@@ -246,6 +246,15 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
   await check('the page loads, asks for the token once, and goes live', async () => {
     await page.goto(`${server.url}/`);
     await page.locator('form.token input').waitFor({ state: 'visible' });
+    // A fresh browser has sent no token: the page asks for it, and says nothing was refused.
+    const first = (await page.locator('form.token .error').textContent()) ?? '';
+    if (/refused/.test(first) || !/needs its token/.test(first))
+      throw new Error(`the first message on a fresh visit is '${first}'`);
+    // A wrong token is said to be refused, and the form asks again.
+    await page.locator('form.token input').fill('not-the-token-0123456789');
+    await page.keyboard.press('Enter');
+    await page.locator('form.token input').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => /refused/.test(document.querySelector('form.token .error')?.textContent ?? ''));
     await page.locator('form.token input').fill(TOKEN);
     await page.keyboard.press('Enter');
     await page.locator('[data-connection="live"]').waitFor();

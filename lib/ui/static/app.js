@@ -45,16 +45,19 @@ function headers(extra = {}) {
   return token ? { authorization: `Bearer ${token}`, ...extra } : extra;
 }
 
-/** A request to the API with the token; a 401 asks for the token again. */
+/** A request to the API with the token; a 401 asks for the token (again, when one was sent). */
 async function api(path, init = {}) {
   const response = await fetch(path, { ...init, headers: headers(init.headers) });
-  if (response.status === 401) askToken('the token was refused; enter it again');
+  if (response.status === 401) askToken();
   return response;
 }
 
-function askToken(message) {
+/** Shows the token form: a first visit is asked for the token; a token the server refused is said to be so. */
+function askToken() {
   setStatus('token', 'token needed');
-  tokenError.textContent = message ?? '';
+  tokenError.textContent = token
+    ? 'the token was refused; enter it again'
+    : 'this server needs its token (web.token) to show the arm; enter it';
   tokenForm.hidden = false;
   tokenInput.focus();
 }
@@ -314,7 +317,7 @@ function onEvent(type, data) {
 async function stream() {
   const response = await fetch('/events?rate_hz=50', { headers: headers({ accept: 'text/event-stream' }) });
   if (response.status === 401) {
-    askToken(token ? 'the token was refused; enter it again' : undefined);
+    askToken();
     return false;
   }
   if (!response.ok || !response.body) throw new Error(`GET /events: ${response.status}`);
