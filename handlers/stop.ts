@@ -25,7 +25,7 @@ export const StopResultSchema = v.pipe(
 
 /** Stops everything and says so in both shapes: armgate's fields and the robot stack's (status, success). */
 export async function stopResult(ctx: OpContext): Promise<Result<StopResult, never>> {
-  const done = await stopEverything(ctx.services);
+  const done = await stopEverything(ctx.services, ctx.ros);
   return ok({ ...done, status: 'stopped', success: done.planner_stopped });
 }
 

@@ -4,7 +4,6 @@ import { abcAngle, FrameIdSchema, jointsSchema, metres } from '../../lib/motion/
 import { defineOperation, perLimits } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
 
 /** Input of solve_ik: a pose (as move_to_pose's target), an optional seed and the collision check. */
 export const inputSchema = perLimits((limits) =>
@@ -72,7 +71,7 @@ export const operation = defineOperation({
   },
   mcp: { title: 'Solve inverse kinematics' },
   run: async (input, ctx): Promise<Result<v.InferOutput<typeof IkResultSchema>, ApiError>> => {
-    const context = ros();
+    const context = ctx.ros;
     const frame = context.endpoints.planning_frame;
     if (input.frame_id !== '' && input.frame_id !== frame)
       return err(

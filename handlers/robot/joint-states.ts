@@ -3,7 +3,6 @@ import { unavailable } from '../../lib/core/errors.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
 import { currentJointState } from '../../lib/ros/joint-state.ts';
 
 /** sensor_msgs/JointState as the API returns it: four arrays in J1..J7 order. */
@@ -43,8 +42,8 @@ export const operation = defineOperation({
     ok: 'The latest joint state.',
   },
   mcp: { title: 'Joint states' },
-  run: async () => {
-    const state = await currentJointState(ros());
+  run: async (_input, ctx) => {
+    const state = await currentJointState(ctx.ros);
     if (!state.ok) return err(unavailable(state.error));
     let answer = answers.get(state.value);
     if (answer === undefined) {

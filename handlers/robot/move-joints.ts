@@ -6,7 +6,6 @@ import { dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { jointsSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
-import { ros } from '../../lib/ros/context.ts';
 
 /** Input of move_to_joints, with the bounds of the active joint limits. */
 export const inputSchema = perLimits((limits) =>
@@ -34,7 +33,7 @@ export const operation = defineOperation({
     dry_run
       ? dryRun(ctx, 'moving to joint angles', { kind: 'joints', goal: { joints: joints as number[], speed } })
       : runMotion(ctx, 'moving to joint angles', (options) =>
-          ros().moveToJoints({ joints: joints as number[], speed }, options),
+          ctx.ros.moveToJoints({ joints: joints as number[], speed }, options),
         ),
 });
 

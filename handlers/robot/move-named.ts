@@ -8,7 +8,6 @@ import { dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { err, type Result } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
 
 /** Input of move_to_named_position. */
 export const inputSchema = v.pipe(
@@ -38,7 +37,7 @@ export const operation = defineOperation({
   input: inputSchema,
   mcp: { title: 'Move to a named position' },
   run: async ({ name, speed, accel_scale, dry_run }, ctx): Promise<Result<MotionResult, ApiError>> => {
-    const context = ros();
+    const context = ctx.ros;
     const states = await context.groupStates();
     if (!states.ok) return err(unavailable(states.error));
     const known = states.value.map((s) => s.name);

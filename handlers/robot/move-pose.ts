@@ -8,7 +8,6 @@ import { dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
 import { readTcpPose } from './pose.ts';
 
 export { PLANNERS } from '../../lib/motion/vocabulary.ts';
@@ -30,7 +29,7 @@ async function orientationOf(target: Target, ctx: OpContext) {
   const { a, b, c } = target;
   if (a !== undefined && b !== undefined && c !== undefined) return ok({ a, b, c });
   if (ctx.face === 'rest') return ok({ a: a ?? 0, b: b ?? 0, c: c ?? 0 });
-  const current = await readTcpPose();
+  const current = await readTcpPose(ctx.ros);
   if (!current.ok) return current;
   const now = current.value.orientation.euler_rad;
   return ok({ a: a ?? now.a, b: b ?? now.b, c: c ?? now.c });
@@ -50,7 +49,7 @@ export const operation = defineOperation({
   input: inputSchema,
   mcp: { title: 'Move the TCP to a pose' },
   run: async (target, ctx): Promise<Result<MotionResult, ApiError>> => {
-    const context = ros();
+    const context = ctx.ros;
     const problem = cartesianTargetProblem(target, context.endpoints.planning_frame);
     if (problem) return err(invalid(['body', problem.field], problem.message));
     const orientation = await orientationOf(target, ctx);

@@ -4,7 +4,7 @@ import { type ApiError, unavailable } from '../../lib/core/errors.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
+import type { RobotContext } from '../../lib/ros/context.ts';
 import { currentJointState } from '../../lib/ros/joint-state.ts';
 import { MOVEIT_SUCCESS } from '../../lib/ros/messages.ts';
 
@@ -48,8 +48,7 @@ const DEG = 180 / Math.PI;
 export type TcpPose = v.InferOutput<typeof TcpPoseSchema>;
 
 /** The TCP pose of the current joint state, through the FK service. */
-export async function readTcpPose(): Promise<Result<TcpPose, ApiError>> {
-  const context = ros();
+export async function readTcpPose(context: RobotContext): Promise<Result<TcpPose, ApiError>> {
   const state = await currentJointState(context);
   if (!state.ok) return err(unavailable(state.error));
   const { planning_frame: frame, tcp_link: link, interfaces } = context.endpoints;
@@ -96,7 +95,7 @@ export const operation = defineOperation({
   errors: { unavailable: 'Joint states or the FK service are unavailable.' },
   rest: { method: 'GET', path: '/robot/pose', operationId: 'getTcpPose', tags: ['robot'], ok: 'The TCP pose.' },
   mcp: { title: 'TCP pose' },
-  run: () => readTcpPose(),
+  run: (_input, ctx) => readTcpPose(ctx.ros),
 });
 
 /** GET /robot/pose */

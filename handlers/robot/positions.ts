@@ -3,7 +3,6 @@ import { unavailable } from '../../lib/core/errors.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
 
 /** A named position: an SRDF group state. */
 export const NamedPositionSchema = v.pipe(
@@ -39,8 +38,8 @@ export const operation = defineOperation({
     ok: 'The named positions.',
   },
   mcp: { title: 'Named positions', wrapAs: 'positions' },
-  run: async () => {
-    const context = ros();
+  run: async (_input, ctx) => {
+    const context = ctx.ros;
     const states = await context.groupStates();
     if (!states.ok) return err(unavailable(states.error));
     return ok(

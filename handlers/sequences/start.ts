@@ -5,7 +5,6 @@ import { DEFAULT_ACTIONS } from '../../lib/motion/vocabulary.ts';
 import { defineOperation, perLimits } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
-import { ros } from '../../lib/ros/context.ts';
 import { configProblem, sequenceConfigSchema } from '../../lib/sequences/config.ts';
 import { confineRequest } from '../../lib/sequences/paths.ts';
 
@@ -102,7 +101,7 @@ export const operation = defineOperation({
   },
   mcp: { title: 'Start a motion sequence' },
   run: async (f, ctx): Promise<Result<v.InferOutput<typeof StartedSchema>, ApiError>> => {
-    const context = ros();
+    const context = ctx.ros;
     const { sequences, arbiter, bagRoot } = ctx.services;
     const problem = configProblem(f.config, context.endpoints.planning_frame);
     if (problem) return err(invalid(['body', 'config', ...problem.path], problem.message));

@@ -1,5 +1,5 @@
 import type { Services } from '../app/services.ts';
-import { ros } from '../ros/context.ts';
+import type { RobotContext } from '../ros/context.ts';
 import { holdPoint } from './hold.ts';
 
 /** What a stop did. */
@@ -16,10 +16,14 @@ export interface StopReport {
  * to stop (stop message, SIGTERM), so that a goal the hold point preempts reads as stopped, not as
  * the sequence failing; (2) a hold point at the current position is published (an empty
  * trajectory without a fresh joint state); (3) the planner's stop service is called; (4) this
- * waits for every runner's exit (SIGKILL after 3 s). `reason` is what a motion cut short answers.
+ * waits for every runner's exit (SIGKILL after 3 s). `context` is the ROS context the hold and the planner's
+ * stop go to; `reason` is what a motion cut short answers.
  */
-export async function stopEverything(services: Services, reason = 'stopped'): Promise<StopReport> {
-  const context = ros();
+export async function stopEverything(
+  services: Services,
+  context: RobotContext,
+  reason = 'stopped',
+): Promise<StopReport> {
   const { arbiter, sequences, trajectoryLog, events } = services;
   const revoked = arbiter.revoke(reason);
   const runnersEnded = sequences.stop();

@@ -88,7 +88,7 @@ export function watchCall(
     }
     const reason = gone ? String(ctx.signal.reason) : CANCELLED_REASON;
     ctx.services.trajectoryLog.push(`${gone ? 'dead-man' : 'cancelled'}: ${reason}; stopping (${describe()})`);
-    void stopEverything(ctx.services, reason);
+    void stopEverything(ctx.services, ctx.ros, reason);
   };
   // A call cancelled before its motion began (during a confirmation, say) stops at once: an abort listener added to an
   // aborted signal never runs. The stop revokes the lease synchronously, so the goal is never sent.

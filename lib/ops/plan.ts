@@ -8,7 +8,7 @@ import { type ApiError, unavailable } from '../core/errors.ts';
 import { createFkWorkspace, forwardKinematics } from '../kinematics/fk.ts';
 import { newPlanId, type PlanView, type StoredPlan } from '../plans/store.ts';
 import { err, ok, type Result } from '../result.ts';
-import { type MotionPlanRequest, ros } from '../ros/context.ts';
+import type { MotionPlanRequest } from '../ros/context.ts';
 import { type JointTrajectoryMsg, secondsOf } from '../ros/messages.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
 import type { SafetyState } from '../safety/store.ts';
@@ -78,7 +78,7 @@ export async function dryRun(
   what: string,
   request: MotionPlanRequest,
 ): Promise<Result<MotionResult, ApiError>> {
-  const context = ros();
+  const context = ctx.ros;
   if (!context.planMotion)
     return ok({
       success: false,
@@ -131,7 +131,7 @@ export async function executePlan(ctx: OpContext, id: string): Promise<Result<Mo
       detail: `plan '${id}' was already executed at ${found.plan.executedAt}; a plan runs once: plan again with dry_run: true`,
     });
   const plan = found.plan;
-  const context = ros();
+  const context = ctx.ros;
   const arm = latestArmState(context, context.limits);
   if (!arm)
     return err({ kind: 'unavailable', detail: 'no joint state: cannot tell whether the arm is at the plan start' });

@@ -183,26 +183,3 @@ export interface RobotContext {
   /** Releases timers, nodes and processes. */
   close(): Promise<void>;
 }
-
-let current: RobotContext | undefined;
-
-/** The shared context; throws when start-up has not set one (a bug, not a client error). */
-export function getContext(): RobotContext {
-  if (!current) throw new Error('ROS context is not set: server start-up must call setContext() first');
-  return current;
-}
-
-/** Sets the shared context (start-up and tests only). */
-export function setContext(context: RobotContext): void {
-  current = context;
-}
-
-/** Clears the shared context and returns the one that was set. */
-export function resetContext(): RobotContext | undefined {
-  const previous = current;
-  current = undefined;
-  return previous;
-}
-
-/** Shorthand used by handlers: the shared context. */
-export const ros = getContext;

@@ -18,7 +18,7 @@ import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../motion/arbiter.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
-import { type RobotContext, resetContext, setContext } from '../ros/context.ts';
+import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
 import { EventBus } from '../events/bus.ts';
@@ -135,7 +135,8 @@ interface Assembled extends Omit<Armgate, 'close'> {
 }
 
 async function assemble(config: Config, options: StartOptions): Promise<Assembled> {
-  // The ROS context is the one process-wide singleton (the design card): one app per process.
+  // The ROS context is the one singleton of the process (the design card), made here once and handed to the faces in
+  // every call's context: one app per process.
   if (appInProcess)
     throw new Error(
       'an armgate server is already running in this process (one app per process: the ROS context is shared); close it before starting another',
@@ -166,7 +167,6 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
       );
     }
   }
-  setContext(context);
   const arbiter = new MotionArbiter();
   const sequences = new SequenceSupervisor(context, {
     backend: config.robot.backend,
@@ -196,7 +196,6 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
     unsubscribe();
     unfeed();
     events.close();
-    resetContext();
     plans.clear();
     try {
       await audit?.close();

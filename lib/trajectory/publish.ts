@@ -2,7 +2,6 @@ import { type ApiError, unavailable } from '../core/errors.ts';
 import { watchCall } from '../ops/motion.ts';
 import type { OpContext } from '../core/operation.ts';
 import { err, ok, type Result } from '../result.ts';
-import { ros } from '../ros/context.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';
 
 import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
@@ -52,7 +51,7 @@ export async function publishPoints(
   const lease = arbiter.acquire('trajectory', 'a trajectory is being sent', ['trajectory'], ctx.arrivedAtStop);
   if (!lease.ok) return err(lease.error);
   try {
-    const context = ros();
+    const context = ctx.ros;
     const topic = context.endpoints.interfaces.trajectory.name;
     const msg: JointTrajectoryMsg = {
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },

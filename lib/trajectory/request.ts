@@ -10,7 +10,7 @@ import type { ApiError } from '../core/errors.ts';
 import { err, type Result } from '../result.ts';
 import { busyRefusal } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
-import { type RobotContext, ros } from '../ros/context.ts';
+import type { RobotContext } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
 import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
 import { type ArmState, refreshStart } from './dynamics.ts';
@@ -82,7 +82,7 @@ export async function checkAndPublish(
   const busy = ctx.services.arbiter.activity(['trajectory']);
   // (With wait, the trajectory holds the arm until its outcome, as a move does.)
   if (busy) return err(busyRefusal(busy));
-  const context = ros();
+  const context = ctx.ros;
   const limits = context.limits;
   const before = latestArmState(context, limits);
   const safety = ctx.services.safety;
@@ -95,7 +95,7 @@ export async function checkAndPublish(
   const packed = result.points;
   const messages = await pointMessages(packed);
   // From here to the publication nothing awaits: the state read now is the one the controller starts from.
-  const now = result.filled ? latestArmState(ros(), limits) : undefined;
+  const now = result.filled ? latestArmState(context, limits) : undefined;
   const first = messages[0];
   if (now && first && now.receivedAtMs !== before?.receivedAtMs) {
     const head = packed.count > 1 ? [packedPoint(packed, 0), packedPoint(packed, 1)] : [packedPoint(packed, 0)];

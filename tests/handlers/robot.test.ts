@@ -4,7 +4,7 @@ import * as jointStates from '../../handlers/robot/joint-states.ts';
 import * as pose from '../../handlers/robot/pose.ts';
 import * as positions from '../../handlers/robot/positions.ts';
 import { matFromAbc, matFromQuat } from '../../lib/kinematics/rotation.ts';
-import { type RobotContext, resetContext, ros, setContext } from '../../lib/ros/context.ts';
+import type { RobotContext } from '../../lib/ros/context.ts';
 import { err } from '../../lib/result.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
@@ -17,16 +17,14 @@ describe('robot read handlers against the simulated arm', () => {
   let sim: SimContext;
   before(async () => {
     sim = await SimContext.create(await testConfig());
-    setContext(sim);
     await sim.nextJointState(1000);
   });
   after(async () => {
-    resetContext();
     await sim.close();
   });
 
   it('GET /robot/joint_states answers the four arrays in J1..J7 order', async () => {
-    const res = await jointStates.handler(get('/robot/joint_states'), callFor(ros()));
+    const res = await jointStates.handler(get('/robot/joint_states'), callFor(sim));
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = (await res.json()) as Record<string, number[]>;
@@ -38,7 +36,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/pose equals DH forward kinematics of the current joints, with consistent ABC and quaternion', async () => {
-    const res = await pose.handler(get('/robot/pose'), callFor(ros()));
+    const res = await pose.handler(get('/robot/pose'), callFor(sim));
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       frame_id: string;
@@ -70,7 +68,7 @@ describe('robot read handlers against the simulated arm', () => {
   });
 
   it('GET /robot/positions lists home, work and transport with group and joints', async () => {
-    const res = await positions.handler(get('/robot/positions'), callFor(ros()));
+    const res = await positions.handler(get('/robot/positions'), callFor(sim));
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       name: string;
@@ -94,12 +92,11 @@ describe('robot read handlers against the simulated arm', () => {
 describe('robot read handlers when the stack is unavailable', () => {
   it('GET /robot/joint_states and /robot/pose answer 503 after 2 s without a joint state', async () => {
     const sim = await SimContext.create(await testConfig({ sim: { publish_joint_states: false } }));
-    setContext(sim);
     try {
       const started = performance.now();
       const [states, tcp] = await Promise.all([
-        jointStates.handler(get('/robot/joint_states'), callFor(ros())),
-        pose.handler(get('/robot/pose'), callFor(ros())),
+        jointStates.handler(get('/robot/joint_states'), callFor(sim)),
+        pose.handler(get('/robot/pose'), callFor(sim)),
       ]);
       const waited = performance.now() - started;
       assert.equal(states.status, 503);
@@ -108,7 +105,6 @@ describe('robot read handlers when the stack is unavailable', () => {
       assert.match(detail, /\/joint_states/);
       assert.ok(waited >= 1900 && waited < 3500, `waited ${waited} ms`);
     } finally {
-      resetContext();
       await sim.close();
     }
   });
@@ -122,14 +118,12 @@ describe('robot read handlers when the stack is unavailable', () => {
           err({ kind: 'unavailable', iface: '/compute_fk', message: 'service /compute_fk did not answer within 2 s' }),
       },
     });
-    setContext(noFk);
     try {
       await sim.nextJointState(1000);
-      const res = await pose.handler(get('/robot/pose'), callFor(ros()));
+      const res = await pose.handler(get('/robot/pose'), callFor(noFk));
       assert.equal(res.status, 503);
       assert.match(((await res.json()) as { detail: string }).detail, /\/compute_fk/);
     } finally {
-      resetContext();
       await sim.close();
     }
   });

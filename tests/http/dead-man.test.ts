@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { ros } from '../../lib/ros/context.ts';
+import type { RobotContext } from '../../lib/ros/context.ts';
 import type { JointStateMsg } from '../../lib/ros/messages.ts';
 import { atRest, LOG_LINE, logLines, sleep, waitFor, WORK } from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -23,10 +23,10 @@ interface Sample {
   readonly velocity: readonly number[];
 }
 
-/** Records /joint_states as a ROS subscriber would (stamped), until the returned stop is called. */
-function record(): { samples: Sample[]; stop: () => void } {
+/** Records the context's /joint_states as a ROS subscriber would (stamped), until the returned stop is called. */
+function record(context: RobotContext): { samples: Sample[]; stop: () => void } {
   const samples: Sample[] = [];
-  const stop = ros().subscribe('/joint_states', (msg) => {
+  const stop = context.subscribe('/joint_states', (msg) => {
     const { header, position, velocity } = msg as JointStateMsg;
     samples.push({
       tS: header.stamp.sec + header.stamp.nanosec / 1e9,
@@ -117,7 +117,7 @@ async function dropMidMove(
   start: () => { drop: () => void; answered: () => boolean },
   reason: RegExp,
 ): Promise<void> {
-  const recording = record();
+  const recording = record(server.context);
   try {
     const call = start();
     const fast = await movingFast(recording.samples);
@@ -127,7 +127,7 @@ async function dropMidMove(
     const rest = await atRest(server.url, 3000);
     await sleep(100);
     const after = recording.samples.slice(Math.max(0, dropped - 1));
-    assertWithinAcceleration(recording.samples, ros().limits.maxAccRadS2);
+    assertWithinAcceleration(recording.samples, server.context.limits.maxAccRadS2);
     const j1 = rest.position[0] ?? 0;
     assert.ok(
       j1 < (GOAL[0] ?? 0) - 0.3,
@@ -135,7 +135,7 @@ async function dropMidMove(
     );
     // Braking from the speed at the drop takes v / a; the rest is the time the drop took to be noticed.
     const v0 = Math.abs(fast.velocity[0] ?? 0);
-    const brakeS = v0 / (ros().limits.maxAccRadS2[0] ?? 1);
+    const brakeS = v0 / (server.context.limits.maxAccRadS2[0] ?? 1);
     const firstRest = after.find((s) => s.velocity.every((v) => v === 0));
     assert.ok(firstRest, 'a joint state at rest was published');
     const restAfterS = firstRest.tS - fast.tS;

@@ -10,7 +10,7 @@ import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../suppor
 import { send, type Target } from '../support/live.ts';
 
 // End to end over a live server on the simulated arm. The module keeps one server per process
-// (ros() is the process-wide singleton), so the servers below run one after the other.
+// (the ROS context is the one singleton of the process), so the servers below run one after the other.
 
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];

@@ -25,7 +25,7 @@ import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts
 // (tests/support/rclnodejs-standin.ts). The stand-in is not ROS 2: it does not cover DDS
 // discovery, QoS, real message typesupport, serialization or the rcl executor (its header lists
 // what else); the suites of tests/ros2 (npm run test:ros2) run the same checks on a real graph.
-// One server at a time: ros() is process-wide.
+// One server at a time: the ROS context is the one singleton of the process.
 
 const TIMEOUTS = { server_wait_s: 0.3, fk_s: 0.3 };
 
