@@ -14,29 +14,58 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const FLOORS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   { name: 'start-up', paths: ['server.ts', 'lib/server/'] },
   {
-    name: 'faces and handlers',
-    paths: ['lib/http/', 'lib/mcp/', 'lib/openapi/', 'lib/ui/', 'lib/events/sse.ts', 'handlers/', 'lib/ops/'],
+    // Side by side: the faces derive routes, tools and the document from the operations they are handed; the handlers
+    // and their helpers (motions, dry runs, trajectory requests) define and run them.
+    name: 'faces, handlers and their helpers',
+    paths: [
+      'lib/http/',
+      'lib/mcp/',
+      'lib/openapi/',
+      'lib/ui/',
+      'lib/events/sse.ts',
+      'handlers/',
+      'lib/ops/',
+      'lib/trajectory/',
+    ],
   },
   { name: 'core', paths: ['lib/core/'] },
   {
-    name: 'services and the ROS context',
-    paths: [
-      'lib/app/',
-      'lib/audit/',
-      'lib/events/',
-      'lib/motion/',
-      'lib/plans/',
-      'lib/safety/',
-      'lib/sequences/',
-      'lib/trajectory/',
-      'lib/logs/',
-      'lib/ros/context.ts',
-      'lib/ros/joint-state.ts',
-    ],
+    name: 'services',
+    paths: ['lib/app/', 'lib/audit/', 'lib/events/', 'lib/logs/', 'lib/motion/', 'lib/plans/', 'lib/sequences/'],
   },
   { name: 'backends', paths: ['lib/sim/', 'lib/ros/', 'lib/bag/'] },
-  { name: 'settings and the robot model', paths: ['lib/settings/', 'lib/robot/'] },
-  { name: 'pure math', paths: ['lib/kinematics/', 'lib/planning/', 'lib/result.ts', 'lib/random.ts'] },
+  {
+    // What the backends implement and are configured by: the ROS context interface and its messages, the settings,
+    // the safety envelope, the words of a motion.
+    name: 'the ROS context interface, settings and safety',
+    paths: [
+      'lib/ros/context.ts',
+      'lib/ros/messages.ts',
+      'lib/ros/convert.ts',
+      'lib/ros/joint-state.ts',
+      'lib/ros/endpoints.ts',
+      'lib/ros/endpoints-original.ts',
+      'lib/settings/',
+      'lib/safety/',
+      'lib/motion/vocabulary.ts',
+      'lib/motion/hold.ts',
+    ],
+  },
+  {
+    name: 'pure math and data',
+    paths: [
+      'lib/kinematics/',
+      'lib/planning/',
+      'lib/robot/',
+      'lib/net/',
+      'lib/trajectory/dynamics.ts',
+      'lib/trajectory/poly.ts',
+      'lib/trajectory/bounds.ts',
+      'lib/settings/issues.ts',
+      'lib/result.ts',
+      'lib/random.ts',
+    ],
+  },
 ];
 
 /** The floor index of a file (0: the top), or -1 when no floor names it. */

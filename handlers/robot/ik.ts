@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { type ApiError, invalid, unavailable } from '../../lib/core/errors.ts';
 import { abcAngle, FrameIdSchema, jointsSchema, metres } from '../../lib/motion/vocabulary.ts';
-import { defineOperation, perLimits } from '../../lib/core/operation.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { perLimits } from '../../lib/robot/limits.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
 

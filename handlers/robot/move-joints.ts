@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { moveOperation, runMotion } from '../../lib/ops/motion.ts';
-import { defineOperation, perLimits } from '../../lib/core/operation.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { perLimits } from '../../lib/robot/limits.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';

@@ -6,7 +6,7 @@
  * token, and carries a bounded summary of the input (numbers and names, no file contents).
  */
 import { type FileHandle, open, rename, stat } from 'node:fs/promises';
-import { logLine } from '../http/log.ts';
+import { logLine } from '../logs/line.ts';
 
 /** The audit settings (the `audit` block). */
 export interface AuditSettings {

@@ -153,19 +153,6 @@ export function inputSchemaOf(op: Pick<AnyOperation, 'input'>, limits: JointLimi
   return typeof source === 'function' ? source(limits) : source;
 }
 
-/** Caches a limits-dependent schema per limits object, so it is built once. */
-export function perLimits<S extends v.GenericSchema>(factory: (limits: JointLimits) => S): (limits: JointLimits) => S {
-  const cache = new WeakMap<JointLimits, S>();
-  return (limits) => {
-    let schema = cache.get(limits);
-    if (!schema) {
-      schema = factory(limits);
-      cache.set(limits, schema);
-    }
-    return schema;
-  };
-}
-
 const REFERENCE = /\{op:([a-z_]+)\}/g;
 
 /** Operation name -> the name its tool is served under (armgate.mcp.tool_names); a missing one: its own name. */

@@ -7,7 +7,7 @@ import { type AppState, hasRest, type AnyOperation } from '../core/operation.ts'
 import type { Arrival, Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
-import { logLine } from './log.ts';
+import { logLine } from '../logs/line.ts';
 import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
 import { type RestCall, restHandler } from './rest.ts';
 

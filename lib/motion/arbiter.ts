@@ -1,18 +1,5 @@
 import { err, ok, type Result } from '../result.ts';
-
-/**
- * What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack,
- * or the arm still decelerating to rest after a stop or a cancel (which nothing preempts).
- */
-export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping';
-
-/** Something holding or moving the arm, and what it is, in words. */
-export interface ArmActivity {
-  readonly kind: ArmActivityKind;
-  readonly detail: string;
-  /** While stopping: the wall seconds until the arm is at rest (a client may retry then). */
-  readonly restInS?: number;
-}
+import type { ArmActivity, ArmActivityKind } from '../ros/context.ts';
 
 /** A refusal because the arm is held (a 409): what holds it and, while it decelerates, when to retry (s). */
 export interface Busy {

@@ -4,7 +4,7 @@
  * move operations, the sequence configuration and the trajectory points all use these.
  */
 import * as v from 'valibot';
-import type { JointLimits } from '../robot/limits.ts';
+import { describeLimitViolation, type JointLimits, jointRange } from '../robot/limits.ts';
 
 /** The planners a Cartesian target may use. */
 export const PLANNERS = ['ptp', 'lin', 'circ', 'ompl', 'chomp'] as const;
@@ -143,10 +143,9 @@ export function cartesianTargetProblem(
 export function jointsSchema(limits: JointLimits, description: string) {
   const n = limits.jointNames.length;
   const items = limits.jointNames.map((name, i) => {
-    const min = limits.minRad[i] ?? 0;
-    const max = limits.maxRad[i] ?? 0;
+    const { min, max } = jointRange(limits, i);
     const outside = (issue: v.BaseIssue<unknown>) =>
-      `${name} = ${String(issue.input)} rad is outside its limits [${min}, ${max}]`;
+      describeLimitViolation({ joint: name, value: issue.input, min, max });
     return v.pipe(
       v.number(),
       v.finite('must be a finite number'),

@@ -100,18 +100,56 @@ export function parseJointLimits(doc: unknown, jointNames: readonly string[]): R
   });
 }
 
-/** The first joint of `positionsRad` outside its limits, or undefined when all are inside. */
+/** A joint position outside its range: the joint (index and name), the value and the range (rad). */
+export interface JointRangeViolation {
+  readonly index: number;
+  readonly joint: string;
+  readonly value: unknown;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** The position range of joint `i` (rad). */
+export function jointRange(limits: JointLimits, i: number): { readonly min: number; readonly max: number } {
+  return { min: limits.minRad[i] ?? 0, max: limits.maxRad[i] ?? 0 };
+}
+
+/** True when `value` is a finite angle within joint `i`'s range: the one joint-limit check. */
+export function withinJointRange(limits: JointLimits, i: number, value: unknown): boolean {
+  const { min, max } = jointRange(limits, i);
+  return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
+}
+
+/**
+ * The first joint of `positionsRad` (in the limits' joint order) that is not a finite angle within its range; a
+ * missing value counts as outside. Undefined when every joint is within its range.
+ */
 export function findLimitViolation(
   limits: JointLimits,
-  positionsRad: readonly number[],
-): { index: number; joint: string; value: number; min: number; max: number } | undefined {
+  positionsRad: ArrayLike<number | undefined>,
+): JointRangeViolation | undefined {
   for (let i = 0; i < limits.jointNames.length; i++) {
     const value = positionsRad[i];
-    const min = limits.minRad[i];
-    const max = limits.maxRad[i];
-    if (value === undefined || min === undefined || max === undefined) continue;
-    if (value < min || value > max)
-      return { index: i, joint: limits.jointNames[i] ?? `joint${i + 1}`, value, min, max };
+    if (!withinJointRange(limits, i, value))
+      return { index: i, joint: limits.jointNames[i] ?? `joint${i + 1}`, value, ...jointRange(limits, i) };
   }
   return undefined;
+}
+
+/** A violation in words: `joint2 = 3.2 rad is outside its limits [-2.09, 2.09]`. */
+export function describeLimitViolation(violation: Omit<JointRangeViolation, 'index'>): string {
+  return `${violation.joint} = ${String(violation.value)} rad is outside its limits [${violation.min}, ${violation.max}]`;
+}
+
+/** Caches what is built from the limits (a schema with their bounds) per limits object, so it is built once. */
+export function perLimits<T>(factory: (limits: JointLimits) => T): (limits: JointLimits) => T {
+  const cache = new WeakMap<JointLimits, T>();
+  return (limits) => {
+    let built = cache.get(limits);
+    if (built === undefined) {
+      built = factory(limits);
+      cache.set(limits, built);
+    }
+    return built;
+  };
 }

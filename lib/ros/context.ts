@@ -1,5 +1,4 @@
 import type { SafetyState } from '../safety/store.ts';
-import type { ArmActivity } from '../motion/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { Result } from '../result.ts';
@@ -18,6 +17,20 @@ import type {
   TrajectoryOutcome,
   TriggerResponse,
 } from './messages.ts';
+
+/**
+ * What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack,
+ * or the arm still decelerating to rest after a stop or a cancel (which nothing preempts).
+ */
+export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping';
+
+/** Something holding or moving the arm, and what it is, in words. */
+export interface ArmActivity {
+  readonly kind: ArmActivityKind;
+  readonly detail: string;
+  /** While stopping: the wall seconds until the arm is at rest (a client may retry then). */
+  readonly restInS?: number;
+}
 
 /** Why a call to a ROS interface did not produce an answer. */
 export interface InterfaceUnavailable {

@@ -1,5 +1,4 @@
 import { DefinitionSource } from '../bag/installed.ts';
-import type { ArmActivity } from '../motion/arbiter.ts';
 import { holdPoint, holdRestS } from '../motion/hold.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
@@ -9,6 +8,7 @@ import { type SafetyState, safetyStateFor } from '../safety/store.ts';
 import { createTargetGuard, type SafetyTarget, type TargetGuard, targetOutsideEnvelope } from '../safety/targets.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type {
+  ArmActivity,
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,

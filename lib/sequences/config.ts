@@ -7,7 +7,7 @@ import {
   plannerSchema,
   SpeedSchema,
 } from '../motion/vocabulary.ts';
-import { perLimits } from '../core/operation.ts';
+import { perLimits } from '../robot/limits.ts';
 import type { MoveToJointsGoal, MoveToPoseGoal } from '../ros/messages.ts';
 
 /** Most waypoints one configuration may hold. */

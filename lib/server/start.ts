@@ -12,7 +12,7 @@ import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
-import { logLine } from '../http/log.ts';
+import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';

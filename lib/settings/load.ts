@@ -3,9 +3,8 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
-import type { TokenEntry } from '../http/auth.ts';
-import { normalizeOrigin } from '../http/origin.ts';
-import { type JointLimits, parseJointLimits } from '../robot/limits.ts';
+import { normalizeOrigin } from '../net/address.ts';
+import { findLimitViolation, type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
 import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from '../ros/endpoints-original.ts';
@@ -34,6 +33,13 @@ export interface WebLimits {
   readonly bodyMinBytesPerS: number;
   /** Retry-After of a 503 at a cap (s). */
   readonly retryAfterS: number;
+}
+
+/** A token the server accepts (web.token, ARMGATE_TOKEN, web.tokens): its name, the secret and its role. */
+export interface TokenEntry {
+  readonly name: string;
+  readonly token: string;
+  readonly role: 'read' | 'operate' | 'admin';
 }
 
 /** Everything start-up needs, validated: settings plus the files they reference. */
@@ -262,11 +268,9 @@ export async function loadConfig(
       if (!known.includes(initial))
         return err(`sim.initial_position: unknown named position '${initial}' (known: ${known.join(', ')})`);
     } else {
-      const outside = initial.findIndex(
-        (q, i) => q < (limits.value.minRad[i] ?? -Infinity) || q > (limits.value.maxRad[i] ?? Infinity),
-      );
-      if (outside >= 0)
-        return err(`sim.initial_position: joint ${outside + 1} value ${initial[outside]} is outside its limits`);
+      const outside = findLimitViolation(limits.value, initial);
+      if (outside)
+        return err(`sim.initial_position: joint ${outside.index + 1} value ${outside.value} is outside its limits`);
     }
   }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { normalizeOrigin, parseHost } from '../http/origin.ts';
+import { normalizeOrigin, parseHost } from '../net/address.ts';
 
 const finite = (what: string) => v.pipe(v.number(`expected ${what}`), v.finite(`expected a finite ${what}`));
 

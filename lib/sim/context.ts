@@ -2,8 +2,8 @@ import { chainFromUrdf, withToolOffset } from '../kinematics/chain.ts';
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
-import type { ArmActivity } from '../motion/arbiter.ts';
 import type {
+  ArmActivity,
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,

@@ -6,7 +6,7 @@ import {
   sampleTrajectory,
   trajectoryDuration,
 } from '../planning/trajectory.ts';
-import type { JointLimits } from '../robot/limits.ts';
+import { describeLimitViolation, findLimitViolation, type JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
 import { type JointTrajectoryMsg, type JointTrajectoryPointMsg, secondsOf } from '../ros/messages.ts';
 import {
@@ -357,14 +357,8 @@ export class TrajectoryController {
         );
       previousT = timeFromStartS;
       const positions = pick(given) ?? [];
-      for (let j = 0; j < positions.length; j++) {
-        const value = positions[j] ?? Number.NaN;
-        if (!Number.isFinite(value) || value < (this.limits.minRad[j] ?? 0) || value > (this.limits.maxRad[j] ?? 0)) {
-          return err(
-            `point ${index}: ${names[j]} = ${value} rad is outside its limits [${this.limits.minRad[j]}, ${this.limits.maxRad[j]}]`,
-          );
-        }
-      }
+      const outside = findLimitViolation(this.limits, positions);
+      if (outside) return err(`point ${index}: ${describeLimitViolation(outside)}`);
       const velocities = pick(source.velocities(index));
       const accelerations = velocities ? pick(source.accelerations(index)) : undefined;
       if (velocities?.some((x) => !Number.isFinite(x)) || accelerations?.some((x) => !Number.isFinite(x))) {

@@ -7,7 +7,7 @@ import { type PlanCollisions, type PlanEnv, plannerFor } from '../planning/plann
 import { planPtp, ptpDurationS } from '../planning/ptp.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { createSample, sampleTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
-import type { JointLimits } from '../robot/limits.ts';
+import { describeLimitViolation, findLimitViolation, type JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { MotionResultMsg, MoveToJointsGoal, MoveToNamedRequest, MoveToPoseGoal } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -345,14 +345,8 @@ export class SimMotionServer {
   }
 
   private outsideLimits(q: readonly number[]): string | undefined {
-    for (let i = 0; i < this.limits.jointNames.length; i++) {
-      const v = q[i];
-      const min = this.limits.minRad[i] ?? 0,
-        max = this.limits.maxRad[i] ?? 0;
-      if (v === undefined || !Number.isFinite(v) || v < min || v > max)
-        return `${this.limits.jointNames[i]} = ${v} rad is outside its limits [${min}, ${max}]`;
-    }
-    return undefined;
+    const violation = findLimitViolation(this.limits, q);
+    return violation && describeLimitViolation(violation);
   }
 }
 

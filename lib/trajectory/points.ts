@@ -1,7 +1,7 @@
 /** Trajectory points as the API takes them, and the checks on them that need no arm state. Pure. */
 import type { ApiError, ValidationIssue } from '../core/errors.ts';
 import type { TrajectoryPoint } from '../planning/trajectory.ts';
-import type { JointLimits } from '../robot/limits.ts';
+import { describeLimitViolation, type JointLimits, jointRange, withinJointRange } from '../robot/limits.ts';
 
 /** A trajectory point as the API takes it: 7 angles (rad) and seconds from the start; velocities when armgate filled them in. */
 export interface ApiTrajectoryPoint {
@@ -27,12 +27,11 @@ export function limitViolations(
     const positions = (points[i] as ApiTrajectoryPoint).positions;
     for (let j = 0; j < positions.length && issues.length < MAX_LIMIT_ISSUES; j++) {
       const value = positions[j] ?? 0;
-      const min = limits.minRad[j] ?? 0;
-      const max = limits.maxRad[j] ?? 0;
-      if (value < min || value > max) {
+      if (!withinJointRange(limits, j, value)) {
+        const joint = limits.jointNames[j] ?? `joint${j + 1}`;
         issues.push({
           loc: locOf(i, j),
-          msg: `${labelOf(i)}: ${limits.jointNames[j]} = ${value} rad is outside its limits [${min}, ${max}]`,
+          msg: `${labelOf(i)}: ${describeLimitViolation({ joint, value, ...jointRange(limits, j) })}`,
           type: 'limit',
         });
       }

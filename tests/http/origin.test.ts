@@ -7,15 +7,8 @@ import { describe, it } from 'node:test';
 import * as v from 'valibot';
 import { isJsonMediaType, parseJsonBody } from '../../lib/http/body.ts';
 import { errorResponse } from '../../lib/http/errors.ts';
-import {
-  type Admission,
-  admissionPolicy,
-  admit,
-  normalizeOrigin,
-  parseHost,
-  type RequestFacts,
-  sdkAllowLists,
-} from '../../lib/http/origin.ts';
+import { type Admission, admissionPolicy, admit, type RequestFacts, sdkAllowLists } from '../../lib/http/origin.ts';
+import { normalizeOrigin, parseHost } from '../../lib/net/address.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
 import { type SettingsOverrides, writeSettings } from '../support/server.ts';
 

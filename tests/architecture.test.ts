@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  arrowsUp,
+  cycles,
+  FLOORS,
+  facesImportingHandlers,
+  floorOf,
+  type ImportGraph,
+  readImportGraph,
+  specifiersOf,
+} from '../scripts/import-graph.ts';
+
+/** A graph of the given arrows (file -> files). */
+function graphOf(arrows: Record<string, string[]>): ImportGraph {
+  const files = [...new Set([...Object.keys(arrows), ...Object.values(arrows).flat()])].sort();
+  return {
+    files,
+    arrows: new Map(files.map((f) => [f, arrows[f] ?? []])),
+    lines: new Map(files.map((f) => [f, 1])),
+  };
+}
+
+describe('the house: the import graph of lib/ and handlers/ keeps the floors of the design', () => {
+  const graph = readImportGraph();
+
+  it('reads every import form: static, type-only, re-export, bare and dynamic', () => {
+    const text = [
+      "import { a } from './a.ts';",
+      "import type {\n  B,\n} from '../b.ts';",
+      "export { c } from './c.ts';",
+      "import './d.ts';",
+      "const e = await import('./e.ts');",
+      "// a comment naming 'from' is not an import",
+    ].join('\n');
+    assert.deepEqual(specifiersOf(text).sort(), ['../b.ts', './a.ts', './c.ts', './d.ts', './e.ts']);
+  });
+
+  it('sees the whole house (every file is on a floor, and the arrows are there)', () => {
+    assert.ok(graph.files.length > 100, `${graph.files.length} files`);
+    assert.ok(graph.files.includes('lib/core/operation.ts') && graph.files.includes('handlers/index.ts'));
+    assert.deepEqual(arrowsUp(graph).unplaced, [], 'every file is on a floor');
+    assert.ok(
+      graph.arrows.get('lib/server/start.ts')?.includes('handlers/index.ts'),
+      'start-up imports the operations it hands the faces',
+    );
+  });
+
+  it('has no import cycle', () => {
+    assert.deepEqual(cycles(graph), []);
+  });
+
+  it('has no face importing a handler: start-up hands the faces the operations', () => {
+    assert.deepEqual(facesImportingHandlers(graph), []);
+  });
+
+  it('has no arrow back up the floors (start-up, faces and handlers, core, services, backends, ...)', () => {
+    assert.deepEqual(arrowsUp(graph).up, []);
+  });
+
+  it('keeps the core a leaf of the faces: it imports nothing above it', () => {
+    const core = FLOORS.findIndex((floor) => floor.name === 'core');
+    for (const file of graph.files.filter((f) => f.startsWith('lib/core/')))
+      for (const target of graph.arrows.get(file) ?? []) assert.ok(floorOf(target) >= core, `${file} -> ${target}`);
+  });
+
+  it('the checks fail on what they look for (a cycle, a face importing a handler, an arrow up)', () => {
+    const bad = graphOf({
+      'lib/core/operation.ts': ['lib/app/services.ts'],
+      'lib/app/services.ts': ['lib/core/operation.ts'],
+      'lib/mcp/face.ts': ['handlers/robot/pose.ts'],
+      'lib/settings/load.ts': ['lib/http/auth.ts'],
+    });
+    assert.deepEqual(cycles(bad), [['lib/app/services.ts', 'lib/core/operation.ts']]);
+    assert.deepEqual(facesImportingHandlers(bad), ['lib/mcp/face.ts -> handlers/robot/pose.ts']);
+    assert.deepEqual(arrowsUp(bad).up.sort(), [
+      'lib/app/services.ts -> lib/core/operation.ts',
+      'lib/settings/load.ts -> lib/http/auth.ts',
+    ]);
+  });
+});
