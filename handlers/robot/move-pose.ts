@@ -21,14 +21,12 @@ export const inputSchema = v.pipe(
 type Target = v.InferOutput<typeof inputSchema>;
 
 /**
- * The orientation of a target: over REST an omitted angle is 0 (the spec's default); over MCP it
- * keeps the current orientation's value (agents often leave orientation out, and 0, 0, 0 points
- * the flange up).
+ * The orientation of a target: an omitted angle keeps the current orientation's value (agents often leave orientation
+ * out, and 0, 0, 0 points the flange up). Over REST none is omitted: the binding's defaults make them 0 (the spec's).
  */
 async function orientationOf(target: Target, ctx: OpContext) {
   const { a, b, c } = target;
   if (a !== undefined && b !== undefined && c !== undefined) return ok({ a, b, c });
-  if (ctx.face === 'rest') return ok({ a: a ?? 0, b: b ?? 0, c: c ?? 0 });
   const current = await readTcpPose(ctx.ros);
   if (!current.ok) return current;
   const now = current.value.orientation.euler_rad;
@@ -45,7 +43,7 @@ export const operation = defineOperation({
     'circ_center), ompl or chomp (plan around obstacles). An omitted a, b or c is 0 over HTTP (the spec) and keeps its ' +
     'current value over MCP. Reach is about 0.8 m from the shoulder at (0, 0, 0.34). ' +
     MOTION_NOTE,
-  ...moveOperation('/robot/move/pose', 'moveToPose'),
+  ...moveOperation('/robot/move/pose', 'moveToPose', { a: 0, b: 0, c: 0 }),
   input: inputSchema,
   mcp: { title: 'Move the TCP to a pose' },
   run: async (target, ctx): Promise<Result<MotionResult, ApiError>> => {

@@ -136,7 +136,10 @@ export const operation = defineOperation({
     };
     const started = await sequences.start(f.config, run, lease.value);
     if (!started.ok) return err({ kind: 'busy', detail: started.error });
-    const name = ctx.face === 'mcp' ? 'inline' : ctx.filenames?.config || 'config.json';
+    // An uploaded configuration is named by its file (config.json when the upload has no name); one given inline
+    // (as the MCP tool's argument: no file) is 'inline'.
+    const uploaded = ctx.filenames?.config;
+    const name = uploaded === undefined ? 'inline' : uploaded || 'config.json';
     return ok({ status: 'started', pid: started.value, config: name });
   },
 });

@@ -74,14 +74,7 @@ export const operation = defineOperation({
     ok: 'Published.',
   },
   mcp: { title: 'Send a joint trajectory' },
-  run: (input, ctx) =>
-    checkAndPublish(
-      { kind: 'json', text: (input as unknown as { text: string }).text },
-      [],
-      `${ctx.face === 'mcp' ? 'the send_trajectory tool' : 'POST /trajectory/send'}`,
-      {},
-      ctx,
-    ),
+  run: (input, ctx) => checkAndPublish({ kind: 'json', text: input.text }, [], ctx.calledAs, {}, ctx),
 });
 
 /** POST /trajectory/send */

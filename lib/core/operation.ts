@@ -27,9 +27,11 @@ export interface AppState {
   readonly ros: RobotContext;
 }
 
-/** What an operation's run knows of the call besides its input; the face that calls it builds it. */
+/**
+ * What an operation's run knows of the call besides its input; the face that calls it builds it. It does not say
+ * which face: where the faces differ, the operation declares it in its data (its bindings) and the face applies it.
+ */
 export interface OpContext extends AppState {
-  readonly face: Face;
   /** Aborted when the caller gives up on the call: an MCP cancellation, or the caller gone (its connection closed: lib/motion/dead-man.ts). */
   readonly signal: AbortSignal;
   /** Reports progress (e.g. seconds done of total); a no-op when the caller did not ask for progress. */
@@ -38,6 +40,8 @@ export interface OpContext extends AppState {
   readonly arrivedAtStop: number | undefined;
   /** Who calls: the face, the token's name and its role (the faces checked the role before run; never absent). */
   readonly caller: Caller;
+  /** How the face names this call, for logs: `POST /trajectory/send` over REST, `the send_trajectory tool` over MCP. */
+  readonly calledAs: string;
   /** REST multipart: the uploaded files' names, by part (a `json` part reaches the input parsed, without its name). */
   readonly filenames?: Readonly<Record<string, string>>;
 }
@@ -77,6 +81,12 @@ export interface RestBinding {
   readonly files?: Readonly<Record<string, FilePart>>;
   /** A documented description of the 200 response. */
   readonly ok: string;
+  /**
+   * Input fields the REST face fills in when the request leaves them out (after validation, before run): where the
+   * REST contract defaults a field that the operation otherwise treats as absent (move_to_pose: an omitted ABC angle
+   * is 0 over REST, the current one over MCP).
+   */
+  readonly defaults?: Readonly<Record<string, unknown>>;
 }
 
 /** How the MCP face shows an operation as a tool; absent: REST only. */
@@ -133,7 +143,18 @@ export function hasRest(op: AnyOperation): op is RestOperation {
 
 const registry = new Map<string, AnyOperation>();
 
+/** The input of a `rawJson` operation: the JSON text, validated by run with the operation's schema. */
+export interface RawJsonInput {
+  readonly text: string;
+}
+
 /** Defines an operation and registers its name, so texts can refer to it. */
+export function defineOperation<S extends v.GenericSchema, O>(
+  op: Omit<Operation<RawJsonInput, O>, 'input' | 'rawJson'> & {
+    readonly input: SchemaSource<S>;
+    readonly rawJson: true;
+  },
+): Operation<RawJsonInput, O>;
 export function defineOperation<S extends v.GenericSchema, O>(
   op: Omit<Operation<v.InferOutput<S>, O>, 'input'> & { readonly input: SchemaSource<S> },
 ): Operation<v.InferOutput<S>, O>;

@@ -160,6 +160,14 @@ function shapeOf(schema: v.GenericSchema) {
   return shape;
 }
 
+/** The validated input with the binding's defaults for the fields it leaves out. */
+function withDefaults(rest: RestBinding, input: unknown): unknown {
+  if (!rest.defaults || typeof input !== 'object' || input === null) return input;
+  const filled: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const [name, value] of Object.entries(rest.defaults)) if (filled[name] === undefined) filled[name] = value;
+  return filled;
+}
+
 /** A REST request's input and, for a multipart form, its files' names by part. */
 interface RestInput {
   readonly value: unknown;
@@ -202,10 +210,10 @@ async function restInput(
   }
   const input = { ...fields, ...query.value, ...pathFields(rest, request) };
   const parsed = v.safeParse(schema, input);
-  if (parsed.success)
-    return ok(
-      filenames && Object.keys(filenames).length > 0 ? { value: parsed.output, filenames } : { value: parsed.output },
-    );
+  if (parsed.success) {
+    const value = withDefaults(rest, parsed.output);
+    return ok(filenames && Object.keys(filenames).length > 0 ? { value, filenames } : { value });
+  }
   const pathKeys = rest.params ?? [];
   return err(
     locatedIssues(parsed.issues, (field) =>
@@ -246,7 +254,6 @@ export function restHandler(op: AnyOperation): RestHandler {
     const { value, filenames } = input.value;
     let signal: AbortSignal | undefined;
     const ctx: OpContext = {
-      face: 'rest',
       // Made only when an operation looks (a motion's dead-man, a solve): aborted when the client disconnects.
       get signal() {
         signal ??= goneSignal(request.signal, HTTP_CLIENT_GONE);
@@ -255,6 +262,7 @@ export function restHandler(op: AnyOperation): RestHandler {
       progress: NO_PROGRESS,
       arrivedAtStop: call.arrivedAtStop,
       caller,
+      calledAs: named,
       services: call.services,
       ros: call.ros,
       ...(filenames ? { filenames } : {}),

@@ -155,11 +155,11 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     // Resources are reads (every role may read); a request without a caller is refused.
     if (!caller) throw new McpError(ErrorCode.InvalidRequest, NO_CALLER.detail);
     const ctx: OpContext = {
-      face: 'mcp',
       signal: extra.signal ?? NEVER_ABORTED,
       progress: () => {},
       arrivedAtStop: undefined,
       caller: { ...caller, face: 'mcp' },
+      calledAs: `the ${resource.uri} resource`,
       ...state,
     };
     return { contents: [{ uri, mimeType: resource.mimeType, text: JSON.stringify(await resource.read(ctx)) }] };

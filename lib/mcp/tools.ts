@@ -121,17 +121,17 @@ function arrivalOf(extra: Pick<CallExtra, 'authInfo'>): number | undefined {
 }
 
 /** The operation's context for one tool call: the call's cancellation, progress notifications when asked for. */
-function contextOf(extra: CallExtra, caller: Caller, state: AppState): OpContext {
+function contextOf(op: AnyOperation, extra: CallExtra, caller: Caller, state: AppState): OpContext {
   const token = extra._meta?.progressToken;
   let last = -1;
   return {
-    face: 'mcp',
     // Read only when the operation looks: the direct path makes the signal then.
     get signal() {
       return extra.signal;
     },
     arrivedAtStop: arrivalOf(extra) ?? state.services.arbiter.stopCount,
     caller,
+    calledAs: `the ${op.name} tool`,
     services: state.services,
     ros: state.ros,
     progress:
@@ -241,5 +241,5 @@ async function runTool(
     const declined = await confirm(op, given, extra);
     if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
   }
-  return op.run(input, contextOf(extra, caller, state));
+  return op.run(input, contextOf(op, extra, caller, state));
 }

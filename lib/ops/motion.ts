@@ -35,9 +35,10 @@ export const MOTION_ERRORS = {
 
 /**
  * What the three move operations share: a motion (idempotent: the same target twice is one motion),
- * the motion result, the motion errors, and a JSON body under the robot tag.
+ * the motion result, the motion errors, and a JSON body under the robot tag (with the REST defaults of fields the
+ * request may leave out).
  */
-export function moveOperation(path: string, operationId: string) {
+export function moveOperation(path: string, operationId: string, defaults?: Readonly<Record<string, unknown>>) {
   return {
     effect: 'motion',
     idempotent: true,
@@ -50,6 +51,7 @@ export function moveOperation(path: string, operationId: string) {
       tags: ['robot'],
       body: 'json',
       ok: 'The motion finished, failed or was stopped: check success. With dry_run: the plan, nothing moved.',
+      ...(defaults ? { defaults } : {}),
     },
   } as const;
 }

@@ -349,6 +349,41 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     }
   });
 
+  it('answers a real call of every tool, motions included, with structured content fitting its declared output schema', async () => {
+    const covered = new Set<string>();
+    /** Calls a tool for real and checks its structured content against the output schema it lists, in both drafts. */
+    const call = async (name: string, args: Node): Promise<Node> => {
+      const tool = tools.find((t) => t.name === name);
+      assert.ok(tool?.outputSchema, `${name} listed with an output schema`);
+      const result = await client.callTool({ name, arguments: args });
+      assert.ok(result.isError !== true, `${name} succeeds: ${JSON.stringify(result.content)}`);
+      assert.ok(isNode(result.structuredContent), `${name} answers structured content`);
+      for (const draft of Object.keys(DRAFTS) as (keyof typeof DRAFTS)[]) {
+        const validate = compile(draft, tool.outputSchema);
+        assert.ok(
+          validate(result.structuredContent),
+          `${draft} ${name} result fits: ${JSON.stringify(validate.errors)}`,
+        );
+      }
+      covered.add(name);
+      return result.structuredContent;
+    };
+    const good = (name: string): Node => CALLS[name]?.good ?? {};
+    for (const name of HARMLESS) await call(name, good(name));
+    await call('send_trajectory', { ...good('send_trajectory'), wait: true });
+    await call('solve_ik', good('solve_ik'));
+    const dry = await call('move_to_joints', { ...good('move_to_joints'), dry_run: true });
+    const plan = dry.plan as { id?: unknown } | undefined;
+    assert.equal(typeof plan?.id, 'string', 'a dry run answers a plan');
+    await call('execute_plan', { id: plan?.id as string });
+    await call('move_to_named_position', good('move_to_named_position'));
+    await call('move_to_pose', good('move_to_pose'));
+    await call('move_to_joints', good('move_to_joints'));
+    await call('start_sequence', good('start_sequence'));
+    await call('stop', good('stop'));
+    assert.deepEqual([...covered].sort(), tools.map((t) => t.name).sort(), 'every tool is called');
+  });
+
   it('compiles every schema in /openapi.json (parameters, request and response bodies, components) under 2020-12 strict', async () => {
     const doc = (await (await server.request(`/openapi.json`)).json()) as {
       openapi: string;
