@@ -9,6 +9,7 @@ import { parseGroupStates } from '../lib/robot/srdf.ts';
 import { type Config, isLoopbackHost, type LoadOptions, loadConfig } from '../lib/settings/load.ts';
 import { confineUnder, resolveFileRef } from '../lib/settings/resolve.ts';
 import { PROJECT_ROOT, type SettingsOverrides, writeSettings } from './support/server.ts';
+import { JOINTS } from './support/arm.ts';
 
 /** web.limits' documented defaults (docs/settings.md). */
 const DEFAULT_LIMITS = {
@@ -27,7 +28,6 @@ const SHARE = path.join(PROJECT_ROOT, 'share', 'armgate');
 const BUNDLED_LIMITS = path.join(SHARE, 'config', 'joint_limits.yaml');
 const BUNDLED_ENDPOINTS = path.join(SHARE, 'config', 'endpoints.yaml');
 const BUNDLED_SRDF = path.join(SHARE, 'srdf', 'iiwa7.srdf');
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'] as const;
 
 type Files = Record<string, string>;
 

@@ -16,12 +16,12 @@ import { crc32 } from '../../lib/bag/crc32.ts';
 import { FLUSH_INTERVAL_MS, Rosbag2Writer } from '../../lib/bag/writer.ts';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
 import { streamMcap } from '../support/bag-stream.ts';
+import { JOINTS } from '../support/arm.ts';
 
 const TOPICS = [
   { name: '/joint_states', type: 'sensor_msgs/msg/JointState' },
   { name: '/arm_controller/joint_trajectory', type: 'trajectory_msgs/msg/JointTrajectory' },
 ];
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const T0 = 1_718_000_000_000_000_000n;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -11,12 +11,12 @@ import { parse as parseYaml } from 'yaml';
 import { Rosbag2Writer } from '../../lib/bag/writer.ts';
 import type { BagTopic } from '../../lib/bag/writer.ts';
 import type { JointStateMsg, JointTrajectoryMsg, TimeMsg } from '../../lib/ros/messages.ts';
+import { JOINTS } from '../support/arm.ts';
 
 const TOPICS: readonly BagTopic[] = [
   { name: '/joint_states', type: 'sensor_msgs/msg/JointState' },
   { name: '/arm_controller/joint_trajectory', type: 'trajectory_msgs/msg/JointTrajectory' },
 ];
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const T0 = 1_718_000_000_123_456_789n;
 
 function stamp(ns: bigint): TimeMsg {
@@ -27,7 +27,7 @@ function jointState(i: number, ns: bigint): JointStateMsg {
   const position = JOINTS.map((_, j) => Math.sin(i * 0.1 + j) * -1.5707963267948966 + j * 1e-12);
   return {
     header: { stamp: stamp(ns), frame_id: '' },
-    name: JOINTS,
+    name: [...JOINTS],
     position,
     velocity: i === 1 ? [] : JOINTS.map((_, j) => (j % 2 === 0 ? -0.1 - i : 0.1 + 0.2)),
     effort: i === 2 ? [-0, Number.MIN_VALUE, -Number.MAX_VALUE, 1e-300, 0, 0, 0] : [],
@@ -36,7 +36,7 @@ function jointState(i: number, ns: bigint): JointStateMsg {
 
 const TRAJECTORY: JointTrajectoryMsg = {
   header: { stamp: stamp(T0 + 1_000_000n), frame_id: 'world' },
-  joint_names: JOINTS,
+  joint_names: [...JOINTS],
   points: [
     {
       positions: [0, 0, 0, -1.57, 0, 1.57, 0],

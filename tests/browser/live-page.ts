@@ -29,6 +29,7 @@ import { stringify } from 'yaml';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import { WORK } from '../support/arm.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'live-page-check-token';
@@ -52,7 +53,6 @@ const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const WORKSPACE = { min: [-0.9, -0.9, 0.05], max: [0.9, 0.9, 1.2] };
 const FIXTURE = { name: 'fixture', min: [-0.25, 0.3, 0], max: [0.25, 0.8, 0.9] };
 const TARGET = [0.6, 0.35, -0.2, -1.2, 0.3, 1.1, 0.4];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 
 function message(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';

@@ -18,12 +18,12 @@ import { activeOperations, type RunningServer, startServer } from '../../lib/ser
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
+import { JOINTS } from '../support/arm.ts';
 
 const STACK = path.join(PROJECT_ROOT, 'tests/fixtures/stack');
 const ROOT_FILE = path.join(STACK, 'cobot-setting.yaml');
 const AMENT = path.join(STACK, 'install');
 const ENDPOINTS = path.join(AMENT, 'share/iiwa_config/config/api_endpoints.yaml');
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 
 async function load(file: string): Promise<Config> {
   const loaded = await loadConfig(file, { env: { AMENT_PREFIX_PATH: AMENT }, portOverride: 0 });

@@ -8,12 +8,11 @@ import { type Quaternion, quatAngle, quatFromAbc } from '../../lib/kinematics/ro
 import { SimContext } from '../../lib/sim/context.ts';
 import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../support/server.ts';
 import { send, type Target } from '../support/live.ts';
+import { JOINTS, WORK } from '../support/arm.ts';
 
 // End to end over a live server on the simulated arm. The module keeps one server per process
 // (the ROS context is the one singleton of the process), so the servers below run one after the other.
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const OTHER = [0.5, 0.3, 0, -1.2, 0, 1.2, 0.3];
 
 interface Reply {

@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parse as parseYaml } from 'yaml';
 import { type Chain, chainFromUrdf } from '../../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics, poseError } from '../../lib/kinematics/fk.ts';
 import { createIkWorkspace, solveIk } from '../../lib/kinematics/ik.ts';
 import { minSingularValue6 } from '../../lib/kinematics/linalg.ts';
-import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import type { JointLimits } from '../../lib/robot/limits.ts';
 import { ArmModel, type LinkPose } from '../../lib/sim/model.ts';
 import { seededRandom } from '../../lib/random.ts';
-
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
+import { bundledLimits, bundledUrdf, JOINTS, WORK } from '../support/arm.ts';
 
 let urdf = '';
 let chain: Chain;
@@ -22,14 +16,11 @@ let limits: JointLimits;
 let model: ArmModel;
 
 before(async () => {
-  urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
+  urdf = await bundledUrdf();
   const parsed = chainFromUrdf(urdf, 'base_link', 'flange', JOINTS);
   if (!parsed.ok) throw new Error(parsed.error);
   chain = parsed.value;
-  const yaml = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8'));
-  const parsedLimits = parseJointLimits(yaml, JOINTS);
-  if (!parsedLimits.ok) throw new Error(parsedLimits.error);
-  limits = parsedLimits.value;
+  limits = await bundledLimits();
   model = await ArmModel.load(urdf, JOINTS);
 });
 

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parse as parseYaml } from 'yaml';
-import { type Chain, chainFromUrdf } from '../../lib/kinematics/chain.ts';
+import type { Chain } from '../../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import { type Quaternion, quatFromMat } from '../../lib/kinematics/rotation.ts';
 import { arcPath, type CartesianPath, linePath, planCartesian, tcpPose } from '../../lib/planning/cartesian.ts';
@@ -17,25 +14,17 @@ import {
   sampleTrajectory,
   trajectoryDuration,
 } from '../../lib/planning/trajectory.ts';
-import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import type { JointLimits } from '../../lib/robot/limits.ts';
+import { bundledChain, bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const DT = 0.001;
 
 let limits: JointLimits;
 let chain: Chain;
 
 before(async () => {
-  const yaml = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8'));
-  const parsed = parseJointLimits(yaml, JOINTS);
-  if (!parsed.ok) throw new Error(parsed.error);
-  limits = parsed.value;
-  const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
-  const c = chainFromUrdf(urdf, 'base_link', 'flange', JOINTS);
-  if (!c.ok) throw new Error(c.error);
-  chain = c.value;
+  limits = await bundledLimits();
+  chain = await bundledChain();
 });
 
 const lo = (i: number) => limits.minRad[i] ?? 0;

@@ -20,12 +20,11 @@ import {
   timeFromRos,
 } from '../../lib/ros/convert.ts';
 import { durationFromS, type JointStateMsg } from '../../lib/ros/messages.ts';
+import { JOINTS } from '../support/arm.ts';
 
 // Message objects below are shaped as rclnodejs builds them for received messages: plain
 // objects, Float64Array for float64[] fields (its default enableTypedArray), numbers for
 // int32/uint32/float32, strings, arrays of nested message objects.
-
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 
 function rosJointState(name: string[], position: number[]) {
   return {
@@ -39,7 +38,7 @@ function rosJointState(name: string[], position: number[]) {
 
 describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () => {
   it('reads a JointState with Float64Array fields into plain number arrays', () => {
-    const msg = jointStateFromRos(rosJointState(JOINTS, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]));
+    const msg = jointStateFromRos(rosJointState([...JOINTS], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]));
     assert.ok(msg.ok);
     assert.ok(Array.isArray(msg.value.position));
     assert.deepEqual(msg.value.position, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]);
@@ -123,7 +122,7 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     const request = fkRequestToRos({
       header: { stamp: { sec: 1, nanosec: 2 }, frame_id: 'base_link' },
       fk_link_names: ['flange'],
-      robot_state: { joint_state: { name: JOINTS, position: [0, 0, 0, -1.57, 0, 1.57, 0] } },
+      robot_state: { joint_state: { name: [...JOINTS], position: [0, 0, 0, -1.57, 0, 1.57, 0] } },
     });
     assert.ok(request.robot_state.joint_state.position instanceof Float64Array);
     assert.deepEqual(Array.from(request.robot_state.joint_state.position), [0, 0, 0, -1.57, 0, 1.57, 0]);
@@ -209,7 +208,7 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
   it('round-trips a JointTrajectory through the rclnodejs shape (Float64Array fields, durations)', () => {
     const msg = {
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-      joint_names: JOINTS,
+      joint_names: [...JOINTS],
       points: [
         {
           positions: [0, 0, 0, -1.57, 0, 1.57, 0.5],
@@ -234,7 +233,7 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     const back = jointTrajectoryFromRos(ros);
     assert.ok(back.ok);
     assert.deepEqual(back.value, msg);
-    assert.equal(jointTrajectoryFromRos({ joint_names: JOINTS, points: [{}] }).ok, false);
+    assert.equal(jointTrajectoryFromRos({ joint_names: [...JOINTS], points: [{}] }).ok, false);
   });
 
   it('reads a string parameter from a GetParameters response', () => {

@@ -31,6 +31,7 @@ import {
 } from '../support/rclnodejs-standin.ts';
 import { testConfig } from '../support/server.ts';
 import { type StandinGraph, serveStandinGraph } from '../support/standin-graph.ts';
+import { JOINTS } from '../support/arm.ts';
 
 /** Joint 1 at +90 degrees swings the work pose's TCP to (0, 0.4, 0.61): into the fixture. */
 const INTO_FIXTURE = [1.57, 0, 0, -1.57, 0, 1.57, 0];
@@ -38,7 +39,6 @@ const SAFE_TARGET = [0.3, 0.3, 0, -1.3, 0, 1.3, 0];
 const FIXTURE = { name: 'fixture', min: [-0.25, 0.3, 0], max: [0.25, 0.8, 0.9] };
 const WORKSPACE = { min: [-1, -1, 0.2], max: [1, 1, 1.1] };
 const TIMEOUTS = { server_wait_s: 1, fk_s: 0.5, plan_s: 2 };
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 
 interface MoveAnswer {
   success: boolean;

@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { ArmModel, type LinkPose } from '../../lib/sim/model.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import { seededRandom } from '../../lib/random.ts';
+import { bundledUrdf, JOINTS, WORK } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const HOME = [0, 0, 0, 0, 0, 0, 0];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const TRANSPORT = [0, -0.35, 0, 2.0, 0, -1.2, 0];
 /** Position limits of the bundled limits file (rad). */
 const MAX = [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05];
@@ -42,7 +38,7 @@ describe('collision geometry fitted to the iiwa 7 (capsules from its published l
   }
 
   before(async () => {
-    const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
+    const urdf = await bundledUrdf();
     model = await ArmModel.load(urdf, JOINTS, { marginM: MARGIN_M, boxes: [] });
   });
   after(() => model.dispose());
@@ -73,7 +69,7 @@ describe('collision geometry fitted to the iiwa 7 (capsules from its published l
   });
 
   it('keeps the flange more than a centimetre from the forearm at A6 = +-120 degrees', async () => {
-    const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
+    const urdf = await bundledUrdf();
     const wide = await ArmModel.load(urdf, JOINTS, { marginM: 0.05, boxes: [] });
     try {
       for (const a6 of [A6_LIMIT, -A6_LIMIT]) {

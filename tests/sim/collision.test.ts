@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { ArmModel } from '../../lib/sim/model.ts';
-
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
+import { bundledUrdf, JOINTS, WORK } from '../support/arm.ts';
 
 describe('collision model (MuJoCo scene: arm, floor, boxes)', () => {
   let model: ArmModel;
   before(async () => {
-    const urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
+    const urdf = await bundledUrdf();
     model = await ArmModel.load(urdf, JOINTS, {
       marginM: 0.005,
       boxes: [{ name: 'table', center: [0.6, 0, 0.2], size: [0.3, 0.6, 0.4] }],

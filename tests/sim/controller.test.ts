@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { parse as parseYaml } from 'yaml';
 import { planPtp } from '../../lib/planning/ptp.ts';
 import {
   createSample,
@@ -10,12 +7,10 @@ import {
   sampleTrajectory,
   trajectoryDuration,
 } from '../../lib/planning/trajectory.ts';
-import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import type { JointLimits } from '../../lib/robot/limits.ts';
 import { type ControllerEvent, TrajectoryController } from '../../lib/sim/controller.ts';
+import { bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const OTHER = [0.6, 0.4, -0.3, -1.1, 0.2, 1.2, 0.5];
 /** 500 Hz, the simulator's default controller rate. */
 const DT = 0.002;
@@ -23,10 +18,7 @@ const DT = 0.002;
 let limits: JointLimits;
 
 before(async () => {
-  const yaml = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8'));
-  const parsed = parseJointLimits(yaml, JOINTS);
-  if (!parsed.ok) throw new Error(parsed.error);
-  limits = parsed.value;
+  limits = await bundledLimits();
 });
 
 /**
@@ -475,7 +467,7 @@ describe('the simulated drives: never beyond the acceleration limit, velocities 
     const count = 20_000;
     const msg = {
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-      joint_names: JOINTS,
+      joint_names: [...JOINTS],
       points: Array.from({ length: count }, (_, i) => {
         const t = 0.01 * (i + 1);
         return {

@@ -11,15 +11,15 @@ import {
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';
+import { JOINTS } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const LIMITS = [2.97, 2.09, 2.97, 2.09, 2.97, 2.09, 3.05];
 
 function fkRequest(q: readonly number[], link = 'flange', frame = 'base_link'): GetPositionFkRequest {
   return {
     header: { stamp: { sec: 0, nanosec: 0 }, frame_id: frame },
     fk_link_names: [link],
-    robot_state: { joint_state: { name: JOINTS, position: [...q] } },
+    robot_state: { joint_state: { name: [...JOINTS], position: [...q] } },
   };
 }
 

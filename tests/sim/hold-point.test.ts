@@ -1,28 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parse as parseYaml } from 'yaml';
 import { HOLD_MIN_TIME_S, holdPoint } from '../../lib/motion/hold.ts';
 import { planPtp } from '../../lib/planning/ptp.ts';
-import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
+import type { JointLimits } from '../../lib/robot/limits.ts';
 import { secondsOf } from '../../lib/ros/messages.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { type ControllerEvent, TrajectoryController } from '../../lib/sim/controller.ts';
+import { bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const OTHER = [0.6, 0.4, -0.3, -1.1, 0.2, 1.2, 0.5];
 const DT = 0.002;
 
 let limits: JointLimits;
 
 before(async () => {
-  const yaml = parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8'));
-  const parsed = parseJointLimits(yaml, JOINTS);
-  if (!parsed.ok) throw new Error(parsed.error);
-  limits = parsed.value;
+  limits = await bundledLimits();
 });
 
 /** The largest |acceleration| of the cubic from (q0, v0) to (q1, 0) over T (it is linear in t: check both ends). */

@@ -6,10 +6,9 @@ import { SimContext } from '../../lib/sim/context.ts';
 import { ArmModel } from '../../lib/sim/model.ts';
 import { simConfig } from './sim-config.ts';
 import { seededRandom } from '../../lib/random.ts';
+import { WORK } from '../support/arm.ts';
 
 // POST /robot/ik's backend on the simulator: SimContext.solveIk (lib/sim/ik-service.ts).
-
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 
 describe('simulated IK on request (SimContext.solveIk)', () => {
   let sim: SimContext;

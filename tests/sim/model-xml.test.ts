@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { ArmModel } from '../../lib/sim/model.ts';
 import { capsuleTriples, fuseCapsules } from '../../lib/sim/model-xml.ts';
 import { loadMujocoModule } from '../../lib/sim/mujoco.ts';
+import { bundledUrdf, JOINTS } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const MAX = [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05];
 
 /** The URDF with every sphere moved `dz` m along z in its link: no sphere sits on a cylinder's end any more. */
@@ -21,7 +18,7 @@ function withSpheresMoved(urdf: string, dz: number): string {
 describe('capsules from URDF cylinders with end spheres', () => {
   let urdf: string;
   before(async () => {
-    urdf = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
+    urdf = await bundledUrdf();
   });
 
   it('finds the eight capsules of the bundled arm and writes each as one MuJoCo capsule', async () => {

@@ -3,12 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { durationFromS, type JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { simConfig } from './sim-config.ts';
+import { JOINTS, WORK } from '../support/arm.ts';
 
 // Confirmed completion on the simulator: SimContext.executeTrajectory answers with the simulated
 // controller's outcome. time_scale 4: a 1 s trajectory runs in 0.25 s.
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A trajectory from the current position through joint 1 at `q1`, arriving at `timeS` (positions only). */
@@ -17,7 +16,7 @@ function toJoint1(from: readonly number[], q1: number, timeS: number): JointTraj
   goal[0] = q1;
   return {
     header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-    joint_names: JOINTS,
+    joint_names: [...JOINTS],
     points: [
       {
         positions: from.map((q, j) => q + ((goal[j] ?? 0) - q) / 2),
@@ -92,7 +91,7 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     await sleep(300);
     await sim.publishTrajectory({
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-      joint_names: JOINTS,
+      joint_names: [...JOINTS],
       points: [],
     });
     const result = await pending;
@@ -114,7 +113,7 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     await settle();
     const pending = sim.executeTrajectory(toJoint1(here(), -0.4, 4));
     await sleep(300);
-    const moved = await sim.moveToJoints({ joints: WORK, speed: 0.5 });
+    const moved = await sim.moveToJoints({ joints: [...WORK], speed: 0.5 });
     assert.ok(moved.ok, 'the move answers');
     const result = await pending;
     assert.ok(result.ok, 'answered');

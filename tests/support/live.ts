@@ -5,11 +5,10 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-export const JOINT_NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'] as const;
-/** The 'work' named position (the simulator's initial position in the test settings). */
-export const WORK: readonly number[] = [0, 0, 0, -1.57, 0, 1.57, 0];
-/** Velocity limits of the bundled joint_limits.yaml (rad/s). */
-export const MAX_VEL: readonly number[] = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];
+import { JOINTS, MAX_VEL, WORK } from './arm.ts';
+
+/** The arm's joint names, named position and limits come from the fixture module (tests/support/arm.ts). */
+export { JOINTS as JOINT_NAMES, MAX_VEL, WORK };
 /** A log line: an ISO 8601 UTC timestamp with milliseconds, a space, the text. */
 export const LOG_LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (.*)$/s;
 

@@ -3,12 +3,8 @@
  * worker itself: a job answered off the main thread, the bounded queue, the end on close.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parse as parseYaml } from 'yaml';
-import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import type { JointLimits } from '../../lib/robot/limits.ts';
 import {
   type CheckRequest,
   type CheckResult,
@@ -17,21 +13,15 @@ import {
 } from '../../lib/trajectory/check.ts';
 import type { ArmState } from '../../lib/trajectory/dynamics.ts';
 import { checkOffThread, closeTrajectoryWorker, MAX_PENDING } from '../../lib/trajectory/worker-pool.ts';
+import { bundledLimits, WORK } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const REST: ArmState = { positions: WORK, velocities: [0, 0, 0, 0, 0, 0, 0] };
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
 
 let limits: JointLimits;
 
 before(async () => {
-  const parsed = parseJointLimits(
-    parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')),
-    JOINTS,
-  );
-  if (!parsed.ok) throw new Error(parsed.error);
-  limits = parsed.value;
+  limits = await bundledLimits();
 });
 
 const jsonFrom = (state: ArmState | undefined, body: unknown): CheckRequest => ({

@@ -4,11 +4,8 @@
  * analytic check against the joint limits, compared with dense sampling of the same spline.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parse as parseYaml } from 'yaml';
 import {
   createSample,
   type JointTrajectory,
@@ -16,8 +13,7 @@ import {
   segmentCoefficients,
   type TrajectoryPoint,
 } from '../../lib/planning/trajectory.ts';
-import { type JointLimits, parseJointLimits } from '../../lib/robot/limits.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import type { JointLimits } from '../../lib/robot/limits.ts';
 import {
   type ArmState,
   describeViolation,
@@ -29,21 +25,15 @@ import {
   refreshStart,
 } from '../../lib/trajectory/dynamics.ts';
 import { evalPoly, type PolyRange, rangeOn, rootsInside } from '../../lib/trajectory/poly.ts';
+import { bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
-const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
-const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const ZERO = [0, 0, 0, 0, 0, 0, 0];
 const REST: ArmState = { positions: WORK, velocities: ZERO };
 
 let limits: JointLimits;
 
 before(async () => {
-  const parsed = parseJointLimits(
-    parseYaml(await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8')),
-    JOINTS,
-  );
-  if (!parsed.ok) throw new Error(parsed.error);
-  limits = parsed.value;
+  limits = await bundledLimits();
 });
 
 /** WORK with joint1 at `j1` (and `j7` when given), at time `t`. */
