@@ -69,16 +69,35 @@ describe('documentation', () => {
   describe('the /docs page', () => {
     let app: TestApp;
     before(async () => {
-      app = await createTestApp();
+      app = await createTestApp({ web: { token: 'docs-test-token-0123456789' } });
     });
     after(() => app.close());
 
-    it("names every page of docs/ in the OpenAPI document's description", async () => {
+    it("links every page of docs/ from the OpenAPI document's description, served without a token", async () => {
       const doc = (await (await app.request('/openapi.json')).json()) as { info: { description: string } };
-      assert.deepEqual(
-        pages.filter((p) => !doc.info.description.includes(`docs/${p}`)),
-        [],
-      );
+      const links = [...doc.info.description.matchAll(/\]\((\/docs\/guide\/[^)]+)\)/g)].map((m) => m[1] as string);
+      assert.deepEqual(links.map((l) => l.slice('/docs/guide/'.length)).sort(), pages);
+      for (const link of links) {
+        const response = await app.request(link);
+        assert.equal(response.status, 200, link);
+        assert.equal(response.headers.get('content-type'), 'text/plain; charset=utf-8', link);
+        assert.equal(response.headers.get('x-content-type-options'), 'nosniff', link);
+        assert.equal(await response.text(), readFileSync(path.join(DOCS, path.basename(link)), 'utf8'), link);
+      }
+    });
+
+    it('serves nothing else under /docs/guide, and asks for the token elsewhere', async () => {
+      for (const probe of [
+        '/docs/guide/missing.md',
+        '/docs/guide/..%2Fpackage.json',
+        '/docs/guide/',
+        '/docs/guide/api.txt',
+      ]) {
+        const response = await app.request(probe);
+        assert.ok([401, 404].includes(response.status), `${probe}: ${response.status}`);
+        assert.notEqual(response.headers.get('content-type'), 'text/plain; charset=utf-8', probe);
+      }
+      assert.equal((await app.request('/docs/guide/missing.md')).status, 404);
     });
   });
 });

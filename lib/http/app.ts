@@ -61,7 +61,7 @@ function hostOf(url: string): string {
   return url.slice(start, end < 0 ? undefined : end);
 }
 
-const PUBLIC_PATH = /^\/(docs|redoc)(\/assets\/[\w.-]+)?$|^\/openapi\.json$/;
+const PUBLIC_PATH = /^\/(docs|redoc)(\/assets\/[\w.-]+)?$|^\/docs\/guide\/[\w.-]+\.md$|^\/openapi\.json$/;
 
 /** The answer to a CORS preflight from an admitted front end. */
 function preflightResponse(origin: string): Response {
@@ -117,7 +117,7 @@ export function createApp(options: AppOptions): App {
   };
 
   router.get('/openapi.json', () => new Response(openApiBody, { headers: { 'content-type': 'application/json' } }));
-  for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file']) {
+  for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file', '/docs/guide/:file']) {
     router.get(path, (request: IRequest) => docsResponse(options.docs, new URL(request.url).pathname));
   }
   for (const operation of options.operations.filter(hasRest)) {

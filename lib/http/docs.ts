@@ -1,7 +1,8 @@
 import { Response } from '@whatwg-node/fetch';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 
@@ -11,6 +12,19 @@ export interface DocsAssets {
 }
 
 const SWAGGER_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js'] as const;
+
+/** The repository's guides (docs/*.md), served as their Markdown source at /docs/guide/NAME.md. */
+const GUIDE_DIR = fileURLToPath(new URL('../../docs/', import.meta.url));
+export const GUIDE_PREFIX = '/docs/guide/';
+
+/** The guide pages by file name (read once at start-up; none when the folder is absent). */
+async function loadGuides(): Promise<Map<string, Uint8Array<ArrayBuffer>>> {
+  const names = await readdir(GUIDE_DIR).catch(() => [] as string[]);
+  const guides = new Map<string, Uint8Array<ArrayBuffer>>();
+  for (const name of names.filter((n) => /^[\w.-]+\.md$/.test(n)).sort())
+    guides.set(name, await readFile(path.join(GUIDE_DIR, name)));
+  return guides;
+}
 
 /** Loads Swagger UI (swagger-ui-dist) and ReDoc (redoc standalone bundle) into memory. */
 export async function loadDocsAssets(): Promise<DocsAssets> {
@@ -31,6 +45,9 @@ export async function loadDocsAssets(): Promise<DocsAssets> {
   });
   files.set('/docs', { body: new TextEncoder().encode(SWAGGER_HTML), type: 'text/html; charset=utf-8' });
   files.set('/redoc', { body: new TextEncoder().encode(REDOC_HTML), type: 'text/html; charset=utf-8' });
+  // Plain text, so that a browser shows the Markdown source instead of downloading it.
+  for (const [name, body] of await loadGuides())
+    files.set(`${GUIDE_PREFIX}${name}`, { body, type: 'text/plain; charset=utf-8' });
   return { files };
 }
 
@@ -44,7 +61,12 @@ export function docsResponse(assets: DocsAssets, pathname: string): Response | u
   if (!file) return undefined;
   const cache = pathname.includes('/assets/') ? 'public, max-age=86400' : 'no-cache';
   return new Response(file.body, {
-    headers: { 'content-type': file.type, 'cache-control': cache, 'content-security-policy': DOCS_CSP },
+    headers: {
+      'content-type': file.type,
+      'cache-control': cache,
+      'content-security-policy': DOCS_CSP,
+      'x-content-type-options': 'nosniff',
+    },
   });
 }
 

@@ -20,21 +20,23 @@ export { jsonSchema };
 /** OpenAPI 3.1 is JSON Schema 2020-12: tuples keep each position's bounds in prefixItems. */
 const OPENAPI_SCHEMA = { prefixItems: true } as const;
 
-/** The guides in the repository's docs/ folder, one subject each (README.md links the same pages). */
+/** The guides in the repository's docs/ folder, one subject each, as served at /docs/guide (README.md links the same pages). */
 const DOCS_PAGES = [
-  "The guides are in the repository's `docs/` folder (README.md links them):",
-  '- `docs/api.md`: more examples and the decisions where the contract is silent',
-  '- `docs/mcp.md`: MCP and agents',
-  '- `docs/safe-deployment.md`: roles per token, plan then execute, the safety envelope, the audit trail',
-  '- `docs/events-and-live-page.md`: GET /events and the live page',
-  '- `docs/settings.md`: the settings reference',
-  '- `docs/simulator.md`: the simulator and planners',
-  '- `docs/trajectories.md`: trajectory checking',
-  '- `docs/ros2.md`: deploying on ROS 2',
-  '- `docs/iiwa-web.md`: coming from iiwa_web',
-  '- `docs/benchmarks.md`: benchmarks',
-  '- `docs/development.md`: development',
-  '- `docs/contract.md`: the contract (Robot Control Service specification)',
+  "The guides (the repository's `docs/` folder, served here as Markdown text):",
+  ...[
+    ['api.md', 'more examples and the decisions where the contract is silent'],
+    ['mcp.md', 'MCP and agents'],
+    ['safe-deployment.md', 'roles per token, plan then execute, the safety envelope, the audit trail'],
+    ['events-and-live-page.md', 'GET /events and the live page'],
+    ['settings.md', 'the settings reference'],
+    ['simulator.md', 'the simulator and planners'],
+    ['trajectories.md', 'trajectory checking'],
+    ['ros2.md', 'deploying on ROS 2'],
+    ['iiwa-web.md', 'coming from iiwa_web'],
+    ['benchmarks.md', 'benchmarks'],
+    ['development.md', 'development'],
+    ['contract.md', 'the contract (Robot Control Service specification)'],
+  ].map(([page, subject]) => `- [docs/${page}](/docs/guide/${page}): ${subject}`),
 ].join('\n');
 
 /** Text of the document's info block. */
