@@ -69,6 +69,7 @@ export const operation = defineOperation({
     tags: ['robot'],
     body: 'json',
     ok: 'Solved, or success false with the reason.',
+    example: { x: 0.45, y: 0.1, z: 0.55, a: 3.1416, b: 0, c: 3.1416 },
   },
   mcp: { title: 'Solve inverse kinematics' },
   run: async (input, ctx): Promise<Result<v.InferOutput<typeof IkResultSchema>, ApiError>> => {

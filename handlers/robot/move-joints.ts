@@ -27,7 +27,7 @@ export const operation = defineOperation({
   description:
     'PTP motion to the given joint angles: all joints start and stop together under the joint limits scaled by speed ' +
     `(0.01..1, default 0.1). ${MOTION_NOTE}`,
-  ...moveOperation('/robot/move/joints', 'moveToJoints'),
+  ...moveOperation('/robot/move/joints', 'moveToJoints', { joints: [0.3, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 }),
   input: inputSchema,
   mcp: { title: 'Move to joint angles' },
   run: ({ joints, speed, dry_run }, ctx) =>

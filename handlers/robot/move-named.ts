@@ -33,7 +33,7 @@ export const operation = defineOperation({
   description:
     'PTP motion to a named position of the robot description (an SRDF group state, e.g. home, work; see ' +
     `{op:list_named_positions}). speed 0.01..1 (fraction of the velocity limits, default 0.1); accel_scale 0..1 (0 = as speed). ${MOTION_NOTE}`,
-  ...moveOperation('/robot/move/named', 'moveToNamedPosition'),
+  ...moveOperation('/robot/move/named', 'moveToNamedPosition', { name: 'work', speed: 0.2 }),
   input: inputSchema,
   mcp: { title: 'Move to a named position' },
   run: async ({ name, speed, accel_scale, dry_run }, ctx): Promise<Result<MotionResult, ApiError>> => {

@@ -43,7 +43,12 @@ export const operation = defineOperation({
     'circ_center), ompl or chomp (plan around obstacles). An omitted a, b or c is 0 over HTTP (the spec) and keeps its ' +
     'current value over MCP. Reach is about 0.8 m from the shoulder at (0, 0, 0.34). ' +
     MOTION_NOTE,
-  ...moveOperation('/robot/move/pose', 'moveToPose', { a: 0, b: 0, c: 0 }),
+  ...moveOperation(
+    '/robot/move/pose',
+    'moveToPose',
+    { x: 0.45, y: 0.1, z: 0.55, a: 3.1416, b: 0, c: 3.1416, speed: 0.2 },
+    { a: 0, b: 0, c: 0 },
+  ),
   input: inputSchema,
   mcp: { title: 'Move the TCP to a pose' },
   run: async (target, ctx): Promise<Result<MotionResult, ApiError>> => {

@@ -99,6 +99,14 @@ export const operation = defineOperation({
       },
     },
     ok: 'The runner started.',
+    example: {
+      config: JSON.stringify({
+        home: { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 },
+        waypoints: [{ joints: [0.3, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 }],
+      }),
+      n_iterations: 1,
+      delay_between_iterations: 0,
+    },
   },
   mcp: { title: 'Start a motion sequence' },
   run: async (f, ctx): Promise<Result<v.InferOutput<typeof StartedSchema>, ApiError>> => {

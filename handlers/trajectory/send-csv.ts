@@ -74,6 +74,9 @@ export const operation = defineOperation({
     query: ['separator', 'validate_limits', 'wait'],
     files: { file: { as: 'upload', description: 'The CSV file.' } },
     ok: 'Published.',
+    example: {
+      file: 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7\n2,0.2,0,0,-1.57,0,1.57,0\n4,0,0,0,-1.57,0,1.57,0\n',
+    },
   },
   run: ({ file, separator, validate_limits, wait }, ctx) =>
     checkAndPublish(

@@ -72,6 +72,12 @@ export const operation = defineOperation({
     tags: ['trajectory'],
     body: 'json',
     ok: 'Published.',
+    example: {
+      points: [
+        { positions: [0.2, 0, 0, -1.57, 0, 1.57, 0], time_from_start: 2 },
+        { positions: [0, 0, 0, -1.57, 0, 1.57, 0], time_from_start: 4 },
+      ],
+    },
   },
   mcp: { title: 'Send a joint trajectory' },
   run: (input, ctx) => checkAndPublish({ kind: 'json', text: input.text }, [], ctx.calledAs, {}, ctx),

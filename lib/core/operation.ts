@@ -87,6 +87,11 @@ export interface RestBinding {
    * is 0 over REST, the current one over MCP).
    */
   readonly defaults?: Readonly<Record<string, unknown>>;
+  /**
+   * A request that works as sent on the simulator (from the work position): the JSON body, or a multipart form's
+   * fields (a file part as its text). The docs page's Try-it-out starts from it.
+   */
+  readonly example?: Readonly<Record<string, unknown>>;
 }
 
 /** How the MCP face shows an operation as a tool; absent: REST only. */

@@ -79,8 +79,12 @@ function queryParameters(op: RestOperation, limits: JointLimits): unknown[] {
 function requestBody(op: RestOperation, limits: JointLimits): Record<string, unknown> | undefined {
   const { schema, body } = splitEntries(op, limits);
   if (!schema || !op.rest.body) return undefined;
+  const example = op.rest.example ? { example: op.rest.example } : {};
   if (op.rest.body === 'json')
-    return { required: true, content: { 'application/json': { schema: jsonSchema(schema, OPENAPI_SCHEMA) } } };
+    return {
+      required: true,
+      content: { 'application/json': { schema: jsonSchema(schema, OPENAPI_SCHEMA), ...example } },
+    };
   const files = op.rest.files ?? {};
   const properties: Record<string, unknown> = {};
   for (const [name, entry] of body) {
@@ -91,7 +95,7 @@ function requestBody(op: RestOperation, limits: JointLimits): Record<string, unk
   }
   const required = body.filter(([, entry]) => !isOptional(entry)).map(([name]) => name);
   const form = { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
-  return { required: true, content: { 'multipart/form-data': { schema: form } } };
+  return { required: true, content: { 'multipart/form-data': { schema: form, ...example } } };
 }
 
 function operation(op: RestOperation, limits: JointLimits, secured: boolean): Record<string, unknown> {
@@ -160,6 +164,8 @@ function assemble(
   return {
     openapi: '3.1.0',
     info: API_INFO,
+    // Relative: the server that serves the document (and the docs page's Try-it-out) is the one to call.
+    servers: [{ url: '/', description: 'The armgate server that serves this document.' }],
     tags: [
       { name: 'robot', description: 'Robot state and motion.' },
       { name: 'trajectory', description: 'Joint trajectories for the joint trajectory controller.' },

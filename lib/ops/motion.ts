@@ -38,7 +38,12 @@ export const MOTION_ERRORS = {
  * the motion result, the motion errors, and a JSON body under the robot tag (with the REST defaults of fields the
  * request may leave out).
  */
-export function moveOperation(path: string, operationId: string, defaults?: Readonly<Record<string, unknown>>) {
+export function moveOperation(
+  path: string,
+  operationId: string,
+  example: Readonly<Record<string, unknown>>,
+  defaults?: Readonly<Record<string, unknown>>,
+) {
   return {
     effect: 'motion',
     idempotent: true,
@@ -51,6 +56,7 @@ export function moveOperation(path: string, operationId: string, defaults?: Read
       tags: ['robot'],
       body: 'json',
       ok: 'The motion finished, failed or was stopped: check success. With dry_run: the plan, nothing moved.',
+      example,
       ...(defaults ? { defaults } : {}),
     },
   } as const;
