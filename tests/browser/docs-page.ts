@@ -6,6 +6,7 @@
  *   GET /robot/joint_states from the page, expect 200 and a request that carried
  *   `Authorization: Bearer <token>`;
  * - the same call in a fresh browser context that did not authorize: expect 401;
+ * - POST /robot/move/joints executed as Try-it-out pre-fills it (its request example): 200, success true;
  * - /redoc (ReDoc standalone bundle, served offline): renders the API title "armgate";
  * - no page sent a request to any host but this server. Requests the page's
  *   Content-Security-Policy blocked inside the browser never left it: they are listed as notes.
@@ -88,14 +89,17 @@ class RequestLog {
 }
 
 /**
- * Opens /docs, optionally authorizes with the bare token, and executes GET /robot/joint_states
- * from the page. Returns the status Swagger UI shows and the Authorization header it sent.
+ * Opens /docs, optionally authorizes with the bare token, and executes an operation from the page as
+ * Swagger UI pre-fills it (GET /robot/joint_states by default). Returns the status Swagger UI shows,
+ * the response body it shows and the Authorization header it sent.
  */
-async function executeJointStates(
+async function executeFromDocs(
   page: Page,
   url: string,
   authorize: boolean,
-): Promise<{ status: string; authorization: string | undefined }> {
+  operationId = 'getJointStates',
+  path = '/robot/joint_states',
+): Promise<{ status: string; body: string; authorization: string | undefined }> {
   await page.goto(`${url}/docs`);
   await page.locator('.swagger-ui .opblock').first().waitFor();
   if (authorize) {
@@ -108,16 +112,18 @@ async function executeJointStates(
     await dialog.locator('button.btn-done').click();
     await dialog.waitFor({ state: 'detached' });
   }
-  const operation = page.locator('#operations-robot-getJointStates');
+  const operation = page.locator(`#operations-robot-${operationId}`);
   await operation.locator('.opblock-summary-control').click();
   await operation.locator('button.try-out__btn').click();
-  const sent = page.waitForRequest((request) => new URL(request.url()).pathname === '/robot/joint_states');
+  const sent = page.waitForRequest((request) => new URL(request.url()).pathname === path);
   await operation.locator('button.execute').click();
   const request = await sent;
   const status = operation.locator('.live-responses-table tbody .response-col_status').first();
-  await status.waitFor();
+  await status.waitFor({ timeout: 30_000 });
+  const body = operation.locator('.live-responses-table tbody .response-col_description pre').first();
   return {
     status: ((await status.textContent()) ?? '').trim(),
+    body: ((await body.textContent().catch(() => '')) ?? '').trim(),
     authorization: await request.headerValue('authorization').then((v) => v ?? undefined),
   };
 }
@@ -166,17 +172,26 @@ async function runChecks(browser: Browser, server: TestServer): Promise<Outcome>
   };
 
   await pageCheck('/docs: authorize with the bare token, Execute GET /robot/joint_states -> 200', async (page) => {
-    const { status, authorization } = await executeJointStates(page, server.url, true);
+    const { status, authorization } = await executeFromDocs(page, server.url, true);
     if (status !== '200') throw new Error(`expected status 200 in the page, saw '${status}'`);
     if (authorization !== `Bearer ${TOKEN}`)
       throw new Error(`expected 'Authorization: Bearer ${TOKEN}', the page sent '${authorization ?? '(none)'}'`);
   });
   await pageCheck('/docs: without authorizing, the same Execute -> 401', async (page) => {
-    const { status, authorization } = await executeJointStates(page, server.url, false);
+    const { status, authorization } = await executeFromDocs(page, server.url, false);
     if (status !== '401') throw new Error(`expected status 401 in the page, saw '${status}'`);
     if (authorization !== undefined)
       throw new Error(`the page sent an Authorization header without authorizing: '${authorization}'`);
   });
+  await pageCheck(
+    '/docs: Execute POST /robot/move/joints as Try-it-out pre-fills it -> 200, success true',
+    async (page) => {
+      const { status, body } = await executeFromDocs(page, server.url, true, 'moveToJoints', '/robot/move/joints');
+      if (status !== '200') throw new Error(`expected status 200 in the page, saw '${status}': ${body.slice(0, 200)}`);
+      if (!/"success":\s*true/.test(body))
+        throw new Error(`expected the move to succeed, the page shows: ${body.slice(0, 200)}`);
+    },
+  );
   await pageCheck("/redoc: renders the API title 'armgate'", async (page) => {
     await page.goto(`${server.url}/redoc`);
     const title = page.locator('.api-info h1, h1').first();
