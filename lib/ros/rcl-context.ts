@@ -37,12 +37,10 @@ import {
   stringParameterFromRos,
   triggerResponseFromRos,
 } from './convert.ts';
+import { ikFailureMessage, trajectoryGoalOutcome } from './answers.ts';
 import type { EndpointsFile } from './endpoints.ts';
 import {
   durationFromS,
-  FJT_GOAL_TOLERANCE_VIOLATED,
-  FJT_INVALID_GOAL,
-  FJT_PATH_TOLERANCE_VIOLATED,
   FJT_SUCCESSFUL,
   type GetPositionFkRequest,
   type GetPositionFkResponse,
@@ -51,18 +49,11 @@ import {
   type JointStateMsg,
   type JointTrajectoryMsg,
   type JointTrajectoryPointMsg,
-  MOVEIT_FRAME_TRANSFORM_FAILURE,
-  MOVEIT_GOAL_IN_COLLISION,
-  MOVEIT_INVALID_GROUP_NAME,
-  MOVEIT_INVALID_LINK_NAME,
-  MOVEIT_NO_IK_SOLUTION,
   MOVEIT_SUCCESS,
-  MOVEIT_TIMED_OUT,
   type MotionResultMsg,
   type MoveToJointsGoal,
   type MoveToNamedRequest,
   type MoveToPoseGoal,
-  moveitErrorName,
   secondsOf,
   type TrajectoryOutcome,
   type TriggerResponse,
@@ -509,7 +500,11 @@ export class RclContext implements RobotContext {
     if (!response.ok)
       return err(unavailable(iface.name, `IK service ${iface.name} gave a malformed response: ${response.error}`));
     const val = response.value.error_code.val;
-    if (val !== MOVEIT_SUCCESS) return ok({ success: false, message: this.ikFailure(val, frame, request) });
+    if (val !== MOVEIT_SUCCESS)
+      return ok({
+        success: false,
+        message: ikFailureMessage(val, frame, request, { tcp_link, planning_group, ik_s: timeouts.ik_s }),
+      });
     const solution = jointStateByName({ ...emptyJointState(), ...response.value.solution.joint_state }, joint_names);
     if (!solution.ok)
       return err(
@@ -523,36 +518,13 @@ export class RclContext implements RobotContext {
     });
   }
 
-  private ikFailure(val: number, frame: string, request: IkRequest): string {
-    const { tcp_link, planning_group, timeouts } = this.endpoints;
-    const code = `(MoveIt ${moveitErrorName(val)})`;
-    const pose = `[${[request.x, request.y, request.z].map((v) => v.toFixed(4)).join(', ')}] m`;
-    switch (val) {
-      case MOVEIT_NO_IK_SOLUTION:
-        return `no IK solution for ${pose} within the joint limits${request.collision_check ? ' and free of collisions' : ''}: the pose is unreachable there ${code}`;
-      case MOVEIT_TIMED_OUT:
-        return `no IK solution for ${pose} found within ${timeouts.ik_s} s ${code}`;
-      case MOVEIT_GOAL_IN_COLLISION:
-        return `the IK solution for ${pose} is in collision ${code}`;
-      case MOVEIT_FRAME_TRANSFORM_FAILURE:
-        return `unknown frame '${frame}' ${code}`;
-      case MOVEIT_INVALID_LINK_NAME:
-        return `MoveIt does not know the TCP link '${tcp_link}' (set tcp_link in the endpoints file) ${code}`;
-      case MOVEIT_INVALID_GROUP_NAME:
-        return `MoveIt does not know the planning group '${planning_group}' (set planning_group in the endpoints file) ${code}`;
-      default:
-        return `no IK solution for ${pose} ${code}`;
-    }
-  }
-
   /**
    * Executes a trajectory through the controller's FollowJointTrajectory action
    * (`interfaces.follow_joint_trajectory`) and maps how the goal ended to an outcome: rejected ->
-   * refused; SUCCEEDED -> finished; CANCELED (by someone else: a newer goal) -> preempted; ABORTED
-   * with PATH_TOLERANCE_VIOLATED -> stopped, with GOAL_TOLERANCE_VIOLATED -> timeout, otherwise
-   * refused; cancelled here by `options.signal` or stop -> stopped, by the wait's limit -> timeout.
-   * An empty trajectory (which the controller rejects as a goal) is published on the topic, where
-   * it means stop and hold, and answers stopped, as the simulator does.
+   * refused; otherwise as {@link trajectoryGoalOutcome} says (a newer goal -> preempted, path
+   * tolerance -> stopped, ...); cancelled here by `options.signal` or stop -> stopped, by the
+   * wait's limit -> timeout. An empty trajectory (which the controller rejects as a goal) goes to
+   * publishTrajectory, which holds the arm where it is, and answers stopped, as the simulator does.
    */
   async executeTrajectory(
     msg: JointTrajectoryMsg,
@@ -603,20 +575,13 @@ export class RclContext implements RobotContext {
     if (end.kind === 'aborted')
       return answer(end.by === 'timeout' ? 'timeout' : 'stopped', `${end.reason}; the controller stops and holds`);
     const result = followJointTrajectoryResultFromRos(end.result);
-    const code = result.ok ? result.value.error_code : FJT_SUCCESSFUL;
-    const text = result.ok && result.value.error_string ? `: ${result.value.error_string}` : '';
-    if (end.status === GOAL_STATUS.succeeded && code === FJT_SUCCESSFUL)
-      return answer('finished', `the controller finished the trajectory${text}`);
-    if (end.status === GOAL_STATUS.canceled)
-      return answer('preempted', `the controller cancelled the trajectory goal (a newer goal replaced it)${text}`);
-    // ros2_controllers' JTC aborts the active goal when a newer one arrives: INVALID_GOAL with this text.
-    if (code === FJT_INVALID_GOAL && /preempted/i.test(result.ok ? result.value.error_string : ''))
-      return answer('preempted', `the controller ended the trajectory goal (a newer goal replaced it)${text}`);
-    if (code === FJT_PATH_TOLERANCE_VIOLATED)
-      return answer('stopped', `the controller stopped the trajectory: path tolerance violated${text}`);
-    if (code === FJT_GOAL_TOLERANCE_VIOLATED)
-      return answer('timeout', `the controller did not reach the goal within its tolerance in time${text}`);
-    return answer('refused', `the controller aborted the trajectory (error_code ${code})${text}`);
+    const { outcome, message } = trajectoryGoalOutcome({
+      succeeded: end.status === GOAL_STATUS.succeeded,
+      canceled: end.status === GOAL_STATUS.canceled,
+      errorCode: result.ok ? result.value.error_code : FJT_SUCCESSFUL,
+      errorString: result.ok ? result.value.error_string : '',
+    });
+    return answer(outcome, message);
   }
 
   private subscriberCount(topic: string): number | undefined {
