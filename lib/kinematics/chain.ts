@@ -16,7 +16,8 @@ export interface Chain {
   readonly tipRot: Float64Array;
 }
 
-interface RawJoint {
+/** A URDF <joint> element as fast-xml-parser reads it (attributes as plain keys). */
+export interface RawJoint {
   name?: string;
   type?: string;
   parent?: { link?: string };
@@ -30,6 +31,16 @@ const parser = new XMLParser({
   attributeNamePrefix: '',
   isArray: (name, _p, _l, isAttribute) => !isAttribute && name === 'joint',
 });
+
+/** The <joint> elements of URDF text, in document order, or why the text is not XML. */
+export function urdfJoints(urdf: string): Result<readonly RawJoint[], string> {
+  try {
+    const doc = parser.parse(urdf) as { robot?: { joint?: RawJoint[] } };
+    return ok(doc.robot?.joint ?? []);
+  } catch (e) {
+    return err(`malformed URDF: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
 
 /** The three numbers of a URDF `xyz`/`rpy` attribute, or `fallback` when absent or malformed. */
 export function vec3(text: string | undefined, fallback: number[]): number[] {
@@ -94,14 +105,10 @@ export function chainFromUrdf(
   tipLink: string,
   jointNames: readonly string[],
 ): Result<Chain, string> {
-  let doc: { robot?: { joint?: RawJoint[] } };
-  try {
-    doc = parser.parse(urdf) as typeof doc;
-  } catch (e) {
-    return err(`malformed URDF: ${(e as Error).message.split('\n')[0]}`);
-  }
+  const joints = urdfJoints(urdf);
+  if (!joints.ok) return joints;
   const byChild = new Map<string, RawJoint>();
-  for (const joint of doc.robot?.joint ?? []) if (joint.child?.link) byChild.set(joint.child.link, joint);
+  for (const joint of joints.value) if (joint.child?.link) byChild.set(joint.child.link, joint);
   const path: RawJoint[] = [];
   for (let link = tipLink; link !== baseLink; ) {
     const joint = byChild.get(link);

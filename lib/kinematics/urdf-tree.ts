@@ -6,9 +6,8 @@
  * joints are left out, as robot_state_publisher leaves them to other publishers. Pure: plain data in
  * and out.
  */
-import { XMLParser } from 'fast-xml-parser';
 import { err, ok, type Result } from '../result.ts';
-import { rpyToMat, vec3 } from './chain.ts';
+import { rpyToMat, urdfJoints, vec3 } from './chain.ts';
 import { type Quaternion, quatFromMat } from './rotation.ts';
 
 /** One URDF joint: its parent and child links, origin (m, quaternion) and unit axis in the joint frame. */
@@ -30,21 +29,6 @@ export interface LinkTransform {
   readonly rotation: Quaternion;
 }
 
-interface RawJoint {
-  name?: string;
-  type?: string;
-  parent?: { link?: string };
-  child?: { link?: string };
-  origin?: { xyz?: string; rpy?: string };
-  axis?: { xyz?: string };
-}
-
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  isArray: (name, _p, _l, isAttribute) => !isAttribute && name === 'joint',
-});
-
 const KINDS: Readonly<Record<string, TreeJoint['kind'] | undefined>> = {
   fixed: 'fixed',
   revolute: 'revolute',
@@ -54,15 +38,11 @@ const KINDS: Readonly<Record<string, TreeJoint['kind'] | undefined>> = {
 
 /** The fixed, revolute, continuous and prismatic joints of URDF text, in document order. */
 export function treeFromUrdf(urdf: string): Result<readonly TreeJoint[], string> {
-  let doc: { robot?: { joint?: RawJoint[] } };
-  try {
-    doc = parser.parse(urdf) as typeof doc;
-  } catch (e) {
-    return err(`malformed URDF: ${(e as Error).message.split('\n')[0]}`);
-  }
+  const raws = urdfJoints(urdf);
+  if (!raws.ok) return raws;
   const joints: TreeJoint[] = [];
   const rotation = new Float64Array(9);
-  for (const raw of doc.robot?.joint ?? []) {
+  for (const raw of raws.value) {
     const kind = KINDS[raw.type ?? ''];
     if (kind === undefined) continue;
     const parent = raw.parent?.link;
