@@ -21,7 +21,15 @@ export function watchServer(available: () => boolean, reason: string): ServerWat
   const lost = new AbortController();
   let goneSinceMs: number | undefined;
   const timer = setInterval(() => {
-    if (available()) {
+    let up: boolean;
+    try {
+      up = available();
+    } catch {
+      // The client is gone (the context is closing): nothing to watch any more.
+      clearInterval(timer);
+      return;
+    }
+    if (up) {
       goneSinceMs = undefined;
       return;
     }
