@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from './lib/settings/resolve.ts';
 import { loadConfig } from './lib/settings/load.ts';
 import { startServer } from './lib/server/start.ts';
+import { catalog } from './handlers/index.ts';
 
 const USAGE = 'usage: npm start -- [--settings FILE] [--port N] [--backend sim|ros2]';
 
@@ -46,7 +47,7 @@ async function main(): Promise<number> {
   }
   const config = loaded.value.config;
   for (const notice of config.notices) process.stderr.write(`armgate: ${notice}\n`);
-  const running = await startServer(config);
+  const running = await startServer(config, catalog);
   // Handlers first, then the announcement: a parent may signal the moment it reads the line.
   const stopped = new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {

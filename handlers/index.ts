@@ -1,4 +1,4 @@
-import type { AnyOperation, RestOperation } from '../lib/core/operation.ts';
+import type { AnyOperation, Catalog, RestOperation } from '../lib/core/operation.ts';
 import type { RestHandler } from '../lib/http/rest.ts';
 import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
@@ -8,6 +8,7 @@ import * as moveNamed from './robot/move-named.ts';
 import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
+import { resources } from './resources.ts';
 import * as safety from './robot/safety.ts';
 import * as robotStop from './robot/stop.ts';
 import * as sequenceLogs from './sequences/logs.ts';
@@ -53,3 +54,6 @@ export const handlers: readonly HandlerModule[] = [
 
 /** Every operation, in the same order: what start-up hands the faces. */
 export const operations: readonly RestOperation[] = handlers.map((h) => h.operation);
+
+/** What start-up serves (server.ts hands it to lib/server/start.ts): the operations, the MCP resources and stop. */
+export const catalog: Catalog = { operations, resources, stop: stop.operation };

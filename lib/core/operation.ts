@@ -245,6 +245,19 @@ export function renderError(error: ApiError, face: Face, toolNames?: ToolNames):
 }
 
 /**
+ * What armgate serves, as the entry point builds it from handlers/ and hands it to start-up (lib/server), which hands
+ * it to the faces: no file under lib/ imports a handler.
+ */
+export interface Catalog {
+  /** Every operation, in the order of the spec's overview of its REST endpoints. */
+  readonly operations: readonly RestOperation[];
+  /** The MCP resources. */
+  readonly resources: readonly Resource[];
+  /** The stop operation (POST /stop): with the stack's tool names, also the tool of POST /robot/stop. */
+  readonly stop: AnyOperation;
+}
+
+/**
  * A resource the MCP face lists and reads: what it is, and how it is read with the call's context (by running read
  * operations, or from the context). Start-up hands the table to the MCP face with the operations.
  */

@@ -1,9 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { operations } from '../../handlers/index.ts';
-import { resources } from '../../handlers/resources.ts';
-import { operation as stopOperation } from '../../handlers/stop.ts';
-import type { AppState, RestOperation } from '../core/operation.ts';
+import type { AnyOperation, AppState, Catalog, RestOperation } from '../core/operation.ts';
 import { createApp, pathOf } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
 import { admissionPolicy } from '../http/origin.ts';
@@ -97,25 +94,24 @@ function isMcpPost(request: Request): boolean {
 }
 
 /** The operations of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
-export function activeOperations(config: Pick<Config, 'routes'>): readonly RestOperation[] {
+export function activeOperations(
+  config: Pick<Config, 'routes'>,
+  operations: readonly RestOperation[],
+): readonly RestOperation[] {
   const off = new Set(config.routes.filter((r) => !r.enabled).map((r) => `${r.method} ${r.path}`));
   return operations.filter(({ rest }) => !off.has(`${rest.method} ${rest.path}`));
 }
 
 /** The MCP tools of the active operations, named as armgate.mcp.tool_names says. */
-function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly RestOperation[]) {
+function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly RestOperation[], stop: AnyOperation) {
   // The stack's server had a tool for its POST /robot/stop: with its names, that is one more name of stop.
   const robotStop = active.find((op) => op.rest.path === '/robot/stop');
-  return namedTools(
-    active,
-    config.mcp.toolNames,
-    robotStop ? [{ method: 'POST', path: '/robot/stop', op: stopOperation }] : [],
-  );
+  return namedTools(active, config.mcp.toolNames, robotStop ? [{ method: 'POST', path: '/robot/stop', op: stop }] : []);
 }
 
-/** Builds the context, the services and the app (no socket); close it with `close()`. */
-export async function createArmgate(config: Config, options: StartOptions = {}): Promise<Armgate> {
-  const { quiesce, release, isStop: _isStop, ...app } = await assemble(config, options);
+/** Builds the context, the services and the app serving `catalog` (no socket); close it with `close()`. */
+export async function createArmgate(config: Config, catalog: Catalog, options: StartOptions = {}): Promise<Armgate> {
+  const { quiesce, release, isStop: _isStop, ...app } = await assemble(config, catalog, options);
   let closing: Promise<void> | undefined;
   return {
     ...app,
@@ -134,7 +130,7 @@ interface Assembled extends Omit<Armgate, 'close'> {
   release(): Promise<void>;
 }
 
-async function assemble(config: Config, options: StartOptions): Promise<Assembled> {
+async function assemble(config: Config, catalog: Catalog, options: StartOptions): Promise<Assembled> {
   // The ROS context is the one singleton of the process (the design card), made here once and handed to the faces in
   // every call's context: one app per process.
   if (appInProcess)
@@ -206,17 +202,17 @@ async function assemble(config: Config, options: StartOptions): Promise<Assemble
     }
   };
   const admission = admissionPolicy(config.web);
-  const active = activeOperations(config);
+  const active = activeOperations(config, catalog.operations);
   // What every call's context carries besides the call's own facts: the faces build the rest.
   const state: AppState = { services, ros: context };
-  const tools = activeTools(config, active);
+  const tools = activeTools(config, active, catalog.stop);
   const confirmMotion = config.mcp.confirmMotion;
   // Stop wins: POST /stop is handled the moment its request is read; other requests run a few per turn of the
   // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
   // MCP requests queue themselves once their body is read, so that the stop tool and cancellations run at once too.
   const inTurn = createTurnQueue();
   const mcp = createMcpEndpoint(admission, {
-    createServer: () => createMcpFace({ state, tools, resources, confirmMotion }),
+    createServer: () => createMcpFace({ state, tools, resources: catalog.resources, confirmMotion }),
     streamToolCalls: confirmMotion,
     schedule: inTurn,
     stopTools: new Set(tools.filter((tool) => tool.op.effect === 'stop').map((tool) => tool.name)),
@@ -289,9 +285,13 @@ function inMemoryRequest(origin: string, input: string | URL | Request, init?: R
   return request;
 }
 
-/** Builds the app and listens on the configured host and port. */
-export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const { quiesce, release, isStop, ...app } = await assemble(config, options);
+/** Builds the app serving `catalog` and listens on the configured host and port. */
+export async function startServer(
+  config: Config,
+  catalog: Catalog,
+  options: StartOptions = {},
+): Promise<RunningServer> {
+  const { quiesce, release, isStop, ...app } = await assemble(config, catalog, options);
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,

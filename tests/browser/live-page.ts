@@ -27,6 +27,7 @@ import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { stringify } from 'yaml';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
+import { catalog } from '../../handlers/index.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { WORK } from '../support/arm.ts';
@@ -94,7 +95,7 @@ async function startWith(safety?: Record<string, unknown>): Promise<RunningServe
     const loaded = await loadConfig(file, { env: {} });
     if (!loaded.ok) throw new Error(loaded.error);
     if (loaded.value.kind !== 'serve') throw new Error('web disabled');
-    return await startServer(loaded.value.config, { log: () => undefined });
+    return await startServer(loaded.value.config, catalog, { log: () => undefined });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

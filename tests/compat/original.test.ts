@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { parse, stringify } from 'yaml';
 import { buildOpenApiDocument } from '../../lib/openapi/document.ts';
 import { activeOperations, type RunningServer, startServer } from '../../lib/server/start.ts';
+import { catalog } from '../../handlers/index.ts';
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
@@ -126,13 +127,13 @@ describe("the robot stack's settings files, as they are", () => {
     );
     try {
       const config = await load(off.file);
-      const active = activeOperations(config);
+      const active = activeOperations(config, catalog.operations);
       const paths = active.map((op) => op.rest.path);
       assert.ok(!paths.includes('/robot/move/pose') && !paths.includes('/robot/stop'), 'no REST route');
       assert.ok(paths.includes('/robot/move/joints') && paths.includes('/stop'), 'the others stay');
       const doc = buildOpenApiDocument(active, config.limits) as { paths: Record<string, unknown> };
       assert.ok(!('/robot/move/pose' in doc.paths) && !('/robot/stop' in doc.paths), 'not in the OpenAPI document');
-      const running = await startServer(config, { log: () => {} });
+      const running = await startServer(config, catalog, { log: () => {} });
       try {
         const res = await fetch(`${running.url}/robot/move/pose`, {
           method: 'POST',
@@ -195,7 +196,7 @@ describe("the stack's documented clients against armgate started from the stack'
       root.armgate = { sim: { time_scale: 10 }, mcp: { tool_names: 'original' } };
     });
     cleanup = v.cleanup;
-    running = await startServer(await load(v.file), { log: () => {} });
+    running = await startServer(await load(v.file), catalog, { log: () => {} });
     HOST = running.url;
   });
   after(async () => {

@@ -16,6 +16,7 @@ import { quatFromAbc } from '../../lib/kinematics/rotation.ts';
 import { type JointTrajectoryMsg, MOVEIT_PLANNING_FAILED, MOVEIT_SUCCESS, secondsOf } from '../../lib/ros/messages.ts';
 import { RclContext } from '../../lib/ros/rcl-context.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
+import { catalog } from '../../handlers/index.ts';
 import type { Config } from '../../lib/settings/load.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { safetyStateFor } from '../../lib/safety/store.ts';
@@ -203,10 +204,11 @@ describe('ros2: targets held to the envelope, dry runs through MoveIt, plans exe
     standin = createStandin(sim);
     const ctx = await RclContext.create(config, standin.module, { notice: () => undefined });
     graph = await serveStandinGraph(standin.module, FIXTURE_AMENT_PREFIX);
-    server = await startServer(
-      { ...config, sequences: { bagRoot } },
-      { context: ctx, log: () => undefined, runnerEnv: graph.env },
-    );
+    server = await startServer({ ...config, sequences: { bagRoot } }, catalog, {
+      context: ctx,
+      log: () => undefined,
+      runnerEnv: graph.env,
+    });
     url = server.url;
   });
   after(async () => {
@@ -548,7 +550,7 @@ describe("ros2: the envelope's TCP chain from the stack's robot_description", ()
       groupStates: undefined,
     };
     const ctx = await RclContext.create(withTcp, standin.module, { notice: () => undefined });
-    return { sim, start: () => startServer(withTcp, { context: ctx, log: () => undefined }) };
+    return { sim, start: () => startServer(withTcp, catalog, { context: ctx, log: () => undefined }) };
   }
 
   it('reads the stack URDF when the bundled model lacks the tcp link, and holds the TCP to the workspace', async () => {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { RclContext } from '../../lib/ros/rcl-context.ts';
 import type { EndpointsFile } from '../../lib/ros/endpoints.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
+import { catalog } from '../../handlers/index.ts';
 import type { Config } from '../../lib/settings/load.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { createStandin, type Standin } from './rclnodejs-standin.ts';
@@ -65,7 +66,7 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
   };
   const context = await RclContext.create(config, standin.module);
   const graph = await serveStandinGraph(standin.module, FIXTURE_AMENT_PREFIX);
-  const server = await startServer(config, { context, log: () => undefined, runnerEnv: graph.env });
+  const server = await startServer(config, catalog, { context, log: () => undefined, runnerEnv: graph.env });
   return {
     url: server.url,
     server,

@@ -11,6 +11,7 @@ import {
   type StartOptions,
   startServer,
 } from '../../lib/server/start.ts';
+import { catalog } from '../../handlers/index.ts';
 
 /** Nested settings overrides, merged over the bundled settings.yaml. */
 export type SettingsOverrides = Record<string, Record<string, unknown>>;
@@ -74,7 +75,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const config = await testConfig(overrides);
   const logs: Record<string, string | number>[] = [];
-  const running = await startServer(config, { ...options, log: (fields) => logs.push(fields) });
+  const running = await startServer(config, catalog, { ...options, log: (fields) => logs.push(fields) });
   return Object.assign(running, { logs });
 }
 
@@ -93,7 +94,7 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const config = await testConfig(overrides);
   const logs: Record<string, string | number>[] = [];
-  const app = await createArmgate(config, { ...options, log: (fields) => logs.push(fields) });
+  const app = await createArmgate(config, catalog, { ...options, log: (fields) => logs.push(fields) });
   return Object.assign(app, { logs });
 }
 
