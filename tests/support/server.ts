@@ -12,6 +12,7 @@ import {
   startServer,
 } from '../../lib/server/start.ts';
 import { catalog } from '../../handlers/index.ts';
+import type { Catalog } from '../../lib/core/operation.ts';
 
 /** Nested settings overrides, merged over the bundled settings.yaml. */
 export type SettingsOverrides = Record<string, Record<string, unknown>>;
@@ -50,52 +51,68 @@ export async function writeSettings(
   return { file, dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Loads a config through the real loader (settings file in a temp folder); throws on errors. */
-export async function testConfig(overrides: SettingsOverrides = {}): Promise<Config> {
-  const settings = await writeSettings(overrides);
+/** Loads a settings document (YAML) through the real loader, from a file in a temp folder; throws on errors. */
+export async function loadTestSettings(yamlText: string): Promise<Config> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armgate-test-'));
   try {
-    const loaded = await loadConfig(settings.file, { env: {} });
+    const file = path.join(dir, 'settings.yaml');
+    await writeFile(file, yamlText);
+    const loaded = await loadConfig(file, { env: {} });
     if (!loaded.ok) throw new Error(loaded.error);
     if (loaded.value.kind !== 'serve') throw new Error('web disabled');
     return loaded.value.config;
   } finally {
-    await settings.cleanup();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** A live server on an ephemeral port with request logging captured instead of printed. */
-export interface TestServer extends RunningServer {
-  readonly logs: Record<string, string | number>[];
+/** The test settings (the bundled ones with `overrides`: {@link settingsYaml}) through the real loader. */
+export function testConfig(overrides: SettingsOverrides = {}): Promise<Config> {
+  return loadTestSettings(settingsYaml(overrides));
 }
 
-/** Starts armgate on 127.0.0.1:0 with `overrides` (and start options other than the log); close it with `server.close()`. */
-export async function startTestServer(
-  overrides: SettingsOverrides = {},
-  options: Omit<StartOptions, 'log'> = {},
-): Promise<TestServer> {
-  const config = await testConfig(overrides);
-  const logs: Record<string, string | number>[] = [];
-  const running = await startServer(config, catalog, { ...options, log: (fields) => logs.push(fields) });
-  return Object.assign(running, { logs });
+/** The request log lines an app wrote (captured instead of printed). */
+type Logs = Record<string, string | number>[];
+
+/** A live server on an ephemeral port with request logging captured instead of printed. */
+export interface TestServer extends RunningServer {
+  readonly logs: Logs;
 }
 
 /** An app in memory (no socket) with request logging captured: `app.request(path, init)`. */
 export interface TestApp extends Armgate {
-  readonly logs: Record<string, string | number>[];
+  readonly logs: Logs;
+}
+
+/** The one test-app builder: armgate with the test settings and `overrides`, built by `build`, its log captured. */
+async function buildTestApp<A extends Armgate>(
+  build: (config: Config, served: Catalog, options: StartOptions) => Promise<A>,
+  overrides: SettingsOverrides,
+  options: Omit<StartOptions, 'log'>,
+): Promise<A & { readonly logs: Logs }> {
+  const config = await testConfig(overrides);
+  const logs: Logs = [];
+  const app = await build(config, catalog, { ...options, log: (fields) => logs.push(fields) });
+  return Object.assign(app, { logs });
+}
+
+/** Starts armgate on 127.0.0.1:0 with `overrides` (and start options other than the log); close it with `server.close()`. */
+export function startTestServer(
+  overrides: SettingsOverrides = {},
+  options: Omit<StartOptions, 'log'> = {},
+): Promise<TestServer> {
+  return buildTestApp(startServer, overrides, options);
 }
 
 /**
  * Builds armgate with `overrides` without listening: requests go through `app.request(path, init)`, the same
  * admission, authentication, routes and scheduling as the server's, in memory. Close it with `app.close()`.
  */
-export async function createTestApp(
+export function createTestApp(
   overrides: SettingsOverrides = {},
   options: Omit<StartOptions, 'log'> = {},
 ): Promise<TestApp> {
-  const config = await testConfig(overrides);
-  const logs: Record<string, string | number>[] = [];
-  const app = await createArmgate(config, catalog, { ...options, log: (fields) => logs.push(fields) });
-  return Object.assign(app, { logs });
+  return buildTestApp(createArmgate, overrides, options);
 }
 
 export { PROJECT_ROOT };
