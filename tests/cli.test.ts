@@ -31,12 +31,12 @@ interface Cli {
   readonly exited: Promise<Exit>;
 }
 
-/** Starts the real command line, `node --import tsx server.ts ...args`, with a clean environment. */
+/** Starts the real command line as `npm start` runs it, `node scripts/start.mjs ...args`, with a clean environment. */
 function startCli(args: readonly string[], env: Readonly<Record<string, string>> = {}): Cli {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   // Nothing from the test runner's own environment may steer the child.
   for (const key of ['ARMGATE_TOKEN', 'AMENT_PREFIX_PATH', 'NODE_TEST_CONTEXT']) delete childEnv[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts', ...args], {
+  const child = spawn(process.execPath, ['scripts/start.mjs', ...args], {
     cwd: REPO_ROOT,
     env: { ...childEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -132,7 +132,7 @@ function lines(text: string): string[] {
   return text.split('\n').filter((line) => line.length > 0);
 }
 
-describe('command line (node --import tsx server.ts)', { concurrency: 4, timeout: 90_000 }, () => {
+describe('command line (npm start: node scripts/start.mjs)', { concurrency: 4, timeout: 90_000 }, () => {
   it('prints exactly one listening line for --settings FILE --port 0 and answers GET /robot/joint_states with 200', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {

@@ -10,9 +10,12 @@ export interface CliRun {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `node server.ts ARGS` with no token unless `env` gives one; stdout and stderr are collected. */
+/**
+ * Starts the server as `npm start` runs it (`node scripts/start.mjs ARGS`: server.ts compiled, the
+ * bundle checked against the sources) with no token unless `env` gives one; stdout and stderr are collected.
+ */
 export function runServerCli(args: string[], env: Record<string, string> = {}): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server.ts'), ...args], {
+  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'start.mjs'), ...args], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ARMGATE_TOKEN: '', ...env },

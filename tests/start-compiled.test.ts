@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFile, cp, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { PROJECT_ROOT, writeSettings } from './support/server.ts';
+
+/**
+ * `npm start` (scripts/start.mjs) runs the compiled bundle under .build/ and never a stale one.
+ * Each test works on its own copy of the project (node_modules linked), so editing a source
+ * there cannot disturb the other suites.
+ */
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly status: number | undefined;
+}
+
+async function copyProject(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armgate-start-'));
+  for (const entry of ['server.ts', 'lib', 'handlers', 'scripts', 'package.json']) {
+    await cp(path.join(PROJECT_ROOT, entry), path.join(dir, entry), { recursive: true });
+  }
+  for (const entry of ['node_modules', 'share', 'docs']) {
+    await symlink(path.join(PROJECT_ROOT, entry), path.join(dir, entry));
+  }
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Runs `node scripts/start.mjs` in `dir` until it listens, asks GET /robot/joint_states, then SIGTERM. */
+function start(dir: string, settingsFile: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['scripts/start.mjs', '--settings', settingsFile, '--port', '0'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ARMGATE_TOKEN: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    let status: number | undefined;
+    let asked = false;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const m = /^listening on (\S+)$/m.exec(stdout);
+      if (m?.[1] && !asked) {
+        asked = true;
+        fetch(`${m[1]}/robot/joint_states`)
+          .then(async (res) => {
+            status = res.status;
+            await res.body?.cancel();
+          })
+          .catch(() => {})
+          .finally(() => child.kill('SIGTERM'));
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, status });
+    });
+  });
+}
+
+async function bundles(dir: string): Promise<string[]> {
+  return (await readdir(path.join(dir, '.build'))).filter((f) => /^server-[0-9a-f]+\.mjs$/.test(f));
+}
+
+describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }, () => {
+  it('builds once, runs the bundle it built while the sources are unchanged, and rebuilds on any change', async () => {
+    const project = await copyProject();
+    const settings = await writeSettings();
+    try {
+      const first = await start(project.dir, settings.file);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.status, 200);
+      const [built] = await bundles(project.dir);
+      assert.ok(built, 'a bundle under .build/');
+      const manifest = JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8'));
+      assert.equal(manifest.bundle, built);
+      assert.ok('lib/server/start.ts' in manifest.inputs && 'server.ts' in manifest.inputs);
+
+      // What runs is the bundle: a line added to it (and to no source) shows on the next start.
+      await appendFile(path.join(project.dir, '.build', built), "\nprocess.stdout.write('the bundle ran\\n');\n");
+      const cached = await start(project.dir, settings.file);
+      assert.equal(cached.code, 0, cached.stderr);
+      assert.equal(cached.status, 200);
+      assert.match(cached.stdout, /^the bundle ran$/m);
+
+      // A source two imports below the entry changes: the next start compiles it and runs it.
+      await appendFile(
+        path.join(project.dir, 'lib', 'server', 'start.ts'),
+        "\nprocess.stdout.write('the changed source ran\\n');\n",
+      );
+      const changed = await start(project.dir, settings.file);
+      assert.equal(changed.code, 0, changed.stderr);
+      assert.equal(changed.status, 200);
+      assert.match(changed.stdout, /^the changed source ran$/m);
+      assert.doesNotMatch(changed.stdout, /the bundle ran/, 'the old bundle did not run');
+      const manifestAfter = JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8'));
+      assert.notEqual(manifestAfter.bundle, built);
+    } finally {
+      await settings.cleanup();
+      await project.cleanup();
+    }
+  });
+
+  it('refuses to start when a changed source does not compile, rather than run the previous bundle', async () => {
+    const project = await copyProject();
+    const settings = await writeSettings();
+    try {
+      const first = await start(project.dir, settings.file);
+      assert.equal(first.code, 0, first.stderr);
+      await appendFile(path.join(project.dir, 'lib', 'server', 'start.ts'), '\nexport const broken = ;\n');
+      const refused = await start(project.dir, settings.file);
+      assert.equal(refused.code, 1);
+      assert.doesNotMatch(refused.stdout, /listening/);
+      assert.match(refused.stderr, /armgate: compiling the sources failed: lib\/server\/start\.ts:\d+: /);
+    } finally {
+      await settings.cleanup();
+      await project.cleanup();
+    }
+  });
+});
