@@ -20,6 +20,9 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
     paths: [
       'lib/http/',
       'lib/mcp/',
+      // Which Host, Origin and CORS front ends are admitted: the app applies it before either face, the MCP endpoint
+      // hands its allow-lists to the SDK's transport.
+      'lib/admission/',
       'lib/openapi/',
       'lib/ui/',
       'lib/events/sse.ts',

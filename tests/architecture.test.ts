@@ -54,6 +54,23 @@ describe('the house: the import graph of lib/ and handlers/ keeps the floors of 
     assert.deepEqual(libImportingHandlers(graph), []);
   });
 
+  it('keeps the two faces apart: the MCP face borrows nothing of the REST face, nor the REST face of it', () => {
+    const between = [...graph.arrows].flatMap(([from, targets]) =>
+      targets
+        .filter(
+          (to) =>
+            (from.startsWith('lib/mcp/') && to.startsWith('lib/http/')) ||
+            (from.startsWith('lib/http/') && to.startsWith('lib/mcp/')),
+        )
+        .map((to) => `${from} -> ${to}`),
+    );
+    assert.deepEqual(between, []);
+    assert.ok(
+      graph.arrows.get('lib/mcp/server.ts')?.includes('lib/admission/origin.ts'),
+      'the admission both faces share is its own module',
+    );
+  });
+
   it('has no arrow back up the floors (start-up, faces and handlers, core, services, backends, ...)', () => {
     assert.deepEqual(arrowsUp(graph).up, []);
   });

@@ -8,7 +8,13 @@ import type { Arrival, Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
 import { logLine } from '../logs/line.ts';
-import { type AdmissionPolicy, admit, CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from './origin.ts';
+import {
+  type AdmissionPolicy,
+  admit,
+  CORS_ALLOW_HEADERS,
+  CORS_ALLOW_METHODS,
+  CORS_EXPOSE_HEADERS,
+} from '../admission/origin.ts';
 import { type RestCall, restHandler } from './rest.ts';
 
 /** A route mounted beside the REST face (the MCP endpoint, the event stream): any method, after authentication. */
@@ -30,7 +36,7 @@ export interface AppOptions {
   readonly token: string | undefined;
   /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
   readonly tokens?: readonly TokenEntry[];
-  /** Which Host, Origin and CORS front ends are admitted (see lib/http/origin.ts). */
+  /** Which Host, Origin and CORS front ends are admitted (see lib/admission/origin.ts). */
   readonly admission: AdmissionPolicy;
   readonly docs: DocsAssets;
   /** The OpenAPI document served at /openapi.json (already built with the active limits). */

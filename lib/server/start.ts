@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { AnyOperation, AppState, Catalog, RestOperation } from '../core/operation.ts';
 import { createApp, pathOf } from '../http/app.ts';
 import { loadDocsAssets } from '../http/docs.ts';
-import { admissionPolicy } from '../http/origin.ts';
+import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';

@@ -1,5 +1,5 @@
 /**
- * Request admission as pure decisions (lib/http/origin.ts), the JSON media type rule of
+ * Request admission as pure decisions (lib/admission/origin.ts), the JSON media type rule of
  * parseJsonBody, and the settings web.allowed_hosts and web.cors_origins as start-up reads them.
  */
 import assert from 'node:assert/strict';
@@ -7,7 +7,13 @@ import { describe, it } from 'node:test';
 import * as v from 'valibot';
 import { isJsonMediaType, parseJsonBody } from '../../lib/http/body.ts';
 import { errorResponse } from '../../lib/http/errors.ts';
-import { type Admission, admissionPolicy, admit, type RequestFacts, sdkAllowLists } from '../../lib/http/origin.ts';
+import {
+  type Admission,
+  admissionPolicy,
+  admit,
+  type RequestFacts,
+  sdkAllowLists,
+} from '../../lib/admission/origin.ts';
 import { normalizeOrigin, parseHost } from '../../lib/net/address.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
 import { type SettingsOverrides, writeSettings } from '../support/server.ts';

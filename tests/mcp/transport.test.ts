@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpFace } from '../../lib/mcp/face.ts';
 import type { CallExtra } from '../../lib/mcp/tools.ts';
-import { admissionPolicy } from '../../lib/http/origin.ts';
+import { admissionPolicy } from '../../lib/admission/origin.ts';
 import {
   createMcpEndpoint,
   type McpEndpoint,
