@@ -64,7 +64,8 @@ function openPost(
 
 /** Waits until joint1 moves faster than `speed` rad/s; returns that sample. */
 async function movingFast(samples: Sample[], speed = 0.4): Promise<Sample> {
-  const deadline = performance.now() + 5000;
+  // Generous: planning and the first ticks are slow on a loaded machine; what is asserted comes after.
+  const deadline = performance.now() + 15_000;
   for (;;) {
     const last = samples.at(-1);
     if (last && Math.abs(last.velocity[0] ?? 0) > speed) return last;
@@ -123,8 +124,12 @@ async function dropMidMove(
     const fast = await movingFast(recording.samples);
     assert.equal(call.answered(), false, 'no answer before the motion ends');
     call.drop();
+    // The last state published before the drop (test and server share this process): the clock of
+    // the bound below starts here, not when the test saw the arm move fast (its own polling delay).
     const dropped = recording.samples.length;
-    const rest = await atRest(server.url, 3000);
+    const atDrop = recording.samples[dropped - 1] ?? fast;
+    // A generous wall deadline for the polling only; how soon the arm came to rest is checked on the stamps.
+    const rest = await atRest(server.url, 10_000);
     await sleep(100);
     const after = recording.samples.slice(Math.max(0, dropped - 1));
     assertWithinAcceleration(recording.samples, server.context.limits.maxAccRadS2);
@@ -134,11 +139,11 @@ async function dropMidMove(
       `the arm stopped short of the goal: joint1 at ${j1.toFixed(3)} (goal ${GOAL[0]})`,
     );
     // Braking from the speed at the drop takes v / a; the rest is the time the drop took to be noticed.
-    const v0 = Math.abs(fast.velocity[0] ?? 0);
+    const v0 = Math.abs(atDrop.velocity[0] ?? 0);
     const brakeS = v0 / (server.context.limits.maxAccRadS2[0] ?? 1);
     const firstRest = after.find((s) => s.velocity.every((v) => v === 0));
     assert.ok(firstRest, 'a joint state at rest was published');
-    const restAfterS = firstRest.tS - fast.tS;
+    const restAfterS = firstRest.tS - atDrop.tS;
     assert.ok(
       restAfterS < brakeS + 1.0,
       `at rest ${restAfterS.toFixed(3)} s after the drop (braking takes ${brakeS.toFixed(3)} s)`,

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { getJson, waitFor } from '../support/live.ts';
+import { getJson, sleep, waitFor } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 interface MediaType {
@@ -79,7 +79,11 @@ describe('the request examples of /openapi.json work as sent on the simulator', 
         assert.equal(done.returncode, 0, 'the example sequence ran through');
       }
       if (path.startsWith('/trajectory/')) {
-        // The trajectory examples take 4 s (0.4 s at time_scale 10): let the arm finish before the next example.
+        // A trajectory answers when it is sent: let the arm finish before the next example. Its duration
+        // (4 s, 0.4 s at time_scale 10) first: the examples turn back at their middle point, where every
+        // velocity is 0 for an instant, so a state at rest alone does not say the trajectory is over.
+        const { duration, time_scale } = answer as { duration: number; time_scale: number };
+        await sleep((duration / time_scale) * 1000);
         await waitFor(
           'the arm at rest',
           () => getJson<{ velocity: number[] }>(app, '/robot/joint_states'),
