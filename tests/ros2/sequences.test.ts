@@ -154,9 +154,12 @@ describe('sequence runner on ros2 over real DDS', () => {
   it('dies with armgate (SIGKILL mid-sequence): no runner left, the bag readable', async () => {
     const moved = await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
     assert.equal(moved.status, 200, detailOf(moved));
+    const from = stack.events.length;
     const started = await startSequence(url, 'killed', 3, 0.1);
     assert.equal(started.status, 200, await started.text());
-    await sleep(2000);
+    // Mid-sequence: its first goal has reached the stack (the runner opened the bag before it), and it moves.
+    await stack.waitFor((e) => e.event === 'goal', 20_000, from);
+    await sleep(500);
     const pid = (await status(url)).pid;
     assert.ok(pid, 'the runner pid');
     await armgate.close('SIGKILL');
