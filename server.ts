@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from './lib/settings/resolve.ts';
+import { flushLogLines } from './lib/logs/line.ts';
 import { loadConfig } from './lib/settings/load.ts';
 import { startServer } from './lib/server/start.ts';
 import { catalog } from './handlers/index.ts';
@@ -51,6 +52,7 @@ async function main(): Promise<number> {
   // Handlers first, then the announcement: a parent may signal the moment it reads the line.
   const stopped = new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
+      flushLogLines(); // the request lines logged so far come before this one
       process.stdout.write(`armgate: ${signal}, shutting down\n`);
       resolve();
     };

@@ -11,10 +11,12 @@ import { httpJointStates } from './http-joint-states.ts';
 import { ikSection } from './ik.ts';
 import { pathQualitySection, plannerSection } from './planning.ts';
 import type { Section } from './section.ts';
+import { startupSection } from './startup.ts';
 import { stopSection } from './stop.ts';
 import { formatTable } from './table.ts';
 
 const SECTIONS: readonly Section[] = [
+  startupSection,
   httpJointStates,
   fkSection,
   ikSection,

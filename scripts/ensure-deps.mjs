@@ -1,4 +1,4 @@
-// Runs before `npm start`, `npm test` and `npm run bench`: on a fresh clone (or after the lock
+// Runs before `npm start` (imported first by scripts/start.mjs), `npm test` and `npm run bench`: on a fresh clone (or after the lock
 // file changed) it installs the locked dependencies, so the two quick-start commands need no
 // other setup step. Plain JavaScript: it runs before tsx is installed.
 import { spawnSync } from 'node:child_process';
