@@ -24,7 +24,7 @@ async function copyProject(): Promise<{ dir: string; cleanup: () => Promise<void
   for (const entry of ['server.ts', 'lib', 'handlers', 'scripts', 'package.json']) {
     await cp(path.join(PROJECT_ROOT, entry), path.join(dir, entry), { recursive: true });
   }
-  for (const entry of ['node_modules', 'share', 'docs']) {
+  for (const entry of ['node_modules', 'package-lock.json', 'share', 'docs']) {
     await symlink(path.join(PROJECT_ROOT, entry), path.join(dir, entry));
   }
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
