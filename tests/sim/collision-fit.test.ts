@@ -3,10 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { ArmModel, type LinkPose } from '../../lib/sim/model.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import { seededRandom } from '../../lib/random.ts';
-import { bundledUrdf, JOINTS, WORK } from '../support/arm.ts';
+import { bundledUrdf, JOINTS, NAMED } from '../support/arm.ts';
 
-const HOME = [0, 0, 0, 0, 0, 0, 0];
-const TRANSPORT = [0, -0.35, 0, 2.0, 0, -1.2, 0];
 /** Position limits of the bundled limits file (rad). */
 const MAX = [2.97, 2.1, 2.97, 2.1, 2.97, 2.1, 3.05];
 /** The URDF's (and the data sheet's) A6 limit: 120 degrees. */
@@ -44,11 +42,7 @@ describe('collision geometry fitted to the iiwa 7 (capsules from its published l
   after(() => model.dispose());
 
   it('leaves joint 6 its whole range free around home, work and transport, whatever A5 and A7', () => {
-    for (const [name, base] of [
-      ['home', HOME],
-      ['work', WORK],
-      ['transport', TRANSPORT],
-    ] as const) {
+    for (const [name, base] of Object.entries(NAMED)) {
       for (let a6 = -A6_LIMIT; a6 <= A6_LIMIT + 1e-9; a6 += A6_LIMIT / 20) {
         for (const a5 of [-2.9, -1.5, 0, 1.5, 2.9]) {
           for (const a7 of [-3.05, 0, 3.05]) {

@@ -14,11 +14,11 @@ import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
 export const JOINTS: readonly string[] = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 
 /** The named positions of the bundled SRDF (rad, J1..J7). */
-export const NAMED = {
+export const NAMED: Readonly<Record<'home' | 'work' | 'transport', readonly number[]>> = {
   home: [0, 0, 0, 0, 0, 0, 0],
   work: [0, 0, 0, -1.57, 0, 1.57, 0],
   transport: [0, -0.35, 0, 2.0, 0, -1.2, 0],
-} as const satisfies Record<string, readonly number[]>;
+};
 
 /** The 'work' named position (the simulator's initial position in the test settings). */
 export const WORK: readonly number[] = NAMED.work;
