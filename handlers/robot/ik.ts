@@ -69,7 +69,7 @@ export const operation = defineOperation({
     tags: ['robot'],
     body: 'json',
     ok: 'Solved, or success false with the reason.',
-    example: { x: 0.45, y: 0.1, z: 0.55, a: 3.1416, b: 0, c: 3.1416 },
+    example: { x: 0.45, y: 0.1, z: 0.55, a: Math.PI, b: 0, c: Math.PI },
   },
   mcp: { title: 'Solve inverse kinematics' },
   run: async (input, ctx): Promise<Result<v.InferOutput<typeof IkResultSchema>, ApiError>> => {

@@ -46,7 +46,7 @@ export const operation = defineOperation({
   ...moveOperation(
     '/robot/move/pose',
     'moveToPose',
-    { x: 0.45, y: 0.1, z: 0.55, a: 3.1416, b: 0, c: 3.1416, speed: 0.2 },
+    { x: 0.45, y: 0.1, z: 0.55, a: Math.PI, b: 0, c: Math.PI, speed: 0.2 },
     { a: 0, b: 0, c: 0 },
   ),
   input: inputSchema,
