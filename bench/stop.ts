@@ -1,6 +1,8 @@
 /**
  * POST /stop latency while the service is busy in each way that used to hold the event loop: idle,
- * during a move, during a 10 MB CSV upload, during CHOMP planning, under 200 concurrent readers.
+ * during a move, during a 10 MB CSV upload, during CHOMP planning, while 200 slow-body clients, 1,000
+ * event streams or 16 uploads of 10 MB hold the server (crowd-client.ts, a child), under 200
+ * concurrent readers.
  * Beside each: the worst event-loop delay of the server's process meanwhile (perf_hooks), the
  * figure that says whether anything held the loop. The server runs in this process
  * (startTestServer); /stop is sent and timed from a child process (stop-client.ts), and the 200
@@ -61,6 +63,58 @@ export async function stopClient(): Promise<StopClient> {
   };
 }
 
+/** The crowd child (crowd-client.ts): opens slow bodies, event streams or uploads against a server. */
+interface Crowd {
+  /** Opens `count` of a kind; resolves with how many hold the server. */
+  open(kind: CrowdKind, url: string, count: number, csv?: string): Promise<number>;
+  /** Ends the crowd; resolves with the count of each HTTP status it was answered meanwhile. */
+  close(): Promise<Record<string, number>>;
+  end(): void;
+}
+
+type CrowdKind = 'slow' | 'events' | 'uploads';
+type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; error?: string };
+
+async function crowdClient(): Promise<Crowd> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./crowd-client.ts', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let pending: ((m: CrowdAnswer) => void) | undefined;
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`crowd client exited (code ${code})`)));
+  });
+  child.on('message', (m: CrowdAnswer) => pending?.(m));
+  const ask = (command: object) =>
+    new Promise<CrowdAnswer>((resolve, reject) => {
+      pending = (m) => (m.error ? reject(new Error(m.error)) : resolve(m));
+      child.send(command);
+    });
+  return {
+    open: async (kind, url, count, csv) => (await ask({ kind, url, count, csv })).ready ?? 0,
+    close: async () => (await ask({ kind: 'close' })).statuses ?? {},
+    end: () => {
+      child.removeAllListeners('exit');
+      if (child.connected) child.disconnect();
+    },
+  };
+}
+
+/** The RSS (MB) of this process (the server's) when `during` starts and its largest while it runs (every 50 ms). */
+async function rssMb<T>(during: () => Promise<T>): Promise<{ value: T; startMb: number; peakMb: number }> {
+  const start = process.memoryUsage().rss;
+  let peak = start;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 50);
+  try {
+    const value = await during();
+    return { value, startMb: start / 1024 / 1024, peakMb: peak / 1024 / 1024 };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
 /** Runs `samples` rounds of: start the load (`begin`), wait `delayMs`, POST /stop, let the load end. */
 async function measure(
   client: StopClient,
@@ -108,7 +162,7 @@ function largeCsv(bytes: number): string {
 export const stopSection: Section = {
   id: 'stop',
   description:
-    'POST /stop latency (p50, p99) idle, during a move, a 10 MB CSV upload, CHOMP planning and 200 readers; worst event-loop delay beside each',
+    'POST /stop latency (p50, p99) idle, during a move, a 10 MB CSV upload, CHOMP planning, 200 slow bodies, 1,000 event streams, 16 and 32 uploads and 200 readers; worst event-loop delay beside each',
   async run() {
     const server = await startTestServer({ sim: { obstacles: [OBSTACLE], planning_time_s: 2 } });
     const client = await stopClient();
@@ -170,6 +224,37 @@ export const stopSection: Section = {
           'stop sent 30 ms into planning (about 120 ms of optimization on its own)',
         ),
       );
+      const crowd = await crowdClient();
+      try {
+        // [label, kind, how many, samples, ms between samples]. The slow bodies' samples span 8 s, past the
+        // 5 s grace after which web.limits.min_body_rate cuts them all; the second upload row asks for twice
+        // web.limits.max_uploads, so that its peak RSS beside the first's shows the cap bounding memory.
+        const crowds: [string, CrowdKind, number, number, number][] = [
+          ['while 200 slow-body clients hold connections (1 byte/s)', 'slow', 200, 40, 200],
+          ['with 1,000 /events clients connected', 'events', 1000, 40, 40],
+          ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 20, 100],
+          ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 20, 100],
+        ];
+        for (const [label, kind, count, samples, delayMs] of crowds) {
+          const { value, startMb, peakMb } = await rssMb(async () => {
+            const ready = await crowd.open(kind, url, count, kind === 'uploads' ? csv : undefined);
+            if (kind === 'uploads') await sleep(500);
+            const row = await measure(client, server, label, samples, delayMs, async () => undefined, '');
+            return { row, ready, statuses: await crowd.close() };
+          });
+          const answered = Object.entries(value.statuses)
+            .map(([status, n]) => `${n} x ${status}`)
+            .join(', ');
+          const held = kind === 'uploads' ? `${count} uploading in a loop` : `${value.ready} of ${count} held`;
+          rows.push({
+            ...value.row,
+            note: `${held}, answered meanwhile: ${answered || 'nothing'}; the server process's RSS ${startMb.toFixed(0)} MB before, at most ${peakMb.toFixed(0)} MB meanwhile`,
+          });
+          await sleep(500);
+        }
+      } finally {
+        crowd.end();
+      }
       const generator = await childLoadGenerator();
       try {
         const readerRows: [string, number | undefined, string, 'rest' | 'mcp'][] = [

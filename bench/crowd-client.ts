@@ -1,0 +1,132 @@
+/**
+ * The crowds of the stop bench (forked by stop.ts), in a process of their own so that the server's
+ * event loop carries only the server's work. On `{ kind, url, count }` it opens the crowd and answers
+ * `{ ready: n }` once n of them hold the server (`{ error }` otherwise); `{ kind: 'close' }` ends it and
+ * answers `{ closed: true, statuses }`, the count of each HTTP status the crowd was answered meanwhile. Clients come from several loopback addresses (127.0.0.2 upwards), as from
+ * several machines, so the per-address cap (web.limits.max_connections_per_client) is not what they meet.
+ *
+ * - `slow`: POSTs whose body trickles at 1 byte/s (Content-Length 100,000);
+ * - `events`: GET /events streams, read as they come;
+ * - `uploads`: multipart uploads of a 10 MB CSV to /trajectory/send_csv, each sent again when answered
+ *   (after the Retry-After of a 503).
+ */
+import { connect, type Socket } from 'node:net';
+
+interface Command {
+  readonly kind: 'slow' | 'events' | 'uploads' | 'close';
+  readonly url?: string;
+  readonly count?: number;
+  readonly csv?: string;
+}
+
+const PER_ADDRESS = 100;
+const sockets = new Set<Socket>();
+const timers = new Set<ReturnType<typeof setInterval>>();
+let uploading = false;
+let statuses: Record<string, number> = {};
+
+const tally = (status: number | string) => {
+  statuses[status] = (statuses[status] ?? 0) + 1;
+};
+
+/** The loopback address the i-th client connects from. */
+const fromAddress = (i: number) => `127.0.0.${2 + Math.floor(i / PER_ADDRESS)}`;
+
+/** A raw connection to the server from the i-th client's address; resolves when connected. */
+function open(url: URL, i: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port), localAddress: fromAddress(i) }, () =>
+      resolve(socket),
+    );
+    socket.once('error', reject);
+    socket.on('data', () => undefined);
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+}
+
+async function slowBodies(url: URL, count: number): Promise<number> {
+  const opened = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const socket = await open(url, i);
+      socket.once('data', (chunk: Buffer) => tally(chunk.toString('latin1').split(' ')[1] ?? '?'));
+      socket.write(
+        `POST /robot/move/joints HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+      );
+      return socket;
+    }),
+  );
+  const trickle = setInterval(() => {
+    for (const socket of opened) if (!socket.destroyed) socket.write(' ');
+  }, 1000);
+  timers.add(trickle);
+  return opened.filter((s) => !s.destroyed).length;
+}
+
+async function eventStreams(url: URL, count: number): Promise<number> {
+  const started = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const socket = await open(url, i);
+      return new Promise<boolean>((resolve) => {
+        socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1').startsWith('HTTP/1.1 200')));
+        socket.write(`GET /events HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`);
+      });
+    }),
+  );
+  return started.filter(Boolean).length;
+}
+
+function uploads(url: URL, count: number, csv: string): number {
+  uploading = true;
+  const once = async (): Promise<void> => {
+    while (uploading) {
+      const form = new FormData();
+      form.append('file', new Blob([csv]), 'large.csv');
+      await fetch(`${url.origin}/trajectory/send_csv`, { method: 'POST', body: form })
+        .then(async (r) => {
+          tally(r.status);
+          await r.arrayBuffer();
+          // beyond the cap the server answers 503 before reading the body: wait as its Retry-After asks
+          const retryS = r.status === 503 ? Number(r.headers.get('retry-after') ?? 1) : 0;
+          if (retryS > 0) await new Promise((resolve) => setTimeout(resolve, retryS * 1000));
+        })
+        .catch(() => tally('reset'));
+    }
+  };
+  for (let i = 0; i < count; i++) void once();
+  return count;
+}
+
+function closeAll(): void {
+  uploading = false;
+  for (const timer of timers) clearInterval(timer);
+  timers.clear();
+  for (const socket of sockets) socket.destroy();
+}
+
+process.on('message', (message: unknown) => {
+  const command = message as Command;
+  if (command.kind === 'close') {
+    closeAll();
+    process.send?.({ closed: true, statuses });
+    statuses = {};
+    return;
+  }
+  const url = new URL(command.url ?? '');
+  const count = command.count ?? 0;
+  const started =
+    command.kind === 'slow'
+      ? slowBodies(url, count)
+      : command.kind === 'events'
+        ? eventStreams(url, count)
+        : Promise.resolve(uploads(url, count, command.csv ?? ''));
+  started.then(
+    (ready) => process.send?.({ ready }),
+    (e: Error) => process.send?.({ error: e.message }),
+  );
+});
+process.on('disconnect', () => {
+  closeAll();
+  process.exit(0);
+});
+process.send?.({ ready: 0 });
