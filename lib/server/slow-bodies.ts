@@ -21,6 +21,9 @@ interface Watched {
 
 /** How often bodies are looked at (ms). */
 const CHECK_EVERY_MS = 250;
+/** Bodies cut in one turn of the event loop: a crowd found slow at once is cut over several turns, so that a stop
+ * arriving meanwhile is not queued behind hundreds of answers and closes. */
+const CUTS_PER_TURN = 16;
 
 /** True when a request announces a body (Content-Length above 0, or chunked). */
 export function hasBody(req: IncomingMessage): boolean {
@@ -38,6 +41,15 @@ export function watchBodies(
 ): { watch(req: IncomingMessage, res: ServerResponse): void; close(): void } {
   const watched = new Set<Watched>();
   let timer: NodeJS.Timeout | undefined;
+  /** Bodies found too slow, waiting for their turn to be cut. */
+  const toCut: { readonly req: IncomingMessage; readonly res: ServerResponse; readonly error: BodyTimeoutError }[] = [];
+  let cutting = false;
+  const cutSome = () => {
+    for (const { req, res, error } of toCut.splice(0, CUTS_PER_TURN))
+      if (!req.destroyed && !res.writableEnded) cut(req, res, error);
+    cutting = toCut.length > 0;
+    if (cutting) setImmediate(cutSome);
+  };
   const check = () => {
     const now = performance.now();
     for (const w of watched) {
@@ -53,13 +65,17 @@ export function watchBodies(
       if (req.readableLength > 0) continue;
       if (received >= (rate.minBytesPerS * elapsedMs) / 1000) continue;
       watched.delete(w);
-      cut(
+      toCut.push({
         req,
         res,
-        new BodyTimeoutError(
+        error: new BodyTimeoutError(
           `the request body arrived at ${((received * 1000) / elapsedMs).toFixed(1)} bytes/s over ${(elapsedMs / 1000).toFixed(1)} s; at least ${rate.minBytesPerS} bytes/s is needed (web.limits.body_min_bytes_per_s)`,
         ),
-      );
+      });
+    }
+    if (toCut.length > 0 && !cutting) {
+      cutting = true;
+      cutSome();
     }
     if (watched.size === 0 && timer) {
       clearInterval(timer);
@@ -78,6 +94,7 @@ export function watchBodies(
       if (timer) clearInterval(timer);
       timer = undefined;
       watched.clear();
+      toCut.length = 0;
     },
   };
 }
