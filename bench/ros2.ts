@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { stringify } from 'yaml';
+import { settingsYaml } from '../tests/support/server.ts';
 import { childLoadGenerator } from './http-joint-states.ts';
 import type { Section } from './section.ts';
 import { median, quantile } from './stats.ts';
@@ -97,22 +97,7 @@ async function startArmgate(
   dir: string,
 ): Promise<Proc & { url: string }> {
   const file = path.join(dir, `${backend}.yaml`);
-  await writeFile(
-    file,
-    stringify({
-      web: {
-        enabled: true,
-        host: '127.0.0.1',
-        port: 0,
-        token: '',
-        endpoints: 'pkg://armgate/config/endpoints.yaml',
-        joint_limits: 'pkg://armgate/config/joint_limits.yaml',
-      },
-      robot: { backend },
-      sim: { time_scale: 1, joint_state_rate_hz: 100, publish_joint_states: true, initial_position: 'work' },
-      sequences: { bag_root: path.join(dir, 'bags') },
-    }),
-  );
+  await writeFile(file, settingsYaml({ robot: { backend }, sequences: { bag_root: path.join(dir, 'bags') } }));
   // The request log goes to a file, as under a service manager.
   const proc = await spawnUntil(['server.ts', '--settings', file, '--port', '0'], env, /^listening on (http:\S+)$/);
   return { ...proc, url: proc.match[1] ?? '' };
