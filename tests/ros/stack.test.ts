@@ -497,7 +497,10 @@ if (!loaded.rcl) {
       );
       assert.equal(r.success, true, r.message);
       assert.ok(Date.now() - started > 500, 'answered after the motion');
-      assert.ok(near((await stack.state()).positions, [0, 0, 0, -1.57, 0, 1.57, 0], 2e-3));
+      // The goal succeeds once its time is up and the velocity error is within tolerance (position
+      // unchecked, as MoveIt's default goal tolerances): the arm then settles on the held last point.
+      const end = await settle();
+      assert.ok(near(end.positions, [0, 0, 0, -1.57, 0, 1.57, 0], 2e-3), JSON.stringify(end.positions));
       const bad = await service('iiwa_msgs/srv/MoveToNamedPose', 'cobot/move_to_named', {
         name: 'nowhere',
         speed: 1,
