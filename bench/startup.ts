@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Section } from './section.ts';
 import { median } from './stats.ts';
 import { type Table, verdict } from './table.ts';
@@ -143,14 +143,22 @@ async function packageRss(code: string): Promise<number> {
 const require = createRequire(import.meta.url);
 const fileMb = (...parts: string[]) => statSync(path.join(...parts)).size / 2 ** 20;
 
+const MUJOCO_AS_IS = "const m = await import('mujoco-js'); await m.default();";
+
 /** What the idle server's memory is made of: each part measured alone in a fresh node, largest first. */
 async function memoryTable(serverRssMb: number): Promise<Table> {
   const base = await packageRss('');
+  // npm start loads mujoco-js's binary from a file written out of the package at build (scripts/start.mjs).
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, '.build', 'manifest.json'), 'utf8'));
+  const split = (manifest.derived as string[] | undefined)?.find((f) => f.endsWith('.mjs'));
+  const mujocoAsIs = (await packageRss(MUJOCO_AS_IS)) - base;
   const parts: [string, string][] = [
-    [
-      "MuJoCo's WebAssembly module (mujoco-js, instantiated)",
-      "const m = await import('mujoco-js'); await m.default();",
-    ],
+    split
+      ? [
+          "MuJoCo's WebAssembly module as npm start loads it (binary from .build/, instantiated)",
+          `const m = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, '.build', split)).href)}); await m.default();`,
+        ]
+      : ["MuJoCo's WebAssembly module (mujoco-js as it is, instantiated)", MUJOCO_AS_IS],
     [
       'the MCP SDK (server, Streamable HTTP transport, zod)',
       "await import('@modelcontextprotocol/sdk/server/mcp.js'); await import('@modelcontextprotocol/sdk/server/streamableHttp.js');",
@@ -184,6 +192,7 @@ async function memoryTable(serverRssMb: number): Promise<Table> {
     header: ['part', 'MB'],
     rows,
     notes: [
+      `mujoco-js imported as it is (its binary a base64 string in its JavaScript): ${mujocoAsIs.toFixed(0)} MB.`,
       'Parts measured alone overlap a little (shared node internals); "own code and state" is the remainder of the',
       'npm start row above, so it also absorbs that overlap and allocator slack.',
     ],

@@ -6,6 +6,11 @@
 // files the server reads at run time (settings, docs/, lib/ui/static, share/) are read live.
 // Why: under tsx every start compiled ~150 files through module hooks on a second thread, which
 // took about a second and ~150 MB more memory (see docs/benchmarks.md, startup section).
+// One package is not imported as it is: mujoco-js carries its WebAssembly binary as an 11 MB base64
+// string inside its JavaScript, and a process that loads it keeps that source, the string and the
+// decoded binary for its lifetime (~30 MB, and ~100 ms of start to parse and decode). The build
+// writes the binary out beside a copy of the package's JavaScript that reads it from that file (as
+// an Emscripten build without SINGLE_FILE does), and the bundle imports that copy instead.
 // Plain JavaScript: it runs before anything is compiled. Arguments pass through to server.ts.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -22,6 +27,11 @@ const ENTRY = 'server.ts';
 const PRUNE_AFTER_MS = 10 * 60_000;
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+/** The package whose WebAssembly binary is written out of its JavaScript (see the head of this file). */
+const MUJOCO_JS = 'node_modules/mujoco-js/dist/mujoco_wasm.js';
+/** The one function of mujoco_wasm.js that holds the binary: it decodes the base64 string at load. */
+const MUJOCO_INLINE_BINARY = /function findWasmBinary\(\) \{\n {2}return base64Decode\('([A-Za-z0-9+/=]+)'\);\n\}/;
 
 /** What the bundle depends on besides the sources: the compiler and the way it is called (this file). */
 function toolKey(esbuildVersion) {
@@ -58,6 +68,7 @@ function currentBundle() {
   const bundle = path.join(OUT_DIR, manifest.bundle);
   try {
     statSync(bundle);
+    for (const file of manifest.derived ?? []) statSync(path.join(OUT_DIR, file));
   } catch {
     return undefined;
   }
@@ -83,10 +94,58 @@ function keepModuleUrls(hashes) {
   };
 }
 
+/**
+ * Writes mujoco-js's binary out of its JavaScript: .build/mujoco-<hash>/mujoco_wasm.wasm and beside it
+ * mujoco_wasm.mjs, the package's JavaScript with only the function that decoded the inline copy
+ * changed to name that file (Emscripten then reads it with fs when it instantiates, and drops it).
+ * Returns the directory, or undefined when the package does not have that shape (another version):
+ * the bundle then imports the package as it is.
+ */
+function splitMujoco(hashes, unique) {
+  let text;
+  try {
+    text = readFileSync(path.join(ROOT, MUJOCO_JS));
+  } catch {
+    return undefined;
+  }
+  const match = MUJOCO_INLINE_BINARY.exec(text.toString('latin1'));
+  if (!match) return undefined;
+  const hash = sha256(text);
+  hashes.set(MUJOCO_JS, hash);
+  const dir = `mujoco-${hash.slice(0, 16)}`;
+  const js = text
+    .toString('utf8')
+    .replace(
+      MUJOCO_INLINE_BINARY,
+      () => "function findWasmBinary() {\n  return new URL('mujoco_wasm.wasm', import.meta.url).href;\n}",
+    );
+  mkdirSync(path.join(OUT_DIR, dir), { recursive: true });
+  writeAtomically(path.join(OUT_DIR, dir, 'mujoco_wasm.wasm'), Buffer.from(match[1], 'base64'), unique);
+  writeAtomically(path.join(OUT_DIR, dir, 'mujoco_wasm.mjs'), js, unique);
+  return dir;
+}
+
+/** The bundle imports the split copy of mujoco-js (relative to the bundle, both under .build/). */
+function mujocoFromSplit(dir) {
+  return {
+    name: 'armgate-mujoco-split',
+    setup(build) {
+      build.onResolve({ filter: /^mujoco-js$/ }, (args) =>
+        args.kind === 'import-statement' || args.kind === 'dynamic-import'
+          ? { path: `./${dir}/mujoco_wasm.mjs`, external: true }
+          : undefined,
+      );
+    },
+  };
+}
+
 /** Bundles the sources into .build/server-<hash>.mjs and names it in the manifest (both written atomically). */
 async function build() {
   const esbuild = await import('esbuild');
   const hashes = new Map();
+  const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+  mkdirSync(OUT_DIR, { recursive: true });
+  const mujocoDir = splitMujoco(hashes, unique);
   const started = performance.now();
   const result = await esbuild.build({
     absWorkingDir: ROOT,
@@ -100,10 +159,11 @@ async function build() {
     metafile: true,
     sourcemap: 'linked',
     outfile: path.join(OUT_DIR, 'server.mjs'),
-    plugins: [keepModuleUrls(hashes)],
+    plugins: [keepModuleUrls(hashes), ...(mujocoDir ? [mujocoFromSplit(mujocoDir)] : [])],
     logLevel: 'silent',
   });
   const inputs = {};
+  if (mujocoDir) inputs[MUJOCO_JS] = hashes.get(MUJOCO_JS);
   for (const file of Object.keys(result.metafile.inputs).sort()) {
     const hash = hashes.get(file);
     if (hash === undefined) throw new Error(`${file} was bundled without passing the source hook`);
@@ -114,14 +174,13 @@ async function build() {
   if (!code) throw new Error('esbuild produced no bundle');
   const id = sha256(code.contents).slice(0, 16);
   const bundle = `server-${id}.mjs`;
-  mkdirSync(OUT_DIR, { recursive: true });
-  const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
   const text = code.text.replace(/\/\/# sourceMappingURL=server\.mjs\.map/, `//# sourceMappingURL=${bundle}.map`);
   writeAtomically(path.join(OUT_DIR, `${bundle}.map`), map?.text ?? '', unique);
   writeAtomically(path.join(OUT_DIR, bundle), text, unique);
-  const manifest = { bundle, tool: toolKey(esbuild.version), inputs };
+  const derived = mujocoDir ? [`${mujocoDir}/mujoco_wasm.mjs`, `${mujocoDir}/mujoco_wasm.wasm`] : [];
+  const manifest = { bundle, tool: toolKey(esbuild.version), inputs, derived };
   writeAtomically(MANIFEST, `${JSON.stringify(manifest, null, 1)}\n`, unique);
-  prune(bundle);
+  prune([bundle, `${bundle}.map`, ...(mujocoDir ? [mujocoDir] : [])]);
   if (process.stderr.isTTY) {
     const ms = Math.round(performance.now() - started);
     process.stderr.write(`armgate: compiled ${Object.keys(inputs).length} source files into .build/ (${ms} ms)\n`);
@@ -135,14 +194,14 @@ function writeAtomically(file, text, unique) {
   renameSync(temp, file);
 }
 
-/** Removes earlier bundles (and stray temporaries) that are old enough not to be loading anywhere. */
+/** Removes earlier bundles and splits (and stray temporaries) that are old enough not to be loading anywhere. */
 function prune(keep) {
   const now = Date.now();
   for (const name of readdirSync(OUT_DIR)) {
-    if (name === 'manifest.json' || name === keep || name === `${keep}.map`) continue;
+    if (name === 'manifest.json' || keep.includes(name)) continue;
     const file = path.join(OUT_DIR, name);
     try {
-      if (now - statSync(file).mtimeMs > PRUNE_AFTER_MS) rmSync(file, { force: true });
+      if (now - statSync(file).mtimeMs > PRUNE_AFTER_MS) rmSync(file, { force: true, recursive: true });
     } catch {
       // Another start removed it first.
     }

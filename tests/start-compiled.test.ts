@@ -85,6 +85,25 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       const manifest = JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8'));
       assert.equal(manifest.bundle, built);
       assert.ok('lib/server/start.ts' in manifest.inputs && 'server.ts' in manifest.inputs);
+      // MuJoCo's binary is read from a file written out of mujoco-js at build (an update of the package rebuilds).
+      assert.ok('node_modules/mujoco-js/dist/mujoco_wasm.js' in manifest.inputs);
+      const wasm = manifest.derived.find((f: string) => f.endsWith('.wasm'));
+      assert.match(wasm, /^mujoco-[0-9a-f]+\/mujoco_wasm\.wasm$/);
+      const wasmBytes = await readFile(path.join(project.dir, '.build', wasm));
+      assert.ok(WebAssembly.validate(wasmBytes), 'the written binary is valid WebAssembly');
+
+      // The written binary gone (a cleaned .build/, a half-copied one): the next start writes it again and the arm answers.
+      await rm(path.join(project.dir, '.build', wasm));
+      const rewritten = await start(project.dir, settings.file);
+      assert.equal(rewritten.code, 0, rewritten.stderr);
+      assert.equal(rewritten.status, 200);
+      assert.deepEqual(await readFile(path.join(project.dir, '.build', wasm)), wasmBytes);
+      // And the simulator loads that copy, not the package: a line added to it shows on the next start.
+      const js = manifest.derived.find((f: string) => f.endsWith('.mjs'));
+      await appendFile(path.join(project.dir, '.build', js), "\nprocess.stdout.write('the split mujoco ran\\n');\n");
+      const split = await start(project.dir, settings.file);
+      assert.equal(split.status, 200);
+      assert.match(split.stdout, /^the split mujoco ran$/m);
 
       // What runs is the bundle: a line added to it (and to no source) shows on the next start.
       await appendFile(path.join(project.dir, '.build', built), "\nprocess.stdout.write('the bundle ran\\n');\n");
