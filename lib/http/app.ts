@@ -38,7 +38,8 @@ export interface AppOptions {
   readonly tokens?: readonly TokenEntry[];
   /** Which Host, Origin and CORS front ends are admitted (see lib/admission/origin.ts). */
   readonly admission: AdmissionPolicy;
-  readonly docs: DocsAssets;
+  /** The docs pages' assets, loaded when a docs path is first asked for (lib/http/docs.ts's docsAssetsOnDemand). */
+  readonly docs: () => Promise<DocsAssets>;
   /** The OpenAPI document served at /openapi.json (already built with the active limits). */
   readonly openApiDocument: unknown;
   /** Further authenticated routes, e.g. the MCP endpoint: path -> handler for any method. */
@@ -124,7 +125,7 @@ export function createApp(options: AppOptions): App {
 
   router.get('/openapi.json', () => new Response(openApiBody, { headers: { 'content-type': 'application/json' } }));
   for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file', '/docs/guide/:file']) {
-    router.get(path, (request: IRequest) => docsResponse(options.docs, new URL(request.url).pathname));
+    router.get(path, async (request: IRequest) => docsResponse(await options.docs(), new URL(request.url).pathname));
   }
   for (const operation of options.operations.filter(hasRest)) {
     const { method, path } = operation.rest;

@@ -51,6 +51,21 @@ export async function loadDocsAssets(): Promise<DocsAssets> {
   return { files };
 }
 
+/**
+ * The docs assets, loaded by the first call (the first request for /docs, /redoc or a guide) and kept: about 3 MB that a
+ * service nobody opens the docs of never holds. A failed load is tried again by the next call.
+ */
+export function docsAssetsOnDemand(load: () => Promise<DocsAssets> = loadDocsAssets): () => Promise<DocsAssets> {
+  let loading: Promise<DocsAssets> | undefined;
+  return () => {
+    loading ??= load().catch((e: unknown) => {
+      loading = undefined;
+      throw e;
+    });
+    return loading;
+  };
+}
+
 function contentType(name: string): string {
   return name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
 }

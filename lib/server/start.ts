@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AnyOperation, AppState, Catalog, RestOperation } from '../core/operation.ts';
 import { createApp, pathOf } from '../http/app.ts';
-import { loadDocsAssets } from '../http/docs.ts';
+import { docsAssetsOnDemand } from '../http/docs.ts';
 import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
@@ -225,7 +225,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     token: config.web.token,
     tokens: config.web.tokens,
     admission,
-    docs: await loadDocsAssets(),
+    docs: docsAssetsOnDemand(),
     openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
     mounts: {
       '/mcp/mcp': mcp.handler,

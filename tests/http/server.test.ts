@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { handlers } from '../../handlers/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -57,6 +59,19 @@ describe('live server with a token', () => {
       const res = await call('GET', path);
       assert.equal(res.status, 200, path);
       await res.body?.cancel();
+    }
+  });
+
+  it('serves the docs assets as their packages hold them, loaded on the first request for them (several at once: all alike)', async () => {
+    const require = createRequire(import.meta.url);
+    const swagger = await readFile(require.resolve('swagger-ui-dist/swagger-ui-bundle.js'));
+    const [a, b] = await Promise.all([
+      call('GET', '/docs/assets/swagger-ui-bundle.js'),
+      call('GET', '/docs/assets/swagger-ui-bundle.js'),
+    ]);
+    for (const res of [a, b]) {
+      assert.equal(res.status, 200);
+      assert.deepEqual(Buffer.from(await res.arrayBuffer()), swagger);
     }
   });
 
@@ -174,5 +189,26 @@ describe('live server without a token', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('docs assets on demand', () => {
+  it('loads once for every caller, not before the first, and again after a failed load', async () => {
+    const { docsAssetsOnDemand } = await import('../../lib/http/docs.ts');
+    let loads = 0;
+    let fail = true;
+    const assets = docsAssetsOnDemand(async () => {
+      loads++;
+      if (fail) throw new Error('swagger-ui-dist is missing');
+      return { files: new Map() };
+    });
+    assert.equal(loads, 0, 'nothing is loaded before the first request');
+    await assert.rejects(assets(), /swagger-ui-dist is missing/);
+    fail = false;
+    const [first, second] = await Promise.all([assets(), assets()]);
+    assert.equal(first, second);
+    assert.equal(loads, 2, 'one failed load, then one load for both callers');
+    assert.equal(await assets(), first);
+    assert.equal(loads, 2);
   });
 });
