@@ -139,17 +139,21 @@ function mujocoFromSplit(dir) {
   };
 }
 
-/** Bundles the sources into .build/server-<hash>.mjs and names it in the manifest (both written atomically). */
-async function build() {
-  const esbuild = await import('esbuild');
-  const hashes = new Map();
-  const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
-  mkdirSync(OUT_DIR, { recursive: true });
-  const mujocoDir = splitMujoco(hashes, unique);
-  const started = performance.now();
+/**
+ * Entries bundled besides server.ts, each into its own .build/<name>-<hash>.mjs before the server's bundle: the
+ * server's sources find a compiled entry's file URL in the global constant `constant` names (esbuild replaces the
+ * identifier with the string; under tsx it is undeclared, and the source runs through tsx as before).
+ */
+const WORKER_ENTRIES = [
+  // The trajectory checker's worker thread (lib/trajectory/worker-pool.ts): compiled, it runs no tsx.
+  { entry: 'lib/trajectory/worker.ts', name: 'trajectory-worker', constant: 'ARMGATE_COMPILED_TRAJECTORY_WORKER' },
+];
+
+/** Bundles one entry into .build/<name>-<hash>.mjs (and its map); returns the file name and the sources it read. */
+async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes, unique }) {
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: [ENTRY],
+    entryPoints: [entry],
     bundle: true,
     packages: 'external',
     platform: 'node',
@@ -158,29 +162,52 @@ async function build() {
     write: false,
     metafile: true,
     sourcemap: 'linked',
-    outfile: path.join(OUT_DIR, 'server.mjs'),
-    plugins: [keepModuleUrls(hashes), ...(mujocoDir ? [mujocoFromSplit(mujocoDir)] : [])],
+    outfile: path.join(OUT_DIR, `${name}.mjs`),
+    plugins,
+    define,
     logLevel: 'silent',
   });
-  const inputs = {};
-  if (mujocoDir) inputs[MUJOCO_JS] = hashes.get(MUJOCO_JS);
-  for (const file of Object.keys(result.metafile.inputs).sort()) {
-    const hash = hashes.get(file);
-    if (hash === undefined) throw new Error(`${file} was bundled without passing the source hook`);
-    inputs[file] = hash;
-  }
   const code = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
   const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
-  if (!code) throw new Error('esbuild produced no bundle');
-  const id = sha256(code.contents).slice(0, 16);
-  const bundle = `server-${id}.mjs`;
-  const text = code.text.replace(/\/\/# sourceMappingURL=server\.mjs\.map/, `//# sourceMappingURL=${bundle}.map`);
-  writeAtomically(path.join(OUT_DIR, `${bundle}.map`), map?.text ?? '', unique);
-  writeAtomically(path.join(OUT_DIR, bundle), text, unique);
+  if (!code) throw new Error(`esbuild produced no bundle of ${entry}`);
+  const file = `${name}-${sha256(code.contents).slice(0, 16)}.mjs`;
+  const text = code.text.replace(`//# sourceMappingURL=${name}.mjs.map`, `//# sourceMappingURL=${file}.map`);
+  writeAtomically(path.join(OUT_DIR, `${file}.map`), map?.text ?? '', unique);
+  writeAtomically(path.join(OUT_DIR, file), text, unique);
+  for (const input of Object.keys(result.metafile.inputs)) {
+    if (!hashes.has(input)) throw new Error(`${input} was bundled without passing the source hook`);
+  }
+  return { file, inputs: Object.keys(result.metafile.inputs) };
+}
+
+/** Bundles the sources into .build/server-<hash>.mjs (and the worker entries) and names them in the manifest (all written atomically). */
+async function build() {
+  const esbuild = await import('esbuild');
+  const hashes = new Map();
+  const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+  mkdirSync(OUT_DIR, { recursive: true });
+  const mujocoDir = splitMujoco(hashes, unique);
+  const started = performance.now();
+  const plugins = [keepModuleUrls(hashes), ...(mujocoDir ? [mujocoFromSplit(mujocoDir)] : [])];
+  const read = new Set(mujocoDir ? [MUJOCO_JS] : []);
+  const define = {};
   const derived = mujocoDir ? [`${mujocoDir}/mujoco_wasm.mjs`, `${mujocoDir}/mujoco_wasm.wasm`] : [];
+  const keep = mujocoDir ? [mujocoDir] : [];
+  for (const worker of WORKER_ENTRIES) {
+    const built = await bundleEntry(esbuild, { entry: worker.entry, name: worker.name, plugins, hashes, unique });
+    for (const input of built.inputs) read.add(input);
+    define[worker.constant] = JSON.stringify(pathToFileURL(path.join(OUT_DIR, built.file)).href);
+    derived.push(built.file);
+    keep.push(built.file, `${built.file}.map`);
+  }
+  const server = await bundleEntry(esbuild, { entry: ENTRY, name: 'server', plugins, define, hashes, unique });
+  for (const input of server.inputs) read.add(input);
+  const inputs = {};
+  for (const file of [...read].sort()) inputs[file] = hashes.get(file);
+  const bundle = server.file;
   const manifest = { bundle, tool: toolKey(esbuild.version), inputs, derived };
   writeAtomically(MANIFEST, `${JSON.stringify(manifest, null, 1)}\n`, unique);
-  prune([bundle, `${bundle}.map`, ...(mujocoDir ? [mujocoDir] : [])]);
+  prune([bundle, `${bundle}.map`, ...keep]);
   if (process.stderr.isTTY) {
     const ms = Math.round(performance.now() - started);
     process.stderr.write(`armgate: compiled ${Object.keys(inputs).length} source files into .build/ (${ms} ms)\n`);

@@ -30,8 +30,22 @@ async function copyProject(): Promise<{ dir: string; cleanup: () => Promise<void
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Runs `node scripts/start.mjs` in `dir` until it listens, asks GET /robot/joint_states, then SIGTERM. */
-function start(dir: string, settingsFile: string): Promise<Run> {
+/** GET /robot/joint_states: its status. */
+async function askJointStates(url: string): Promise<number> {
+  const res = await fetch(`${url}/robot/joint_states`);
+  await res.body?.cancel();
+  return res.status;
+}
+
+/**
+ * Runs `node scripts/start.mjs` in `dir` until it listens, asks (by default GET /robot/joint_states; the status is
+ * the run's), then SIGTERM.
+ */
+function start(
+  dir: string,
+  settingsFile: string,
+  ask: (url: string, stdout: () => string) => Promise<number> = askJointStates,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['scripts/start.mjs', '--settings', settingsFile, '--port', '0'], {
       cwd: dir,
@@ -48,10 +62,9 @@ function start(dir: string, settingsFile: string): Promise<Run> {
       const m = /^listening on (\S+)$/m.exec(stdout);
       if (m?.[1] && !asked) {
         asked = true;
-        fetch(`${m[1]}/robot/joint_states`)
-          .then(async (res) => {
-            status = res.status;
-            await res.body?.cancel();
+        ask(m[1], () => stdout)
+          .then((answered) => {
+            status = answered;
           })
           .catch(() => {})
           .finally(() => child.kill('SIGTERM'));
@@ -104,6 +117,29 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       const split = await start(project.dir, settings.file);
       assert.equal(split.status, 200);
       assert.match(split.stdout, /^the split mujoco ran$/m);
+
+      // The trajectory checker's worker thread runs its compiled bundle too (no tsx): a line added to that bundle shows
+      // when a trajectory is checked (this one is refused, too fast from rest: nothing moves).
+      const worker = manifest.derived.find((f: string) => /^trajectory-worker-[0-9a-f]+\.mjs$/.test(f));
+      assert.ok(worker, 'a bundle of the trajectory worker');
+      await appendFile(
+        path.join(project.dir, '.build', worker),
+        "\nprocess.stdout.write('the compiled worker ran\\n');\n",
+      );
+      const checked = await start(project.dir, settings.file, async (url, stdout) => {
+        const res = await fetch(`${url}/trajectory/send`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ points: [{ positions: [1.7, 0, 0, 0, 0, 0, 0], time_from_start: 1 }] }),
+        });
+        await res.body?.cancel();
+        // The worker's stdout reaches the process's through the main thread: wait for it before the SIGTERM.
+        for (let i = 0; i < 100 && !/the compiled worker ran/.test(stdout()); i++)
+          await new Promise((r) => setTimeout(r, 50));
+        return res.status;
+      });
+      assert.equal(checked.status, 422, checked.stdout);
+      assert.match(checked.stdout, /^the compiled worker ran$/m);
 
       // What runs is the bundle: a line added to it (and to no source) shows on the next start.
       await appendFile(path.join(project.dir, '.build', built), "\nprocess.stdout.write('the bundle ran\\n');\n");

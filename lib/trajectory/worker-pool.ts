@@ -19,6 +19,18 @@ interface Pending {
   readonly timer: ReturnType<typeof setTimeout>;
 }
 
+/**
+ * The file URL of the worker's compiled bundle, set by `npm start`'s build (scripts/start.mjs replaces the name with
+ * the string); undeclared where the sources run under tsx.
+ */
+declare const ARMGATE_COMPILED_TRAJECTORY_WORKER: string | undefined;
+
+/** The worker's entry: its compiled bundle when the server runs compiled, else its TypeScript through tsx. */
+const WORKER_ENTRY =
+  typeof ARMGATE_COMPILED_TRAJECTORY_WORKER === 'string'
+    ? new URL(ARMGATE_COMPILED_TRAJECTORY_WORKER)
+    : new URL('./worker-entry.mjs', import.meta.url);
+
 const failure = (detail: string): CheckResult => ({ ok: false, error: { kind: 'unavailable', detail } });
 
 class TrajectoryWorker {
@@ -57,7 +69,7 @@ class TrajectoryWorker {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { name: 'armgate-trajectory-check' });
+    const worker = new Worker(WORKER_ENTRY, { name: 'armgate-trajectory-check' });
     worker.on('message', (reply: WorkerReply) => {
       const waiting = this.pending.get(reply.id);
       if (!waiting) return;
