@@ -4,12 +4,14 @@ import { err, ok, type Result } from '../result.ts';
 import { BodyTimeoutError, describeContentType, isClientAbort } from './body.ts';
 import { type ApiError, invalid } from '../core/errors.ts';
 import { MAX_UPLOAD_BYTES } from './limits.ts';
+import { UploadBuffer } from './upload-buffer.ts';
 
 /** An uploaded file part, buffered within the size limit. */
 export interface UploadedFile {
   readonly filename: string;
   readonly mimeType: string;
-  readonly data: Buffer;
+  /** The file's bytes: a view from offset 0 of an ArrayBuffer of its own (lib/http/upload-buffer.ts), transferable. */
+  readonly data: Uint8Array;
 }
 
 /** A parsed multipart/form-data body. */
@@ -96,14 +98,17 @@ export async function parseMultipart(
         return fail(invalid(['body', name], `part '${name}' given more than once`));
       }
       seen.add(name);
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // The file is no longer than the body the request announced, nor than the limit: one buffer of that size.
+      const data = new UploadBuffer(Number.isSafeInteger(declared) ? declared : 0, maxFile);
+      stream.on('data', (chunk: Buffer) => {
+        if (!failure && !data.append(chunk))
+          fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` });
+      });
       stream.on('limit', () =>
         fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` }),
       );
       stream.on('close', () => {
-        if (!failure)
-          files[name] = { filename: info.filename ?? '', mimeType: info.mimeType, data: Buffer.concat(chunks) };
+        if (!failure) files[name] = { filename: info.filename ?? '', mimeType: info.mimeType, data: data.bytes() };
       });
     });
     parser.on('field', (name, value, info) => {

@@ -117,8 +117,8 @@ async function formFields(
       }
       fields[name] = doc;
     } else {
-      // A copy of its own (the upload may sit in a shared pool) that a worker thread can take over.
-      fields[name] = { filename: file.filename, bytes: new Uint8Array(file.data) };
+      // The bytes sit in an ArrayBuffer of their own (lib/http/upload-buffer.ts): a worker thread can take it over.
+      fields[name] = { filename: file.filename, bytes: file.data };
     }
   }
   return ok({ fields, filenames });

@@ -17,7 +17,7 @@ import { MotionArbiter } from '../motion/arbiter.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
-import { closeTrajectoryWorker } from '../trajectory/worker-pool.ts';
+import { closeTrajectoryWorker, configureTrajectoryWorker } from '../trajectory/worker-pool.ts';
 import { EventBus } from '../events/bus.ts';
 import { feedEvents } from '../events/sources.ts';
 import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
@@ -163,6 +163,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
       );
     }
   }
+  // The checker takes as many CSV uploads as the listener receives at once.
+  configureTrajectoryWorker(config.web.limits);
   const arbiter = new MotionArbiter();
   const sequences = new SequenceSupervisor(context, {
     backend: config.robot.backend,

@@ -110,6 +110,9 @@ const seconds = (min: number, max: number, fallback: number) =>
     fallback,
   );
 
+/** Uploads being received at once when web.limits.max_uploads is not set. */
+export const DEFAULT_MAX_UPLOADS = 16;
+
 /**
  * web.limits: what one client, or all of them, may hold of the service (armgate's keys; docs/safe-deployment.md).
  * Beyond a cap a request is answered 503 with Retry-After before its body is read; POST /stop is always served.
@@ -118,7 +121,7 @@ const WebLimitsSchema = v.strictObject({
   max_connections: count('connections', 16, 100_000, 2048),
   max_connections_per_client: count('connections', 4, 100_000, 256),
   max_event_clients: count('event streams', 1, 100_000, 1024),
-  max_uploads: count('uploads', 1, 1024, 16),
+  max_uploads: count('uploads', 1, 1024, DEFAULT_MAX_UPLOADS),
   headers_timeout_s: seconds(1, 600, 10),
   request_timeout_s: seconds(1, 3600, 300),
   body_grace_s: seconds(0.1, 600, 5),

@@ -19,7 +19,7 @@ import { publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
-const POINTS_PER_TURN = 4096;
+const POINTS_PER_TURN = 1024;
 
 /** The arm's state from the latest joint state, J1..J7 by name (velocities 0 when not reported), and its receipt time. */
 export function latestArmState(

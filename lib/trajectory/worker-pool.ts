@@ -1,20 +1,23 @@
 /**
  * The main thread's side of the trajectory worker: one long-lived worker thread, started on the
  * first request, that parses and checks trajectories so that a 10 MiB CSV or a 1 MiB JSON body
- * never holds the event loop. Jobs are answered in order; at most {@link MAX_PENDING} wait at a
- * time (more is a 503), each at most {@link JOB_TIMEOUT_MS} (then the worker is replaced). The
- * worker does not keep the process alive while idle; {@link closeTrajectoryWorker} ends it (server close).
+ * never holds the event loop. Jobs are answered in order; at most {@link MAX_PENDING} JSON bodies
+ * and web.limits.max_uploads CSV uploads wait at a time (more is a 503), each at most
+ * {@link JOB_TIMEOUT_MS} (then the worker is replaced). The worker does not keep the process alive
+ * while idle; {@link closeTrajectoryWorker} ends it (server close).
  */
 import { Worker } from 'node:worker_threads';
-import type { CheckRequest, CheckResult } from './check.ts';
+import { DEFAULT_MAX_UPLOADS } from '../settings/schema.ts';
+import type { CheckRequest, CheckResult, CheckSource } from './check.ts';
 import type { WorkerJob, WorkerReply } from './worker.ts';
 
-/** Most jobs waiting for the worker at once. */
+/** Most JSON bodies (1 MiB each at most) waiting for the worker at once. */
 export const MAX_PENDING = 8;
 /** Longest a job may take before the worker is ended and replaced (ms). */
 export const JOB_TIMEOUT_MS = 30_000;
 
 interface Pending {
+  readonly kind: CheckSource['kind'];
   readonly resolve: (result: CheckResult) => void;
   readonly timer: ReturnType<typeof setTimeout>;
 }
@@ -31,6 +34,23 @@ const WORKER_ENTRY =
     ? new URL(ARMGATE_COMPILED_TRAJECTORY_WORKER)
     : new URL('./worker-entry.mjs', import.meta.url);
 
+/**
+ * Most jobs of each kind waiting at once. CSV uploads: as many as the listener receives at once (web.limits.max_uploads),
+ * so that an upload it admitted and read is never refused here after its 10 MiB have come in; the memory they hold is
+ * bounded by that cap already.
+ */
+interface WaitingLimits {
+  readonly json: number;
+  readonly csv: number;
+}
+
+let waitingLimits: WaitingLimits = { json: MAX_PENDING, csv: DEFAULT_MAX_UPLOADS };
+
+/** Sets how many CSV uploads may wait for the checker: web.limits.max_uploads (the app does this at start). */
+export function configureTrajectoryWorker(limits: { readonly maxUploads: number }): void {
+  waitingLimits = { json: MAX_PENDING, csv: limits.maxUploads };
+}
+
 const failure = (detail: string): CheckResult => ({ ok: false, error: { kind: 'unavailable', detail } });
 
 class TrajectoryWorker {
@@ -39,10 +59,12 @@ class TrajectoryWorker {
   private nextId = 1;
 
   check(request: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckResult> {
-    if (this.pending.size >= MAX_PENDING) {
-      return Promise.resolve(
-        failure(`the trajectory checker has ${this.pending.size} requests waiting; try again shortly`),
-      );
+    const kind = request.source.kind;
+    let waiting = 0;
+    for (const job of this.pending.values()) if (job.kind === kind) waiting++;
+    if (waiting >= waitingLimits[kind]) {
+      const what = kind === 'csv' ? 'CSV uploads' : 'requests';
+      return Promise.resolve(failure(`the trajectory checker has ${waiting} ${what} waiting; try again shortly`));
     }
     const worker = this.start();
     const id = this.nextId++;
@@ -52,7 +74,7 @@ class TrajectoryWorker {
         JOB_TIMEOUT_MS,
       );
       timer.unref();
-      this.pending.set(id, { resolve, timer });
+      this.pending.set(id, { kind, resolve, timer });
       // A job in progress keeps the process alive; an idle worker does not.
       worker.ref();
       const job: WorkerJob = { id, request };

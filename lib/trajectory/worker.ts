@@ -5,6 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { type CheckRequest, type CheckResult, checkTrajectoryRequest } from './check.ts';
+import { lowerThisThreadsPriority } from './worker-priority.ts';
 
 /** A job from the main thread. */
 export interface WorkerJob {
@@ -35,4 +36,8 @@ function run(job: WorkerJob): void {
   parentPort?.postMessage(reply, transfer);
 }
 
-parentPort?.on('message', run);
+if (parentPort) {
+  // Below the event loop's thread: on a busy machine the main thread (a stop) gets the CPU before the checker does.
+  lowerThisThreadsPriority();
+  parentPort.on('message', run);
+}

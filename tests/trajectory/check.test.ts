@@ -3,6 +3,8 @@
  * worker itself: a job answered off the main thread, the bounded queue, the end on close.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { JointLimits } from '../../lib/robot/limits.ts';
 import {
@@ -12,7 +14,14 @@ import {
   packedPoint,
 } from '../../lib/trajectory/check.ts';
 import type { ArmState } from '../../lib/trajectory/dynamics.ts';
-import { checkOffThread, closeTrajectoryWorker, MAX_PENDING } from '../../lib/trajectory/worker-pool.ts';
+import { DEFAULT_MAX_UPLOADS } from '../../lib/settings/schema.ts';
+import {
+  checkOffThread,
+  closeTrajectoryWorker,
+  configureTrajectoryWorker,
+  MAX_PENDING,
+} from '../../lib/trajectory/worker-pool.ts';
+import { CHECKER_NICENESS } from '../../lib/trajectory/worker-priority.ts';
 import { bundledLimits, WORK } from '../support/arm.ts';
 
 const REST: ArmState = { positions: WORK, velocities: [0, 0, 0, 0, 0, 0, 0] };
@@ -193,6 +202,38 @@ describe('the trajectory worker thread', () => {
     const busy = results.filter((r) => !r.ok);
     assert.equal(busy.length, 3);
     for (const r of busy) assert.ok(!r.ok && r.error.kind === 'unavailable' && /requests waiting/.test(r.error.detail));
+  });
+
+  it('keeps as many CSV uploads waiting as web.limits.max_uploads (more than JSON bodies): none admitted is refused', async () => {
+    const uploads = MAX_PENDING + 4;
+    configureTrajectoryWorker({ maxUploads: uploads });
+    try {
+      const rows = Array.from({ length: 2000 }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n');
+      const text = `${HEADER}\n${rows}\n`;
+      const results = await Promise.all(Array.from({ length: uploads + 1 }, () => checkOffThread(csv(text, false))));
+      assert.equal(results.filter((r) => r.ok).length, uploads);
+      const busy = results.filter((r) => !r.ok);
+      assert.equal(busy.length, 1);
+      for (const r of busy)
+        assert.ok(!r.ok && r.error.kind === 'unavailable' && /CSV uploads waiting/.test(r.error.detail));
+    } finally {
+      configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
+    }
+  });
+
+  it(`runs ${CHECKER_NICENESS} nicer than the event loop's thread, which keeps its priority (Linux)`, {
+    skip: process.platform !== 'linux' && 'a nice value is per thread on Linux only',
+  }, async () => {
+    assert.ok((await checkOffThread(csv(`${HEADER}\n1,0.1,0,0,-1.57,0,1.57,0\n`))).ok);
+    // Field 19 of /proc/<pid>/task/<tid>/stat (after the command name in parentheses) is the thread's nice value.
+    const niceOf = (tid: string) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const own = getPriority();
+    const nices = readdirSync('/proc/self/task').map(niceOf);
+    assert.equal(niceOf(String(process.pid)), own);
+    assert.ok(nices.includes(Math.min(19, own + CHECKER_NICENESS)), `threads' nice values: ${nices.join(', ')}`);
   });
 
   it('fails the jobs still waiting when it is closed, and starts again on the next job', async () => {
