@@ -126,19 +126,22 @@ async function checked(generator: LoadGenerator, url: string, seconds: number, c
 }
 
 /** armgate as `npm start` serves it: the compiled server in its own process, stdout (its request log) on a file. */
-interface NpmStartServer {
+export interface NpmStartServer {
   readonly url: string;
+  /** The server process. */
+  readonly pid: number;
   readonly cpuMs: CpuClock;
   /** Request lines in the log file so far. */
   requestLines(): Promise<number>;
   close(): Promise<void>;
 }
 
-async function npmStartServer(): Promise<NpmStartServer> {
+/** Starts armgate as npm start runs it; `nodeArgs` go to node before the script (profiling flags). */
+export async function npmStartServer(nodeArgs: readonly string[] = []): Promise<NpmStartServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'armgate-bench-http-'));
   const logFile = path.join(dir, 'stdout.log');
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs'), '--port', '0'], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'scripts', 'start.mjs'), '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', fd, 'inherit'],
     env: { ...process.env, ARMGATE_TOKEN: '' },
@@ -163,6 +166,7 @@ async function npmStartServer(): Promise<NpmStartServer> {
   }
   return {
     url,
+    pid: child.pid as number,
     cpuMs: processCpu(child.pid as number),
     requestLines: async () =>
       (await readFile(logFile, 'utf8')).split('\n').filter((l) => l.includes('"msg":"request"')).length,

@@ -284,6 +284,9 @@ export const mcpSection: Section = {
     ];
     const json = trips.p50.mcpJson ?? NaN;
     const sdk = trips.p50.sdk ?? NaN;
+    // Issue 23's target for MCP: within 1.25x of a POST of the same body that the router answers 404 (what HTTP costs
+    // a POST from this client before any route runs), rather than of the GET, which a POST-only protocol cannot reach.
+    const post404 = trips.p50.post404 ?? NaN;
     const roundTable: Table = {
       title: `MCP get_joint_states beside GET /robot/joint_states (one client in this process, sequential, ${ROUNDS} rounds of ${CALLS})`,
       header: ['client', 'p50 ms', 'p99 ms', 'x REST', 'target'],
@@ -292,8 +295,8 @@ export const mcpSection: Section = {
         row(
           'MCP tools/call, Accept application/json (fetch)',
           'mcpJson',
-          '< 1 ms, <= 1.5x',
-          json < 1 && json <= 1.5 * rest,
+          `< 1 ms, <= 1.25x the 404 POST below (${(json / post404).toFixed(2)}x)`,
+          json < 1 && json <= 1.25 * post404,
         ),
         row('MCP tools/call, SDK client (JSON answer)', 'sdk', '< 1 ms, <= 1.5x', sdk < 1 && sdk <= 1.5 * rest),
         row('MCP tools/call with progressToken (SSE answer, fetch)', 'mcpSse', ''),

@@ -24,7 +24,7 @@ const STOPS = 20;
 const DOMAIN = '139';
 
 /** The environment of the built core (scripts/ros2/env.sh), or why there is none. */
-function ros2Env(): { env: NodeJS.ProcessEnv } | { missing: string } {
+export function ros2Env(): { env: NodeJS.ProcessEnv } | { missing: string } {
   try {
     const out = execFileSync(
       'bash',

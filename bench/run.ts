@@ -18,6 +18,7 @@ import { formatTable } from './table.ts';
 const SECTIONS: readonly Section[] = [
   startupSection,
   httpJointStates,
+  (await import('./memory.ts')).memorySection,
   fkSection,
   ikSection,
   plannerSection,

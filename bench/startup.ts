@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Section } from './section.ts';
+import { ros2Env } from './ros2.ts';
 import { median } from './stats.ts';
 import { type Table, verdict } from './table.ts';
 
@@ -23,6 +24,8 @@ interface Command {
   readonly argv: readonly string[];
   /** The process whose memory is the server's (npm stays as a parent of the server process). */
   readonly serverMatch?: RegExp;
+  /** Its environment (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 const COMMANDS: readonly Command[] = [
@@ -86,7 +89,7 @@ async function startOnce(command: Command): Promise<StartRun> {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    env: { ...process.env, ARMGATE_TOKEN: '' },
+    env: { ...(command.env ?? process.env), ARMGATE_TOKEN: '' },
   });
   let out = '';
   let err = '';
@@ -210,15 +213,29 @@ export const startupSection: Section = {
   async run() {
     // The first start after a change compiles; this section measures the starts after it.
     await startOnce(COMMANDS[3] as Command);
-    const runs = new Map<Command, StartRun[]>(COMMANDS.map((c) => [c, []]));
+    // backend: ros2 with the stack absent (ROS 2 sourced, rclnodejs built, no node of the stack running).
+    const ros2 = ros2Env();
+    const ros2Command: Command | undefined =
+      'env' in ros2
+        ? {
+            label: 'node scripts/start.mjs --backend ros2, the stack absent',
+            argv: [process.execPath, 'scripts/start.mjs', '--backend', 'ros2', '--port', '0'],
+            env: ros2.env,
+          }
+        : undefined;
+    const commands = ros2Command ? [...COMMANDS, ros2Command] : COMMANDS;
+    const runs = new Map<Command, StartRun[]>(commands.map((c) => [c, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const command of COMMANDS) runs.get(command)?.push(await startOnce(command));
+      for (const command of commands) runs.get(command)?.push(await startOnce(command));
     }
-    const rows = COMMANDS.map((command) => {
+    const rows: (readonly (string | number)[])[] = commands.map((command) => {
       const r = runs.get(command) ?? [];
       return [command.label, median(r.map((x) => x.ms)), median(r.map((x) => x.rssMb))] as const;
     });
+    if (!ros2Command)
+      rows.push([`--backend ros2, the stack absent: not measured (${'missing' in ros2 ? ros2.missing : ''})`, '', '']);
     const npmRow = rows[2] as readonly [string, number, number];
+    const ros2Row = ros2Command ? (rows[commands.length - 1] as readonly [string, number, number]) : undefined;
     const table: Table = {
       title: `Start-up on the simulated arm: spawn to "listening on", RSS ${IDLE_S} s after (medians of ${ROUNDS})`,
       header: ['command', 'ms to listening', `RSS after ${IDLE_S} s idle, MB`],
@@ -226,6 +243,11 @@ export const startupSection: Section = {
       notes: [
         `target npm start < ${TARGET_START_MS} ms: ${verdict(npmRow[1] < TARGET_START_MS)} (${npmRow[1].toFixed(0)} ms, of which npm itself takes the difference to the row below)`,
         `target idle RSS < ${TARGET_RSS_MB} MB (the server process): ${verdict(npmRow[2] < TARGET_RSS_MB)} (${npmRow[2].toFixed(0)} MB)`,
+        ...(ros2Row
+          ? [
+              `target --backend ros2 with the stack absent < ${TARGET_START_MS} ms to listening: ${verdict(ros2Row[1] < TARGET_START_MS)} (${ros2Row[1].toFixed(0)} ms)`,
+            ]
+          : []),
       ],
     };
     return [table, await memoryTable(npmRow[2])];
