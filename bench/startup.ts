@@ -183,10 +183,9 @@ async function memoryTable(serverRssMb: number): Promise<Table> {
     fileMb(swaggerDir, 'swagger-ui-bundle.js') +
     fileMb(swaggerDir, 'swagger-ui.css') +
     fileMb(redocDir, 'bundles', 'redoc.standalone.js');
-  rows.push(['swagger-ui and redoc assets held for /docs and /redoc (file bytes)', assets]);
   rows.push([
     "armgate's own code and state (schemas, OpenAPI document, model, live-page assets, the rest)",
-    serverRssMb - base - packages - assets,
+    serverRssMb - base - packages,
   ]);
   rows.push(['node itself (an empty process)', base]);
   rows.sort((a, b) => b[1] - a[1]);
@@ -196,6 +195,7 @@ async function memoryTable(serverRssMb: number): Promise<Table> {
     rows,
     notes: [
       `mujoco-js imported as it is (its binary a base64 string in its JavaScript): ${mujocoAsIs.toFixed(0)} MB.`,
+      `Not in the idle server: the swagger-ui and redoc assets (${assets.toFixed(1)} MB of files), read on the first request for /docs or /redoc.`,
       'Parts measured alone overlap a little (shared node internals); "own code and state" is the remainder of the',
       'npm start row above, so it also absorbs that overlap and allocator slack.',
     ],
