@@ -10,6 +10,10 @@ import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
 import { resources } from './resources.ts';
 import * as safety from './robot/safety.ts';
+import * as getOverride from './robot/override.ts';
+import * as pause from './robot/pause.ts';
+import * as resume from './robot/resume.ts';
+import * as setOverride from './robot/set-override.ts';
 import * as robotStop from './robot/stop.ts';
 import * as sequenceLogs from './sequences/logs.ts';
 import * as startSequence from './sequences/start.ts';
@@ -50,6 +54,10 @@ export const handlers: readonly HandlerModule[] = [
   sequenceLogs,
   stop,
   robotStop,
+  pause,
+  resume,
+  getOverride,
+  setOverride,
 ].map(served);
 
 /** Every operation, in the same order: what start-up hands the faces. */

@@ -2,6 +2,7 @@ import type { AuditTrail } from '../audit/trail.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../motion/arbiter.ts';
+import type { MotionControl } from '../motion/pause.ts';
 import type { PlanStore } from '../plans/store.ts';
 import type { SafetyState } from '../safety/store.ts';
 import type { SequenceSupervisor } from '../sequences/supervisor.ts';
@@ -14,6 +15,8 @@ import type { SequenceSupervisor } from '../sequences/supervisor.ts';
  */
 export interface Services {
   readonly arbiter: MotionArbiter;
+  /** Pause, resume and the speed override (the pendant's state). */
+  readonly control: MotionControl;
   readonly trajectoryLog: LogRing;
   readonly sequences: SequenceSupervisor;
   /** `sequences.bag_root`: every bag_path is confined under it. */

@@ -67,7 +67,7 @@ export interface Upload {
 
 /** How the REST face reaches an operation. */
 export interface RestBinding {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   readonly operationId: string;
   readonly tags: readonly string[];

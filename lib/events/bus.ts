@@ -7,10 +7,19 @@
  */
 
 /** The event types of GET /events. */
-export type EventType = 'joint_state' | 'motion' | 'sequence' | 'trajectory_log' | 'sequence_log' | 'stop';
+export type EventType =
+  | 'joint_state'
+  | 'motion'
+  | 'sequence'
+  | 'trajectory_log'
+  | 'sequence_log'
+  | 'stop'
+  | 'pause'
+  | 'resume'
+  | 'override';
 
-/** How a motion ended, or that it started. */
-export type MotionState = 'started' | 'finished' | 'failed' | 'stopped' | 'preempted';
+/** How a motion ended, that it started, or that it was paused and resumed on the way. */
+export type MotionState = 'started' | 'paused' | 'resumed' | 'finished' | 'failed' | 'stopped' | 'preempted';
 
 /** The motion state of a controller's trajectory outcome (refused and timeout are failures). */
 export function motionStateOfOutcome(
@@ -77,6 +86,8 @@ function frameOf(id: number, type: EventType, data: unknown): Uint8Array {
 export class EventBus {
   private lastId = 0;
   private lastMotionId = 0;
+  /** The motion started and not yet ended (its pause and resume carry its id). */
+  private current: { readonly id: number; readonly kind: MotionEvent['kind'] } | undefined;
   private lastJointStateMs = Number.NEGATIVE_INFINITY;
   private readonly subs = new Set<Subscription>();
   private readonly now: () => number;
@@ -117,8 +128,18 @@ export class EventBus {
     };
   }
 
+  /**
+   * A `motion` event of the motion in progress (the last started and not yet ended) with `state`
+   * (paused, resumed); nothing when no motion event is open (a sequence's goals have their own).
+   */
+  publishMotionState(state: MotionState, message: string): void {
+    const current = this.current;
+    if (current) this.publish('motion', { id: current.id, kind: current.kind, state, message });
+  }
+
   /** Publishes an event to every subscriber (serialized once); returns its id, or 0 when nobody listens. */
   publish(type: Exclude<EventType, 'joint_state'>, data: unknown): number {
+    if (type === 'motion') this.track(data as MotionEvent);
     if (this.subs.size === 0) return 0;
     const id = ++this.lastId;
     this.broadcast(frameOf(id, type, data));
@@ -170,6 +191,12 @@ export class EventBus {
     const subs = [...this.subs];
     this.subs.clear();
     for (const sub of subs) sub.sink.end();
+  }
+
+  private track(event: MotionEvent): void {
+    if (event.state === 'started') this.current = { id: event.id, kind: event.kind };
+    else if (event.state !== 'paused' && event.state !== 'resumed' && this.current?.id === event.id)
+      this.current = undefined;
   }
 
   private broadcast(frame: Uint8Array): void {

@@ -132,7 +132,7 @@ export function createApp(options: AppOptions): App {
     const handler = restHandler(operation);
     // Path parameters are written the OpenAPI way, {name}; the router wants :name.
     const route = path.replace(/\{(\w+)\}/g, ':$1');
-    router[method === 'GET' ? 'get' : 'post'](route, (request: IRequest, call: RestCall) =>
+    router[method === 'GET' ? 'get' : method === 'PUT' ? 'put' : 'post'](route, (request: IRequest, call: RestCall) =>
       handler(request as unknown as Request, call),
     );
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);

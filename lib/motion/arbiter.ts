@@ -40,6 +40,9 @@ interface Held {
 export class MotionArbiter {
   private held: Held | undefined;
   private readonly sources: ActivitySource[] = [];
+  /** Sources asked before the holder (a paused motion: its 409 says so, whoever holds the lease). */
+  private readonly firstSources: ActivitySource[] = [];
+  private readonly releaseListeners: (() => void)[] = [];
   /** Counts revocations: a request remembers the count at its arrival. */
   private stops = 0;
 
@@ -48,13 +51,26 @@ export class MotionArbiter {
     return this.stops;
   }
 
-  /** Adds a source of activity outside leases (the controller executing a trajectory). */
-  addSource(source: ActivitySource): void {
-    this.sources.push(source);
+  /** Adds a source of activity outside leases (the controller executing a trajectory); `first`: asked before the holder. */
+  addSource(source: ActivitySource, options: { readonly first?: boolean } = {}): void {
+    (options.first ? this.firstSources : this.sources).push(source);
+  }
+
+  /** Calls `listener` after a lease is given back or revoked (the pause ends when nothing is left to hold). */
+  onRelease(listener: () => void): void {
+    this.releaseListeners.push(listener);
+  }
+
+  private released(): void {
+    for (const listener of this.releaseListeners) listener();
   }
 
   /** What holds or moves the arm now, if anything, skipping the kinds in `ignore`. */
   activity(ignore: readonly ArmActivityKind[] = []): ArmActivity | undefined {
+    for (const source of this.firstSources) {
+      const what = source();
+      if (what && !ignore.includes(what.kind)) return what;
+    }
     const held = this.held;
     if (held && !ignore.includes(held.kind)) return { kind: held.kind, detail: held.detail };
     for (const source of this.sources) {
@@ -90,7 +106,9 @@ export class MotionArbiter {
         held.detail = text;
       },
       release: () => {
-        if (this.held === held) this.held = undefined;
+        if (this.held !== held) return;
+        this.held = undefined;
+        this.released();
       },
     });
   }
@@ -109,6 +127,7 @@ export class MotionArbiter {
 /** The 409 detail for a busy arm: what holds it and how to end it (or, while it decelerates, when it is free). */
 export function busyMessage(busy: ArmActivity): string {
   if (busy.kind === 'sequence') return `a sequence is already running (${busy.detail}); {op:stop} ends it`;
+  if (busy.kind === 'paused') return `${busy.detail}; {op:resume} continues it, {op:stop} ends it`;
   if (busy.kind === 'stopping')
     return `${busy.detail}: it is at rest in ${(busy.restInS ?? 0).toFixed(3)} s; send the motion again then`;
   return `the arm is busy (${busy.detail}); wait until it finishes or call {op:stop}`;

@@ -24,7 +24,7 @@ export async function stopEverything(
   context: RobotContext,
   reason = 'stopped',
 ): Promise<StopReport> {
-  const { arbiter, sequences, trajectoryLog, events } = services;
+  const { arbiter, sequences, trajectoryLog, events, control } = services;
   const revoked = arbiter.revoke(reason);
   const runnersEnded = sequences.stop();
   const latest = context.latestJointState();
@@ -44,6 +44,8 @@ export async function stopEverything(
   );
   const planner = await context.callStop();
   const plannerStopped = planner.ok && planner.value.success;
+  // Only now, the paused motion cancelled: the pause is over and later motions run at the override again.
+  await control.cleared(reason);
   const sequenceStopped = await runnersEnded;
   if (revoked) trajectoryLog.push(`stop: revoked the arm from ${revoked.detail}`);
   const parts = [

@@ -20,9 +20,9 @@ import type {
 
 /**
  * What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack,
- * or the arm still decelerating to rest after a stop or a cancel (which nothing preempts).
+ * the arm still decelerating to rest after a stop or a cancel, or a paused motion (nothing preempts these two).
  */
-export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping';
+export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping' | 'paused';
 
 /** Something holding or moving the arm, and what it is, in words. */
 export interface ArmActivity {
@@ -110,6 +110,13 @@ export interface TrajectoryWaitOptions {
  * call, the robot's semantic description. The simulator and the rclnodejs context both
  * implement it and serve the interface names of the endpoints file.
  */
+/** What a change of the execution rate did. */
+export interface ExecutionRateAnswer {
+  /** A trajectory was executing (with rate 0: it came to rest on its path and holds there). */
+  readonly executing: boolean;
+  readonly message: string;
+}
+
 export interface RobotContext {
   /** The endpoints file in force (interface names, planning group, frames, timeouts). */
   readonly endpoints: EndpointsFile;
@@ -180,6 +187,17 @@ export interface RobotContext {
     request: MotionPlanRequest,
     options?: { readonly signal?: AbortSignal },
   ): Promise<Result<MotionPlanAnswer, InterfaceUnavailable>>;
+  /**
+   * Time-scales the execution of the motion in progress and of every later one: `rate` 0 pauses
+   * (the arm decelerates along its path to rest and holds there; the answer comes when it rests),
+   * 0 < rate <= 1 runs at that fraction of the planned speed (resume, speed override); the change
+   * stays within the acceleration limits and the path is unchanged. Simulator: the controller's
+   * path rate (lib/planning/time-scaling.ts). Optional: a context without it cannot pause.
+   */
+  setExecutionRate?(
+    rate: number,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>>;
   /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
   callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */

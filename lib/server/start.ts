@@ -14,6 +14,7 @@ import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../motion/arbiter.ts';
+import { MotionControl } from '../motion/pause.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
@@ -175,11 +176,13 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   const events = new EventBus();
+  const control = new MotionControl(arbiter, () => context, events);
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();
   const services: Services = {
     arbiter,
+    control,
     trajectoryLog,
     sequences,
     bagRoot: config.sequences.bagRoot,

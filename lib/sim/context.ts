@@ -4,6 +4,7 @@ import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type {
   ArmActivity,
+  ExecutionRateAnswer,
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,
@@ -38,6 +39,7 @@ import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type ControllerEvent, describeClip, TrajectoryController } from './controller.ts';
+import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
 import { SimIkService } from './ik-service.ts';
 import { ArmModel, type LinkPose } from './model.ts';
@@ -80,6 +82,9 @@ export class SimContext implements RobotContext {
   private readonly latched = new Map<string, unknown>();
   private readonly robotState: RobotStateMessages;
   private readonly goalsInFlight = new Set<AbortController>();
+  private readonly deadlines = new Set<ProgressDeadline>();
+  /** Ends of the pauses still waiting for the arm to come to rest. */
+  private readonly pauseWaits = new Set<() => void>();
   private latest: ReceivedJointState | undefined;
   private waiters: Waiter[] = [];
   private publishTimer: ReturnType<typeof setInterval> | undefined;
@@ -110,7 +115,7 @@ export class SimContext implements RobotContext {
     this.controller = new TrajectoryController(config.limits, initialRad, (event) => this.onControllerEvent(event));
     this.driver = new SimDriver(clock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
       this.controller.update(nowS, dtS);
-      return this.controller.isMoving();
+      return this.controller.needsUpdates();
     });
     const tcpChain = withToolOffset(chain.value, this.toolPos, this.toolRot);
     this.ik = new SimIkService(tcpChain, config.limits, model, () => performance.now());
@@ -261,6 +266,77 @@ export class SimContext implements RobotContext {
     return this.config.robot.positionDescriptions[name] ?? DEFAULT_DESCRIPTION;
   }
 
+  /**
+   * A motion timeout of `budgetS` that counts execution progress (lib/sim/deadline.ts): spent at the
+   * rate the trajectory runs at (0 while paused), at 1 before it executes.
+   */
+  private deadline(budgetS: number, onExpire: () => void): { cancel(): void } {
+    const deadline: ProgressDeadline = new ProgressDeadline(
+      budgetS,
+      () => this.controller.currentRate(),
+      () => this.controller.rateTargetNow() >= 1 && this.controller.currentRate() >= 1,
+      () => {
+        this.deadlines.delete(deadline);
+        onExpire();
+      },
+      () => this.clock.nowMs(),
+    );
+    this.deadlines.add(deadline);
+    return {
+      cancel: () => {
+        this.deadlines.delete(deadline);
+        deadline.cancel();
+      },
+    };
+  }
+
+  /**
+   * Time-scales the execution (lib/planning/time-scaling.ts): the trajectory in progress and every
+   * later one run at `rate` (0..1) of their planned speed, the change within the acceleration
+   * limits and the path unchanged. 0 pauses: the answer comes when the arm rests on its path (or
+   * nothing executes any more), `signal` ends the wait early.
+   */
+  async setExecutionRate(
+    rate: number,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>> {
+    this.controller.setRateTarget(rate);
+    if (this.controller.needsUpdates()) this.driver.wake();
+    for (const deadline of this.deadlines) deadline.poke();
+    // A pause still braking is over once the rate goes up again (a resume, a stop's clearing).
+    if (rate > 0) for (const end of [...this.pauseWaits]) end();
+    const executing = this.controller.activeId() !== undefined;
+    if (rate > 0 || !executing || this.controller.isPausedAtRest())
+      return ok({
+        executing,
+        message: executing
+          ? `the trajectory in progress runs at ${Math.round(rate * 100)} %`
+          : 'no trajectory executes',
+      });
+    const rested = await new Promise<boolean>((resolve) => {
+      const done = (value: boolean) => {
+        unsubscribe();
+        this.pauseWaits.delete(ended);
+        options.signal?.removeEventListener('abort', ended);
+        resolve(value);
+      };
+      const ended = () => done(false);
+      const unsubscribe = this.onControllerEvents((event) => {
+        if (event.kind === 'paused') done(true);
+        else if (event.kind === 'hold' || this.controller.activeId() === undefined) done(false);
+      });
+      this.pauseWaits.add(ended);
+      if (options.signal?.aborted) ended();
+      else options.signal?.addEventListener('abort', ended, { once: true });
+    });
+    return ok({
+      executing: rested,
+      message: rested
+        ? 'the trajectory in progress came to rest on its path and holds there'
+        : 'the motion ended before it came to rest',
+    });
+  }
+
   /** Runs a goal with the motion timeout and makes it cancellable by the stop service. */
   private async runGoal(
     options: GoalOptions,
@@ -268,9 +344,9 @@ export class SimContext implements RobotContext {
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
     const abort = new AbortController();
     const timeoutS = this.endpoints.timeouts.motion_s;
-    const timer = setTimeout(
-      () => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`),
-      timeoutS * 1000,
+    // Counts execution progress: a paused goal does not time out, one under an override gets its share more.
+    const timer = this.deadline(timeoutS, () =>
+      abort.abort(`timed out after ${timeoutS} s of motion: the motion was cancelled`),
     );
     const forward = () => abort.abort(options.signal?.reason ?? 'cancelled');
     // A lease revoked before the goal starts (a call cancelled before it began) cancels it at once.
@@ -280,7 +356,7 @@ export class SimContext implements RobotContext {
     try {
       return ok(await run(abort.signal));
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       options.signal?.removeEventListener('abort', forward);
       this.goalsInFlight.delete(abort);
     }
@@ -444,10 +520,10 @@ export class SimContext implements RobotContext {
       stopIfActive();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => {
-      settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s: the trajectory was stopped`));
+    const timer = this.deadline(limitS, () => {
+      settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s of motion: the trajectory was stopped`));
       stopIfActive();
-    }, limitS * 1000);
+    });
     try {
       this.deliver(this.endpoints.interfaces.trajectory.name, msg);
       const followed = await this.controller.followMessage(msg, () => this.driver.nowS());
@@ -466,7 +542,7 @@ export class SimContext implements RobotContext {
       if (signal?.aborted) onAbort();
       return await outcome;
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       signal?.removeEventListener('abort', onAbort);
       unsubscribe();
     }
@@ -541,6 +617,8 @@ function describeControllerEvent(event: ControllerEvent): string {
       return `controller: trajectory #${event.id} cancelled; decelerating`;
     case 'hold-request':
       return 'controller: hold point received; decelerating to a stop';
+    case 'paused':
+      return `controller: trajectory #${event.id} paused at rest on its path [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
     case 'hold':
       return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
     case 'clipped':

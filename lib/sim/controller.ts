@@ -3,7 +3,6 @@ import {
   type JointTrajectory,
   type TrajectoryPoint,
   createSample,
-  sampleTrajectory,
   trajectoryDuration,
 } from '../planning/trajectory.ts';
 import { describeLimitViolation, findLimitViolation, type JointLimits } from '../robot/limits.ts';
@@ -17,6 +16,7 @@ import {
   START_TOLERANCE_RAD,
   HOLD_TOLERANCE_RAD,
 } from '../trajectory/dynamics.ts';
+import { advancePath, type PathProgress } from '../planning/time-scaling.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
 import { yieldToLoop } from './sliced.ts';
 
@@ -28,6 +28,8 @@ export type ControllerEvent =
   | { readonly kind: 'finished'; readonly id: number }
   | { readonly kind: 'cancelled'; readonly id: number }
   | { readonly kind: 'hold'; readonly positions: readonly number[] }
+  /** A paused trajectory came to rest on its path (its rate reached 0). */
+  | { readonly kind: 'paused'; readonly id: number; readonly positions: readonly number[] }
   | { readonly kind: 'hold-request' }
   | {
       readonly kind: 'clipped';
@@ -45,8 +47,11 @@ type Mode =
       readonly kind: 'executing';
       readonly id: number;
       readonly trajectory: JointTrajectory;
-      readonly startS: number;
-      readonly started: boolean;
+      readonly durationS: number;
+      /** Where on the trajectory (plan time) and at what rate it executes (time-scaling: pause, override). */
+      readonly progress: PathProgress;
+      /** The 'paused' event was sent for the current rest at rate 0. */
+      pausedReported: boolean;
     }
   | { readonly kind: 'stopping'; readonly id: number | undefined };
 
@@ -133,6 +138,10 @@ export class TrajectoryController {
   private clipReported = 0;
   /** Counts follows and cancels: a sliced check that sees it change was superseded. */
   private generation = 0;
+  /** The rate (0..1) executing trajectories are driven to: 0 while paused, else the speed override. */
+  private rateTarget = 1;
+  /** The path derivatives at the current plan time (scratch of the time-scaling). */
+  private readonly pathScratch: JointSample;
 
   constructor(limits: JointLimits, initialRad: readonly number[], onEvent: (event: ControllerEvent) => void) {
     this.limits = limits;
@@ -140,6 +149,38 @@ export class TrajectoryController {
     this.state = createSample(limits.jointNames.length);
     this.state.q.set(initialRad);
     this.command = createSample(limits.jointNames.length);
+    this.pathScratch = createSample(limits.jointNames.length);
+  }
+
+  /**
+   * Sets the rate executing trajectories are driven to, 0..1 (0 pauses: the arm decelerates along
+   * its path to rest and holds there; 1 executes as planned; p/100 is an override of p %). The
+   * change itself stays within the acceleration limits (lib/planning/time-scaling.ts); a
+   * trajectory that starts later starts at this rate.
+   */
+  setRateTarget(target: number): void {
+    this.rateTarget = Math.min(1, Math.max(0, Number.isFinite(target) ? target : 1));
+    if (this.mode.kind === 'executing' && this.rateTarget > 0) this.mode.pausedReported = false;
+  }
+
+  /** The rate executing trajectories are driven to. */
+  rateTargetNow(): number {
+    return this.rateTarget;
+  }
+
+  /** The rate the executing trajectory runs at (0 when paused at rest); 1 when nothing executes. */
+  currentRate(): number {
+    return this.mode.kind === 'executing' ? this.mode.progress.rate : 1;
+  }
+
+  /** True while a trajectory is held at rest on its path (rate 0, target 0). */
+  isPausedAtRest(): boolean {
+    return this.mode.kind === 'executing' && this.rateTarget === 0 && this.mode.progress.rate === 0 && this.atRest();
+  }
+
+  /** True while the controller needs updates: moving, or a trajectory whose rate is still to change. */
+  needsUpdates(): boolean {
+    return this.isMoving() && !this.isPausedAtRest();
   }
 
   /** True while a trajectory executes or the arm decelerates after a cancel. */
@@ -167,18 +208,18 @@ export class TrajectoryController {
   }
 
   /**
-   * Takes a trajectory at time `nowS` (it starts at the first update after it): reorders it to the
+   * Takes a trajectory (it starts at the first update after it; the time argument is kept for callers): reorders it to the
    * controller's joints, checks it, and preempts whatever was executing. Returns the trajectory id
    * or why it was refused.
    */
-  follow(trajectory: JointTrajectory, nowS: number): Result<number, string> {
+  follow(trajectory: JointTrajectory, _nowS: number): Result<number, string> {
     const source = trajectorySource(trajectory);
     if (this.holdRequested(source)) return ok(0);
     this.generation++;
     const work = this.checkRequested(source);
     let step = work.next();
     while (!step.done) step = work.next();
-    return this.accept(source, step.value, nowS);
+    return this.accept(source, step.value);
   }
 
   /**
@@ -188,7 +229,7 @@ export class TrajectoryController {
    * the end, at `nowS()`. A follow, a cancel or a later message meanwhile supersedes it, as a newer
    * message preempts an older one.
    */
-  async followMessage(msg: JointTrajectoryMsg, nowS: () => number): Promise<Result<number, string>> {
+  async followMessage(msg: JointTrajectoryMsg, _nowS: () => number): Promise<Result<number, string>> {
     const source = messageSource(msg);
     if (this.holdRequested(source)) return ok(0);
     const generation = ++this.generation;
@@ -204,7 +245,7 @@ export class TrajectoryController {
       this.onEvent({ kind: 'refused', reason });
       return err(reason);
     }
-    return this.accept(source, step.value, nowS());
+    return this.accept(source, step.value);
   }
 
   /** A lone point at t = 0 near the current position: decelerate and hold (what POST /stop publishes). */
@@ -217,15 +258,24 @@ export class TrajectoryController {
   }
 
   /** Checks the start against the current state and, if all is well, makes the trajectory the active one. */
-  private accept(source: PointSource, requested: Result<Requested, string>, nowS: number): Result<number, string> {
+  private accept(source: PointSource, requested: Result<Requested, string>): Result<number, string> {
     const checked = requested.ok ? this.checkStart(requested.value) : requested;
     if (!checked.ok) {
       this.onEvent({ kind: 'refused', reason: checked.error });
       return checked;
     }
+    // A trajectory taken over from a moving one keeps the rate the arm moves at (its start is the state as it is).
+    const rate = this.mode.kind === 'executing' && !this.atRest() ? this.mode.progress.rate : this.rateTarget;
     if (this.mode.kind === 'executing') this.onEvent({ kind: 'preempted', id: this.mode.id });
     const id = this.nextId++;
-    this.mode = { kind: 'executing', id, trajectory: checked.value, startS: nowS, started: false };
+    this.mode = {
+      kind: 'executing',
+      id,
+      trajectory: checked.value,
+      durationS: trajectoryDuration(checked.value),
+      progress: { tauS: 0, rate },
+      pausedReported: false,
+    };
     this.onEvent({ kind: 'accepted', id, points: source.count, durationS: trajectoryDuration(checked.value) });
     return ok(id);
   }
@@ -239,7 +289,7 @@ export class TrajectoryController {
     this.generation++;
     const id = this.mode.kind === 'executing' ? this.mode.id : this.mode.kind === 'stopping' ? this.mode.id : undefined;
     if (id !== undefined && this.mode.kind === 'executing') this.onEvent({ kind: 'cancelled', id });
-    const atRest = this.state.qd.every((v) => v === 0);
+    const atRest = this.atRest();
     if (this.mode.kind === 'hold' && atRest) return;
     if (atRest) {
       this.state.qdd.fill(0);
@@ -251,24 +301,28 @@ export class TrajectoryController {
     this.state.qdd.fill(0);
   }
 
-  /** Advances the controller to `nowS` by one update of `dtS` seconds. */
-  update(nowS: number, dtS: number): void {
+  private atRest(): boolean {
+    return this.state.qd.every((v) => v === 0);
+  }
+
+  /** Advances the controller by one update of `dtS` seconds (the time argument is kept for callers). */
+  update(_nowS: number, dtS: number): void {
     const mode = this.mode;
     if (mode.kind === 'executing') {
-      if (!mode.started) {
-        // As ros2_controllers' JTC: a trajectory starts at the first update after it arrived.
-        this.mode = { ...mode, started: true, startS: nowS - dtS };
-        this.update(nowS, dtS);
-        return;
-      }
-      const t = nowS - mode.startS;
-      const duration = trajectoryDuration(mode.trajectory);
-      const ended = t >= duration;
-      sampleTrajectory(mode.trajectory, ended ? duration : t, this.command);
-      if (ended) {
-        this.command.qd.fill(0);
-        this.command.qdd.fill(0);
-      }
+      // As ros2_controllers' JTC: a trajectory starts at the first update after it arrived (its plan time then
+      // advances by one period at the rate it runs at).
+      const progress = mode.progress;
+      const ended = !advancePath(
+        mode.trajectory,
+        mode.durationS,
+        progress,
+        this.rateTarget,
+        this.limits.maxAccRadS2,
+        dtS,
+        this.pathScratch,
+        this.command,
+      );
+      const t = progress.tauS;
       const exact = driveStep(this.state, this.command, this.limits, dtS, this.clip);
       if (!exact && this.clipReported !== mode.id) {
         this.clipReported = mode.id;
@@ -289,6 +343,18 @@ export class TrajectoryController {
         this.mode = { kind: 'hold' };
         this.onEvent({ kind: 'finished', id: mode.id });
         this.onEvent({ kind: 'hold', positions: Array.from(this.state.q) });
+        return;
+      }
+      const current = this.mode;
+      if (
+        current.kind === 'executing' &&
+        !current.pausedReported &&
+        this.rateTarget === 0 &&
+        progress.rate === 0 &&
+        this.atRest()
+      ) {
+        current.pausedReported = true;
+        this.onEvent({ kind: 'paused', id: mode.id, positions: Array.from(this.state.q) });
       }
       return;
     }
@@ -395,10 +461,14 @@ export class TrajectoryController {
         );
       }
     }
+    // Taken over from a trajectory running at a rate r < 1, the new one starts at that rate too: in its own plan
+    // time the arm's velocities are qd / r (and accelerations about qdd / r^2), and that is what it must continue.
+    const r = this.mode.kind === 'executing' && !this.atRest() ? this.mode.progress.rate : 1;
+    const per = (x: number, k: number) => (r > 0 && r < 1 ? x / r ** k : x);
     const current = {
       positions: Array.from(this.state.q),
-      velocities: Array.from(this.state.qd),
-      accelerations: Array.from(this.state.qdd),
+      velocities: Array.from(this.state.qd, (x) => per(x, 1)),
+      accelerations: Array.from(this.state.qdd, (x) => per(x, 2)),
     };
     const executed = executedKnots(current, requested.points);
     const startViolation =

@@ -4,6 +4,7 @@ import type { Arrival, Principal } from '../../lib/core/roles.ts';
 import type { RestCall } from '../../lib/http/rest.ts';
 import { LogRing } from '../../lib/logs/ring.ts';
 import { MotionArbiter } from '../../lib/motion/arbiter.ts';
+import { MotionControl } from '../../lib/motion/pause.ts';
 import { PlanStore } from '../../lib/plans/store.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
 import { SequenceSupervisor } from '../../lib/sequences/supervisor.ts';
@@ -11,8 +12,10 @@ import { TRAJECTORY_LOG_LINES } from '../../lib/server/start.ts';
 
 /** Fresh app services over `context` (no event bus, envelope or audit trail), for handlers called alone. */
 export function servicesFor(context: RobotContext): Services {
+  const arbiter = new MotionArbiter();
   return {
-    arbiter: new MotionArbiter(),
+    arbiter,
+    control: new MotionControl(arbiter, () => context),
     trajectoryLog: new LogRing(TRAJECTORY_LOG_LINES),
     sequences: new SequenceSupervisor(context),
     bagRoot: tmpdir(),

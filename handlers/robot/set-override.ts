@@ -1,0 +1,60 @@
+import * as v from 'valibot';
+import { OVERRIDE_MAX, OVERRIDE_MIN } from '../../lib/motion/pause.ts';
+import { roleAllows } from '../../lib/core/roles.ts';
+import { defineOperation } from '../../lib/core/operation.ts';
+import { restHandler } from '../../lib/http/rest.ts';
+import { err, ok } from '../../lib/result.ts';
+import { OverrideSchema } from './override.ts';
+
+/** The body of PUT /robot/override. */
+export const SetOverrideSchema = v.strictObject({
+  percent: v.pipe(
+    v.number('percent must be a number'),
+    v.integer('percent must be a whole number'),
+    v.minValue(OVERRIDE_MIN, `percent must be at least ${OVERRIDE_MIN}`),
+    v.maxValue(OVERRIDE_MAX, `percent must be at most ${OVERRIDE_MAX}`),
+    v.description(`The speed override, ${OVERRIDE_MIN} to ${OVERRIDE_MAX} %.`),
+  ),
+});
+
+/** PUT /robot/override */
+export const operation = defineOperation({
+  name: 'set_override',
+  summary: 'Set the speed override',
+  description:
+    `Sets the speed override, ${OVERRIDE_MIN} to ${OVERRIDE_MAX} % (default 100), as on a robot's pendant: it scales the ` +
+    'execution speed of the motion in progress, smoothly (the change itself within the acceleration limits, the path ' +
+    "unchanged), and of every later motion (moves, trajectories, plans, the sequence runner's goals) until changed; it " +
+    "multiplies each request's own speed. Any role may lower it; raising it needs the role operate. While a motion is " +
+    'paused the override is kept for its {op:resume}.',
+  effect: 'stop',
+  idempotent: true,
+  input: SetOverrideSchema,
+  output: OverrideSchema,
+  errors: {
+    forbidden: 'Raising the override needs the role operate.',
+    unavailable: 'The backend cannot scale the execution (see the documentation of the ros2 backend).',
+  },
+  rest: {
+    method: 'PUT',
+    path: '/robot/override',
+    operationId: 'setOverride',
+    tags: ['robot'],
+    body: 'json',
+    ok: 'The override in force.',
+  },
+  mcp: { title: 'Set the speed override' },
+  run: async (input, ctx) => {
+    const control = ctx.services.control;
+    if (input.percent > control.overridePercent() && !roleAllows(ctx.caller.role, 'operate'))
+      return err({
+        kind: 'forbidden',
+        detail: `raising the override (${control.overridePercent()} % -> ${input.percent} %) needs the role 'operate'; the token '${ctx.caller.name}' has the role '${ctx.caller.role}'`,
+      });
+    const done = await control.setOverride(input.percent);
+    return done.ok ? ok(done.value) : done;
+  },
+});
+
+/** PUT /robot/override */
+export const handler = restHandler(operation);

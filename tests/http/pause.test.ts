@@ -1,0 +1,410 @@
+/**
+ * Pause, resume and the speed override end to end on a live server over the simulated arm at
+ * time_scale 1 (issue 24): during a move, a waited trajectory and a sequence the arm brakes to rest
+ * within what its acceleration limits allow, no joint-state sample beyond them, on the planned
+ * path (within 1 mm); resume ends at the goal and the original request answers success; override
+ * 50 % mid-motion doubles the remaining time; pause then stop; resume with nothing paused; roles;
+ * the MCP tools; the events.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { bundledLimits, WORK } from '../support/arm.ts';
+import { getJson, sleep, waitFor } from '../support/live.ts';
+import { mcpTransport } from '../support/mcp.ts';
+import { sequenceForm } from '../support/multipart.ts';
+import { openSse, type SseEvent, type SseStream } from '../support/sse.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+/** The bundled acceleration limits (rad/s^2), J1..J7 (read before the tests). */
+let MAX_ACC: readonly number[] = [];
+const FAR = [1.6, 0.6, -0.9, -0.7, 0.9, 0.5, 1.3];
+const ADMIN = 'admin-token-pause-0123456789';
+const READ = 'viewer-token-pause-0123456789';
+const OPERATE = 'operator-token-pause-012345678';
+
+interface JointSample {
+  readonly stampS: number;
+  readonly position: number[];
+  readonly velocity: number[];
+}
+
+/** Max-norm distance (rad) from q to the segment a -> b in joint space (a PTP path, a linear trajectory). */
+function offSegment(q: readonly number[], a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let len = 0;
+  for (let j = 0; j < 7; j++) {
+    const d = (b[j] ?? 0) - (a[j] ?? 0);
+    dot += ((q[j] ?? 0) - (a[j] ?? 0)) * d;
+    len += d * d;
+  }
+  const s = len > 0 ? Math.min(1, Math.max(0, dot / len)) : 0;
+  return Math.max(...q.map((x, j) => Math.abs(x - ((a[j] ?? 0) + s * ((b[j] ?? 0) - (a[j] ?? 0))))));
+}
+
+/**
+ * 1 mm of TCP travel: the iiwa 7's links from joint 1 to the flange are at most 1.27 m long, so a
+ * joint offset of e rad on every joint moves the TCP at most 7 * 1.27 * e m.
+ */
+const ONE_MM_RAD = 1e-3 / (7 * 1.27);
+
+/**
+ * Checks joint-state samples from the event stream: every velocity change within the acceleration
+ * limit over the time between them (two 2 ms controller periods of slack between
+ * stamps), every position within 1 mm of the segment a -> b. Returns the worst ratios.
+ */
+function checkSamples(samples: readonly JointSample[], a: readonly number[], b: readonly number[]) {
+  let worstAcc = 0;
+  let worstOff = 0;
+  let worstAt = '';
+  for (let k = 0; k < samples.length; k++) {
+    const s = samples[k] as JointSample;
+    worstOff = Math.max(worstOff, offSegment(s.position, a, b));
+    const prev = samples[k - 1];
+    if (!prev) continue;
+    // Two controller periods of slack, as tests/http/dead-man.test.ts: each state is current at its update.
+    const dt = s.stampS - prev.stampS + 0.004;
+    for (let j = 0; j < 7; j++) {
+      const acc = Math.abs((s.velocity[j] ?? 0) - (prev.velocity[j] ?? 0)) / dt;
+      if (acc / (MAX_ACC[j] ?? 1) > worstAcc) {
+        worstAcc = acc / (MAX_ACC[j] ?? 1);
+        worstAt = `joint${j + 1} ${prev.velocity[j]} -> ${s.velocity[j]} rad/s, stamps ${prev.stampS} -> ${s.stampS}, sample ${k} of ${samples.length}`;
+      }
+    }
+  }
+  assert.ok(
+    worstAcc <= 1 + 1e-6,
+    `a joint-state sample beyond the acceleration limits (ratio ${worstAcc}: ${worstAt})`,
+  );
+  assert.ok(worstOff <= ONE_MM_RAD, `off the planned path by ${worstOff} rad (1 mm: ${ONE_MM_RAD} rad)`);
+  return { worstAcc, worstOff };
+}
+
+/** Seconds each joint needs to brake alone from these velocities at its limit. */
+const brakingS = (velocity: readonly number[]) => Math.max(...velocity.map((v, j) => Math.abs(v) / (MAX_ACC[j] ?? 1)));
+
+describe('pause, resume and override on the simulated arm (time_scale 1)', () => {
+  let server: TestServer;
+  let events: SseStream;
+  const samples: JointSample[] = [];
+  let recording = false;
+
+  const call = async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token = ADMIN,
+  ): Promise<{ status: number; body: T; headers: Headers }> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+  };
+  const state = () => getJointState();
+  const getJointState = async () => {
+    const res = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    return (await res.json()) as { position: number[]; velocity: number[] };
+  };
+  const atRest = async () => {
+    await waitFor('the arm at rest', state, (s) => s.velocity.every((v) => v === 0), 20_000);
+  };
+  const moveHome = async () => {
+    await atRest();
+    const home = await call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+      joints: WORK,
+      speed: 1,
+    });
+    assert.equal(home.body.success, true, home.body.message);
+  };
+
+  before(async () => {
+    MAX_ACC = (await bundledLimits()).maxAccRadS2;
+    server = await startTestServer({
+      web: {
+        token: ADMIN,
+        tokens: [
+          { name: 'viewer', token: READ, role: 'read' },
+          { name: 'operator', token: OPERATE, role: 'operate' },
+        ],
+      },
+      sim: { time_scale: 1, joint_state_rate_hz: 100 },
+    });
+    events = await openSse(server.url, '/events?rate_hz=100', {
+      token: ADMIN,
+      onEvent: (event: SseEvent) => {
+        if (!recording || event.type !== 'joint_state') return;
+        const data = event.data as { stamp: number; position: number[]; velocity: number[] };
+        samples.push({ stampS: data.stamp, position: data.position, velocity: data.velocity });
+      },
+    });
+  });
+  after(async () => {
+    events.close();
+    await server.close();
+  });
+
+  it('pause during a move: brakes on its path within the limits, holds; resume ends at the goal and the move answers success', async () => {
+    await moveHome();
+    samples.length = 0;
+    recording = true;
+    const from = events.events.length;
+    const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+      joints: FAR,
+      speed: 1,
+    });
+    await waitFor('the arm at speed', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.8);
+    const sentAt = performance.now();
+    const paused = await call<{ paused: boolean; message: string; what: string | null }>('POST', '/robot/pause');
+    const answeredS = (performance.now() - sentAt) / 1000;
+    assert.equal(paused.status, 200, JSON.stringify(paused.body));
+    assert.equal(paused.body.paused, true, paused.body.message);
+    assert.match(paused.body.what ?? '', /moving to joint angles/);
+    const rest = await state();
+    assert.ok(
+      rest.velocity.every((v) => v === 0),
+      `at rest when the pause answers: ${rest.velocity}`,
+    );
+    // The braking each joint alone needs at its limit from the speed where the braking began, with the rate's 5 % margin.
+    const braking = pausedSpan(samples);
+    const bound = brakingS(braking.fromVelocity) / 0.95;
+    const stopS = braking.spanS;
+    assert.ok(
+      stopS <= bound + 0.03,
+      `still moving ${stopS.toFixed(3)} s after the braking began (bound ${bound.toFixed(3)} s)`,
+    );
+    // Held: still, and the move is still waiting.
+    await sleep(1500);
+    const held = await state();
+    assert.deepEqual(held.position, rest.position);
+    let settled = false;
+    void move.then(() => {
+      settled = true;
+    });
+    await sleep(10);
+    assert.equal(settled, false, 'the move keeps waiting while paused');
+    // Other motions: 409 naming the pause.
+    const other = await call<{ detail: string }>('POST', '/robot/move/joints', { joints: WORK, speed: 0.5 });
+    assert.equal(other.status, 409);
+    assert.match(other.body.detail, /paused/);
+    // The sequence status is not paused (no sequence runs); the override is 100.
+    assert.equal((await call<{ status: string }>('GET', '/sequences/status')).body.status, 'idle');
+    const resumed = await call<{ resumed: boolean; message: string }>('POST', '/robot/resume');
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    const ended = await move;
+    assert.equal(ended.status, 200);
+    assert.equal(ended.body.success, true, ended.body.message);
+    recording = false;
+    const end = await state();
+    for (const [j, q] of FAR.entries())
+      assert.ok(Math.abs((end.position[j] ?? 0) - q) < 1e-3, `joint${j + 1} at the goal`);
+    const figures = checkSamples(samples, WORK, FAR);
+    console.log(
+      `pause during a move: at rest ${stopS.toFixed(3)} s after the first braking sample (each joint braking alone at its limit: ${(bound * 0.95).toFixed(3)} s), answer after ${answeredS.toFixed(3)} s; worst acceleration ratio ${figures.worstAcc.toFixed(3)}, worst path offset ${(figures.worstOff * 7 * 1.27 * 1000).toFixed(4)} mm bound`,
+    );
+    // The events: pause (pausing, paused), the motion's state paused then resumed, resume.
+    const types = events.events.slice(from).map((e) => `${e.type}:${(e.data as { state?: string }).state ?? ''}`);
+    for (const expected of [
+      'pause:pausing',
+      'motion:paused',
+      'pause:paused',
+      'resume:',
+      'motion:resumed',
+      'motion:finished',
+    ])
+      assert.ok(
+        types.includes(expected),
+        `event ${expected} in ${types.filter((t) => !t.startsWith('joint_state')).join(', ')}`,
+      );
+  });
+
+  it('pause during a waited trajectory: brakes on its path; resume finishes it', async () => {
+    await moveHome();
+    samples.length = 0;
+    recording = true;
+    const target = [...WORK];
+    target[0] = 1.2;
+    target[3] = -1.0;
+    const sent = call<{ outcome?: string; message?: string }>('POST', '/trajectory/send', {
+      points: [{ positions: target, time_from_start: 1.5 }],
+      wait: true,
+    });
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+    const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
+    assert.equal(paused.body.paused, true, paused.body.message);
+    assert.ok((await state()).velocity.every((v) => v === 0));
+    await sleep(1000);
+    assert.equal((await call('POST', '/robot/resume')).status, 200);
+    const outcome = await sent;
+    assert.equal(outcome.status, 200, JSON.stringify(outcome.body));
+    assert.equal(outcome.body.outcome, 'finished', outcome.body.message);
+    recording = false;
+    // A linear trajectory from the start (the first segment is joined from the state at rest: a straight line).
+    checkSamples(samples, WORK, target);
+  });
+
+  it('override 50 % mid-motion doubles the remaining time (within 10 %)', async () => {
+    await moveHome();
+    const plan = await call<{ plan: { duration_s: number } }>('POST', '/robot/move/joints', {
+      joints: FAR,
+      speed: 0.3,
+      dry_run: true,
+    });
+    const durationS = plan.body.plan.duration_s;
+    const started = performance.now();
+    const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 0.3 });
+    await sleep(durationS * 300);
+    const setAt = (performance.now() - started) / 1000;
+    const set = await call<{ percent: number }>('PUT', '/robot/override', { percent: 50 });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.equal(set.body.percent, 50);
+    const ended = await move;
+    const totalS = (performance.now() - started) / 1000;
+    assert.equal(ended.body.success, true, ended.body.message);
+    const remaining = durationS - setAt;
+    const took = totalS - setAt;
+    console.log(
+      `override 50 % at ${setAt.toFixed(3)} s of a ${durationS.toFixed(3)} s move: the remaining ${remaining.toFixed(3)} s took ${took.toFixed(3)} s (ratio ${(took / remaining).toFixed(3)})`,
+    );
+    assert.ok(Math.abs(took / remaining - 2) <= 0.2, `ratio ${(took / remaining).toFixed(3)}`);
+    assert.equal((await call<{ percent: number }>('GET', '/robot/override')).body.percent, 50);
+    assert.equal((await call('PUT', '/robot/override', { percent: 100 })).status, 200);
+  });
+
+  it('pause then stop: the move answers stopped, nothing is paused any more; resume with nothing paused is 409', async () => {
+    await moveHome();
+    const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 1 });
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+    assert.equal((await call<{ paused: boolean }>('POST', '/robot/pause')).body.paused, true);
+    const stopped = await call('POST', '/stop');
+    assert.equal(stopped.status, 200);
+    const ended = await move;
+    assert.equal(ended.body.success, false);
+    assert.match(ended.body.message, /stopped/);
+    const resume = await call<{ detail: string }>('POST', '/robot/resume');
+    assert.equal(resume.status, 409);
+    assert.match(resume.body.detail, /nothing is paused/);
+    // Free at once: the next move is accepted.
+    const next = await call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+      joints: WORK,
+      speed: 1,
+    });
+    assert.equal(next.body.success, true, next.body.message);
+    // A pause with nothing moving pauses nothing.
+    const idle = await call<{ paused: boolean; what: string | null }>('POST', '/robot/pause');
+    assert.deepEqual([idle.status, idle.body.paused, idle.body.what], [200, false, null]);
+  });
+
+  it('a sequence: pause holds its goal (status paused, where), resume lets it finish', async () => {
+    await moveHome();
+    const started = await fetch(`${server.url}/sequences/start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}` },
+      body: sequenceForm({
+        home: { joints: [...WORK], speed: 1 },
+        waypoints: [{ joints: FAR, speed: 1 }],
+      }),
+    });
+    assert.equal(started.status, 200, await started.text());
+    await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.3), 30_000);
+    samples.length = 0;
+    recording = true;
+    const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
+    assert.equal(paused.body.paused, true, paused.body.message);
+    recording = false;
+    assert.ok((await state()).velocity.every((v) => v === 0));
+    const status = await call<{ status: string; point?: string; paused_since?: string }>('GET', '/sequences/status');
+    assert.equal(status.body.status, 'paused');
+    assert.match(status.body.point ?? '', /home|waypoint/);
+    assert.ok(status.body.paused_since);
+    await sleep(1000);
+    assert.equal((await call('POST', '/robot/resume')).status, 200);
+    const done = await waitFor(
+      'the sequence to finish',
+      () =>
+        getJson<{ status: string; returncode?: number }>(server.url, '/sequences/status').catch(() => ({
+          status: '?',
+        })),
+      (s) => s.status === 'finished',
+      60_000,
+      100,
+    ).catch(async () => call<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body));
+    assert.equal(done.status, 'finished');
+    assert.equal((done as { returncode?: number }).returncode, 0);
+    // The braking samples: within the acceleration limits (the path is the goal's own line).
+    checkSamples(samples.length > 0 ? samples : [], samples[0]?.position ?? WORK, samples.at(-1)?.position ?? WORK);
+  });
+
+  it('roles: any role pauses and lowers the override; resume and raising it need operate', async () => {
+    await moveHome();
+    assert.equal((await call('POST', '/robot/pause', undefined, READ)).status, 200);
+    assert.equal((await call('POST', '/robot/resume', undefined, READ)).status, 403);
+    assert.equal((await call('POST', '/robot/resume', undefined, OPERATE)).status, 409, 'nothing paused');
+    assert.equal((await call('PUT', '/robot/override', { percent: 40 }, READ)).status, 200, 'lowering');
+    const raise = await call<{ detail: string }>('PUT', '/robot/override', { percent: 80 }, READ);
+    assert.equal(raise.status, 403);
+    assert.match(raise.body.detail, /operate/);
+    assert.equal((await call('PUT', '/robot/override', { percent: 80 }, OPERATE)).status, 200);
+    assert.equal((await call<{ percent: number }>('GET', '/robot/override', undefined, READ)).body.percent, 80);
+    const bad = await call<{ detail: { loc: string[] }[] }>('PUT', '/robot/override', { percent: 0 }, OPERATE);
+    assert.equal(bad.status, 422);
+    assert.deepEqual(bad.body.detail[0]?.loc, ['body', 'percent']);
+    assert.equal((await call('PUT', '/robot/override', { percent: 100.5 }, OPERATE)).status, 422);
+    assert.equal((await call('PUT', '/robot/override', { percent: 100 }, OPERATE)).status, 200);
+  });
+
+  it('the MCP tools pause, resume and set_override', async () => {
+    await moveHome();
+    const client = new Client({ name: 'pause-test', version: '1' });
+    await client.connect(mcpTransport(server.url, { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      for (const name of ['pause', 'resume', 'set_override', 'get_override']) assert.ok(names.includes(name), name);
+      const move = client.callTool({ name: 'move_to_joints', arguments: { joints: FAR, speed: 1 } });
+      await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+      const paused = (await client.callTool({ name: 'pause', arguments: {} })) as {
+        structuredContent?: { paused?: boolean };
+      };
+      assert.equal(paused.structuredContent?.paused, true);
+      const override = (await client.callTool({ name: 'set_override', arguments: { percent: 70 } })) as {
+        structuredContent?: { percent?: number };
+      };
+      assert.equal(override.structuredContent?.percent, 70);
+      const resumed = (await client.callTool({ name: 'resume', arguments: {} })) as { isError?: boolean };
+      assert.notEqual(resumed.isError, true);
+      const ended = (await move) as { structuredContent?: { success?: boolean } };
+      assert.equal(ended.structuredContent?.success, true);
+      const again = (await client.callTool({ name: 'resume', arguments: {} })) as {
+        isError?: boolean;
+        content: { text?: string }[];
+      };
+      assert.equal(again.isError, true);
+      assert.match(again.content[0]?.text ?? '', /nothing is paused/);
+      await client.callTool({ name: 'set_override', arguments: { percent: 100 } });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+/** From the last sample at the peak speed (where the braking began) to the last still moving: seconds, and the velocities there. */
+function pausedSpan(samples: readonly JointSample[]): { spanS: number; fromVelocity: number[] } {
+  const speed = (s: JointSample) => Math.max(...s.velocity.map(Math.abs));
+  let peak = 0;
+  let peakAt = 0;
+  for (let k = 0; k < samples.length; k++) {
+    const v = speed(samples[k] as JointSample);
+    // The last sample still moving: the arm was not seen moving later (a sample at rest may come late under load).
+    if (v === 0 && peak > 0)
+      return {
+        spanS: (samples[k - 1]?.stampS ?? 0) - (samples[peakAt]?.stampS ?? 0),
+        fromVelocity: samples[peakAt]?.velocity ?? [],
+      };
+    if (v >= peak) [peak, peakAt] = [v, k];
+  }
+  return { spanS: Number.POSITIVE_INFINITY, fromVelocity: [] };
+}
