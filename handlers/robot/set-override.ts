@@ -42,6 +42,7 @@ export const operation = defineOperation({
     tags: ['robot'],
     body: 'json',
     ok: 'The override in force.',
+    example: { percent: 100 },
   },
   mcp: { title: 'Set the speed override' },
   run: async (input, ctx) => {
