@@ -78,9 +78,11 @@ export function advancePath(
   scratch: { readonly q: Float64Array; readonly qd: Float64Array; readonly qdd: Float64Array },
   out: { readonly q: Float64Array; readonly qd: Float64Array; readonly qdd: Float64Array },
 ): boolean {
-  sampleTrajectory(trajectory, progress.tauS, scratch);
   const r0 = progress.rate;
-  const r1 = nextPathRate(r0, target, scratch.qd, scratch.qdd, maxAccRadS2, dtS);
+  const goal = Math.min(1, Math.max(0, target));
+  // At a steady rate (the common case: as planned, or a constant override) the path derivatives are not needed.
+  if (r0 !== goal) sampleTrajectory(trajectory, progress.tauS, scratch);
+  const r1 = r0 === goal ? r0 : nextPathRate(r0, goal, scratch.qd, scratch.qdd, maxAccRadS2, dtS);
   const rdot = (r1 - r0) / dtS;
   const tau = Math.min(durationS, progress.tauS + ((r0 + r1) / 2) * dtS);
   progress.tauS = tau;
