@@ -279,7 +279,7 @@ export class SimContext implements RobotContext {
         this.deadlines.delete(deadline);
         onExpire();
       },
-      () => this.clock.nowMs(),
+      // Wall time, as the timeouts are (a clock of the simulation may run slower than the wall).
     );
     this.deadlines.add(deadline);
     return {
@@ -345,9 +345,7 @@ export class SimContext implements RobotContext {
     const abort = new AbortController();
     const timeoutS = this.endpoints.timeouts.motion_s;
     // Counts execution progress: a paused goal does not time out, one under an override gets its share more.
-    const timer = this.deadline(timeoutS, () =>
-      abort.abort(`timed out after ${timeoutS} s of motion: the motion was cancelled`),
-    );
+    const timer = this.deadline(timeoutS, () => abort.abort(`timed out after ${timeoutS} s: the motion was cancelled`));
     const forward = () => abort.abort(options.signal?.reason ?? 'cancelled');
     // A lease revoked before the goal starts (a call cancelled before it began) cancels it at once.
     if (options.signal?.aborted) forward();
@@ -521,7 +519,7 @@ export class SimContext implements RobotContext {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const timer = this.deadline(limitS, () => {
-      settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s of motion: the trajectory was stopped`));
+      settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s: the trajectory was stopped`));
       stopIfActive();
     });
     try {

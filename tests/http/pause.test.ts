@@ -4,14 +4,12 @@
  * within what its acceleration limits allow, no joint-state sample beyond them, on the planned
  * path (within 1 mm); resume ends at the goal and the original request answers success; override
  * 50 % mid-motion doubles the remaining time; pause then stop; resume with nothing paused; roles;
- * the MCP tools; the events.
+ * the events.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { bundledLimits, WORK } from '../support/arm.ts';
 import { getJson, sleep, waitFor } from '../support/live.ts';
-import { mcpTransport } from '../support/mcp.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -355,39 +353,6 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     assert.deepEqual(bad.body.detail[0]?.loc, ['body', 'percent']);
     assert.equal((await call('PUT', '/robot/override', { percent: 100.5 }, OPERATE)).status, 422);
     assert.equal((await call('PUT', '/robot/override', { percent: 100 }, OPERATE)).status, 200);
-  });
-
-  it('the MCP tools pause, resume and set_override', async () => {
-    await moveHome();
-    const client = new Client({ name: 'pause-test', version: '1' });
-    await client.connect(mcpTransport(server.url, { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
-    try {
-      const names = (await client.listTools()).tools.map((t) => t.name);
-      for (const name of ['pause', 'resume', 'set_override', 'get_override']) assert.ok(names.includes(name), name);
-      const move = client.callTool({ name: 'move_to_joints', arguments: { joints: FAR, speed: 1 } });
-      await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
-      const paused = (await client.callTool({ name: 'pause', arguments: {} })) as {
-        structuredContent?: { paused?: boolean };
-      };
-      assert.equal(paused.structuredContent?.paused, true);
-      const override = (await client.callTool({ name: 'set_override', arguments: { percent: 70 } })) as {
-        structuredContent?: { percent?: number };
-      };
-      assert.equal(override.structuredContent?.percent, 70);
-      const resumed = (await client.callTool({ name: 'resume', arguments: {} })) as { isError?: boolean };
-      assert.notEqual(resumed.isError, true);
-      const ended = (await move) as { structuredContent?: { success?: boolean } };
-      assert.equal(ended.structuredContent?.success, true);
-      const again = (await client.callTool({ name: 'resume', arguments: {} })) as {
-        isError?: boolean;
-        content: { text?: string }[];
-      };
-      assert.equal(again.isError, true);
-      assert.match(again.content[0]?.text ?? '', /nothing is paused/);
-      await client.callTool({ name: 'set_override', arguments: { percent: 100 } });
-    } finally {
-      await client.close();
-    }
   });
 });
 
