@@ -86,6 +86,8 @@ export class SimContext implements RobotContext {
   /** Ends of the pauses still waiting for the arm to come to rest. */
   private readonly pauseWaits = new Set<() => void>();
   private latest: ReceivedJointState | undefined;
+  /** The last joint state's stamp (ms since the epoch): stamps never go back. */
+  private lastStampMs = 0;
   private waiters: Waiter[] = [];
   private publishTimer: ReturnType<typeof setInterval> | undefined;
   private readonly scratch: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
@@ -171,7 +173,10 @@ export class SimContext implements RobotContext {
 
   private publishJointState(): void {
     if (this.controller.isMoving()) this.driver.tick();
-    const msg = jointStateMsg(this.model, this.controller.state, this.clock.epochMs(), this.effort);
+    // Stamped when its state was current (the last controller update), as a driver stamps what it read.
+    const stampMs = Math.max(this.lastStampMs, this.clock.epochMs() - this.driver.stateAgeMs());
+    this.lastStampMs = stampMs;
+    const msg = jointStateMsg(this.model, this.controller.state, stampMs, this.effort);
     this.latest = { msg, receivedAtMs: this.clock.nowMs() };
     this.deliver(this.endpoints.interfaces.joint_states.name, msg);
     if (this.subscribers.get(ROBOT_STATE_TOPICS.tf.name)?.size)

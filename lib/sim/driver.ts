@@ -33,6 +33,16 @@ export class SimDriver {
     return this.lastS;
   }
 
+  /**
+   * How long ago (wall ms) the state was current: the time since the last update while ticking (a
+   * tick under load may take a while after its start), 0 while asleep (the arm rests and its state
+   * holds now). A message is stamped with the time its state refers to, not the time it is sent.
+   */
+  stateAgeMs(): number {
+    if (!this.timer) return 0;
+    return (Math.max(0, this.nowS() - this.lastS) * 1000) / this.timeScale;
+  }
+
   /** Starts ticking (idempotent). */
   wake(): void {
     if (this.timer) return;

@@ -253,21 +253,42 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       dry_run: true,
     });
     const durationS = plan.body.plan.duration_s;
-    const started = performance.now();
+    // Timed on the joint states' stamps (epoch seconds of this machine's clock, as Date.now()): the motion
+    // starts at its first moving sample and ends at its first sample at rest, whatever planning and the
+    // event stream cost on a loaded machine.
+    samples.length = 0;
+    recording = true;
     const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 0.3 });
+    const moving = (s: JointSample) => s.velocity.some((v) => v !== 0);
+    await waitFor(
+      'the move started',
+      async () => samples.find(moving),
+      (s) => s !== undefined,
+      20_000,
+    );
+    const startS = (samples.find(moving) as JointSample).stampS;
     await sleep(durationS * 300);
-    const setAt = (performance.now() - started) / 1000;
+    const setS = Date.now() / 1000;
     const set = await call<{ percent: number }>('PUT', '/robot/override', { percent: 50 });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal(set.body.percent, 50);
     const ended = await move;
-    const totalS = (performance.now() - started) / 1000;
     assert.equal(ended.body.success, true, ended.body.message);
+    await waitFor(
+      'the arm at rest',
+      async () => samples.at(-1),
+      (s) => s !== undefined && !moving(s),
+      20_000,
+    );
+    recording = false;
+    const endS = (samples.find((s) => s.stampS > setS && !moving(s)) as JointSample).stampS;
+    const setAt = setS - startS;
     const remaining = durationS - setAt;
-    const took = totalS - setAt;
+    const took = endS - setS;
     console.log(
       `override 50 % at ${setAt.toFixed(3)} s of a ${durationS.toFixed(3)} s move: the remaining ${remaining.toFixed(3)} s took ${took.toFixed(3)} s (ratio ${(took / remaining).toFixed(3)})`,
     );
+    assert.ok(remaining > durationS * 0.3, `the override came at ${setAt.toFixed(3)} s of ${durationS.toFixed(3)} s`);
     assert.ok(Math.abs(took / remaining - 2) <= 0.2, `ratio ${(took / remaining).toFixed(3)}`);
     assert.equal((await call<{ percent: number }>('GET', '/robot/override')).body.percent, 50);
     assert.equal((await call('PUT', '/robot/override', { percent: 100 })).status, 200);
