@@ -29,6 +29,7 @@ export const operation = defineOperation({
   output: OverrideSchema,
   errors: {},
   rest: { method: 'GET', path: '/robot/override', operationId: 'getOverride', tags: ['robot'], ok: 'The override.' },
+  mcp: { title: 'Speed override' },
   run: async (_input, ctx) => {
     const percent = ctx.services.control.overridePercent();
     return ok({ percent, message: `the speed override is ${percent} %` });

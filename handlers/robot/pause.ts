@@ -40,6 +40,7 @@ export const operation = defineOperation({
     tags: ['stop'],
     ok: 'The arm is at rest: paused, or nothing moved.',
   },
+  mcp: { title: 'Pause' },
   run: async (_input, ctx) => {
     const done = await ctx.services.control.pause(ctx.signal);
     return done.ok ? ok(done.value) : done;

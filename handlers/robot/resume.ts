@@ -35,6 +35,7 @@ export const operation = defineOperation({
     tags: ['robot'],
     ok: 'The paused motion continues; its own request answers when it ends.',
   },
+  mcp: { title: 'Resume' },
   run: async (_input, ctx) => {
     const done = await ctx.services.control.resume();
     return done.ok ? ok(done.value) : done;

@@ -44,6 +44,7 @@ export const operation = defineOperation({
     ok: 'The override in force.',
     example: { percent: 100 },
   },
+  mcp: { title: 'Set the speed override' },
   run: async (input, ctx) => {
     const control = ctx.services.control;
     if (input.percent > control.overridePercent() && !roleAllows(ctx.caller.role, 'operate'))

@@ -52,6 +52,18 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
   list_named_positions: { good: {}, bad: [['an unknown argument', { group: 'iiwa_arm' }]] },
   get_sequence_status: { good: {}, bad: [['an unknown argument', { pid: 1 }]] },
   stop: { good: {}, bad: [['an unknown argument', { now: true }]] },
+  pause: { good: {}, bad: [['an unknown argument', { now: true }]] },
+  resume: { good: {}, bad: [['an unknown argument', { now: true }]] },
+  get_override: { good: {}, bad: [['an unknown argument', { percent: 5 }]] },
+  set_override: {
+    good: { percent: 100 },
+    bad: [
+      ['percent above 100', { percent: 101 }],
+      ['percent 0', { percent: 0 }],
+      ['a fraction', { percent: 50.5 }],
+      ['no percent', {}],
+    ],
+  },
   move_to_named_position: {
     good: { name: 'home', speed: 0.2 },
     bad: [
@@ -133,6 +145,8 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
 /** Tools whose known-good call does not move the arm: called for real too. */
 const HARMLESS = [
   'get_joint_states',
+  'get_override',
+  'pause',
   'get_tcp_pose',
   'list_named_positions',
   'get_sequence_status',
@@ -315,9 +329,16 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     for (const tool of tools) {
       for (const [why, args] of CALLS[tool.name]?.bad ?? []) {
         if (
-          ['get_joint_states', 'get_tcp_pose', 'list_named_positions', 'get_sequence_status', 'stop'].includes(
-            tool.name,
-          )
+          [
+            'get_joint_states',
+            'get_tcp_pose',
+            'list_named_positions',
+            'get_sequence_status',
+            'stop',
+            'pause',
+            'resume',
+            'get_override',
+          ].includes(tool.name)
         )
           continue; // no arguments: extra ones are ignored by the server, refused only by the schema
         const result = await client.callTool({ name: tool.name, arguments: args }).then(
@@ -381,6 +402,21 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     await call('move_to_joints', good('move_to_joints'));
     await call('start_sequence', good('start_sequence'));
     await call('stop', good('stop'));
+    // A slow move paused and resumed: pause answers at rest on the path, resume while it is paused.
+    const slow = client.callTool({ name: 'move_to_joints', arguments: { joints: [-0.3, ...J.slice(1)], speed: 0.1 } });
+    const moving = async () => {
+      for (let i = 0; i < 500; i++) {
+        const s = (await client.callTool({ name: 'get_joint_states', arguments: {} })).structuredContent as Node;
+        if ((s.velocity as number[]).some((v) => v !== 0)) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.fail('the slow move never started');
+    };
+    await moving();
+    assert.equal((await call('pause', {})).paused, true, 'the move paused');
+    await call('resume', {});
+    await call('set_override', good('set_override'));
+    assert.equal(((await slow).structuredContent as Node).success, true, 'the resumed move ends at its goal');
     assert.deepEqual([...covered].sort(), tools.map((t) => t.name).sort(), 'every tool is called');
   });
 
@@ -427,7 +463,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     );
   });
 
-  it('reports: OpenAI strict takes the argument-free tools; Gemini takes every tool as parametersJsonSchema, none as parameters', (t) => {
+  it('reports: OpenAI strict takes the argument-free tools, execute_plan and set_override; Gemini takes every tool as parametersJsonSchema, none as parameters', (t) => {
     const rows = tools.map((tool) => ({
       tool: tool.name,
       openaiStrict: misfits(tool.inputSchema, 'openai-strict'),
@@ -450,9 +486,13 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     assert.deepEqual(fitting('openaiStrict'), [
       'execute_plan',
       'get_joint_states',
+      'get_override',
       'get_sequence_status',
       'get_tcp_pose',
       'list_named_positions',
+      'pause',
+      'resume',
+      'set_override',
       'stop',
     ]);
     assert.deepEqual(

@@ -21,6 +21,10 @@ const TOOLS = [
   'get_sequence_logs',
   'get_trajectory_logs',
   'stop',
+  'pause',
+  'resume',
+  'get_override',
+  'set_override',
 ];
 
 interface ToolResult {

@@ -358,6 +358,11 @@ describe('MCP transport over a live server', () => {
     ['get_sequence_status', {}],
     ['get_sequence_logs', { n: 5 }],
     ['stop', {}],
+    ['pause', {}],
+    ['get_override', {}],
+    ['set_override', { percent: 100 }],
+    // Nothing is paused: an error result saying so (the tool answers; 409 over REST).
+    ['resume', {}],
   ];
 
   for (const version of VERSIONS) {
@@ -383,6 +388,11 @@ describe('MCP transport over a live server', () => {
           }
           const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
           const said = JSON.stringify(result.content);
+          if (name === 'resume') {
+            assert.equal(result.isError, true, `resume with nothing paused at ${version}: ${said}`);
+            assert.match(said, /nothing is paused/);
+            continue;
+          }
           assert.equal(result.isError, undefined, `${name} at ${version}: ${said}`);
           assert.ok(result.structuredContent, `${name} at ${version} has structured content`);
           if ('success' in (result.structuredContent ?? {}))
