@@ -9,6 +9,7 @@
  * - the 3D canvas is not blank;
  * - a named position button, pressed from the keyboard, starts a motion;
  * - the Stop button (`data-action="stop"`) stops a running move, and stays in view on a tablet;
+ * - Pause and Resume pause a running move and let it finish; the override slider sets the override;
  * - the safety envelope (issue 15; the server runs with an armgate.safety block): the top bar
  *   names it (`data-envelope="set"`), the legend lists the workspace and the keep-out box
  *   (`data-zone`), the page reads GET /robot/safety each time it connects, the boxes are in the
@@ -361,6 +362,54 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
     const far = Math.max(...q.map((v, i) => Math.abs(v - (TARGET[i] ?? 0))));
     if (far < 0.05) throw new Error('the arm reached the target: the stop came too late to tell');
   });
+
+  await check(
+    'Pause and Resume (from the keyboard) pause a running move and let it finish; the override slider sets the override',
+    async () => {
+      await api(server, '/robot/move/joints', { joints: WORK, speed: 1 });
+      const moving = api(server, '/robot/move/joints', { joints: TARGET, speed: 0.1 });
+      await page.locator('[data-motion-state="started"]').waitFor();
+      await page.waitForTimeout(300);
+      await page.locator('[data-action="pause"]').focus();
+      await page.keyboard.press('Enter');
+      await page.locator('[data-motion-state="paused"]').waitFor();
+      // At rest on its path and holding: the page's joints do not change over half a second.
+      await page.waitForTimeout(300);
+      const held = await pageJoints(page);
+      await page.waitForTimeout(500);
+      const still = await pageJoints(page);
+      const drift = Math.max(...held.map((v, i) => Math.abs(v - (still[i] ?? 0))));
+      if (drift > 1e-6) throw new Error(`the arm moved ${drift} rad while paused`);
+      if (Math.max(...held.map((v, i) => Math.abs(v - (TARGET[i] ?? 0)))) < 0.05)
+        throw new Error('the arm reached the target before the pause: too late to tell');
+      await page.locator('[data-action="resume"]').focus();
+      await page.keyboard.press('Enter');
+      const answer = (await moving).body as { success: boolean; message: string };
+      if (answer.success !== true) throw new Error(`the resumed move did not finish: ${JSON.stringify(answer)}`);
+      await waitJoints(page, TARGET, 0.01, 15_000);
+      // The slider: keyboard steps, sent on change; the server's override follows, and so does the label.
+      const slider = page.locator('[data-override]');
+      await slider.focus();
+      for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowLeft');
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const now = (await api(server, '/robot/override')).body as { percent: number };
+        if (now.percent === 90) break;
+        if (Date.now() > deadline) throw new Error(`the override is ${now.percent} %, not 90 %`);
+        await page.waitForTimeout(50);
+      }
+      const label = (await page.locator('[data-override-value]').textContent()) ?? '';
+      if (label.trim() !== '90 %') throw new Error(`the label says ${label}`);
+      const put = await fetch(`${server.url}/robot/override`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ percent: 100 }),
+      });
+      if (put.status !== 200) throw new Error(`PUT /robot/override: ${put.status}`);
+      // Set elsewhere: the override event moves the slider.
+      await page.locator('[data-override-value]', { hasText: '100 %' }).waitFor();
+    },
+  );
 
   await check('a move the envelope refuses shows its message in the motion panel', async () => {
     const before = await pageJoints(page);

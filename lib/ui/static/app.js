@@ -28,6 +28,8 @@ const logsEl = $('[data-logs]');
 const positionsEl = $('[data-positions]');
 const speedInput = $('[data-speed]');
 const speedOut = $('[data-speed-value]');
+const overrideInput = $('[data-override]');
+const overrideOut = $('[data-override-value]');
 const jointCells = JOINTS.map((name) => $(`[data-joint="${name}"]`));
 const radCells = JOINTS.map((name) => $(`[data-rad-of="${name}"]`));
 
@@ -287,6 +289,62 @@ document.addEventListener('keydown', (event) => {
   if (event.key === 'Escape') void stop();
 });
 
+/** Sends a pendant command; a refusal (409 nothing paused, 403 role, 503 backend) is shown in the log. */
+async function pendant(what, path, init) {
+  const response = await api(path, init);
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    addLog(what, `${response.status} ${typeof body.detail === 'string' ? body.detail : ''}`);
+  }
+  return response;
+}
+
+function showOverride(percent) {
+  overrideInput.value = String(percent);
+  overrideOut.textContent = `${percent} %`;
+}
+
+async function loadOverride() {
+  const response = await api('/robot/override');
+  if (response.ok) showOverride((await response.json()).percent);
+}
+
+$('[data-action="pause"]').addEventListener('click', () => void pendant('pause', '/robot/pause', { method: 'POST' }));
+$('[data-action="resume"]').addEventListener(
+  'click',
+  () => void pendant('resume', '/robot/resume', { method: 'POST' }),
+);
+overrideInput.addEventListener('input', () => {
+  overrideOut.textContent = `${overrideInput.value} %`;
+});
+// Sent when the slider is let go (or a key changes it), not at every step of a drag; one request at a
+// time, the latest value last (key presses faster than the answers must not land out of order).
+let overrideWanted;
+let overrideSending = false;
+async function sendOverride() {
+  if (overrideSending) return;
+  overrideSending = true;
+  try {
+    while (overrideWanted !== undefined) {
+      const percent = overrideWanted;
+      overrideWanted = undefined;
+      const response = await pendant('override', '/robot/override', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ percent }),
+      });
+      // Refused (raising it needs operate): the slider shows what is in force.
+      if (!response.ok && overrideWanted === undefined) await loadOverride();
+    }
+  } finally {
+    overrideSending = false;
+  }
+}
+overrideInput.addEventListener('change', () => {
+  overrideWanted = Number(overrideInput.value);
+  void sendOverride();
+});
+
 async function loadLogs() {
   logsEl.replaceChildren();
   for (const [source, path] of [
@@ -311,6 +369,10 @@ function onEvent(type, data) {
   else if (type === 'trajectory_log') addLog('trajectory', data.line);
   else if (type === 'sequence_log') addLog('sequence', data.line);
   else if (type === 'stop') addLog('stop', data.message);
+  else if (type === 'override' && !overrideSending) showOverride(data.percent);
+  else if (type === 'pause') addLog('pause', `${data.state}: ${data.what}`);
+  else if (type === 'resume')
+    addLog('resume', data.ended ? `${data.what}: ${data.ended}` : `${data.what} at ${data.override_percent} %`);
 }
 
 /** Reads GET /events with fetch (the Authorization header) and parses the SSE frames. */
@@ -360,6 +422,7 @@ async function start() {
     await loadLogs();
     await Promise.all([
       loadPositions(),
+      loadOverride(),
       loadRobot().catch((error) => {
         const note = $('.view-note');
         note.hidden = false;
