@@ -4,9 +4,12 @@
  * within what its acceleration limits allow, no joint-state sample beyond them, on the planned
  * path (within 1 mm); resume ends at the goal and the original request answers success; override
  * 50 % mid-motion doubles the remaining time; pause then stop; resume with nothing paused; roles;
- * the events.
+ * an unwaited trajectory with the events and the audit trail; pause, resume and stop sent at once.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bundledLimits, WORK } from '../support/arm.ts';
 import { getJson, sleep, waitFor } from '../support/live.ts';
@@ -86,6 +89,10 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   let events: SseStream;
   const samples: JointSample[] = [];
   let recording = false;
+  /** Every pause, resume, override and motion event, in order. */
+  const seen: { type: string; data: Record<string, unknown> }[] = [];
+  let dir: string;
+  let auditFile: string;
 
   const call = async <T = Record<string, unknown>>(
     method: string,
@@ -122,7 +129,10 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
 
   before(async () => {
     MAX_ACC = (await bundledLimits()).maxAccRadS2;
+    dir = await mkdtemp(path.join(tmpdir(), 'armgate-pause-'));
+    auditFile = path.join(dir, 'audit.jsonl');
     server = await startTestServer({
+      audit: { path: auditFile },
       web: {
         token: ADMIN,
         tokens: [
@@ -135,6 +145,8 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     events = await openSse(server.url, '/events?rate_hz=100', {
       token: ADMIN,
       onEvent: (event: SseEvent) => {
+        if (['pause', 'resume', 'override', 'motion'].includes(event.type))
+          seen.push({ type: event.type, data: event.data as Record<string, unknown> });
         if (!recording || event.type !== 'joint_state') return;
         const data = event.data as { stamp: number; position: number[]; velocity: number[] };
         samples.push({ stampS: data.stamp, position: data.position, velocity: data.velocity });
@@ -144,6 +156,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   after(async () => {
     events.close();
     await server.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('pause during a move: brakes on its path within the limits, holds; resume ends at the goal and the move answers success', async () => {
@@ -356,6 +369,107 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     assert.equal((done as { returncode?: number }).returncode, 0);
     // The braking samples: within the acceleration limits (the path is the goal's own line).
     checkSamples(samples.length > 0 ? samples : [], samples[0]?.position ?? WORK, samples.at(-1)?.position ?? WORK);
+  });
+
+  it('an unwaited trajectory: pause holds it, resume finishes it; the events and the audit trail say so', async () => {
+    await moveHome();
+    seen.length = 0;
+    const target = [...WORK];
+    target[0] = 1.0;
+    target[5] = 1.0;
+    const sent = await call<{ outcome?: string; message?: string }>('POST', '/trajectory/send', {
+      points: [{ positions: target, time_from_start: 2 }],
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.2);
+    const paused = await call<{ paused: boolean; what: string | null }>('POST', '/robot/pause', undefined, OPERATE);
+    assert.equal(paused.body.paused, true, JSON.stringify(paused.body));
+    assert.match(paused.body.what ?? '', /trajectory/);
+    const held = await state();
+    assert.ok(held.velocity.every((v) => v === 0));
+    await sleep(500);
+    assert.deepEqual((await state()).position, held.position, 'it holds where it rests');
+    assert.equal((await call('PUT', '/robot/override', { percent: 60 }, OPERATE)).status, 200);
+    assert.equal((await call('POST', '/robot/resume', undefined, OPERATE)).status, 200);
+    const end = await waitFor(
+      'the trajectory at its goal, at rest',
+      state,
+      (s) => s.velocity.every((v) => v === 0) && s.position.every((q, j) => Math.abs(q - (target[j] ?? 0)) < 1e-3),
+      20_000,
+    );
+    assert.ok(end);
+    assert.equal((await call('PUT', '/robot/override', { percent: 100 }, OPERATE)).status, 200);
+    await waitFor(
+      'the override event',
+      async () => seen.filter((e) => e.type === 'override').length,
+      (n) => n >= 2,
+    );
+    const kinds = seen
+      .filter((e) => e.type !== 'motion')
+      .map((e) => `${e.type}:${e.data.state ?? e.data.percent ?? ''}`);
+    assert.deepEqual(kinds.slice(0, 5), ['pause:pausing', 'pause:paused', 'override:60', 'resume:', 'override:100']);
+    const resumed = seen.find((e) => e.type === 'resume')?.data;
+    assert.equal(resumed?.override_percent, 60);
+    assert.match(String(resumed?.what), /trajectory/);
+    assert.deepEqual(seen.find((e) => e.type === 'override')?.data, { percent: 60, previous: 100 });
+    const states = seen.filter((e) => e.type === 'motion').map((e) => e.data.state);
+    assert.ok(states.indexOf('paused') >= 0 && states.indexOf('resumed') > states.indexOf('paused'), states.join());
+    await server.services.audit?.flush();
+    const lines = (await readFile(auditFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map(
+        (l) => JSON.parse(l) as { principal: string; operation: string; input: unknown; outcome: { status: number } },
+      )
+      .filter((l) => ['pause', 'resume', 'set_override'].includes(l.operation) && l.principal === 'operator');
+    assert.deepEqual(
+      lines.map((l) => [l.operation, l.outcome.status]),
+      [
+        ['pause', 200],
+        ['set_override', 200],
+        ['resume', 200],
+        ['set_override', 200],
+      ],
+    );
+    assert.deepEqual(lines[1]?.input, { percent: 60 });
+  });
+
+  it('pause, resume and stop at once, in any order: never a 5xx; after the stop the arm rests and is free', async () => {
+    for (let round = 0; round < 4; round++) {
+      await moveHome();
+      const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+        joints: FAR,
+        speed: 0.3,
+      });
+      await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.1), 20_000);
+      const burst: [string, string][] = [
+        ['POST', '/robot/pause'],
+        ['POST', '/robot/resume'],
+        ['POST', '/robot/pause'],
+        ['POST', '/stop'],
+        ['POST', '/robot/resume'],
+        ['POST', '/robot/pause'],
+      ];
+      // A different order each round (rotate), all sent at once.
+      const order = [...burst.slice(round), ...burst.slice(0, round)];
+      const answers = await Promise.all(order.map(([method, route]) => call(method, route)));
+      for (const [k, answer] of answers.entries())
+        assert.ok(answer.status < 500, `${order[k]?.join(' ')}: ${answer.status} ${JSON.stringify(answer.body)}`);
+      const moved = await move;
+      assert.equal(moved.body.success, false, `the stop ended the move: ${JSON.stringify(moved.body)}`);
+      await waitFor('the arm at rest', state, (s) => s.velocity.every((v) => v === 0), 10_000);
+      const resume = await call<{ detail: string }>('POST', '/robot/resume');
+      assert.equal(resume.status, 409, 'nothing is paused after the stop');
+      const at = await state();
+      await sleep(300);
+      assert.deepEqual((await state()).position, at.position, 'the arm stays at rest');
+      // Free at once: the next move is accepted and reaches its goal.
+      const again = await call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+        joints: WORK,
+        speed: 1,
+      });
+      assert.equal(again.body.success, true, again.body.message);
+    }
   });
 
   it('roles: any role pauses and lowers the override; resume and raising it need operate', async () => {
