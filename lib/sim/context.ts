@@ -171,8 +171,9 @@ export class SimContext implements RobotContext {
     this.publishTimer = setInterval(() => this.publishJointState(), periodMs);
   }
 
-  private publishJointState(): void {
-    if (this.controller.isMoving()) this.driver.tick();
+  /** Publishes the joint state; from the timer it first runs the controller updates due (`catchUp`). */
+  private publishJointState(catchUp = true): void {
+    if (catchUp && this.controller.isMoving()) this.driver.tick();
     // Stamped when its state was current (the last controller update), as a driver stamps what it read.
     const stampMs = Math.max(this.lastStampMs, this.clock.epochMs() - this.driver.stateAgeMs());
     this.lastStampMs = stampMs;
@@ -188,7 +189,8 @@ export class SimContext implements RobotContext {
 
   private onControllerEvent(event: ControllerEvent): void {
     // The arm came to rest: publish at once, so a read right after a motion's result shows the goal.
-    if (event.kind === 'hold' && this.publishTimer) this.publishJointState();
+    // So too when a paused trajectory rests on its path (the pause answers then). Inside an update: no catch-up.
+    if ((event.kind === 'hold' || event.kind === 'paused') && this.publishTimer) this.publishJointState(false);
     this.motion.onControllerEvent(event);
     for (const listener of this.listeners) listener(event);
   }

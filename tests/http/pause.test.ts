@@ -124,7 +124,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       joints: WORK,
       speed: 1,
     });
-    assert.equal(home.body.success, true, home.body.message);
+    assert.equal(home.body.success, true, `${home.status} ${JSON.stringify(home.body)}`);
   };
 
   before(async () => {
