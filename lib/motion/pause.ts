@@ -99,7 +99,10 @@ export class MotionControl {
       this.events?.publish('pause', { state: 'pausing', what });
       this.events?.publishMotionState('paused', `paused: ${what}`);
     }
-    const rested = await context.setExecutionRate(0, signal ? { signal } : {});
+    const rested = await context.setExecutionRate(0, {
+      ...(signal ? { signal } : {}),
+      ...(moving ? { holder: moving } : {}),
+    });
     if (!rested.ok) {
       this.paused = undefined;
       return err({ kind: 'unavailable', detail: rested.error.message });

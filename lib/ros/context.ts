@@ -117,6 +117,14 @@ export interface ExecutionRateAnswer {
   readonly message: string;
 }
 
+/** Options of {@link RobotContext.setExecutionRate}. */
+export interface ExecutionRateOptions {
+  /** Ends a pause's wait for the arm to rest. */
+  readonly signal?: AbortSignal;
+  /** What holds the arm as the app sees it (a sequence runner's goals may not go through the context). */
+  readonly holder?: ArmActivity;
+}
+
 export interface RobotContext {
   /** The endpoints file in force (interface names, planning group, frames, timeouts). */
   readonly endpoints: EndpointsFile;
@@ -196,7 +204,7 @@ export interface RobotContext {
    */
   setExecutionRate?(
     rate: number,
-    options?: { readonly signal?: AbortSignal },
+    options?: ExecutionRateOptions,
   ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>>;
   /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
   callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;

@@ -9,6 +9,8 @@ import { createTargetGuard, type SafetyTarget, type TargetGuard, targetOutsideEn
 import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type {
   ArmActivity,
+  ExecutionRateAnswer,
+  ExecutionRateOptions,
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,
@@ -94,6 +96,8 @@ const FRESH_STATE_MS = 50;
 
 /** A joint state older than this (ms) does not tell whether the arm is at rest (as the stop's own freshness rule). */
 const REST_STATE_MS = 500;
+/** Below this speed (rad/s) on every joint the arm counts as at rest (a pause answers then). */
+const AT_REST_RAD_S = 1e-3;
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
@@ -125,6 +129,8 @@ export class RclContext implements RobotContext {
   private trajectoryEndsAtMs = 0;
   /** The last published trajectory was a hold point (a stop): until trajectoryEndsAtMs the arm brakes. */
   private holding = false;
+  /** The execution rate (0..1): the speed override scales the speed of the goals sent (0 while paused). */
+  private rate = 1;
   private states: readonly GroupState[] | undefined;
   /** The stack's URDF once read (robotDescription). */
   private urdf: string | undefined;
@@ -346,7 +352,85 @@ export class RclContext implements RobotContext {
     const iface = this.endpoints.interfaces.move_to_joints;
     const refused = this.outsideEnvelope({ kind: 'joints', qRad: goal.joints }, iface.name);
     if (refused) return ok(refused);
-    return this.fresh(await this.goals.runAction(iface, moveToJointsGoalToRos(goal), options));
+    return this.fresh(await this.goals.runAction(iface, () => moveToJointsGoalToRos(this.scaled(goal)), options));
+  }
+
+  /** A goal with its speed scaled by the override in force (a paused goal is sent again at the rate of its resume). */
+  private scaled<G extends { readonly speed: number }>(goal: G): G {
+    return this.rate > 0 && this.rate < 1 ? { ...goal, speed: goal.speed * this.rate } : goal;
+  }
+
+  /**
+   * Pause, resume and the speed override on the ros2 backend (issue 24). The stack plans and executes
+   * a motion goal itself and Jazzy's joint trajectory controller has no speed scaling, so: rate 0
+   * (pause) cancels the motion goals in flight (the stack brakes; a named-pose call: the stop
+   * service) and answers once the arm rests; their requests wait, and a rate above 0 (resume) sends
+   * the same goals again from where the arm rests (the stack plans again: the path may differ). A
+   * rate below 1 (the override) scales the speed of every goal sent from then on; a goal in progress
+   * keeps its own. A trajectory (published or a FollowJointTrajectory goal) and a sequence runner's
+   * goals (sent by the runner's own node) cannot be paused here: 503, and POST /stop stops them.
+   */
+  async setExecutionRate(
+    rate: number,
+    options: ExecutionRateOptions = {},
+  ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>> {
+    const percent = Math.round(rate * 100);
+    if (rate > 0) {
+      this.rate = Math.min(1, rate);
+      const resumed = this.goals.resumeMotions();
+      if (resumed > 0) this.log(`resume: ${resumed} paused goal(s) sent again at ${percent} % of their speed`);
+      return ok({
+        executing: resumed > 0 || this.goals.motions > 0,
+        message:
+          resumed > 0
+            ? `${resumed} paused goal(s) sent again at ${percent} % of their speed (the stack plans again from where the arm rests)`
+            : `goals sent from now on run at ${percent} % of their speed (a goal in progress keeps its own)`,
+      });
+    }
+    const activity = options.holder?.kind === 'sequence' ? options.holder : this.armActivity();
+    if (this.goals.motions === 0 && activity) {
+      const what = activity.kind === 'stopping' ? 'the arm braking after a stop' : activity.detail;
+      return err(
+        unavailable(
+          this.endpoints.interfaces.trajectory.name,
+          `pause on the ros2 backend holds armgate's motion goals only; ${what} cannot be paused on its path here (the controller has no speed scaling): POST /stop stops it`,
+        ),
+      );
+    }
+    this.rate = 0;
+    // Goals sent from now on (a move between its checks and its goal) wait for the resume before they go.
+    const paused = await this.goals.pauseMotions();
+    if (paused === 0 && this.goals.paused === 0) return ok({ executing: false, message: 'no motion goal executes' });
+    const rested = await this.waitAtRest(options.signal);
+    this.log(
+      `pause: ${paused} motion goal(s) cancelled on the stack; ${rested ? 'the arm rests' : 'not seen at rest'}`,
+    );
+    return ok({
+      executing: this.goals.paused > 0,
+      message: rested
+        ? 'the motion goal was cancelled on the stack, which brought the arm to rest; resume sends it again'
+        : 'the motion goal was cancelled on the stack; no joint state at rest was seen within the motion timeout',
+    });
+  }
+
+  /** Waits (at most timeouts.motion_s, or until `signal`) for a joint state with every joint at rest. */
+  private async waitAtRest(signal?: AbortSignal): Promise<boolean> {
+    const deadline = this.nowMs() + this.endpoints.timeouts.motion_s * 1000;
+    let previous: readonly number[] | undefined;
+    while (this.nowMs() < deadline && !signal?.aborted) {
+      const msg = await this.nextJointState(200);
+      if (!msg) continue;
+      const state = jointStateByName(msg, this.endpoints.joint_names);
+      if (!state.ok) continue;
+      const { position, velocity } = state.value;
+      const still =
+        velocity && velocity.length === position.length
+          ? velocity.every((v) => Math.abs(v) < AT_REST_RAD_S)
+          : previous !== undefined && position.every((q, i) => Math.abs(q - (previous?.[i] ?? q)) < 1e-6);
+      if (still) return true;
+      previous = position;
+    }
+    return false;
   }
 
   /**
@@ -366,12 +450,16 @@ export class RclContext implements RobotContext {
     const iface = this.endpoints.interfaces.move_to_pose;
     const rosGoal = moveToPoseGoalToRos(goal);
     if (!rosGoal.ok) return ok({ success: false, message: rosGoal.error });
+    const build = () => {
+      const scaled = moveToPoseGoalToRos(this.scaled(goal));
+      return scaled.ok ? scaled.value : rosGoal.value;
+    };
     const refused = this.outsideEnvelope(
       { kind: 'pose', positionM: [goal.x, goal.y, goal.z], frameId: goal.frame_id },
       iface.name,
     );
     if (refused) return ok(refused);
-    return this.fresh(await this.goals.runAction(iface, rosGoal.value, options));
+    return this.fresh(await this.goals.runAction(iface, build, options));
   }
 
   async moveToNamed(
@@ -387,7 +475,14 @@ export class RclContext implements RobotContext {
       const refused = state ? this.outsideEnvelope({ kind: 'joints', qRad: state.jointsRad }, iface.name) : undefined;
       if (refused) return ok(refused);
     }
-    return this.fresh(await this.goals.runService(iface, moveToNamedToRos(request), options, () => this.callTrigger()));
+    return this.fresh(
+      await this.goals.runService(
+        iface,
+        () => moveToNamedToRos(this.scaled(request)),
+        options,
+        () => this.callTrigger(),
+      ),
+    );
   }
 
   /**

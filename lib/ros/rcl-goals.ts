@@ -5,6 +5,7 @@ import type { EndpointsFile } from './endpoints.ts';
 import type { MotionResultMsg, TriggerResponse } from './messages.ts';
 import { type Iface, type RclCalls, unavailable } from './rcl-calls.ts';
 import { GOAL_STATUS, type RclActionClient, type RclGoalHandle } from './rclnodejs-api.ts';
+import { ResumeGate } from './resume-gate.ts';
 import { watchServer } from './server-watch.ts';
 import { reasonOf, settle } from './settle.ts';
 
@@ -21,7 +22,15 @@ interface InFlight {
   timedOut?: boolean;
   /** A FollowJointTrajectory goal (a trajectory sent with wait), not a motion the stack plans. */
   readonly trajectory?: boolean;
+  /** Aborted by a pause: the goal waits for a resume and is sent again. */
+  paused?: boolean;
 }
+
+/** A motion goal's attempt that a pause ended (cancelled on the stack, to be sent again on resume). */
+const PAUSED = Symbol('paused');
+
+/** A goal to send: fixed, or built at each sending (the speed override in force then). */
+export type GoalBody = object | (() => object);
 
 /** How a FollowJointTrajectory goal ended, as the context maps it to an outcome. */
 export type TrajectoryGoalEnd =
@@ -39,6 +48,10 @@ export class RclGoals {
   private readonly timeouts: EndpointsFile['timeouts'];
   private readonly log: (line: string) => void;
   private readonly inFlight = new Set<InFlight>();
+  /** Paused motion goals waiting for a resume. */
+  private readonly gate = new ResumeGate();
+  /** Between a pause and the resume: a motion goal waits before it is sent. */
+  private pausing = false;
 
   constructor(calls: RclCalls, timeouts: EndpointsFile['timeouts'], log: (line: string) => void) {
     this.calls = calls;
@@ -46,16 +59,43 @@ export class RclGoals {
     this.log = log;
   }
 
-  /** Goals and named-pose calls in flight. */
+  /** Goals and named-pose calls in flight, paused ones included. */
   get size(): number {
-    return this.inFlight.size;
+    return this.inFlight.size + this.gate.size;
   }
 
-  /** The motion goals and named-pose calls in flight, trajectory goals left out. */
+  /** The motion goals and named-pose calls in flight or paused, trajectory goals left out. */
   get motions(): number {
-    let n = 0;
+    let n = this.gate.size;
     for (const flight of this.inFlight) if (!flight.trajectory) n++;
     return n;
+  }
+
+  /** Motion goals paused and waiting for a resume. */
+  get paused(): number {
+    return this.gate.size;
+  }
+
+  /**
+   * Pauses the motion goals in flight (trajectory goals left out): each is cancelled on the stack
+   * (a named-pose call: the stop service), which brakes the arm, and its request waits for
+   * {@link resumeMotions}. Waits for the servers to confirm the cancels; returns how many.
+   */
+  async pauseMotions(): Promise<number> {
+    this.pausing = true;
+    const flights = [...this.inFlight].filter((f) => !f.trajectory && !f.abort.signal.aborted);
+    for (const flight of flights) {
+      flight.paused = true;
+      flight.abort.abort('paused');
+    }
+    await Promise.all(flights.map((f) => f.cancelled ?? Promise.resolve()));
+    return flights.length;
+  }
+
+  /** Sends every paused goal again; returns how many. */
+  resumeMotions(): number {
+    this.pausing = false;
+    return this.gate.resume();
   }
 
   private track(
@@ -106,8 +146,34 @@ export class RclGoals {
       flight.byStop = true;
       flight.abort.abort(reason);
     }
+    this.pausing = false;
+    const paused = this.gate.end(reason);
     await Promise.all(flights.map((f) => f.cancelled ?? Promise.resolve()));
-    return flights.length;
+    return flights.length + paused;
+  }
+
+  /**
+   * Runs `attempt` until it ends other than by a pause: after a pause, waits for a resume (then
+   * sends the goal again) or for the caller's abort or a stop (then answers success false with why).
+   */
+  private async resumable(
+    iface: Iface,
+    options: GoalOptions,
+    attempt: () => Promise<Result<MotionResultMsg, InterfaceUnavailable> | typeof PAUSED>,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    for (let first = true; ; first = false) {
+      if (!first || !this.pausing) {
+        const answer = await attempt();
+        if (answer !== PAUSED) return answer;
+        this.log(`goal on ${iface.name} paused: cancelled on the stack, sent again on resume`);
+      } else this.log(`goal on ${iface.name} waits: the motion is paused`);
+      const outcome = await this.gate.wait(options.signal);
+      if (!outcome.resumed) {
+        this.log(`paused goal on ${iface.name} ended: ${outcome.reason}`);
+        return ok({ success: false, message: outcome.reason });
+      }
+      this.log(`goal on ${iface.name} resumed: sent again from where the arm rests`);
+    }
   }
 
   /** Sends a goal and waits (server_wait_s) for the server to acknowledge it: its handle, accepted or not. */
@@ -150,12 +216,25 @@ export class RclGoals {
     }
   }
 
-  /** Sends an action goal and waits for its result, feedback forwarded. */
-  async runAction(
+  /**
+   * Sends an action goal and waits for its result, feedback forwarded. A pause cancels it and a
+   * resume sends it again (built again: the override in force then), from where the arm rests.
+   */
+  runAction(
+    iface: Iface,
+    goal: GoalBody,
+    options: GoalOptions,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.resumable(iface, options, () =>
+      this.runActionOnce(iface, typeof goal === 'function' ? goal() : goal, options),
+    );
+  }
+
+  private async runActionOnce(
     iface: Iface,
     goal: object,
     options: GoalOptions,
-  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable> | typeof PAUSED> {
     const ready = await this.calls.waitForServer(iface, 'action server', 'action');
     if (!ready.ok) return ready;
     const client = ready.value as RclActionClient;
@@ -180,6 +259,7 @@ export class RclGoals {
       if (outcome.kind === 'gone') return err(outcome.error);
       if (outcome.kind === 'aborted') {
         await flight.cancelled;
+        if (flight.paused && !flight.byStop) return PAUSED;
         this.log(`goal on ${iface.name} cancelled: ${outcome.reason}`);
         return ok({ success: false, message: outcome.reason });
       }
@@ -260,12 +340,23 @@ export class RclGoals {
    * Calls a motion service (MoveToNamedPose) and waits for its answer. A service call cannot be
    * cancelled: on the motion timeout (or the caller's abort) `stop` stops the stack's motion.
    */
-  async runService(
+  runService(
+    iface: Iface,
+    request: GoalBody,
+    options: GoalOptions,
+    stop: () => Promise<Result<TriggerResponse, InterfaceUnavailable>>,
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+    return this.resumable(iface, options, () =>
+      this.runServiceOnce(iface, typeof request === 'function' ? request() : request, options, stop),
+    );
+  }
+
+  private async runServiceOnce(
     iface: Iface,
     request: object,
     options: GoalOptions,
     stop: () => Promise<Result<TriggerResponse, InterfaceUnavailable>>,
-  ): Promise<Result<MotionResultMsg, InterfaceUnavailable>> {
+  ): Promise<Result<MotionResultMsg, InterfaceUnavailable> | typeof PAUSED> {
     const { flight, dispose } = this.track(iface.name, options);
     try {
       const answer = await this.calls.request(iface, 'service', request, Number.POSITIVE_INFINITY, flight.abort.signal);
@@ -273,6 +364,7 @@ export class RclGoals {
       const outcome = answer.value;
       if (outcome.kind === 'aborted') {
         if (!flight.byStop) await stop();
+        if (flight.paused && !flight.byStop) return PAUSED;
         this.log(`call of ${iface.name} abandoned: ${outcome.reason}`);
         return ok({ success: false, message: outcome.reason });
       }

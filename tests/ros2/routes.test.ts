@@ -298,12 +298,19 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
   });
 
   it('stops in every state: at rest, during a move, during a trajectory; and the next move after a stop at rest goes', async () => {
+    // At rest for the stack first (a stop while the arm still settles is a stop during braking: 409 then).
+    for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
     const atRest = await call<{ message: string }>(url, '/stop', {});
     assert.equal(atRest.status, 200, detailOf(atRest));
     const move = call<MotionBody>(url, '/robot/move/joints', { joints: OTHER, speed: 0.05 });
     await sleep(400);
     assert.equal((await call(url, '/stop', {})).status, 200);
-    assert.equal((await move).body.success, false, 'the move was stopped');
+    const stopped = await move;
+    assert.equal(
+      stopped.body.success,
+      false,
+      `the move was stopped: ${stopped.status} ${JSON.stringify(stopped.body)}`,
+    );
     await sleep(300); // the arm brakes on the stop's hold point (a motion meanwhile is a 409 with Retry-After)
     const start = (await jointState(url)).position;
     const sent = await call(url, '/trajectory/send', {
@@ -317,5 +324,64 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     await sleep(1500);
     assertNear((await jointState(url)).position, held, 2e-3, 'the trajectory was stopped, not finished');
     assert.equal((await stack.state()).moving, false, 'the stack says the arm is at rest');
+  });
+
+  it('pause cancels the move on the stack and holds; resume sends the same goal again to its goal; the override scales later goals; a trajectory is not paused (503)', async () => {
+    await sleep(300);
+    assert.equal((await call<MotionBody>(url, '/robot/move/named', { name: 'work', speed: 1 })).body.success, true);
+    const from = stack.events.length;
+    const move = call<MotionBody>(url, '/robot/move/joints', { joints: OTHER, speed: 0.2 });
+    await stack.waitFor((e) => e.event === 'goal' && on('move_to_joints')(e), 5000, from);
+    await sleep(400);
+    const paused = await call<{ paused: boolean; message: string; what: string | null }>(url, '/robot/pause', {});
+    assert.equal(paused.status, 200, detailOf(paused));
+    assert.equal(paused.body.paused, true, paused.body.message);
+    await stack.waitFor((e) => e.event === 'cancel', 2000, from);
+    assert.equal((await stack.state()).moving, false, 'the stack says the arm is at rest when the pause answers');
+    const held = (await jointState(url)).position;
+    assert.ok(Math.abs((held[0] ?? 0) - (OTHER[0] ?? 0)) > 0.05, 'paused short of the goal');
+    const busy = await call(url, '/robot/move/named', { name: 'work', speed: 1 });
+    assert.equal(busy.status, 409, 'while paused another motion is refused');
+    await sleep(600);
+    assertNear((await jointState(url)).position, held, 1e-3, 'it holds while paused');
+    const resumed = await call<{ message: string }>(url, '/robot/resume', {});
+    assert.equal(resumed.status, 200, detailOf(resumed));
+    const ended = await move;
+    assert.equal(ended.body.success, true, ended.body.message);
+    assertNear((await jointState(url)).position, OTHER, 2e-3, 'the resumed move ends at its goal');
+    const goals = stack.events.slice(from).filter((e) => e.event === 'goal' && on('move_to_joints')(e));
+    assert.equal(goals.length, 2, 'the same goal sent twice: before the pause and on resume');
+    assert.deepEqual(goals[1]?.goal, goals[0]?.goal);
+    // The override: 40 % scales the speed of the next goal.
+    const put = await fetch(`${url}/robot/override`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ percent: 40 }),
+    });
+    assert.equal(put.status, 200, await put.text());
+    const next = stack.events.length;
+    const slower = await call<MotionBody>(url, '/robot/move/joints', { joints: WORK, speed: 0.5 });
+    assert.equal(slower.body.success, true, slower.body.message);
+    const goal = await stack.waitFor((e) => e.event === 'goal' && on('move_to_joints')(e), 2000, next);
+    const speed = Number((goal.goal as { speed?: number } | null)?.speed);
+    assert.ok(Math.abs(speed - 0.2) < 1e-6, `40 % of speed 0.5 went to the stack: ${JSON.stringify(goal)}`);
+    const back = await fetch(`${url}/robot/override`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ percent: 100 }),
+    });
+    assert.equal(back.status, 200);
+    // A trajectory cannot be paused on its path on this backend: 503 naming /stop, and /stop stops it.
+    const start = (await jointState(url)).position;
+    const sent = await call(url, '/trajectory/send', {
+      points: [{ positions: start.map((q, i) => (i === 0 ? q + 0.3 : q)), time_from_start: 3 }],
+    });
+    assert.equal(sent.status, 200, detailOf(sent));
+    await sleep(300);
+    const refused = await call(url, '/robot/pause', {});
+    assert.equal(refused.status, 503, detailOf(refused));
+    assert.match(detailOf(refused), /POST \/stop/);
+    assert.equal((await call(url, '/stop', {})).status, 200);
+    assert.equal((await call(url, '/robot/resume', {})).status, 409, 'nothing is paused');
   });
 });
