@@ -772,7 +772,8 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   });
 
   it('rebuilds a session closed for room or idleness on its next request, and never closes a busy one', async () => {
-    const { connect, endpoint, probe } = make({ maxSessions: 2, idleMs: 100 });
+    // Idle after 1 s: long enough that a loaded machine does not idle-close a session rebuilt below before it is counted.
+    const { connect, endpoint, probe } = make({ maxSessions: 2, idleMs: 1000 });
     const a = await connect();
     const busy = new AbortController();
     const waiting = a.client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: busy.signal });
@@ -780,7 +781,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const b = await connect();
     const c = await connect();
     assert.equal(endpoint.sessionCount(), 2, 'beyond 2 sessions the least recently used idle one is closed');
-    await delay(400);
+    await delay(2500);
     assert.equal(endpoint.sessionCount(), 1, 'idle sessions are closed; the busy one stays');
     busy.abort();
     await assert.rejects(waiting, 'the cancelled call rejects');
