@@ -105,6 +105,11 @@ export class MotionControl {
     });
     if (!rested.ok) {
       this.paused = undefined;
+      // The events said "pausing": say that it did not pause, and why (the motion goes on).
+      if (first) {
+        this.events?.publish('resume', { what, ended: `not paused: ${rested.error.message}` });
+        this.events?.publishMotionState('resumed', `not paused: ${rested.error.message}`);
+      }
       return err({ kind: 'unavailable', detail: rested.error.message });
     }
     this.settle();

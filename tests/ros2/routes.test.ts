@@ -378,9 +378,17 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     });
     assert.equal(sent.status, 200, detailOf(sent));
     await sleep(300);
-    const refused = await call(url, '/robot/pause', {});
-    assert.equal(refused.status, 503, detailOf(refused));
-    assert.match(detailOf(refused), /POST \/stop/);
+    const events = await openSse(url, '/events');
+    try {
+      const refused = await call(url, '/robot/pause', {});
+      assert.equal(refused.status, 503, detailOf(refused));
+      assert.match(detailOf(refused), /POST \/stop/);
+      // The events said "pausing", then that it did not pause.
+      const ended = await events.next((e) => e.type === 'resume', 5000);
+      assert.match(String((ended.data as { ended?: string }).ended), /^not paused: .*POST \/stop/);
+    } finally {
+      events.close();
+    }
     assert.equal((await call(url, '/stop', {})).status, 200);
     assert.equal((await call(url, '/robot/resume', {})).status, 409, 'nothing is paused');
   });
