@@ -124,7 +124,7 @@ export function retimeTrajectory(
   trajectory: JointTrajectory,
   limits: JointLimits,
   options: RetimeOptions,
-): JointTrajectory {
+): JointTrajectory & { readonly tauS: readonly number[] } {
   const n = limits.jointNames.length;
   const durationS = trajectory.points.at(-1)?.timeFromStartS ?? 0;
   const progress: PathProgress = {
@@ -134,13 +134,17 @@ export function retimeTrajectory(
   const scratch = createSample(n);
   const out = createSample(n);
   const points: TrajectoryPoint[] = [];
-  const push = (t: number) =>
+  /** The plan time reached at each point. */
+  const tauS: number[] = [];
+  const push = (t: number) => {
+    tauS.push(progress.tauS);
     points.push({
       positions: Array.from(out.q),
       velocities: Array.from(out.qd),
       accelerations: Array.from(out.qdd),
       timeFromStartS: t,
     });
+  };
   const dt = options.dtS;
   const every = Math.max(dt, options.everyS);
   let t = 0;
@@ -166,5 +170,5 @@ export function retimeTrajectory(
     }
     if (options.target > 0 && progress.rate === 0) break;
   }
-  return { jointNames: trajectory.jointNames, points };
+  return { jointNames: trajectory.jointNames, points, tauS };
 }

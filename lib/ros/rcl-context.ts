@@ -61,6 +61,8 @@ import {
   type TriggerResponse,
 } from './messages.ts';
 import { RclGoals } from './rcl-goals.ts';
+import { RetimedPath } from './retimed-path.ts';
+import type { JointTrajectory } from '../planning/trajectory.ts';
 import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
 import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
 import { GOAL_STATUS, type RclEntity, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
@@ -131,6 +133,8 @@ export class RclContext implements RobotContext {
   private holding = false;
   /** The execution rate (0..1): the speed override scales the speed of the goals sent (0 while paused). */
   private rate = 1;
+  /** The trajectory armgate published on the controller's topic, followed in plan time (pause, resume, override). */
+  private path: RetimedPath | undefined;
   private states: readonly GroupState[] | undefined;
   /** The stack's URDF once read (robotDescription). */
   private urdf: string | undefined;
@@ -375,16 +379,40 @@ export class RclContext implements RobotContext {
     options: ExecutionRateOptions = {},
   ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>> {
     const percent = Math.round(rate * 100);
+    const path = this.activePath();
     if (rate > 0) {
       this.rate = Math.min(1, rate);
       const resumed = this.goals.resumeMotions();
       if (resumed > 0) this.log(`resume: ${resumed} paused goal(s) sent again at ${percent} % of their speed`);
+      if (path) {
+        // The rest of the published trajectory, re-timed from where it is (at rest when paused) to this rate.
+        const published = this.publishOnTopic(this.messageOf(path.retime(this.nowMs(), this.rate)));
+        if (!published.ok) return published;
+        this.log(`the trajectory in progress re-timed to ${percent} % from where it is`);
+        return ok({ executing: true, message: `the trajectory in progress runs at ${percent} %` });
+      }
       return ok({
         executing: resumed > 0 || this.goals.motions > 0,
         message:
           resumed > 0
             ? `${resumed} paused goal(s) sent again at ${percent} % of their speed (the stack plans again from where the arm rests)`
             : `goals sent from now on run at ${percent} % of their speed (a goal in progress keeps its own)`,
+      });
+    }
+    if (path && options.holder?.kind !== 'sequence') {
+      this.rate = 0;
+      // The rest of the published trajectory re-timed to come to rest on its path within the limits.
+      const published = this.publishOnTopic(this.messageOf(path.retime(this.nowMs(), 0)));
+      if (!published.ok) return published;
+      const rested = await this.waitAtRest(options.signal);
+      this.log(
+        `pause: the trajectory on the topic brakes on its path; ${rested ? 'the arm rests' : 'not seen at rest'}`,
+      );
+      return ok({
+        executing: true,
+        message: rested
+          ? 'the trajectory came to rest on its path and holds there'
+          : 'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
       });
     }
     const activity = options.holder?.kind === 'sequence' ? options.holder : this.armActivity();
@@ -524,7 +552,72 @@ export class RclContext implements RobotContext {
         `an empty trajectory: a hold point at the current state goes to ${name} instead (the controller ignores empty ones)`,
       );
       msg = { ...msg, joint_names: [...this.endpoints.joint_names], points: [hold] };
+      this.path = undefined;
+    } else {
+      // Followed in plan time, so that a pause, a resume or the override can re-time its rest; under an
+      // override below 100 % it goes out re-timed at once.
+      this.path = this.pathOf(msg);
+      if (this.path && this.rate > 0 && this.rate < 1) msg = this.messageOf(this.path.retime(this.nowMs(), this.rate));
     }
+    return this.publishOnTopic(msg);
+  }
+
+  /** The trajectory as the controller will follow it, from the current state (its t = 0), or undefined. */
+  private pathOf(msg: JointTrajectoryMsg): RetimedPath | undefined {
+    if (msg.header.stamp.sec !== 0 || msg.header.stamp.nanosec !== 0) return undefined;
+    const names = this.endpoints.joint_names;
+    const index = names.map((n) => msg.joint_names.indexOf(n));
+    if (index.some((i) => i < 0)) return undefined;
+    const latest = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
+    const state = latest ? jointStateByName(latest.msg, names) : undefined;
+    if (!state?.ok) return undefined;
+    // A hold point (what a stop publishes) is no path to pause.
+    if (holdRestS(msg.points, state.value.position, state.value.velocity ?? []) !== undefined) return undefined;
+    const pick = (values: readonly number[]) =>
+      values.length === msg.joint_names.length ? index.map((i) => values[i] ?? 0) : undefined;
+    const points = msg.points.map((p) => {
+      const velocities = pick(p.velocities);
+      const accelerations = velocities ? pick(p.accelerations) : undefined;
+      return {
+        positions: index.map((i) => p.positions[i] ?? 0),
+        ...(velocities ? { velocities } : {}),
+        ...(accelerations ? { accelerations } : {}),
+        timeFromStartS: secondsOf(p.time_from_start),
+      };
+    });
+    const first = points[0];
+    if (!first) return undefined;
+    // The controller joins from the state at receipt to a first point later than 0.
+    if (first.timeFromStartS > 0) {
+      const velocity = state.value.velocity;
+      points.unshift({
+        positions: [...state.value.position],
+        ...(velocity && velocity.length === names.length ? { velocities: [...velocity] } : {}),
+        timeFromStartS: 0,
+      });
+    }
+    return new RetimedPath({ jointNames: names, points }, this.limits, this.nowMs());
+  }
+
+  /** A trajectory of the endpoints' joints as the controller's message (times from its receipt). */
+  private messageOf(trajectory: JointTrajectory): JointTrajectoryMsg {
+    return {
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+      joint_names: [...this.endpoints.joint_names],
+      points: trajectory.points.map((p) => ({
+        positions: [...p.positions],
+        velocities: [...(p.velocities ?? [])],
+        accelerations: [...(p.accelerations ?? [])],
+        effort: [],
+        time_from_start: durationFromS(p.timeFromStartS),
+      })),
+    };
+  }
+
+  /** Publishes on the controller's topic and notes until when the trajectory holds the arm. */
+  private publishOnTopic(msg: JointTrajectoryMsg): Result<void, InterfaceUnavailable> {
+    const { name } = this.endpoints.interfaces.trajectory;
+    if (!this.publisher.ok) return err(unavailable(name, `cannot publish on ${name}: ${this.publisher.error}`));
     try {
       this.publisher.value.publish(jointTrajectoryToRos(msg));
     } catch (e) {
@@ -643,6 +736,8 @@ export class RclContext implements RobotContext {
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     const timeoutS = options.timeoutS ?? durationS + this.endpoints.timeouts.motion_s;
     const previousEnd = this.trajectoryEndsAtMs;
+    // The controller replaces what it executes: a topic trajectory followed before is gone.
+    this.path = undefined;
     const endsAtMs = this.nowMs() + durationS * 1000;
     this.trajectoryEndsAtMs = endsAtMs;
     // Only while no newer trajectory has been sent since: its end is then the one that counts.
@@ -711,10 +806,23 @@ export class RclContext implements RobotContext {
     });
   }
 
+  /** The published trajectory still to be executed (paused, or before its end), if any. */
+  private activePath(): RetimedPath | undefined {
+    const path = this.path;
+    if (!path) return undefined;
+    if (path.finishedAt(this.nowMs())) {
+      this.path = undefined;
+      return undefined;
+    }
+    return path;
+  }
+
   armActivity(): ArmActivity | undefined {
     if (this.goals.motions > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
     // A trajectory sent with wait is a trajectory, as on the simulator: a newer one preempts it.
     if (this.goals.size > 0) return { kind: 'trajectory', detail: 'a trajectory goal is executing' };
+    if (this.activePath()?.paused)
+      return { kind: 'trajectory', detail: 'a paused trajectory holds its place on its path' };
     const leftMs = this.trajectoryEndsAtMs - this.nowMs();
     if (leftMs > 0 && this.holding)
       return { kind: 'stopping', detail: 'the arm is still decelerating to rest after a stop', restInS: leftMs / 1000 };

@@ -326,7 +326,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.equal((await stack.state()).moving, false, 'the stack says the arm is at rest');
   });
 
-  it('pause cancels the move on the stack and holds; resume sends the same goal again to its goal; the override scales later goals; a trajectory is not paused (503)', async () => {
+  it('pause cancels the move on the stack and holds; resume sends the same goal again to its goal; the override scales later goals; a published trajectory pauses on its path and resumes; a trajectory goal is not paused (503)', async () => {
     await sleep(300);
     assert.equal((await call<MotionBody>(url, '/robot/move/named', { name: 'work', speed: 1 })).body.success, true);
     const from = stack.events.length;
@@ -371,25 +371,80 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
       body: JSON.stringify({ percent: 100 }),
     });
     assert.equal(back.status, 200);
-    // A trajectory cannot be paused on its path on this backend: 503 naming /stop, and /stop stops it.
+    // A trajectory published on the topic: armgate re-times its rest itself (Jazzy's controller has no speed scaling).
     const start = (await jointState(url)).position;
-    const sent = await call(url, '/trajectory/send', {
-      points: [{ positions: start.map((q, i) => (i === 0 ? q + 0.3 : q)), time_from_start: 3 }],
-    });
+    const delta = [0.4, 0, 0, 0.25, 0, -0.2, 0];
+    const target = start.map((q, i) => q + (delta[i] ?? 0));
+    const sent = await call(url, '/trajectory/send', { points: [{ positions: target, time_from_start: 2 }] });
     assert.equal(sent.status, 200, detailOf(sent));
-    await sleep(300);
+    await sleep(600);
+    const pausedTrajectory = await call<{ paused: boolean; message: string }>(url, '/robot/pause', {});
+    assert.equal(pausedTrajectory.status, 200, detailOf(pausedTrajectory));
+    assert.equal(pausedTrajectory.body.paused, true, pausedTrajectory.body.message);
+    const rest = (await jointState(url)).position;
+    assert.ok(
+      (rest[0] ?? 0) > (start[0] ?? 0) + 0.02 && (rest[0] ?? 0) < (target[0] ?? 0) - 0.02,
+      `rests between start and goal: ${rest[0]}`,
+    );
+    // On its path: a straight line in joint space (one point, positions only: the controller interpolates linearly).
+    const u = ((rest[0] ?? 0) - (start[0] ?? 0)) / 0.4;
+    assertNear(
+      rest,
+      start.map((q, i) => q + u * (delta[i] ?? 0)),
+      2e-3,
+      'at rest on the line from start to goal',
+    );
+    await sleep(800);
+    assertNear((await jointState(url)).position, rest, 1e-3, 'it holds while paused');
+    assert.equal((await call(url, '/robot/resume', {})).status, 200);
+    for (let i = 0; i < 100 && Math.abs(((await jointState(url)).position[0] ?? 0) - (target[0] ?? 0)) > 2e-3; i++)
+      await sleep(50);
+    assertNear((await jointState(url)).position, target, 2e-3, 'the resumed trajectory ends at its goal');
+    // The override mid-trajectory: 50 % at 0.5 s of a 2 s trajectory; at 2.3 s it is still on its way, then it arrives.
+    for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
+    const sentAt = performance.now();
+    assert.equal(
+      (await call(url, '/trajectory/send', { points: [{ positions: start, time_from_start: 2 }] })).status,
+      200,
+    );
+    await sleep(500);
+    const half = await fetch(`${url}/robot/override`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ percent: 50 }),
+    });
+    assert.equal(half.status, 200, await half.text());
+    await sleep(Math.max(0, 2300 - (performance.now() - sentAt)));
+    const midway = (await jointState(url)).position;
+    assert.ok((midway[0] ?? 0) - (start[0] ?? 0) > 0.03, `still on its way at 2.3 s under 50 %: ${midway[0]}`);
+    for (let i = 0; i < 200 && Math.abs(((await jointState(url)).position[0] ?? 0) - (start[0] ?? 0)) > 2e-3; i++)
+      await sleep(50);
+    assertNear((await jointState(url)).position, start, 2e-3, 'the slowed trajectory ends at its goal');
+    const full = await fetch(`${url}/robot/override`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ percent: 100 }),
+    });
+    assert.equal(full.status, 200);
+    // A trajectory goal (sent with wait) cannot be paused here: 503 naming /stop; the events say it did not pause.
+    for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
+    const waited = call(url, '/trajectory/send', {
+      points: [{ positions: start, time_from_start: 3 }],
+      wait: true,
+    });
+    await sleep(400);
     const events = await openSse(url, '/events');
     try {
       const refused = await call(url, '/robot/pause', {});
       assert.equal(refused.status, 503, detailOf(refused));
       assert.match(detailOf(refused), /POST \/stop/);
-      // The events said "pausing", then that it did not pause.
       const ended = await events.next((e) => e.type === 'resume', 5000);
       assert.match(String((ended.data as { ended?: string }).ended), /^not paused: .*POST \/stop/);
     } finally {
       events.close();
     }
     assert.equal((await call(url, '/stop', {})).status, 200);
+    assert.equal((await waited).status, 200);
     assert.equal((await call(url, '/robot/resume', {})).status, 409, 'nothing is paused');
   });
 });
