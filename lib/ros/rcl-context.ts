@@ -556,10 +556,30 @@ export class RclContext implements RobotContext {
     } else {
       // Followed in plan time, so that a pause, a resume or the override can re-time its rest; under an
       // override below 100 % it goes out re-timed at once.
-      this.path = this.pathOf(msg);
-      if (this.path && this.rate > 0 && this.rate < 1) msg = this.messageOf(this.path.retime(this.nowMs(), this.rate));
+      this.path = this.isHoldPoint(msg) ? undefined : this.pathOf(msg);
+      if (this.rate > 0 && this.rate < 1 && !this.isHoldPoint(msg)) {
+        // Never faster than the override: a trajectory that cannot be re-timed is not sent.
+        if (!this.path)
+          return err(
+            unavailable(
+              name,
+              `the speed override is ${Math.round(this.rate * 100)} % and this trajectory cannot be re-timed to it (a future header stamp, joints not named as the controller's, or no joint state of the last ${REST_STATE_MS} ms): nothing was sent`,
+            ),
+          );
+        msg = this.messageOf(this.path.retime(this.nowMs(), this.rate));
+      }
     }
     return this.publishOnTopic(msg);
+  }
+
+  /** A hold point (what a stop publishes: one point where the arm is): no path to pause, never refused. */
+  private isHoldPoint(msg: JointTrajectoryMsg): boolean {
+    if (msg.points.length !== 1) return false;
+    const latest = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
+    const state = latest ? jointStateByName(latest.msg, this.endpoints.joint_names) : undefined;
+    // Without a current state nothing can tell: a lone point is let through as before (a stop must never be refused).
+    if (!state?.ok) return true;
+    return holdRestS(msg.points, state.value.position, state.value.velocity ?? []) !== undefined;
   }
 
   /** The trajectory as the controller will follow it, from the current state (its t = 0), or undefined. */
@@ -571,8 +591,6 @@ export class RclContext implements RobotContext {
     const latest = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
     const state = latest ? jointStateByName(latest.msg, names) : undefined;
     if (!state?.ok) return undefined;
-    // A hold point (what a stop publishes) is no path to pause.
-    if (holdRestS(msg.points, state.value.position, state.value.velocity ?? []) !== undefined) return undefined;
     const pick = (values: readonly number[]) =>
       values.length === msg.joint_names.length ? index.map((i) => values[i] ?? 0) : undefined;
     const points = msg.points.map((p) => {

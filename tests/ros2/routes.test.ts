@@ -420,6 +420,23 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     for (let i = 0; i < 200 && Math.abs(((await jointState(url)).position[0] ?? 0) - (start[0] ?? 0)) > 2e-3; i++)
       await sleep(50);
     assertNear((await jointState(url)).position, start, 2e-3, 'the slowed trajectory ends at its goal');
+    // Under the override a stop's hold point still goes out at once (it is never re-timed nor refused).
+    for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
+    assert.equal(
+      (await call(url, '/trajectory/send', { points: [{ positions: target, time_from_start: 2 }] })).status,
+      200,
+    );
+    await sleep(500);
+    const stopped = await call<{ hold_published: boolean }>(url, '/stop', {});
+    assert.equal(stopped.status, 200, detailOf(stopped));
+    assert.equal(stopped.body.hold_published, true);
+    await sleep(300);
+    const stoppedAt = (await jointState(url)).position;
+    await sleep(1500);
+    assertNear((await jointState(url)).position, stoppedAt, 2e-3, 'stopped under the override: it holds');
+    assert.ok(Math.abs((stoppedAt[0] ?? 0) - (target[0] ?? 0)) > 0.05, 'short of the goal');
+    for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
+    assert.equal((await call<MotionBody>(url, '/robot/move/joints', { joints: start, speed: 1 })).body.success, true);
     const full = await fetch(`${url}/robot/override`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
