@@ -2,9 +2,10 @@
  * The main thread's side of the trajectory worker: one long-lived worker thread, started on the
  * first request, that parses and checks trajectories so that a 10 MiB CSV or a 1 MiB JSON body
  * never holds the event loop. Jobs are answered in order; at most {@link MAX_PENDING} JSON bodies
- * and web.limits.max_uploads CSV uploads wait at a time (more is a 503), each at most
- * {@link JOB_TIMEOUT_MS} (then the worker is replaced). The worker does not keep the process alive
- * while idle; {@link closeTrajectoryWorker} ends it (server close).
+ * and web.limits.max_uploads CSV uploads wait at a time (more is a 503); the job being checked may
+ * take at most {@link JOB_TIMEOUT_MS} from the moment it is first in line (then the worker is
+ * replaced): a job's wait behind the others does not count. The worker does not keep the process
+ * alive while idle; {@link closeTrajectoryWorker} ends it (server close).
  */
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_UPLOADS } from '../settings/schema.ts';
@@ -13,13 +14,14 @@ import type { WorkerJob, WorkerReply } from './worker.ts';
 
 /** Most JSON bodies (1 MiB each at most) waiting for the worker at once. */
 export const MAX_PENDING = 8;
-/** Longest a job may take before the worker is ended and replaced (ms). */
+/** Longest the job first in line may take before the worker is ended and replaced (ms). */
 export const JOB_TIMEOUT_MS = 30_000;
 
 interface Pending {
   readonly kind: CheckSource['kind'];
   readonly resolve: (result: CheckResult) => void;
-  readonly timer: ReturnType<typeof setTimeout>;
+  /** Set once the job is first in line (the worker is checking it). */
+  timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -45,10 +47,18 @@ interface WaitingLimits {
 }
 
 let waitingLimits: WaitingLimits = { json: MAX_PENDING, csv: DEFAULT_MAX_UPLOADS };
+let jobTimeoutMs = JOB_TIMEOUT_MS;
 
-/** Sets how many CSV uploads may wait for the checker: web.limits.max_uploads (the app does this at start). */
-export function configureTrajectoryWorker(limits: { readonly maxUploads: number }): void {
+/**
+ * Sets how many CSV uploads may wait for the checker: web.limits.max_uploads (the app does this at start); and the
+ * longest a check may take ({@link JOB_TIMEOUT_MS} unless given: tests shorten it).
+ */
+export function configureTrajectoryWorker(limits: {
+  readonly maxUploads: number;
+  readonly jobTimeoutMs?: number;
+}): void {
   waitingLimits = { json: MAX_PENDING, csv: limits.maxUploads };
+  jobTimeoutMs = limits.jobTimeoutMs ?? JOB_TIMEOUT_MS;
 }
 
 const failure = (detail: string): CheckResult => ({ ok: false, error: { kind: 'unavailable', detail } });
@@ -69,17 +79,27 @@ class TrajectoryWorker {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(
-        () => this.fail(`the trajectory check took longer than ${JOB_TIMEOUT_MS / 1000} s`),
-        JOB_TIMEOUT_MS,
-      );
-      timer.unref();
-      this.pending.set(id, { kind, resolve, timer });
+      this.pending.set(id, { kind, resolve });
+      this.timeFirstInLine();
       // A job in progress keeps the process alive; an idle worker does not.
       worker.ref();
       const job: WorkerJob = { id, request };
       worker.postMessage(job, transfer);
     });
+  }
+
+  /**
+   * Starts the clock of the job first in line (the worker answers in order: it is the one being checked), so that
+   * the timeout bounds a check and not the wait behind max_uploads others on a loaded machine.
+   */
+  private timeFirstInLine(): void {
+    const first = this.pending.values().next().value;
+    if (!first || first.timer) return;
+    first.timer = setTimeout(
+      () => this.fail(`the trajectory check took longer than ${jobTimeoutMs / 1000} s`),
+      jobTimeoutMs,
+    );
+    first.timer.unref();
   }
 
   /** Ends the worker; waiting jobs fail with 503. */
@@ -98,6 +118,7 @@ class TrajectoryWorker {
       clearTimeout(waiting.timer);
       this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref();
+      else this.timeFirstInLine();
       waiting.resolve(reply.result);
     });
     worker.on('error', (e: Error) => this.fail(`the trajectory checker failed: ${e.message}`));

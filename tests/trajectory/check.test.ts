@@ -221,6 +221,26 @@ describe('the trajectory worker thread', () => {
     }
   });
 
+  it('times a check from when it is first in line: jobs waiting behind others past the timeout are all answered', async () => {
+    // 24 checks of about 100 ms each (more on a loaded machine) wait together; each may take 2 s once first in line.
+    // Timed from when they were queued, those behind the first 2 s of work failed, and took all the others with them.
+    const uploads = 24;
+    // The worker started (its start-up is not a check).
+    assert.ok((await checkOffThread(csv(`${HEADER}\n1,0.1,0,0,-1.57,0,1.57,0\n`))).ok);
+    configureTrajectoryWorker({ maxUploads: uploads, jobTimeoutMs: 2000 });
+    try {
+      const rows = Array.from({ length: 20_000 }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n');
+      const text = `${HEADER}\n${rows}\n`;
+      const t0 = performance.now();
+      const results = await Promise.all(Array.from({ length: uploads }, () => checkOffThread(csv(text, false))));
+      const tookMs = performance.now() - t0;
+      const failed = results.find((r) => !r.ok);
+      assert.equal(failed, undefined, `after ${tookMs.toFixed(0)} ms: ${JSON.stringify(failed)}`);
+    } finally {
+      configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
+    }
+  });
+
   it(`runs ${CHECKER_NICENESS} nicer than the event loop's thread, which keeps its priority (Linux)`, {
     skip: process.platform !== 'linux' && 'a nice value is per thread on Linux only',
   }, async () => {
