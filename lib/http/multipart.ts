@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import busboy from 'busboy';
 import { err, ok, type Result } from '../result.ts';
 import { BodyTimeoutError, describeContentType, isClientAbort } from './body.ts';
@@ -147,6 +148,10 @@ export async function parseMultipart(
             return;
           }
           if (!parser.write(value)) await once(parser, 'drain');
+          // One chunk of each upload per turn of the event loop: 16 uploads arriving at full speed do not parse
+          // megabytes in one turn, a stop read meanwhile waits for a few chunks at most, and what a body holds
+          // unread is the stream's buffer (reading pauses beyond it).
+          await nextTurn();
         }
       } catch (e) {
         // The client went away: the request ends as its own case (lib/http/app.ts), not as a bad body.
