@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
 import { childLoadGenerator } from './http-joint-states.ts';
 import type { Section } from './section.ts';
+import { watchStalls, type WorstStall } from './stalls.ts';
 import { summary } from './stats.ts';
 import { type Table, verdict } from './table.ts';
 
@@ -29,6 +30,8 @@ interface Row {
   readonly label: string;
   readonly latenciesMs: number[];
   readonly worstLoopDelayMs: number;
+  /** The worst gap between 5 ms ticks of the server's loop, and the loop thread's running and waiting time in it. */
+  readonly worstStall: WorstStall | undefined;
   readonly note: string;
 }
 
@@ -129,6 +132,7 @@ async function measure(
   const latenciesMs: number[] = [];
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
+  const stalls = watchStalls();
   for (let k = 0; k < samples; k++) {
     const load = begin();
     await sleep(delayMs);
@@ -137,7 +141,7 @@ async function measure(
     server.logs.length = 0;
   }
   loop.disable();
-  return { label, latenciesMs, worstLoopDelayMs: loop.max / 1e6, note };
+  return { label, latenciesMs, worstLoopDelayMs: loop.max / 1e6, worstStall: stalls.stop(), note };
 }
 
 const post = (url: string, path: string, body: unknown) =>
@@ -294,7 +298,15 @@ export const stopSection: Section = {
     const table: Table = {
       title:
         'POST /stop latency while the service is busy (client and server in one process; load generator in a child)',
-      header: ['while', 'samples', 'p50 ms', 'p99 ms', 'worst event-loop delay ms', 'target'],
+      header: [
+        'while',
+        'samples',
+        'p50 ms',
+        'p99 ms',
+        'worst event-loop delay ms',
+        'worst stall: ms, of it running / waiting for a CPU',
+        'target',
+      ],
       rows: rows.map((r) => {
         const s = summary(r.latenciesMs);
         return [
@@ -303,11 +315,16 @@ export const stopSection: Section = {
           s.p50,
           s.p99,
           r.worstLoopDelayMs,
+          r.worstStall
+            ? `${r.worstStall.wallMs.toFixed(0)}, ${r.worstStall.runningMs.toFixed(0)} / ${r.worstStall.waitingMs.toFixed(0)}`
+            : '-',
           `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`,
         ];
       }),
       notes: [
         ...rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
+        'worst stall: the longest gap between 5 ms ticks of the event loop of the server, with the time its thread ran and the',
+        '  time it waited, runnable, for a CPU (Linux schedstat): running is work of the server, waiting the load of the machine',
         'closed loop: armgate, autocannon and the /stop client are three busy processes on 2 cores, so the figure includes',
         '  the wait for a CPU time slice; the paced row is 200 clients polling as front ends do',
       ],
