@@ -60,8 +60,9 @@ import {
   type TrajectoryOutcome,
   type TriggerResponse,
 } from './messages.ts';
-import { RclGoals } from './rcl-goals.ts';
+import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
 import { RetimedPath } from './retimed-path.ts';
+import { reasonOf } from './settle.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
 import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
@@ -111,6 +112,18 @@ const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in th
  * service. Every ROS message is converted at this boundary (lib/ros/convert.ts): nothing
  * ROS-typed reaches a handler.
  */
+/** A trajectory goal a request waits on (see RclContext.goalRun). */
+interface GoalRun {
+  readonly path: RetimedPath;
+  /** The request's signal or a stop. */
+  readonly signal: AbortSignal;
+  readonly stop: AbortController;
+  /** The re-timed rest sent as a new goal, which the request waits on next. */
+  next: Promise<Result<TrajectoryGoalEnd, InterfaceUnavailable>> | undefined;
+  /** Wakes the request waiting at rest after a pause (a resume sent `next`). */
+  wake: (() => void) | undefined;
+}
+
 export class RclContext implements RobotContext {
   readonly endpoints: EndpointsFile;
   readonly limits: JointLimits;
@@ -135,6 +148,12 @@ export class RclContext implements RobotContext {
   private rate = 1;
   /** The trajectory armgate published on the controller's topic, followed in plan time (pause, resume, override). */
   private path: RetimedPath | undefined;
+  /**
+   * The FollowJointTrajectory goal a request waits on, followed in plan time: a pause, a resume or the
+   * override sends the re-timed rest as a new goal (the controller replaces the old one), and the
+   * request waits on that one instead.
+   */
+  private goalRun: GoalRun | undefined;
   private states: readonly GroupState[] | undefined;
   /** The stack's URDF once read (robotDescription). */
   private urdf: string | undefined;
@@ -384,6 +403,12 @@ export class RclContext implements RobotContext {
       this.rate = Math.min(1, rate);
       const resumed = this.goals.resumeMotions();
       if (resumed > 0) this.log(`resume: ${resumed} paused goal(s) sent again at ${percent} % of their speed`);
+      const run = this.activeGoalRun();
+      if (run) {
+        this.retimeGoal(run, this.rate);
+        this.log(`the trajectory goal in progress re-timed to ${percent} % from where it is (a new goal)`);
+        return ok({ executing: true, message: `the trajectory in progress runs at ${percent} %` });
+      }
       if (path) {
         // The rest of the published trajectory, re-timed from where it is (at rest when paused) to this rate.
         const published = this.publishOnTopic(this.messageOf(path.retime(this.nowMs(), this.rate)));
@@ -397,6 +422,21 @@ export class RclContext implements RobotContext {
           resumed > 0
             ? `${resumed} paused goal(s) sent again at ${percent} % of their speed (the stack plans again from where the arm rests)`
             : `goals sent from now on run at ${percent} % of their speed (a goal in progress keeps its own)`,
+      });
+    }
+    const run = this.activeGoalRun();
+    if (run && options.holder?.kind !== 'sequence') {
+      this.rate = 0;
+      this.retimeGoal(run, 0);
+      const rested = await this.waitAtRest(options.signal);
+      this.log(
+        `pause: the trajectory goal brakes on its path (a new goal); ${rested ? 'the arm rests' : 'not seen at rest'}`,
+      );
+      return ok({
+        executing: true,
+        message: rested
+          ? 'the trajectory came to rest on its path and holds there'
+          : 'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
       });
     }
     if (path && options.holder?.kind !== 'sequence') {
@@ -750,22 +790,73 @@ export class RclContext implements RobotContext {
       const published = await this.publishTrajectory(msg);
       return published.ok ? answer('stopped', 'an empty trajectory: the controller stops and holds') : published;
     }
+    // The controller replaces what it executes: a topic trajectory followed before is gone.
+    this.path = undefined;
+    const path = this.isHoldPoint(msg) ? undefined : this.pathOf(msg);
+    if (this.rate > 0 && this.rate < 1) {
+      if (!path)
+        return err(
+          unavailable(
+            iface.name,
+            `the speed override is ${Math.round(this.rate * 100)} % and this trajectory cannot be re-timed to it (a future header stamp, joints not named as the controller's, or no recent joint state): nothing was sent`,
+          ),
+        );
+      msg = this.messageOf(path.retime(this.nowMs(), this.rate));
+    }
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     const timeoutS = options.timeoutS ?? durationS + this.endpoints.timeouts.motion_s;
     const previousEnd = this.trajectoryEndsAtMs;
-    // The controller replaces what it executes: a topic trajectory followed before is gone.
-    this.path = undefined;
     const endsAtMs = this.nowMs() + durationS * 1000;
     this.trajectoryEndsAtMs = endsAtMs;
     // Only while no newer trajectory has been sent since: its end is then the one that counts.
     const settleEnd = (value: number) => {
       if (this.trajectoryEndsAtMs === endsAtMs) this.trajectoryEndsAtMs = value;
     };
-    const goalOptions = options.signal ? { signal: options.signal, timeoutS } : { timeoutS };
-    const ended = await this.fresh(
-      await this.goals.runTrajectoryGoal(iface, followJointTrajectoryGoalToRos(msg), goalOptions),
-    );
+    const stopped = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stopped.signal]) : stopped.signal;
+    const run: GoalRun | undefined = path
+      ? { path, signal, stop: stopped, next: undefined, wake: undefined }
+      : undefined;
+    this.goalRun = run;
+    let ended: Result<TrajectoryGoalEnd, InterfaceUnavailable>;
+    try {
+      let current = this.goals.runTrajectoryGoal(iface, followJointTrajectoryGoalToRos(msg), { signal, timeoutS });
+      for (;;) {
+        ended = await current;
+        const next = run?.next;
+        if (run && next) {
+          // Replaced by its own re-timed rest (a pause, a resume, the override): wait on that goal instead.
+          run.next = undefined;
+          current = next;
+          continue;
+        }
+        if (run?.path.paused && ended.ok && ended.value.kind === 'result' && !signal.aborted) {
+          // The pause's goal brought the arm to rest on the path: wait for the resume's goal, or a stop.
+          const resumed = await new Promise<boolean>((resolve) => {
+            const onAbort = () => resolve(false);
+            if (signal.aborted) return resolve(false);
+            signal.addEventListener('abort', onAbort, { once: true });
+            run.wake = () => {
+              signal.removeEventListener('abort', onAbort);
+              resolve(true);
+            };
+          });
+          run.wake = undefined;
+          const resumedGoal = run.next;
+          if (resumed && resumedGoal) {
+            run.next = undefined;
+            current = resumedGoal;
+            continue;
+          }
+          ended = ok({ kind: 'aborted', reason: reasonOf(signal), by: 'stop' });
+        }
+        break;
+      }
+    } finally {
+      if (this.goalRun === run) this.goalRun = undefined;
+    }
+    ended = await this.fresh(ended);
     if (!ended.ok) {
       settleEnd(previousEnd);
       return ended;
@@ -815,6 +906,10 @@ export class RclContext implements RobotContext {
 
   /** Cancels the goals in flight (waiting for the servers to confirm), then calls the stop service. */
   async callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+    // A paused trajectory goal waiting for its resume ends here too; no re-timed rest is sent after a stop.
+    const run = this.goalRun;
+    this.goalRun = undefined;
+    run?.stop.abort('stopped');
     const cancelled = await this.goals.cancelAll('stopped');
     const trigger = await this.callTrigger();
     if (!trigger.ok || cancelled === 0) return trigger;
@@ -822,6 +917,28 @@ export class RclContext implements RobotContext {
       success: trigger.value.success,
       message: `cancelled ${cancelled} motion goal(s); ${trigger.value.message}`,
     });
+  }
+
+  /** The trajectory goal a request waits on, unless a stop or its caller ended it. */
+  private activeGoalRun(): GoalRun | undefined {
+    const run = this.goalRun;
+    return run && !run.signal.aborted ? run : undefined;
+  }
+
+  /** Sends the rest of the goal's path re-timed to `rate` as a new goal; its request waits on that one. */
+  private retimeGoal(run: GoalRun, rate: number): void {
+    const msg = this.messageOf(run.path.retime(this.nowMs(), rate));
+    const durationS = secondsOf(msg.points.at(-1)?.time_from_start ?? { sec: 0, nanosec: 0 });
+    this.trajectoryEndsAtMs = this.nowMs() + durationS * 1000;
+    run.next = this.goals.runTrajectoryGoal(
+      this.endpoints.interfaces.follow_joint_trajectory,
+      followJointTrajectoryGoalToRos(msg),
+      {
+        signal: run.signal,
+        timeoutS: durationS + this.endpoints.timeouts.motion_s,
+      },
+    );
+    run.wake?.();
   }
 
   /** The published trajectory still to be executed (paused, or before its end), if any. */
@@ -839,7 +956,7 @@ export class RclContext implements RobotContext {
     if (this.goals.motions > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
     // A trajectory sent with wait is a trajectory, as on the simulator: a newer one preempts it.
     if (this.goals.size > 0) return { kind: 'trajectory', detail: 'a trajectory goal is executing' };
-    if (this.activePath()?.paused)
+    if (this.activePath()?.paused || this.activeGoalRun()?.path.paused)
       return { kind: 'trajectory', detail: 'a paused trajectory holds its place on its path' };
     const leftMs = this.trajectoryEndsAtMs - this.nowMs();
     if (leftMs > 0 && this.holding)

@@ -326,7 +326,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.equal((await stack.state()).moving, false, 'the stack says the arm is at rest');
   });
 
-  it('pause cancels the move on the stack and holds; resume sends the same goal again to its goal; the override scales later goals; a published trajectory pauses on its path and resumes; a trajectory goal is not paused (503)', async () => {
+  it('pause cancels the move on the stack and holds; resume sends the same goal again to its goal; the override scales later goals; a published trajectory and a trajectory goal pause on their path and resume; a stop under the override holds', async () => {
     await sleep(300);
     assert.equal((await call<MotionBody>(url, '/robot/move/named', { name: 'work', speed: 1 })).body.success, true);
     const from = stack.events.length;
@@ -443,25 +443,35 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
       body: JSON.stringify({ percent: 100 }),
     });
     assert.equal(full.status, 200);
-    // A trajectory goal (sent with wait) cannot be paused here: 503 naming /stop; the events say it did not pause.
+    // A trajectory goal (sent with wait): the re-timed rest goes as a new goal, and the request waits on it.
     for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
-    const waited = call(url, '/trajectory/send', {
-      points: [{ positions: start, time_from_start: 3 }],
+    const from2 = stack.events.length;
+    const waited = call<TrajectoryAnswer>(url, '/trajectory/send', {
+      points: [{ positions: target, time_from_start: 2 }],
       wait: true,
     });
-    await sleep(400);
-    const events = await openSse(url, '/events');
-    try {
-      const refused = await call(url, '/robot/pause', {});
-      assert.equal(refused.status, 503, detailOf(refused));
-      assert.match(detailOf(refused), /POST \/stop/);
-      const ended = await events.next((e) => e.type === 'resume', 5000);
-      assert.match(String((ended.data as { ended?: string }).ended), /^not paused: .*POST \/stop/);
-    } finally {
-      events.close();
-    }
-    assert.equal((await call(url, '/stop', {})).status, 200);
-    assert.equal((await waited).status, 200);
+    await sleep(700);
+    const pausedGoal = await call<{ paused: boolean; message: string }>(url, '/robot/pause', {});
+    assert.equal(pausedGoal.status, 200, detailOf(pausedGoal));
+    assert.equal(pausedGoal.body.paused, true, pausedGoal.body.message);
+    const restGoal = (await jointState(url)).position;
+    const v = ((restGoal[0] ?? 0) - (start[0] ?? 0)) / 0.4;
+    assert.ok(v > 0.05 && v < 0.95, `rests between start and goal: ${v}`);
+    assertNear(
+      restGoal,
+      start.map((q, i) => q + v * (delta[i] ?? 0)),
+      2e-3,
+      'the trajectory goal rests on its line',
+    );
+    await sleep(800);
+    assertNear((await jointState(url)).position, restGoal, 1e-3, 'it holds while paused');
+    assert.equal((await call(url, '/robot/resume', {})).status, 200);
+    const done = await waited;
+    assert.equal(done.status, 200, detailOf(done));
+    assert.equal(done.body.outcome, 'finished', done.body.message);
+    assertNear((await jointState(url)).position, target, 2e-3, 'the resumed goal ends at its goal');
+    const fjtGoals = stack.events.slice(from2).filter((e) => e.event === 'goal' && on('follow_joint_trajectory')(e));
+    assert.equal(fjtGoals.length, 3, 'the goal, its pause, its resume');
     assert.equal((await call(url, '/robot/resume', {})).status, 409, 'nothing is paused');
   });
 });

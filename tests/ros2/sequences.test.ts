@@ -4,6 +4,7 @@
  * it with nothing left behind. Run by `npm run test:ros2`.
  */
 import assert from 'node:assert/strict';
+import { openSse } from '../support/sse.ts';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -149,6 +150,28 @@ describe('sequence runner on ros2 over real DDS', () => {
     assert.ok(bag.messages.length > 0, 'the bag was closed with what it had');
     await sleep(300);
     assert.equal((await stack.state()).moving, false, 'the arm is at rest');
+  });
+
+  it("a pause during a sequence is a 503 (its runner's node sends the goals): the events say it did not pause; /stop stops it", async () => {
+    const from = stack.events.length;
+    const started = await startSequence(url, 'unpaused', 3, 0.1);
+    assert.equal(started.status, 200, await started.text());
+    await stack.waitFor((e) => e.event === 'goal', 10_000, from);
+    const events = await openSse(url, '/events');
+    try {
+      const refused = await call(url, '/robot/pause', {});
+      assert.equal(refused.status, 503, detailOf(refused));
+      assert.match(detailOf(refused), /POST \/stop/);
+      const ended = await events.next((e) => e.type === 'resume', 5000);
+      assert.match(String((ended.data as { ended?: string }).ended), /^not paused: .*POST \/stop/);
+    } finally {
+      events.close();
+    }
+    assert.equal((await status(url)).status, 'running', 'the sequence goes on: nothing paused it');
+    assert.equal((await call(url, '/stop', {})).status, 200);
+    const end = await finished(url, 10_000);
+    assert.notEqual(end.status, 'running', 'stopped');
+    await sleep(300);
   });
 
   it('dies with armgate (SIGKILL mid-sequence): no runner left, the bag readable', async () => {
