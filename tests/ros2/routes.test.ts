@@ -291,6 +291,8 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
       assert.ok(plan?.id, JSON.stringify(planned));
       assert.equal((await tool('execute_plan', { id: plan.id })).success, true);
       assert.ok('message' in (await tool('stop')));
+      // The plan's execution may still settle when the stop comes: its hold point then brakes for its floor (0.1 s).
+      await sleep(200);
       assert.equal((await tool('move_to_named_position', { name: 'work', speed: 0.5 })).success, true);
     } finally {
       await client.close();
