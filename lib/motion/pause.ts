@@ -54,11 +54,13 @@ export class MotionControl {
   private readonly arbiter: MotionArbiter;
   private readonly context: () => RobotContext;
   private readonly events: EventBus | undefined;
+  private readonly runners: RunnerRates | undefined;
 
-  constructor(arbiter: MotionArbiter, context: () => RobotContext, events?: EventBus) {
+  constructor(arbiter: MotionArbiter, context: () => RobotContext, events?: EventBus, runners?: RunnerRates) {
     this.arbiter = arbiter;
     this.context = context;
     this.events = events;
+    this.runners = runners;
     // While paused the arm belongs to the paused motion: checked before anything else holding it.
     arbiter.addSource(() => this.activity(), { first: true });
     arbiter.onRelease(() => this.settle());
@@ -99,12 +101,16 @@ export class MotionControl {
       this.events?.publish('pause', { state: 'pausing', what });
       this.events?.publishMotionState('paused', `paused: ${what}`);
     }
+    // Sequence runners that send their goals themselves (ros2) pause theirs; the context waits for the rest.
+    const elsewhere = (this.runners?.setRate(0) ?? 0) > 0;
     const rested = await context.setExecutionRate(0, {
       ...(signal ? { signal } : {}),
       ...(moving ? { holder: moving } : {}),
+      pausedElsewhere: elsewhere,
     });
     if (!rested.ok) {
       this.paused = undefined;
+      this.runners?.setRate(this.percent / 100);
       // The events said "pausing": say that it did not pause, and why (the motion goes on).
       if (first) {
         this.events?.publish('resume', { what, ended: `not paused: ${rested.error.message}` });
@@ -130,9 +136,11 @@ export class MotionControl {
     const paused = this.paused;
     if (!paused) return err({ kind: 'busy', detail: 'nothing is paused: there is nothing to resume' });
     this.paused = undefined;
+    this.runners?.setRate(this.percent / 100);
     const changed = await context.setExecutionRate(this.percent / 100);
     if (!changed.ok) {
       this.paused = paused;
+      this.runners?.setRate(0);
       return err({ kind: 'unavailable', detail: changed.error.message });
     }
     this.events?.publish('resume', { what: paused.what, override_percent: this.percent });
@@ -151,6 +159,7 @@ export class MotionControl {
     const previous = this.percent;
     this.percent = Math.min(OVERRIDE_MAX, Math.max(OVERRIDE_MIN, Math.round(percent)));
     if (!this.paused) {
+      this.runners?.setRate(this.percent / 100);
       const changed = await context.setExecutionRate(this.percent / 100);
       if (!changed.ok) {
         this.percent = previous;
@@ -169,6 +178,7 @@ export class MotionControl {
   async cleared(reason: string): Promise<void> {
     const paused = this.paused;
     this.paused = undefined;
+    this.runners?.setRate(this.percent / 100);
     await this.context().setExecutionRate?.(this.percent / 100);
     if (paused) this.events?.publish('resume', { what: paused.what, ended: reason });
   }
@@ -178,6 +188,11 @@ export class MotionControl {
     if (!this.paused || this.arbiter.activity(['paused'])) return;
     void this.cleared('the paused motion ended');
   }
+}
+
+/** Where sequence runners that send their own goals are told of the rate (the supervisor); returns how many. */
+export interface RunnerRates {
+  setRate(rate: number): number;
 }
 
 function notOnThisBackend(what: string): PauseRefusal {

@@ -123,6 +123,8 @@ export interface ExecutionRateOptions {
   readonly signal?: AbortSignal;
   /** What holds the arm as the app sees it (a sequence runner's goals may not go through the context). */
   readonly holder?: ArmActivity;
+  /** The holder's goals were paused where they are sent (a ros2 sequence runner's own node): wait for the rest. */
+  readonly pausedElsewhere?: boolean;
 }
 
 export interface RobotContext {

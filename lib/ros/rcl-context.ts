@@ -455,6 +455,20 @@ export class RclContext implements RobotContext {
           : 'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
       });
     }
+    if (options.holder?.kind === 'sequence' && options.pausedElsewhere) {
+      // The runner cancelled its goal on the stack (it brakes) and waits for the resume.
+      this.rate = 0;
+      const rested = await this.waitAtRest(options.signal);
+      this.log(
+        `pause: the sequence runner's goal cancelled on the stack; ${rested ? 'the arm rests' : 'not seen at rest'}`,
+      );
+      return ok({
+        executing: true,
+        message: rested
+          ? "the sequence runner's goal was cancelled on the stack, which brought the arm to rest; resume sends it again"
+          : "the sequence runner's goal was cancelled on the stack; no joint state at rest was seen within the motion timeout",
+      });
+    }
     const activity = options.holder?.kind === 'sequence' ? options.holder : this.armActivity();
     if (this.goals.motions === 0 && activity) {
       const what = activity.kind === 'stopping' ? 'the arm braking after a stop' : activity.detail;

@@ -23,6 +23,8 @@ export interface RunnerBackend {
   move(action: string, point: SequencePoint): Promise<MoveAnswer>;
   /** Starts recording `topics` (empty: every topic offered) into a new bag folder; throws with the reason when it cannot. */
   record(folder: string, topics: readonly string[]): Promise<Recording>;
+  /** Pause (0), resume or the speed override of its goals, where the backend sends them itself (ros2). */
+  setRate?(rate: number): Promise<void>;
   /** Cancels the goals in flight (within `withinMs`) and releases the backend. */
   close(reason: string, withinMs: number): Promise<void>;
 }

@@ -16,6 +16,8 @@ export interface SequenceJob {
   /** The bag to record: its folder, bag_root (checked again when the folder is created), the topics (empty: all). */
   readonly bag?: { readonly path: string; readonly root: string; readonly topics: readonly string[] };
   readonly backend: 'sim' | 'ros2';
+  /** On ros2: the execution rate at the start (the speed override; 0 while paused), see the 'rate' message. */
+  readonly rate?: number;
   /** On ros2: the action types and timeouts of the endpoints file. */
   readonly ros?: RunnerRosSettings;
 }
@@ -54,7 +56,12 @@ export type ServerToRunner =
   | { readonly type: 'topics'; readonly topics: readonly TopicInfo[] }
   | { readonly type: 'message'; readonly topic: string; readonly msg: unknown; readonly receivedNs: string }
   /** POST /stop or shutdown: finish at once (close the bag) and exit as terminated. */
-  | { readonly type: 'stop' };
+  | { readonly type: 'stop' }
+  /**
+   * On ros2 (the runner's own node sends the goals): pause (0: the goal in flight is cancelled on the
+   * stack and sent again on a rate above 0), resume, or the speed override for the goals sent from then on.
+   */
+  | { readonly type: 'rate'; readonly rate: number };
 
 /** The runner's exit codes. */
 export const EXIT = {

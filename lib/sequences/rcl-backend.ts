@@ -52,6 +52,8 @@ export class RclBackend implements RunnerBackend {
   private readonly guard: TargetGuard | undefined;
   /** Set once the node is destroyed (with it, every subscription). */
   private released = false;
+  /** The speed override's rate for the goals sent (0 while paused: a goal waits for the resume). */
+  private rate = 1;
 
   private constructor(
     rcl: RclModule,
@@ -68,6 +70,19 @@ export class RclBackend implements RunnerBackend {
     this.warn = warn;
     this.goals = new RclGoals(new RclCalls(node, rcl, settings.timeouts.server_wait_s), settings.timeouts, log);
     this.guard = settings.safety ? targetGuardOfPlain(settings.safety) : undefined;
+  }
+
+  /**
+   * Pause (0): the goal in flight is cancelled on the stack (it brakes) and waits; a rate above 0
+   * sends it again from where the arm rests and scales the speed of every goal sent from then on.
+   */
+  async setRate(rate: number): Promise<void> {
+    if (rate <= 0) {
+      await this.goals.pauseMotions();
+      return;
+    }
+    this.rate = Math.min(1, rate);
+    this.goals.resumeMotions();
   }
 
   /** Initializes rclnodejs and spins a node named `nodeName`. */
@@ -110,7 +125,16 @@ export class RclBackend implements RunnerBackend {
         },
       };
     const type = target.kind === 'joints' ? this.settings.joints_type : this.settings.pose_type;
-    const sent = await this.goals.runAction({ name: action, type }, rosGoal.value, { signal: this.abort.signal });
+    // Built at each sending (a resumed goal is sent again): its speed scaled by the override in force then.
+    const build = () => {
+      if (!(this.rate > 0 && this.rate < 1)) return rosGoal.value;
+      const scaled =
+        target.kind === 'joints'
+          ? ok(moveToJointsGoalToRos({ ...target.goal, speed: target.goal.speed * this.rate }))
+          : moveToPoseGoalToRos({ ...target.goal, speed: target.goal.speed * this.rate });
+      return scaled.ok ? scaled.value : rosGoal.value;
+    };
+    const sent = await this.goals.runAction({ name: action, type }, build, { signal: this.abort.signal });
     return sent.ok ? { kind: 'result', result: sent.value } : { kind: 'no_server', message: sent.error.message };
   }
 

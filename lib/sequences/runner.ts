@@ -22,6 +22,8 @@ import { attachRunnerIo } from './runner-io.ts';
 const CANCEL_WAIT_MS = 1500;
 
 let backend: RunnerBackend | undefined;
+/** The latest execution rate armgate sent (pause, resume, override), applied once the backend exists. */
+let pendingRate: number | undefined;
 let recording: Recording | undefined;
 let exiting = false;
 const early: ServerToRunner[] = [];
@@ -79,7 +81,11 @@ const jobArrived = new Promise<SequenceJob>((resolve) => {
 process.on('message', (raw: ServerToRunner) => {
   if (raw.type === 'job') receiveJob(raw.job);
   else if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
-  else if (raw.type === 'claim_result') {
+  else if (raw.type === 'rate') {
+    // Before the backend exists the latest rate waits for it.
+    pendingRate = raw.rate;
+    void backend?.setRate?.(raw.rate);
+  } else if (raw.type === 'claim_result') {
     claims.get(raw.id)?.(raw.granted, raw.message);
     claims.delete(raw.id);
   } else onServerMessage(raw);
@@ -121,6 +127,8 @@ async function main(): Promise<void> {
   const { config, iterations, delayS, actions, bag } = job;
   const moves = await createBackend(job.backend, job.ros);
   backend = moves;
+  const rate = pendingRate ?? job.rate;
+  if (rate !== undefined && rate !== 1) await moves.setRate?.(rate);
   if (bag) {
     const created = await createConfinedFolder(bag.root, bag.path);
     if (!created.ok) await finish(EXIT.bagFailed, `cannot record the bag: ${created.error}`);

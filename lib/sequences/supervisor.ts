@@ -104,6 +104,9 @@ export class SequenceSupervisor {
   private last: SequenceStatus = { status: 'idle' };
   private readonly statusListeners = new Set<(status: SequenceStatus) => void>();
 
+  /** The execution rate runners on ros2 start with and are told of (pause 0, resume, the override). */
+  private rate = 1;
+
   constructor(context: RobotContext, options: SupervisorOptions = { backend: 'sim' }) {
     this.context = context;
     this.options = options;
@@ -166,6 +169,7 @@ export class SequenceSupervisor {
       backend: this.options.backend,
       ...(this.options.backend === 'ros2'
         ? {
+            rate: this.rate,
             ros: {
               joints_type: interfaces.move_to_joints.type,
               pose_type: interfaces.move_to_pose.type,
@@ -335,6 +339,23 @@ export class SequenceSupervisor {
     } finally {
       run.goals.delete(abort);
     }
+  }
+
+  /**
+   * On ros2, where a runner's own node sends its goals: tells the runners alive of a pause (0), a
+   * resume or the override (their goals' speed), and starts later runners at it. Returns how many
+   * runners were told (0 on the simulator, whose runners' goals go through the context).
+   */
+  setRate(rate: number): number {
+    if (this.options.backend !== 'ros2') return 0;
+    this.rate = rate;
+    let told = 0;
+    for (const run of this.live)
+      if (run.child.connected) {
+        run.child.send({ type: 'rate', rate } satisfies ServerToRunner, (error) => error && undefined);
+        told++;
+      }
+    return told;
   }
 
   /**

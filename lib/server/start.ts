@@ -176,7 +176,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   const events = new EventBus();
-  const control = new MotionControl(arbiter, () => context, events);
+  const control = new MotionControl(arbiter, () => context, events, sequences);
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();

@@ -4,7 +4,6 @@
  * it with nothing left behind. Run by `npm run test:ros2`.
  */
 import assert from 'node:assert/strict';
-import { openSse } from '../support/sse.ts';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -152,26 +151,49 @@ describe('sequence runner on ros2 over real DDS', () => {
     assert.equal((await stack.state()).moving, false, 'the arm is at rest');
   });
 
-  it("a pause during a sequence is a 503 (its runner's node sends the goals): the events say it did not pause; /stop stops it", async () => {
+  it("pause during a sequence: its runner's goal is cancelled on the stack and held; resume sends it again and the run ends 0; the override scales its goals", async () => {
     const from = stack.events.length;
-    const started = await startSequence(url, 'unpaused', 3, 0.1);
+    const started = await startSequence(url, 'paused', 1, 0.2);
     assert.equal(started.status, 200, await started.text());
     await stack.waitFor((e) => e.event === 'goal', 10_000, from);
-    const events = await openSse(url, '/events');
-    try {
-      const refused = await call(url, '/robot/pause', {});
-      assert.equal(refused.status, 503, detailOf(refused));
-      assert.match(detailOf(refused), /POST \/stop/);
-      const ended = await events.next((e) => e.type === 'resume', 5000);
-      assert.match(String((ended.data as { ended?: string }).ended), /^not paused: .*POST \/stop/);
-    } finally {
-      events.close();
-    }
-    assert.equal((await status(url)).status, 'running', 'the sequence goes on: nothing paused it');
-    assert.equal((await call(url, '/stop', {})).status, 200);
-    const end = await finished(url, 10_000);
-    assert.notEqual(end.status, 'running', 'stopped');
-    await sleep(300);
+    await sleep(400);
+    const paused = await call<{ paused: boolean; message: string }>(url, '/robot/pause', {});
+    assert.equal(paused.status, 200, detailOf(paused));
+    assert.equal(paused.body.paused, true, paused.body.message);
+    await stack.waitFor((e) => e.event === 'cancel', 3000, from);
+    assert.equal((await stack.state()).moving, false, 'at rest when the pause answers');
+    const seq = (await call<Status & { paused_since?: string }>(url, '/sequences/status')).body;
+    assert.equal(seq.status, 'paused');
+    const held = (await call<{ position: number[] }>(url, '/robot/joint_states')).body.position;
+    await sleep(800);
+    const still = (await call<{ position: number[] }>(url, '/robot/joint_states')).body.position;
+    assert.ok(Math.max(...held.map((q, i) => Math.abs(q - (still[i] ?? 0)))) < 1e-3, 'it holds while paused');
+    const goalsBefore = stack.events.slice(from).filter((e) => e.event === 'goal').length;
+    // The override while paused: the resumed goal goes at 50 % of its speed.
+    const half = await fetch(`${url}/robot/override`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ percent: 50 }),
+    });
+    assert.equal(half.status, 200, await half.text());
+    const next = stack.events.length;
+    assert.equal((await call(url, '/robot/resume', {})).status, 200);
+    const again = await stack.waitFor((e) => e.event === 'goal', 5000, next);
+    const speed = Number((again.goal as { speed?: number } | null)?.speed);
+    assert.ok(Math.abs(speed - 0.1) < 1e-6, `the resumed goal at 50 % of 0.2: ${JSON.stringify(again.goal)}`);
+    const end = await finished(url, 90_000);
+    assert.equal(end.status, 'finished', JSON.stringify(end));
+    assert.equal(end.returncode, 0, 'the paused run ends as it would have');
+    assert.ok(
+      stack.events.slice(from).filter((e) => e.event === 'goal').length > goalsBefore,
+      'the goal was sent again',
+    );
+    const full = await fetch(`${url}/robot/override`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ percent: 100 }),
+    });
+    assert.equal(full.status, 200);
   });
 
   it('dies with armgate (SIGKILL mid-sequence): no runner left, the bag readable', async () => {
