@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { bundledLimits, WORK } from '../support/arm.ts';
 import { getJson, sleep, waitFor } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
@@ -158,6 +158,11 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     await server.close();
     await rm(dir, { recursive: true, force: true });
   });
+  // A test that failed half-way may leave its motion paused: stop ends it, so the next test starts clean.
+  afterEach(async () => {
+    recording = false;
+    await call('POST', '/stop');
+  });
 
   it('pause during a move: brakes on its path within the limits, holds; resume ends at the goal and the move answers success', async () => {
     await moveHome();
@@ -179,6 +184,12 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     assert.ok(
       rest.velocity.every((v) => v === 0),
       `at rest when the pause answers: ${rest.velocity}`,
+    );
+    // The event stream may deliver the sample at rest a little after the answer on a loaded machine.
+    await waitFor(
+      'a sample at rest on the event stream',
+      async () => samples.at(-1),
+      (s) => (s !== undefined ? s.velocity.every((v) => v === 0) : false),
     );
     // The braking each joint alone needs at its limit from the speed where the braking began, with the rate's 5 % margin.
     const braking = pausedSpan(samples);
