@@ -19,6 +19,7 @@ import {
   checkStopCancels,
   checkTrajectoryAndBusyRule,
   detailOf,
+  setOverride,
   jointState,
   type MotionBody,
   OTHER,
@@ -355,24 +356,14 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.equal(goals.length, 2, 'the same goal sent twice: before the pause and on resume');
     assert.deepEqual(goals[1]?.goal, goals[0]?.goal);
     // The override: 40 % scales the speed of the next goal.
-    const put = await fetch(`${url}/robot/override`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ percent: 40 }),
-    });
-    assert.equal(put.status, 200, await put.text());
+    await setOverride(url, 40);
     const next = stack.events.length;
     const slower = await call<MotionBody>(url, '/robot/move/joints', { joints: WORK, speed: 0.5 });
     assert.equal(slower.body.success, true, slower.body.message);
     const goal = await stack.waitFor((e) => e.event === 'goal' && on('move_to_joints')(e), 2000, next);
     const speed = Number((goal.goal as { speed?: number } | null)?.speed);
     assert.ok(Math.abs(speed - 0.2) < 1e-6, `40 % of speed 0.5 went to the stack: ${JSON.stringify(goal)}`);
-    const back = await fetch(`${url}/robot/override`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ percent: 100 }),
-    });
-    assert.equal(back.status, 200);
+    await setOverride(url, 100);
     // A trajectory published on the topic: armgate re-times its rest itself (Jazzy's controller has no speed scaling).
     const start = (await jointState(url)).position;
     const delta = [0.4, 0, 0, 0.25, 0, -0.2, 0];
@@ -410,12 +401,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
       200,
     );
     await sleep(500);
-    const half = await fetch(`${url}/robot/override`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ percent: 50 }),
-    });
-    assert.equal(half.status, 200, await half.text());
+    await setOverride(url, 50);
     await sleep(Math.max(0, 2300 - (performance.now() - sentAt)));
     const midway = (await jointState(url)).position;
     assert.ok((midway[0] ?? 0) - (start[0] ?? 0) > 0.03, `still on its way at 2.3 s under 50 %: ${midway[0]}`);
@@ -439,12 +425,7 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.ok(Math.abs((stoppedAt[0] ?? 0) - (target[0] ?? 0)) > 0.05, 'short of the goal');
     for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
     assert.equal((await call<MotionBody>(url, '/robot/move/joints', { joints: start, speed: 1 })).body.success, true);
-    const full = await fetch(`${url}/robot/override`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ percent: 100 }),
-    });
-    assert.equal(full.status, 200);
+    await setOverride(url, 100);
     // A trajectory goal (sent with wait): the re-timed rest goes as a new goal, and the request waits on it.
     for (let i = 0; i < 100 && (await stack.state()).moving; i++) await sleep(50);
     const from2 = stack.events.length;

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { readBag } from '../support/bag.ts';
 import { assertProcessGone } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { assertNear, call, detailOf, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
+import { assertNear, call, detailOf, OTHER, setOverride, sleep, WORK } from '../support/rcl-checks.ts';
 import { startRos2Armgate, type Ros2Armgate } from './support/armgate.ts';
 import { requireRos2, TestStack, useDomain } from './support/stack.ts';
 
@@ -170,12 +170,7 @@ describe('sequence runner on ros2 over real DDS', () => {
     assert.ok(Math.max(...held.map((q, i) => Math.abs(q - (still[i] ?? 0)))) < 1e-3, 'it holds while paused');
     const goalsBefore = stack.events.slice(from).filter((e) => e.event === 'goal').length;
     // The override while paused: the resumed goal goes at 50 % of its speed.
-    const half = await fetch(`${url}/robot/override`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ percent: 50 }),
-    });
-    assert.equal(half.status, 200, await half.text());
+    await setOverride(url, 50);
     const next = stack.events.length;
     assert.equal((await call(url, '/robot/resume', {})).status, 200);
     const again = await stack.waitFor((e) => e.event === 'goal', 5000, next);
@@ -188,12 +183,7 @@ describe('sequence runner on ros2 over real DDS', () => {
       stack.events.slice(from).filter((e) => e.event === 'goal').length > goalsBefore,
       'the goal was sent again',
     );
-    const full = await fetch(`${url}/robot/override`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ percent: 100 }),
-    });
-    assert.equal(full.status, 200);
+    await setOverride(url, 100);
   });
 
   it('dies with armgate (SIGKILL mid-sequence): no runner left, the bag readable', async () => {

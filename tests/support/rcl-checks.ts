@@ -43,6 +43,16 @@ export async function call<T = unknown>(url: string, route: string, body?: unkno
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
+/** PUT /robot/override {percent}; asserts 200. */
+export async function setOverride(url: string, percent: number): Promise<void> {
+  const res = await fetch(`${url}/robot/override`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ percent }),
+  });
+  assert.equal(res.status, 200, `PUT /robot/override ${percent}: ${await res.text()}`);
+}
+
 /** A reply's `detail` as text (503, 409 bodies). */
 export function detailOf(reply: Reply): string {
   const detail = (reply.body as { detail?: unknown } | undefined)?.detail;
