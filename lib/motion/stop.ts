@@ -34,11 +34,14 @@ export async function stopEverything(
   const positions = fresh && order.every((i) => i >= 0) ? order.map((i) => fresh.position[i] ?? 0) : undefined;
   const velocities = fresh ? order.map((i) => fresh.velocity[i] ?? 0) : [];
   // The hold point is timed so that the arm decelerates within its limits (a 0 s point is a step for a position drive).
-  const published = await context.publishTrajectory({
-    header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-    joint_names: names,
-    points: positions ? [holdPoint(positions, velocities, context.limits)] : [],
-  });
+  const published = await context.publishTrajectory(
+    {
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+      joint_names: names,
+      points: positions ? [holdPoint(positions, velocities, context.limits)] : [],
+    },
+    { hold: true },
+  );
   trajectoryLog.push(
     `stop: ${positions ? 'hold point at the current position' : 'empty trajectory (no current joint state)'} ${published.ok ? 'published' : `not published: ${published.error.message}`}`,
   );

@@ -117,6 +117,12 @@ export interface ExecutionRateAnswer {
   readonly message: string;
 }
 
+/** Options of {@link RobotContext.publishTrajectory}. */
+export interface PublishOptions {
+  /** A stop's hold point: goes out at once as it is (never re-timed by an override, never refused for it). */
+  readonly hold?: boolean;
+}
+
 /** Options of {@link RobotContext.setExecutionRate}. */
 export interface ExecutionRateOptions {
   /** Ends a pause's wait for the arm to rest. */
@@ -162,7 +168,7 @@ export interface RobotContext {
     options?: GoalOptions,
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable>>;
   /** Publishes a JointTrajectory on the controller topic (an empty one means stop and hold). */
-  publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>>;
+  publishTrajectory(msg: JointTrajectoryMsg, options?: PublishOptions): Promise<Result<void, InterfaceUnavailable>>;
   /**
    * Inverse kinematics on request: joint angles (rad, J1..J7, within the joint limits) that put
    * the TCP (`endpoints.tcp_link`; the simulator adds `sim.tool_offset`) at the pose, starting

@@ -11,6 +11,7 @@ import type {
   ArmActivity,
   ExecutionRateAnswer,
   ExecutionRateOptions,
+  PublishOptions,
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,
@@ -588,7 +589,10 @@ export class RclContext implements RobotContext {
     return planWithMoveIt(deps, request, options.signal);
   }
 
-  async publishTrajectory(msg: JointTrajectoryMsg): Promise<Result<void, InterfaceUnavailable>> {
+  async publishTrajectory(
+    msg: JointTrajectoryMsg,
+    options: PublishOptions = {},
+  ): Promise<Result<void, InterfaceUnavailable>> {
     const { name } = this.endpoints.interfaces.trajectory;
     if (!this.publisher.ok) return err(unavailable(name, `cannot publish on ${name}: ${this.publisher.error}`));
     if (msg.points.length === 0) {
@@ -610,8 +614,10 @@ export class RclContext implements RobotContext {
     } else {
       // Followed in plan time, so that a pause, a resume or the override can re-time its rest; under an
       // override below 100 % it goes out re-timed at once.
-      this.path = this.isHoldPoint(msg) ? undefined : this.pathOf(msg);
-      if (this.rate > 0 && this.rate < 1 && !this.isHoldPoint(msg)) {
+      // A stop's hold point (said by the stop, whatever its distance) is never followed, re-timed or refused.
+      const hold = options.hold === true || this.isHoldPoint(msg);
+      this.path = hold ? undefined : this.pathOf(msg);
+      if (this.rate > 0 && this.rate < 1 && !hold) {
         // Never faster than the override: a trajectory that cannot be re-timed is not sent.
         if (!this.path)
           return err(

@@ -82,4 +82,42 @@ describe('RclContext: a hold point holds the arm only while it brakes', () => {
     assert.ok((await ctx.publishTrajectory(message([far]))).ok);
     assert.equal(ctx.armActivity()?.kind, 'trajectory');
   });
+
+  it("under an override a stop's hold point goes out as it is, however far; the same point as a trajectory is re-timed", async () => {
+    for (let i = 0; i < 300 && (sim.armActivity() || ctx.armActivity()); i++) await sleep(10);
+    const seen: JointTrajectoryMsg[] = [];
+    const unsubscribe = sim.subscribe(sim.endpoints.interfaces.trajectory.name, (m) =>
+      seen.push(m as JointTrajectoryMsg),
+    );
+    assert.ok((await ctx.setExecutionRate(0.5)).ok);
+    try {
+      const goal = state().position.map((q, i) => (i === 0 ? q + 0.3 : q));
+      // As a fast arm's hold point is: farther than a hold point is recognized by its distance (0.1 rad).
+      const point = {
+        positions: goal,
+        velocities: goal.map(() => 0),
+        accelerations: [],
+        effort: [],
+        time_from_start: durationFromS(0.6),
+      };
+      assert.ok((await ctx.publishTrajectory(message([point]), { hold: true })).ok);
+      for (let i = 0; i < 100 && seen.length === 0; i++) await sleep(5);
+      assert.equal(seen.at(-1)?.points.length, 1, 'the hold point as it is');
+      assert.deepEqual(seen.at(-1)?.points[0]?.positions, goal);
+      assert.deepEqual(seen.at(-1)?.points[0]?.time_from_start, durationFromS(0.6));
+      for (let i = 0; i < 300 && (sim.armActivity() || ctx.armActivity()); i++) await sleep(10);
+      const back = state().position.map((q, i) => (i === 0 ? q - 0.3 : q));
+      const count = seen.length;
+      assert.ok((await ctx.publishTrajectory(message([{ ...point, positions: back }]))).ok);
+      for (let i = 0; i < 100 && seen.length === count; i++) await sleep(5);
+      const retimed = seen.at(-1);
+      const lastS = retimed?.points.at(-1)?.time_from_start;
+      assert.ok((retimed?.points.length ?? 0) > 1, 'a trajectory under the override goes out re-timed');
+      assert.ok((lastS?.sec ?? 0) + (lastS?.nanosec ?? 0) / 1e9 > 0.6 * 1.5, 'and slower');
+    } finally {
+      assert.ok((await ctx.setExecutionRate(1)).ok);
+      unsubscribe();
+      for (let i = 0; i < 300 && (sim.armActivity() || ctx.armActivity()); i++) await sleep(10);
+    }
+  });
 });
