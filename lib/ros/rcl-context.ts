@@ -429,46 +429,40 @@ export class RclContext implements RobotContext {
     if (run && options.holder?.kind !== 'sequence') {
       this.rate = 0;
       this.retimeGoal(run, 0);
-      const rested = await this.waitAtRest(options.signal);
-      this.log(
-        `pause: the trajectory goal brakes on its path (a new goal); ${rested ? 'the arm rests' : 'not seen at rest'}`,
+      return ok(
+        await this.restAnswer(
+          options.signal,
+          `pause: the trajectory goal brakes on its path (a new goal)`,
+          'the trajectory came to rest on its path and holds there',
+          'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
+        ),
       );
-      return ok({
-        executing: true,
-        message: rested
-          ? 'the trajectory came to rest on its path and holds there'
-          : 'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
-      });
     }
     if (path && options.holder?.kind !== 'sequence') {
       this.rate = 0;
       // The rest of the published trajectory re-timed to come to rest on its path within the limits.
       const published = this.publishOnTopic(this.messageOf(path.retime(this.nowMs(), 0)));
       if (!published.ok) return published;
-      const rested = await this.waitAtRest(options.signal);
-      this.log(
-        `pause: the trajectory on the topic brakes on its path; ${rested ? 'the arm rests' : 'not seen at rest'}`,
+      return ok(
+        await this.restAnswer(
+          options.signal,
+          `pause: the trajectory on the topic brakes on its path`,
+          'the trajectory came to rest on its path and holds there',
+          'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
+        ),
       );
-      return ok({
-        executing: true,
-        message: rested
-          ? 'the trajectory came to rest on its path and holds there'
-          : 'the trajectory was re-timed to rest on its path; no joint state at rest was seen within the motion timeout',
-      });
     }
     if (options.holder?.kind === 'sequence' && options.pausedElsewhere) {
       // The runner cancelled its goal on the stack (it brakes) and waits for the resume.
       this.rate = 0;
-      const rested = await this.waitAtRest(options.signal);
-      this.log(
-        `pause: the sequence runner's goal cancelled on the stack; ${rested ? 'the arm rests' : 'not seen at rest'}`,
+      return ok(
+        await this.restAnswer(
+          options.signal,
+          `pause: the sequence runner's goal cancelled on the stack`,
+          "the sequence runner's goal was cancelled on the stack, which brought the arm to rest; resume sends it again",
+          "the sequence runner's goal was cancelled on the stack; no joint state at rest was seen within the motion timeout",
+        ),
       );
-      return ok({
-        executing: true,
-        message: rested
-          ? "the sequence runner's goal was cancelled on the stack, which brought the arm to rest; resume sends it again"
-          : "the sequence runner's goal was cancelled on the stack; no joint state at rest was seen within the motion timeout",
-      });
     }
     const activity = options.holder?.kind === 'sequence' ? options.holder : this.armActivity();
     if (this.goals.motions === 0 && activity) {
@@ -484,16 +478,25 @@ export class RclContext implements RobotContext {
     // Goals sent from now on (a move between its checks and its goal) wait for the resume before they go.
     const paused = await this.goals.pauseMotions();
     if (paused === 0 && this.goals.paused === 0) return ok({ executing: false, message: 'no motion goal executes' });
-    const rested = await this.waitAtRest(options.signal);
-    this.log(
-      `pause: ${paused} motion goal(s) cancelled on the stack; ${rested ? 'the arm rests' : 'not seen at rest'}`,
+    const answer = await this.restAnswer(
+      options.signal,
+      `pause: ${paused} motion goal(s) cancelled on the stack`,
+      'the motion goal was cancelled on the stack, which brought the arm to rest; resume sends it again',
+      'the motion goal was cancelled on the stack; no joint state at rest was seen within the motion timeout',
     );
-    return ok({
-      executing: this.goals.paused > 0,
-      message: rested
-        ? 'the motion goal was cancelled on the stack, which brought the arm to rest; resume sends it again'
-        : 'the motion goal was cancelled on the stack; no joint state at rest was seen within the motion timeout',
-    });
+    return ok({ ...answer, executing: this.goals.paused > 0 });
+  }
+
+  /** A pause's answer once the arm rests (or the wait ended): logged with `what`, the message as it came out. */
+  private async restAnswer(
+    signal: AbortSignal | undefined,
+    what: string,
+    rested: string,
+    unseen: string,
+  ): Promise<ExecutionRateAnswer> {
+    const atRest = await this.waitAtRest(signal);
+    this.log(`${what}; ${atRest ? 'the arm rests' : 'not seen at rest'}`);
+    return { executing: true, message: atRest ? rested : unseen };
   }
 
   /** Waits (at most timeouts.motion_s, or until `signal`) for a joint state with every joint at rest. */
@@ -617,29 +620,50 @@ export class RclContext implements RobotContext {
       // A stop's hold point (said by the stop, whatever its distance) is never followed, re-timed or refused.
       const hold = options.hold === true || this.isHoldPoint(msg);
       this.path = hold ? undefined : this.pathOf(msg);
-      if (this.rate > 0 && this.rate < 1 && !hold) {
-        // Never faster than the override: a trajectory that cannot be re-timed is not sent.
-        if (!this.path)
-          return err(
-            unavailable(
-              name,
-              `the speed override is ${Math.round(this.rate * 100)} % and this trajectory cannot be re-timed to it (a future header stamp, joints not named as the controller's, or no joint state of the last ${REST_STATE_MS} ms): nothing was sent`,
-            ),
-          );
-        msg = this.messageOf(this.path.retime(this.nowMs(), this.rate));
+      if (!hold) {
+        const timed = this.underOverride(msg, this.path, name);
+        if (!timed.ok) return timed;
+        msg = timed.value;
       }
     }
     return this.publishOnTopic(msg);
   }
 
+  /**
+   * The trajectory to send under the override in force: as it is at 100 %, else its path re-timed to the
+   * override; never faster than the override: one that cannot be re-timed is refused (nothing is sent).
+   */
+  private underOverride(
+    msg: JointTrajectoryMsg,
+    path: RetimedPath | undefined,
+    iface: string,
+  ): Result<JointTrajectoryMsg, InterfaceUnavailable> {
+    if (!(this.rate > 0 && this.rate < 1)) return ok(msg);
+    if (!path)
+      return err(
+        unavailable(
+          iface,
+          `the speed override is ${Math.round(this.rate * 100)} % and this trajectory cannot be re-timed to it (a future header stamp, joints not named as the controller's, or no joint state of the last ${REST_STATE_MS} ms): nothing was sent`,
+        ),
+      );
+    return ok(this.messageOf(path.retime(this.nowMs(), this.rate)));
+  }
+
+  /** The latest joint state in the endpoints' joint order if at most {@link REST_STATE_MS} old, else undefined. */
+  private freshState(): JointStateMsg | undefined {
+    const latest = this.latest;
+    if (!latest || this.nowMs() - latest.receivedAtMs > REST_STATE_MS) return undefined;
+    const state = jointStateByName(latest.msg, this.endpoints.joint_names);
+    return state.ok ? state.value : undefined;
+  }
+
   /** A hold point (what a stop publishes: one point where the arm is): no path to pause, never refused. */
   private isHoldPoint(msg: JointTrajectoryMsg): boolean {
     if (msg.points.length !== 1) return false;
-    const latest = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
-    const state = latest ? jointStateByName(latest.msg, this.endpoints.joint_names) : undefined;
+    const state = this.freshState();
     // Without a current state nothing can tell: a lone point is let through as before (a stop must never be refused).
-    if (!state?.ok) return true;
-    return holdRestS(msg.points, state.value.position, state.value.velocity ?? []) !== undefined;
+    if (!state) return true;
+    return holdRestS(msg.points, state.position, state.velocity ?? []) !== undefined;
   }
 
   /** The trajectory as the controller will follow it, from the current state (its t = 0), or undefined. */
@@ -648,9 +672,8 @@ export class RclContext implements RobotContext {
     const names = this.endpoints.joint_names;
     const index = names.map((n) => msg.joint_names.indexOf(n));
     if (index.some((i) => i < 0)) return undefined;
-    const latest = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
-    const state = latest ? jointStateByName(latest.msg, names) : undefined;
-    if (!state?.ok) return undefined;
+    const state = this.freshState();
+    if (!state) return undefined;
     const pick = (values: readonly number[]) =>
       values.length === msg.joint_names.length ? index.map((i) => values[i] ?? 0) : undefined;
     const points = msg.points.map((p) => {
@@ -667,9 +690,9 @@ export class RclContext implements RobotContext {
     if (!first) return undefined;
     // The controller joins from the state at receipt to a first point later than 0.
     if (first.timeFromStartS > 0) {
-      const velocity = state.value.velocity;
+      const velocity = state.velocity;
       points.unshift({
-        positions: [...state.value.position],
+        positions: [...state.position],
         ...(velocity && velocity.length === names.length ? { velocities: [...velocity] } : {}),
         timeFromStartS: 0,
       });
@@ -704,9 +727,8 @@ export class RclContext implements RobotContext {
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     // A hold point (what a stop publishes) holds the arm only while it brakes: at rest it is free at once.
-    const fresh = this.latest && this.nowMs() - this.latest.receivedAtMs <= REST_STATE_MS ? this.latest : undefined;
-    const state = fresh ? jointStateByName(fresh.msg, this.endpoints.joint_names) : undefined;
-    const holdS = state?.ok ? holdRestS(msg.points, state.value.position, state.value.velocity ?? []) : undefined;
+    const state = this.freshState();
+    const holdS = state ? holdRestS(msg.points, state.position, state.velocity ?? []) : undefined;
     this.holding = holdS !== undefined;
     this.trajectoryEndsAtMs = msg.points.length === 0 ? 0 : this.nowMs() + (holdS ?? durationS) * 1000;
     this.log(
@@ -721,11 +743,8 @@ export class RclContext implements RobotContext {
 
   /** The hold point at the latest joint state (at most {@link REST_STATE_MS} old), or undefined without one. */
   private holdAtCurrentState(): JointTrajectoryPointMsg | undefined {
-    const latest = this.latest;
-    if (!latest || this.nowMs() - latest.receivedAtMs > REST_STATE_MS) return undefined;
-    const state = jointStateByName(latest.msg, this.endpoints.joint_names);
-    if (!state.ok) return undefined;
-    return holdPoint(state.value.position, state.value.velocity, this.limits);
+    const state = this.freshState();
+    return state ? holdPoint(state.position, state.velocity, this.limits) : undefined;
   }
 
   /**
@@ -813,16 +832,9 @@ export class RclContext implements RobotContext {
     // The controller replaces what it executes: a topic trajectory followed before is gone.
     this.path = undefined;
     const path = this.isHoldPoint(msg) ? undefined : this.pathOf(msg);
-    if (this.rate > 0 && this.rate < 1) {
-      if (!path)
-        return err(
-          unavailable(
-            iface.name,
-            `the speed override is ${Math.round(this.rate * 100)} % and this trajectory cannot be re-timed to it (a future header stamp, joints not named as the controller's, or no recent joint state): nothing was sent`,
-          ),
-        );
-      msg = this.messageOf(path.retime(this.nowMs(), this.rate));
-    }
+    const timed = this.underOverride(msg, path, iface.name);
+    if (!timed.ok) return timed;
+    msg = timed.value;
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     const timeoutS = options.timeoutS ?? durationS + this.endpoints.timeouts.motion_s;
