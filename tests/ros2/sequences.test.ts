@@ -156,7 +156,9 @@ describe('sequence runner on ros2 over real DDS', () => {
     const started = await startSequence(url, 'paused', 1, 0.2);
     assert.equal(started.status, 200, await started.text());
     await stack.waitFor((e) => e.event === 'goal', 10_000, from);
-    await sleep(400);
+    // Paused while a goal moves the arm (between two goals the runner may send the next before it hears of the pause).
+    for (let i = 0; i < 200 && !(await stack.state()).moving; i++) await sleep(20);
+    await sleep(200);
     const paused = await call<{ paused: boolean; message: string }>(url, '/robot/pause', {});
     assert.equal(paused.status, 200, detailOf(paused));
     assert.equal(paused.body.paused, true, paused.body.message);
