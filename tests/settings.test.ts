@@ -22,6 +22,8 @@ const DEFAULT_LIMITS = {
   maxEventClients: 1024,
   maxUploads: 16,
   retryAfterS: 2,
+  lingeringTimeMs: 10_000,
+  lingeringTimeoutMs: 2000,
 };
 
 const SHARE = path.join(PROJECT_ROOT, 'share', 'armgate');

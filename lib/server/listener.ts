@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { WebLimits } from '../settings/load.ts';
 import { Caps, type Holding } from './caps.ts';
+import { answerAndLinger, isLingering, LINGER_MAX_BYTES, type LingerBounds } from './lingering-close.ts';
 import { readRequestTarget } from './request-target.ts';
 import { hasBody, watchBodies } from './slow-bodies.ts';
 
@@ -83,12 +84,17 @@ const pathOfTarget = (target: string) => {
  * The HTTP server in front of the app: every request form HTTP/1.1 allows reaches the app in origin-form, or is
  * answered here (`OPTIONS *`: 204 with Allow; a target no route can serve, and CONNECT: 4xx). It holds the caps of
  * web.limits (connections in all and per client address, event streams, uploads: beyond one, 503 with Retry-After
- * before the body is read, POST /stop always served) and its timeouts (headers, whole request, and a body's minimum
- * rate: 408).
+ * before the body is read and a lingering close, POST /stop always served) and its timeouts (headers, whole request,
+ * and a body's minimum rate: 408, the connection closed without lingering: a slow client is not given more time).
  */
 export function createListener(options: ListenerOptions): Listener {
   const { limits, log } = options;
   const caps = new Caps(limits);
+  const lingerBounds: LingerBounds = {
+    timeMs: limits.lingeringTimeMs,
+    idleMs: limits.lingeringTimeoutMs,
+    maxBytes: LINGER_MAX_BYTES,
+  };
   const adapter = createServerAdapter(options.fetch);
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
@@ -118,6 +124,8 @@ export function createListener(options: ListenerOptions): Listener {
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs / 2),
     },
     (req, res) => {
+      // A request the parser found after a refused body, on a connection that is closing: never served.
+      if (isLingering(req.socket as Socket)) return void req.socket.destroy();
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow: SERVER_METHODS });
@@ -130,18 +138,17 @@ export function createListener(options: ListenerOptions): Listener {
       const holding = holdingOf(method, path, req, options.eventsPath);
       const refused = caps.refusal(req.socket as Socket, holding, options.urgent(method, path));
       if (refused) {
-        // Before the body is read: the connection closes after the answer, so the body is never taken in.
-        return answer(
-          res,
-          log,
+        // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
+        // so that the client reads the 503 rather than a reset (lib/server/lingering-close.ts).
+        const body = JSON.stringify({ detail: refused.detail });
+        answerAndLinger(
           req,
-          503,
-          { detail: refused.detail },
-          {
-            'retry-after': String(limits.retryAfterS),
-            connection: 'close',
-          },
+          `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+            `Retry-After: ${limits.retryAfterS}\r\nConnection: close\r\n\r\n${body}`,
+          lingerBounds,
         );
+        log({ level: 'info', msg: 'request', method, path: (req.url ?? '').slice(0, 200), status: 503, ms: 0 });
+        return;
       }
       const release = caps.hold(holding);
       if (holding !== 'none') {

@@ -33,6 +33,10 @@ export interface WebLimits {
   readonly bodyMinBytesPerS: number;
   /** Retry-After of a 503 at a cap (s). */
   readonly retryAfterS: number;
+  /** Longest a refused request's connection is drained after its 503 (ms; lib/server/lingering-close.ts). */
+  readonly lingeringTimeMs: number;
+  /** Longest wait for the next bytes of a refused request's body while draining it (ms). */
+  readonly lingeringTimeoutMs: number;
 }
 
 /** A token the server accepts (web.token, ARMGATE_TOKEN, web.tokens): its name, the secret and its role. */
@@ -295,6 +299,8 @@ export async function loadConfig(
           bodyGraceMs: s.web.limits.body_grace_s * 1000,
           bodyMinBytesPerS: s.web.limits.body_min_bytes_per_s,
           retryAfterS: s.web.limits.retry_after_s,
+          lingeringTimeMs: s.web.limits.lingering_time_s * 1000,
+          lingeringTimeoutMs: s.web.limits.lingering_timeout_s * 1000,
         },
       },
       safety: a.safety,

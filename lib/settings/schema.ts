@@ -127,6 +127,8 @@ const WebLimitsSchema = v.strictObject({
   body_grace_s: seconds(0.1, 600, 5),
   body_min_bytes_per_s: count('bytes per second', 1, 1_000_000_000, 1024),
   retry_after_s: count('seconds', 1, 3600, 2),
+  lingering_time_s: seconds(0.1, 600, 10),
+  lingering_timeout_s: seconds(0.1, 600, 2),
 });
 
 const WebSchema = v.strictObject({
