@@ -59,6 +59,7 @@ async function main(): Promise<number> {
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
+  flushLogLines(); // start-up's lines come before the announcement
   process.stdout.write(`listening on ${running.url}\n`);
   await stopped;
   await running.close();
