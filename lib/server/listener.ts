@@ -6,6 +6,7 @@ import type { WebLimits } from '../settings/load.ts';
 import { Caps, type Holding } from './caps.ts';
 import { answerAndLinger, isLingering, LINGER_MAX_BYTES, type LingerBounds } from './lingering-close.ts';
 import { readRequestTarget } from './request-target.ts';
+import { absoluteUrl, BodylessRequest, writeResponse } from './request-view.ts';
 import { hasBody, watchBodies } from './slow-bodies.ts';
 
 /** Writes one structured log line (the app's sink). */
@@ -21,6 +22,11 @@ export interface ListenerOptions {
   readonly urgent: (method: string, path: string) => boolean;
   /** The path of the event stream (a GET there holds an event stream). */
   readonly eventsPath: string;
+  /**
+   * True for the requests the app is handed as a light view when they carry no body (lib/server/request-view.ts): the
+   * REST reads. The app answers them as it answers every request; only the objects around them are lighter.
+   */
+  readonly bodyless?: (method: string, path: string) => boolean;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -96,6 +102,17 @@ export function createListener(options: ListenerOptions): Listener {
     maxBytes: LINGER_MAX_BYTES,
   };
   const adapter = createServerAdapter(options.fetch);
+  const answerBodyless = (req: IncomingMessage, res: ServerResponse, method: string, target: string) => {
+    const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
+    // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
+    options
+      .fetch(request as unknown as Request)
+      .then((response) => writeResponse(res, response))
+      .catch((e: unknown) => {
+        log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
+        res.destroy();
+      });
+  };
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
     (req, res, error) => {
@@ -156,6 +173,7 @@ export function createListener(options: ListenerOptions): Listener {
         res.once('finish', release);
       }
       if (hasBody(req)) bodies.watch(req, res);
+      else if (options.bodyless?.(method, path)) return answerBodyless(req, res, method, target.path);
       void adapter(req, res);
     },
   );

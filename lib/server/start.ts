@@ -89,6 +89,14 @@ function stopRoutes(active: readonly RestOperation[]): (method: string, path: st
   return (method, path) => routes.has(`${method} ${path}`);
 }
 
+/** The REST reads the listener hands the app as a light view (GET, no path parameters: a set of exact paths). */
+function restReads(active: readonly RestOperation[]): (method: string, path: string) => boolean {
+  const paths = new Set(
+    active.filter(({ rest }) => rest.method === 'GET' && !rest.params?.length).map(({ rest }) => rest.path),
+  );
+  return (method, path) => method === 'GET' && paths.has(path);
+}
+
 /** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
 function isMcpPost(request: Request): boolean {
   return request.method === 'POST' && pathOf(request.url) === '/mcp/mcp';
@@ -112,7 +120,13 @@ function activeTools(config: Pick<Config, 'routes' | 'mcp'>, active: readonly Re
 
 /** Builds the context, the services and the app serving `catalog` (no socket); close it with `close()`. */
 export async function createArmgate(config: Config, catalog: Catalog, options: StartOptions = {}): Promise<Armgate> {
-  const { quiesce, release, isStop: _isStop, ...app } = await assemble(config, catalog, options);
+  const {
+    quiesce,
+    release,
+    isStop: _isStop,
+    isRestRead: _isRestRead,
+    ...app
+  } = await assemble(config, catalog, options);
   let closing: Promise<void> | undefined;
   return {
     ...app,
@@ -127,6 +141,8 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
 interface Assembled extends Omit<Armgate, 'close'> {
   /** Which requests are stops, from the request line (the listener's caps never refuse them). */
   readonly isStop: (method: string, path: string) => boolean;
+  /** Which requests are REST reads (GET of an exact path), from the request line: the listener's light way. */
+  readonly isRestRead: (method: string, path: string) => boolean;
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }
@@ -248,6 +264,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
   const isStop = stopRoutes(active);
+  const isRestRead = restReads(active);
   const fetch = (request: Request): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
     return isStop(request.method, pathOf(request.url)) || isMcpPost(request)
@@ -258,6 +275,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   return {
     fetch,
     isStop,
+    isRestRead,
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
     services,
@@ -296,13 +314,14 @@ export async function startServer(
   catalog: Catalog,
   options: StartOptions = {},
 ): Promise<RunningServer> {
-  const { quiesce, release, isStop, ...app } = await assemble(config, catalog, options);
+  const { quiesce, release, isStop, isRestRead, ...app } = await assemble(config, catalog, options);
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,
     limits: config.web.limits,
     urgent: isStop,
     eventsPath: EVENTS_PATH,
+    bodyless: isRestRead,
   });
   const server = listener.server;
   try {
