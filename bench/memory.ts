@@ -7,6 +7,9 @@
  * target is no growth: within 20 MB.
  */
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { npmStartServer } from './http-joint-states.ts';
 import type { Section } from './section.ts';
 import { type Table, verdict } from './table.ts';
@@ -34,6 +37,43 @@ function status(pid: number): { rssMb: number; hwmMb: number } {
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
 }
 
+/** V8's heap as a diagnostic report (`--report-on-signal`) shows it: committed and used MB of the young and old generations. */
+interface HeapSpaces {
+  readonly newCommittedMb: number;
+  readonly newUsedMb: number;
+  readonly oldCommittedMb: number;
+  readonly oldUsedMb: number;
+}
+
+/** Asks the server for a diagnostic report (SIGUSR2) and reads its heap spaces from the report file it writes into `dir`. */
+async function heapSpaces(pid: number, dir: string): Promise<HeapSpaces | undefined> {
+  const before = new Set(await readdir(dir));
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 5000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const file = (await readdir(dir)).find((name) => !before.has(name) && name.endsWith('.json'));
+    if (file === undefined) continue;
+    try {
+      const spaces = JSON.parse(readFileSync(path.join(dir, file), 'utf8')).javascriptHeap.heapSpaces;
+      const mb = (n: number) => n / 1024 / 1024;
+      return {
+        newCommittedMb: mb(spaces.new_space.committedMemory),
+        newUsedMb: mb(spaces.new_space.used),
+        oldCommittedMb: mb(spaces.old_space.committedMemory),
+        oldUsedMb: mb(spaces.old_space.used),
+      };
+    } catch {
+      // Still being written.
+    }
+  }
+  return undefined;
+}
+
+const spacesText = (h: HeapSpaces | undefined) =>
+  h === undefined
+    ? 'no report'
+    : `old space ${h.oldCommittedMb.toFixed(1)} MB committed, ${h.oldUsedMb.toFixed(1)} used; new space ${h.newCommittedMb.toFixed(1)} committed, ${h.newUsedMb.toFixed(1)} used`;
+
 export const memorySection: Section = {
   id: 'memory',
   description:
@@ -43,9 +83,12 @@ export const memorySection: Section = {
     const snapshots = process.env.BENCH_MEMORY_SNAPSHOTS;
     // BENCH_MEMORY_NODE_ARGS: node options for the server (space-separated), to compare settings in the same machine.
     const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    // Without snapshots, each reading is followed by a diagnostic report of the server's heap spaces (SIGUSR2 too).
+    const reports = snapshots ? undefined : await mkdtemp(path.join(tmpdir(), 'armgate-bench-memory-'));
     const server = await npmStartServer([
       ...nodeArgs,
       ...(snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : []),
+      ...(reports ? ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${reports}`] : []),
     ]);
     const snapshot = async () => {
       if (!snapshots) return;
@@ -136,11 +179,13 @@ export const memorySection: Section = {
       await runUntil(FIRST);
       await settle();
       const first = status(server.pid);
+      const firstSpaces = reports ? await heapSpaces(server.pid, reports) : undefined;
       await snapshot();
       await runUntil(TOTAL);
       const seconds = (performance.now() - t0) / 1000;
       await settle();
       const last = status(server.pid);
+      const lastSpaces = reports ? await heapSpaces(server.pid, reports) : undefined;
       await snapshot();
       const growth = last.rssMb - first.rssMb;
       const table: Table = {
@@ -153,12 +198,19 @@ export const memorySection: Section = {
         ],
         notes: [
           `growth from ${FIRST.toLocaleString('en')} to ${TOTAL.toLocaleString('en')}: ${growth.toFixed(1)} MB; target within ${TARGET_GROWTH_MB} MB: ${verdict(Math.abs(growth) <= TARGET_GROWTH_MB)}`,
+          ...(reports
+            ? [
+                `V8's heap after the first ${FIRST.toLocaleString('en')}: ${spacesText(firstSpaces)}`,
+                `V8's heap after all ${TOTAL.toLocaleString('en')}: ${spacesText(lastSpaces)} (diagnostic reports, read after the RSS)`,
+              ]
+            : []),
           `requests: ${counts.read} reads, ${counts.move} moves (to where the arm is), ${counts.mcp} MCP tools/call, ${counts.events} /events connects, in ${seconds.toFixed(0)} s; ${await server.requestLines()} request lines in the log file`,
         ],
       };
       return [table];
     } finally {
       await server.close();
+      if (reports) await rm(reports, { recursive: true, force: true });
     }
   },
 };
