@@ -34,39 +34,27 @@ const lingering = new WeakSet<Socket>();
 export const isLingering = (socket: Socket): boolean => lingering.has(socket);
 
 /**
- * Writes `answer` (a whole HTTP/1.1 response with `Connection: close`) on the request's socket, ends the write side,
- * and drains the request's body within `bounds`. The connection closes when the answer is written and the client has
- * sent its whole body or closed its side, or at a bound (then cut, whatever is unread). Until it closes it counts as
- * the open connection it is (web.limits.max_connections and max_connections_per_client), nothing more.
+ * Reads and drops the rest of `req`'s body within `bounds`, one chunk (at most 64 KiB) per turn of the event loop: the
+ * stream's buffer takes the next chunk and the parser stops reading the socket until the turn after. `whole` is called
+ * when the body has all come; at a bound the connection is cut (destroyed, whatever is unread).
  */
-export function answerAndLinger(req: IncomingMessage, answer: string, bounds: LingerBounds): void {
+function drainBody(req: IncomingMessage, bounds: LingerBounds, whole: () => void): void {
   const socket = req.socket as Socket;
-  if (socket.destroyed) return;
-  lingering.add(socket);
-  let written = false;
-  let bodyDone = req.complete;
-  let dropped = 0;
   const cut = () => socket.destroy();
-  const whole = setTimeout(cut, bounds.timeMs).unref();
-  const idle = setTimeout(cut, bounds.idleMs).unref();
-  const closeIfDone = () => {
-    if (written && bodyDone) socket.destroy();
+  const timers = [setTimeout(cut, bounds.timeMs).unref(), setTimeout(cut, bounds.idleMs).unref()];
+  const idle = timers[1] as NodeJS.Timeout;
+  const stop = () => {
+    for (const timer of timers) clearTimeout(timer);
   };
-  socket.once('close', () => {
-    clearTimeout(whole);
-    clearTimeout(idle);
-  });
-  // The client closed its side: nothing more will come.
-  socket.once('end', () => {
-    bodyDone = true;
-    closeIfDone();
-  });
-  socket.end(answer, () => {
-    written = true;
-    closeIfDone();
-  });
-  if (bodyDone) return;
-  // One chunk per turn: the stream's buffer takes the next chunk and the parser stops reading the socket until then.
+  socket.once('close', stop);
+  // The socket's destruction fails the request's stream ('aborted'): nothing to report, the answer is given.
+  req.on('error', () => {});
+  if (req.complete) {
+    stop();
+    whole();
+    return;
+  }
+  let dropped = 0;
   let resuming = false;
   req.on('data', (chunk: Buffer) => {
     dropped += chunk.byteLength;
@@ -84,9 +72,49 @@ export function answerAndLinger(req: IncomingMessage, answer: string, bounds: Li
     });
   });
   req.once('end', () => {
+    stop();
+    socket.off('close', stop);
+    whole();
+  });
+}
+
+/**
+ * Writes `answer` (a whole HTTP/1.1 response with `Connection: close`) on the request's socket, ends the write side,
+ * and drains the request's body within `bounds`. The connection closes when the answer is written and the client has
+ * sent its whole body or closed its side, or at a bound (then cut, whatever is unread). Until it closes it counts as
+ * the open connection it is (web.limits.max_connections and max_connections_per_client), nothing more.
+ */
+export function answerAndLinger(req: IncomingMessage, answer: string, bounds: LingerBounds): void {
+  const socket = req.socket as Socket;
+  if (socket.destroyed) return;
+  lingering.add(socket);
+  let written = false;
+  let bodyDone = false;
+  const closeIfDone = () => {
+    if (written && bodyDone) socket.destroy();
+  };
+  // The client closed its side: nothing more will come.
+  socket.once('end', () => {
     bodyDone = true;
     closeIfDone();
   });
-  // The socket's destruction fails the request's stream ('aborted'): nothing to report, the answer is given.
-  req.on('error', () => {});
+  socket.end(answer, () => {
+    written = true;
+    closeIfDone();
+  });
+  drainBody(req, bounds, () => {
+    bodyDone = true;
+    closeIfDone();
+  });
+}
+
+/**
+ * After an answer the app gave before reading the whole body (413, 401, 403, 415) on a connection kept open: the rest
+ * of the body is read and dropped within `bounds`, as after a refusal, so that the connection serves the next request;
+ * a client that keeps sending beyond a bound is cut. Called as the answer ends ('prefinish'), before Node would drain
+ * the body itself without a bound.
+ */
+export function drainAfterAnswer(req: IncomingMessage, bounds: LingerBounds): void {
+  if (req.complete || req.destroyed || (req.socket as Socket | null)?.destroyed !== false) return;
+  drainBody(req, bounds, () => {});
 }

@@ -4,7 +4,13 @@ import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { WebLimits } from '../settings/load.ts';
 import { Caps, type Holding } from './caps.ts';
-import { answerAndLinger, isLingering, LINGER_MAX_BYTES, type LingerBounds } from './lingering-close.ts';
+import {
+  answerAndLinger,
+  drainAfterAnswer,
+  isLingering,
+  LINGER_MAX_BYTES,
+  type LingerBounds,
+} from './lingering-close.ts';
 import { readRequestTarget } from './request-target.ts';
 import { absoluteUrl, BodylessRequest, writeResponse } from './request-view.ts';
 import { hasBody, watchBodies } from './slow-bodies.ts';
@@ -172,8 +178,11 @@ export function createListener(options: ListenerOptions): Listener {
         res.once('close', release);
         res.once('finish', release);
       }
-      if (hasBody(req)) bodies.watch(req, res);
-      else if (options.bodyless?.(method, path)) return answerBodyless(req, res, method, target.path);
+      if (hasBody(req)) {
+        bodies.watch(req, res);
+        // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
+        res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
+      } else if (options.bodyless?.(method, path)) return answerBodyless(req, res, method, target.path);
       void adapter(req, res);
     },
   );

@@ -38,13 +38,13 @@ interface Sent {
 /**
  * Connects and writes `head`, then body chunks as fast as the socket takes them (even after the server's FIN) (`bodyBytes` in all, or without end
  * when Infinity; `paceMs` between chunks when given), never waiting for the answer, then ends its side unless `end` is
- * false; resolves when the connection closes.
+ * false (`chunked`: the body in chunked transfer coding); resolves when the connection closes.
  */
 function sendWithoutWaiting(
   port: number,
   head: string,
   bodyBytes: number,
-  { paceMs = 0, end = true }: { paceMs?: number; end?: boolean } = {},
+  { paceMs = 0, end = true, chunked = false }: { paceMs?: number; end?: boolean; chunked?: boolean } = {},
 ): Promise<Sent> {
   return new Promise((resolve) => {
     // allowHalfOpen: the server's FIN after its answer does not stop the client writing (it has not looked).
@@ -75,7 +75,10 @@ function sendWithoutWaiting(
       while (written < bodyBytes && !socket.destroyed && socket.writable) {
         const chunk = CHUNK.subarray(0, Math.min(CHUNK.byteLength, bodyBytes - written));
         written += chunk.byteLength;
-        if (!socket.write(chunk))
+        const framed = chunked
+          ? Buffer.concat([Buffer.from(`${chunk.byteLength.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+          : chunk;
+        if (!socket.write(framed))
           await new Promise<void>((done) => {
             const go = () => {
               socket.off('drain', go);
@@ -263,5 +266,58 @@ describe('the lingering close after a refusal at a cap', () => {
     form.append('file', new Blob([csv]), 'p.csv');
     const res = await fetch(`${server.url}/trajectory/send_csv`, { method: 'POST', body: form });
     assert.notEqual(res.status, 503, await res.text());
+  });
+});
+
+describe('the rest of a body after an answer given before it was read, on a connection kept open', () => {
+  let server: TestServer;
+  let port: number;
+  before(async () => {
+    server = await startTestServer({
+      web: { limits: { lingering_time_s: 3, lingering_timeout_s: 1, body_grace_s: 60 } },
+    });
+    port = portOf(server.url);
+  });
+  after(() => server.close());
+
+  const jsonHead = (length: number) =>
+    `POST /trajectory/send HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${length}\r\n\r\n`;
+
+  it('a JSON body over 1 MiB gets 413, its rest is dropped, and the connection serves the next request', async () => {
+    const c = await connect(port);
+    try {
+      const length = 5 * 1024 * 1024;
+      c.write(jsonHead(length));
+      c.write(Buffer.alloc(length, ' '));
+      c.write(`GET /robot/joint_states HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      const tooLarge = await c.response();
+      assert.equal(tooLarge.status, 413, tooLarge.body);
+      const next = await c.response();
+      assert.equal(next.status, 200, next.body);
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it('a client that keeps sending after a 413 is cut at the bytes bound, declared or found while reading', {
+    timeout: 30_000,
+  }, async () => {
+    const endless = 1024 * 1024 * 1024 * 1024;
+    const [declared, found, upload] = await Promise.all([
+      sendWithoutWaiting(port, jsonHead(endless), Number.POSITIVE_INFINITY),
+      sendWithoutWaiting(
+        port,
+        `POST /trajectory/send HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        Number.POSITIVE_INFINITY,
+        { chunked: true },
+      ),
+      sendWithoutWaiting(port, uploadHead(port, endless), Number.POSITIVE_INFINITY),
+    ]);
+    for (const sent of [declared, found, upload]) {
+      assert.equal(sent.response?.status, 413, JSON.stringify(sent));
+      assert.ok(sent.written < LINGER_MAX_BYTES + 20 * 1024 * 1024, `cut at the bound (${sent.written} bytes)`);
+    }
+    assert.equal(await openConnections(server), 0, 'every connection closed');
   });
 });
