@@ -33,9 +33,12 @@ const MUJOCO_JS = 'node_modules/mujoco-js/dist/mujoco_wasm.js';
 /** The one function of mujoco_wasm.js that holds the binary: it decodes the base64 string at load. */
 const MUJOCO_INLINE_BINARY = /function findWasmBinary\(\) \{\n {2}return base64Decode\('([A-Za-z0-9+/=]+)'\);\n\}/;
 
-/** What the bundle depends on besides the sources: the compiler and the way it is called (this file). */
+/**
+ * What the bundle depends on besides the sources: the compiler, the way it is called (this file) and where the checkout
+ * is (the bundle names the sources' files by absolute path: a moved or copied checkout compiles its own).
+ */
 function toolKey(esbuildVersion) {
-  return sha256(`${esbuildVersion}\n${readFileSync(fileURLToPath(import.meta.url), 'utf8')}`);
+  return sha256(`${esbuildVersion}\n${ROOT}\n${readFileSync(fileURLToPath(import.meta.url), 'utf8')}`);
 }
 
 /** The bundle the manifest names, if every file it was built from still has the recorded content. */

@@ -166,6 +166,39 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
     }
   });
 
+  it('rebuilds in a moved or copied checkout: a bundle names its files by absolute path, never the old place', async () => {
+    const project = await copyProject();
+    const settings = await writeSettings();
+    const moved = await mkdtemp(path.join(tmpdir(), 'armgate-start-moved-'));
+    try {
+      const first = await start(project.dir, settings.file);
+      assert.equal(first.status, 200, first.stderr);
+      // The checkout is copied with its .build/ (sources unchanged) and the original marked: a bundle that still
+      // pointed at the old place would run the old place's sources (here: the marked start.ts).
+      await cp(project.dir, moved, { recursive: true, verbatimSymlinks: true });
+      await appendFile(
+        path.join(project.dir, 'lib', 'server', 'start.ts'),
+        "\nprocess.stdout.write('the old place ran\\n');\n",
+      );
+      const copied = await start(moved, settings.file);
+      assert.equal(copied.code, 0, copied.stderr);
+      assert.equal(copied.status, 200);
+      assert.doesNotMatch(copied.stdout, /the old place ran/);
+      const manifestOf = async (dir: string) =>
+        JSON.parse(await readFile(path.join(dir, '.build', 'manifest.json'), 'utf8')) as { bundle: string };
+      const own = (await manifestOf(moved)).bundle;
+      assert.notEqual(own, (await manifestOf(project.dir)).bundle, 'the copy compiled its own bundle');
+      // Its own bundle stays its own: the next start there runs it without compiling again.
+      const again = await start(moved, settings.file);
+      assert.equal(again.status, 200);
+      assert.equal((await manifestOf(moved)).bundle, own);
+    } finally {
+      await settings.cleanup();
+      await project.cleanup();
+      await rm(moved, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start when a changed source does not compile, rather than run the previous bundle', async () => {
     const project = await copyProject();
     const settings = await writeSettings();
