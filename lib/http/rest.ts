@@ -226,6 +226,52 @@ async function restInput(
   );
 }
 
+/** A REST call's context: its signal made only when an operation looks (a motion's dead-man, a solve). */
+class RestContext implements OpContext {
+  readonly progress = NO_PROGRESS;
+  readonly arrivedAtStop: number | undefined;
+  readonly caller: Caller;
+  readonly calledAs: string;
+  readonly services: RestCall['services'];
+  readonly ros: RestCall['ros'];
+  readonly filenames?: Readonly<Record<string, string>>;
+  readonly #request: Request;
+  #signal: AbortSignal | undefined;
+
+  constructor(
+    request: Request,
+    call: RestCall,
+    caller: Caller,
+    calledAs: string,
+    filenames: Readonly<Record<string, string>> | undefined,
+  ) {
+    this.#request = request;
+    this.arrivedAtStop = call.arrivedAtStop;
+    this.caller = caller;
+    this.calledAs = calledAs;
+    this.services = call.services;
+    this.ros = call.ros;
+    if (filenames) this.filenames = filenames;
+  }
+
+  /** Aborted when the client disconnects. */
+  get signal(): AbortSignal {
+    this.#signal ??= goneSignal(this.#request.signal, HTTP_CLIENT_GONE);
+    return this.#signal;
+  }
+}
+
+/** The REST caller of each principal, made once (principals are the tokens' own objects, or the anonymous one). */
+const restCallers = new WeakMap<Principal, Caller>();
+function restCaller(principal: Principal): Caller {
+  let caller = restCallers.get(principal);
+  if (caller === undefined) {
+    caller = { ...principal, face: 'rest' };
+    restCallers.set(principal, caller);
+  }
+  return caller;
+}
+
 /** A handler of the REST face: a fetch-API handler given the call's facts with each request (as itty-router's args). */
 export type RestHandler = (request: Request, call: RestCall) => Promise<Response>;
 
@@ -252,28 +298,14 @@ export function restHandler(op: AnyOperation): RestHandler {
     const input = await restInput(op, rest, request, call);
     if (!input.ok) return { result: input };
     const { value, filenames } = input.value;
-    let signal: AbortSignal | undefined;
-    const ctx: OpContext = {
-      // Made only when an operation looks (a motion's dead-man, a solve): aborted when the client disconnects.
-      get signal() {
-        signal ??= goneSignal(request.signal, HTTP_CLIENT_GONE);
-        return signal;
-      },
-      progress: NO_PROGRESS,
-      arrivedAtStop: call.arrivedAtStop,
-      caller,
-      calledAs: named,
-      services: call.services,
-      ros: call.ros,
-      ...(filenames ? { filenames } : {}),
-    };
+    const ctx = new RestContext(request, call, caller, named, filenames);
     return { input: value, result: await op.run(value, ctx) };
   };
   return async (request, call) => {
     // A request that did not pass authentication has no caller: refused before anything is read, never run.
     if (!call.caller) return errorResponse(refusal(op, undefined, named) as ApiError);
     const started = performance.now();
-    const caller: Caller = { ...call.caller, face: 'rest' };
+    const caller = restCaller(call.caller);
     const { input, result } = await run(request, caller, call);
     recordCall(call.services.audit, op, caller, started, input, result);
     if (!result.ok) return errorResponse(renderError(result.error, 'rest'));
