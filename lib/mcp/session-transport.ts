@@ -133,17 +133,7 @@ export class SessionTransport implements Transport {
     const abort = new LazyAbort();
     this.ownCalls.add(abort);
     const info = lazyRequestInfo(request, from);
-    const extra: CallExtra = {
-      get signal() {
-        return abort.signal;
-      },
-      ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
-      requestId: call.id,
-      authInfo: info.authInfo,
-      requestInfo: info.requestInfo,
-      sendNotification: NO_NOTIFICATIONS,
-      sendRequest: NO_REQUESTS,
-    };
+    const extra = new DirectCallExtra(abort, this.sessionId, call.id, info);
     let settle: (answer: JSONRPCMessage) => void = () => {};
     const answer = new Promise<JSONRPCMessage>((resolve) => {
       settle = resolve;
@@ -159,6 +149,38 @@ export class SessionTransport implements Transport {
       settle(errorAnswer(call.id, CANCELLED_CODE, 'Request cancelled'));
     };
     return { answer, stop };
+  }
+}
+
+/**
+ * What a direct tool call hands the tool: its signal (made only when looked at), session, request id and the request's
+ * facts; notifications and requests to the client go nowhere. A class: an object literal with a getter was a slow
+ * object made anew at every call.
+ */
+class DirectCallExtra implements CallExtra {
+  readonly sessionId?: string;
+  readonly requestId: RequestId;
+  readonly authInfo?: NonNullable<CallExtra['authInfo']>;
+  readonly requestInfo?: NonNullable<CallExtra['requestInfo']>;
+  readonly sendNotification = NO_NOTIFICATIONS;
+  readonly sendRequest = NO_REQUESTS;
+  readonly #abort: LazyAbort;
+
+  constructor(
+    abort: LazyAbort,
+    sessionId: string | undefined,
+    requestId: RequestId,
+    info: Pick<CallExtra, 'authInfo' | 'requestInfo'>,
+  ) {
+    this.#abort = abort;
+    if (sessionId !== undefined) this.sessionId = sessionId;
+    this.requestId = requestId;
+    if (info.authInfo !== undefined) this.authInfo = info.authInfo;
+    if (info.requestInfo !== undefined) this.requestInfo = info.requestInfo;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
   }
 }
 
@@ -223,24 +245,31 @@ export function authInfoOf(call: Arrival): AuthInfo {
   };
 }
 
+/** A request's HTTP facts as the SDK hands them to a Server: its headers and URL, each made only if a handler looks. */
+class LazyRequestInfo {
+  readonly #request: Request;
+  #headers: Record<string, string> | undefined;
+  #url: URL | undefined;
+
+  constructor(request: Request) {
+    this.#request = request;
+  }
+
+  get headers(): Record<string, string> {
+    this.#headers ??= Object.fromEntries(this.#request.headers.entries());
+    return this.#headers;
+  }
+
+  get url(): URL {
+    this.#url ??= new URL(this.#request.url);
+    return this.#url;
+  }
+}
+
 /** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
 export function lazyRequestInfo(
   request: Request,
   call: Arrival,
 ): Required<Pick<MessageExtraInfo, 'authInfo' | 'requestInfo'>> {
-  let headers: Record<string, string> | undefined;
-  let url: URL | undefined;
-  return {
-    authInfo: authInfoOf(call),
-    requestInfo: {
-      get headers() {
-        headers ??= Object.fromEntries(request.headers.entries());
-        return headers;
-      },
-      get url() {
-        url ??= new URL(request.url);
-        return url;
-      },
-    },
-  };
+  return { authInfo: authInfoOf(call), requestInfo: new LazyRequestInfo(request) };
 }

@@ -120,39 +120,55 @@ function arrivalOf(extra: Pick<CallExtra, 'authInfo'>): number | undefined {
   return typeof stamped === 'number' ? stamped : undefined;
 }
 
-/** The operation's context for one tool call: the call's cancellation, progress notifications when asked for. */
-function contextOf(op: AnyOperation, extra: CallExtra, caller: Caller, state: AppState): OpContext {
+/**
+ * The operation's context for one tool call: the call's cancellation, progress notifications when asked for. A class
+ * (its signal a getter of the prototype): an object literal with a getter was a slow object made anew at every call.
+ */
+class ToolContext implements OpContext {
+  readonly arrivedAtStop: number | undefined;
+  readonly caller: Caller;
+  readonly calledAs: string;
+  readonly services: AppState['services'];
+  readonly ros: AppState['ros'];
+  readonly progress: OpContext['progress'];
+  readonly #extra: CallExtra;
+
+  constructor(op: AnyOperation, extra: CallExtra, caller: Caller, state: AppState) {
+    this.#extra = extra;
+    this.arrivedAtStop = arrivalOf(extra) ?? state.services.arbiter.stopCount;
+    this.caller = caller;
+    this.calledAs = `the ${op.name} tool`;
+    this.services = state.services;
+    this.ros = state.ros;
+    this.progress = progressOf(extra);
+  }
+
+  /** Read only when the operation looks: the direct path makes the signal then. */
+  get signal(): AbortSignal {
+    return this.#extra.signal;
+  }
+}
+
+/** Progress notifications for a call that asked for them (a progress token), each greater than the last; else nothing. */
+function progressOf(extra: CallExtra): OpContext['progress'] {
   const token = extra._meta?.progressToken;
+  if (token === undefined) return () => {};
   let last = -1;
-  return {
-    // Read only when the operation looks: the direct path makes the signal then.
-    get signal() {
-      return extra.signal;
-    },
-    arrivedAtStop: arrivalOf(extra) ?? state.services.arbiter.stopCount,
-    caller,
-    calledAs: `the ${op.name} tool`,
-    services: state.services,
-    ros: state.ros,
-    progress:
-      token === undefined
-        ? () => {}
-        : (progress, total, message) => {
-            // Progress must increase from one notification to the next.
-            if (progress <= last) return;
-            last = progress;
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: {
-                  progressToken: token,
-                  progress,
-                  ...(total !== undefined ? { total } : {}),
-                  ...(message ? { message } : {}),
-                },
-              })
-              .catch(() => {});
-          },
+  return (progress, total, message) => {
+    // Progress must increase from one notification to the next.
+    if (progress <= last) return;
+    last = progress;
+    void extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress,
+          ...(total !== undefined ? { total } : {}),
+          ...(message ? { message } : {}),
+        },
+      })
+      .catch(() => {});
   };
 }
 
@@ -241,5 +257,5 @@ async function runTool(
     const declined = await confirm(op, given, extra);
     if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
   }
-  return op.run(input, contextOf(op, extra, caller, state));
+  return op.run(input, new ToolContext(op, extra, caller, state));
 }
