@@ -55,12 +55,24 @@ export class MotionControl {
   private readonly context: () => RobotContext;
   private readonly events: EventBus | undefined;
   private readonly runners: RunnerRates | undefined;
+  private readonly stopAll: ((reason: string) => Promise<unknown>) | undefined;
 
-  constructor(arbiter: MotionArbiter, context: () => RobotContext, events?: EventBus, runners?: RunnerRates) {
+  /**
+   * `stopAll` is POST /stop's work (stopEverything): a pause whose sequence runner does not confirm it
+   * ends everything with it, so that nothing moves on after the answer.
+   */
+  constructor(
+    arbiter: MotionArbiter,
+    context: () => RobotContext,
+    events?: EventBus,
+    runners?: RunnerRates,
+    stopAll?: (reason: string) => Promise<unknown>,
+  ) {
     this.arbiter = arbiter;
     this.context = context;
     this.events = events;
     this.runners = runners;
+    this.stopAll = stopAll;
     // While paused the arm belongs to the paused motion: checked before anything else holding it.
     arbiter.addSource(() => this.activity(), { first: true });
     arbiter.onRelease(() => this.settle());
@@ -101,16 +113,29 @@ export class MotionControl {
       this.events?.publish('pause', { state: 'pausing', what });
       this.events?.publishMotionState('paused', `paused: ${what}`);
     }
-    // Sequence runners that send their goals themselves (ros2) pause theirs; the context waits for the rest.
-    const elsewhere = (this.runners?.setRate(0) ?? 0) > 0;
+    // Sequence runners that send their goals themselves (ros2) pause theirs, and the context waits for
+    // the rest only once each has confirmed it: between two goals the arm rests at once, while a
+    // runner that has not yet heard of the pause may be sending its next goal.
+    const stops = this.arbiter.stopCount;
+    const runners = (await this.runners?.setRate(0)) ?? ok(0);
+    // A stop (or a resume, or the motion's end) came while the runners confirmed: it has the last word.
+    if (this.arbiter.stopCount !== stops)
+      return ok({ paused: false, message: 'a stop ended the motion before it came to rest: nothing is paused', what });
+    if (!runners.ok) return this.runnerRefused(runners.error, what, first);
+    if (!this.paused)
+      return ok({
+        paused: false,
+        message: 'the motion was resumed or ended before it came to rest: nothing is paused',
+        what,
+      });
     const rested = await context.setExecutionRate(0, {
       ...(signal ? { signal } : {}),
       ...(moving ? { holder: moving } : {}),
-      pausedElsewhere: elsewhere,
+      pausedElsewhere: runners.value > 0,
     });
     if (!rested.ok) {
       this.paused = undefined;
-      this.runners?.setRate(this.percent / 100);
+      void this.runners?.setRate(this.percent / 100);
       // The events said "pausing": say that it did not pause, and why (the motion goes on).
       if (first) {
         this.events?.publish('resume', { what, ended: `not paused: ${rested.error.message}` });
@@ -129,6 +154,31 @@ export class MotionControl {
     });
   }
 
+  /**
+   * A sequence runner did not confirm the pause (no answer within its bound, or it could not apply
+   * it): it may still be sending goals, so everything is stopped as by POST /stop (the runner ended,
+   * a hold point, the planner's stop) and the pause answers 503 saying so. Without a stop to call
+   * (a MotionControl built without one) nothing is paused and the runners are told the override.
+   */
+  private async runnerRefused(
+    why: string,
+    what: string,
+    first: boolean,
+  ): Promise<{ readonly ok: false; readonly error: PauseRefusal }> {
+    if (this.stopAll) {
+      const reason = `${why}: everything was stopped as by POST /stop`;
+      await this.stopAll(reason);
+      return err({ kind: 'unavailable', detail: `not paused: ${reason} (the sequence ended; the arm holds)` });
+    }
+    this.paused = undefined;
+    void this.runners?.setRate(this.percent / 100);
+    if (first) {
+      this.events?.publish('resume', { what, ended: `not paused: ${why}` });
+      this.events?.publishMotionState('resumed', `not paused: ${why}`);
+    }
+    return err({ kind: 'unavailable', detail: `not paused: ${why}` });
+  }
+
   /** Continues the paused motion from where it rests, at the override's rate; 409 when nothing is paused. */
   async resume(): Promise<Result<ResumeReport, PauseRefusal>> {
     const context = this.context();
@@ -136,11 +186,13 @@ export class MotionControl {
     const paused = this.paused;
     if (!paused) return err({ kind: 'busy', detail: 'nothing is paused: there is nothing to resume' });
     this.paused = undefined;
-    this.runners?.setRate(this.percent / 100);
+    void this.runners?.setRate(this.percent / 100);
     const changed = await context.setExecutionRate(this.percent / 100);
     if (!changed.ok) {
       this.paused = paused;
-      this.runners?.setRate(0);
+      // Paused again before the answer: the runners' goals held as before the resume.
+      const runners = (await this.runners?.setRate(0)) ?? ok(0);
+      if (!runners.ok) return this.runnerRefused(runners.error, paused.what, false);
       return err({ kind: 'unavailable', detail: changed.error.message });
     }
     this.events?.publish('resume', { what: paused.what, override_percent: this.percent });
@@ -159,7 +211,7 @@ export class MotionControl {
     const previous = this.percent;
     this.percent = Math.min(OVERRIDE_MAX, Math.max(OVERRIDE_MIN, Math.round(percent)));
     if (!this.paused) {
-      this.runners?.setRate(this.percent / 100);
+      void this.runners?.setRate(this.percent / 100);
       const changed = await context.setExecutionRate(this.percent / 100);
       if (!changed.ok) {
         this.percent = previous;
@@ -178,7 +230,8 @@ export class MotionControl {
   async cleared(reason: string): Promise<void> {
     const paused = this.paused;
     this.paused = undefined;
-    this.runners?.setRate(this.percent / 100);
+    // Not waited for: a stop ends the runners whatever they answer.
+    void this.runners?.setRate(this.percent / 100);
     await this.context().setExecutionRate?.(this.percent / 100);
     if (paused) this.events?.publish('resume', { what: paused.what, ended: reason });
   }
@@ -190,9 +243,12 @@ export class MotionControl {
   }
 }
 
-/** Where sequence runners that send their own goals are told of the rate (the supervisor); returns how many. */
+/**
+ * Where sequence runners that send their own goals are told of the rate (the supervisor): resolves
+ * with how many were told once each has applied it, or with why one did not confirm it in time.
+ */
 export interface RunnerRates {
-  setRate(rate: number): number;
+  setRate(rate: number): Promise<Result<number, string>>;
 }
 
 function notOnThisBackend(what: string): PauseRefusal {

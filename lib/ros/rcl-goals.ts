@@ -24,6 +24,8 @@ interface InFlight {
   readonly trajectory?: boolean;
   /** Aborted by a pause: the goal waits for a resume and is sent again. */
   paused?: boolean;
+  /** Resolves once this attempt is over (its goal answered, refused, or cancelled with the cancel confirmed). */
+  readonly over: Promise<void>;
 }
 
 /** A motion goal's attempt that a pause ended (cancelled on the stack, to be sent again on resume). */
@@ -79,7 +81,10 @@ export class RclGoals {
   /**
    * Pauses the motion goals in flight (trajectory goals left out): each is cancelled on the stack
    * (a named-pose call: the stop service), which brakes the arm, and its request waits for
-   * {@link resumeMotions}. Waits for the servers to confirm the cancels; returns how many.
+   * {@link resumeMotions}; a motion goal about to be sent waits without being sent. Resolves once
+   * every attempt in flight is over, so nothing this pause caught is still on its way to the stack:
+   * a goal being sent is cancelled once its server took it (bounded by server_wait_s twice), an
+   * accepted one once its server confirmed the cancel. Returns how many were paused.
    */
   async pauseMotions(): Promise<number> {
     this.pausing = true;
@@ -88,7 +93,7 @@ export class RclGoals {
       flight.paused = true;
       flight.abort.abort('paused');
     }
-    await Promise.all(flights.map((f) => f.cancelled ?? Promise.resolve()));
+    await Promise.all(flights.map((f) => f.over));
     return flights.length;
   }
 
@@ -106,7 +111,11 @@ export class RclGoals {
     trajectory = false,
   ): { flight: InFlight; dispose: () => void } {
     const abort = new AbortController();
-    const flight: InFlight = { name, abort, trajectory };
+    let ended: () => void = () => undefined;
+    const over = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const flight: InFlight = { name, abort, trajectory, over };
     const timer = setTimeout(() => {
       flight.timedOut = true;
       abort.abort(timeoutReason);
@@ -121,6 +130,11 @@ export class RclGoals {
     );
     if (options.signal?.aborted) forward();
     else options.signal?.addEventListener('abort', forward, { once: true });
+    // Paused meanwhile (a pause between the caller's check and here): the goal is not sent, it waits.
+    if (this.pausing && !trajectory && !abort.signal.aborted) {
+      flight.paused = true;
+      abort.abort('paused');
+    }
     this.inFlight.add(flight);
     return {
       flight,
@@ -128,6 +142,7 @@ export class RclGoals {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', forward);
         this.inFlight.delete(flight);
+        ended();
       },
     };
   }
@@ -165,6 +180,11 @@ export class RclGoals {
       if (!first || !this.pausing) {
         const answer = await attempt();
         if (answer !== PAUSED) return answer;
+        // Resumed while its cancel was being confirmed: the gate has already opened, go again at once.
+        if (!this.pausing) {
+          this.log(`goal on ${iface.name} paused and resumed: sent again from where the arm rests`);
+          continue;
+        }
         this.log(`goal on ${iface.name} paused: cancelled on the stack, sent again on resume`);
       } else this.log(`goal on ${iface.name} waits: the motion is paused`);
       const outcome = await this.gate.wait(options.signal);
@@ -240,6 +260,11 @@ export class RclGoals {
     const client = ready.value as RclActionClient;
     const { flight, dispose } = this.track(iface.name, options);
     try {
+      // Aborted before it went out (a pause, the caller, a stop): nothing is sent.
+      if (flight.abort.signal.aborted) {
+        if (flight.paused && !flight.byStop) return PAUSED;
+        return ok({ success: false, message: reasonOf(flight.abort.signal) });
+      }
       const onFeedback = options.onFeedback;
       const feedback = (raw: unknown) => {
         const state = feedbackStateFromRos(raw);
@@ -359,6 +384,8 @@ export class RclGoals {
   ): Promise<Result<MotionResultMsg, InterfaceUnavailable> | typeof PAUSED> {
     const { flight, dispose } = this.track(iface.name, options);
     try {
+      // Paused before it went out: nothing is called, it waits.
+      if (flight.paused && !flight.byStop) return PAUSED;
       const answer = await this.calls.request(iface, 'service', request, Number.POSITIVE_INFINITY, flight.abort.signal);
       if (!answer.ok) return answer;
       const outcome = answer.value;

@@ -44,7 +44,12 @@ export type RunnerToServer =
   | { readonly type: 'progress'; readonly iteration: number; readonly iterations: number; readonly point: string }
   /** Before each goal: may the run still move the arm (its lease with armgate's arbiter holds)? */
   | { readonly type: 'claim'; readonly id: number }
-  | { readonly type: 'subscribe'; readonly topics: readonly string[] };
+  | { readonly type: 'subscribe'; readonly topics: readonly string[] }
+  /**
+   * The 'rate' message `id` is applied: for a pause, every goal the runner had on its way to the stack
+   * is cancelled with the cancel confirmed, and none goes out until a rate above 0. `error`: it could not be.
+   */
+  | { readonly type: 'rate_applied'; readonly id: number; readonly error?: string };
 
 export type ServerToRunner =
   /** The run, once, first. */
@@ -60,8 +65,9 @@ export type ServerToRunner =
   /**
    * On ros2 (the runner's own node sends the goals): pause (0: the goal in flight is cancelled on the
    * stack and sent again on a rate above 0), resume, or the speed override for the goals sent from then on.
+   * Applied in the order sent, each answered by 'rate_applied' with its `id`.
    */
-  | { readonly type: 'rate'; readonly rate: number };
+  | { readonly type: 'rate'; readonly id: number; readonly rate: number };
 
 /** The runner's exit codes. */
 export const EXIT = {

@@ -72,6 +72,24 @@ function claimArm(): Promise<{ granted: boolean; message: string }> {
   });
 }
 
+/** The rates armgate sent, applied one after the other. */
+let rates: Promise<void> = Promise.resolve();
+
+/**
+ * Applies a rate in the order armgate sent it and acknowledges it once applied: a pause only once the
+ * backend's goals are cancelled with the cancels confirmed and none will be sent until a rate above 0.
+ */
+function applyRate(id: number, rate: number): void {
+  rates = rates.then(async () => {
+    try {
+      await backend?.setRate?.(rate);
+      send({ type: 'rate_applied', id });
+    } catch (e) {
+      send({ type: 'rate_applied', id, error: (e as Error).message });
+    }
+  });
+}
+
 let receiveJob: (job: SequenceJob) => void = () => undefined;
 /** The run, sent by armgate as the first message. */
 const jobArrived = new Promise<SequenceJob>((resolve) => {
@@ -82,9 +100,9 @@ process.on('message', (raw: ServerToRunner) => {
   if (raw.type === 'job') receiveJob(raw.job);
   else if (raw.type === 'stop') void finish(EXIT.terminated, 'stopped by armgate');
   else if (raw.type === 'rate') {
-    // Before the backend exists the latest rate waits for it.
+    // Before the backend exists the latest rate waits for it (main applies it before the first goal).
     pendingRate = raw.rate;
-    void backend?.setRate?.(raw.rate);
+    applyRate(raw.id, raw.rate);
   } else if (raw.type === 'claim_result') {
     claims.get(raw.id)?.(raw.granted, raw.message);
     claims.delete(raw.id);

@@ -67,6 +67,8 @@ interface Run {
   readonly unsubscribe: (() => void)[];
   /** The run's hold on the arm: its goals are served only while it is not revoked. */
   readonly lease: Lease;
+  /** 'rate' messages sent and not yet acknowledged, by id: each resolves its wait. */
+  readonly rateAcks: Map<number, (error?: string) => void>;
 }
 
 const RUNNER = fileURLToPath(new URL('./runner.ts', import.meta.url));
@@ -106,6 +108,7 @@ export class SequenceSupervisor {
 
   /** The execution rate runners on ros2 start with and are told of (pause 0, resume, the override). */
   private rate = 1;
+  private nextRateId = 1;
 
   constructor(context: RobotContext, options: SupervisorOptions = { backend: 'sim' }) {
     this.context = context;
@@ -215,6 +218,7 @@ export class SequenceSupervisor {
       goals: new Set(),
       unsubscribe: [],
       lease,
+      rateAcks: new Map(),
     };
     this.run = run;
     this.live.add(run);
@@ -301,6 +305,12 @@ export class SequenceSupervisor {
       reply({ type: 'claim_result', id: message.id, granted: !revoked, message: why });
     } else if (message.type === 'goal') {
       void this.serveGoal(run, message).then(reply);
+    } else if (message.type === 'rate_applied') {
+      run.rateAcks.get(message.id)?.(
+        message.error === undefined
+          ? undefined
+          : `the sequence runner (pid ${run.pid}) could not apply it: ${message.error}`,
+      );
     }
   }
 
@@ -342,20 +352,56 @@ export class SequenceSupervisor {
   }
 
   /**
-   * On ros2, where a runner's own node sends its goals: tells the runners alive of a pause (0), a
-   * resume or the override (their goals' speed), and starts later runners at it. Returns how many
-   * runners were told (0 on the simulator, whose runners' goals go through the context).
+   * How long a runner may take to acknowledge a rate: a pause waits for a goal being sent to be taken
+   * by its server and then for the cancel to be confirmed, each bounded by server_wait_s; 1 s more for IPC.
    */
-  setRate(rate: number): number {
-    if (this.options.backend !== 'ros2') return 0;
+  rateAckMs(): number {
+    return (2 * this.context.endpoints.timeouts.server_wait_s + 1) * 1000;
+  }
+
+  /**
+   * On ros2, where a runner's own node sends its goals: tells the runners alive of a pause (0), a
+   * resume or the override (their goals' speed), starts later runners at it, and resolves once every
+   * runner told has applied it (for a pause: its goals cancelled on the stack with the cancels
+   * confirmed, none sent until the resume), exited, or lost the arm to a stop (which ends it). The
+   * value: how many runners were told (0 on the simulator, whose runners' goals go through the
+   * context). An error names each runner that did not acknowledge within {@link rateAckMs} or could not
+   * apply the rate; what then is the caller's decision (a pause stops everything).
+   */
+  async setRate(rate: number): Promise<Result<number, string>> {
+    if (this.options.backend !== 'ros2') return ok(0);
     this.rate = rate;
-    let told = 0;
-    for (const run of this.live)
-      if (run.child.connected) {
-        run.child.send({ type: 'rate', rate } satisfies ServerToRunner, (error) => error && undefined);
-        told++;
-      }
-    return told;
+    const runs = [...this.live].filter((run) => run.child.connected);
+    const failures = (await Promise.all(runs.map((run) => this.tellRate(run, rate)))).filter((f) => f !== undefined);
+    return failures.length > 0 ? err(failures.join('; ')) : ok(runs.length);
+  }
+
+  /** Sends `rate` to one runner; resolves with why it was not applied, or undefined once it is (or cannot matter). */
+  private tellRate(run: Run, rate: number): Promise<string | undefined> {
+    const id = this.nextRateId++;
+    const waitMs = this.rateAckMs();
+    const what = rate <= 0 ? 'the pause' : `the rate ${Math.round(rate * 100)} %`;
+    return new Promise((resolve) => {
+      const done = (error?: string) => {
+        clearTimeout(timer);
+        run.rateAcks.delete(id);
+        run.lease.signal.removeEventListener('abort', revoked);
+        resolve(error);
+      };
+      const timer = setTimeout(
+        () => done(`the sequence runner (pid ${run.pid}) did not confirm ${what} within ${waitMs / 1000} s`),
+        waitMs,
+      );
+      // A stop (or shutdown) revoked the run: it is being ended, nothing of it waits for a rate any more.
+      const revoked = () => done();
+      if (run.lease.signal.aborted) return done();
+      run.lease.signal.addEventListener('abort', revoked, { once: true });
+      // A runner that exited sends nothing more.
+      void run.exited.then(() => done());
+      run.rateAcks.set(id, done);
+      // A failed send (the channel closing) is not an answer: the runner's exit or the bound is.
+      run.child.send({ type: 'rate', id, rate } satisfies ServerToRunner, (error) => error && undefined);
+    });
   }
 
   /**

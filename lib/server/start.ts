@@ -16,6 +16,7 @@ import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../motion/arbiter.ts';
 import { MotionControl } from '../motion/pause.ts';
+import { stopEverything } from '../motion/stop.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
@@ -193,7 +194,14 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
   const events = new EventBus();
-  const control = new MotionControl(arbiter, () => context, events, sequences);
+  // A pause that a sequence runner does not confirm ends everything, as POST /stop does.
+  const control = new MotionControl(
+    arbiter,
+    () => context,
+    events,
+    sequences,
+    (reason) => stopEverything(services, context, reason),
+  );
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();

@@ -9,7 +9,7 @@ import { EventBus } from '../../lib/events/bus.ts';
 import { MotionArbiter } from '../../lib/motion/arbiter.ts';
 import { MotionControl } from '../../lib/motion/pause.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
-import { err } from '../../lib/result.ts';
+import { err, ok } from '../../lib/result.ts';
 
 /** The events a subscriber receives, parsed from their SSE frames. */
 function recordEvents(bus: EventBus): { type: string; data: Record<string, unknown> }[] {
@@ -42,9 +42,9 @@ describe('MotionControl: a pause the backend refuses', () => {
     const seen = recordEvents(bus);
     const told: number[] = [];
     const control = new MotionControl(arbiter, () => context, bus, {
-      setRate: (rate) => {
+      setRate: async (rate) => {
         told.push(rate);
-        return 0;
+        return ok(0);
       },
     });
     const answer = await control.pause();

@@ -10,7 +10,16 @@ import { after, before, describe, it } from 'node:test';
 import { readBag } from '../support/bag.ts';
 import { assertProcessGone } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { assertNear, call, detailOf, OTHER, setOverride, sleep, WORK } from '../support/rcl-checks.ts';
+import {
+  assertNear,
+  call,
+  detailOf,
+  type JointStateBody,
+  OTHER,
+  setOverride,
+  sleep,
+  WORK,
+} from '../support/rcl-checks.ts';
 import { startRos2Armgate, type Ros2Armgate } from './support/armgate.ts';
 import { requireRos2, TestStack, useDomain } from './support/stack.ts';
 
@@ -186,6 +195,107 @@ describe('sequence runner on ros2 over real DDS', () => {
       'the goal was sent again',
     );
     await setOverride(url, 100);
+  });
+
+  /**
+   * What reaches the stack from `from` on of the runner's goals (a goal, a cancel), and whether the
+   * arm moved: joint states over `ms` (every |v| < 1e-3 rad/s, positions within 1e-4 rad) and the stack's own view.
+   */
+  async function heldFor(ms: number, from: number, what: string): Promise<void> {
+    const first = (await call<JointStateBody>(url, '/robot/joint_states')).body;
+    for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) {
+      const now = (await call<JointStateBody>(url, '/robot/joint_states')).body;
+      const fastest = Math.max(...now.velocity.map(Math.abs));
+      assert.ok(fastest < 1e-3, `${what}: a joint moves at ${fastest} rad/s while paused`);
+      assertNear(now.position, first.position, 1e-4, `${what}: it holds while paused`);
+    }
+    assert.equal((await stack.state()).moving, false, `${what}: the stack's arm rests`);
+    const reached = stack.events.slice(from).filter((e) => e.event === 'goal' || e.event === 'cancel');
+    assert.deepEqual(reached, [], `${what}: nothing of the runner reached the stack after the pause answered`);
+  }
+
+  /** Runs `check`; when it fails, POST /stop first, so that nothing it left paused or running holds the next test. */
+  async function orStop(check: () => Promise<void>): Promise<void> {
+    try {
+      await check();
+    } catch (e) {
+      await call(url, '/stop', {});
+      await finished(url, 10_000);
+      throw e;
+    }
+  }
+
+  it('pause between two goals, the next on its way (its server answers goal requests late): answers after the cancel; nothing reaches the stack after the answer and the arm rests until resume; the run ends 0', async () => {
+    await orStop(async () => {
+      const moved = await call(url, '/robot/move/joints', { joints: WORK, speed: 0.5 });
+      assert.equal(moved.status, 200, detailOf(moved));
+      await stack.command({ cmd: 'fault', iface: 'move_to_joints', mode: 'late', delay_s: 0.6 });
+      const from = stack.events.length;
+      try {
+        const form = sequenceForm(
+          { home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] },
+          { n_iterations: '1', delay_between_iterations: '0' },
+        );
+        const started = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
+        assert.equal(started.status, 200, await started.text());
+        // Home reached, the goal of waypoint 1 received by the stack and not yet answered: between two goals.
+        await stack.waitFor((e) => e.event === 'result' && e.iface === 'move_to_joints', 20_000, from);
+        const second = stack.events.length;
+        await stack.waitFor((e) => e.event === 'goal', 10_000, second);
+        const paused = await call<{ paused: boolean; message: string }>(url, '/robot/pause', {});
+        const answered = stack.events.length;
+        assert.equal(paused.status, 200, detailOf(paused));
+        assert.equal(paused.body.paused, true, paused.body.message);
+        await heldFor(1200, answered, 'paused with the goal of waypoint 1 on its way');
+        assert.equal(
+          stack.since(second, 'cancel').length,
+          1,
+          "the runner cancelled waypoint 1's goal before the answer",
+        );
+      } finally {
+        await stack.command({ cmd: 'clear' });
+      }
+      assert.equal((await call(url, '/robot/resume', {})).status, 200);
+      const end = await finished(url, 60_000);
+      assert.equal(end.returncode, 0, JSON.stringify(end));
+      assert.deepEqual(
+        stack.since(from, 'goal').map((g) => String(g.iface)),
+        ['move_to_joints', 'move_to_joints', 'move_to_joints', 'move_to_joints'],
+        'home, waypoint 1 (paused), waypoint 1 again, home',
+      );
+    });
+  });
+
+  it("pause right after each goal's result (the runner between two goals): nothing reaches the stack after the answer, the arm rests until resume; the run ends 0", async () => {
+    await orStop(async () => {
+      const moved = await call(url, '/robot/move/joints', { joints: WORK, speed: 0.5 });
+      assert.equal(moved.status, 200, detailOf(moved));
+      const form = sequenceForm(
+        {
+          home: { joints: WORK, speed: 0.5 },
+          waypoints: [
+            { joints: OTHER, speed: 0.5 },
+            { joints: WORK, speed: 0.5 },
+            { joints: OTHER, speed: 0.5 },
+          ],
+        },
+        { n_iterations: '1', delay_between_iterations: '0' },
+      );
+      const started = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
+      assert.equal(started.status, 200, await started.text());
+      for (let k = 1; k <= 3; k++) {
+        const before = stack.events.length;
+        await stack.waitFor((e) => e.event === 'result' && e.iface === 'move_to_joints', 20_000, before);
+        const paused = await call<{ paused: boolean; message: string }>(url, '/robot/pause', {});
+        const answered = stack.events.length;
+        assert.equal(paused.status, 200, detailOf(paused));
+        assert.equal(paused.body.paused, true, paused.body.message);
+        await heldFor(600, answered, `paused after result ${k}`);
+        assert.equal((await call(url, '/robot/resume', {})).status, 200);
+      }
+      const end = await finished(url, 60_000);
+      assert.equal(end.returncode, 0, JSON.stringify(end));
+    });
   });
 
   it('dies with armgate (SIGKILL mid-sequence): no runner left, the bag readable', async () => {

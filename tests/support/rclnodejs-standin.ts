@@ -11,6 +11,8 @@
  * - /compute_ik (GetPositionIK) answers from the simulator's IK (SUCCESS with the solution, or
  *   NO_IK_SOLUTION; INVALID_LINK_NAME, INVALID_GROUP_NAME and FRAME_TRANSFORM_FAILURE for names
  *   the simulator does not know), or the answer `knobs.ikAnswer` scripts;
+ * - a motion goal's request may be answered late (`knobs.goalResponseDelayMs`); `executions` records
+ *   when each motion goal's execution began;
  * - the controller's FollowJointTrajectory action server executes on the simulated controller and
  *   answers as ros2_controllers' joint trajectory controller does (unknown or duplicate joints
  *   rejected; finished SUCCEEDED; a newer goal preempts the active one, ABORTED with INVALID_GOAL and
@@ -143,6 +145,8 @@ export interface StandinKnobs {
   failGoals: string | undefined;
   /** Every action goal is rejected. */
   rejectGoals: boolean;
+  /** How long a motion goal's server takes to answer the goal request (a late goal response), in ms. */
+  goalResponseDelayMs: number;
   /** The SRDF served as a string parameter of a node through `<node>/get_parameters`. */
   srdf:
     | {
@@ -242,6 +246,8 @@ export interface Standin {
   readonly requests: { readonly name: string; readonly request: unknown }[];
   /** Names of actions whose goals were cancelled. */
   readonly cancels: string[];
+  /** Motion goals whose execution began (the server accepted them and started): action name, Date.now(). */
+  readonly executions: { readonly name: string; readonly atMs: number }[];
   /** How often init() and shutdown() were called. */
   readonly lifecycle: { init: number; shutdown: number };
 }
@@ -297,6 +303,7 @@ export function createStandin(sim: SimContext): Standin {
     jointStates: undefined,
     failGoals: undefined,
     rejectGoals: false,
+    goalResponseDelayMs: 0,
     srdf: undefined,
     extraTopics: [],
     ikAnswer: undefined,
@@ -307,6 +314,7 @@ export function createStandin(sim: SimContext): Standin {
   const published: unknown[] = [];
   const requests: { name: string; request: unknown }[] = [];
   const cancels: string[] = [];
+  const executions: { name: string; atMs: number }[] = [];
   const lifecycle = { init: 0, shutdown: 0 };
   const ifaces = sim.endpoints.interfaces;
 
@@ -538,6 +546,7 @@ export function createStandin(sim: SimContext): Standin {
     onFeedback: (state: 'planning' | 'executing') => void,
   ): (signal: AbortSignal) => Promise<GoalEnd> {
     return async (signal) => {
+      executions.push({ name, atMs: Date.now() });
       let r: MotionResultMsg;
       if (knobs.failGoals !== undefined) r = { success: false, message: knobs.failGoals };
       else {
@@ -654,6 +663,8 @@ export function createStandin(sim: SimContext): Standin {
       await later();
       const g = goal as Record<string, unknown>;
       if (full(this.name) === full(ifaces.follow_joint_trajectory.name)) return this.trajectoryGoal(g);
+      if (knobs.goalResponseDelayMs > 0)
+        await new Promise<void>((resolve) => setTimeout(resolve, knobs.goalResponseDelayMs));
       const onFeedback = (state: 'planning' | 'executing') => {
         handle.status = GOAL.executing;
         feedbackCallback?.({ state });
@@ -766,5 +777,5 @@ export function createStandin(sim: SimContext): Standin {
     Node: StandinNode,
     ActionClient: StandinActionClient,
   };
-  return { module, knobs, published, requests, cancels, lifecycle };
+  return { module, knobs, published, requests, cancels, executions, lifecycle };
 }
