@@ -391,7 +391,7 @@ export class SequenceSupervisor {
       const timer = setTimeout(
         () => done(`the sequence runner (pid ${run.pid}) did not confirm ${what} within ${waitMs / 1000} s`),
         waitMs,
-      );
+      ).unref();
       // A stop (or shutdown) revoked the run: it is being ended, nothing of it waits for a rate any more.
       const revoked = () => done();
       if (run.lease.signal.aborted) return done();

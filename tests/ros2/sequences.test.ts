@@ -152,7 +152,18 @@ describe('sequence runner on ros2 over real DDS', () => {
     const end = await finished(url, 10_000);
     assert.notEqual(end.status, 'running', 'the run ended');
     assert.notEqual(end.returncode, 0, 'a stopped run does not report success');
-    await stack.waitFor((e) => e.event === 'cancel', 3000, from);
+    await stack
+      .waitFor((e) => e.event === 'cancel', 3000, from)
+      .catch(async (e: Error) => {
+        // What happened, for a failure under load: the run's end, its log, and what the stack saw.
+        const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=30')).body.lines.join('\n');
+        const seen = stack.events
+          .slice(from)
+          .map((x) => `${x.event}${x.iface ? ` ${String(x.iface)}` : ''}${x.status ? ` ${String(x.status)}` : ''}`);
+        throw new Error(
+          `${e.message}; the run ended ${JSON.stringify(end)}; the stack saw: ${seen.filter((x) => x !== 'state' && x !== 'ack').join(', ')}; runner log:\n${logs}`,
+        );
+      });
     if (pid) assertProcessGone(pid);
     const bag = await readBag(path.join(armgate.bagRoot, 'stopped'));
     assert.ok(bag.messages.length > 0, 'the bag was closed with what it had');
