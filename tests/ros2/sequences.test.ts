@@ -152,8 +152,11 @@ describe('sequence runner on ros2 over real DDS', () => {
     const end = await finished(url, 10_000);
     assert.notEqual(end.status, 'running', 'the run ended');
     assert.notEqual(end.returncode, 0, 'a stopped run does not report success');
+    // The runner's cancel request reaches the stack's action server. Whether the stack still had the goal
+    // to cancel (a `cancel` event) is a race with armgate's own hold point and stop service, which may end
+    // it first under load (then the server answers the request with nothing to cancel).
     await stack
-      .waitFor((e) => e.event === 'cancel', 3000, from)
+      .waitFor((e) => e.event === 'cancel_request', 3000, from)
       .catch(async (e: Error) => {
         // What happened, for a failure under load: the run's end, its log, and what the stack saw.
         const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=30')).body.lines.join('\n');
@@ -221,7 +224,9 @@ describe('sequence runner on ros2 over real DDS', () => {
       assertNear(now.position, first.position, 1e-4, `${what}: it holds while paused`);
     }
     assert.equal((await stack.state()).moving, false, `${what}: the stack's arm rests`);
-    const reached = stack.events.slice(from).filter((e) => e.event === 'goal' || e.event === 'cancel');
+    const reached = stack.events
+      .slice(from)
+      .filter((e) => e.event === 'goal' || e.event === 'cancel' || e.event === 'cancel_request');
     assert.deepEqual(reached, [], `${what}: nothing of the runner reached the stack after the pause answered`);
   }
 

@@ -155,6 +155,14 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
     // The goal request itself: the event, and the silent and late faults (before rclnodejs answers it).
     const raw = server as unknown as {
       processGoalRequest(header: unknown, request: { goal?: { toPlainObject?: () => unknown } }): void;
+      processCancelRequest(header: unknown, request: unknown): void;
+    };
+    // Every cancel request as it arrives, also for a goal that has already ended (rclnodejs calls the
+    // cancel callback, and so emits `cancel`, only for a goal still cancelable).
+    const originalCancel = raw.processCancelRequest.bind(server);
+    raw.processCancelRequest = (header, request) => {
+      emit({ event: 'cancel_request', iface });
+      originalCancel(header, request);
     };
     const original = raw.processGoalRequest.bind(server);
     raw.processGoalRequest = (header, request) => {
