@@ -123,6 +123,12 @@ export interface PublishOptions {
   readonly hold?: boolean;
 }
 
+/** Options of {@link RobotContext.callStop}. */
+export interface StopCallOptions {
+  /** false: a stop service that is not there now is not waited for (the shutdown's stop). Default true. */
+  readonly waitForServer?: boolean;
+}
+
 /** Options of {@link RobotContext.setExecutionRate}. */
 export interface ExecutionRateOptions {
   /** Ends a pause's wait for the arm to rest. */
@@ -214,8 +220,11 @@ export interface RobotContext {
     rate: number,
     options?: ExecutionRateOptions,
   ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>>;
-  /** Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. */
-  callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
+  /**
+   * Calls the planner's stop service (std_srvs/Trigger): cancels the active motion goals. `waitForServer` false (the
+   * shutdown's stop): a stop service that is not there now is not waited for (goals in flight are cancelled all the same).
+   */
+  callStop(options?: StopCallOptions): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */
   armActivity(): ArmActivity | undefined;
   /** Topics the context can record: name and ROS type. */

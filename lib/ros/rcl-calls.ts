@@ -73,18 +73,24 @@ export class RclCalls {
     return client;
   }
 
-  /** Waits (server_wait_s) for the server of `iface`; `what` names the kind of interface in the message. */
+  /**
+   * Waits (server_wait_s, or `serverWaitS`) for the server of `iface`; `what` names the kind of interface in the
+   * message. With `serverWaitS` 0 a server that is not there now is an error at once.
+   */
   async waitForServer(
     iface: Iface,
     what: string,
     kind: 'service' | 'action',
+    serverWaitS = this.serverWaitS,
   ): Promise<Result<RclClient | RclActionClient, InterfaceUnavailable>> {
     const client = kind === 'service' ? this.client(iface) : this.actionClient(iface);
     if (!client.ok) return err(unavailable(iface.name, `${what} ${iface.name}: ${client.error}`));
     const c = client.value;
     const available = 'waitForService' in c ? c.isServiceServerAvailable() : c.isActionServerAvailable();
     if (available) return ok(c);
-    const waitMs = this.serverWaitS * 1000;
+    if (serverWaitS <= 0)
+      return err(unavailable(iface.name, `${what} ${iface.name} (${iface.type}) is not available (not waited for)`));
+    const waitMs = serverWaitS * 1000;
     const waited = await settle(
       'waitForService' in c ? c.waitForService(waitMs) : c.waitForServer(waitMs),
       waitMs + 1000,
@@ -93,7 +99,7 @@ export class RclCalls {
     return err(
       unavailable(
         iface.name,
-        `${what} ${iface.name} (${iface.type}) is not available: no server within ${this.serverWaitS} s`,
+        `${what} ${iface.name} (${iface.type}) is not available: no server within ${serverWaitS} s`,
       ),
     );
   }
@@ -108,8 +114,9 @@ export class RclCalls {
     request: object,
     timeoutMs: number,
     signal?: AbortSignal,
+    serverWaitS = this.serverWaitS,
   ): Promise<Result<Outcome<unknown>, InterfaceUnavailable>> {
-    const ready = await this.waitForServer(iface, what, 'service');
+    const ready = await this.waitForServer(iface, what, 'service', serverWaitS);
     if (!ready.ok) return ready;
     const client = ready.value as RclClient;
     const answer = new Promise<unknown>((resolve, reject) => {
@@ -132,8 +139,9 @@ export class RclCalls {
     request: object,
     timeoutMs: number,
     signal?: AbortSignal,
+    serverWaitS = this.serverWaitS,
   ): Promise<Result<{ readonly value: unknown } | { readonly aborted: string }, InterfaceUnavailable>> {
-    const outcome = await this.request(iface, what, request, timeoutMs, signal);
+    const outcome = await this.request(iface, what, request, timeoutMs, signal, serverWaitS);
     if (!outcome.ok) return outcome;
     const o = outcome.value;
     if (o.kind === 'value') return ok({ value: o.value });
@@ -151,8 +159,9 @@ export class RclCalls {
     what: string,
     request: object,
     timeoutMs: number,
+    serverWaitS = this.serverWaitS,
   ): Promise<Result<unknown, InterfaceUnavailable>> {
-    const answer = await this.callOrAbort(iface, what, request, timeoutMs);
+    const answer = await this.callOrAbort(iface, what, request, timeoutMs, undefined, serverWaitS);
     if (!answer.ok) return answer;
     return 'value' in answer.value
       ? ok(answer.value.value)

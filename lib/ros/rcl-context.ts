@@ -19,6 +19,7 @@ import type {
   MotionPlanRequest,
   ReceivedJointState,
   RobotContext,
+  StopCallOptions,
   TopicInfo,
   TrajectoryWaitOptions,
 } from './context.ts';
@@ -566,7 +567,7 @@ export class RclContext implements RobotContext {
         iface,
         () => moveToNamedToRos(this.scaled(request)),
         options,
-        () => this.callTrigger(),
+        () => this.callTrigger(this.endpoints.timeouts.server_wait_s),
       ),
     );
   }
@@ -923,9 +924,10 @@ export class RclContext implements RobotContext {
     }
   }
 
-  private async callTrigger(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+  private async callTrigger(serverWaitS: number): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
     const iface = this.endpoints.interfaces.stop;
-    const answer = await this.calls.call(iface, 'stop service', {}, this.endpoints.timeouts.server_wait_s * 1000);
+    const timeoutMs = this.endpoints.timeouts.server_wait_s * 1000;
+    const answer = await this.calls.call(iface, 'stop service', {}, timeoutMs, serverWaitS);
     if (!answer.ok) return answer;
     const response = triggerResponseFromRos(answer.value);
     if (!response.ok)
@@ -936,14 +938,17 @@ export class RclContext implements RobotContext {
     return response;
   }
 
-  /** Cancels the goals in flight (waiting for the servers to confirm), then calls the stop service. */
-  async callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+  /**
+   * Cancels the goals in flight (waiting for the servers to confirm), then calls the stop service (waiting
+   * server_wait_s for it to appear, unless `waitForServer` is false: the shutdown's stop).
+   */
+  async callStop(options: StopCallOptions = {}): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
     // A paused trajectory goal waiting for its resume ends here too; no re-timed rest is sent after a stop.
     const run = this.goalRun;
     this.goalRun = undefined;
     run?.stop.abort('stopped');
     const cancelled = await this.goals.cancelAll('stopped');
-    const trigger = await this.callTrigger();
+    const trigger = await this.callTrigger(options.waitForServer === false ? 0 : this.endpoints.timeouts.server_wait_s);
     if (!trigger.ok || cancelled === 0) return trigger;
     return ok({
       success: trigger.value.success,

@@ -293,7 +293,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
       arbiter.revoke(SHUTDOWN_REASON);
       // Event streams end first: an open stream would keep its connection busy until the grace period ends.
       events.close();
-      await context.callStop();
+      // Not waiting for a stop service that is not there (a ros2 stack absent): SIGTERM would take server_wait_s.
+      await context.callStop({ waitForServer: false });
       await sequences.stop();
       await mcp.close();
     },

@@ -35,6 +35,16 @@ describe('armgate on ros2 over real DDS: a stack that is absent, killed, restart
     await stack.stop();
   });
 
+  it('ends at once on SIGTERM with the stack absent (the shutdown does not wait server_wait_s for the stop service)', async () => {
+    const alone = await startRos2Armgate();
+    const started = performance.now();
+    const code = await alone.close('SIGTERM');
+    const ms = performance.now() - started;
+    assert.equal(code, 0);
+    // server_wait_s is 5 s: waiting for the absent stop service took that long before.
+    assert.ok(ms < 2500, `exited ${Math.round(ms)} ms after SIGTERM`);
+  });
+
   it('starts without the stack and answers 503 naming each missing interface, then works once the stack appears', async () => {
     armgate = await startRos2Armgate();
     const { url } = armgate;
