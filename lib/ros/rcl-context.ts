@@ -392,8 +392,11 @@ export class RclContext implements RobotContext {
    * service) and answers once the arm rests; their requests wait, and a rate above 0 (resume) sends
    * the same goals again from where the arm rests (the stack plans again: the path may differ). A
    * rate below 1 (the override) scales the speed of every goal sent from then on; a goal in progress
-   * keeps its own. A trajectory (published or a FollowJointTrajectory goal) and a sequence runner's
-   * goals (sent by the runner's own node) cannot be paused here: 503, and POST /stop stops them.
+   * keeps its own. A trajectory armgate published or sent as a FollowJointTrajectory goal is followed
+   * in plan time and its rest re-timed here on the same path (lib/ros/retimed-path.ts). A sequence
+   * runner's goals (sent by the runner's own node) are paused by the runner itself, told over IPC
+   * before this is called (lib/motion/pause.ts waits for its acknowledgement). What cannot be paused
+   * (a trajectory with a future header stamp) is a 503, and POST /stop stops it.
    */
   async setExecutionRate(
     rate: number,
