@@ -301,6 +301,11 @@ describe('loadConfig: invalid settings stop loading with a message naming the ke
       message: /^web\.port: expected 0\.\.65535/,
     },
     {
+      name: 'rejects web.limits.request_timeout_s shorter than headers_timeout_s, naming both',
+      overrides: { web: { limits: { headers_timeout_s: 20, request_timeout_s: 10 } } },
+      message: /^web\.limits\.request_timeout_s: 10 s is shorter than web\.limits\.headers_timeout_s \(20 s\)/,
+    },
+    {
       name: 'rejects web.port "abc" naming web.port',
       overrides: { web: { port: 'abc' } },
       message: /^web\.port: expected a port number/,

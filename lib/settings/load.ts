@@ -278,6 +278,13 @@ export async function loadConfig(
     }
   }
 
+  // The whole request includes its headers (Node refuses to start a server otherwise, with a RangeError).
+  const { headers_timeout_s: headersS, request_timeout_s: requestS } = s.web.limits;
+  if (requestS < headersS)
+    return err(
+      `web.limits.request_timeout_s: ${requestS} s is shorter than web.limits.headers_timeout_s (${headersS} s); the whole request includes its headers`,
+    );
+
   return ok({
     kind: 'serve',
     config: {
