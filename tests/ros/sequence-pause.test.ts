@@ -12,10 +12,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { assertNear, call, detailOf, jointState, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
+import {
+  assertNear,
+  call,
+  detailOf,
+  jointState,
+  OTHER,
+  sleep,
+  WORK,
+  finished,
+  type SequenceStatus,
+} from '../support/rcl-checks.ts';
+import { processExists } from '../support/live.ts';
 import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
-
-type Status = { status: string; returncode?: number; pid?: number };
 
 async function start(url: string, config: object, iterations = 1): Promise<number> {
   const form = new FormData();
@@ -28,28 +37,9 @@ async function start(url: string, config: object, iterations = 1): Promise<numbe
   return (JSON.parse(text) as { pid: number }).pid;
 }
 
-async function finished(url: string, limitMs = 30_000): Promise<{ status: Status; logs: string }> {
-  let status: Status = { status: 'running' };
-  for (const end = Date.now() + limitMs; status.status !== 'finished' && Date.now() < end; ) {
-    await sleep(50);
-    status = (await call<Status>(url, '/sequences/status')).body;
-  }
-  const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
-  return { status, logs };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Leaves no runner behind whatever a test did to it (SIGSTOP included). */
 function killIfAlive(pid: number): void {
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  if (processExists(pid)) process.kill(pid, 'SIGKILL');
 }
 
 describe('pause of a sequence on ros2: the runner confirms it before the pause answers', () => {
@@ -104,7 +94,7 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
       assert.equal(t.standin.requests.length, sent + 2, 'no goal was sent while paused');
       assert.equal(t.sim.armActivity(), undefined, 'the arm rests while paused');
       assertNear((await jointState(t.url)).position, held, 1e-4, 'it holds while paused');
-      assert.equal((await call<Status>(t.url, '/sequences/status')).body.status, 'paused');
+      assert.equal((await call<SequenceStatus>(t.url, '/sequences/status')).body.status, 'paused');
     } finally {
       t.standin.knobs.goalResponseDelayMs = 0;
     }
@@ -140,7 +130,7 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
       const { status, logs } = await finished(t.url, 5000);
       assert.equal(status.status, 'finished', logs);
       assert.notEqual(status.returncode, 0, 'the stopped run does not report success');
-      assert.equal(alive(pid), false, 'no runner process is left');
+      assert.equal(processExists(pid), false, 'no runner process is left');
       await atRest(2000);
       const a = (await jointState(t.url)).position;
       await sleep(300);
@@ -182,7 +172,7 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
       assert.ok(pauseAnsweredAt - stopAt < 1000, `the pause answered ${pauseAnsweredAt - stopAt} ms after the stop`);
       const { status, logs } = await finished(t.url, 5000);
       assert.equal(status.status, 'finished', logs);
-      assert.equal(alive(pid), false, 'no runner process is left');
+      assert.equal(processExists(pid), false, 'no runner process is left');
       await atRest(2000);
       assert.equal((await call(t.url, '/robot/resume', {})).status, 409, 'nothing is paused');
       // The stop had the last word: the execution rate is the override's, the next move goes.

@@ -7,7 +7,17 @@ import { parse as parseMsg } from '@foxglove/rosmsg';
 import { MessageReader } from '@foxglove/rosmsg2-serialization';
 import { McapStreamReader } from '@mcap/core';
 import { parse as parseYaml } from 'yaml';
-import { assertNear, call, checkSequenceWithBag, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
+import {
+  assertNear,
+  call,
+  checkSequenceWithBag,
+  OTHER,
+  sleep,
+  WORK,
+  finished,
+  type SequenceStatus,
+} from '../support/rcl-checks.ts';
+import { processExists } from '../support/live.ts';
 import { MotionArbiter } from '../../lib/motion/arbiter.ts';
 import { SequenceSupervisor } from '../../lib/sequences/supervisor.ts';
 import { FIXTURE_AMENT_PREFIX, type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
@@ -19,8 +29,6 @@ import { FIXTURE_AMENT_PREFIX, type RclTestServer, startRclTestServer } from '..
 // @foxglove/rosmsg2-serialization). The installed interface packages are the .msg files of
 // tests/fixtures/ament (AMENT_PREFIX_PATH of the runner), whose comments differ from armgate's
 // built-in definitions, so a schema shows where it came from.
-
-type Status = { status: string; returncode?: number; pid?: number };
 
 interface Bag {
   readonly schemas: Map<string, string>;
@@ -89,25 +97,6 @@ async function start(url: string, config: object, fields: Record<string, string>
   form.set('config', new Blob([JSON.stringify(config)]), 'config.json');
   for (const [k, v] of Object.entries(fields)) form.set(k, v);
   return fetch(`${url}/sequences/start`, { method: 'POST', body: form });
-}
-
-async function finished(url: string, limitMs = 30_000): Promise<{ status: Status; logs: string }> {
-  let status: Status = { status: 'running' };
-  for (const end = Date.now() + limitMs; status.status !== 'finished' && Date.now() < end; ) {
-    await sleep(50);
-    status = (await call<Status>(url, '/sequences/status')).body;
-  }
-  const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
-  return { status, logs };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('sequence runner on robot.backend ros2: its own node, action clients and raw-subscription bags', () => {
@@ -241,7 +230,7 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
     const { status, logs } = await finished(t.url, 5000);
     assert.equal(status.returncode, 143, logs);
     assert.deepEqual(t.standin.cancels.slice(cancels), ['cobot/move_to_joints'], 'the runner cancelled its own goal');
-    assert.equal(alive(pid), false, 'no runner process is left');
+    assert.equal(processExists(pid), false, 'no runner process is left');
     const bag = await readBag(path.join(bagRoot, 'stopped'));
     assert.deepEqual(
       bag.channels.map((c) => c.topic),
@@ -254,7 +243,7 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
 
   it('refuses a topic whose message definition is neither installed nor built in, before starting anything', async () => {
     t.standin.knobs.extraTopics.push({ name: '/camera/camera_info', types: ['sensor_msgs/msg/CameraInfo'] });
-    const before = (await call<Status>(t.url, '/sequences/status')).body;
+    const before = (await call<SequenceStatus>(t.url, '/sequences/status')).body;
     try {
       const started = await start(
         t.url,
@@ -265,7 +254,7 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
       const body = (await started.json()) as { detail: { loc: string[]; msg: string }[] };
       assert.deepEqual(body.detail[0]?.loc, ['body', 'topics']);
       assert.match(body.detail[0]?.msg ?? '', /unknown topic\(s\) \/camera\/camera_info/);
-      assert.deepEqual((await call<Status>(t.url, '/sequences/status')).body, before, 'no runner started');
+      assert.deepEqual((await call<SequenceStatus>(t.url, '/sequences/status')).body, before, 'no runner started');
     } finally {
       t.standin.knobs.extraTopics.length = 0;
     }

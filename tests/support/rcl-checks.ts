@@ -202,3 +202,17 @@ export async function checkSequenceWithBag(
   assert.deepEqual((await readdir(bagFolder)).sort(), [`${path.basename(bagFolder)}_0.mcap`, 'metadata.yaml'].sort());
   return logs;
 }
+
+/** A sequence run's status as GET /sequences/status answers it. */
+export type SequenceStatus = { status: string; returncode?: number; pid?: number };
+
+/** Polls GET /sequences/status until the run finished (or `limitMs` passed); its status and its last 200 log lines. */
+export async function finished(url: string, limitMs = 30_000): Promise<{ status: SequenceStatus; logs: string }> {
+  let status: SequenceStatus = { status: 'running' };
+  for (const end = Date.now() + limitMs; status.status !== 'finished' && Date.now() < end; ) {
+    await sleep(50);
+    status = (await call<SequenceStatus>(url, '/sequences/status')).body;
+  }
+  const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
+  return { status, logs };
+}
