@@ -242,6 +242,8 @@ let bundle = currentBundle();
 if (bundle === undefined) {
   try {
     bundle = await build();
+    // esbuild's API runs the compiler as a service process; it would otherwise live as long as the server.
+    await (await import('esbuild')).stop();
   } catch (e) {
     const errors = e?.errors?.map((m) => `${m.location?.file ?? ''}:${m.location?.line ?? ''}: ${m.text}`) ?? [];
     process.stderr.write(

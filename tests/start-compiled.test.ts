@@ -44,7 +44,7 @@ async function askJointStates(url: string): Promise<number> {
 function start(
   dir: string,
   settingsFile: string,
-  ask: (url: string, stdout: () => string) => Promise<number> = askJointStates,
+  ask: (url: string, stdout: () => string, pid: number) => Promise<number> = askJointStates,
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['scripts/start.mjs', '--settings', settingsFile, '--port', '0'], {
@@ -62,7 +62,7 @@ function start(
       const m = /^listening on (\S+)$/m.exec(stdout);
       if (m?.[1] && !asked) {
         asked = true;
-        ask(m[1], () => stdout)
+        ask(m[1], () => stdout, child.pid as number)
           .then((answered) => {
             status = answered;
           })
@@ -81,6 +81,22 @@ function start(
   });
 }
 
+/** The command lines of a process's children (Linux /proc). */
+async function childrenOf(pid: number): Promise<string[]> {
+  const tasks = await readdir(`/proc/${pid}/task`);
+  const pids: string[] = [];
+  for (const task of tasks) {
+    const text = await readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '');
+    pids.push(...text.split(' ').filter(Boolean));
+  }
+  const lines: string[] = [];
+  for (const child of pids) {
+    const cmd = await readFile(`/proc/${child}/cmdline`, 'utf8').catch(() => '');
+    if (cmd) lines.push(cmd.split('\0').join(' ').trim());
+  }
+  return lines;
+}
+
 async function bundles(dir: string): Promise<string[]> {
   return (await readdir(path.join(dir, '.build'))).filter((f) => /^server-[0-9a-f]+\.mjs$/.test(f));
 }
@@ -90,9 +106,19 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
     const project = await copyProject();
     const settings = await writeSettings();
     try {
-      const first = await start(project.dir, settings.file);
+      // The first start compiles; the compiler's service process is gone before the server serves.
+      let children: string[] = [];
+      const first = await start(project.dir, settings.file, async (url, _stdout, pid) => {
+        children = await childrenOf(pid);
+        return askJointStates(url);
+      });
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.status, 200);
+      assert.deepEqual(
+        children.filter((c) => /esbuild/.test(c)),
+        [],
+        'no esbuild service process lives beside the server',
+      );
       const [built] = await bundles(project.dir);
       assert.ok(built, 'a bundle under .build/');
       const manifest = JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8'));
