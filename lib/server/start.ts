@@ -85,19 +85,21 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let appInProcess = false;
 
-/** Recognizes, from the request line alone, the routes of the stop operations (POST /stop, POST /robot/stop). */
-function stopRoutes(active: readonly RestOperation[]): (method: string, path: string) => boolean {
-  const routes = new Set(active.filter((op) => op.effect === 'stop').map(({ rest }) => `${rest.method} ${rest.path}`));
+/** Recognizes, from the request line alone (method and exact path), the routes of the operations `which` picks. */
+function routesOf(
+  active: readonly RestOperation[],
+  which: (op: RestOperation) => boolean,
+): (method: string, path: string) => boolean {
+  const routes = new Set(active.filter(which).map(({ rest }) => `${rest.method} ${rest.path}`));
   return (method, path) => routes.has(`${method} ${path}`);
 }
 
-/** The REST reads the listener hands the app as a light view (GET, no path parameters: a set of exact paths). */
-function restReads(active: readonly RestOperation[]): (method: string, path: string) => boolean {
-  const paths = new Set(
-    active.filter(({ rest }) => rest.method === 'GET' && !rest.params?.length).map(({ rest }) => rest.path),
-  );
-  return (method, path) => method === 'GET' && paths.has(path);
-}
+/** The stop operations' routes (POST /stop, POST /robot/stop). */
+const stopRoutes = (active: readonly RestOperation[]) => routesOf(active, (op) => op.effect === 'stop');
+
+/** The REST reads the listener hands the app as a light view (GET, no path parameters: exact paths). */
+const restReads = (active: readonly RestOperation[]) =>
+  routesOf(active, ({ rest }) => rest.method === 'GET' && !rest.params?.length);
 
 /** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
 function isMcpPost(request: Request): boolean {

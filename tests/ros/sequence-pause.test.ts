@@ -42,6 +42,16 @@ function killIfAlive(pid: number): void {
   if (processExists(pid)) process.kill(pid, 'SIGKILL');
 }
 
+/** The next move is accepted and succeeds (nothing stayed paused or held). */
+async function assertNextMoveGoes(url: string): Promise<void> {
+  const moved = await call<{ success: boolean; message: string }>(url, '/robot/move/joints', {
+    joints: WORK,
+    speed: 0.5,
+  });
+  assert.equal(moved.status, 200, detailOf(moved));
+  assert.equal(moved.body.success, true, moved.body.message);
+}
+
 describe('pause of a sequence on ros2: the runner confirms it before the pause answers', () => {
   let t: RclTestServer;
   let bagRoot: string;
@@ -137,12 +147,7 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
       assertNear((await jointState(t.url)).position, a, 1e-4, 'the arm holds after the stop');
       const resumed = await call(t.url, '/robot/resume', {});
       assert.equal(resumed.status, 409, 'nothing is paused');
-      const moved = await call<{ success: boolean; message: string }>(t.url, '/robot/move/joints', {
-        joints: WORK,
-        speed: 0.5,
-      });
-      assert.equal(moved.status, 200, detailOf(moved));
-      assert.equal(moved.body.success, true, moved.body.message);
+      await assertNextMoveGoes(t.url);
     } finally {
       killIfAlive(pid);
     }
@@ -176,12 +181,7 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
       await atRest(2000);
       assert.equal((await call(t.url, '/robot/resume', {})).status, 409, 'nothing is paused');
       // The stop had the last word: the execution rate is the override's, the next move goes.
-      const moved = await call<{ success: boolean; message: string }>(t.url, '/robot/move/joints', {
-        joints: WORK,
-        speed: 0.5,
-      });
-      assert.equal(moved.status, 200, detailOf(moved));
-      assert.equal(moved.body.success, true, moved.body.message);
+      await assertNextMoveGoes(t.url);
     } finally {
       killIfAlive(pid);
     }
