@@ -186,7 +186,12 @@ async function restInput(
     return text.ok ? ok({ value: { text: text.value } }) : text;
   }
   const schema = inputSchemaOf(op, call.ros.limits);
-  if (!schema) return ok({ value: {} });
+  if (!schema) {
+    // No input: a query parameter is unknown (422), as for any operation; a stop stops whatever it was sent with.
+    if (op.effect === 'stop') return ok({ value: {} });
+    const query = queryFields(request.url, [], {});
+    return query.ok ? ok({ value: {} }) : query;
+  }
   const { entries, types } = shapeOf(schema);
   const queryKeys = rest.query ?? [];
   const query = queryFields(request.url, queryKeys, types);

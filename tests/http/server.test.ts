@@ -102,8 +102,43 @@ describe('live server with a token', () => {
     assert.match(((await wrong.json()) as { detail: string }).detail, /GET/);
   });
 
+  it('routes a path written another way, a query and a path parameter as the exact path is routed', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const exact = await call('GET', '/robot/joint_states', auth);
+    const slash = await call('GET', '/robot/joint_states/', auth);
+    assert.equal(exact.status, 200);
+    assert.equal(slash.status, 200, 'a trailing slash reaches the same operation');
+    assert.deepEqual(Object.keys(await slash.json()), Object.keys(await exact.json()));
+    const query = await call('GET', '/robot/positions?unknown=1', auth);
+    assert.equal(query.status, 422, 'the exact path with a query is validated as the operation says');
+    assert.deepEqual(((await query.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc, ['query', 'unknown']);
+    const head = await call('HEAD', '/robot/joint_states', auth);
+    assert.equal(head.status, 405, 'a GET route does not answer HEAD');
+    assert.equal(head.headers.get('allow'), 'GET');
+    const plan = await call('POST', '/robot/plans/no-such-plan/execute', auth);
+    assert.equal(plan.status, 404, 'a path parameter is still matched by the router');
+    assert.match(((await plan.json()) as { detail: string }).detail, /no-such-plan/);
+  });
+
+  it('refuses an unknown query parameter to an operation without input (422), but a stop stops whatever it is sent with', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const path of ['/robot/joint_states?x=1', '/robot/override?speed=0.5', '/sequences/status?id=3']) {
+      const res = await call('GET', path, auth);
+      assert.equal(res.status, 422, path);
+      const [issue] = ((await res.json()) as { detail: { loc: string[]; type: string }[] }).detail;
+      assert.deepEqual(issue?.loc, ['query', path.split('?')[1]?.split('=')[0]], path);
+      assert.equal(issue?.type, 'extra_forbidden', path);
+    }
+    const resume = await call('POST', '/robot/resume?speed=2', auth);
+    assert.equal(resume.status, 422, 'a resume (a motion) with an unknown parameter does not run');
+    const stop = await call('POST', '/stop?reason=test', auth);
+    assert.equal(stop.status, 200, 'a stop is never refused for its query');
+    assert.equal(((await stop.json()) as { success: boolean }).success, true);
+  });
+
   it('writes one structured log line per request with method, path, status and milliseconds, never the token', async () => {
     const before = server.logs.length;
+    // A query the operation does not take (a 422): the line has the path without it.
     const res = await call('GET', '/robot/positions?token=x', { authorization: `Bearer ${TOKEN}` });
     await res.body?.cancel();
     const lines = server.logs.slice(before);
@@ -111,7 +146,8 @@ describe('live server with a token', () => {
     const line = lines[0] ?? {};
     assert.equal(line.method, 'GET');
     assert.equal(line.path, '/robot/positions');
-    assert.equal(line.status, 200);
+    assert.equal(res.status, 422);
+    assert.equal(line.status, 422);
     assert.equal(typeof line.ms, 'number');
     assert.ok(!JSON.stringify(server.logs).includes(TOKEN));
   });

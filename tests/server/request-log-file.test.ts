@@ -40,7 +40,7 @@ describe('request log on a file', { timeout: 120_000 }, () => {
       let n = 0;
       const ask = async (i: number) => {
         try {
-          const res = await fetch(`${url}/robot/joint_states?n=${i}`);
+          const res = await fetch(`${url}/robot/joint_states`, { headers: { 'x-request-number': String(i) } });
           await res.arrayBuffer();
           if (res.status === 200) answered.push(i);
         } catch {
