@@ -15,7 +15,7 @@ import {
   CORS_ALLOW_METHODS,
   CORS_EXPOSE_HEADERS,
 } from '../admission/origin.ts';
-import { type RestCall, restHandler } from './rest.ts';
+import { type RestCall, type RestHandler, restHandler } from './rest.ts';
 
 /** A route mounted beside the REST face (the MCP endpoint, the event stream): any method, after authentication. */
 export type MountHandler = (request: Request, call: Arrival) => Promise<Response>;
@@ -57,8 +57,10 @@ export interface AppOptions {
 export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start < 0) return '/';
-  const end = url.search(/[?#]/);
-  return url.slice(start, end < 0 ? undefined : end);
+  const query = url.indexOf('?', start);
+  const fragment = url.indexOf('#', start);
+  const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
 }
 
 /** The host (and port) of an absolute URL. */
@@ -106,6 +108,12 @@ export function createApp(options: AppOptions): App {
   const methodsByPath = new Map<string, string[]>();
   const { services, ros } = options.state;
   const router = Router<IRequest, [RestCall]>();
+  /**
+   * The operations' routes without path parameters, by method and path: found with one lookup before the router (whose
+   * URL parse, query object and pattern loop are most of a read's routing). A path the map does not hold exactly (a
+   * parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
+   */
+  const exactRoutes = new Map<string, RestHandler>();
 
   /**
    * Who sends a request: its principal; undefined for the public pages (docs, the OpenAPI document), which need none;
@@ -135,6 +143,7 @@ export function createApp(options: AppOptions): App {
     router[method === 'GET' ? 'get' : method === 'PUT' ? 'put' : 'post'](route, (request: IRequest, call: RestCall) =>
       handler(request as unknown as Request, call),
     );
+    if (route === path) exactRoutes.set(`${method} ${path}`, handler);
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
@@ -187,7 +196,10 @@ export function createApp(options: AppOptions): App {
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
             const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
-            const routed = (await router.fetch(request as unknown as IRequest, call)) as Response | undefined;
+            const exact = exactRoutes.get(`${request.method} ${pathOf(request.url)}`);
+            const routed = exact
+              ? await exact(request, call)
+              : ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined);
             response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
           }
         }
