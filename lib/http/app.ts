@@ -7,7 +7,7 @@ import { type AppState, hasRest, type AnyOperation } from '../core/operation.ts'
 import type { Arrival, Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
-import { logLine } from '../logs/line.ts';
+import { logLine, logRequestLine } from '../logs/line.ts';
 import {
   type AdmissionPolicy,
   admit,
@@ -104,6 +104,11 @@ export function createApp(options: AppOptions): App {
     options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
   );
   const log = options.log ?? logLine;
+  /** One line per request: the fields given to `options.log` when there is one, else written directly to stdout. */
+  const logRequest = options.log
+    ? (method: string, path: string, status: number, ms: number) =>
+        log({ level: 'info', msg: 'request', method, path, status, ms })
+    : logRequestLine;
   const openApiBody = JSON.stringify(options.openApiDocument);
   const methodsByPath = new Map<string, string[]>();
   const { services, ros } = options.state;
@@ -113,14 +118,16 @@ export function createApp(options: AppOptions): App {
    * URL parse, query object and pattern loop are most of a read's routing). A path the map does not hold exactly (a
    * parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
    */
-  const exactRoutes = new Map<string, RestHandler>();
+  const exactRoutes = new Map<string, Map<string, RestHandler>>();
 
   /**
    * Who sends a request: its principal; undefined for the public pages (docs, the OpenAPI document), which need none;
    * or the 401 of a request without a valid token (a state-changing one is on the audit trail too, never the token).
    */
-  const callerOf = (request: Request): { readonly caller: Principal | undefined } | { readonly refused: Response } => {
-    const path = pathOf(request.url);
+  const callerOf = (
+    request: Request,
+    path: string,
+  ): { readonly caller: Principal | undefined } | { readonly refused: Response } => {
     if (PUBLIC_PATH.test(path)) return { caller: undefined };
     const caller = authenticate(request);
     if (caller.ok) return { caller: caller.value };
@@ -143,7 +150,7 @@ export function createApp(options: AppOptions): App {
     router[method === 'GET' ? 'get' : method === 'PUT' ? 'put' : 'post'](route, (request: IRequest, call: RestCall) =>
       handler(request as unknown as Request, call),
     );
-    if (route === path) exactRoutes.set(`${method} ${path}`, handler);
+    if (route === path) exactRoutes.set(method, (exactRoutes.get(method) ?? new Map()).set(path, handler));
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
@@ -167,14 +174,11 @@ export function createApp(options: AppOptions): App {
   });
 
   type OpenRoute = NonNullable<AppOptions['open']>[number];
-  const openRoute = (url: string): OpenRoute | undefined => {
-    if (!options.open) return undefined;
-    const path = pathOf(url);
-    return options.open.find((route) => route.path.test(path));
-  };
+  const openRoute = (path: string): OpenRoute | undefined => options.open?.find((route) => route.path.test(path));
 
   return async (request: Request, arrivedAtStop?: number): Promise<Response> => {
     const started = performance.now();
+    const path = pathOf(request.url);
     const headers = request.headers;
     const admission = admit(options.admission, {
       method: request.method,
@@ -188,15 +192,15 @@ export function createApp(options: AppOptions): App {
       if (admission.kind === 'refuse') response = errorResponse(admission.error);
       else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
       else {
-        const open = openRoute(request.url);
+        const open = openRoute(path);
         if (open) response = await open.respond(request);
         else {
-          const who = callerOf(request);
+          const who = callerOf(request, path);
           if ('refused' in who) response = who.refused;
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
             const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
-            const exact = exactRoutes.get(`${request.method} ${pathOf(request.url)}`);
+            const exact = exactRoutes.get(request.method)?.get(path);
             const routed = exact
               ? await exact(request, call)
               : ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined);
@@ -218,14 +222,7 @@ export function createApp(options: AppOptions): App {
         response = json({ detail: 'Internal server error' }, 500);
       }
     }
-    log({
-      level: 'info',
-      msg: 'request',
-      method: request.method,
-      path: pathOf(request.url),
-      status: response.status,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-    });
+    logRequest(request.method, path, response.status, Math.round((performance.now() - started) * 100) / 100);
     return response;
   };
 }

@@ -38,14 +38,32 @@ function timeField(): string {
 export function logLine(fields: Record<string, string | number | boolean | undefined>): void {
   // The time first, then the fields as given: one JSON object per line.
   const text = JSON.stringify(fields);
-  const line = text === '{}' ? `{"time":${timeField()}}\n` : `{"time":${timeField()},${text.slice(1)}\n`;
+  append(
+    text === '{}' ? `{"time":${timeField()}}\n` : `{"time":${timeField()},${text.slice(1)}\n`,
+    fields.level !== undefined && fields.level !== 'info',
+  );
+}
+
+/**
+ * The line of one answered request: what `logLine({ level: 'info', msg: 'request', method, path, status, ms })` writes,
+ * built without the object and its serialization (every request writes one; a read's whole handling is a few us).
+ */
+export function logRequestLine(method: string, path: string, status: number, ms: number): void {
+  append(
+    `{"time":${timeField()},"level":"info","msg":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${JSON.stringify(status)},"ms":${JSON.stringify(ms)}}\n`,
+    false,
+  );
+}
+
+/** Queues a line; `now`: write it and every line before it at once. */
+function append(line: string, now: boolean): void {
   pending.push(line);
   pendingLength += line.length;
   if (!exitHooked) {
     exitHooked = true;
     process.on('exit', flushLogLines);
   }
-  if (pendingLength >= FLUSH_AT_BYTES || (fields.level !== undefined && fields.level !== 'info')) flushLogLines();
+  if (now || pendingLength >= FLUSH_AT_BYTES) flushLogLines();
   else timer ??= setTimeout(flushLogLines, FLUSH_AFTER_MS).unref();
 }
 

@@ -18,7 +18,7 @@ async function childOutput(body: string): Promise<string> {
   const file = path.join(dir, 'child.mts');
   await writeFile(
     file,
-    `import { logLine, flushLogLines } from ${JSON.stringify(LINE_MODULE)};\nvoid flushLogLines;\n${body}\n`,
+    `import { logLine, logRequestLine, flushLogLines } from ${JSON.stringify(LINE_MODULE)};\nvoid flushLogLines;\nvoid logRequestLine;\n${body}\n`,
   );
   try {
     const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -54,6 +54,31 @@ describe('the log writer (lib/logs/line.ts)', { timeout: 60_000 }, () => {
       assert.equal(Object.keys(line)[0], 'time');
       assert.ok(!Number.isNaN(Date.parse(line.time as string)));
       assert.equal(line.path, '/a"b');
+    }
+  });
+
+  it("writes a request's line exactly as logLine writes the same fields, whatever its path and figures", async () => {
+    const cases = [
+      ['GET', '/robot/joint_states', 200, 0.05],
+      ['POST', '/a"b\\\\c', 422, 0],
+      ['GET', '/\u00e9\u2028\u0001\ud800', 404, 1234.56],
+      ['DELETE', '', 405, 1e-7],
+      ['GET', '/x', 500, Number.NaN],
+    ];
+    const out = await childOutput(`
+      for (const [method, path, status, ms] of ${JSON.stringify(cases).replace('null', 'Number.NaN')}) {
+        logLine({ level: 'info', msg: 'request', method, path, status, ms });
+        logRequestLine(method, path, status, ms);
+      }
+      flushLogLines();
+      process.exit(0);
+    `);
+    const lines = out.split('\n').filter((l) => l.startsWith('{'));
+    assert.equal(lines.length, 2 * cases.length);
+    const afterTime = (line: string) => line.replace(/^\{"time":"[^"]+",/, '');
+    for (let i = 0; i < cases.length; i++) {
+      assert.equal(afterTime(lines[2 * i + 1] ?? ''), afterTime(lines[2 * i] ?? ''), JSON.stringify(cases[i]));
+      assert.equal((JSON.parse(lines[2 * i + 1] ?? '') as { path: string }).path, cases[i]?.[1]);
     }
   });
 
