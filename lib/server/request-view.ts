@@ -17,13 +17,14 @@ class HeadersView implements Headers {
   }
 
   get(name: string): string | null {
-    const value = this.#raw[name.toLowerCase()];
+    // Names are asked for in lower case almost always: looked up as given first, without making a new string.
+    const value = this.#raw[name] ?? this.#raw[name.toLowerCase()];
     if (value === undefined) return null;
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
   has(name: string): boolean {
-    return this.#raw[name.toLowerCase()] !== undefined;
+    return (this.#raw[name] ?? this.#raw[name.toLowerCase()]) !== undefined;
   }
 
   getSetCookie(): string[] {
@@ -119,9 +120,10 @@ export function absoluteUrl(req: IncomingMessage, target: string): string {
 export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
   const type = response.headers.get('content-type') ?? '';
   // JSON and text as a string (Node writes the head and a string body in one piece), anything else as bytes.
-  const body = /^(application\/json|text\/)/.test(type)
-    ? await response.text()
-    : Buffer.from(await response.arrayBuffer());
+  const body =
+    type.startsWith('application/json') || type.startsWith('text/')
+      ? await response.text()
+      : Buffer.from(await response.arrayBuffer());
   if (res.destroyed || res.writableEnded) return;
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {

@@ -90,8 +90,11 @@ function routesOf(
   active: readonly RestOperation[],
   which: (op: RestOperation) => boolean,
 ): (method: string, path: string) => boolean {
-  const routes = new Set(active.filter(which).map(({ rest }) => `${rest.method} ${rest.path}`));
-  return (method, path) => routes.has(`${method} ${path}`);
+  // Paths by method: a lookup hashes the path the listener already holds, not a new "METHOD path" string per request.
+  const routes = new Map<string, Set<string>>();
+  for (const { rest } of active.filter(which))
+    routes.set(rest.method, (routes.get(rest.method) ?? new Set()).add(rest.path));
+  return (method, path) => routes.get(method)?.has(path) === true;
 }
 
 /** The stop operations' routes (POST /stop, POST /robot/stop). */
@@ -102,8 +105,8 @@ const restReads = (active: readonly RestOperation[]) =>
   routesOf(active, ({ rest }) => rest.method === 'GET' && !rest.params?.length);
 
 /** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
-function isMcpPost(request: Request): boolean {
-  return request.method === 'POST' && pathOf(request.url) === '/mcp/mcp';
+function isMcpPost(method: string, path: string): boolean {
+  return method === 'POST' && path === '/mcp/mcp';
 }
 
 /** The operations of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
@@ -278,7 +281,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const isRestRead = restReads(active);
   const fetch = (request: Request): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
-    return isStop(request.method, pathOf(request.url)) || isMcpPost(request)
+    const path = pathOf(request.url);
+    return isStop(request.method, path) || isMcpPost(request.method, path)
       ? app(request, arrivedAtStop)
       : inTurn(() => app(request, arrivedAtStop));
   };
