@@ -186,18 +186,11 @@ async function restInput(
     return text.ok ? ok({ value: { text: text.value } }) : text;
   }
   const schema = inputSchemaOf(op, call.ros.limits);
-  if (!schema) {
-    // No input: a query parameter is unknown (422), as for any operation; a stop stops whatever it was sent with.
-    if (op.effect === 'stop') return ok({ value: {} });
-    const query = queryFields(request.url, [], {});
-    return query.ok ? ok({ value: {} }) : query;
-  }
+  if (!schema || !rest.body) return bodylessInput(op, rest, request, call);
   const { entries, types } = shapeOf(schema);
-  const queryKeys = rest.query ?? [];
-  const query = queryFields(request.url, queryKeys, types);
+  // The query first: a wrong parameter is refused before the body is read.
+  const query = queryFields(request.url, rest.query ?? [], types);
   if (!query.ok) return query;
-  let fields: Record<string, unknown> = {};
-  let filenames: Record<string, string> | undefined;
   if (rest.body === 'json') {
     const text = await readJsonText(request);
     if (!text.ok) return text;
@@ -206,14 +199,48 @@ async function restInput(
     if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value))
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
     // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
-    fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
-  } else if (rest.body === 'multipart') {
-    const form = await formFields(rest, request, entries, types);
-    if (!form.ok) return form;
-    fields = form.value.fields;
-    filenames = form.value.filenames;
+    return validated(
+      rest,
+      schema,
+      request,
+      coerceScalarStrings(schema, doc.value) as Record<string, unknown>,
+      query.value,
+    );
   }
-  const input = { ...fields, ...query.value, ...pathFields(rest, request) };
+  const form = await formFields(rest, request, entries, types);
+  if (!form.ok) return form;
+  return validated(rest, schema, request, form.value.fields, query.value, form.value.filenames);
+}
+
+/** The input of an operation whose binding reads no body (query and path only): known without waiting for anything. */
+function bodylessInput(
+  op: AnyOperation,
+  rest: RestBinding,
+  request: Request,
+  call: RestCall,
+): Result<RestInput, ApiError> {
+  const schema = inputSchemaOf(op, call.ros.limits);
+  if (!schema) {
+    // No input: a query parameter is unknown (422), as for any operation; a stop stops whatever it was sent with.
+    if (op.effect === 'stop') return ok({ value: {} });
+    const query = queryFields(request.url, [], {});
+    return query.ok ? ok({ value: {} }) : query;
+  }
+  const query = queryFields(request.url, rest.query ?? [], shapeOf(schema).types);
+  return query.ok ? validated(rest, schema, request, {}, query.value) : query;
+}
+
+/** The body's fields with the query's and the path's, validated with the schema (422 naming where each field was). */
+function validated(
+  rest: RestBinding,
+  schema: v.GenericSchema,
+  request: Request,
+  fields: Record<string, unknown>,
+  query: Record<string, unknown>,
+  filenames?: Record<string, string>,
+): Result<RestInput, ApiError> {
+  const queryKeys = rest.query ?? [];
+  const input = { ...fields, ...query, ...pathFields(rest, request) };
   const parsed = v.safeParse(schema, input);
   if (parsed.success) {
     const value = withDefaults(rest, parsed.output);
@@ -300,7 +327,9 @@ export function restHandler(op: AnyOperation): RestHandler {
   ): Promise<{ input?: unknown; result: Result<unknown, ApiError> }> => {
     const refused = refusal(op, caller, named);
     if (refused) return { result: err(refused) };
-    const input = await restInput(op, rest, request, call);
+    // A binding without a body has its input at once (no await on the path of every read).
+    const input =
+      op.rawJson || rest.body ? await restInput(op, rest, request, call) : bodylessInput(op, rest, request, call);
     if (!input.ok) return { result: input };
     const { value, filenames } = input.value;
     const ctx = new RestContext(request, call, caller, named, filenames);

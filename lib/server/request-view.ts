@@ -116,14 +116,23 @@ export function absoluteUrl(req: IncomingMessage, target: string): string {
   return `http://${req.headers.host ?? 'localhost'}${target}`;
 }
 
-/** Writes a fetch Response to Node's response: its status and headers at once, then its body read whole. */
-export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+/**
+ * Writes a fetch Response to Node's response: its status and headers at once, then its body whole. The fetch ponyfill's
+ * string body is taken where @whatwg-node/server's own writer takes it (`bodyType`, `bodyInit`), without a promise;
+ * any other body is read through the fetch API.
+ */
+export function writeResponse(res: ServerResponse, response: Response): void | Promise<void> {
+  const ponyfill = response as Response & { readonly bodyType?: unknown; readonly bodyInit?: unknown };
+  if (ponyfill.bodyType === 'String' && typeof ponyfill.bodyInit === 'string')
+    return writeWhole(res, response, ponyfill.bodyInit);
   const type = response.headers.get('content-type') ?? '';
   // JSON and text as a string (Node writes the head and a string body in one piece), anything else as bytes.
-  const body =
-    type.startsWith('application/json') || type.startsWith('text/')
-      ? await response.text()
-      : Buffer.from(await response.arrayBuffer());
+  return type.startsWith('application/json') || type.startsWith('text/')
+    ? response.text().then((body) => writeWhole(res, response, body))
+    : response.arrayBuffer().then((body) => writeWhole(res, response, Buffer.from(body)));
+}
+
+function writeWhole(res: ServerResponse, response: Response, body: string | Buffer): void {
   if (res.destroyed || res.writableEnded) return;
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {
