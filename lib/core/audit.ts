@@ -48,5 +48,6 @@ export function recordCall(
   input: unknown,
   result: Result<unknown, ApiError>,
 ): void {
-  trail?.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
+  // The outcome is worked out only for a call the trail keeps (reads are kept only with audit.reads).
+  if (trail?.wants(op)) trail.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
 }

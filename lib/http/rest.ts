@@ -319,29 +319,22 @@ export function restHandler(op: AnyOperation): RestHandler {
   if (!rest) throw new Error(`operation ${op.name} has no REST binding`);
   const serialized = new WeakMap<object, string>();
   const named = `${rest.method} ${rest.path}`;
-  /** The call's input (once validated) and result; the caller's role is checked before anything is read. */
-  const run = async (
-    request: Request,
-    caller: Caller,
-    call: RestCall,
-  ): Promise<{ input?: unknown; result: Result<unknown, ApiError> }> => {
-    const refused = refusal(op, caller, named);
-    if (refused) return { result: err(refused) };
-    // A binding without a body has its input at once (no await on the path of every read).
-    const input =
-      op.rawJson || rest.body ? await restInput(op, rest, request, call) : bodylessInput(op, rest, request, call);
-    if (!input.ok) return { result: input };
-    const { value, filenames } = input.value;
-    const ctx = new RestContext(request, call, caller, named, filenames);
-    return { input: value, result: await op.run(value, ctx) };
-  };
   return async (request, call) => {
     // A request that did not pass authentication has no caller: refused before anything is read, never run.
     if (!call.caller) return errorResponse(refusal(op, undefined, named) as ApiError);
     const started = performance.now();
     const caller = restCaller(call.caller);
-    const { input, result } = await run(request, caller, call);
-    recordCall(call.services.audit, op, caller, started, input, result);
+    // The caller's role is checked before anything is read; a binding without a body has its input at once.
+    const refused = refusal(op, caller, named);
+    const input = refused
+      ? err(refused)
+      : op.rawJson || rest.body
+        ? await restInput(op, rest, request, call)
+        : bodylessInput(op, rest, request, call);
+    const result = input.ok
+      ? await op.run(input.value.value, new RestContext(request, call, caller, named, input.value.filenames))
+      : input;
+    recordCall(call.services.audit, op, caller, started, input.ok ? input.value.value : undefined, result);
     if (!result.ok) return errorResponse(renderError(result.error, 'rest'));
     const value = result.value as unknown;
     if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));
