@@ -186,7 +186,7 @@ async function restInput(
     return text.ok ? ok({ value: { text: text.value } }) : text;
   }
   const schema = inputSchemaOf(op, call.ros.limits);
-  if (!schema || !rest.body) return bodylessInput(op, rest, request, call);
+  if (!schema || !rest.body) return bodylessInput(op, rest, request, schema);
   const { entries, types } = shapeOf(schema);
   // The query first: a wrong parameter is refused before the body is read.
   const query = queryFields(request.url, rest.query ?? [], types);
@@ -217,9 +217,8 @@ function bodylessInput(
   op: AnyOperation,
   rest: RestBinding,
   request: Request,
-  call: RestCall,
+  schema: v.GenericSchema | undefined,
 ): Result<RestInput, ApiError> {
-  const schema = inputSchemaOf(op, call.ros.limits);
   if (!schema) {
     // No input: a query parameter is unknown (422), as for any operation; a stop stops whatever it was sent with.
     if (op.effect === 'stop') return ok({ value: {} });
@@ -333,7 +332,7 @@ export function restHandler(op: AnyOperation): RestHandler {
       ? err(refused)
       : op.rawJson || rest.body
         ? await restInput(op, rest, request, call)
-        : bodylessInput(op, rest, request, call);
+        : bodylessInput(op, rest, request, inputSchemaOf(op, call.ros.limits));
     const result = input.ok
       ? await op.run(input.value.value, new RestContext(request, call, caller, named, input.value.filenames))
       : input;

@@ -68,6 +68,21 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
   });
 
   /** Waits until the arm rests (no activity on the simulator behind the stand-in). */
+  /** A runner whose first goal moves the arm, then stopped by SIGSTOP (it confirms nothing any more); its pid. */
+  async function frozenRunner(): Promise<number> {
+    await atRest();
+    const pid = await start(t.url, { home: { joints: OTHER, speed: 0.02 }, waypoints: [] }, 5);
+    try {
+      for (let i = 0; i < 200 && !t.sim.armActivity(); i++) await sleep(25);
+      assert.ok(t.sim.armActivity(), "the runner's goal moves the arm");
+      process.kill(pid, 'SIGSTOP');
+      return pid;
+    } catch (e) {
+      killIfAlive(pid);
+      throw e;
+    }
+  }
+
   async function atRest(limitMs = 5000): Promise<void> {
     for (const end = Date.now() + limitMs; t.sim.armActivity() && Date.now() < end; ) await sleep(25);
     assert.equal(t.sim.armActivity(), undefined, 'the arm is at rest');
@@ -121,12 +136,8 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
   });
 
   it('a runner that does not confirm the pause (SIGSTOP) within its bound: everything is stopped, the pause answers 503, nothing stays paused', async () => {
-    await atRest();
-    const pid = await start(t.url, { home: { joints: OTHER, speed: 0.02 }, waypoints: [] }, 5);
+    const pid = await frozenRunner();
     try {
-      for (let i = 0; i < 200 && !t.sim.armActivity(); i++) await sleep(25);
-      assert.ok(t.sim.armActivity(), "the runner's goal moves the arm");
-      process.kill(pid, 'SIGSTOP');
       const asked = Date.now();
       const paused = await call(t.url, '/robot/pause', {});
       const tookMs = Date.now() - asked;
@@ -154,12 +165,8 @@ describe('pause of a sequence on ros2: the runner confirms it before the pause a
   });
 
   it('a stop while the pause waits for the runner ends both at once', async () => {
-    await atRest();
-    const pid = await start(t.url, { home: { joints: OTHER, speed: 0.02 }, waypoints: [] }, 5);
+    const pid = await frozenRunner();
     try {
-      for (let i = 0; i < 200 && !t.sim.armActivity(); i++) await sleep(25);
-      assert.ok(t.sim.armActivity(), "the runner's goal moves the arm");
-      process.kill(pid, 'SIGSTOP');
       const pausing = call<{ paused: boolean; message: string }>(t.url, '/robot/pause', {});
       let pauseAnsweredAt = 0;
       void pausing.then(() => {
