@@ -23,6 +23,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       // Which Host, Origin and CORS front ends are admitted: the app applies it before either face, the MCP endpoint
       // hands its allow-lists to the SDK's transport.
       'lib/admission/',
+      // The bounded reader of a request body both faces use.
+      'lib/body/',
       'lib/openapi/',
       'lib/ui/',
       'lib/events/sse.ts',

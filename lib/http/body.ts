@@ -1,37 +1,18 @@
 import * as v from 'valibot';
 import { err, ok, type Result } from '../result.ts';
 import { type ApiError, fromValibot, invalid } from '../core/errors.ts';
+import { readBoundedText } from '../body/bounded.ts';
 import { MAX_JSON_BODY_BYTES } from './limits.ts';
 
 /**
- * Reads the request body as text, refusing more than `limitBytes` (413) without buffering it:
- * the declared Content-Length is checked first, then the bytes as they stream in.
+ * Reads the request body as text, refusing more than `limitBytes` (413) without buffering it (see
+ * {@link readBoundedText}: the declared Content-Length first, then the bytes as they stream in).
  */
 export async function readBodyText(request: Request, limitBytes: number): Promise<Result<string, ApiError>> {
-  const tooLarge: ApiError = { kind: 'payload_too_large', detail: `request body is larger than ${limitBytes} bytes` };
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > limitBytes) return err(tooLarge);
-  if (!request.body) return ok('');
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limitBytes) {
-      await reader.cancel();
-      return err(tooLarge);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return ok(new TextDecoder('utf-8', { fatal: false }).decode(bytes));
+  const text = await readBoundedText(request, limitBytes);
+  if (text === undefined)
+    return err({ kind: 'payload_too_large', detail: `request body is larger than ${limitBytes} bytes` });
+  return ok(text);
 }
 
 /**

@@ -16,16 +16,8 @@ import {
   type RequestId,
   SessionTransport,
 } from './session-transport.ts';
-import {
-  type Accepts,
-  accepts,
-  answerJson,
-  collectResponses,
-  isJsonType,
-  isRecord,
-  readBounded,
-  relayStream,
-} from './wire.ts';
+import { readBoundedText } from '../body/bounded.ts';
+import { type Accepts, accepts, answerJson, collectResponses, isJsonType, isRecord, relayStream } from './wire.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
@@ -525,7 +517,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const kind = accepts(request.headers.get('accept'));
     if (kind === 'none')
       return jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
-    const text = await readBounded(request, MAX_MCP_BODY_BYTES);
+    const text = await readBoundedText(request, MAX_MCP_BODY_BYTES);
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
     try {

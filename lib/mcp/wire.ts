@@ -34,31 +34,6 @@ export function isJsonType(contentType: string | null): boolean {
 }
 
 /**
- * The body as text, or undefined when it is larger than `limitBytes`. A declared Content-Length is
- * checked first and then read at once (Node's parser delivers no more than it declares); a chunked
- * body is read piece by piece and dropped as soon as it passes the limit.
- */
-export async function readBounded(request: Request, limitBytes: number): Promise<string | undefined> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null) return Number(declared) > limitBytes ? undefined : request.text();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    total += value.byteLength;
-    if (total > limitBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-}
-
-/**
  * What the client takes in answer to a POST: either form ('both', the SDK client's Accept), only a
  * stream, only JSON (also for no Accept or a wildcard), or nothing this endpoint sends.
  */

@@ -84,7 +84,11 @@ export function watchBodies(
   };
   return {
     watch(req, res) {
-      watched.add({ req, res, startMs: performance.now(), startBytes: req.socket?.bytesRead ?? 0 });
+      const w = { req, res, startMs: performance.now(), startBytes: req.socket?.bytesRead ?? 0 };
+      watched.add(w);
+      // Forgotten as soon as the exchange is over: held until the next check, every request with a body outlived two
+      // young-generation collections and was promoted (issue 23: the old generation's churn under work).
+      res.once('close', () => watched.delete(w));
       if (!timer) {
         timer = setInterval(check, CHECK_EVERY_MS);
         timer.unref();

@@ -56,6 +56,18 @@ describe('JSON request bodies', () => {
     });
   }
 
+  it('reads a body alike by its declared Content-Length and streamed: UTF-8, a byte order mark dropped', async () => {
+    const text = '\uFEFF{"x": 2.5, "joints": [0.1, -0.2]}';
+    const length = String(new TextEncoder().encode(text).byteLength);
+    for (const headers of [
+      { 'content-type': 'application/json', 'content-length': length },
+      { 'content-type': 'application/json' },
+    ]) {
+      const parsed = await parseJsonBody(post(text, headers), Body);
+      assert.deepEqual(parsed, { ok: true, value: { x: 2.5, joints: [0.1, -0.2] } }, JSON.stringify(headers));
+    }
+  });
+
   it('rejects a body over 1 MiB by its Content-Length with 413', async () => {
     const big = `{"x": 1, "joints": [${'0,'.repeat(600_000)}0]}`;
     const { status, body } = await detailOf(

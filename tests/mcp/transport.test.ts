@@ -22,6 +22,7 @@ import {
   createMcpEndpoint,
   type McpEndpoint,
   type McpEndpointOptions,
+  MAX_MCP_BODY_BYTES,
   OAUTH_DISCOVERY_PATH,
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
@@ -109,6 +110,45 @@ describe('MCP transport over a live server', () => {
       }
     });
   }
+
+  it('bounds a body at 4 MiB whether its length is declared or chunked, refuses malformed JSON, reads past a BOM', async () => {
+    const raw = (body: BodyInit) =>
+      fetch(endpoint, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
+        body,
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      });
+    const rpcError = async (res: Response) => ((await res.json()) as { error?: { code: number } }).error?.code;
+    const big = JSON.stringify({ ...INIT('2025-06-18'), pad: ' '.repeat(MAX_MCP_BODY_BYTES) });
+    const declared = await raw(big);
+    assert.equal(declared.status, 413, 'over the limit by its Content-Length');
+    assert.equal(await rpcError(declared), -32000);
+
+    let pulled = 0;
+    const chunk = new TextEncoder().encode(' '.repeat(256 * 1024));
+    const chunked = await raw(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled++;
+          if (pulled > 40) controller.close();
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    assert.equal(chunked.status, 413, 'over the limit as it streams in, without Content-Length');
+    assert.equal(await rpcError(chunked), -32000);
+
+    const malformed = await raw('{"jsonrpc": "2.0", "id": 1,');
+    assert.equal(malformed.status, 400);
+    assert.equal(await rpcError(malformed), -32700, 'a parse error');
+
+    // A UTF-8 byte order mark before the JSON is dropped as the REST face drops it (TextDecoder's UTF-8 decode).
+    const withBom = await raw(`\uFEFF${JSON.stringify(INIT('2025-06-18'))}`);
+    assert.equal(withBom.status, 200, 'an initialize after a byte order mark opens a session');
+    assert.ok(withBom.headers.get('mcp-session-id'));
+    await withBom.text();
+  });
 
   it('takes arguments: null as no arguments, and answers other non-object arguments -32602 without a schema dump', async () => {
     const init = await post(INIT('2025-06-18'), { accept: 'application/json' });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
 import { watchBodies } from '../../lib/server/slow-bodies.ts';
@@ -6,7 +7,8 @@ import { watchBodies } from '../../lib/server/slow-bodies.ts';
 /** A request whose body has not started (no byte since its headers) and its unanswered response. */
 function stalled(): { req: IncomingMessage; res: ServerResponse } {
   const req = { complete: false, destroyed: false, readableLength: 0, socket: { bytesRead: 0 } };
-  return { req: req as unknown as IncomingMessage, res: { writableEnded: false } as unknown as ServerResponse };
+  const res = Object.assign(new EventEmitter(), { writableEnded: false });
+  return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse };
 }
 
 describe('slow bodies found at once are cut over several turns of the event loop', () => {
@@ -34,5 +36,23 @@ describe('slow bodies found at once are cut over several turns of the event loop
     clearTimeout(alive);
     assert.equal(new Set(cuts).size, 40, 'every stalled body is cut, once');
     assert.equal(inFirstTurn, 16, 'the first turn cut 16');
+  });
+});
+
+describe('a body whose exchange is over is forgotten at once', () => {
+  it('never cuts a stalled body once its response has closed', async () => {
+    const cuts: IncomingMessage[] = [];
+    const watcher = watchBodies({ graceMs: 0, minBytesPerS: 1 }, (req) => cuts.push(req));
+    const closed = stalled();
+    const open = stalled();
+    watcher.watch(closed.req, closed.res);
+    watcher.watch(open.req, open.res);
+    (closed.res as unknown as EventEmitter).emit('close');
+    const alive = setTimeout(() => undefined, 5000);
+    while (cuts.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    clearTimeout(alive);
+    watcher.close();
+    assert.deepEqual(cuts, [open.req], 'only the body still in flight is cut');
   });
 });
