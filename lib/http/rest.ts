@@ -325,9 +325,6 @@ export function restHandler(op: AnyOperation): RestHandler {
     const caller = restCaller(call.caller);
     // The caller's role is checked before anything is read; a binding without a body has its input at once.
     const refused = refusal(op, caller, named);
-    // Anything but a read starts after the microtasks already queued, as it did when reading the input always waited:
-    // without that wait, POST /stop with 1,000 event streams open took 12 ms (p50) instead of 5 (docs/benchmarks.md).
-    if (op.effect !== 'read') await Promise.resolve();
     const input = refused
       ? err(refused)
       : op.rawJson || rest.body

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { MAX_BUFFERED_BYTES } from '../../lib/events/sse.ts';
+import { EventBus } from '../../lib/events/bus.ts';
+import { eventsHandler, MAX_BUFFERED_BYTES } from '../../lib/events/sse.ts';
 import { maxDiff, sleep, WORK } from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.ts';
@@ -238,5 +239,54 @@ describe('GET /events at shutdown', () => {
     const ms = performance.now() - t0;
     await stream.ended;
     assert.ok(ms < 1500, `close() took ${ms.toFixed(0)} ms with a stream open (grace period 2 s)`);
+  });
+});
+
+describe('GET /events: how frames reach a stream', () => {
+  /** Reads a stream's text until it ends. */
+  async function readAll(res: Response): Promise<string> {
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text;
+      text += Buffer.from(value).toString('utf8');
+    }
+  }
+  const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+
+  it('writes what one turn published on the next turn, in order, and nothing is lost when the bus ends the stream', async () => {
+    const bus = new EventBus({ heartbeatMs: 0 });
+    const handle = eventsHandler(bus);
+    const early = await handle(new Request('http://armgate.test/events'));
+    const late = await handle(new Request('http://armgate.test/events'));
+    const earlyText = readAll(early);
+    const lateText = readAll(late);
+    for (let n = 1; n <= 5; n++) bus.publish('trajectory_log', { line: `line ${n}` });
+    await new Promise((resolve) => setImmediate(resolve));
+    // Published in the same turn as the bus closes: still delivered, before the end.
+    for (let n = 6; n <= 8; n++) bus.publish('trajectory_log', { line: `line ${n}` });
+    bus.close();
+    for (const text of [await earlyText, await lateText]) {
+      assert.deepEqual(ids(text), [1, 2, 3, 4, 5, 6, 7, 8], 'every event, in order');
+      assert.ok(text.startsWith('retry: 2000'), 'after the opening');
+    }
+  });
+
+  it('bounds a burst: past a client buffer published in one turn, the stream ends instead of queueing more', async () => {
+    const bus = new EventBus({ heartbeatMs: 0 });
+    const res = await eventsHandler(bus)(new Request('http://armgate.test/events'));
+    const text = readAll(res);
+    const line = 'x'.repeat(16 * 1024);
+    const count = Math.ceil((2 * MAX_BUFFERED_BYTES) / line.length);
+    for (let n = 0; n < count; n++) bus.publish('trajectory_log', { line });
+    assert.equal(bus.size, 0, 'the client was dropped within the burst');
+    const got = ids(await text);
+    assert.ok(got.length > 0 && got.length < count, `what fit its buffer, in order: ${got.join(', ')}`);
+    assert.deepEqual(
+      got,
+      got.map((_, i) => i + 1),
+    );
+    bus.close();
   });
 });
