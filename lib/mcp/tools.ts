@@ -250,7 +250,23 @@ async function runTool(
     const parsed = v.safeParse(inputSchemaOf(op, state.ros.limits) as v.GenericSchema, given);
     if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments'));
     input = parsed.output;
-  } else input = {};
+  } else {
+    // No input (its schema says additionalProperties: false): an argument is unknown, as a query parameter is over
+    // REST; a stop stops whatever it was sent with.
+    const unknown = op.effect === 'stop' ? undefined : Object.keys(given)[0];
+    if (unknown !== undefined)
+      return err({
+        kind: 'validation',
+        issues: [
+          {
+            loc: ['arguments', unknown.slice(0, 64)],
+            msg: `unknown argument '${unknown.slice(0, 64)}'; the ${op.name} tool takes none`,
+            type: 'extra_forbidden',
+          },
+        ],
+      });
+    input = {};
+  }
   // A dry run moves nothing: only motions that would move are put to the person.
   const dryRun = typeof input === 'object' && input !== null && (input as { dry_run?: unknown }).dry_run === true;
   if (confirm && op.effect === 'motion' && !dryRun) {

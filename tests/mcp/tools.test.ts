@@ -170,6 +170,23 @@ describe('MCP interface at /mcp/mcp', () => {
     });
   });
 
+  it('refuses an argument a tool without input does not take, as REST refuses the query; stop and pause act anyway', async () => {
+    for (const [name, args] of [
+      ['get_joint_states', { x: 1 }],
+      ['resume', { speed: 2 }],
+    ] as const) {
+      const r = await call(name, args);
+      assert.equal(r.isError, true, `${name} ${JSON.stringify(args)}`);
+      assert.match(text(r), new RegExp(`unknown argument '${Object.keys(args)[0]}'; the ${name} tool takes none`));
+    }
+    for (const name of ['stop', 'pause']) {
+      const r = await call(name, { reason: 'whatever' });
+      assert.notEqual(r.isError, true, `${name} with an argument: ${text(r)}`);
+    }
+    const states = await call('get_joint_states', {});
+    assert.notEqual(states.isError, true, 'no arguments: served');
+  });
+
   it('gives a tool error that says what to do when the arm is busy', async () => {
     const slow = server.request(`/robot/move/named`, {
       method: 'POST',
