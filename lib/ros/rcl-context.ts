@@ -65,6 +65,7 @@ import {
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
 import { RetimedPath } from './retimed-path.ts';
 import { reasonOf } from './settle.ts';
+import { RestWatch } from './at-rest.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
 import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
@@ -101,8 +102,6 @@ const FRESH_STATE_MS = 50;
 
 /** A joint state older than this (ms) does not tell whether the arm is at rest (as the stop's own freshness rule). */
 const REST_STATE_MS = 500;
-/** Below this speed (rad/s) on every joint the arm counts as at rest (a pause answers then). */
-const AT_REST_RAD_S = 1e-3;
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
@@ -503,22 +502,15 @@ export class RclContext implements RobotContext {
     return { executing: true, message: atRest ? rested : unseen };
   }
 
-  /** Waits (at most timeouts.motion_s, or until `signal`) for a joint state with every joint at rest. */
+  /** Waits (at most timeouts.motion_s, or until `signal`) for joint states that say the arm rests (lib/ros/at-rest.ts). */
   private async waitAtRest(signal?: AbortSignal): Promise<boolean> {
     const deadline = this.nowMs() + this.endpoints.timeouts.motion_s * 1000;
-    let previous: readonly number[] | undefined;
+    const rest = new RestWatch();
     while (this.nowMs() < deadline && !signal?.aborted) {
       const msg = await this.nextJointState(200);
       if (!msg) continue;
       const state = jointStateByName(msg, this.endpoints.joint_names);
-      if (!state.ok) continue;
-      const { position, velocity } = state.value;
-      const still =
-        velocity && velocity.length === position.length
-          ? velocity.every((v) => Math.abs(v) < AT_REST_RAD_S)
-          : previous !== undefined && position.every((q, i) => Math.abs(q - (previous?.[i] ?? q)) < 1e-6);
-      if (still) return true;
-      previous = position;
+      if (state.ok && rest.observe(this.nowMs(), state.value.position, state.value.velocity)) return true;
     }
     return false;
   }
