@@ -1,13 +1,13 @@
+import { REST_VELOCITY_RAD_S } from '../motion/hold.ts';
+
 /**
- * When a stream of joint states says the arm rests: every joint below {@link AT_REST_RAD_S} over
+ * When a stream of joint states says the arm rests: every joint below {@link REST_VELOCITY_RAD_S} over
  * {@link REST_WINDOW_MS} of messages, the positions within {@link REST_SPAN_RAD} of where the window
  * began. One slow message is not rest: a joint whose velocity crosses zero (the arm settling after a
  * cancel, found on a real graph) reads still for a message and is 1 mrad elsewhere 100 ms later.
  * Without velocities in the messages, the positions alone decide. Pure: the caller gives the times.
  */
 
-/** Below this speed (rad/s) on every joint a message says the arm is still. */
-export const AT_REST_RAD_S = 1e-3;
 /** How long (ms) the messages must say so, back to back: five periods of a 100 Hz topic. */
 export const REST_WINDOW_MS = 50;
 /** How far (rad) any joint may move over the window and still count as at rest. */
@@ -19,7 +19,9 @@ export class RestWatch {
   /** One joint state received at `atMs`: true once the arm has rested over the whole window. */
   observe(atMs: number, position: readonly number[], velocity?: readonly number[]): boolean {
     const still =
-      velocity && velocity.length === position.length ? velocity.every((v) => Math.abs(v) < AT_REST_RAD_S) : true;
+      velocity && velocity.length === position.length
+        ? velocity.every((v) => Math.abs(v) <= REST_VELOCITY_RAD_S)
+        : true;
     const since = this.since;
     if (!still || !since || !within(since.position, position)) {
       this.since = still ? { atMs, position } : undefined;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AT_REST_RAD_S, REST_SPAN_RAD, REST_WINDOW_MS, RestWatch } from '../../lib/ros/at-rest.ts';
+import { REST_VELOCITY_RAD_S } from '../../lib/motion/hold.ts';
+import { REST_SPAN_RAD, REST_WINDOW_MS, RestWatch } from '../../lib/ros/at-rest.ts';
 
 const Q = [0.4, 0.2, 0, -1.3, 0, 1.4, 0.2];
 const still = Q.map(() => 0);
@@ -33,7 +34,7 @@ describe('RestWatch: when joint states say the arm rests', () => {
   });
 
   it('a joint over the speed bound, on any joint, restarts the window', () => {
-    const fast = Q.map((_, i) => (i === 6 ? -AT_REST_RAD_S : 0));
+    const fast = Q.map((_, i) => (i === 6 ? -2 * REST_VELOCITY_RAD_S : 0));
     const messages = [
       ...Array.from({ length: 4 }, () => ({ position: Q, velocity: still })),
       { position: Q, velocity: fast },
