@@ -61,6 +61,7 @@ async function main(): Promise<number> {
   });
   flushLogLines(); // start-up's lines come before the announcement
   process.stdout.write(`listening on ${running.url}\n`);
+  if (running.foxglove) process.stdout.write(`foxglove on ${running.foxglove.url}\n`);
   await stopped;
   await running.close();
   return 0;

@@ -48,7 +48,7 @@ export interface AuditedOperation {
 export interface AuditedCaller {
   readonly name: string;
   readonly role: string;
-  readonly face: 'rest' | 'mcp';
+  readonly face: 'rest' | 'mcp' | 'foxglove';
 }
 
 /** One line of the trail. */
@@ -56,7 +56,7 @@ export interface AuditRecord {
   readonly time: string;
   readonly principal: string;
   readonly role: string;
-  readonly interface: 'rest' | 'mcp';
+  readonly interface: 'rest' | 'mcp' | 'foxglove';
   readonly operation: string;
   readonly input?: unknown;
   readonly outcome: AuditOutcome;
@@ -157,7 +157,7 @@ export class AuditTrail {
   }
 
   /** Appends a line for a request refused before it reached an operation (a missing or wrong token). */
-  recordUnauthenticated(face: 'rest' | 'mcp', method: string, path: string, detail: string): void {
+  recordUnauthenticated(face: 'rest' | 'mcp' | 'foxglove', method: string, path: string, detail: string): void {
     const line: AuditRecord = {
       time: new Date().toISOString(),
       principal: 'anonymous',

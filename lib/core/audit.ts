@@ -6,7 +6,7 @@ import { type AuditOutcome, type AuditTrail, cut, TEXT_MAX } from '../audit/trai
 import type { Result } from '../result.ts';
 import type { ApiError } from './errors.ts';
 import type { AnyOperation } from './operation.ts';
-import type { Caller } from './roles.ts';
+import type { Caller, Face } from './roles.ts';
 
 /** The status an error kind answers over HTTP. */
 function statusOfKind(kind: ApiError['kind']): number {
@@ -26,7 +26,7 @@ function statusOfKind(kind: ApiError['kind']): number {
 }
 
 /** The outcome of an operation's result: an error's status and text, or 200 with the result's success and message. */
-export function outcomeOf(result: Result<unknown, ApiError>, face: 'rest' | 'mcp'): AuditOutcome {
+export function outcomeOf(result: Result<unknown, ApiError>, face: Face): AuditOutcome {
   const toolError = face === 'mcp' ? { tool_error: !result.ok } : {};
   if (!result.ok) {
     const e = result.error;

@@ -10,8 +10,8 @@ export const ROLES = ['read', 'operate', 'admin'] as const;
 /** A role of a token. */
 export type Role = (typeof ROLES)[number];
 
-/** The two faces an operation is reached through. */
-export type Face = 'rest' | 'mcp';
+/** The faces an operation is reached through: REST, MCP and the Foxglove WebSocket server (lib/foxglove). */
+export type Face = 'rest' | 'mcp' | 'foxglove';
 
 /** An authenticated party: the token's name (never the token) and its role. */
 export interface Principal {

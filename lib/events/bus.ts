@@ -90,6 +90,7 @@ export class EventBus {
   private current: { readonly id: number; readonly kind: MotionEvent['kind'] } | undefined;
   private lastJointStateMs = Number.NEGATIVE_INFINITY;
   private readonly subs = new Set<Subscription>();
+  private readonly observers = new Set<(type: Exclude<EventType, 'joint_state'>, data: unknown) => void>();
   private readonly now: () => number;
   private readonly heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
@@ -137,9 +138,21 @@ export class EventBus {
     if (current) this.publish('motion', { id: current.id, kind: current.kind, state, message });
   }
 
+  /**
+   * Adds an observer of every event but the joint states, as data (not frames): another face that carries the events
+   * (the Foxglove server, lib/foxglove). Returns the removal. An observer must not throw and does its own buffering.
+   */
+  observe(observer: (type: Exclude<EventType, 'joint_state'>, data: unknown) => void): () => void {
+    this.observers.add(observer);
+    return () => {
+      this.observers.delete(observer);
+    };
+  }
+
   /** Publishes an event to every subscriber (serialized once); returns its id, or 0 when nobody listens. */
   publish(type: Exclude<EventType, 'joint_state'>, data: unknown): number {
     if (type === 'motion') this.track(data as MotionEvent);
+    for (const observer of this.observers) observer(type, data);
     if (this.subs.size === 0) return 0;
     const id = ++this.lastId;
     this.broadcast(frameOf(id, type, data));
@@ -187,6 +200,7 @@ export class EventBus {
   /** Ends every subscriber's stream and refuses new ones (shutdown). */
   close(): void {
     this.closed = true;
+    this.observers.clear();
     if (this.heartbeat) clearInterval(this.heartbeat);
     const subs = [...this.subs];
     this.subs.clear();

@@ -25,13 +25,21 @@ const digest = (text: string) => createHash('sha256').update(text, 'utf8').diges
  * never logged. With no tokens at all, every request is {@link ANONYMOUS}.
  */
 export function principalAuth(entries: readonly TokenEntry[]): (request: Request) => Result<Principal, ApiError> {
+  const check = authorizationAuth(entries);
+  return (request) => check(request.headers.get('authorization') ?? '');
+}
+
+/**
+ * {@link principalAuth} on the value of an Authorization header ('' when there is none): for a face that is not a
+ * fetch handler (the Foxglove WebSocket server checks its upgrade request's header, or its `?token=` as a Bearer).
+ */
+export function authorizationAuth(entries: readonly TokenEntry[]): (header: string) => Result<Principal, ApiError> {
   if (entries.length === 0) return () => ok(ANONYMOUS);
   const known = entries.map((entry) => ({
     digest: digest(entry.token),
     principal: { name: entry.name, role: entry.role },
   }));
-  return (request) => {
-    const header = request.headers.get('authorization') ?? '';
+  return (header) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!match) {
       return err({

@@ -14,7 +14,11 @@ export const HTTP_CLIENT_GONE =
 export const MCP_CALL_ABANDONED =
   'the MCP client abandoned the call: its connection closed before the answer, without a cancel';
 
-const REASONS: ReadonlySet<unknown> = new Set([HTTP_CLIENT_GONE, MCP_CALL_ABANDONED]);
+/** Why a Foxglove service's motion stopped: the WebSocket connection that called it closed before the answer. */
+export const FOXGLOVE_CLIENT_GONE =
+  'the Foxglove client disconnected before the motion finished (the WebSocket connection that called the service is gone)';
+
+const REASONS: ReadonlySet<unknown> = new Set([HTTP_CLIENT_GONE, MCP_CALL_ABANDONED, FOXGLOVE_CLIENT_GONE]);
 
 /** True when a call's signal was aborted because its caller is gone (not a cancel, not a stop). */
 export function callerGone(signal: AbortSignal): boolean {

@@ -28,6 +28,7 @@ import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { AuditTrail } from '../audit/trail.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import { PlanStore } from '../plans/store.ts';
+import type { FoxgloveFace } from '../foxglove/start.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -58,6 +59,8 @@ export interface Armgate {
 export interface RunningServer extends Armgate {
   readonly url: string;
   readonly server: Server;
+  /** The Foxglove WebSocket server (settings' foxglove.enabled), on its own port; undefined when off. */
+  readonly foxglove: FoxgloveFace | undefined;
   /** Closes connections, the listener, then the app. */
   close(): Promise<void>;
 }
@@ -132,6 +135,7 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
     release,
     isStop: _isStop,
     isRestRead: _isRestRead,
+    startFoxglove: _startFoxglove,
     ...app
   } = await assemble(config, catalog, options);
   let closing: Promise<void> | undefined;
@@ -150,6 +154,8 @@ interface Assembled extends Omit<Armgate, 'close'> {
   readonly isStop: (method: string, path: string) => boolean;
   /** Which requests are REST reads (GET of an exact path), from the request line: the listener's light way. */
   readonly isRestRead: (method: string, path: string) => boolean;
+  /** Starts the Foxglove face when the settings enable it (a server of its own port: startServer calls it). */
+  readonly startFoxglove: () => Promise<FoxgloveFace | undefined>;
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }
@@ -287,10 +293,17 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
       : inTurn(() => app(request, arrivedAtStop));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
+  const log = options.log ?? logLine;
+  const startFoxglove = async (): Promise<FoxgloveFace | undefined> => {
+    if (!config.foxglove) return undefined;
+    const { startFoxgloveFace } = await import('../foxglove/start.ts');
+    return startFoxgloveFace(config, state, active, admission, log);
+  };
   return {
     fetch,
     isStop,
     isRestRead,
+    startFoxglove,
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
     services,
@@ -340,7 +353,7 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  const { quiesce, release, isStop, isRestRead, ...app } = await assemble(config, catalog, options);
+  const { quiesce, release, isStop, isRestRead, startFoxglove, ...app } = await assemble(config, catalog, options);
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,
@@ -364,6 +377,16 @@ export async function startServer(
     await release();
     throw e;
   }
+  let foxglove: FoxgloveFace | undefined;
+  try {
+    foxglove = await startFoxglove();
+  } catch (e) {
+    server.close();
+    listener.close();
+    await quiesce();
+    await release();
+    throw new Error(`foxglove: ${(e as Error).message}`);
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
@@ -371,8 +394,11 @@ export async function startServer(
     ...app,
     url: `http://${host}:${address.port}`,
     server,
+    foxglove,
     close() {
       closing ??= (async () => {
+        // The Foxglove connections end first (a motion one of them started is stopped with the rest below).
+        await foxglove?.close();
         // Motions, runners and sessions end first; requests in flight are answered before the connections close.
         await quiesce();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -9,6 +9,7 @@ import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
 import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from '../ros/endpoints-original.ts';
 import { err, ok, type Result } from '../result.ts';
+import { type FoxgloveConfig, foxgloveConfig } from './foxglove.ts';
 import { describeIssue } from './issues.ts';
 import { resolveFileRef } from './resolve.ts';
 import { armgateSettings, type ArmgateSettings, SettingsFileSchema } from './schema.ts';
@@ -85,6 +86,8 @@ export interface Config {
   readonly robotDescriptionXml: string;
   /** Group states read from the SRDF file, or undefined when the SRDF comes from a node parameter. */
   readonly groupStates: readonly GroupState[] | undefined;
+  /** The Foxglove WebSocket server (the stack's `foxglove` block, `enabled: true`); undefined: not served. */
+  readonly foxglove?: FoxgloveConfig | undefined;
 }
 
 /** What start-up should do: serve with a config, or say the web server is disabled. */
@@ -202,6 +205,18 @@ export async function loadConfig(
       return err(`web.tokens.${i}.token: the same token as another entry; every token must be different`);
     tokens.push({ name: entry.name, token: entry.token, role: entry.role });
   }
+
+  const foxglove = foxgloveConfig(
+    (doc.value as Record<string, unknown>).foxglove,
+    a.foxglove,
+    (f) => path.resolve(dir, f),
+    notices,
+  );
+  if (!foxglove.ok) return foxglove;
+  if (foxglove.value && tokens.length === 0 && !isLoopbackHost(foxglove.value.host))
+    return err(
+      `foxglove.address: '${foxglove.value.host}' is not a loopback address; set web.token (or web.tokens) or ARMGATE_TOKEN: the Foxglove server takes the same tokens`,
+    );
 
   const endpointsRef = await loadRef(s.web.endpoints, 'web.endpoints', dir, env);
   if (!endpointsRef.ok) return endpointsRef;
@@ -326,6 +341,7 @@ export async function loadConfig(
       limits: limits.value,
       robotDescriptionXml: urdf.value.text,
       groupStates,
+      foxglove: foxglove.value,
     },
   });
 }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { normalizeOrigin, parseHost } from '../net/address.ts';
+import { ArmgateFoxgloveSchema } from './foxglove.ts';
 
 const finite = (what: string) => v.pipe(v.number(`expected ${what}`), v.finite(`expected a finite ${what}`));
 
@@ -278,6 +279,8 @@ const ArmgateSchema = v.strictObject({
   sequences: v.optional(SequencesSchema, {}),
   ...SAFE_AUTONOMY_BLOCKS,
   mcp: v.optional(McpSchema, {}),
+  /** Caps of the Foxglove server (the stack's `foxglove` block says where and what; lib/settings/foxglove.ts). */
+  foxglove: v.optional(ArmgateFoxgloveSchema, {}),
 });
 
 /** web.limits as read. */

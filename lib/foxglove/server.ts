@@ -1,0 +1,514 @@
+/**
+ * A Foxglove WebSocket protocol v1 server (subprotocol `foxglove.websocket.v1`, the spec of foxglove/ws-protocol)
+ * on its own port, over `ws`: serverInfo, the hub's channels (advertise, subscribe, unsubscribe; a late subscriber
+ * of a latched channel gets its last message at once), armgate's operations as services, fetchAsset, read-only
+ * parameters. Each upgrade passes the HTTP face's rules first: a connection cap (503), Host and Origin
+ * (lib/admission: a WebSocket carries commands, so a foreign Origin is refused as a state-changing request is), then
+ * the token (`?token=` or an Authorization header; 401), which gives the connection its role. A client whose send
+ * buffer grows past `send_buffer_limit` is dropped, never buffered without bound. Bad input is answered with a
+ * status message (or a close, for a frame too large), never a crash.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { AnyOperation, AppState } from '../core/operation.ts';
+import type { Principal } from '../core/roles.ts';
+import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
+import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
+import { FOXGLOVE_CLIENT_GONE } from '../motion/dead-man.ts';
+import { parseHost } from '../net/address.ts';
+import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
+import { fetchAsset } from './assets.ts';
+import { callOperation, errorText } from './call.ts';
+import type { ChannelHub, HubChannel } from './hub.ts';
+import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
+
+/** The subprotocol of the Foxglove WebSocket protocol v1. */
+export const SUBPROTOCOL = 'foxglove.websocket.v1';
+/** The largest frame a client may send (bytes); a larger one closes the connection (1009). */
+export const MAX_CLIENT_FRAME = 1024 * 1024;
+/** Subscriptions one client may hold at once. */
+export const MAX_SUBSCRIPTIONS = 256;
+/** Service calls one client may have in flight at once. */
+export const MAX_CALLS_IN_FLIGHT = 16;
+
+// The protocol's opcodes and levels (the values of @foxglove/ws-protocol's BinaryOpcode, ClientBinaryOpcode,
+// StatusLevel (warning 1, error 2), FetchAssetStatus; its index pulls its own server and client into the bundle, so they are named here).
+const OP_MESSAGE_DATA = 1;
+const OP_SERVICE_CALL_RESPONSE = 3;
+const OP_FETCH_ASSET_RESPONSE = 4;
+const CLIENT_OP_SERVICE_CALL_REQUEST = 2;
+const LEVEL_WARNING = 1;
+const LEVEL_ERROR = 2;
+
+/** What the server needs of the app. */
+export interface FoxgloveServerOptions {
+  readonly config: FoxgloveConfig;
+  readonly tokens: readonly TokenEntry[];
+  readonly admission: AdmissionPolicy;
+  readonly hub: ChannelHub;
+  /** The served operations (the endpoints file's routes); services are made of them. */
+  readonly operations: readonly AnyOperation[];
+  readonly state: AppState;
+  /** Read-only parameters (param_whitelist applies). */
+  readonly parameters: () => Record<string, unknown>;
+  readonly log: (fields: Record<string, string | number>) => void;
+}
+
+/** The running server. */
+export interface RunningFoxglove {
+  /** ws://HOST:PORT (wss:// with TLS). */
+  readonly url: string;
+  readonly port: number;
+  /** Connected clients now. */
+  clientCount(): number;
+  /** Frames sent and clients dropped for their send buffer, since start. */
+  readonly counts: { sent: number; dropped: number };
+  close(): Promise<void>;
+}
+
+interface Client {
+  readonly ws: WebSocket;
+  readonly principal: Principal;
+  readonly services: ReadonlyMap<number, ServedService>;
+  /** subscription id -> channel id */
+  readonly subscriptions: Map<number, number>;
+  /** Aborted when the connection closes: a motion it started is stopped (dead-man). */
+  readonly gone: AbortController;
+  callsInFlight: number;
+  dropped: boolean;
+}
+
+/** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token. */
+function authorizationOf(request: IncomingMessage): string {
+  const header = request.headers.authorization;
+  if (header) return header;
+  const query = (request.url ?? '').split('?')[1];
+  const token = query ? new URLSearchParams(query).get('token') : null;
+  return token ? `Bearer ${token}` : '';
+}
+
+/** Writes a plain HTTP answer on an upgrade's socket and closes it. */
+function refuse(socket: Duplex, status: number, reason: string, detail: string, extra = ''): void {
+  const body = JSON.stringify({ detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n${extra}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/** Starts the server on the configured address and port. */
+export async function startFoxglove(options: FoxgloveServerOptions): Promise<RunningFoxglove> {
+  const { config, hub, state, log } = options;
+  const authenticate = authorizationAuth(options.tokens);
+  const allServices = config.capabilities.has('services')
+    ? servedServices(options.operations, config.serviceWhitelist)
+    : [];
+  const clients = new Set<Client>();
+  /** channel id -> (client -> its subscription ids on it) */
+  const subscribers = new Map<number, Map<Client, number[]>>();
+  const counts = { sent: 0, dropped: 0 };
+  let pending = 0;
+  const capabilities = ['services', 'assets', 'parameters'].filter((c) => config.capabilities.has(c));
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_CLIENT_FRAME,
+    perMessageDeflate: false,
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+
+  /** Sends a frame, or drops the client when its send buffer is past the limit. */
+  const send = (client: Client, data: string | Uint8Array): void => {
+    if (client.dropped || client.ws.readyState !== client.ws.OPEN) return;
+    if (client.ws.bufferedAmount > config.sendBufferLimit) {
+      client.dropped = true;
+      counts.dropped++;
+      log({
+        level: 'warn',
+        msg: 'foxglove client dropped',
+        reason: 'send buffer limit',
+        bytes: client.ws.bufferedAmount,
+      });
+      client.ws.terminate();
+      return;
+    }
+    counts.sent++;
+    client.ws.send(data);
+  };
+  const json = (client: Client, message: unknown) => send(client, JSON.stringify(message));
+  const status = (client: Client, level: number, message: string) =>
+    json(client, { op: 'status', level, message: message.length > 500 ? `${message.slice(0, 500)}...` : message });
+
+  const messageFrame = (subscriptionId: number, data: Uint8Array, timeNs: bigint): Uint8Array => {
+    const frame = Buffer.allocUnsafe(13 + data.byteLength);
+    frame.writeUInt8(OP_MESSAGE_DATA, 0);
+    frame.writeUInt32LE(subscriptionId, 1);
+    frame.writeBigUInt64LE(timeNs, 5);
+    frame.set(data, 13);
+    return frame;
+  };
+
+  hub.connect({
+    wants: (channelId) => (subscribers.get(channelId)?.size ?? 0) > 0,
+    deliver(channel: HubChannel, data, timeNs) {
+      const subs = subscribers.get(channel.id);
+      if (!subs) return;
+      for (const [client, ids] of subs) for (const id of ids) send(client, messageFrame(id, data, timeNs));
+    },
+  });
+
+  const unsubscribe = (client: Client, subscriptionId: number) => {
+    const channelId = client.subscriptions.get(subscriptionId);
+    if (channelId === undefined) return false;
+    client.subscriptions.delete(subscriptionId);
+    const subs = subscribers.get(channelId);
+    const ids = subs?.get(client)?.filter((id) => id !== subscriptionId) ?? [];
+    if (ids.length > 0) subs?.set(client, ids);
+    else subs?.delete(client);
+    return true;
+  };
+
+  const onSubscribe = (client: Client, message: Record<string, unknown>) => {
+    const list = message.subscriptions;
+    if (!Array.isArray(list)) return status(client, LEVEL_ERROR, 'subscribe: subscriptions must be a list');
+    for (const entry of list.slice(0, MAX_SUBSCRIPTIONS + 1)) {
+      const { id, channelId } = (entry ?? {}) as { id?: unknown; channelId?: unknown };
+      if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > 0xffffffff)
+        return status(client, LEVEL_ERROR, 'subscribe: each subscription needs an id (uint32)');
+      const channel = hub.channels.find((c) => c.id === channelId);
+      if (!channel) {
+        status(client, LEVEL_ERROR, `subscribe: no channel ${String(channelId).slice(0, 20)}`);
+        continue;
+      }
+      if (client.subscriptions.has(id as number)) {
+        status(client, LEVEL_ERROR, `subscribe: subscription id ${id} is in use`);
+        continue;
+      }
+      if (client.subscriptions.size >= MAX_SUBSCRIPTIONS)
+        return status(client, LEVEL_ERROR, `subscribe: at most ${MAX_SUBSCRIPTIONS} subscriptions per client`);
+      client.subscriptions.set(id as number, channel.id);
+      const subs = subscribers.get(channel.id) ?? new Map<Client, number[]>();
+      subs.set(client, [...(subs.get(client) ?? []), id as number]);
+      subscribers.set(channel.id, subs);
+      // A latched channel's last message goes to the new subscriber at once (a transient-local topic's late joiner).
+      if (channel.last) send(client, messageFrame(id as number, channel.last.data, channel.last.timeNs));
+    }
+  };
+
+  const onFetchAsset = async (client: Client, message: Record<string, unknown>) => {
+    const requestId = message.requestId;
+    if (!Number.isInteger(requestId) || (requestId as number) < 0 || (requestId as number) > 0xffffffff)
+      return status(client, LEVEL_ERROR, 'fetchAsset: requestId must be a uint32');
+    const found = config.capabilities.has('assets')
+      ? await fetchAsset(message.uri)
+      : ({ ok: false, error: 'assets are not served (foxglove.capabilities)' } as const);
+    const error = found.ok ? new Uint8Array() : Buffer.from(found.error);
+    const data = found.ok ? found.value : new Uint8Array();
+    const frame = Buffer.allocUnsafe(10 + error.byteLength + data.byteLength);
+    frame.writeUInt8(OP_FETCH_ASSET_RESPONSE, 0);
+    frame.writeUInt32LE(requestId as number, 1);
+    frame.writeUInt8(found.ok ? 0 : 1, 5);
+    frame.writeUInt32LE(error.byteLength, 6);
+    frame.set(error, 10);
+    frame.set(data, 10 + error.byteLength);
+    send(client, frame);
+  };
+
+  const onGetParameters = (client: Client, message: Record<string, unknown>) => {
+    if (!config.capabilities.has('parameters')) return status(client, LEVEL_ERROR, 'parameters are not served');
+    const names = Array.isArray(message.parameterNames) ? message.parameterNames.slice(0, 1000) : [];
+    const all = options.parameters();
+    const wanted = names.length === 0 ? Object.keys(all) : names.filter((n): n is string => typeof n === 'string');
+    const parameters = wanted
+      .filter((name) => Object.hasOwn(all, name) && allowedBy(config.paramWhitelist, name))
+      .map((name) => ({ name, value: all[name] }));
+    json(client, {
+      op: 'parameterValues',
+      parameters,
+      ...(typeof message.id === 'string' ? { id: message.id.slice(0, 200) } : {}),
+    });
+  };
+
+  const failure = (client: Client, serviceId: number, callId: number, message: string) =>
+    json(client, { op: 'serviceCallFailure', serviceId, callId, message: message.slice(0, 2000) });
+
+  const onServiceCall = async (client: Client, frame: Buffer) => {
+    const arrivedAtStop = state.services.arbiter.stopCount;
+    if (frame.byteLength < 13)
+      return status(client, LEVEL_ERROR, 'service call request: frame shorter than its header');
+    const serviceId = frame.readUInt32LE(1);
+    const callId = frame.readUInt32LE(5);
+    const encodingLength = frame.readUInt32LE(9);
+    if (encodingLength > 64 || 13 + encodingLength > frame.byteLength)
+      return status(client, LEVEL_ERROR, 'service call request: bad encoding length');
+    const encoding = frame.subarray(13, 13 + encodingLength).toString('utf8');
+    const payload = frame.subarray(13 + encodingLength);
+    const service = client.services.get(serviceId);
+    if (!service) return failure(client, serviceId, callId, `no service ${serviceId} for this connection`);
+    if (encoding !== 'cdr' && encoding !== 'json')
+      return failure(client, serviceId, callId, `encoding '${encoding.slice(0, 20)}' is not supported (cdr, json)`);
+    if (client.callsInFlight >= MAX_CALLS_IN_FLIGHT && service.op.effect !== 'stop')
+      return failure(client, serviceId, callId, `at most ${MAX_CALLS_IN_FLIGHT} calls in flight per client`);
+    let request: Record<string, unknown>;
+    try {
+      request =
+        encoding === 'cdr'
+          ? (service.request.read(payload) as Record<string, unknown>)
+          : (JSON.parse(payload.toString('utf8')) as Record<string, unknown>);
+      if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new Error('not an object');
+    } catch (e) {
+      return failure(
+        client,
+        serviceId,
+        callId,
+        `the request is not a ${service.request.type} in ${encoding}: ${(e as Error).message}`,
+      );
+    }
+    client.callsInFlight++;
+    let result: Awaited<ReturnType<typeof callOperation>>;
+    try {
+      result = await callOperation(
+        service.op,
+        service.spec.toInput(request),
+        {
+          principal: client.principal,
+          calledAs: `the Foxglove service ${service.spec.name}`,
+          arrivedAtStop,
+          signal: client.gone.signal,
+        },
+        state,
+      );
+    } catch (e) {
+      log({
+        level: 'error',
+        msg: 'foxglove service failed',
+        service: service.spec.name,
+        error: String(e).slice(0, 300),
+      });
+      result = { ok: false, error: { kind: 'internal', detail: 'internal error' } };
+    } finally {
+      client.callsInFlight--;
+    }
+    if (!result.ok) return failure(client, serviceId, callId, `${service.spec.op}: ${errorText(result.error)}`);
+    const value = (result.value ?? {}) as Record<string, unknown>;
+    const outcome = {
+      success: typeof value.success === 'boolean' ? value.success : true,
+      message: typeof value.message === 'string' ? value.message : '',
+      json: JSON.stringify(value),
+    };
+    const data = encoding === 'cdr' ? service.response.write(outcome) : Buffer.from(JSON.stringify(outcome));
+    const enc = Buffer.from(encoding);
+    const out = Buffer.allocUnsafe(13 + enc.byteLength + data.byteLength);
+    out.writeUInt8(OP_SERVICE_CALL_RESPONSE, 0);
+    out.writeUInt32LE(serviceId, 1);
+    out.writeUInt32LE(callId, 5);
+    out.writeUInt32LE(enc.byteLength, 9);
+    out.set(enc, 13);
+    out.set(data, 13 + enc.byteLength);
+    send(client, out);
+  };
+
+  const onText = (client: Client, text: string) => {
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return status(client, LEVEL_ERROR, 'not JSON');
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message))
+      return status(client, LEVEL_ERROR, 'a message must be a JSON object with an op');
+    switch (message.op) {
+      case 'subscribe':
+        return onSubscribe(client, message);
+      case 'unsubscribe': {
+        const ids = Array.isArray(message.subscriptionIds) ? message.subscriptionIds.slice(0, MAX_SUBSCRIPTIONS) : [];
+        for (const id of ids)
+          if (typeof id !== 'number' || !unsubscribe(client, id))
+            status(client, LEVEL_WARNING, `unsubscribe: no subscription ${String(id).slice(0, 20)}`);
+        return;
+      }
+      case 'fetchAsset':
+        return void onFetchAsset(client, message);
+      case 'getParameters':
+        return onGetParameters(client, message);
+      case 'setParameters':
+        return status(client, LEVEL_ERROR, "setParameters: armgate's parameters are read only");
+      case 'subscribeParameterUpdates':
+      case 'unsubscribeParameterUpdates':
+        return status(
+          client,
+          LEVEL_WARNING,
+          `${message.op}: parameter updates are not pushed; read them with getParameters`,
+        );
+      case 'advertise':
+      case 'unadvertise':
+        return status(client, LEVEL_ERROR, `${message.op}: clients cannot publish here (no clientPublish)`);
+      case 'subscribeConnectionGraph':
+      case 'unsubscribeConnectionGraph':
+        return status(client, LEVEL_ERROR, `${message.op}: the connection graph is not served`);
+      default:
+        return status(client, LEVEL_ERROR, `unknown op '${String(message.op).slice(0, 40)}'`);
+    }
+  };
+
+  const onBinary = (client: Client, data: Buffer) => {
+    if (data.byteLength < 1) return status(client, LEVEL_ERROR, 'empty binary message');
+    const op = data.readUInt8(0);
+    if (op === CLIENT_OP_SERVICE_CALL_REQUEST) return void onServiceCall(client, data);
+    if (op === 1) return status(client, LEVEL_ERROR, 'message data: clients cannot publish here (no clientPublish)');
+    return status(client, LEVEL_ERROR, `unknown binary opcode ${op}`);
+  };
+
+  const onConnection = (ws: WebSocket, principal: Principal) => {
+    const client: Client = {
+      ws,
+      principal,
+      services: new Map(servicesFor(allServices, principal.role).map((s) => [s.id, s])),
+      subscriptions: new Map(),
+      gone: new AbortController(),
+      callsInFlight: 0,
+      dropped: false,
+    };
+    clients.add(client);
+    log({ level: 'info', msg: 'foxglove client connected', principal: principal.name, role: principal.role });
+    ws.on('message', (data, isBinary) => {
+      try {
+        if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
+        else onText(client, data.toString());
+      } catch (e) {
+        log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });
+        status(client, LEVEL_ERROR, 'the message could not be handled');
+      }
+    });
+    ws.on('error', () => ws.terminate());
+    ws.on('close', () => {
+      clients.delete(client);
+      for (const id of [...client.subscriptions.keys()]) unsubscribe(client, id);
+      if (state.services.deadMan !== false) client.gone.abort(FOXGLOVE_CLIENT_GONE);
+    });
+    json(client, {
+      op: 'serverInfo',
+      name: 'armgate',
+      capabilities,
+      supportedEncodings: ['cdr', 'json'],
+      metadata: { role: principal.role, principal: principal.name },
+      sessionId: randomUUID(),
+    });
+    json(client, {
+      op: 'advertise',
+      channels: hub.channels.map((c) => ({
+        id: c.id,
+        topic: c.topic,
+        encoding: 'cdr',
+        schemaName: c.type,
+        schema: c.codec.schema,
+        schemaEncoding: 'ros2msg',
+      })),
+    });
+    if (capabilities.includes('services'))
+      json(client, { op: 'advertiseServices', services: [...client.services.values()].map(advertisedService) });
+  };
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    if (clients.size + pending >= config.maxConnections)
+      return refuse(
+        socket,
+        503,
+        'Service Unavailable',
+        `at most ${config.maxConnections} Foxglove connections`,
+        'Retry-After: 2\r\n',
+      );
+    const host = request.headers.host ?? '';
+    const admission = admit(options.admission, {
+      method: 'GET',
+      host,
+      origin: null,
+      secFetchSite: null,
+      preflightMethod: null,
+    });
+    if (admission.kind === 'refuse')
+      return refuse(socket, 403, 'Forbidden', admission.error.kind === 'validation' ? '' : admission.error.detail);
+    // A WebSocket carries commands: a browser page of another origin is refused as its POST would be.
+    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : null;
+    const hostPort = parseHost(host);
+    if (origin !== null && !options.admission.corsOrigins.has(origin) && !(hostPort && sameOrigin(origin, hostPort)))
+      return refuse(
+        socket,
+        403,
+        'Forbidden',
+        `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
+      );
+    const principal = authenticate(authorizationOf(request));
+    if (!principal.ok) {
+      state.services.audit?.recordUnauthenticated(
+        'foxglove',
+        'GET',
+        (request.url ?? '/').split('?')[0] ?? '/',
+        principal.error.kind === 'validation' ? '' : principal.error.detail,
+      );
+      return refuse(
+        socket,
+        401,
+        'Unauthorized',
+        'Not authenticated: open ws://HOST:PORT/?token=<token> or send "Authorization: Bearer <token>"',
+        'WWW-Authenticate: Bearer\r\n',
+      );
+    }
+    const offered = String(request.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((p) => p.trim());
+    if (!offered.includes(SUBPROTOCOL))
+      return refuse(socket, 400, 'Bad Request', `the client must offer the subprotocol ${SUBPROTOCOL}`);
+    pending++;
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      pending--;
+      onConnection(ws, principal.value);
+    });
+  };
+
+  let server: Server;
+  if (config.tls) {
+    const [cert, key] = await Promise.all([readFile(config.tls.certFile), readFile(config.tls.keyFile)]);
+    server = createHttpsServer({ cert, key });
+  } else server = createHttpServer();
+  server.on('request', (_req, res) => {
+    res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket', connection: 'close' });
+    res.end(
+      JSON.stringify({ detail: `a Foxglove WebSocket server (subprotocol ${SUBPROTOCOL}): open it in Foxglove` }),
+    );
+  });
+  server.on('upgrade', onUpgrade);
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `${config.tls ? 'wss' : 'ws'}://${shownHost}:${address.port}`,
+    port: address.port,
+    clientCount: () => clients.size,
+    counts,
+    async close() {
+      for (const client of clients) client.ws.close(1001, 'armgate is shutting down');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      setTimeout(() => {
+        for (const client of clients) client.ws.terminate();
+        server.closeAllConnections();
+      }, 500).unref();
+      wss.close();
+      await closed;
+    },
+  };
+}

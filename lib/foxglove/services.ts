@@ -1,0 +1,123 @@
+/**
+ * armgate's operations as Foxglove services: a name, a request message (ros2msg, CDR) and how a request message
+ * becomes the operation's input (a CDR message has no absent fields: 0, '' and false stand for "not given" where
+ * the operation has a default). Every response is armgate_msgs/msg/Outcome: success, message and the operation's
+ * whole answer as JSON. A service is offered when its operation is served (the endpoints file's routes), the
+ * service_whitelist allows its name and the caller's role may call it.
+ */
+import type { AnyOperation } from '../core/operation.ts';
+import { type Role, roleAllows, roleNeeded } from '../core/roles.ts';
+import { allowedBy } from '../settings/foxglove.ts';
+import { codecOf, type MessageCodec } from './definitions.ts';
+
+/** One service: its Foxglove name and type, the operation it calls and its request. */
+export interface ServiceSpec {
+  readonly name: string;
+  /** The operation's name (lib/core/operation.ts). */
+  readonly op: string;
+  readonly request: string;
+  /** The operation's input from a decoded request message. */
+  readonly toInput: (msg: Record<string, unknown>) => Record<string, unknown>;
+}
+
+const given = (value: unknown) => (value === 0 || value === '' || value === false ? undefined : value);
+
+/** Only the given fields (a field set to undefined is left out, as the operation's schemas expect). */
+function fields(entries: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+}
+
+const list = (value: unknown): unknown => (ArrayBuffer.isView(value) ? Array.from(value as Float64Array) : value);
+
+/**
+ * The services, by operation. The jog step and save position services of the "Jog and teach" issue are added here,
+ * one row each, once their operations are in the catalog (a row whose operation is not served is left out).
+ */
+export const SERVICE_SPECS: readonly ServiceSpec[] = [
+  { name: '/armgate/stop', op: 'stop', request: 'armgate_msgs/msg/Empty', toInput: () => ({}) },
+  { name: '/armgate/pause', op: 'pause', request: 'armgate_msgs/msg/Empty', toInput: () => ({}) },
+  { name: '/armgate/resume', op: 'resume', request: 'armgate_msgs/msg/Empty', toInput: () => ({}) },
+  {
+    name: '/armgate/set_override',
+    op: 'set_override',
+    request: 'armgate_msgs/msg/SetOverrideRequest',
+    toInput: (m) => ({ percent: m.percent }),
+  },
+  {
+    name: '/armgate/move_to_named_position',
+    op: 'move_to_named_position',
+    request: 'armgate_msgs/msg/MoveNamedRequest',
+    toInput: (m) =>
+      fields({ name: m.name, speed: given(m.speed), accel_scale: given(m.accel_scale), dry_run: given(m.dry_run) }),
+  },
+  {
+    name: '/armgate/move_to_joints',
+    op: 'move_to_joints',
+    request: 'armgate_msgs/msg/MoveJointsRequest',
+    toInput: (m) => fields({ joints: list(m.joints), speed: given(m.speed), dry_run: given(m.dry_run) }),
+  },
+  {
+    name: '/armgate/move_to_pose',
+    op: 'move_to_pose',
+    request: 'armgate_msgs/msg/MovePoseRequest',
+    toInput: (m) =>
+      fields({
+        x: m.x,
+        y: m.y,
+        z: m.z,
+        a: m.a,
+        b: m.b,
+        c: m.c,
+        speed: given(m.speed),
+        planner: given(m.planner),
+        frame_id: given(m.frame_id),
+        dry_run: given(m.dry_run),
+      }),
+  },
+];
+
+/** The response type of every service. */
+export const OUTCOME_TYPE = 'armgate_msgs/msg/Outcome';
+
+/** A service as served: its id, spec, operation and codecs. */
+export interface ServedService {
+  readonly id: number;
+  readonly spec: ServiceSpec;
+  readonly op: AnyOperation;
+  readonly request: MessageCodec;
+  readonly response: MessageCodec;
+}
+
+/** The services of the served operations that the whitelist allows, numbered from 1. */
+export function servedServices(operations: readonly AnyOperation[], whitelist: readonly RegExp[]): ServedService[] {
+  const byName = new Map(operations.map((op) => [op.name, op]));
+  const out: ServedService[] = [];
+  for (const spec of SERVICE_SPECS) {
+    const op = byName.get(spec.op);
+    if (!op || !allowedBy(whitelist, spec.name)) continue;
+    out.push({ id: out.length + 1, spec, op, request: codecOf(spec.request), response: codecOf(OUTCOME_TYPE) });
+  }
+  return out;
+}
+
+/** The services a role may call (a read token gets none that moves the arm). */
+export function servicesFor(services: readonly ServedService[], role: Role): ServedService[] {
+  return services.filter((s) => roleAllows(role, roleNeeded(s.op)));
+}
+
+/** The advertiseServices entry of a service (request and response as ros2msg schemas, CDR). */
+export function advertisedService(s: ServedService) {
+  const def = (codec: MessageCodec) => ({
+    encoding: 'cdr',
+    schemaName: codec.type,
+    schemaEncoding: 'ros2msg',
+    schema: codec.schema,
+  });
+  return {
+    id: s.id,
+    name: s.spec.name,
+    type: `armgate_msgs/srv/${s.spec.op}`,
+    request: def(s.request),
+    response: def(s.response),
+  };
+}

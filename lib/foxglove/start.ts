@@ -1,0 +1,78 @@
+/**
+ * Start-up of the Foxglove face (when the settings' foxglove.enabled is true): the hub of channels, the feeds that
+ * fill it, and the server over them. One more face over the same operations and services as REST and MCP.
+ */
+import type { AnyOperation, AppState } from '../core/operation.ts';
+import type { AdmissionPolicy } from '../admission/origin.ts';
+import type { Config } from '../settings/load.ts';
+import { channelDefs, type FeedSources, startFeeds } from './feeds.ts';
+import { ChannelHub } from './hub.ts';
+import { type RunningFoxglove, startFoxglove } from './server.ts';
+
+export type { RunningFoxglove };
+
+/** The running Foxglove face: the server and its feeds (`refreshPositions`: the teach work's seam). */
+export interface FoxgloveFace extends RunningFoxglove {
+  readonly hub: ChannelHub;
+  refreshPositions(): Promise<void>;
+}
+
+/** Starts the Foxglove face of an app; `config.foxglove` must be set. */
+export async function startFoxgloveFace(
+  config: Config,
+  state: AppState,
+  operations: readonly AnyOperation[],
+  admission: AdmissionPolicy,
+  log: (fields: Record<string, string | number>) => void,
+  positions?: FeedSources['positions'],
+): Promise<FoxgloveFace> {
+  const settings = config.foxglove;
+  if (!settings) throw new Error('foxglove is not enabled');
+  const context = state.ros;
+  // ros2: the stack's own URDF when it answers (the frames of its tf), else the endpoints file's (the simulator's).
+  const stack = await context.robotDescription?.();
+  const robotDescriptionXml = stack?.ok ? stack.value : config.robotDescriptionXml;
+  const hub = new ChannelHub(channelDefs(context), settings.topicWhitelist);
+  const feeds = startFeeds(hub, {
+    context,
+    services: state.services,
+    robotDescriptionXml,
+    ...(positions ? { positions } : {}),
+  });
+  let server: RunningFoxglove;
+  try {
+    server = await startFoxglove({
+      config: settings,
+      tokens: config.web.tokens,
+      admission,
+      hub,
+      operations,
+      state,
+      log,
+      parameters: () => ({
+        'armgate.backend': config.robot.backend,
+        'armgate.planning_group': context.endpoints.planning_group,
+        'armgate.planning_frame': context.endpoints.planning_frame,
+        'armgate.tcp_link': context.endpoints.tcp_link,
+        'armgate.joint_names': [...context.endpoints.joint_names],
+        'armgate.override_percent': state.services.control.overridePercent(),
+      }),
+    });
+  } catch (e) {
+    feeds.close();
+    throw e;
+  }
+  return {
+    ...server,
+    url: server.url,
+    port: server.port,
+    clientCount: server.clientCount,
+    counts: server.counts,
+    hub,
+    refreshPositions: feeds.refreshPositions,
+    async close() {
+      feeds.close();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The robot stack's own `foxglove` block (the settings foxglove_bridge is launched with) and armgate's
+ * `armgate.foxglove` caps: what the Foxglove WebSocket server of lib/foxglove serves, where and to whom.
+ * The block is the stack's: keys armgate does not use are left to the stack (a notice names them).
+ */
+import * as v from 'valibot';
+import { err, ok, type Result } from '../result.ts';
+
+const port = v.pipe(
+  v.number('expected a port number'),
+  v.integer('expected an integer port'),
+  v.minValue(0, 'expected 0..65535'),
+  v.maxValue(65535, 'expected 0..65535'),
+);
+
+/** A list of regular expressions, each matched against a whole name (as foxglove_bridge does, std::regex_match). */
+const patterns = v.pipe(
+  v.array(
+    v.pipe(v.string('expected a regular expression'), v.maxLength(1024, 'at most 1024 characters')),
+    'expected a list of regular expressions',
+  ),
+  v.maxLength(256, 'at most 256 patterns'),
+);
+
+/** The capabilities foxglove_bridge knows (its `capabilities` parameter). */
+const CAPABILITIES = [
+  'clientPublish',
+  'parameters',
+  'parametersSubscribe',
+  'services',
+  'connectionGraph',
+  'assets',
+  'time',
+] as const;
+
+/** The stack's `foxglove` block, with foxglove_bridge's defaults (address: loopback, see docs/foxglove.md). */
+export const FoxgloveBlockSchema = v.looseObject({
+  enabled: v.optional(v.boolean('expected true or false'), false),
+  port: v.optional(port, 8765),
+  address: v.optional(
+    v.pipe(v.string('expected a host name or address'), v.nonEmpty('must not be empty')),
+    '127.0.0.1',
+  ),
+  tls: v.optional(v.boolean('expected true or false'), false),
+  certfile: v.optional(v.string('expected a file path'), ''),
+  keyfile: v.optional(v.string('expected a file path'), ''),
+  topic_whitelist: v.optional(patterns, ['.*']),
+  service_whitelist: v.optional(patterns, ['.*']),
+  param_whitelist: v.optional(patterns, ['.*']),
+  capabilities: v.optional(
+    v.array(v.picklist(CAPABILITIES, `expected one of ${CAPABILITIES.join(', ')}`), 'expected a list of capabilities'),
+    [...CAPABILITIES],
+  ),
+  send_buffer_limit: v.optional(
+    v.pipe(
+      v.number('expected a number of bytes'),
+      v.integer('expected an integer'),
+      v.minValue(65_536, 'expected 65536..1000000000 bytes'),
+      v.maxValue(1_000_000_000, 'expected 65536..1000000000 bytes'),
+    ),
+    10_000_000,
+  ),
+});
+
+/** armgate.foxglove: armgate's own caps of the Foxglove server. */
+export const ArmgateFoxgloveSchema = v.strictObject({
+  max_connections: v.optional(
+    v.pipe(
+      v.number('expected a number of connections'),
+      v.integer('expected an integer'),
+      v.minValue(1, 'expected 1..10000'),
+      v.maxValue(10_000, 'expected 1..10000'),
+    ),
+    100,
+  ),
+});
+
+/** The Foxglove server's settings, validated (the whitelists compiled). */
+export interface FoxgloveConfig {
+  readonly host: string;
+  readonly port: number;
+  /** TLS: the certificate chain and key files (PEM), read at start-up; undefined: plain ws://. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  readonly topicWhitelist: readonly RegExp[];
+  readonly serviceWhitelist: readonly RegExp[];
+  readonly paramWhitelist: readonly RegExp[];
+  /** The capabilities the block allows (armgate serves services, assets and parameters of them). */
+  readonly capabilities: ReadonlySet<string>;
+  /** Bytes queued for one client beyond which it is dropped (foxglove_bridge's send_buffer_limit). */
+  readonly sendBufferLimit: number;
+  /** Connections served at once; beyond, the upgrade is refused (503). */
+  readonly maxConnections: number;
+}
+
+/** Compiles a whitelist: each pattern must match a whole name. */
+function compile(list: readonly string[], key: string): Result<RegExp[], string> {
+  const out: RegExp[] = [];
+  for (const [i, pattern] of list.entries()) {
+    try {
+      out.push(new RegExp(`^(?:${pattern})$`));
+    } catch (e) {
+      return err(`${key}.${i}: not a regular expression (${(e as Error).message.slice(0, 120)})`);
+    }
+  }
+  return ok(out);
+}
+
+/** True when some pattern of `list` matches the whole `name`. */
+export function allowedBy(list: readonly RegExp[], name: string): boolean {
+  return list.some((re) => re.test(name));
+}
+
+/**
+ * The Foxglove server's settings from the stack's block and armgate's caps; undefined when the block is absent or
+ * `enabled` is false. `resolvePath` turns certfile/keyfile into absolute paths (relative to the settings file).
+ */
+export function foxgloveConfig(
+  block: unknown,
+  own: v.InferOutput<typeof ArmgateFoxgloveSchema>,
+  resolvePath: (file: string) => string,
+  notices: string[],
+): Result<FoxgloveConfig | undefined, string> {
+  if (block === undefined || block === null) return ok(undefined);
+  const parsed = v.safeParse(FoxgloveBlockSchema, block);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const keys = (issue?.path ?? []).map((item) => String(item.key));
+    return err(`${['foxglove', ...keys].join('.')}: ${issue?.message ?? 'invalid'}`);
+  }
+  const f = parsed.output;
+  if (!f.enabled) return ok(undefined);
+  const topics = compile(f.topic_whitelist, 'foxglove.topic_whitelist');
+  if (!topics.ok) return topics;
+  const services = compile(f.service_whitelist, 'foxglove.service_whitelist');
+  if (!services.ok) return services;
+  const params = compile(f.param_whitelist, 'foxglove.param_whitelist');
+  if (!params.ok) return params;
+  let tls: FoxgloveConfig['tls'];
+  if (f.tls) {
+    if (f.certfile === '' || f.keyfile === '')
+      return err(`foxglove.${f.certfile === '' ? 'certfile' : 'keyfile'}: required when foxglove.tls is true`);
+    tls = { certFile: resolvePath(f.certfile), keyFile: resolvePath(f.keyfile) };
+  }
+  const known = new Set(Object.keys(FoxgloveBlockSchema.entries));
+  const left = Object.keys(f).filter((k) => !known.has(k));
+  if (left.length > 0)
+    notices.push(`foxglove: ${left.join(', ')}: foxglove_bridge settings armgate's Foxglove server does not use`);
+  if (f.capabilities.includes('clientPublish'))
+    notices.push(
+      "foxglove.capabilities: clientPublish is not served by armgate (use the services; the stack's bridge publishes)",
+    );
+  return ok({
+    host: f.address,
+    port: f.port,
+    tls,
+    topicWhitelist: topics.value,
+    serviceWhitelist: services.value,
+    paramWhitelist: params.value,
+    capabilities: new Set(f.capabilities),
+    sendBufferLimit: f.send_buffer_limit,
+    maxConnections: own.max_connections,
+  });
+}
