@@ -9,7 +9,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
 import { type Connected, connect, until } from './support.ts';
 
@@ -95,7 +94,7 @@ describe('the Foxglove server on the simulated arm', () => {
     const states = (await c.take('/joint_states', 5)) as JointState[];
     for (const s of states) {
       assert.deepEqual(s.name, ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7']);
-      Array.from(s.position).forEach((q, j) => assert.ok(Math.abs(q - (WORK[j] ?? 0)) < 1e-6, `J${j + 1} at work`));
+      for (const [j, q] of s.position.entries()) assert.ok(Math.abs(q - (WORK[j] ?? 0)) < 1e-6, `J${j + 1} at work`);
     }
     const [tf] = (await c.take('/tf')) as { transforms: { header: { frame_id: string }; child_frame_id: string }[] }[];
     assert.deepEqual(
