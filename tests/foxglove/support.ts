@@ -52,8 +52,16 @@ function readerOf(schema: string): MessageReader {
 }
 
 /** Connects as Foxglove does (subprotocol foxglove.websocket.v1); resolves once channels (and services) are known. */
-export function connect(url: string, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<Connected> {
-  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL], { headers });
+export function connect(
+  url: string,
+  headers: Record<string, string> = {},
+  options: { readonly timeoutMs?: number; readonly ca?: string | Buffer } = {},
+): Promise<Connected> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL], {
+    headers,
+    ...(options.ca ? { ca: options.ca } : {}),
+  });
   const client = new FoxgloveClient({ ws: ws as never });
   const channels: Channel[] = [];
   const services: Service[] = [];
