@@ -1,4 +1,4 @@
-import type { AnyOperation, Catalog, RestOperation } from '../lib/core/operation.ts';
+import type { AnyOperation, Catalog, HandlerFile, RestOperation } from '../lib/core/operation.ts';
 import type { RestHandler } from '../lib/http/rest.ts';
 import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
@@ -23,8 +23,8 @@ import * as trajectoryLogs from './trajectory/logs.ts';
 import * as sendTrajectory from './trajectory/send.ts';
 import * as sendTrajectoryCsv from './trajectory/send-csv.ts';
 
-/** A handler file: its operation and the operation's REST face (its standalone fetch handler). */
-export interface HandlerModule {
+/** A handler file: its operation and the operation's REST face (its standalone fetch handler), which is served. */
+export interface HandlerModule extends HandlerFile {
   readonly operation: RestOperation;
   readonly handler: RestHandler;
 }
@@ -63,5 +63,5 @@ export const handlers: readonly HandlerModule[] = [
 /** Every operation, in the same order: what start-up hands the faces. */
 export const operations: readonly RestOperation[] = handlers.map((h) => h.operation);
 
-/** What start-up serves (server.ts hands it to lib/server/start.ts): the operations, the MCP resources and stop. */
-export const catalog: Catalog = { operations, resources, stop: stop.operation };
+/** What start-up serves (server.ts hands it to lib/server/start.ts): the operations, their files, the MCP resources and stop. */
+export const catalog: Catalog = { operations, files: handlers, resources, stop: stop.operation };

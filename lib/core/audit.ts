@@ -4,26 +4,9 @@
  */
 import { type AuditOutcome, type AuditTrail, cut, TEXT_MAX } from '../audit/trail.ts';
 import type { Result } from '../result.ts';
-import type { ApiError } from './errors.ts';
+import { type ApiError, statusOf } from './errors.ts';
 import type { AnyOperation } from './operation.ts';
 import type { Caller, Face } from './roles.ts';
-
-/** The status an error kind answers over HTTP. */
-function statusOfKind(kind: ApiError['kind']): number {
-  const table: Record<ApiError['kind'], number> = {
-    validation: 422,
-    unauthorized: 401,
-    forbidden: 403,
-    unsupported_media_type: 415,
-    not_found: 404,
-    method_not_allowed: 405,
-    busy: 409,
-    payload_too_large: 413,
-    unavailable: 503,
-    internal: 500,
-  };
-  return table[kind];
-}
 
 /** The outcome of an operation's result: an error's status and text, or 200 with the result's success and message. */
 export function outcomeOf(result: Result<unknown, ApiError>, face: Face): AuditOutcome {
@@ -31,7 +14,7 @@ export function outcomeOf(result: Result<unknown, ApiError>, face: Face): AuditO
   if (!result.ok) {
     const e = result.error;
     const message = e.kind === 'validation' ? e.issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') : e.detail;
-    return { status: statusOfKind(e.kind), ...toolError, success: false, message: cut(message, TEXT_MAX) };
+    return { status: statusOf(e), ...toolError, success: false, message: cut(message, TEXT_MAX) };
   }
   const value = result.value as Record<string, unknown> | null;
   const success = typeof value?.success === 'boolean' ? value.success : true;

@@ -7,7 +7,7 @@ export interface ValidationIssue {
   readonly type: string;
 }
 
-/** Everything a request can fail with, mapped to a status by {@link statusOf}. */
+/** Everything a request can fail with, mapped to a status by {@link STATUS_OF_KIND}. */
 export type ApiError =
   | { readonly kind: 'validation'; readonly issues: readonly [ValidationIssue, ...ValidationIssue[]] }
   | { readonly kind: 'unauthorized'; readonly detail: string }
@@ -20,6 +20,28 @@ export type ApiError =
   | { readonly kind: 'payload_too_large'; readonly detail: string }
   | { readonly kind: 'unavailable'; readonly detail: string }
   | { readonly kind: 'internal'; readonly detail: string };
+
+/**
+ * The status each error kind answers: the one table of it. The REST face answers it as the HTTP status, the audit
+ * trail records it for every face (an MCP tool error included), and a new face (a WebSocket, Foxglove) reports it.
+ */
+export const STATUS_OF_KIND: Readonly<Record<ApiError['kind'], number>> = {
+  validation: 422,
+  unauthorized: 401,
+  forbidden: 403,
+  unsupported_media_type: 415,
+  not_found: 404,
+  method_not_allowed: 405,
+  busy: 409,
+  payload_too_large: 413,
+  unavailable: 503,
+  internal: 500,
+};
+
+/** The status of an error (see {@link STATUS_OF_KIND}). */
+export function statusOf(error: Pick<ApiError, 'kind'>): number {
+  return STATUS_OF_KIND[error.kind];
+}
 
 /** Most validation issues a 422 body lists; the rest are counted in one last entry. */
 export const MAX_REPORTED_ISSUES = 20;

@@ -251,10 +251,22 @@ export function renderError(error: ApiError, face: Face, toolNames?: ToolNames):
 export interface Catalog {
   /** Every operation, in the order of the spec's overview of its REST endpoints. */
   readonly operations: readonly RestOperation[];
+  /**
+   * The handler files of those operations, in the same order: each file's operation and its own exported `handler`
+   * (the REST face's fetch-API handler, lib/http/rest.ts's RestHandler), which the route table serves.
+   */
+  readonly files: readonly HandlerFile[];
   /** The MCP resources. */
   readonly resources: readonly Resource[];
   /** The stop operation (POST /stop): with the stack's tool names, also the tool of POST /robot/stop. */
   readonly stop: AnyOperation;
+}
+
+/** A handler file as the catalog lists it: its operation and the fetch-API handler it exports for it. */
+export interface HandlerFile {
+  readonly operation: RestOperation;
+  /** The REST face's handler (lib/http/rest.ts's RestHandler: a request and its call facts in, a Response out). */
+  readonly handler: (request: Request, call: never) => Promise<Response>;
 }
 
 /**

@@ -1,15 +1,13 @@
 /**
- * A Foxglove service call runs its operation as the MCP face runs a tool (lib/mcp/tools.ts): the caller's role
- * first, then the operation's own input schema, then run with the call's context, and the call on the audit trail.
- * NOTE: until the shared pipeline (`invoke(operation, input, facts)` in lib/core, the "One call pipeline" issue)
- * lands, this mirrors lib/mcp/tools.ts's runTool; once it lands, `callOperation` becomes one call of invoke.
+ * A Foxglove service call runs its operation through the one call pipeline (`invoke` of lib/core/invoke.ts), as REST
+ * and MCP calls do: the caller's role, the operation's own input schema, dry-run routing, run, the output check, the
+ * audit trail (interface `foxglove`) and the texts. The face adds only what it knows of the call.
  */
-import * as v from 'valibot';
-import { recordCall } from '../core/audit.ts';
-import { type ApiError, locatedIssues } from '../core/errors.ts';
-import { type AnyOperation, type AppState, inputSchemaOf, type OpContext, renderError } from '../core/operation.ts';
-import { type Caller, type Principal, refusal } from '../core/roles.ts';
-import { err, type Result } from '../result.ts';
+import type { ApiError } from '../core/errors.ts';
+import { invoke } from '../core/invoke.ts';
+import type { AnyOperation, AppState } from '../core/operation.ts';
+import type { Principal } from '../core/roles.ts';
+import type { Result } from '../result.ts';
 
 /** What a Foxglove call knows besides its input. */
 export interface CallFacts {
@@ -23,50 +21,26 @@ export interface CallFacts {
 }
 
 /** Runs `op` for a Foxglove caller; the error is the operation's (or the role's, or the validation's). */
-export async function callOperation(
+export function callOperation(
   op: AnyOperation,
   input: unknown,
   facts: CallFacts,
   state: AppState,
 ): Promise<Result<unknown, ApiError>> {
-  const started = performance.now();
-  const caller: Caller = { ...facts.principal, face: 'foxglove' };
-  const result = await run(op, input, caller, facts, state);
-  recordCall(state.services.audit, op, caller, started, input ?? {}, result);
-  return result;
-}
-
-async function run(
-  op: AnyOperation,
-  input: unknown,
-  caller: Caller,
-  facts: CallFacts,
-  state: AppState,
-): Promise<Result<unknown, ApiError>> {
-  const refused = refusal(op, caller, facts.calledAs);
-  if (refused) return err(refused);
-  let parsedInput: unknown = {};
-  if (op.rawJson) parsedInput = { text: JSON.stringify(input ?? {}) };
-  else if (op.input) {
-    const parsed = v.safeParse(inputSchemaOf(op, state.ros.limits) as v.GenericSchema, input);
-    if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'request'));
-    parsedInput = parsed.output;
-  }
-  const ctx: OpContext = {
+  return invoke(op, input, {
     ...state,
-    signal: facts.signal,
-    progress: () => {},
-    arrivedAtStop: facts.arrivedAtStop,
-    caller,
+    caller: facts.principal,
+    face: 'foxglove',
     calledAs: facts.calledAs,
-  };
-  return op.run(parsedInput, ctx);
+    arrivedAtStop: facts.arrivedAtStop,
+    signal: facts.signal,
+    locate: () => 'request',
+  });
 }
 
 /** An error as one sentence (a serviceCallFailure's message): validation issues by field, else the detail. */
 export function errorText(error: ApiError): string {
-  const said = renderError(error, 'foxglove');
-  return said.kind === 'validation'
-    ? said.issues.map((issue) => `${issue.loc.slice(1).join('.') || 'request'}: ${issue.msg}`).join('; ')
-    : said.detail;
+  return error.kind === 'validation'
+    ? error.issues.map((issue) => `${issue.loc.slice(1).join('.') || 'request'}: ${issue.msg}`).join('; ')
+    : error.detail;
 }

@@ -3,8 +3,8 @@ import { type IRequest, Router } from 'itty-router';
 import type { ApiError } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
-import { type AppState, hasRest, type AnyOperation } from '../core/operation.ts';
-import type { Arrival, Principal } from '../core/roles.ts';
+import type { AppState } from '../core/operation.ts';
+import type { Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
 import { logLine, logRequestLine } from '../logs/line.ts';
@@ -15,10 +15,10 @@ import {
   CORS_ALLOW_METHODS,
   CORS_EXPOSE_HEADERS,
 } from '../admission/origin.ts';
-import { type RestCall, type RestHandler, restHandler } from './rest.ts';
+import type { RestCall } from './rest.ts';
+import type { RouteTable } from './routes.ts';
 
-/** A route mounted beside the REST face (the MCP endpoint, the event stream): any method, after authentication. */
-export type MountHandler = (request: Request, call: Arrival) => Promise<Response>;
+export type { MountHandler } from './routes.ts';
 
 /**
  * The app: a fetch handler taking, besides the request, the arbiter's stop count at its arrival (stamped by the server
@@ -28,8 +28,8 @@ export type App = (request: Request, arrivedAtStop?: number) => Promise<Response
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
-  /** The operations start-up hands the REST face: each one with a route is served there. */
-  readonly operations: readonly AnyOperation[];
+  /** The route table start-up built from the catalog (lib/http/routes.ts): the operations' routes and the mounts. */
+  readonly routes: RouteTable;
   /** The app's services and the ROS context, in every call's context. */
   readonly state: AppState;
   /** undefined: no authentication (unless `tokens` has some). An admin token named 'web.token'. */
@@ -42,8 +42,6 @@ export interface AppOptions {
   readonly docs: () => Promise<DocsAssets>;
   /** The OpenAPI document served at /openapi.json (already built with the active limits). */
   readonly openApiDocument: unknown;
-  /** Further authenticated routes, e.g. the MCP endpoint: path -> handler for any method. */
-  readonly mounts?: Readonly<Record<string, MountHandler>>;
   /** Routes answered without authentication, by path pattern (e.g. OAuth discovery: 404 saying to use the token). */
   readonly open?: readonly {
     readonly path: RegExp;
@@ -110,16 +108,9 @@ export function createApp(options: AppOptions): App {
         log({ level: 'info', msg: 'request', method, path, status, ms })
     : logRequestLine;
   const openApiBody = JSON.stringify(options.openApiDocument);
-  const methodsByPath = new Map<string, string[]>();
   const { services, ros } = options.state;
+  const table = options.routes;
   const router = Router<IRequest, [RestCall]>();
-  /**
-   * The operations' routes without path parameters, by method and path: found with one lookup before the router (whose
-   * URL parse, query object and pattern loop are most of a read's routing). A path the map does not hold exactly (a
-   * parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
-   */
-  const exactRoutes = new Map<string, Map<string, RestHandler>>();
-
   /**
    * Who sends a request: its principal; undefined for the public pages (docs, the OpenAPI document), which need none;
    * or the 401 of a request without a valid token (a state-changing one is on the audit trail too, never the token).
@@ -142,32 +133,35 @@ export function createApp(options: AppOptions): App {
   for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file', '/docs/guide/:file']) {
     router.get(path, async (request: IRequest) => docsResponse(await options.docs(), new URL(request.url).pathname));
   }
-  for (const operation of options.operations.filter(hasRest)) {
-    const { method, path } = operation.rest;
-    const handler = restHandler(operation);
-    // Path parameters are written the OpenAPI way, {name}; the router wants :name.
-    const route = path.replace(/\{(\w+)\}/g, ':$1');
-    router[method === 'GET' ? 'get' : method === 'PUT' ? 'put' : 'post'](route, (request: IRequest, call: RestCall) =>
-      handler(request as unknown as Request, call),
-    );
-    if (route === path) exactRoutes.set(method, (exactRoutes.get(method) ?? new Map()).set(path, handler));
-    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
-  }
-  for (const [path, handler] of Object.entries(options.mounts ?? {})) {
-    router.all(path, (request: IRequest, call: RestCall) => {
-      // Mounted routes are authenticated: a request gets here only with its caller (or it was answered 401).
-      if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
-      return handler(request as unknown as Request, { caller: call.caller, arrivedAtStop: call.arrivedAtStop });
-    });
+  // The router reads the table: each operation's route is its handler file's own handler; a mount takes every method.
+  // Routes without path parameters are also found before the router, by one lookup of the table (see below).
+  const mounted = new Set<string>();
+  for (const route of table.routes) {
+    if (route.kind === 'websocket') continue;
+    if ('operation' in route) {
+      const handler = route.handler;
+      // Path parameters are written the OpenAPI way, {name}; the router wants :name.
+      router[route.method.toLowerCase()](route.path.replace(/\{(\w+)\}/g, ':$1'), (request: IRequest, call: RestCall) =>
+        handler(request as unknown as Request, call),
+      );
+    } else if (!mounted.has(route.path)) {
+      mounted.add(route.path);
+      const handler = route.handler;
+      router.all(route.path, (request: IRequest, call: RestCall) => {
+        // Mounted routes are authenticated: a request gets here only with its caller (or it was answered 401).
+        if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
+        return handler(request as unknown as Request, { caller: call.caller, arrivedAtStop: call.arrivedAtStop });
+      });
+    }
   }
   router.all('*', (request: IRequest) => {
     const { pathname } = new URL(request.url);
-    const allowed = methodsByPath.get(pathname);
+    const allowed = table.methodsAt(pathname);
     const error: ApiError = allowed
       ? {
           kind: 'method_not_allowed',
           detail: `Method ${request.method} not allowed on ${pathname}; use ${allowed.join(' or ')}`,
-          allow: allowed,
+          allow: [...allowed],
         }
       : { kind: 'not_found', detail: `Not Found: ${pathname}` };
     return errorResponse(error);
@@ -200,9 +194,12 @@ export function createApp(options: AppOptions): App {
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
             const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
-            const exact = exactRoutes.get(request.method)?.get(path);
+            // The routes without path parameters, by method and path: found with one lookup before the router (whose
+            // URL parse, query object and pattern loop are most of a read's routing). A path the table does not hold
+            // exactly (a parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
+            const exact = table.operationAt(request.method, path);
             const routed = exact
-              ? await exact(request, call)
+              ? await exact.handler(request, call)
               : ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined);
             response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
           }

@@ -1,31 +1,5 @@
 import { Response } from '@whatwg-node/fetch';
-import { boundedIssues, type ApiError } from '../core/errors.ts';
-
-/** The HTTP status of an error kind. */
-export function statusOf(error: ApiError): number {
-  switch (error.kind) {
-    case 'validation':
-      return 422;
-    case 'unauthorized':
-      return 401;
-    case 'forbidden':
-      return 403;
-    case 'unsupported_media_type':
-      return 415;
-    case 'not_found':
-      return 404;
-    case 'method_not_allowed':
-      return 405;
-    case 'busy':
-      return 409;
-    case 'payload_too_large':
-      return 413;
-    case 'unavailable':
-      return 503;
-    case 'internal':
-      return 500;
-  }
-}
+import { boundedIssues, type ApiError, statusOf } from '../core/errors.ts';
 
 /**
  * A JSON response with the given status. It is the fetch ponyfill's Response, which the server

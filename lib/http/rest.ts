@@ -1,29 +1,20 @@
 /**
- * The REST face of an operation: a fetch-API handler derived from the operation's data. It builds the call's whole
- * context itself from what the app hands it with the request (the caller authentication found, the arrival stamp, the
- * services and the ROS context): nothing about a request is kept beside it.
+ * The REST face of an operation: a codec over the call pipeline (lib/core/invoke.ts). A request becomes the
+ * operation's input fields (query, path, JSON body or multipart form, strings converted to the schema's numbers and
+ * booleans), read only once the pipeline found the caller's role allows the call; the pipeline's result becomes a
+ * Response. Nothing about a request is kept beside it.
  */
-import * as v from 'valibot';
-import { recordCall } from '../core/audit.ts';
-import { type ApiError, invalid, locatedIssues } from '../core/errors.ts';
-import {
-  type AnyOperation,
-  type AppState,
-  inputSchemaOf,
-  type OpContext,
-  type RestBinding,
-  renderError,
-  renderTexts,
-} from '../core/operation.ts';
-import { type Caller, type Principal, refusal } from '../core/roles.ts';
+import type * as v from 'valibot';
+import { type ApiError, invalid } from '../core/errors.ts';
+import { type CallFacts, type Decoded, Deferred, invoke } from '../core/invoke.ts';
+import { type AnyOperation, type AppState, inputSchemaOf, type RestBinding } from '../core/operation.ts';
+import type { Principal } from '../core/roles.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
 import { goneSignal, HTTP_CLIENT_GONE } from '../motion/dead-man.ts';
 import { parseJsonText, readJsonText } from './body.ts';
 import { errorResponse, jsonText } from './errors.ts';
 import { parseMultipart } from './multipart.ts';
-
-const NO_PROGRESS = () => {};
 
 /** What the app hands the REST face with each request: who calls and when it arrived, besides the services and robot. */
 export interface RestCall extends AppState {
@@ -160,30 +151,16 @@ function shapeOf(schema: v.GenericSchema) {
   return shape;
 }
 
-/** The validated input with the binding's defaults for the fields it leaves out. */
-function withDefaults(rest: RestBinding, input: unknown): unknown {
-  if (!rest.defaults || typeof input !== 'object' || input === null) return input;
-  const filled: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const [name, value] of Object.entries(rest.defaults)) if (filled[name] === undefined) filled[name] = value;
-  return filled;
-}
-
-/** A REST request's input and, for a multipart form, its files' names by part. */
-interface RestInput {
-  readonly value: unknown;
-  readonly filenames?: Readonly<Record<string, string>>;
-}
-
-/** The operation's input from a REST request, validated with its schema (bounds of the active joint limits). */
+/** The operation's input fields from a REST request (not yet validated: the pipeline does it). */
 async function restInput(
   op: AnyOperation,
   rest: RestBinding,
   request: Request,
   call: RestCall,
-): Promise<Result<RestInput, ApiError>> {
+): Promise<Result<Decoded, ApiError>> {
   if (op.rawJson) {
     const text = await readJsonText(request);
-    return text.ok ? ok({ value: { text: text.value } }) : text;
+    return text.ok ? ok({ fields: { text: text.value } }) : text;
   }
   const schema = inputSchemaOf(op, call.ros.limits);
   if (!schema || !rest.body) return bodylessInput(op, rest, request, schema);
@@ -199,17 +176,13 @@ async function restInput(
     if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value))
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
     // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
-    return validated(
-      rest,
-      schema,
-      request,
-      coerceScalarStrings(schema, doc.value) as Record<string, unknown>,
-      query.value,
-    );
+    const fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
+    return ok({ fields: { ...fields, ...query.value, ...pathFields(rest, request) } });
   }
   const form = await formFields(rest, request, entries, types);
   if (!form.ok) return form;
-  return validated(rest, schema, request, form.value.fields, query.value, form.value.filenames);
+  const fields = { ...form.value.fields, ...query.value, ...pathFields(rest, request) };
+  return ok({ fields, filenames: form.value.filenames });
 }
 
 /** The input of an operation whose binding reads no body (query and path only): known without waiting for anything. */
@@ -218,131 +191,72 @@ function bodylessInput(
   rest: RestBinding,
   request: Request,
   schema: v.GenericSchema | undefined,
-): Result<RestInput, ApiError> {
+): Result<Decoded, ApiError> {
   if (!schema) {
     // No input: a query parameter is unknown (422), as for any operation; a stop stops whatever it was sent with.
-    if (op.effect === 'stop') return ok({ value: {} });
+    if (op.effect === 'stop') return NO_FIELDS;
     const query = queryFields(request.url, [], {});
-    return query.ok ? ok({ value: {} }) : query;
+    return query.ok ? NO_FIELDS : query;
   }
   const query = queryFields(request.url, rest.query ?? [], shapeOf(schema).types);
-  return query.ok ? validated(rest, schema, request, {}, query.value) : query;
+  return query.ok ? ok({ fields: { ...query.value, ...pathFields(rest, request) } }) : query;
 }
 
-/** The body's fields with the query's and the path's, validated with the schema (422 naming where each field was). */
-function validated(
-  rest: RestBinding,
-  schema: v.GenericSchema,
-  request: Request,
-  fields: Record<string, unknown>,
-  query: Record<string, unknown>,
-  filenames?: Record<string, string>,
-): Result<RestInput, ApiError> {
-  const queryKeys = rest.query ?? [];
-  const input = { ...fields, ...query, ...pathFields(rest, request) };
-  const parsed = v.safeParse(schema, input);
-  if (parsed.success) {
-    const value = withDefaults(rest, parsed.output);
-    return ok(filenames && Object.keys(filenames).length > 0 ? { value, filenames } : { value });
-  }
-  const pathKeys = rest.params ?? [];
-  return err(
-    locatedIssues(parsed.issues, (field) =>
-      field !== undefined && queryKeys.includes(field)
-        ? 'query'
-        : field !== undefined && pathKeys.includes(field)
-          ? 'path'
-          : 'body',
-    ),
-  );
-}
-
-/** A REST call's context: its signal made only when an operation looks (a motion's dead-man, a solve). */
-class RestContext implements OpContext {
-  readonly progress = NO_PROGRESS;
-  readonly arrivedAtStop: number | undefined;
-  readonly caller: Caller;
-  readonly calledAs: string;
-  readonly services: RestCall['services'];
-  readonly ros: RestCall['ros'];
-  readonly filenames?: Readonly<Record<string, string>>;
-  readonly #request: Request;
-  #signal: AbortSignal | undefined;
-
-  constructor(
-    request: Request,
-    call: RestCall,
-    caller: Caller,
-    calledAs: string,
-    filenames: Readonly<Record<string, string>> | undefined,
-  ) {
-    this.#request = request;
-    this.arrivedAtStop = call.arrivedAtStop;
-    this.caller = caller;
-    this.calledAs = calledAs;
-    this.services = call.services;
-    this.ros = call.ros;
-    if (filenames) this.filenames = filenames;
-  }
-
-  /** Aborted when the client disconnects. */
-  get signal(): AbortSignal {
-    this.#signal ??= goneSignal(this.#request.signal, HTTP_CLIENT_GONE);
-    return this.#signal;
-  }
-}
-
-/** The REST caller of each principal, made once (principals are the tokens' own objects, or the anonymous one). */
-const restCallers = new WeakMap<Principal, Caller>();
-function restCaller(principal: Principal): Caller {
-  let caller = restCallers.get(principal);
-  if (caller === undefined) {
-    caller = { ...principal, face: 'rest' };
-    restCallers.set(principal, caller);
-  }
-  return caller;
-}
+const NO_FIELDS: Result<Decoded, ApiError> = ok({ fields: {} });
 
 /** A handler of the REST face: a fetch-API handler given the call's facts with each request (as itty-router's args). */
 export type RestHandler = (request: Request, call: RestCall) => Promise<Response>;
 
 /**
- * The REST face of an operation: a standalone fetch-API handler. It reads the input from the
- * JSON body, the query or the multipart form (strings converted to the schema's numbers and
- * booleans), validates it with the operation's schema (422 with the field path), runs it and
- * answers 200 with its output as JSON, or the error's status. Each distinct output object is
- * serialized once (a state read many times between updates costs one JSON.stringify).
+ * The REST face of an operation: a standalone fetch-API handler. The request's input (JSON body, query or multipart
+ * form) is read once the pipeline allows the call; the pipeline validates it (422 with the field path), runs it and
+ * answers its output, 200 as JSON, or the error with its status. Each distinct output object is serialized once (a
+ * state read many times between updates costs one JSON.stringify).
  */
 export function restHandler(op: AnyOperation): RestHandler {
   const rest = op.rest;
   if (!rest) throw new Error(`operation ${op.name} has no REST binding`);
   const serialized = new WeakMap<object, string>();
-  const named = `${rest.method} ${rest.path}`;
-  return async (request, call) => {
-    // A request that did not pass authentication has no caller: refused before anything is read, never run.
-    if (!call.caller) return errorResponse(refusal(op, undefined, named) as ApiError);
-    const started = performance.now();
-    const caller = restCaller(call.caller);
-    // The caller's role is checked before anything is read; a binding without a body has its input at once.
-    const refused = refusal(op, caller, named);
-    const input = refused
-      ? err(refused)
-      : op.rawJson || rest.body
-        ? await restInput(op, rest, request, call)
-        : bodylessInput(op, rest, request, inputSchemaOf(op, call.ros.limits));
-    const result = input.ok
-      ? await op.run(input.value.value, new RestContext(request, call, caller, named, input.value.filenames))
-      : input;
-    recordCall(call.services.audit, op, caller, started, input.ok ? input.value.value : undefined, result);
-    if (!result.ok) return errorResponse(renderError(result.error, 'rest'));
-    const value = result.value as unknown;
+  const calledAs = `${rest.method} ${rest.path}`;
+  const queryKeys = rest.query ?? [];
+  const pathKeys = rest.params ?? [];
+  /** Where a field of the input was, for a 422: the query, the path or the body. */
+  const locate = (field: string | undefined) =>
+    field !== undefined && queryKeys.includes(field)
+      ? 'query'
+      : field !== undefined && pathKeys.includes(field)
+        ? 'path'
+        : 'body';
+  // A binding without a body has its input at once (no promise on a read's way).
+  const bodyless = !op.rawJson && !rest.body;
+  const encode = (result: Result<unknown, ApiError>): Response => {
+    if (!result.ok) return errorResponse(result.error);
+    const value = result.value;
     if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));
     let body = serialized.get(value);
     if (body === undefined) {
-      // Texts of the output (a plan's message, a trajectory's warning) name other operations as REST does.
-      body = JSON.stringify(renderTexts(value, 'rest'));
+      body = JSON.stringify(value);
       serialized.set(value, body);
     }
     return jsonText(body);
+  };
+  return (request, call) => {
+    const facts: CallFacts = {
+      services: call.services,
+      ros: call.ros,
+      caller: call.caller,
+      face: 'rest',
+      calledAs,
+      arrivedAtStop: call.arrivedAtStop,
+      // Aborted when the client disconnects: made only when an operation looks (a motion's dead-man, a solve).
+      signal: () => goneSignal(request.signal, HTTP_CLIENT_GONE),
+      locate,
+    };
+    const input = new Deferred(
+      bodyless
+        ? () => bodylessInput(op, rest, request, inputSchemaOf(op, call.ros.limits))
+        : () => restInput(op, rest, request, call),
+    );
+    return invoke(op, input, facts).then(encode);
   };
 }

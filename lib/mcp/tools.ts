@@ -7,22 +7,20 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
-import { recordCall } from '../core/audit.ts';
-import { type ApiError, locatedIssues } from '../core/errors.ts';
+import type { ApiError } from '../core/errors.ts';
+import { invoke } from '../core/invoke.ts';
 import {
   type AnyOperation,
   type AppState,
   inputSchemaOf,
   type OpContext,
-  renderError,
   renderText,
   renderTexts,
   type ToolNames,
 } from '../core/operation.ts';
-import { type Caller, isPrincipal, type Principal, refusal } from '../core/roles.ts';
+import { isPrincipal, type Principal } from '../core/roles.ts';
 import { summarizeInput } from '../audit/trail.ts';
 import { jsonSchema } from '../openapi/json-schema.ts';
-import { err, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
 
 /** The SDK's per-request extra of a tools/call. */
@@ -80,16 +78,15 @@ const ADVICE: Partial<Record<ApiError['kind'], string>> = {
   unavailable: 'The robot stack is not answering (controller, planner or FK service): check that it runs, then retry.',
 };
 
-/** A tool error result for an error of the operation. */
-function errorResult(op: AnyOperation, error: ApiError, toolNames: ToolNames | undefined): CallToolResult {
-  const said = renderError(error, 'mcp', toolNames);
+/** A tool error result for an error of the operation (its texts already said as MCP says them). */
+function errorResult(op: AnyOperation, said: ApiError): CallToolResult {
   const text =
     said.kind === 'validation'
       ? said.issues.map((issue) => `${issue.loc.slice(1).join('.') || 'arguments'}: ${issue.msg}`).join('; ')
       : said.detail;
   return {
     isError: true,
-    content: [{ type: 'text', text: `${op.name} failed: ${text}. ${ADVICE[error.kind] ?? ''}`.trim() }],
+    content: [{ type: 'text', text: `${op.name} failed: ${text}. ${ADVICE[said.kind] ?? ''}`.trim() }],
   };
 }
 
@@ -120,35 +117,6 @@ function arrivalOf(extra: Pick<CallExtra, 'authInfo'>): number | undefined {
   return typeof stamped === 'number' ? stamped : undefined;
 }
 
-/**
- * The operation's context for one tool call: the call's cancellation, progress notifications when asked for. A class
- * (its signal a getter of the prototype): an object literal with a getter was a slow object made anew at every call.
- */
-class ToolContext implements OpContext {
-  readonly arrivedAtStop: number | undefined;
-  readonly caller: Caller;
-  readonly calledAs: string;
-  readonly services: AppState['services'];
-  readonly ros: AppState['ros'];
-  readonly progress: OpContext['progress'];
-  readonly #extra: CallExtra;
-
-  constructor(op: AnyOperation, extra: CallExtra, caller: Caller, state: AppState) {
-    this.#extra = extra;
-    this.arrivedAtStop = arrivalOf(extra) ?? state.services.arbiter.stopCount;
-    this.caller = caller;
-    this.calledAs = `the ${op.name} tool`;
-    this.services = state.services;
-    this.ros = state.ros;
-    this.progress = progressOf(extra);
-  }
-
-  /** Read only when the operation looks: the direct path makes the signal then. */
-  get signal(): AbortSignal {
-    return this.#extra.signal;
-  }
-}
-
 /** Progress notifications for a call that asked for them (a progress token), each greater than the last; else nothing. */
 function progressOf(extra: CallExtra): OpContext['progress'] {
   const token = extra._meta?.progressToken;
@@ -173,10 +141,11 @@ function progressOf(extra: CallExtra): OpContext['progress'] {
 }
 
 /**
- * Calls an operation as a tool: the caller's role is checked first (a tool error naming the role
- * needed), the arguments are validated with the operation's own schema (an invalid call is a tool
- * error naming the fields, so the agent can correct it) and run is called directly; the output is
- * the structured result. Every call is written to the audit trail (see lib/audit/trail.ts).
+ * Calls an operation as a tool, through the call pipeline (lib/core/invoke.ts): the caller's role is checked first (a
+ * tool error naming the role needed), the arguments are validated with the operation's own schema (an invalid call is
+ * a tool error naming the fields, so the agent can correct it), a motion that would move is put to the person when
+ * mcp.confirm_motion asks for it, and every call is written to the audit trail (see lib/audit/trail.ts). The output is
+ * the structured result.
  */
 export async function callTool(
   op: AnyOperation,
@@ -189,16 +158,22 @@ export async function callTool(
     readonly toolNames?: ToolNames;
   },
 ): Promise<CallToolResult> {
-  const started = performance.now();
   const { state, confirm, toolNames } = face;
-  const principal = principalOf(extra);
-  // A call that did not pass authentication has no caller: refused, never run (and no one to put on the trail).
-  if (!principal) return errorResult(op, refusal(op, undefined, `the ${op.name} tool`) as ApiError, toolNames);
-  const caller: Caller = { ...principal, face: 'mcp' };
-  const result = await runTool(op, args, extra, caller, state, confirm);
-  recordCall(state.services.audit, op, caller, started, args ?? {}, result);
-  if (!result.ok) return errorResult(op, result.error, toolNames);
-  return toolResultOf(op, result.value, toolNames);
+  const result = await invoke(op, args, {
+    services: state.services,
+    ros: state.ros,
+    caller: principalOf(extra),
+    face: 'mcp',
+    calledAs: `the ${op.name} tool`,
+    arrivedAtStop: arrivalOf(extra) ?? state.services.arbiter.stopCount,
+    // Read only when the operation looks: the direct path makes the signal then.
+    signal: () => extra.signal,
+    progress: progressOf(extra),
+    ...(toolNames ? { toolNames } : {}),
+    ...(confirm ? { confirm: (motion: AnyOperation, given: unknown) => confirm(motion, given, extra) } : {}),
+  });
+  if (!result.ok) return errorResult(op, result.error);
+  return toolResultOf(op, result.value);
 }
 
 /** The tool results built so far, by operation and output object (a state read many times between updates is one). */
@@ -208,15 +183,13 @@ const toolResults = new WeakMap<AnyOperation, WeakMap<object, CallToolResult>>()
  * The tool result of an operation's output: the structured result and its one-line text. The same output object gives
  * the same (unchanged) result object, so that its JSON can be kept too (see the direct path of lib/mcp/server.ts).
  */
-function toolResultOf(op: AnyOperation, value: unknown, toolNames: ToolNames | undefined): CallToolResult {
-  let cacheable = typeof value === 'object' && value !== null;
+function toolResultOf(op: AnyOperation, value: unknown): CallToolResult {
+  // The pipeline hands the same said output for the same output object: its tool result is kept with it.
+  const cacheable = typeof value === 'object' && value !== null;
   let byValue = cacheable ? toolResults.get(op) : undefined;
   const known = byValue?.get(value as object);
   if (known) return known;
-  // Texts of the output (a plan's message, a trajectory's warning) name other operations as this face does.
-  const said = renderTexts(value, 'mcp', toolNames);
-  if (said !== value) cacheable = false;
-  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: said } : said) as Record<string, unknown>;
+  const structured = (op.mcp?.wrapAs ? { [op.mcp.wrapAs]: value } : value) as Record<string, unknown>;
   const built: CallToolResult = {
     structuredContent: structured,
     content: [{ type: 'text', text: summarize(op, structured) }],
@@ -229,49 +202,4 @@ function toolResultOf(op: AnyOperation, value: unknown, toolNames: ToolNames | u
     byValue.set(value as object, built);
   }
   return built;
-}
-
-async function runTool(
-  op: AnyOperation,
-  args: unknown,
-  extra: CallExtra,
-  caller: Caller,
-  state: AppState,
-  confirm: ConfirmMotion | undefined,
-): Promise<Result<unknown, ApiError>> {
-  const refused = refusal(op, caller, `the ${op.name} tool`);
-  if (refused) return err(refused);
-  const given = args ?? {};
-  if (typeof given !== 'object' || Array.isArray(given))
-    return err({ kind: 'validation', issues: [{ loc: ['arguments'], msg: 'must be an object', type: 'object_type' }] });
-  let input: unknown;
-  if (op.rawJson) input = { text: JSON.stringify(given) };
-  else if (op.input) {
-    const parsed = v.safeParse(inputSchemaOf(op, state.ros.limits) as v.GenericSchema, given);
-    if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments'));
-    input = parsed.output;
-  } else {
-    // No input (its schema says additionalProperties: false): an argument is unknown, as a query parameter is over
-    // REST; a stop stops whatever it was sent with.
-    const unknown = op.effect === 'stop' ? undefined : Object.keys(given)[0];
-    if (unknown !== undefined)
-      return err({
-        kind: 'validation',
-        issues: [
-          {
-            loc: ['arguments', unknown.slice(0, 64)],
-            msg: `unknown argument '${unknown.slice(0, 64)}'; the ${op.name} tool takes none`,
-            type: 'extra_forbidden',
-          },
-        ],
-      });
-    input = {};
-  }
-  // A dry run moves nothing: only motions that would move are put to the person.
-  const dryRun = typeof input === 'object' && input !== null && (input as { dry_run?: unknown }).dry_run === true;
-  if (confirm && op.effect === 'motion' && !dryRun) {
-    const declined = await confirm(op, given, extra);
-    if (declined !== undefined) return err({ kind: 'forbidden', detail: declined });
-  }
-  return op.run(input, new ToolContext(op, extra, caller, state));
 }

@@ -1,7 +1,7 @@
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { ApiError } from '../core/errors.ts';
-import { statusOf } from '../http/errors.ts';
+import { statusOf } from '../core/errors.ts';
 import {
   type AnyOperation,
   hasRest,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
+import type { RouteTable } from '../http/routes.ts';
 import type { WebLimits } from '../settings/load.ts';
 import { Caps, type Holding } from './caps.ts';
 import {
@@ -24,15 +25,13 @@ export interface ListenerOptions {
   readonly log: LogSink;
   /** Caps and timeouts (web.limits). */
   readonly limits: WebLimits;
-  /** True for the requests no cap refuses (the stop routes), from the request line alone. */
-  readonly urgent: (method: string, path: string) => boolean;
-  /** The path of the event stream (a GET there holds an event stream). */
-  readonly eventsPath: string;
   /**
-   * True for the requests the app is handed as a light view when they carry no body (lib/server/request-view.ts): the
-   * REST reads. The app answers them as it answers every request; only the objects around them are lighter.
+   * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses, the event stream
+   * a GET holds, and the REST reads the app is handed as a light view when they carry no body
+   * (lib/server/request-view.ts; the app answers them as it answers every request, only the objects around them are
+   * lighter).
    */
-  readonly bodyless?: (method: string, path: string) => boolean;
+  readonly routes: Pick<RouteTable, 'isStop' | 'isStream' | 'isRestRead'>;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -79,9 +78,9 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string, strin
   }
 }
 
-/** What a request holds while it is served: an event stream (GET of the events path), an upload (multipart body). */
-function holdingOf(method: string, path: string, req: IncomingMessage, eventsPath: string): Holding {
-  if (method === 'GET' && path === eventsPath) return 'event_stream';
+/** What a request holds while it is served: an event stream (a GET of a stream route), an upload (multipart body). */
+function holdingOf(method: string, path: string, req: IncomingMessage, routes: ListenerOptions['routes']): Holding {
+  if (routes.isStream(method, path)) return 'event_stream';
   if (/^multipart\//i.test(req.headers['content-type'] ?? '')) return 'upload';
   return 'none';
 }
@@ -100,7 +99,7 @@ const pathOfTarget = (target: string) => {
  * and a body's minimum rate: 408, the connection closed without lingering: a slow client is not given more time).
  */
 export function createListener(options: ListenerOptions): Listener {
-  const { limits, log } = options;
+  const { limits, log, routes } = options;
   const caps = new Caps(limits);
   const lingerBounds: LingerBounds = {
     timeMs: limits.lingeringTimeMs,
@@ -158,8 +157,8 @@ export function createListener(options: ListenerOptions): Listener {
         req.headers.host = target.authority;
       }
       const path = pathOfTarget(target.path);
-      const holding = holdingOf(method, path, req, options.eventsPath);
-      const refused = caps.refusal(req.socket as Socket, holding, options.urgent(method, path));
+      const holding = holdingOf(method, path, req, routes);
+      const refused = caps.refusal(req.socket as Socket, holding, routes.isStop(method, path));
       if (refused) {
         // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
         // so that the client reads the 503 rather than a reset (lib/server/lingering-close.ts).
@@ -182,7 +181,7 @@ export function createListener(options: ListenerOptions): Listener {
         bodies.watch(req, res);
         // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
-      } else if (options.bodyless?.(method, path)) return answerBodyless(req, res, method, target.path);
+      } else if (routes.isRestRead(method, path)) return answerBodyless(req, res, method, target.path);
       void adapter(req, res);
     },
   );

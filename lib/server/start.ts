@@ -1,8 +1,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
-import type { AnyOperation, AppState, Catalog, RestOperation } from '../core/operation.ts';
+import { type AnyOperation, type AppState, type Catalog, hasRest, type RestOperation } from '../core/operation.ts';
 import { createApp, pathOf } from '../http/app.ts';
+import { kindOf, type RouteTable, routeTable } from '../http/routes.ts';
 import { docsAssetsOnDemand } from '../http/docs.ts';
 import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
@@ -88,37 +89,24 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let appInProcess = false;
 
-/** Recognizes, from the request line alone (method and exact path), the routes of the operations `which` picks. */
-function routesOf(
-  active: readonly RestOperation[],
-  which: (op: RestOperation) => boolean,
-): (method: string, path: string) => boolean {
-  // Paths by method: a lookup hashes the path the listener already holds, not a new "METHOD path" string per request.
-  const routes = new Map<string, Set<string>>();
-  for (const { rest } of active.filter(which))
-    routes.set(rest.method, (routes.get(rest.method) ?? new Set()).add(rest.path));
-  return (method, path) => routes.get(method)?.has(path) === true;
-}
-
-/** The stop operations' routes (POST /stop, POST /robot/stop). */
-const stopRoutes = (active: readonly RestOperation[]) => routesOf(active, (op) => op.effect === 'stop');
-
-/** The REST reads the listener hands the app as a light view (GET, no path parameters: exact paths). */
-const restReads = (active: readonly RestOperation[]) =>
-  routesOf(active, ({ rest }) => rest.method === 'GET' && !rest.params?.length);
-
-/** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
-function isMcpPost(method: string, path: string): boolean {
-  return method === 'POST' && path === '/mcp/mcp';
-}
-
 /** The operations of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
 export function activeOperations(
   config: Pick<Config, 'routes'>,
   operations: readonly RestOperation[],
 ): readonly RestOperation[] {
+  return activeFiles(
+    config,
+    operations.map((operation) => ({ operation })),
+  ).map((file) => file.operation);
+}
+
+/** The handler files of the routes the endpoints file leaves enabled. */
+function activeFiles<F extends { readonly operation: RestOperation }>(
+  config: Pick<Config, 'routes'>,
+  files: readonly F[],
+): readonly F[] {
   const off = new Set(config.routes.filter((r) => !r.enabled).map((r) => `${r.method} ${r.path}`));
-  return operations.filter(({ rest }) => !off.has(`${rest.method} ${rest.path}`));
+  return files.filter(({ operation: { rest } }) => !off.has(`${rest.method} ${rest.path}`));
 }
 
 /** The MCP tools of the active operations, named as armgate.mcp.tool_names says. */
@@ -133,8 +121,7 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
   const {
     quiesce,
     release,
-    isStop: _isStop,
-    isRestRead: _isRestRead,
+    routes: _routes,
     startFoxglove: _startFoxglove,
     ...app
   } = await assemble(config, catalog, options);
@@ -150,10 +137,8 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
 
 /** An app in two steps of closing: `quiesce` ends the work (motions, runners, sessions), `release` frees the rest. */
 interface Assembled extends Omit<Armgate, 'close'> {
-  /** Which requests are stops, from the request line (the listener's caps never refuse them). */
-  readonly isStop: (method: string, path: string) => boolean;
-  /** Which requests are REST reads (GET of an exact path), from the request line: the listener's light way. */
-  readonly isRestRead: (method: string, path: string) => boolean;
+  /** The route table: what the listener reads of each request line (stops, event streams, REST reads). */
+  readonly routes: RouteTable;
   /** Starts the Foxglove face when the settings enable it (a server of its own port: startServer calls it). */
   readonly startFoxglove: () => Promise<FoxgloveFace | undefined>;
   quiesce(): Promise<void>;
@@ -243,7 +228,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     }
   };
   const admission = admissionPolicy(config.web);
-  const active = activeOperations(config, catalog.operations);
+  const files = activeFiles(config, catalog.files);
+  const active = files.map((file) => file.operation);
   // What every call's context carries besides the call's own facts: the faces build the rest.
   const state: AppState = { services, ros: context };
   const tools = activeTools(config, active, catalog.stop);
@@ -256,24 +242,27 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     createServer: () => createMcpFace({ state, tools, resources: catalog.resources, confirmMotion }),
     streamToolCalls: confirmMotion,
     schedule: inTurn,
-    stopTools: new Set(tools.filter((tool) => tool.op.effect === 'stop').map((tool) => tool.name)),
+    // The tools that stop run at once too: those whose operation's route is of the kind 'stop' (lib/http/routes.ts).
+    stopTools: new Set(tools.filter((tool) => hasRest(tool.op) && kindOf(tool.op) === 'stop').map((tool) => tool.name)),
   });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
+  // The one route table: the handler files' routes, then the routes mounted beside them (the MCP endpoint's POST
+  // schedules its own work once its body is read, so that a stop tool and a cancellation run at once).
+  const routes = routeTable(files, [
+    { path: '/mcp/mcp', handler: mcp.handler, ownTurns: ['POST'] },
+    { path: EVENTS_PATH, handler: eventsHandler(events), kind: 'stream' },
+    { path: '/ui/robot.urdf', handler: ui.robotDescription },
+    { path: '/ui/package/*', handler: ui.packageFile },
+  ]);
   const app = createApp({
-    operations: active,
+    routes,
     state,
     token: config.web.token,
     tokens: config.web.tokens,
     admission,
     docs: docsAssetsOnDemand(),
     openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
-    mounts: {
-      '/mcp/mcp': mcp.handler,
-      [EVENTS_PATH]: eventsHandler(events),
-      '/ui/robot.urdf': ui.robotDescription,
-      '/ui/package/*': ui.packageFile,
-    },
     // OAuth discovery answers 404 without a token: a 401 there makes clients such as mcp-remote start OAuth registration.
     open: [
       { path: OAUTH_DISCOVERY_PATH, respond: oauthDiscoveryResponse },
@@ -283,12 +272,9 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
-  const isStop = stopRoutes(active);
-  const isRestRead = restReads(active);
   const fetch = (request: Request): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
-    const path = pathOf(request.url);
-    return isStop(request.method, path) || isMcpPost(request.method, path)
+    return routes.runsAtOnce(request.method, pathOf(request.url))
       ? app(request, arrivedAtStop)
       : inTurn(() => app(request, arrivedAtStop));
   };
@@ -301,8 +287,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   };
   return {
     fetch,
-    isStop,
-    isRestRead,
+    routes,
     startFoxglove,
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
@@ -353,15 +338,8 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  const { quiesce, release, isStop, isRestRead, startFoxglove, ...app } = await assemble(config, catalog, options);
-  const listener = createListener({
-    fetch: app.fetch,
-    log: options.log ?? logLine,
-    limits: config.web.limits,
-    urgent: isStop,
-    eventsPath: EVENTS_PATH,
-    bodyless: isRestRead,
-  });
+  const { quiesce, release, routes, startFoxglove, ...app } = await assemble(config, catalog, options);
+  const listener = createListener({ fetch: app.fetch, log: options.log ?? logLine, limits: config.web.limits, routes });
   const server = listener.server;
   try {
     await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,319 @@
+/**
+ * The one call pipeline: every face (REST, MCP, and any other: a WebSocket, Foxglove services) calls an operation
+ * through {@link invoke}, which does, in this order, what a call needs whatever carried it:
+ *
+ * 1. the caller: none (it did not pass authentication) is refused, never run and not on the trail; a role too weak
+ *    for the operation is refused (403 naming the role needed) before the input is even read;
+ * 2. the input: read (a face's deferred reader: REST reads its body only now), then validated with the operation's
+ *    schema under the active joint limits (422 issues located as the face says where each field was), the REST
+ *    binding's defaults filled in;
+ * 3. dry-run routing: a motion that would move (not `dry_run: true`) is put to the face's confirmation first, if it has
+ *    one (MCP's mcp.confirm_motion);
+ * 4. run, with the call's context;
+ * 5. the output checked against the operation's output schema (once per distinct output object);
+ * 6. the audit trail (every call with a caller, refusals included);
+ * 7. the texts: the error's and the output's `{op:name}` references said as the face says them.
+ *
+ * What comes back is a Result the face only encodes: a Response (lib/http/rest.ts), a CallToolResult
+ * (lib/mcp/tools.ts). An error's status is {@link statusOf} of lib/core/errors.ts, the one table of it.
+ */
+import * as v from 'valibot';
+import { err, ok, type Result } from '../result.ts';
+import { recordCall } from './audit.ts';
+import { type ApiError, locatedIssues } from './errors.ts';
+import {
+  type AnyOperation,
+  type AppState,
+  inputSchemaOf,
+  type OpContext,
+  renderError,
+  renderTexts,
+  type ToolNames,
+} from './operation.ts';
+import { type Caller, type Face, NO_CALLER, type Principal, refusal } from './roles.ts';
+
+/** What a face read from its call, before validation: the input's fields and, for a multipart form, the files' names. */
+export interface Decoded {
+  /** The fields (a rawJson operation: `{text}`, the JSON text as it came). */
+  readonly fields: unknown;
+  readonly filenames?: Readonly<Record<string, string>>;
+}
+
+/**
+ * An input a face reads only once the caller's role allows the call (a REST body: a refused request's body is never
+ * read). Its fields are still validated by {@link invoke}; the trail records the validated input.
+ */
+export class Deferred {
+  readonly read: () => Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
+  constructor(read: () => Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>) {
+    this.read = read;
+  }
+}
+
+/**
+ * What a face knows of one call besides its input. Only `caller`, `face`, `calledAs` and the app state are required;
+ * everything else has the default of a call that cannot be cancelled, reports no progress and needs no confirmation.
+ */
+export interface CallFacts extends AppState {
+  /** The principal authentication found; undefined: refused (401), never run. */
+  readonly caller: Principal | undefined;
+  /** Which face carries the call: texts name other operations as it does, the trail says it. */
+  readonly face: Face;
+  /** How the face names this call, in refusals and logs: `POST /trajectory/send`, `the send_trajectory tool`. */
+  readonly calledAs: string;
+  /** The arbiter's stop count when the call arrived (a stop since then refuses its motion). */
+  readonly arrivedAtStop: number | undefined;
+  /** The call's cancellation, or how to make it when the operation first looks (a REST client gone). */
+  readonly signal?: AbortSignal | (() => AbortSignal);
+  /** Progress reports, when the caller asked for them. */
+  readonly progress?: OpContext['progress'];
+  /** The names other operations are said by in texts (the served MCP tool names). */
+  readonly toolNames?: ToolNames;
+  /**
+   * Where a field of the input was, for a 422 (REST: 'query', 'path' or 'body'; MCP: 'arguments'); the root of the
+   * whole input when `field` is undefined. Default: 'arguments'.
+   */
+  readonly locate?: (field: string | undefined) => string;
+  /**
+   * Asked before a motion that would move runs (not a dry run): resolves with undefined when it may, otherwise with
+   * why not (a 403). `given` is the input as the face received it.
+   */
+  readonly confirm?: (op: AnyOperation, given: unknown) => Promise<string | undefined>;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+const NO_PROGRESS: OpContext['progress'] = () => {};
+const ARGUMENTS = () => 'arguments';
+
+/**
+ * The operation's context for one call. A class with the signal a getter of its prototype: an object literal with a
+ * getter was a slow object made anew at every call (docs/benchmarks.md), and the REST signal (a dead-man on the
+ * client's connection) is made only when an operation looks.
+ */
+class CallContext implements OpContext {
+  readonly progress: OpContext['progress'];
+  readonly arrivedAtStop: number | undefined;
+  readonly caller: Caller;
+  readonly calledAs: string;
+  readonly services: AppState['services'];
+  readonly ros: AppState['ros'];
+  readonly filenames?: Readonly<Record<string, string>>;
+  #signal: AbortSignal | (() => AbortSignal) | undefined;
+
+  constructor(facts: CallFacts, caller: Caller, filenames: Readonly<Record<string, string>> | undefined) {
+    this.progress = facts.progress ?? NO_PROGRESS;
+    this.arrivedAtStop = facts.arrivedAtStop;
+    this.caller = caller;
+    this.calledAs = facts.calledAs;
+    this.services = facts.services;
+    this.ros = facts.ros;
+    if (filenames) this.filenames = filenames;
+    this.#signal = facts.signal;
+  }
+
+  get signal(): AbortSignal {
+    const signal = this.#signal;
+    if (typeof signal === 'function') {
+      const made = signal();
+      this.#signal = made;
+      return made;
+    }
+    return signal ?? NEVER_ABORTED;
+  }
+}
+
+/** The callers of each principal and face, made once (principals are the tokens' own objects). */
+const callers: Record<Face, WeakMap<Principal, Caller>> = {
+  rest: new WeakMap(),
+  mcp: new WeakMap(),
+  foxglove: new WeakMap(),
+};
+
+/** The caller of `principal` through `face`: one object per principal and face (no copy per call). */
+export function callerOf(principal: Principal, face: Face): Caller {
+  const made = callers[face];
+  let caller = made.get(principal);
+  if (caller === undefined) {
+    caller = { ...principal, face };
+    made.set(principal, caller);
+  }
+  return caller;
+}
+
+/** The input as the operation takes it, validated; `filenames` of a multipart form. */
+interface Validated {
+  readonly value: unknown;
+  readonly filenames?: Readonly<Record<string, string>> | undefined;
+}
+
+/** The validated input with the REST binding's defaults for the fields it leaves out (a REST call only). */
+function withDefaults(op: AnyOperation, face: Face, input: unknown): unknown {
+  const defaults = face === 'rest' ? op.rest?.defaults : undefined;
+  if (!defaults || typeof input !== 'object' || input === null) return input;
+  const filled: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const [name, value] of Object.entries(defaults)) if (filled[name] === undefined) filled[name] = value;
+  return filled;
+}
+
+/** The fields a face read, validated with the operation's schema under the active limits. */
+function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: boolean): Result<Validated, ApiError> {
+  const locate = facts.locate ?? ARGUMENTS;
+  const fields = decoded.fields ?? {};
+  if (plain && (typeof fields !== 'object' || fields === null || Array.isArray(fields)))
+    return err({
+      kind: 'validation',
+      issues: [{ loc: [locate(undefined)], msg: 'must be an object', type: 'object_type' }],
+    });
+  // A rawJson operation validates its text in run (off the event loop); an input in hand is serialized for it.
+  if (op.rawJson) return ok({ value: plain ? { text: JSON.stringify(fields) } : fields });
+  const schema = inputSchemaOf(op, facts.ros.limits);
+  if (!schema) {
+    // No input: a field is unknown (its schema says additionalProperties: false); a stop stops whatever it was sent with.
+    const unknown = op.effect === 'stop' ? undefined : Object.keys(fields as object)[0];
+    if (unknown !== undefined)
+      return err({
+        kind: 'validation',
+        issues: [
+          {
+            loc: [locate(unknown), unknown.slice(0, 64)],
+            msg: `unknown argument '${unknown.slice(0, 64)}'; ${facts.calledAs} takes none`,
+            type: 'extra_forbidden',
+          },
+        ],
+      });
+    return ok({ value: {} });
+  }
+  const parsed = v.safeParse(schema, fields);
+  if (!parsed.success) return err(locatedIssues(parsed.issues, locate));
+  const value = withDefaults(op, facts.face, parsed.output);
+  return ok(
+    decoded.filenames && Object.keys(decoded.filenames).length > 0
+      ? { value, filenames: decoded.filenames }
+      : { value },
+  );
+}
+
+/** True when a validated input asks for a dry run (plan and check; nothing moves). */
+function isDryRun(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && (input as { dry_run?: unknown }).dry_run === true;
+}
+
+/** Output objects already found to match their operation's output schema. */
+const checkedOutputs = new WeakMap<AnyOperation, WeakSet<object>>();
+
+/** The output checked against the operation's output schema: an output that does not match is a bug (500). */
+function checkOutput(op: AnyOperation, value: unknown): ApiError | undefined {
+  const cacheable = typeof value === 'object' && value !== null;
+  let seen = cacheable ? checkedOutputs.get(op) : undefined;
+  if (seen?.has(value as object)) return undefined;
+  const checked = v.safeParse(op.output, value);
+  if (!checked.success) {
+    const issue = checked.issues[0];
+    const where = (issue.path ?? []).map((item) => String(item.key)).join('.') || 'output';
+    return {
+      kind: 'internal',
+      detail: `${op.name} answered an output its schema refuses (${where}: ${issue.message})`,
+    };
+  }
+  if (cacheable) {
+    if (!seen) {
+      seen = new WeakSet();
+      checkedOutputs.set(op, seen);
+    }
+    seen.add(value as object);
+  }
+  return undefined;
+}
+
+const OWN_NAMES: ToolNames = new Map();
+/** Outputs with their texts said, by face and tool naming, then output object: a state read many times is said once. */
+const said: Record<Face, WeakMap<ToolNames, WeakMap<object, unknown>>> = {
+  rest: new WeakMap(),
+  mcp: new WeakMap(),
+  foxglove: new WeakMap(),
+};
+
+/** The output with its texts' `{op:name}` references said as the face says them (the same object for the same output). */
+function sayOutput(value: unknown, face: Face, toolNames: ToolNames = OWN_NAMES): unknown {
+  if (typeof value !== 'object' || value === null) return renderTexts(value, face, toolNames);
+  let byValue = said[face].get(toolNames);
+  const known = byValue?.get(value);
+  if (known !== undefined) return known;
+  const text = renderTexts(value, face, toolNames);
+  if (!byValue) {
+    byValue = new WeakMap();
+    said[face].set(toolNames, byValue);
+  }
+  byValue.set(value, text);
+  return text;
+}
+
+/** The end of a call that ran or was refused: the output checked, the trail written, the texts said. */
+function finish(
+  op: AnyOperation,
+  facts: CallFacts,
+  caller: Caller,
+  started: number,
+  audited: unknown,
+  result: Result<unknown, ApiError>,
+): Result<unknown, ApiError> {
+  const wrong = result.ok ? checkOutput(op, result.value) : undefined;
+  const outcome = wrong ? err(wrong) : result;
+  recordCall(facts.services.audit, op, caller, started, audited, outcome);
+  if (!outcome.ok) return err(renderError(outcome.error, facts.face, facts.toolNames));
+  return ok(sayOutput(outcome.value, facts.face, facts.toolNames));
+}
+
+/**
+ * Calls `op` with `input` for the caller `facts` names, through the whole pipeline (see the module comment). `input`
+ * is the input as the face received it (MCP: the tool's arguments; a WebSocket or Foxglove service: the request's
+ * object), or a {@link Deferred} reader of it (REST: the body, read only once the role allows the call). The answer is
+ * the output (texts said as the face says them) or the error (its status: `statusOf(error)`); it never throws for a
+ * bad input or a refused call.
+ */
+export function invoke(op: AnyOperation, input: unknown, facts: CallFacts): Promise<Result<unknown, ApiError>> {
+  const principal = facts.caller;
+  // A call that did not pass authentication has no caller: refused, never run (and no one to put on the trail).
+  if (!principal) return Promise.resolve(err(renderError(NO_CALLER, facts.face, facts.toolNames)));
+  const started = performance.now();
+  const caller = callerOf(principal, facts.face);
+  const plain = !(input instanceof Deferred);
+  // The trail shows what the face had in hand: an input given as is, or (deferred) the input once read and validated.
+  const given = plain ? (input ?? {}) : undefined;
+  const refused = refusal(op, caller, facts.calledAs);
+  if (refused) return Promise.resolve(finish(op, facts, caller, started, given, err(refused)));
+  const decoded = plain ? ok({ fields: given }) : input.read();
+  // A face whose input is at hand (every read) goes on without waiting: one promise less on the hot path.
+  if (decoded instanceof Promise)
+    return decoded.then((read) => validateAndRun(op, facts, caller, started, plain, given, read));
+  return validateAndRun(op, facts, caller, started, plain, given, decoded);
+}
+
+function validateAndRun(
+  op: AnyOperation,
+  facts: CallFacts,
+  caller: Caller,
+  started: number,
+  plain: boolean,
+  given: unknown,
+  decoded: Result<Decoded, ApiError>,
+): Promise<Result<unknown, ApiError>> {
+  const input = decoded.ok ? validate(op, decoded.value, facts, plain) : decoded;
+  const audited = plain ? given : input.ok ? input.value.value : undefined;
+  if (!input.ok) return Promise.resolve(finish(op, facts, caller, started, audited, input));
+  const { value, filenames } = input.value;
+  const run = () =>
+    op
+      .run(value, new CallContext(facts, caller, filenames))
+      .then((result) => finish(op, facts, caller, started, audited, result));
+  // Dry-run routing: only a motion that would move is put to the face's confirmation.
+  if (facts.confirm && op.effect === 'motion' && !isDryRun(value))
+    return facts
+      .confirm(op, given ?? value)
+      .then((declined) =>
+        declined === undefined
+          ? run()
+          : finish(op, facts, caller, started, audited, err({ kind: 'forbidden', detail: declined })),
+      );
+  return run();
+}
