@@ -209,20 +209,6 @@ export function startFeeds(hub: ChannelHub, sources: FeedSources): Feeds {
   const offTrajectory = context.subscribe(context.endpoints.interfaces.trajectory.name, (msg) =>
     hub.publish(ARMGATE_TOPICS.trajectory, msg),
   );
-  const offEvents = services.events?.observe((type: Exclude<EventType, 'joint_state'>, data: unknown) => {
-    if (type === 'motion') {
-      const m = data as MotionEvent;
-      hub.publish(ARMGATE_TOPICS.motion, {
-        header: header(),
-        id: m.id,
-        kind: m.kind,
-        state: m.state,
-        message: m.message,
-      });
-    } else if (type === 'sequence') hub.publish(ARMGATE_TOPICS.sequence, sequenceMsg(data as SequenceStatus));
-    if (hub.wanted(ARMGATE_TOPICS.events))
-      hub.publish(ARMGATE_TOPICS.events, { header: header(), type, json: JSON.stringify(data) });
-  });
   const positions =
     sources.positions ??
     (async () => {
@@ -235,6 +221,22 @@ export function startFeeds(hub: ChannelHub, sources: FeedSources): Feeds {
     if (!closed) hub.publish(ARMGATE_TOPICS.positions, positionMarkers(list, services.safety, frame));
   };
   void refreshPositions();
+  const offEvents = services.events?.observe((type: Exclude<EventType, 'joint_state'>, data: unknown) => {
+    if (type === 'motion') {
+      const m = data as MotionEvent;
+      hub.publish(ARMGATE_TOPICS.motion, {
+        header: header(),
+        id: m.id,
+        kind: m.kind,
+        state: m.state,
+        message: m.message,
+      });
+    } else if (type === 'sequence') hub.publish(ARMGATE_TOPICS.sequence, sequenceMsg(data as SequenceStatus));
+    // A position taught or deleted (the teach work's `positions` event): the markers are drawn again.
+    else if ((type as string) === 'positions') void refreshPositions();
+    if (hub.wanted(ARMGATE_TOPICS.events))
+      hub.publish(ARMGATE_TOPICS.events, { header: header(), type, json: JSON.stringify(data) });
+  });
   return {
     refreshPositions,
     close() {

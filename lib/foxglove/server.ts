@@ -274,7 +274,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     try {
       result = await callOperation(
         service.op,
-        service.spec.toInput(request),
+        service.spec.toInput(request, state.ros.endpoints.joint_names),
         {
           principal: client.principal,
           calledAs: `the Foxglove service ${service.spec.name}`,

@@ -16,8 +16,8 @@ export interface ServiceSpec {
   /** The operation's name (lib/core/operation.ts). */
   readonly op: string;
   readonly request: string;
-  /** The operation's input from a decoded request message. */
-  readonly toInput: (msg: Record<string, unknown>) => Record<string, unknown>;
+  /** The operation's input from a decoded request message (`jointNames`: J1..J7's names, for inputs by joint name). */
+  readonly toInput: (msg: Record<string, unknown>, jointNames: readonly string[]) => Record<string, unknown>;
 }
 
 const given = (value: unknown) => (value === 0 || value === '' || value === false ? undefined : value);
@@ -30,8 +30,8 @@ function fields(entries: Record<string, unknown>): Record<string, unknown> {
 const list = (value: unknown): unknown => (ArrayBuffer.isView(value) ? Array.from(value as Float64Array) : value);
 
 /**
- * The services, by operation. The jog step and save position services of the "Jog and teach" issue are added here,
- * one row each, once their operations are in the catalog (a row whose operation is not served is left out).
+ * The services, by operation. A row whose operation is not served (not in the catalog, or its route switched off by
+ * the endpoints file) is left out: save_position comes with the teach work.
  */
 export const SERVICE_SPECS: readonly ServiceSpec[] = [
   { name: '/armgate/stop', op: 'stop', request: 'armgate_msgs/msg/Empty', toInput: () => ({}) },
@@ -74,6 +74,24 @@ export const SERVICE_SPECS: readonly ServiceSpec[] = [
         dry_run: given(m.dry_run),
       }),
   },
+  {
+    // The teach work's operation (served once it is in the catalog): joints empty = where the arm stands.
+    name: '/armgate/save_position',
+    op: 'save_position',
+    request: 'armgate_msgs/msg/SavePositionRequest',
+    toInput: (m, jointNames) => {
+      const joints = (list(m.joints) as number[] | undefined) ?? [];
+      return fields({
+        name: m.name,
+        joints:
+          joints.length === 0
+            ? undefined
+            : Object.fromEntries(joints.slice(0, 64).map((q, i) => [jointNames[i] ?? `joint${i + 1}`, q])),
+      });
+    },
+  },
+  // The jog step of the "Jog and teach" issue: a row here once its operation is in the catalog (a request message of
+  // its input in lib/foxglove/definitions.ts).
 ];
 
 /** The response type of every service. */

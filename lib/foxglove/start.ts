@@ -2,10 +2,12 @@
  * Start-up of the Foxglove face (when the settings' foxglove.enabled is true): the hub of channels, the feeds that
  * fill it, and the server over them. One more face over the same operations and services as REST and MCP.
  */
+import { invoke } from '../core/invoke.ts';
 import type { AnyOperation, AppState } from '../core/operation.ts';
+import type { Principal } from '../core/roles.ts';
 import type { AdmissionPolicy } from '../admission/origin.ts';
 import type { Config } from '../settings/load.ts';
-import { channelDefs, type FeedSources, startFeeds } from './feeds.ts';
+import { channelDefs, type FeedSources, type ShownPosition, startFeeds } from './feeds.ts';
 import { ChannelHub } from './hub.ts';
 import { type RunningFoxglove, startFoxglove } from './server.ts';
 
@@ -33,11 +35,13 @@ export async function startFoxgloveFace(
   const stack = await context.robotDescription?.();
   const robotDescriptionXml = stack?.ok ? stack.value : config.robotDescriptionXml;
   const hub = new ChannelHub(channelDefs(context), settings.topicWhitelist);
+  const listed = operations.find((op) => op.name === 'list_named_positions');
+  const readPositions = positions ?? (listed ? () => positionsOf(listed, state) : undefined);
   const feeds = startFeeds(hub, {
     context,
     services: state.services,
     robotDescriptionXml,
-    ...(positions ? { positions } : {}),
+    ...(readPositions ? { positions: readPositions } : {}),
   });
   let server: RunningFoxglove;
   try {
@@ -75,4 +79,32 @@ export async function startFoxgloveFace(
       await server.close();
     },
   };
+}
+
+/** Who reads the positions for /armgate/positions: the face itself, with the weakest role (a read). */
+const FEED_READER: Principal = { name: 'foxglove-feed', role: 'read' };
+
+/**
+ * The positions GET /robot/positions lists (the same operation, through the pipeline): the SRDF's named positions and,
+ * with the teach work, the taught ones (`source: taught`).
+ */
+async function positionsOf(op: AnyOperation, state: AppState): Promise<readonly ShownPosition[]> {
+  const result = await invoke(
+    op,
+    {},
+    {
+      ...state,
+      caller: FEED_READER,
+      face: 'foxglove',
+      calledAs: 'the /armgate/positions channel',
+      arrivedAtStop: undefined,
+    },
+  );
+  if (!result.ok || !Array.isArray(result.value)) return [];
+  const names = state.ros.endpoints.joint_names;
+  return result.value.map((p: { name: string; joints: Record<string, number>; source?: string }) => ({
+    name: p.name,
+    jointsRad: names.map((joint) => p.joints[joint] ?? 0),
+    kind: p.source === 'taught' ? 'taught' : 'named',
+  }));
 }

@@ -114,6 +114,12 @@ describe('the Foxglove server on the simulated arm', () => {
     const [description] = (await c.take('/robot_description')) as { data: string }[];
     const bundled = await readFile(path.join(PROJECT_ROOT, 'share/armgate/urdf/iiwa7.urdf'), 'utf8');
     assert.equal(description?.data, bundled, 'the URDF the simulator uses');
+    // Something to see: every collision shape is also a visual, in the live page's colours.
+    const count = (re: RegExp) => (description?.data.match(re) ?? []).length;
+    assert.equal(count(/<collision>/g), 26);
+    assert.equal(count(/<visual>/g), 26);
+    assert.equal(count(/<material name="armgate_orange"\/>/g), 25);
+    assert.equal(count(/<material name="armgate_foot"\/>/g), 1);
     const [positions] = (await c.take('/armgate/positions')) as { markers: { ns: string; text: string }[] }[];
     assert.deepEqual(
       positions?.markers.filter((m) => m.ns === 'named_names').map((m) => m.text),
