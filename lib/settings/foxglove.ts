@@ -62,8 +62,14 @@ export const FoxgloveBlockSchema = v.looseObject({
   ),
 });
 
-/** armgate.foxglove: armgate's own caps of the Foxglove server. */
+/**
+ * armgate.foxglove: armgate's own settings of its Foxglove server. `enabled` and `port`, when given, take the place of
+ * the stack's block's for armgate only: beside the stack's own foxglove_bridge (which its launch file starts on the
+ * block's port when the block says enabled), armgate serves on a port of its own.
+ */
 export const ArmgateFoxgloveSchema = v.strictObject({
+  enabled: v.optional(v.boolean('expected true or false')),
+  port: v.optional(port),
   max_connections: v.optional(
     v.pipe(
       v.number('expected a number of connections'),
@@ -111,8 +117,8 @@ export function allowedBy(list: readonly RegExp[], name: string): boolean {
 }
 
 /**
- * The Foxglove server's settings from the stack's block and armgate's caps; undefined when the block is absent or
- * `enabled` is false. `resolvePath` turns certfile/keyfile into absolute paths (relative to the settings file).
+ * The Foxglove server's settings from the stack's block and armgate's own; undefined when neither enables it
+ * (armgate.foxglove.enabled, else the block's `enabled`). `resolvePath` turns certfile/keyfile into absolute paths (relative to the settings file).
  */
 export function foxgloveConfig(
   block: unknown,
@@ -120,15 +126,15 @@ export function foxgloveConfig(
   resolvePath: (file: string) => string,
   notices: string[],
 ): Result<FoxgloveConfig | undefined, string> {
-  if (block === undefined || block === null) return ok(undefined);
-  const parsed = v.safeParse(FoxgloveBlockSchema, block);
+  if ((block === undefined || block === null) && own.enabled !== true) return ok(undefined);
+  const parsed = v.safeParse(FoxgloveBlockSchema, block ?? {});
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const keys = (issue?.path ?? []).map((item) => String(item.key));
     return err(`${['foxglove', ...keys].join('.')}: ${issue?.message ?? 'invalid'}`);
   }
   const f = parsed.output;
-  if (!f.enabled) return ok(undefined);
+  if (!(own.enabled ?? f.enabled)) return ok(undefined);
   const topics = compile(f.topic_whitelist, 'foxglove.topic_whitelist');
   if (!topics.ok) return topics;
   const services = compile(f.service_whitelist, 'foxglove.service_whitelist');
@@ -151,7 +157,7 @@ export function foxgloveConfig(
     );
   return ok({
     host: f.address,
-    port: f.port,
+    port: own.port ?? f.port,
     tls,
     topicWhitelist: topics.value,
     serviceWhitelist: services.value,

@@ -74,6 +74,25 @@ describe("the stack's foxglove block", () => {
     const tokened = await withFoxglove({ enabled: true, address: '0.0.0.0' }, { token: TOKEN });
     assert.equal(tokened.foxglove?.host, '0.0.0.0');
   });
+
+  it("takes armgate.foxglove's enabled and port over the block's (beside the stack's own bridge)", async () => {
+    const beside = await loadTestSettings(
+      stringify({
+        web: { port: 0, endpoints: 'pkg://armgate/config/endpoints.yaml' },
+        foxglove: { enabled: true, port: 8765, topic_whitelist: ['/joint_states'] },
+        armgate: { foxglove: { port: 8766, max_connections: 8 } },
+      }),
+    );
+    assert.equal(beside.foxglove?.port, 8766, "armgate's port; the stack's bridge keeps 8765");
+    assert.equal(beside.foxglove?.maxConnections, 8);
+    assert.equal(beside.foxglove?.topicWhitelist.length, 1, "the block's other keys still apply");
+    const own = await loadTestSettings(stringify({ armgate: { foxglove: { enabled: true, port: 0 } } }));
+    assert.equal(own.foxglove?.port, 0, 'on without the block');
+    const off = await loadTestSettings(
+      stringify({ foxglove: { enabled: true }, armgate: { foxglove: { enabled: false } } }),
+    );
+    assert.equal(off.foxglove, undefined, "off for armgate while the stack's bridge runs");
+  });
 });
 
 describe('npm start with foxglove.enabled', () => {
