@@ -28,6 +28,7 @@ const DOCS_PAGES = [
     ['mcp.md', 'MCP and agents'],
     ['safe-deployment.md', 'roles per token, plan then execute, the safety envelope, the audit trail'],
     ['events-and-live-page.md', 'GET /events and the live page'],
+    ['foxglove.md', 'the Foxglove WebSocket server'],
     ['settings.md', 'the settings reference'],
     ['simulator.md', 'the simulator and planners'],
     ['trajectories.md', 'trajectory checking'],

@@ -129,6 +129,27 @@ describe('the Foxglove server on the simulated arm', () => {
     assert.equal(motion?.state, 'idle');
   });
 
+  it("docs/foxglove-layout.json draws what the server serves: the 3D panel's topics, the plot's paths, the STOP service", async () => {
+    const layout = JSON.parse(await readFile(path.join(PROJECT_ROOT, 'docs/foxglove-layout.json'), 'utf8'));
+    const c = await as(READ);
+    const configs = layout.configById as Record<string, Record<string, unknown>>;
+    const placed = JSON.stringify(layout.layout);
+    for (const id of Object.keys(configs)) assert.ok(placed.includes(`"${id}"`), `${id} is placed in the layout`);
+    const scene = configs['3D!arm'] as { topics: Record<string, unknown>; followTf: string };
+    for (const topic of Object.keys(scene.topics)) c.channel(topic);
+    assert.deepEqual(Object.keys(scene.topics), ['/robot_description', '/armgate/safety', '/armgate/positions']);
+    assert.equal(scene.followTf, 'base_link');
+    const plot = configs['Plot!joints'] as { paths: { value: string }[] };
+    assert.deepEqual(
+      plot.paths.map((p) => p.value),
+      [0, 1, 2, 3, 4, 5, 6].map((i) => `/joint_states.position[${i}]`),
+    );
+    const stop = configs['CallService!stop'] as { serviceName: string; requestPayload: string };
+    assert.ok(c.service(stop.serviceName), 'the STOP button calls a service a read token has');
+    assert.deepEqual(JSON.parse(stop.requestPayload), {});
+    c.channel((configs['RawMessages!motion'] as { topicPath: string }).topicPath);
+  });
+
   it('serves package:// assets and refuses other schemes and paths out of the package (status 1, a reason)', async () => {
     const c = await as(READ);
     const mesh = await c.fetch('package://armgate_test_meshes/meshes/cube.stl');
@@ -235,11 +256,18 @@ describe('the Foxglove server on the simulated arm', () => {
     }
     assert.ok(rest && speed(rest) < 1e-3, 'the arm comes to rest');
     assert.ok(Math.abs((rest?.position[0] ?? 0) - (target[0] ?? 0)) > 0.05, 'short of the target');
-    const audit = (await readFile(auditFile, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    const stopLine = audit.find((l) => l.operation === 'stop' && l.interface === 'foxglove');
+    // The trail is written in the background: read until the stop's line is there.
+    let audit: Record<string, unknown>[] = [];
+    const stopLineOf = () => audit.find((l) => l.operation === 'stop' && l.interface === 'foxglove');
+    for (let i = 0; i < 100 && !stopLineOf(); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      audit = (await readFile(auditFile, 'utf8').catch(() => ''))
+        .trim()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l));
+    }
+    const stopLine = stopLineOf();
     assert.equal(stopLine?.principal, 'viewer', 'the call is on the audit trail with its face and token name');
     assert.ok(
       !JSON.stringify(audit).includes(READ) && !JSON.stringify(audit).includes(OPERATE),
