@@ -35,6 +35,8 @@ export const MAX_CLIENT_FRAME = 1024 * 1024;
 export const MAX_SUBSCRIPTIONS = 256;
 /** Service calls one client may have in flight at once. */
 export const MAX_CALLS_IN_FLIGHT = 16;
+/** Asset fetches one client may have in flight at once (each reads a file of up to MAX_ASSET_BYTES). */
+export const MAX_FETCHES_IN_FLIGHT = 4;
 
 // The protocol's opcodes and levels (the values of @foxglove/ws-protocol's BinaryOpcode, ClientBinaryOpcode,
 // StatusLevel (warning 1, error 2), FetchAssetStatus; its index pulls its own server and client into the bundle, so they are named here).
@@ -80,6 +82,7 @@ interface Client {
   /** Aborted when the connection closes: a motion it started is stopped (dead-man). */
   readonly gone: AbortController;
   callsInFlight: number;
+  fetchesInFlight: number;
   dropped: boolean;
 }
 
@@ -204,9 +207,19 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     const requestId = message.requestId;
     if (!Number.isInteger(requestId) || (requestId as number) < 0 || (requestId as number) > 0xffffffff)
       return status(client, LEVEL_ERROR, 'fetchAsset: requestId must be a uint32');
-    const found = config.capabilities.has('assets')
-      ? await fetchAsset(message.uri)
-      : ({ ok: false, error: 'assets are not served (foxglove.capabilities)' } as const);
+    let found: Awaited<ReturnType<typeof fetchAsset>>;
+    if (!config.capabilities.has('assets'))
+      found = { ok: false, error: 'assets are not served (foxglove.capabilities)' };
+    else if (client.fetchesInFlight >= MAX_FETCHES_IN_FLIGHT)
+      found = { ok: false, error: `at most ${MAX_FETCHES_IN_FLIGHT} asset fetches in flight per client` };
+    else {
+      client.fetchesInFlight++;
+      try {
+        found = await fetchAsset(message.uri);
+      } finally {
+        client.fetchesInFlight--;
+      }
+    }
     const error = found.ok ? new Uint8Array() : Buffer.from(found.error);
     const data = found.ok ? found.value : new Uint8Array();
     const frame = Buffer.allocUnsafe(10 + error.byteLength + data.byteLength);
@@ -372,6 +385,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       subscriptions: new Map(),
       gone: new AbortController(),
       callsInFlight: 0,
+      fetchesInFlight: 0,
       dropped: false,
     };
     clients.add(client);

@@ -334,6 +334,10 @@ describe('the Foxglove server on the simulated arm', () => {
       });
     });
     assert.match(garbage, /not a armgate_msgs\/msg\/MoveNamedRequest/);
+    // A flood of asset fetches: at most 4 in flight per client, the rest answered at once with a reason.
+    const fetches = await Promise.all(Array.from({ length: 40 }, () => c.fetch('package://armgate/urdf/iiwa7.urdf')));
+    assert.ok(fetches.some((f) => f.status === 0));
+    assert.ok(fetches.some((f) => 'error' in f && /at most 4 asset fetches in flight/.test(f.error)));
     // A flood of subscriptions: capped per client, each refusal a status, never a crash.
     send(
       JSON.stringify({
