@@ -20,6 +20,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
     paths: [
       'lib/http/',
       'lib/mcp/',
+      // The Foxglove WebSocket face: channels fed from the services and the context, services through the pipeline.
+      'lib/foxglove/',
       // Which Host, Origin and CORS front ends are admitted: the app applies it before either face, the MCP endpoint
       // hands its allow-lists to the SDK's transport.
       'lib/admission/',
