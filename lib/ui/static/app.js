@@ -162,7 +162,11 @@ async function loadRobot() {
   const model = loader.parse(xml);
   model.traverse((object) => {
     if (object.isURDFCollider) object.visible = true;
-    if (object.isMesh && !hasVisuals) object.material = object.parent?.parent?.name === 'base_link' ? FOOT : ARM;
+    // The bundled model's visuals are its collision shapes in these two colours (armgate_orange, armgate_foot): drawn
+    // with the page's own materials, as its collision shapes are when a URDF has no visuals.
+    const own = /^armgate_(orange|foot)$/.test(object.material?.name ?? '');
+    if (object.isMesh && (!hasVisuals || own))
+      object.material = object.parent?.parent?.name === 'base_link' ? FOOT : ARM;
   });
   if (robot) scene.remove(robot);
   robot = model;
