@@ -125,6 +125,16 @@ describe('npm start with foxglove.enabled', () => {
     );
     const settings = parse(await readFile(s.file, 'utf8'));
     settings.web.token = TOKEN;
+    // armgate's own block (its caps): the earlier top-level places of its settings move into it.
+    settings.armgate = {
+      backend: settings.robot.backend,
+      sim: settings.sim,
+      sequences: settings.sequences,
+      foxglove: { max_connections: 1 },
+    };
+    delete settings.robot;
+    delete settings.sim;
+    delete settings.sequences;
     settings.foxglove = {
       enabled: true,
       port: 0,
@@ -157,7 +167,22 @@ describe('npm start with foxglove.enabled', () => {
       assert.equal(asset.status, 1);
       const [state] = (await c.take('/joint_states')) as { name: string[] }[];
       assert.equal(state?.name.length, 7);
+      // armgate.foxglove.max_connections: 1; a second connection is refused at the upgrade until the first goes.
+      await assert.rejects(
+        connect(`${url}/?token=${TOKEN}`, {}, { ca: await readFile(cert) }),
+        (e) => (e as { status?: number }).status === 503,
+      );
       c.close();
+      await c.closed;
+      for (let i = 0; ; i++) {
+        const again = await connect(`${url}/?token=${TOKEN}`, {}, { ca: await readFile(cert) }).catch(() => undefined);
+        if (again) {
+          again.close();
+          break;
+        }
+        assert.ok(i < 50, 'a connection is served again once the first has gone');
+        await new Promise((r) => setTimeout(r, 100));
+      }
       assert.ok(!(r.out() + r.err()).includes(TOKEN), 'the token is never printed');
     } finally {
       r.child.kill('SIGTERM');
