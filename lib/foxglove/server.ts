@@ -479,8 +479,14 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       .map((p) => p.trim());
     if (!offered.includes(SUBPROTOCOL))
       return refuse(socket, 400, 'Bad Request', `the client must offer the subprotocol ${SUBPROTOCOL}`);
+    // Counted until the handshake ends either way (ws answers a bad handshake itself and never calls back).
     pending++;
+    let handed = false;
+    socket.once('close', () => {
+      if (!handed) pending--;
+    });
     wss.handleUpgrade(request, socket, head, (ws) => {
+      handed = true;
       pending--;
       onConnection(ws, principal.value);
     });

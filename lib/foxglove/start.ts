@@ -5,7 +5,7 @@
 import { invoke } from '../core/invoke.ts';
 import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
-import type { AdmissionPolicy } from '../admission/origin.ts';
+import { admissionPolicy } from '../admission/origin.ts';
 import type { Config } from '../settings/load.ts';
 import { channelDefs, type FeedSources, type ShownPosition, startFeeds } from './feeds.ts';
 import { ChannelHub } from './hub.ts';
@@ -24,7 +24,6 @@ export async function startFoxgloveFace(
   config: Config,
   state: AppState,
   operations: readonly AnyOperation[],
-  admission: AdmissionPolicy,
   log: (fields: Record<string, string | number>) => void,
   positions?: FeedSources['positions'],
 ): Promise<FoxgloveFace> {
@@ -48,7 +47,13 @@ export async function startFoxgloveFace(
     server = await startFoxglove({
       config: settings,
       tokens: config.web.tokens,
-      admission,
+      // The HTTP face's rules on the Foxglove address: loopback names, foxglove.address, web.allowed_hosts; the
+      // same CORS origins.
+      admission: admissionPolicy({
+        host: settings.host,
+        allowedHosts: config.web.allowedHosts,
+        corsOrigins: config.web.corsOrigins,
+      }),
       hub,
       operations,
       state,

@@ -283,7 +283,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const startFoxglove = async (): Promise<FoxgloveFace | undefined> => {
     if (!config.foxglove) return undefined;
     const { startFoxgloveFace } = await import('../foxglove/start.ts');
-    return startFoxgloveFace(config, state, active, admission, log);
+    return startFoxgloveFace(config, state, active, log);
   };
   return {
     fetch,

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
@@ -153,6 +155,25 @@ describe('npm start with foxglove.enabled', () => {
       const url = /^foxglove on (wss:\/\/127\.0\.0\.1:\d+)$/m.exec(r.out())?.[1];
       assert.ok(url, r.out() + r.err());
       assert.ok(r.out().indexOf('listening on') < r.out().indexOf('foxglove on'), 'after the listening line');
+      // A handshake that ws refuses (a bad Sec-WebSocket-Key) is answered 400 and does not hold a place of the cap.
+      const refused = await new Promise<number>((resolve, reject) => {
+        const request = https.request(`${url.replace('wss:', 'https:')}/`, {
+          ca: cert.length > 0 ? readFileSync(cert) : undefined,
+          headers: {
+            connection: 'Upgrade',
+            upgrade: 'websocket',
+            'sec-websocket-version': '13',
+            'sec-websocket-key': 'not-a-key',
+            'sec-websocket-protocol': 'foxglove.websocket.v1',
+            authorization: `Bearer ${TOKEN}`,
+          },
+        });
+        request.on('response', (res) => resolve(res.statusCode ?? 0));
+        request.on('upgrade', () => reject(new Error('upgraded with a bad key')));
+        request.on('error', reject);
+        request.end();
+      });
+      assert.equal(refused, 400);
       const c = await connect(`${url}/?token=${TOKEN}`, {}, { ca: await readFile(cert) });
       assert.deepEqual(
         c.channels.map((ch) => ch.topic),
