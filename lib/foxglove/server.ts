@@ -403,7 +403,8 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     ws.on('close', () => {
       clients.delete(client);
       for (const id of [...client.subscriptions.keys()]) unsubscribe(client, id);
-      if (state.services.deadMan !== false) client.gone.abort(FOXGLOVE_CLIENT_GONE);
+      // Its motions in flight see their caller gone: stopped, unless armgate.safety.dead_man is false (lib/ops/motion.ts).
+      client.gone.abort(FOXGLOVE_CLIENT_GONE);
     });
     json(client, {
       op: 'serverInfo',

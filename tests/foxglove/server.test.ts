@@ -275,6 +275,31 @@ describe('the Foxglove server on the simulated arm', () => {
     );
   });
 
+  it('stops a motion whose Foxglove connection closes before its answer (the dead-man)', async () => {
+    const operator = await as(OPERATE);
+    const reader = await as(READ);
+    const speed = (s: JointState) => Math.max(...Array.from(s.velocity, Math.abs));
+    const [start] = (await reader.take('/joint_states')) as JointState[];
+    const target = Array.from(start?.position ?? []).map((q, j) => (j === 0 ? q + 0.6 : q));
+    void operator.call('/armgate/move_to_joints', { joints: target, speed: 0.1 });
+    for (let i = 0; ; i++) {
+      const [s] = (await reader.take('/joint_states')) as JointState[];
+      if (s && speed(s) > 0.01) break;
+      assert.ok(i < 500, 'the move started');
+    }
+    operator.ws.terminate();
+    let rest: JointState | undefined;
+    for (let i = 0; i < 500; i++) {
+      [rest] = (await reader.take('/joint_states')) as JointState[];
+      if (rest && speed(rest) < 1e-3) break;
+    }
+    assert.ok(rest && speed(rest) < 1e-3, 'the arm comes to rest');
+    assert.ok(Math.abs((rest?.position[0] ?? 0) - (target[0] ?? 0)) > 0.05, 'short of the target');
+    const [motion] = (await reader.take('/armgate/motion')) as { state: string; message: string }[];
+    assert.equal(motion?.state, 'stopped');
+    assert.match(motion?.message ?? '', /Foxglove client disconnected/);
+  });
+
   it('refuses an upgrade without a valid token (401), from a foreign origin or to a Host not served (403)', async () => {
     const status = (e: unknown) => (e as { status?: number }).status;
     await assert.rejects(as(undefined), (e) => status(e) === 401);
