@@ -206,6 +206,27 @@ describe('the Foxglove server on the simulated arm', () => {
     assert.match(raised.message, /operate/);
     const back = await admin.call('/armgate/set_override', { percent: 100 });
     assert.ok(back.ok);
+    // The same service with a JSON request (encoding json): the answer in JSON too.
+    const overrideId = reader.service('/armgate/set_override')?.id ?? 0;
+    const viaJson = await new Promise<{ encoding: string; body: Record<string, unknown> }>((resolve) => {
+      reader.client.on('serviceCallResponse', (r) => {
+        if (r.callId === 4242)
+          resolve({
+            encoding: r.encoding,
+            body: JSON.parse(Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString()),
+          });
+      });
+      reader.client.sendServiceCallRequest({
+        serviceId: overrideId,
+        callId: 4242,
+        encoding: 'json',
+        data: new TextEncoder().encode('{"percent": 90}'),
+      });
+    });
+    assert.equal(viaJson.encoding, 'json');
+    assert.equal(viaJson.body.success, true);
+    assert.equal(JSON.parse(String(viaJson.body.json)).percent, 90);
+    assert.ok((await admin.call('/armgate/set_override', { percent: 100 })).ok);
     // A move's id is not a service of the read connection.
     const moveId = admin.service('/armgate/move_to_joints')?.id ?? 0;
     const answer = await new Promise<string>((resolve) => {
