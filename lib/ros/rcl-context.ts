@@ -1,7 +1,7 @@
 import { DefinitionSource } from '../bag/installed.ts';
 import { holdPoint, holdRestS } from '../motion/hold.ts';
 import type { JointLimits } from '../robot/limits.ts';
-import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
+import type { GroupState } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { type SafetyState, safetyStateFor } from '../safety/store.ts';
@@ -30,15 +30,12 @@ import {
   followJointTrajectoryResultFromRos,
   ikRequestToRos,
   ikResponseFromRos,
-  getParametersRequest,
   jointStateByName,
   jointStateFromRos,
   jointTrajectoryToRos,
   moveToJointsGoalToRos,
   moveToNamedToRos,
   moveToPoseGoalToRos,
-  plainOf,
-  stringParameterFromRos,
   triggerResponseFromRos,
 } from './convert.ts';
 import { ikFailureMessage, trajectoryGoalOutcome } from './answers.ts';
@@ -62,14 +59,16 @@ import {
   type TrajectoryOutcome,
   type TriggerResponse,
 } from './messages.ts';
+import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
+import { RclTopics } from './rcl-topics.ts';
 import { RetimedPath } from './retimed-path.ts';
 import { reasonOf } from './settle.ts';
 import { RestWatch } from './at-rest.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
-import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
-import { GOAL_STATUS, type RclEntity, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
+import { RclCalls, unavailable } from './rcl-calls.ts';
+import { GOAL_STATUS, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
 
 /** The settings the rclnodejs context needs, taken from the loaded configuration. */
 export type RclConfig = Pick<
@@ -134,11 +133,8 @@ export class RclContext implements RobotContext {
   private readonly calls: RclCalls;
   private readonly goals: RclGoals;
   private readonly publisher: Result<RclPublisher, string>;
-  private readonly jointStateListeners = new Set<(msg: unknown) => void>();
-  private readonly topicSubscriptions = new Map<
-    string,
-    { entity: RclEntity; listeners: Set<(msg: unknown) => void> }
-  >();
+  /** The topics a sequence records, and their subscriptions. */
+  private readonly topicHub: RclTopics;
   private readonly logListeners = new Set<(line: string) => void>();
   private latest: ReceivedJointState | undefined;
   private waiters = new Set<(msg: JointStateMsg) => void>();
@@ -155,11 +151,9 @@ export class RclContext implements RobotContext {
    * request waits on that one instead.
    */
   private goalRun: GoalRun | undefined;
-  private states: readonly GroupState[] | undefined;
-  /** The stack's URDF once read (robotDescription). */
-  private urdf: string | undefined;
+  /** The SRDF's named positions and the URDF, read from the stack once. */
+  private readonly description: RclDescription;
   private malformedLogged = false;
-  private readonly definitions: DefinitionSource;
   /** The safety envelope the targets are held to; undefined: none configured. */
   private guard: TargetGuard | undefined;
   /** Keeps the keep-out boxes in MoveIt's planning scene (when there are any). */
@@ -180,11 +174,11 @@ export class RclContext implements RobotContext {
     this.limits = config.limits;
     this.rcl = rcl;
     this.node = node;
-    this.states = config.groupStates;
-    this.definitions = definitions;
+    this.topicHub = new RclTopics(node, this.endpoints, definitions);
     const log = (line: string) => this.log(line);
     this.calls = new RclCalls(node, rcl, this.endpoints.timeouts.server_wait_s);
     this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log);
+    this.description = new RclDescription(this.calls, this.endpoints, config.groupStates);
     const { joint_states, trajectory, move_to_joints, move_to_pose } = this.endpoints.interfaces;
     node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) =>
       this.onJointState(raw),
@@ -262,7 +256,7 @@ export class RclContext implements RobotContext {
     const waiters = this.waiters;
     this.waiters = new Set();
     for (const waiter of waiters) waiter(msg);
-    for (const listener of this.jointStateListeners) listener(received.value);
+    this.topicHub.jointState(received.value);
   }
 
   nowMs(): number {
@@ -302,52 +296,12 @@ export class RclContext implements RobotContext {
       : err(unavailable(iface.name, `FK service ${iface.name} gave a malformed response: ${response.error}`));
   }
 
-  async groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
-    if (this.states) return ok(this.states);
-    const srdf = this.endpoints.srdf;
-    if ('file' in srdf) return ok([]);
-    const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
-    const answer = await this.calls.call(
-      iface,
-      `parameter service of ${srdf.node}`,
-      getParametersRequest([srdf.parameter]),
-      this.endpoints.timeouts.server_wait_s * 1000,
-    );
-    if (!answer.ok) return answer;
-    const xml = stringParameterFromRos(answer.value, srdf.parameter);
-    const states = xml.ok
-      ? parseGroupStates(xml.value, this.endpoints.planning_group, this.endpoints.joint_names)
-      : xml;
-    if (!states.ok)
-      return err(unavailable(iface.name, `SRDF from ${srdf.node} parameter ${srdf.parameter}: ${states.error}`));
-    this.states = states.value;
-    return ok(states.value);
+  groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
+    return this.description.groupStates();
   }
 
-  /**
-   * The stack's URDF: the `robot_description` string parameter of the node the SRDF is read from
-   * (`srdf: {node: ...}` in the endpoints file, MoveIt's move_group holds both); without such a
-   * node, unavailable (the endpoints file's robot_description is then the model). Kept once read.
-   */
-  async robotDescription(): Promise<Result<string, InterfaceUnavailable>> {
-    if (this.urdf !== undefined) return ok(this.urdf);
-    const srdf = this.endpoints.srdf;
-    if ('file' in srdf)
-      return err(
-        unavailable('robot_description', 'the SRDF comes from a file: no node to read robot_description from'),
-      );
-    const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
-    const answer = await this.calls.call(
-      iface,
-      `parameter service of ${srdf.node}`,
-      getParametersRequest(['robot_description']),
-      this.endpoints.timeouts.server_wait_s * 1000,
-    );
-    if (!answer.ok) return answer;
-    const xml = stringParameterFromRos(answer.value, 'robot_description');
-    if (!xml.ok) return err(unavailable(iface.name, `robot_description of ${srdf.node}: ${xml.error}`));
-    this.urdf = xml.value;
-    return ok(xml.value);
+  robotDescription(): Promise<Result<string, InterfaceUnavailable>> {
+    return this.description.robotDescription();
   }
 
   describeState(name: string): string {
@@ -998,54 +952,13 @@ export class RclContext implements RobotContext {
     return undefined;
   }
 
-  /**
-   * The topics a sequence can record: the joint-state and trajectory topics, plus every visible
-   * topic of the graph whose message definition is installed (or built into armgate).
-   */
+  /** The topics a sequence can record (lib/ros/rcl-topics.ts). */
   topics(): readonly TopicInfo[] {
-    const { joint_states, trajectory } = this.endpoints.interfaces;
-    const found = new Map<string, TopicInfo>();
-    for (const t of [joint_states, trajectory]) found.set(rosName(t.name), { name: t.name, type: t.type });
-    let graph: readonly { name: string; types: readonly string[] }[] = [];
-    try {
-      graph = this.node.getTopicNamesAndTypes();
-    } catch {
-      // The graph cannot be queried: the configured topics only.
-    }
-    for (const { name, types } of graph) {
-      if (isHiddenName(name)) continue;
-      const type = types.find((t) => this.definitions.definition(t).ok);
-      if (type && !found.has(rosName(name))) found.set(rosName(name), { name, type });
-    }
-    return [...found.values()];
+    return this.topicHub.topics();
   }
 
   subscribe(topic: string, listener: (msg: unknown) => void): () => void {
-    if (rosName(topic) === rosName(this.endpoints.interfaces.joint_states.name)) {
-      this.jointStateListeners.add(listener);
-      return () => this.jointStateListeners.delete(listener);
-    }
-    const key = rosName(topic);
-    let entry = this.topicSubscriptions.get(key);
-    if (!entry) {
-      const info = this.topics().find((t) => rosName(t.name) === key);
-      if (!info) return () => undefined;
-      const listeners = new Set<(msg: unknown) => void>();
-      const entity = this.node.createSubscription(info.type, info.name, { enableTypedArray: true }, (raw) => {
-        const msg = plainOf(raw);
-        for (const l of listeners) l(msg);
-      });
-      entry = { entity, listeners };
-      this.topicSubscriptions.set(key, entry);
-    }
-    const { entity, listeners } = entry;
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-      if (listeners.size > 0 || this.topicSubscriptions.get(key)?.entity !== entity) return;
-      this.topicSubscriptions.delete(key);
-      this.node.destroySubscription(entity);
-    };
+    return this.topicHub.subscribe(topic, listener);
   }
 
   onControllerLog(listener: (line: string) => void): () => void {
@@ -1057,7 +970,7 @@ export class RclContext implements RobotContext {
     this.keepOutScene?.close();
     await this.goals.cancelAll('the server is shutting down');
     this.logListeners.clear();
-    this.jointStateListeners.clear();
+    this.topicHub.close();
     try {
       this.node.destroy();
     } finally {
