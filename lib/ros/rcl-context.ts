@@ -6,7 +6,6 @@ import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { type SafetyState, safetyStateFor } from '../safety/store.ts';
 import { createTargetGuard, type SafetyTarget, type TargetGuard, targetOutsideEnvelope } from '../safety/targets.ts';
-import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type {
   ArmActivity,
   ExecutionRateAnswer,
@@ -24,12 +23,8 @@ import type {
   TrajectoryWaitOptions,
 } from './context.ts';
 import {
-  fkRequestToRos,
-  fkResponseFromRos,
   followJointTrajectoryGoalToRos,
   followJointTrajectoryResultFromRos,
-  ikRequestToRos,
-  ikResponseFromRos,
   jointStateByName,
   jointStateFromRos,
   jointTrajectoryToRos,
@@ -38,7 +33,7 @@ import {
   moveToPoseGoalToRos,
   triggerResponseFromRos,
 } from './convert.ts';
-import { ikFailureMessage, trajectoryGoalOutcome } from './answers.ts';
+import { trajectoryGoalOutcome } from './answers.ts';
 import type { EndpointsFile } from './endpoints.ts';
 import {
   durationFromS,
@@ -50,7 +45,6 @@ import {
   type JointStateMsg,
   type JointTrajectoryMsg,
   type JointTrajectoryPointMsg,
-  MOVEIT_SUCCESS,
   type MotionResultMsg,
   type MoveToJointsGoal,
   type MoveToNamedRequest,
@@ -61,6 +55,7 @@ import {
 } from './messages.ts';
 import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
+import { computeFkOverRos, solveIkOverRos } from './rcl-kinematics.ts';
 import { RclTopics } from './rcl-topics.ts';
 import { RetimedPath } from './retimed-path.ts';
 import { reasonOf } from './settle.ts';
@@ -87,14 +82,6 @@ export interface RclContextOptions {
    */
   readonly notice?: (line: string) => void;
 }
-
-const emptyJointState = (): JointStateMsg => ({
-  header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-  name: [],
-  position: [],
-  velocity: [],
-  effort: [],
-});
 
 /** How long a motion's answer waits for a joint state received after it (a few periods of a 100 Hz topic). */
 const FRESH_STATE_MS = 50;
@@ -281,19 +268,8 @@ export class RclContext implements RobotContext {
     });
   }
 
-  async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
-    const iface = this.endpoints.interfaces.compute_fk;
-    const answer = await this.calls.call(
-      iface,
-      'FK service',
-      fkRequestToRos(request),
-      this.endpoints.timeouts.fk_s * 1000,
-    );
-    if (!answer.ok) return answer;
-    const response = fkResponseFromRos(answer.value);
-    return response.ok
-      ? response
-      : err(unavailable(iface.name, `FK service ${iface.name} gave a malformed response: ${response.error}`));
+  computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
+    return computeFkOverRos(this.calls, this.endpoints, request);
   }
 
   groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
@@ -703,54 +679,8 @@ export class RclContext implements RobotContext {
    * joint state, avoid_collisions as asked, MoveIt's own timeout timeouts.ik_s (the call waits
    * fk_s longer). MoveIt's error codes become success false with the reason.
    */
-  async solveIk(request: IkRequest, options: IkOptions = {}): Promise<Result<IkAnswer, InterfaceUnavailable>> {
-    const iface = this.endpoints.interfaces.compute_ik;
-    const { planning_group, planning_frame, tcp_link, joint_names, timeouts } = this.endpoints;
-    const frame = request.frame_id || planning_frame;
-    const latest = this.latest ? jointStateByName(this.latest.msg, joint_names) : undefined;
-    const seed = request.seed ?? (latest?.ok ? latest.value.position : undefined);
-    const orientation = quatFromMat(matFromAbc(new Float64Array(9), request.a, request.b, request.c));
-    const rosRequest = ikRequestToRos({
-      ik_request: {
-        group_name: planning_group,
-        // No seed and no joint state: an empty robot state, which MoveIt fills with its current one.
-        robot_state: {
-          joint_state: seed ? { name: [...joint_names], position: [...seed] } : { name: [], position: [] },
-        },
-        avoid_collisions: request.collision_check,
-        ik_link_name: tcp_link,
-        pose_stamped: {
-          header: { stamp: { sec: 0, nanosec: 0 }, frame_id: frame },
-          pose: { position: { x: request.x, y: request.y, z: request.z }, orientation },
-        },
-        // MoveIt's compute_ik reads only timeout.sec (whole seconds; 0 is its solver's 5 ms default).
-        timeout: durationFromS(Math.max(1, Math.ceil(timeouts.ik_s))),
-      },
-    });
-    const waitMs = (Math.max(1, Math.ceil(timeouts.ik_s)) + timeouts.fk_s) * 1000;
-    const answer = await this.calls.callOrAbort(iface, 'IK service', rosRequest, waitMs, options.signal);
-    if (!answer.ok) return answer;
-    if ('aborted' in answer.value) return ok({ success: false, message: answer.value.aborted });
-    const response = ikResponseFromRos(answer.value.value);
-    if (!response.ok)
-      return err(unavailable(iface.name, `IK service ${iface.name} gave a malformed response: ${response.error}`));
-    const val = response.value.error_code.val;
-    if (val !== MOVEIT_SUCCESS)
-      return ok({
-        success: false,
-        message: ikFailureMessage(val, frame, request, { tcp_link, planning_group, ik_s: timeouts.ik_s }),
-      });
-    const solution = jointStateByName({ ...emptyJointState(), ...response.value.solution.joint_state }, joint_names);
-    if (!solution.ok)
-      return err(
-        unavailable(iface.name, `IK service ${iface.name} answered a solution without ${solution.error.join(', ')}`),
-      );
-    const how = request.collision_check ? ' free of collisions' : '';
-    return ok({
-      success: true,
-      joints: solution.value.position,
-      message: `solution from MoveIt's ${iface.name}${how}`,
-    });
+  solveIk(request: IkRequest, options: IkOptions = {}): Promise<Result<IkAnswer, InterfaceUnavailable>> {
+    return solveIkOverRos(this.calls, this.endpoints, this.latest, request, options);
   }
 
   /**
