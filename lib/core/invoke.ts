@@ -41,13 +41,27 @@ export interface Decoded {
 
 /**
  * An input a face reads only once the caller's role allows the call (a REST body: a refused request's body is never
- * read). Its fields are still validated by {@link invoke}; the trail records the validated input.
+ * read). Its fields are still validated by {@link invoke}; the trail records the validated input. A face may subclass
+ * it (one object per call, its `read` on the prototype) or make one from a function with {@link deferred}.
  */
-export class Deferred {
-  readonly read: () => Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
+export abstract class Deferred {
+  abstract read(): Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
+}
+
+class DeferredFunction extends Deferred {
+  readonly #read: () => Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
   constructor(read: () => Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>) {
-    this.read = read;
+    super();
+    this.#read = read;
   }
+  read() {
+    return this.#read();
+  }
+}
+
+/** An input read by `read` once the caller's role allows the call (see {@link Deferred}). */
+export function deferred(read: () => Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>): Deferred {
+  return new DeferredFunction(read);
 }
 
 /**
@@ -169,7 +183,7 @@ function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: b
   const schema = inputSchemaOf(op, facts.ros.limits);
   if (!schema) {
     // No input: a field is unknown (its schema says additionalProperties: false); a stop stops whatever it was sent with.
-    const unknown = op.effect === 'stop' ? undefined : Object.keys(fields as object)[0];
+    const unknown = op.effect === 'stop' ? undefined : firstKey(fields as object);
     if (unknown !== undefined)
       return err({
         kind: 'validation',
@@ -181,7 +195,7 @@ function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: b
           },
         ],
       });
-    return ok({ value: {} });
+    return NO_INPUT;
   }
   const parsed = v.safeParse(schema, fields);
   if (!parsed.success) return err(locatedIssues(parsed.issues, locate));
@@ -193,62 +207,75 @@ function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: b
   );
 }
 
+/** The validated input of an operation without input (frozen: shared by every call). */
+const NO_INPUT: Result<Validated, ApiError> = ok({ value: Object.freeze({}) });
+
+/** An object's first own key, without making the array of them (a read's input is checked at every call). */
+function firstKey(value: object): string | undefined {
+  for (const key in value) if (Object.hasOwn(value, key)) return key;
+  return undefined;
+}
+
 /** True when a validated input asks for a dry run (plan and check; nothing moves). */
 function isDryRun(input: unknown): boolean {
   return typeof input === 'object' && input !== null && (input as { dry_run?: unknown }).dry_run === true;
 }
 
-/** Output objects already found to match their operation's output schema. */
-const checkedOutputs = new WeakMap<AnyOperation, WeakSet<object>>();
-
 /** The output checked against the operation's output schema: an output that does not match is a bug (500). */
 function checkOutput(op: AnyOperation, value: unknown): ApiError | undefined {
-  const cacheable = typeof value === 'object' && value !== null;
-  let seen = cacheable ? checkedOutputs.get(op) : undefined;
-  if (seen?.has(value as object)) return undefined;
   const checked = v.safeParse(op.output, value);
-  if (!checked.success) {
-    const issue = checked.issues[0];
-    const where = (issue.path ?? []).map((item) => String(item.key)).join('.') || 'output';
-    return {
-      kind: 'internal',
-      detail: `${op.name} answered an output its schema refuses (${where}: ${issue.message})`,
-    };
-  }
-  if (cacheable) {
-    if (!seen) {
-      seen = new WeakSet();
-      checkedOutputs.set(op, seen);
-    }
-    seen.add(value as object);
-  }
-  return undefined;
+  if (checked.success) return undefined;
+  const issue = checked.issues[0];
+  const where = (issue.path ?? []).map((item) => String(item.key)).join('.') || 'output';
+  return { kind: 'internal', detail: `${op.name} answered an output its schema refuses (${where}: ${issue.message})` };
 }
 
-const OWN_NAMES: ToolNames = new Map();
-/** Outputs with their texts said, by face and tool naming, then output object: a state read many times is said once. */
-const said: Record<Face, WeakMap<ToolNames, WeakMap<object, unknown>>> = {
-  rest: new WeakMap(),
-  mcp: new WeakMap(),
-  foxglove: new WeakMap(),
+/** An output object's answer, once checked and said: by the operation that answered it. */
+interface Answered {
+  readonly op: AnyOperation;
+  readonly result: Result<unknown, ApiError>;
+}
+type Answers = WeakMap<object, Answered>;
+
+/**
+ * The answers of output objects already checked and said, by face and tool naming: a state read many times between
+ * updates is checked, said and wrapped once (the REST face then serializes it once too).
+ */
+const answers: Record<Face, { readonly own: Answers; readonly named: WeakMap<ToolNames, Answers> }> = {
+  rest: { own: new WeakMap(), named: new WeakMap() },
+  mcp: { own: new WeakMap(), named: new WeakMap() },
+  foxglove: { own: new WeakMap(), named: new WeakMap() },
 };
 
-/** The output with its texts' `{op:name}` references said as the face says them (the same object for the same output). */
-function sayOutput(value: unknown, face: Face, toolNames: ToolNames = OWN_NAMES): unknown {
-  if (typeof value !== 'object' || value === null) return renderTexts(value, face, toolNames);
-  let byValue = said[face].get(toolNames);
-  const known = byValue?.get(value);
-  if (known !== undefined) return known;
-  const text = renderTexts(value, face, toolNames);
-  if (!byValue) {
-    byValue = new WeakMap();
-    said[face].set(toolNames, byValue);
+function answersFor(face: Face, toolNames: ToolNames | undefined): Answers {
+  const byFace = answers[face];
+  if (!toolNames) return byFace.own;
+  let made = byFace.named.get(toolNames);
+  if (!made) {
+    made = new WeakMap();
+    byFace.named.set(toolNames, made);
   }
-  byValue.set(value, text);
-  return text;
+  return made;
 }
 
-/** The end of a call that ran or was refused: the output checked, the trail written, the texts said. */
+/** The answer of an output: checked against the schema, its texts said as the face says them. */
+function answerOf(op: AnyOperation, value: unknown, facts: CallFacts): Result<unknown, ApiError> {
+  if (typeof value !== 'object' || value === null) {
+    const wrong = checkOutput(op, value);
+    return wrong ? err(wrong) : ok(renderTexts(value, facts.face, facts.toolNames));
+  }
+  const known = answersFor(facts.face, facts.toolNames);
+  const answered = known.get(value);
+  if (answered?.op === op) return answered.result;
+  const wrong = checkOutput(op, value);
+  // A wrong output is not kept: it is answered as the bug it is each time.
+  if (wrong) return err(wrong);
+  const result = ok(renderTexts(value, facts.face, facts.toolNames));
+  known.set(value, { op, result });
+  return result;
+}
+
+/** The end of a call that ran or was refused: the output checked and said, the trail written. */
 function finish(
   op: AnyOperation,
   facts: CallFacts,
@@ -257,11 +284,11 @@ function finish(
   audited: unknown,
   result: Result<unknown, ApiError>,
 ): Result<unknown, ApiError> {
-  const wrong = result.ok ? checkOutput(op, result.value) : undefined;
-  const outcome = wrong ? err(wrong) : result;
-  recordCall(facts.services.audit, op, caller, started, audited, outcome);
-  if (!outcome.ok) return err(renderError(outcome.error, facts.face, facts.toolNames));
-  return ok(sayOutput(outcome.value, facts.face, facts.toolNames));
+  const answer = result.ok ? answerOf(op, result.value, facts) : result;
+  // The trail records the outcome the caller gets (an output its schema refuses: the 500).
+  recordCall(facts.services.audit, op, caller, started, audited, answer.ok ? result : answer);
+  if (!answer.ok) return err(renderError(answer.error, facts.face, facts.toolNames));
+  return answer;
 }
 
 /**

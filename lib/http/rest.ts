@@ -6,7 +6,7 @@
  */
 import type * as v from 'valibot';
 import { type ApiError, invalid } from '../core/errors.ts';
-import { type CallFacts, type Decoded, Deferred, invoke } from '../core/invoke.ts';
+import { type Decoded, Deferred, invoke } from '../core/invoke.ts';
 import { type AnyOperation, type AppState, inputSchemaOf, type RestBinding } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
@@ -240,8 +240,8 @@ export function restHandler(op: AnyOperation): RestHandler {
     }
     return jsonText(body);
   };
-  return (request, call) => {
-    const facts: CallFacts = {
+  return (request, call) =>
+    invoke(op, new RequestInput(op, rest, request, call, bodyless), {
       services: call.services,
       ros: call.ros,
       caller: call.caller,
@@ -251,12 +251,30 @@ export function restHandler(op: AnyOperation): RestHandler {
       // Aborted when the client disconnects: made only when an operation looks (a motion's dead-man, a solve).
       signal: () => goneSignal(request.signal, HTTP_CLIENT_GONE),
       locate,
-    };
-    const input = new Deferred(
-      bodyless
-        ? () => bodylessInput(op, rest, request, inputSchemaOf(op, call.ros.limits))
-        : () => restInput(op, rest, request, call),
-    );
-    return invoke(op, input, facts).then(encode);
-  };
+    }).then(encode);
+}
+
+/** The input of a request, read once the pipeline allows the call: the query and path, and the body if it has one. */
+class RequestInput extends Deferred {
+  readonly #op: AnyOperation;
+  readonly #rest: RestBinding;
+  readonly #request: Request;
+  readonly #call: RestCall;
+  /** The binding reads no body (query and path only): the input is known at once (no promise on a read's way). */
+  readonly #bodyless: boolean;
+
+  constructor(op: AnyOperation, rest: RestBinding, request: Request, call: RestCall, bodyless: boolean) {
+    super();
+    this.#op = op;
+    this.#rest = rest;
+    this.#request = request;
+    this.#call = call;
+    this.#bodyless = bodyless;
+  }
+
+  read() {
+    return this.#bodyless
+      ? bodylessInput(this.#op, this.#rest, this.#request, inputSchemaOf(this.#op, this.#call.ros.limits))
+      : restInput(this.#op, this.#rest, this.#request, this.#call);
+  }
 }

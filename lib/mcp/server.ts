@@ -1,4 +1,3 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
@@ -17,7 +16,11 @@ import {
   SessionTransport,
 } from './session-transport.ts';
 import { readBoundedText } from '../body/bounded.ts';
+import { type Batch, inspect, normalizeToolCalls } from './batch.ts';
+import { sessionIds } from './session-ids.ts';
 import { type Accepts, accepts, answerJson, collectResponses, isJsonType, isRecord, relayStream } from './wire.ts';
+
+export { OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from './oauth.ts';
 
 /** Sessions idle longer than this are closed (ms); a session with a call in progress is never idle. */
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
@@ -44,23 +47,6 @@ interface Session {
   lastUsedMs: number;
   /** Requests whose answer is still open, by JSON-RPC id: ends that answer (after a cancellation). */
   readonly open: Map<RequestId, (reason?: string) => void>;
-}
-
-/** What a parsed POST body holds, as far as routing needs to know. */
-interface Batch {
-  readonly isInitialize: boolean;
-  /** Ids of the requests in it (a notification-only body has none). */
-  readonly requestIds: RequestId[];
-  /** Request ids that notifications/cancelled in it name. */
-  readonly cancelled: RequestId[];
-  /** The body when it is one request the direct path can take (not initialize, not asking for progress). */
-  readonly direct: JsonRpcRequest | undefined;
-  /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
-  readonly wantsProgress: boolean;
-  /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
-  readonly callsTool: boolean;
-  /** True when it calls a stop tool or cancels a request (which stops a motion): it is not scheduled, it runs now. */
-  readonly urgent: boolean;
 }
 
 /** The sessions' faces, and limits for tests and benches (the server uses the default limits). */
@@ -104,90 +90,6 @@ const jsonRpcError = (status: number, code: number, message: string, headers: Re
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });
-
-const isId = (value: unknown): value is RequestId => typeof value === 'string' || typeof value === 'number';
-
-/** True when a request's params carry `_meta.progressToken`. */
-const asksProgress = (params: unknown): boolean =>
-  isRecord(params) && isRecord(params._meta) && params._meta.progressToken !== undefined;
-
-/**
- * True when a request's envelope is one the SDK takes as it is: its id a string or an integer, its `_meta` (if any) an
- * object whose progressToken (if any) is a string or an integer. Anything else goes to the SDK transport, which answers
- * its own error, so that the direct path never runs a call the SDK would refuse.
- */
-function wellFormed(request: Record<string, unknown>): boolean {
-  const id = request.id;
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
-  const params = request.params;
-  if (!isRecord(params) || params._meta === undefined) return true;
-  if (!isRecord(params._meta)) return false;
-  const token = params._meta.progressToken;
-  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
-}
-
-/** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
-function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
-  const requestIds: RequestId[] = [];
-  const cancelled: RequestId[] = [];
-  let isInitialize = false;
-  let wantsProgress = false;
-  let callsTool = false;
-  let stops = false;
-  for (const message of Array.isArray(body) ? body : [body]) {
-    if (!isRecord(message) || typeof message.method !== 'string') continue;
-    if (isId(message.id)) {
-      requestIds.push(message.id);
-      if (message.method === 'initialize') isInitialize = true;
-      if (asksProgress(message.params)) wantsProgress = true;
-      if (message.method === 'tools/call') {
-        callsTool = true;
-        if (isRecord(message.params) && stopTools.has(message.params.name as string)) stops = true;
-      }
-    } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
-      const id = message.params.requestId;
-      if (isId(id)) cancelled.push(id);
-    }
-  }
-  const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
-  const direct =
-    single && requestIds.length === 1 && !isInitialize && wellFormed(body)
-      ? (body as unknown as JsonRpcRequest)
-      : undefined;
-  return {
-    isInitialize,
-    requestIds,
-    cancelled,
-    direct,
-    wantsProgress,
-    callsTool,
-    urgent: stops || cancelled.length > 0,
-  };
-}
-
-/**
- * Session ids this process issued carry an HMAC of their random part and of the principal that opened the session,
- * under a key of its own: an id whose session was closed for idleness or for room can be told apart from one never
- * issued, and a session belongs to its principal even when it is rebuilt (another principal's id is as good as none).
- */
-function sessionIds(): { issue: (owner: string) => string; issuedHere: (id: string, owner: string) => boolean } {
-  const key = randomBytes(32);
-  const mac = (nonce: string, owner: string) =>
-    createHmac('sha256', key).update(`${nonce}\n${owner}`).digest('base64url').slice(0, 22);
-  return {
-    issue: (owner) => {
-      const nonce = randomBytes(16).toString('base64url');
-      return `${nonce}.${mac(nonce, owner)}`;
-    },
-    issuedHere: (id, owner) => {
-      const dot = id.indexOf('.');
-      if (dot !== 22 || id.length !== 45) return false;
-      const given = Buffer.from(id.slice(23));
-      const expected = Buffer.from(mac(id.slice(0, 22), owner));
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    },
-  };
-}
 
 /** The principal a request comes from, by name: who owns the sessions it opens. */
 const ownerOf = (from: Arrival): string => from.caller.name;
@@ -584,53 +486,5 @@ function sessionNotFound(): Response {
     404,
     -32001,
     'Session not found: send initialize (without Mcp-Session-Id) to start a new session',
-  );
-}
-
-/** Well-known OAuth and OpenID discovery paths (RFC 8414, RFC 9728, OIDC), at the root or under /mcp/mcp. */
-export const OAUTH_DISCOVERY_PATH =
-  /^(?:\/mcp\/mcp)?\/\.well-known\/(?:oauth-authorization-server|oauth-protected-resource|openid-configuration)(?:\/.*)?$/;
-
-/**
- * tools/call arguments as the SDK's schema wants them: `null` means none (some clients send it),
- * anything else that is not an object is a JSON-RPC invalid-params answer naming it, instead of
- * the SDK's raw schema dump.
- */
-function normalizeToolCalls(body: unknown): Response | undefined {
-  for (const message of Array.isArray(body) ? body : [body]) {
-    if (typeof message !== 'object' || message === null) continue;
-    const { method, params, id } = message as { method?: unknown; params?: { arguments?: unknown }; id?: unknown };
-    if (method !== 'tools/call' || typeof params !== 'object' || params === null) continue;
-    const args = params.arguments;
-    if (args === null) delete params.arguments;
-    else if (args !== undefined && (typeof args !== 'object' || Array.isArray(args)))
-      return new PonyfillResponse(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: typeof id === 'string' || typeof id === 'number' ? id : null,
-          error: {
-            code: -32602,
-            message: `Invalid params: arguments must be an object (got ${Array.isArray(args) ? 'an array' : typeof args})`,
-          },
-        }),
-        { status: 200, headers: { 'content-type': 'application/json' } },
-      );
-  }
-  return undefined;
-}
-
-/**
- * The answer to an OAuth discovery request: 404 (no metadata, so clients do not start an OAuth
- * flow) with a body saying the server takes a static Bearer token. Mount it without
- * authentication: a 401 here makes clients such as mcp-remote try OAuth registration.
- */
-export function oauthDiscoveryResponse(): Response {
-  return new PonyfillResponse(
-    JSON.stringify({
-      error: 'not_found',
-      detail:
-        'armgate does not use OAuth: send the static token as "Authorization: Bearer <token>" (web.token or ARMGATE_TOKEN); when no token is set, no header is needed',
-    }),
-    { status: 404, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } },
   );
 }

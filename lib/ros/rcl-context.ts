@@ -1,12 +1,11 @@
 import { DefinitionSource } from '../bag/installed.ts';
 import { holdPoint, holdRestS } from '../motion/hold.ts';
 import type { JointLimits } from '../robot/limits.ts';
-import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
+import type { GroupState } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { type SafetyState, safetyStateFor } from '../safety/store.ts';
 import { createTargetGuard, type SafetyTarget, type TargetGuard, targetOutsideEnvelope } from '../safety/targets.ts';
-import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
 import type {
   ArmActivity,
   ExecutionRateAnswer,
@@ -24,24 +23,17 @@ import type {
   TrajectoryWaitOptions,
 } from './context.ts';
 import {
-  fkRequestToRos,
-  fkResponseFromRos,
   followJointTrajectoryGoalToRos,
   followJointTrajectoryResultFromRos,
-  ikRequestToRos,
-  ikResponseFromRos,
-  getParametersRequest,
   jointStateByName,
   jointStateFromRos,
   jointTrajectoryToRos,
   moveToJointsGoalToRos,
   moveToNamedToRos,
   moveToPoseGoalToRos,
-  plainOf,
-  stringParameterFromRos,
   triggerResponseFromRos,
 } from './convert.ts';
-import { ikFailureMessage, trajectoryGoalOutcome } from './answers.ts';
+import { trajectoryGoalOutcome } from './answers.ts';
 import type { EndpointsFile } from './endpoints.ts';
 import {
   durationFromS,
@@ -53,7 +45,6 @@ import {
   type JointStateMsg,
   type JointTrajectoryMsg,
   type JointTrajectoryPointMsg,
-  MOVEIT_SUCCESS,
   type MotionResultMsg,
   type MoveToJointsGoal,
   type MoveToNamedRequest,
@@ -62,14 +53,17 @@ import {
   type TrajectoryOutcome,
   type TriggerResponse,
 } from './messages.ts';
+import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
+import { computeFkOverRos, solveIkOverRos } from './rcl-kinematics.ts';
+import { RclTopics } from './rcl-topics.ts';
 import { RetimedPath } from './retimed-path.ts';
 import { reasonOf } from './settle.ts';
 import { RestWatch } from './at-rest.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
-import { type Iface, isHiddenName, RclCalls, rosName, unavailable } from './rcl-calls.ts';
-import { GOAL_STATUS, type RclEntity, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
+import { RclCalls, unavailable } from './rcl-calls.ts';
+import { GOAL_STATUS, type RclModule, type RclNode, type RclPublisher } from './rclnodejs-api.ts';
 
 /** The settings the rclnodejs context needs, taken from the loaded configuration. */
 export type RclConfig = Pick<
@@ -88,14 +82,6 @@ export interface RclContextOptions {
    */
   readonly notice?: (line: string) => void;
 }
-
-const emptyJointState = (): JointStateMsg => ({
-  header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-  name: [],
-  position: [],
-  velocity: [],
-  effort: [],
-});
 
 /** How long a motion's answer waits for a joint state received after it (a few periods of a 100 Hz topic). */
 const FRESH_STATE_MS = 50;
@@ -134,11 +120,8 @@ export class RclContext implements RobotContext {
   private readonly calls: RclCalls;
   private readonly goals: RclGoals;
   private readonly publisher: Result<RclPublisher, string>;
-  private readonly jointStateListeners = new Set<(msg: unknown) => void>();
-  private readonly topicSubscriptions = new Map<
-    string,
-    { entity: RclEntity; listeners: Set<(msg: unknown) => void> }
-  >();
+  /** The topics a sequence records, and their subscriptions. */
+  private readonly topicHub: RclTopics;
   private readonly logListeners = new Set<(line: string) => void>();
   private latest: ReceivedJointState | undefined;
   private waiters = new Set<(msg: JointStateMsg) => void>();
@@ -155,11 +138,9 @@ export class RclContext implements RobotContext {
    * request waits on that one instead.
    */
   private goalRun: GoalRun | undefined;
-  private states: readonly GroupState[] | undefined;
-  /** The stack's URDF once read (robotDescription). */
-  private urdf: string | undefined;
+  /** The SRDF's named positions and the URDF, read from the stack once. */
+  private readonly description: RclDescription;
   private malformedLogged = false;
-  private readonly definitions: DefinitionSource;
   /** The safety envelope the targets are held to; undefined: none configured. */
   private guard: TargetGuard | undefined;
   /** Keeps the keep-out boxes in MoveIt's planning scene (when there are any). */
@@ -180,11 +161,11 @@ export class RclContext implements RobotContext {
     this.limits = config.limits;
     this.rcl = rcl;
     this.node = node;
-    this.states = config.groupStates;
-    this.definitions = definitions;
+    this.topicHub = new RclTopics(node, this.endpoints, definitions);
     const log = (line: string) => this.log(line);
     this.calls = new RclCalls(node, rcl, this.endpoints.timeouts.server_wait_s);
     this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log);
+    this.description = new RclDescription(this.calls, this.endpoints, config.groupStates);
     const { joint_states, trajectory, move_to_joints, move_to_pose } = this.endpoints.interfaces;
     node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) =>
       this.onJointState(raw),
@@ -262,7 +243,7 @@ export class RclContext implements RobotContext {
     const waiters = this.waiters;
     this.waiters = new Set();
     for (const waiter of waiters) waiter(msg);
-    for (const listener of this.jointStateListeners) listener(received.value);
+    this.topicHub.jointState(received.value);
   }
 
   nowMs(): number {
@@ -287,67 +268,16 @@ export class RclContext implements RobotContext {
     });
   }
 
-  async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
-    const iface = this.endpoints.interfaces.compute_fk;
-    const answer = await this.calls.call(
-      iface,
-      'FK service',
-      fkRequestToRos(request),
-      this.endpoints.timeouts.fk_s * 1000,
-    );
-    if (!answer.ok) return answer;
-    const response = fkResponseFromRos(answer.value);
-    return response.ok
-      ? response
-      : err(unavailable(iface.name, `FK service ${iface.name} gave a malformed response: ${response.error}`));
+  computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
+    return computeFkOverRos(this.calls, this.endpoints, request);
   }
 
-  async groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
-    if (this.states) return ok(this.states);
-    const srdf = this.endpoints.srdf;
-    if ('file' in srdf) return ok([]);
-    const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
-    const answer = await this.calls.call(
-      iface,
-      `parameter service of ${srdf.node}`,
-      getParametersRequest([srdf.parameter]),
-      this.endpoints.timeouts.server_wait_s * 1000,
-    );
-    if (!answer.ok) return answer;
-    const xml = stringParameterFromRos(answer.value, srdf.parameter);
-    const states = xml.ok
-      ? parseGroupStates(xml.value, this.endpoints.planning_group, this.endpoints.joint_names)
-      : xml;
-    if (!states.ok)
-      return err(unavailable(iface.name, `SRDF from ${srdf.node} parameter ${srdf.parameter}: ${states.error}`));
-    this.states = states.value;
-    return ok(states.value);
+  groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
+    return this.description.groupStates();
   }
 
-  /**
-   * The stack's URDF: the `robot_description` string parameter of the node the SRDF is read from
-   * (`srdf: {node: ...}` in the endpoints file, MoveIt's move_group holds both); without such a
-   * node, unavailable (the endpoints file's robot_description is then the model). Kept once read.
-   */
-  async robotDescription(): Promise<Result<string, InterfaceUnavailable>> {
-    if (this.urdf !== undefined) return ok(this.urdf);
-    const srdf = this.endpoints.srdf;
-    if ('file' in srdf)
-      return err(
-        unavailable('robot_description', 'the SRDF comes from a file: no node to read robot_description from'),
-      );
-    const iface: Iface = { name: `${rosName(srdf.node)}/get_parameters`, type: 'rcl_interfaces/srv/GetParameters' };
-    const answer = await this.calls.call(
-      iface,
-      `parameter service of ${srdf.node}`,
-      getParametersRequest(['robot_description']),
-      this.endpoints.timeouts.server_wait_s * 1000,
-    );
-    if (!answer.ok) return answer;
-    const xml = stringParameterFromRos(answer.value, 'robot_description');
-    if (!xml.ok) return err(unavailable(iface.name, `robot_description of ${srdf.node}: ${xml.error}`));
-    this.urdf = xml.value;
-    return ok(xml.value);
+  robotDescription(): Promise<Result<string, InterfaceUnavailable>> {
+    return this.description.robotDescription();
   }
 
   describeState(name: string): string {
@@ -749,54 +679,8 @@ export class RclContext implements RobotContext {
    * joint state, avoid_collisions as asked, MoveIt's own timeout timeouts.ik_s (the call waits
    * fk_s longer). MoveIt's error codes become success false with the reason.
    */
-  async solveIk(request: IkRequest, options: IkOptions = {}): Promise<Result<IkAnswer, InterfaceUnavailable>> {
-    const iface = this.endpoints.interfaces.compute_ik;
-    const { planning_group, planning_frame, tcp_link, joint_names, timeouts } = this.endpoints;
-    const frame = request.frame_id || planning_frame;
-    const latest = this.latest ? jointStateByName(this.latest.msg, joint_names) : undefined;
-    const seed = request.seed ?? (latest?.ok ? latest.value.position : undefined);
-    const orientation = quatFromMat(matFromAbc(new Float64Array(9), request.a, request.b, request.c));
-    const rosRequest = ikRequestToRos({
-      ik_request: {
-        group_name: planning_group,
-        // No seed and no joint state: an empty robot state, which MoveIt fills with its current one.
-        robot_state: {
-          joint_state: seed ? { name: [...joint_names], position: [...seed] } : { name: [], position: [] },
-        },
-        avoid_collisions: request.collision_check,
-        ik_link_name: tcp_link,
-        pose_stamped: {
-          header: { stamp: { sec: 0, nanosec: 0 }, frame_id: frame },
-          pose: { position: { x: request.x, y: request.y, z: request.z }, orientation },
-        },
-        // MoveIt's compute_ik reads only timeout.sec (whole seconds; 0 is its solver's 5 ms default).
-        timeout: durationFromS(Math.max(1, Math.ceil(timeouts.ik_s))),
-      },
-    });
-    const waitMs = (Math.max(1, Math.ceil(timeouts.ik_s)) + timeouts.fk_s) * 1000;
-    const answer = await this.calls.callOrAbort(iface, 'IK service', rosRequest, waitMs, options.signal);
-    if (!answer.ok) return answer;
-    if ('aborted' in answer.value) return ok({ success: false, message: answer.value.aborted });
-    const response = ikResponseFromRos(answer.value.value);
-    if (!response.ok)
-      return err(unavailable(iface.name, `IK service ${iface.name} gave a malformed response: ${response.error}`));
-    const val = response.value.error_code.val;
-    if (val !== MOVEIT_SUCCESS)
-      return ok({
-        success: false,
-        message: ikFailureMessage(val, frame, request, { tcp_link, planning_group, ik_s: timeouts.ik_s }),
-      });
-    const solution = jointStateByName({ ...emptyJointState(), ...response.value.solution.joint_state }, joint_names);
-    if (!solution.ok)
-      return err(
-        unavailable(iface.name, `IK service ${iface.name} answered a solution without ${solution.error.join(', ')}`),
-      );
-    const how = request.collision_check ? ' free of collisions' : '';
-    return ok({
-      success: true,
-      joints: solution.value.position,
-      message: `solution from MoveIt's ${iface.name}${how}`,
-    });
+  solveIk(request: IkRequest, options: IkOptions = {}): Promise<Result<IkAnswer, InterfaceUnavailable>> {
+    return solveIkOverRos(this.calls, this.endpoints, this.latest, request, options);
   }
 
   /**
@@ -998,54 +882,13 @@ export class RclContext implements RobotContext {
     return undefined;
   }
 
-  /**
-   * The topics a sequence can record: the joint-state and trajectory topics, plus every visible
-   * topic of the graph whose message definition is installed (or built into armgate).
-   */
+  /** The topics a sequence can record (lib/ros/rcl-topics.ts). */
   topics(): readonly TopicInfo[] {
-    const { joint_states, trajectory } = this.endpoints.interfaces;
-    const found = new Map<string, TopicInfo>();
-    for (const t of [joint_states, trajectory]) found.set(rosName(t.name), { name: t.name, type: t.type });
-    let graph: readonly { name: string; types: readonly string[] }[] = [];
-    try {
-      graph = this.node.getTopicNamesAndTypes();
-    } catch {
-      // The graph cannot be queried: the configured topics only.
-    }
-    for (const { name, types } of graph) {
-      if (isHiddenName(name)) continue;
-      const type = types.find((t) => this.definitions.definition(t).ok);
-      if (type && !found.has(rosName(name))) found.set(rosName(name), { name, type });
-    }
-    return [...found.values()];
+    return this.topicHub.topics();
   }
 
   subscribe(topic: string, listener: (msg: unknown) => void): () => void {
-    if (rosName(topic) === rosName(this.endpoints.interfaces.joint_states.name)) {
-      this.jointStateListeners.add(listener);
-      return () => this.jointStateListeners.delete(listener);
-    }
-    const key = rosName(topic);
-    let entry = this.topicSubscriptions.get(key);
-    if (!entry) {
-      const info = this.topics().find((t) => rosName(t.name) === key);
-      if (!info) return () => undefined;
-      const listeners = new Set<(msg: unknown) => void>();
-      const entity = this.node.createSubscription(info.type, info.name, { enableTypedArray: true }, (raw) => {
-        const msg = plainOf(raw);
-        for (const l of listeners) l(msg);
-      });
-      entry = { entity, listeners };
-      this.topicSubscriptions.set(key, entry);
-    }
-    const { entity, listeners } = entry;
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-      if (listeners.size > 0 || this.topicSubscriptions.get(key)?.entity !== entity) return;
-      this.topicSubscriptions.delete(key);
-      this.node.destroySubscription(entity);
-    };
+    return this.topicHub.subscribe(topic, listener);
   }
 
   onControllerLog(listener: (line: string) => void): () => void {
@@ -1057,7 +900,7 @@ export class RclContext implements RobotContext {
     this.keepOutScene?.close();
     await this.goals.cancelAll('the server is shutting down');
     this.logListeners.clear();
-    this.jointStateListeners.clear();
+    this.topicHub.close();
     try {
       this.node.destroy();
     } finally {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as v from 'valibot';
 import { statusOf } from '../../lib/core/errors.ts';
-import { type CallFacts, Deferred, invoke } from '../../lib/core/invoke.ts';
+import { type CallFacts, deferred, invoke } from '../../lib/core/invoke.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { ok } from '../../lib/result.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
@@ -50,7 +50,7 @@ describe('the call pipeline (invoke), as any face calls it', () => {
 
   it('refuses a role too weak before its input is read (a deferred reader never runs) and answers 403', async () => {
     let reads = 0;
-    const input = new Deferred(() => {
+    const input = deferred(() => {
       reads++;
       return ok({ fields: { to: 1 } });
     });

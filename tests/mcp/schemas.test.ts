@@ -6,6 +6,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { createTestApp, type TestApp } from '../support/server.ts';
+import { operations } from '../../handlers/index.ts';
 
 /** A JSON Schema (or any JSON value met while walking one). */
 type Node = Record<string, unknown>;
@@ -142,17 +143,29 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
     ],
   },
 };
-/** Tools whose known-good call does not move the arm: called for real too. */
-const HARMLESS = [
-  'get_joint_states',
-  'get_override',
-  'pause',
-  'get_tcp_pose',
-  'list_named_positions',
-  'get_sequence_status',
-  'get_sequence_logs',
-  'get_trajectory_logs',
-];
+/** The catalog's operations served as tools, by name. */
+const TOOL_OPS = new Map(operations.filter((op) => op.mcp).map((op) => [op.name, op]));
+/** Tools without input (their schema takes no argument). */
+const ARGUMENT_FREE = [...TOOL_OPS.values()].filter((op) => !op.input).map((op) => op.name);
+
+/**
+ * A tool's known-good call and known-bad ones: its entry in CALLS, or, for a tool the table does not name (a new
+ * handler file), derived from its operation: no input takes `{}`, an input takes its REST binding's example; an unknown
+ * argument is refused by either.
+ */
+function callsOf(name: string): { good: Node; bad: [string, Node][] } {
+  const given = CALLS[name];
+  if (given) return given;
+  const op = TOOL_OPS.get(name);
+  assert.ok(op, `${name} is an operation of the catalog`);
+  if (!op.input) return { good: {}, bad: [['an unknown argument', { unexpected: true }]] };
+  const example = op.rest.example;
+  assert.ok(example, `${name}: its REST binding's example is its known-good call (or give it an entry in CALLS)`);
+  return { good: { ...example }, bad: [['an unknown argument', { ...example, unexpected: true }]] };
+}
+
+/** Tools whose known-good call does not move the arm (the reads, and pause): called for real too. */
+const HARMLESS = [...[...TOOL_OPS.values()].filter((op) => op.effect === 'read').map((op) => op.name), 'pause'];
 
 /** Keywords OpenAI's strict function calling (Structured Outputs) documents. */
 const OPENAI_STRICT = new Set([
@@ -266,7 +279,12 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
   });
 
   it('compiles every input and output schema under Ajv strict in draft-07 and 2020-12', () => {
-    assert.equal(tools.length, Object.keys(CALLS).length, `tools: ${tools.map((t) => t.name).join(', ')}`);
+    assert.deepEqual(
+      tools.map((t) => t.name).sort(),
+      [...TOOL_OPS.keys()].sort(),
+      `tools: ${tools.map((t) => t.name).join(', ')}`,
+    );
+    for (const name of Object.keys(CALLS)) assert.ok(TOOL_OPS.has(name), `the table's ${name} is a tool`);
     for (const tool of tools)
       for (const [kind, schema] of [
         ['input', tool.inputSchema],
@@ -280,8 +298,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
 
   it('accepts a known-good call and rejects known-bad ones per tool, in both drafts', () => {
     for (const tool of tools) {
-      const calls = CALLS[tool.name];
-      assert.ok(calls, `a table entry for ${tool.name}`);
+      const calls = callsOf(tool.name);
       for (const draft of Object.keys(DRAFTS) as (keyof typeof DRAFTS)[]) {
         const validate = compile(draft, tool.inputSchema);
         assert.ok(
@@ -327,20 +344,10 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
 
   it('refuses each known-bad call through the tool too (the server validates as the schema says)', async () => {
     for (const tool of tools) {
-      for (const [why, args] of CALLS[tool.name]?.bad ?? []) {
-        if (
-          [
-            'get_joint_states',
-            'get_tcp_pose',
-            'list_named_positions',
-            'get_sequence_status',
-            'stop',
-            'pause',
-            'resume',
-            'get_override',
-          ].includes(tool.name)
-        )
-          continue; // no arguments: extra ones are ignored by the server, refused only by the schema
+      for (const [why, args] of callsOf(tool.name).bad) {
+        // No arguments: refused by the schema (the server refuses an extra one too, but stop and pause act anyway:
+        // tests/mcp/tools.test.ts).
+        if (ARGUMENT_FREE.includes(tool.name)) continue;
         const result = await client.callTool({ name: tool.name, arguments: args }).then(
           (r) => ({ rejected: r.isError === true, text: JSON.stringify(r.content) }),
           (error: unknown) => ({ rejected: true, text: String(error) }),
@@ -358,7 +365,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     for (const name of HARMLESS) {
       const tool = tools.find((t) => t.name === name);
       assert.ok(tool?.outputSchema, `${name} listed with an output schema`);
-      const result = await client.callTool({ name, arguments: CALLS[name]?.good ?? {} });
+      const result = await client.callTool({ name, arguments: callsOf(name).good });
       assert.ok(result.isError !== true, `${name} succeeds: ${JSON.stringify(result.content)}`);
       for (const draft of Object.keys(DRAFTS) as (keyof typeof DRAFTS)[]) {
         const validate = compile(draft, tool.outputSchema);
@@ -389,7 +396,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
       covered.add(name);
       return result.structuredContent;
     };
-    const good = (name: string): Node => CALLS[name]?.good ?? {};
+    const good = (name: string): Node => callsOf(name).good;
     for (const name of HARMLESS) await call(name, good(name));
     await call('send_trajectory', { ...good('send_trajectory'), wait: true });
     await call('solve_ik', good('solve_ik'));
@@ -483,18 +490,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
         .filter((r) => r[key].length === 0)
         .map((r) => r.tool)
         .sort();
-    assert.deepEqual(fitting('openaiStrict'), [
-      'execute_plan',
-      'get_joint_states',
-      'get_override',
-      'get_sequence_status',
-      'get_tcp_pose',
-      'list_named_positions',
-      'pause',
-      'resume',
-      'set_override',
-      'stop',
-    ]);
+    assert.deepEqual(fitting('openaiStrict'), [...ARGUMENT_FREE, 'execute_plan', 'set_override'].sort());
     assert.deepEqual(
       fitting('geminiParameters'),
       [],

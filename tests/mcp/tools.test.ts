@@ -4,9 +4,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpTransport } from '../support/mcp.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import type { Target } from '../support/live.ts';
+import { operations } from '../../handlers/index.ts';
 
 const TOKEN = 'mcp-token-31a';
-const TOOLS = [
+/** The tools the spec names (each must be served). */
+const SPEC_TOOLS = [
   'get_joint_states',
   'get_tcp_pose',
   'list_named_positions',
@@ -26,6 +28,8 @@ const TOOLS = [
   'get_override',
   'set_override',
 ];
+/** The tools served: one per operation of the catalog with an MCP binding (a new handler file adds its own). */
+const TOOLS = operations.filter((op) => op.mcp).map((op) => op.name);
 
 interface ToolResult {
   isError?: boolean;
@@ -60,6 +64,7 @@ describe('MCP interface at /mcp/mcp', () => {
   it('lists a tool per capability with descriptions, input schemas carrying the joint bounds, and output schemas', async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort());
+    for (const name of SPEC_TOOLS) assert.ok(TOOLS.includes(name), `the spec's ${name} is served`);
     for (const tool of tools) {
       assert.ok((tool.description ?? '').length > 60, tool.name);
       assert.equal(tool.inputSchema.type, 'object');

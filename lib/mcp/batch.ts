@@ -1,0 +1,113 @@
+/**
+ * What a POST body to the MCP endpoint holds, as far as routing needs to know (initialize, the request ids, the
+ * cancellations, a stop tool's call, the direct path's one request), and tools/call arguments made what the SDK's
+ * schema wants. The SDK and the Server validate the rest.
+ */
+import { Response as PonyfillResponse } from '@whatwg-node/fetch';
+import type { JsonRpcRequest, RequestId } from './session-transport.ts';
+import { isRecord } from './wire.ts';
+
+/** What a parsed POST body holds, as far as routing needs to know. */
+export interface Batch {
+  readonly isInitialize: boolean;
+  /** Ids of the requests in it (a notification-only body has none). */
+  readonly requestIds: RequestId[];
+  /** Request ids that notifications/cancelled in it name. */
+  readonly cancelled: RequestId[];
+  /** The body when it is one request the direct path can take (not initialize, not asking for progress). */
+  readonly direct: JsonRpcRequest | undefined;
+  /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
+  readonly wantsProgress: boolean;
+  /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
+  readonly callsTool: boolean;
+  /** True when it calls a stop tool or cancels a request (which stops a motion): it is not scheduled, it runs now. */
+  readonly urgent: boolean;
+}
+
+export const isId = (value: unknown): value is RequestId => typeof value === 'string' || typeof value === 'number';
+
+/** True when a request's params carry `_meta.progressToken`. */
+const asksProgress = (params: unknown): boolean =>
+  isRecord(params) && isRecord(params._meta) && params._meta.progressToken !== undefined;
+
+/**
+ * True when a request's envelope is one the SDK takes as it is: its id a string or an integer, its `_meta` (if any) an
+ * object whose progressToken (if any) is a string or an integer. Anything else goes to the SDK transport, which answers
+ * its own error, so that the direct path never runs a call the SDK would refuse.
+ */
+function wellFormed(request: Record<string, unknown>): boolean {
+  const id = request.id;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
+  const params = request.params;
+  if (!isRecord(params) || params._meta === undefined) return true;
+  if (!isRecord(params._meta)) return false;
+  const token = params._meta.progressToken;
+  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
+}
+
+/** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
+export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
+  const requestIds: RequestId[] = [];
+  const cancelled: RequestId[] = [];
+  let isInitialize = false;
+  let wantsProgress = false;
+  let callsTool = false;
+  let stops = false;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!isRecord(message) || typeof message.method !== 'string') continue;
+    if (isId(message.id)) {
+      requestIds.push(message.id);
+      if (message.method === 'initialize') isInitialize = true;
+      if (asksProgress(message.params)) wantsProgress = true;
+      if (message.method === 'tools/call') {
+        callsTool = true;
+        if (isRecord(message.params) && stopTools.has(message.params.name as string)) stops = true;
+      }
+    } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
+      const id = message.params.requestId;
+      if (isId(id)) cancelled.push(id);
+    }
+  }
+  const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
+  const direct =
+    single && requestIds.length === 1 && !isInitialize && wellFormed(body)
+      ? (body as unknown as JsonRpcRequest)
+      : undefined;
+  return {
+    isInitialize,
+    requestIds,
+    cancelled,
+    direct,
+    wantsProgress,
+    callsTool,
+    urgent: stops || cancelled.length > 0,
+  };
+}
+
+/**
+ * tools/call arguments as the SDK's schema wants them: `null` means none (some clients send it),
+ * anything else that is not an object is a JSON-RPC invalid-params answer naming it, instead of
+ * the SDK's raw schema dump.
+ */
+export function normalizeToolCalls(body: unknown): Response | undefined {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, params, id } = message as { method?: unknown; params?: { arguments?: unknown }; id?: unknown };
+    if (method !== 'tools/call' || typeof params !== 'object' || params === null) continue;
+    const args = params.arguments;
+    if (args === null) delete params.arguments;
+    else if (args !== undefined && (typeof args !== 'object' || Array.isArray(args)))
+      return new PonyfillResponse(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: typeof id === 'string' || typeof id === 'number' ? id : null,
+          error: {
+            code: -32602,
+            message: `Invalid params: arguments must be an object (got ${Array.isArray(args) ? 'an array' : typeof args})`,
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+  }
+  return undefined;
+}
