@@ -210,6 +210,7 @@ describe('teach: named positions saved, used, kept across restarts', () => {
       ['a string angle', { joints: { ...byName(PICK), joint1: 'x' } }, ['body', 'joints', 'joint1'], /number/],
       ['joints as an array', { joints: PICK }, ['body', 'joints'], /./],
       ['an unknown field', { joints: byName(PICK), speed: 1 }, ['body', 'speed'], /./],
+      ['the name again in the body', { name: 'other', joints: byName(PICK) }, ['body', 'name'], /given in the path/],
     ];
     for (const [why, body, loc, msg] of cases) {
       const res = await call('PUT', '/robot/positions/bad_one', body);
