@@ -177,6 +177,18 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     assert.equal(await readFile(file, 'utf8'), before, 'the file is untouched');
   });
 
+  it('another method on /robot/positions/{name} is a 405 naming PUT and DELETE', async () => {
+    const res = await fetch(`${server.url}/robot/positions/pick`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'PUT, DELETE');
+    const get = await fetch(`${server.url}/robot/positions/pick`, { headers: { authorization: `Bearer ${OPERATOR}` } });
+    assert.equal(get.status, 405, 'a position is read from the list');
+  });
+
   it('bad names are 422 at path.name', async () => {
     for (const name of ['1abc', 'a.b', 'has%20space', 'x'.repeat(65), '-lead', '%C3%A9t%C3%A9']) {
       const res = await call('PUT', `/robot/positions/${name}`, {});
