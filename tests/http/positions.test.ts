@@ -439,6 +439,40 @@ describe('the positions file at start-up, and the bound on taught positions', ()
     }
   });
 
+  it('a positions file in a folder that does not exist: start-up says so (a notice), and a save is a 500 naming the file', async () => {
+    await writeFile(path.join(dir, 'settings.yaml'), settings({ positions_file: 'no/such/folder/p.yaml' }));
+    const loaded = await loadConfig(path.join(dir, 'settings.yaml'), { env: {} });
+    assert.ok(loaded.ok && loaded.value.kind === 'serve', loaded.ok ? '' : loaded.error);
+    if (!loaded.ok || loaded.value.kind !== 'serve') return;
+    assert.ok(
+      loaded.value.config.notices.some((n) =>
+        /^armgate\.positions_file: the folder '.*no\/such\/folder' does not exist; saving a taught position fails/.test(
+          n,
+        ),
+      ),
+      loaded.value.config.notices.join('\n'),
+    );
+    const server = await startServer(loaded.value.config, catalog, { log: () => undefined });
+    try {
+      const res = await fetch(`${server.url}/robot/positions/nowhere`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ joints: byName(PICK) }),
+      });
+      assert.equal(res.status, 500);
+      assert.match(
+        ((await res.json()) as { detail: string }).detail,
+        /the positions file '.*p\.yaml' could not be written \(ENOENT\); nothing changed/,
+      );
+      const listed = (await (
+        await fetch(`${server.url}/robot/positions`, { headers: { authorization: `Bearer ${OPERATOR}` } })
+      ).json()) as { name: string }[];
+      assert.ok(!listed.some((p) => p.name === 'nowhere'), 'nothing was saved');
+    } finally {
+      await server.close();
+    }
+  });
+
   it(`keeps at most ${MAX_TAUGHT_POSITIONS}: one more is a 409 that says so; replacing one is still allowed`, async () => {
     await writeFile(path.join(dir, 'settings.yaml'), settings());
     const full = Array.from({ length: MAX_TAUGHT_POSITIONS }, (_, k) => ({
