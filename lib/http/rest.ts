@@ -177,12 +177,24 @@ async function restInput(
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
     // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
     const fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
+    const twice = givenTwice(rest, fields);
+    if (twice) return twice;
     return ok({ fields: { ...fields, ...query.value, ...pathFields(rest, request) } });
   }
   const form = await formFields(rest, request, entries, types);
   if (!form.ok) return form;
+  const twice = givenTwice(rest, form.value.fields);
+  if (twice) return twice;
   const fields = { ...form.value.fields, ...query.value, ...pathFields(rest, request) };
   return ok({ fields, filenames: form.value.filenames });
+}
+
+/** A field of the path is the path's: the body may not say it again (differently, or at all): the 422, if it does. */
+function givenTwice(rest: RestBinding, fields: Record<string, unknown>): Result<never, ApiError> | undefined {
+  const twice = (rest.params ?? []).find((name) => Object.hasOwn(fields, name));
+  return twice === undefined
+    ? undefined
+    : err(invalid(['body', twice], `'${twice}' is given in the path; leave it out of the body`, 'extra_forbidden'));
 }
 
 /** The input of an operation whose binding reads no body (query and path only): known without waiting for anything. */

@@ -30,6 +30,7 @@ import { AuditTrail } from '../audit/trail.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import { PlanStore } from '../plans/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
+import { PositionStore } from '../positions/store.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -201,6 +202,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();
+  const positions = new PositionStore(config.positions.file, config.limits.jointNames, config.positions.taught);
   const services: Services = {
     arbiter,
     control,
@@ -210,6 +212,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     events,
     safety: safety.value,
     plans,
+    positions,
     audit,
     deadMan: config.safety.dead_man,
   };
@@ -220,6 +223,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     events.close();
     plans.clear();
     try {
+      await positions.settled();
       await audit?.close();
       await closeTrajectoryWorker();
       await context.close();

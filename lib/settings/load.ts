@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import * as v from 'valibot';
@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { normalizeOrigin } from '../net/address.ts';
 import { findLimitViolation, type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
+import { parsePositionsFile, type TaughtPosition } from '../positions/taught.ts';
 import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
 import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from '../ros/endpoints-original.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -88,6 +89,32 @@ export interface Config {
   readonly groupStates: readonly GroupState[] | undefined;
   /** The Foxglove WebSocket server (the stack's `foxglove` block, `enabled: true`); undefined: not served. */
   readonly foxglove?: FoxgloveConfig | undefined;
+  /** The taught positions (armgate.positions_file, resolved) and what the file held at start-up. */
+  readonly positions: { readonly file: string; readonly taught: readonly TaughtPosition[] };
+}
+
+/** The default of armgate.positions_file, beside the settings file. */
+export const DEFAULT_POSITIONS_FILE = 'positions.yaml';
+
+/**
+ * The taught positions of armgate.positions_file: none when the file does not exist yet; any other problem (it cannot
+ * be read, malformed YAML, a bad entry) refuses start-up, since saving over it would lose what it held.
+ */
+async function readTaughtPositions(file: string, limits: JointLimits): Promise<Result<TaughtPosition[], string>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return ok([]);
+    return err(`armgate.positions_file: cannot read '${file}' (${code ?? 'error'})`);
+  }
+  const parsed = parsePositionsFile(text, limits);
+  if (!parsed.ok)
+    return err(
+      `armgate.positions_file: '${file}' is not a valid positions file (${parsed.error}); armgate does not start over it, so that no taught position is lost: fix the file, or move it away to start with none`,
+    );
+  return parsed;
 }
 
 /** What start-up should do: serve with a config, or say the web server is disabled. */
@@ -280,6 +307,21 @@ export async function loadConfig(
     endpoints = { ...endpoints, srdf: { file: srdf.value.file } };
   }
 
+  const positionsFile = path.resolve(dir, a.positions_file ?? DEFAULT_POSITIONS_FILE);
+  const taught = await readTaughtPositions(positionsFile, limits.value);
+  if (!taught.ok) return taught;
+  // A folder that is not there is not an error until something is taught: the operator is told now.
+  const positionsDir = path.dirname(positionsFile);
+  if (
+    !(await stat(positionsDir).then(
+      (st) => st.isDirectory(),
+      () => false,
+    ))
+  )
+    notices.push(
+      `armgate.positions_file: the folder '${positionsDir}' does not exist; saving a taught position fails until it does`,
+    );
+
   const initial = a.sim.initial_position;
   if (a.backend === 'sim') {
     if (typeof initial === 'string') {
@@ -342,6 +384,7 @@ export async function loadConfig(
       robotDescriptionXml: urdf.value.text,
       groupStates,
       foxglove: foxglove.value,
+      positions: { file: positionsFile, taught: taught.value },
     },
   });
 }

@@ -66,6 +66,18 @@ export async function loadTestSettings(yamlText: string): Promise<Config> {
   }
 }
 
+/**
+ * `config` with its taught positions in a folder of their own (the settings' folder of {@link testConfig} is gone once
+ * they are loaded), and the cleanup that removes the folder (call it when the app is closed).
+ */
+export async function withOwnPositionsFile(config: Config): Promise<{ config: Config; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armgate-test-positions-'));
+  return {
+    config: { ...config, positions: { file: path.join(dir, 'positions.yaml'), taught: [] } },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
 /** The test settings (the bundled ones with `overrides`: {@link settingsYaml}) through the real loader. */
 export function testConfig(overrides: SettingsOverrides = {}): Promise<Config> {
   return loadTestSettings(settingsYaml(overrides));
@@ -90,10 +102,21 @@ async function buildTestApp<A extends Armgate>(
   overrides: SettingsOverrides,
   options: Omit<StartOptions, 'log'>,
 ): Promise<A & { readonly logs: Logs }> {
-  const config = await testConfig(overrides);
+  const own = await withOwnPositionsFile(await testConfig(overrides));
+  const config = own.config;
   const logs: Logs = [];
-  const app = await build(config, catalog, { ...options, log: (fields) => logs.push(fields) });
-  return Object.assign(app, { logs });
+  let app: A;
+  try {
+    app = await build(config, catalog, { ...options, log: (fields) => logs.push(fields) });
+  } catch (e) {
+    await own.cleanup();
+    throw e;
+  }
+  const close = app.close.bind(app);
+  return Object.assign(app, {
+    logs,
+    close: () => close().finally(own.cleanup),
+  });
 }
 
 /** Starts armgate on 127.0.0.1:0 with `overrides` (and start options other than the log); close it with `server.close()`. */
