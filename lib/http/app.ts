@@ -154,6 +154,18 @@ export function createApp(options: AppOptions): App {
       });
     }
   }
+  // A route with path parameters answers another method with 405 and its methods, as an exact path does below.
+  for (const route of table.routes) {
+    if (!('operation' in route) || route.exact || route !== table.routes.find((r) => r.path === route.path)) continue;
+    const allowed = table.methodsAt(route.path) ?? [];
+    router.all(route.path.replace(/\{(\w+)\}/g, ':$1'), (request: IRequest) =>
+      errorResponse({
+        kind: 'method_not_allowed',
+        detail: `Method ${request.method} not allowed on ${new URL(request.url).pathname}; use ${allowed.join(' or ')}`,
+        allow: [...allowed],
+      }),
+    );
+  }
   router.all('*', (request: IRequest) => {
     const { pathname } = new URL(request.url);
     const allowed = table.methodsAt(pathname);

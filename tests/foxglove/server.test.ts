@@ -192,6 +192,7 @@ describe('the Foxglove server on the simulated arm', () => {
         '/armgate/move_to_named_position',
         '/armgate/move_to_joints',
         '/armgate/move_to_pose',
+        '/armgate/save_position',
       ],
     );
     for (const s of admin.services) {
