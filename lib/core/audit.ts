@@ -20,6 +20,7 @@ function statusOfKind(kind: ApiError['kind']): number {
     busy: 409,
     payload_too_large: 413,
     unavailable: 503,
+    too_many_requests: 429,
     internal: 500,
   };
   return table[kind];

@@ -19,6 +19,8 @@ export type ApiError =
   | { readonly kind: 'busy'; readonly detail: string; readonly retryAfterS?: number }
   | { readonly kind: 'payload_too_large'; readonly detail: string }
   | { readonly kind: 'unavailable'; readonly detail: string }
+  /** Too many wrong tokens from one address (lib/admission/guesses.ts): Retry-After says when one more is compared. */
+  | { readonly kind: 'too_many_requests'; readonly detail: string; readonly retryAfterS: number }
   | { readonly kind: 'internal'; readonly detail: string };
 
 /** Most validation issues a 422 body lists; the rest are counted in one last entry. */

@@ -22,6 +22,8 @@ export function statusOf(error: ApiError): number {
       return 413;
     case 'unavailable':
       return 503;
+    case 'too_many_requests':
+      return 429;
     case 'internal':
       return 500;
   }
@@ -59,6 +61,10 @@ export function errorResponse(error: ApiError): Response {
       return error.retryAfterS === undefined
         ? json({ detail: error.detail }, status)
         : json({ detail: error.detail }, status, { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterS))) });
+    case 'too_many_requests':
+      return json({ detail: error.detail }, status, {
+        'retry-after': String(Math.max(1, Math.ceil(error.retryAfterS))),
+      });
     default:
       return json({ detail: error.detail }, status);
   }

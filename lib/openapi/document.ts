@@ -112,7 +112,14 @@ function operation(op: RestOperation, limits: JointLimits, secured: boolean): Re
   for (const [kind, description] of Object.entries(op.errors) as [ApiError['kind'], string][]) {
     responses[String(statusOf({ kind, detail: '' } as ApiError))] = error(description, ErrorDetailSchema);
   }
-  if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
+  if (secured) {
+    responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
+    responses['429'] = error(
+      'Too many wrong tokens from this client address: Retry-After says when a token is compared again (a token ' +
+        'already served to this address is served at once).',
+      ErrorDetailSchema,
+    );
+  }
   responses['403'] = error(
     "The token's role may not call this operation (the detail names the role needed), the Host is not one this server " +
       'serves, or a state-changing request came from a foreign Origin.',

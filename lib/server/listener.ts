@@ -19,8 +19,8 @@ import { hasBody, watchBodies } from './slow-bodies.ts';
 export type LogSink = (fields: Record<string, string | number>) => void;
 
 export interface ListenerOptions {
-  /** The app: what a request in origin-form is handed to. */
-  readonly fetch: (request: Request) => Promise<Response>;
+  /** The app: what a request in origin-form is handed to, with the client's address (the socket's peer). */
+  readonly fetch: (request: Request, address: string) => Promise<Response>;
   readonly log: LogSink;
   /** Caps and timeouts (web.limits). */
   readonly limits: WebLimits;
@@ -107,12 +107,14 @@ export function createListener(options: ListenerOptions): Listener {
     idleMs: limits.lingeringTimeoutMs,
     maxBytes: LINGER_MAX_BYTES,
   };
-  const adapter = createServerAdapter(options.fetch);
+  const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
+    options.fetch(request, context.req.socket?.remoteAddress ?? ''),
+  );
   const answerBodyless = (req: IncomingMessage, res: ServerResponse, method: string, target: string) => {
     const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
-      .fetch(request as unknown as Request)
+      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '')
       .then((response) => writeResponse(res, response))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });

@@ -45,7 +45,8 @@ export const TRAJECTORY_LOG_LINES = 300;
  * answers a path in memory through the same `fetch`, as hono's `app.request()` does, so tests need no socket.
  */
 export interface Armgate {
-  readonly fetch: (request: Request) => Promise<Response>;
+  /** Serves a request; `address`: the client's (the socket's peer), '' in memory. */
+  readonly fetch: (request: Request, address?: string) => Promise<Response>;
   /** A request in memory: a path (or absolute URL, or Request) with fetch's init; Host is the configured address. */
   request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   readonly context: RobotContext;
@@ -259,6 +260,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     state,
     token: config.web.token,
     tokens: config.web.tokens,
+    guesses: { burst: config.web.limits.tokenGuessBurst, refillS: config.web.limits.tokenGuessRefillS },
     admission,
     docs: docsAssetsOnDemand(),
     openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
@@ -279,12 +281,12 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
   const isStop = stopRoutes(active);
   const isRestRead = restReads(active);
-  const fetch = (request: Request): Promise<Response> => {
+  const fetch = (request: Request, address = ''): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
     const path = pathOf(request.url);
     return isStop(request.method, path) || isMcpPost(request.method, path)
-      ? app(request, arrivedAtStop)
-      : inTurn(() => app(request, arrivedAtStop));
+      ? app(request, arrivedAtStop, address)
+      : inTurn(() => app(request, arrivedAtStop, address));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   return {
