@@ -26,6 +26,8 @@ export interface ListenerOptions {
   readonly limits: WebLimits;
   /** True for the requests no cap refuses (the stop routes), from the request line alone. */
   readonly urgent: (method: string, path: string) => boolean;
+  /** Every method some route serves (start-up derives it from the routes): `OPTIONS *` answers it as Allow. */
+  readonly methods: readonly string[];
   /** The path of the event stream (a GET there holds an event stream). */
   readonly eventsPath: string;
   /**
@@ -45,9 +47,6 @@ export interface Listener {
 
 /** Connections taken beyond web.limits.max_connections, where only a stop is served; beyond them, dropped. */
 const STOP_MARGIN_CONNECTIONS = 64;
-
-/** The methods the server answers on some route, for `OPTIONS *`. */
-const SERVER_METHODS = 'GET, POST, OPTIONS';
 
 /** Answers a request on the socket directly (the app never sees it) and logs it as the app logs a request. */
 function answer(
@@ -101,7 +100,10 @@ const pathOfTarget = (target: string) => {
  */
 export function createListener(options: ListenerOptions): Listener {
   const { limits, log } = options;
+  const allow = options.methods.join(', ');
   const caps = new Caps(limits);
+  /** Connections whose request's body the app is reading (a FIN there ends that request, logged by the app). */
+  const readingBody = new WeakSet<Duplex>();
   const lingerBounds: LingerBounds = {
     timeMs: limits.lingeringTimeMs,
     idleMs: limits.lingeringTimeoutMs,
@@ -153,7 +155,7 @@ export function createListener(options: ListenerOptions): Listener {
       if (isLingering(req.socket as Socket)) return void req.socket.destroy();
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
-      if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow: SERVER_METHODS });
+      if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
       if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
       if (target.authority !== undefined) {
         req.url = target.path;
@@ -182,6 +184,8 @@ export function createListener(options: ListenerOptions): Listener {
       }
       if (hasBody(req)) {
         bodies.watch(req, res);
+        readingBody.add(req.socket);
+        req.once('end', () => readingBody.delete(req.socket));
         // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
       } else if (options.bodyless?.(method, path)) return answerBodyless(req, res, method, target.path);
@@ -194,8 +198,10 @@ export function createListener(options: ListenerOptions): Listener {
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A client that went away before its request was whole: nothing to answer, nothing to log.
+    // A client that went away before its request was whole: nothing to answer, nothing to log. One that closed its
+    // side (FIN) in the middle of a body the app is reading: the app logs that request once (499); nothing is written.
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    if (error.code === 'HPE_INVALID_EOF_STATE' && readingBody.has(socket)) return void socket.destroy();
     const [status, reason, detail] = clientErrorAnswer(error);
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     const body = JSON.stringify({ detail });
@@ -207,7 +213,7 @@ export function createListener(options: ListenerOptions): Listener {
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.end(
-      'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST, OPTIONS\r\nContent-Type: application/json\r\n' +
+      `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${allow}\r\nContent-Type: application/json\r\n` +
         'Connection: close\r\nContent-Length: 46\r\n\r\n{"detail":"CONNECT is not served: no tunnels"}',
     );
     log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });

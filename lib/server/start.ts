@@ -7,7 +7,7 @@ import { docsAssetsOnDemand } from '../http/docs.ts';
 import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
-import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
+import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
 import { logLine } from '../logs/line.ts';
@@ -105,6 +105,18 @@ const stopRoutes = (active: readonly RestOperation[]) => routesOf(active, (op) =
 const restReads = (active: readonly RestOperation[]) =>
   routesOf(active, ({ rest }) => rest.method === 'GET' && !rest.params?.length);
 
+/** The order methods are listed in (RFC 9110's order of definition). */
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE'];
+
+/**
+ * Every method some route serves, for `OPTIONS *`: the active operations' methods, the MCP endpoint's, GET (the docs,
+ * the event stream, the live page) and OPTIONS (CORS preflights).
+ */
+export function methodsServed(active: readonly RestOperation[]): string[] {
+  const served = new Set<string>(['GET', 'OPTIONS', ...MCP_METHODS, ...active.map((op) => op.rest.method)]);
+  return METHOD_ORDER.filter((method) => served.has(method));
+}
+
 /** A POST to the MCP endpoint: it schedules its own work once it has read the body (see createMcpEndpoint). */
 function isMcpPost(method: string, path: string): boolean {
   return method === 'POST' && path === '/mcp/mcp';
@@ -133,6 +145,7 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
     release,
     isStop: _isStop,
     isRestRead: _isRestRead,
+    methods: _methods,
     ...app
   } = await assemble(config, catalog, options);
   let closing: Promise<void> | undefined;
@@ -151,6 +164,8 @@ interface Assembled extends Omit<Armgate, 'close'> {
   readonly isStop: (method: string, path: string) => boolean;
   /** Which requests are REST reads (GET of an exact path), from the request line: the listener's light way. */
   readonly isRestRead: (method: string, path: string) => boolean;
+  /** Every method some route serves. */
+  readonly methods: readonly string[];
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }
@@ -293,6 +308,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     fetch,
     isStop,
     isRestRead,
+    methods: methodsServed(active),
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
     services,
@@ -342,12 +358,13 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  const { quiesce, release, isStop, isRestRead, ...app } = await assemble(config, catalog, options);
+  const { quiesce, release, isStop, isRestRead, methods, ...app } = await assemble(config, catalog, options);
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,
     limits: config.web.limits,
     urgent: isStop,
+    methods,
     eventsPath: EVENTS_PATH,
     bodyless: isRestRead,
   });
