@@ -92,5 +92,5 @@ export async function parseJsonBody<S extends v.GenericSchema>(
   const doc = parseJsonText(text.value);
   if (!doc.ok) return doc;
   const parsed = v.safeParse(schema, doc.value);
-  return parsed.success ? ok(parsed.output) : err(fromValibot('body', parsed.issues));
+  return parsed.success ? ok(parsed.output) : err(fromValibot('body', parsed.issues, schema));
 }

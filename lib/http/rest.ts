@@ -253,6 +253,7 @@ function validated(
         : field !== undefined && pathKeys.includes(field)
           ? 'path'
           : 'body',
+      schema,
     ),
   );
 }

@@ -247,8 +247,9 @@ async function runTool(
   let input: unknown;
   if (op.rawJson) input = { text: JSON.stringify(given) };
   else if (op.input) {
-    const parsed = v.safeParse(inputSchemaOf(op, state.ros.limits) as v.GenericSchema, given);
-    if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments'));
+    const schema = inputSchemaOf(op, state.ros.limits) as v.GenericSchema;
+    const parsed = v.safeParse(schema, given);
+    if (!parsed.success) return err(locatedIssues(parsed.issues, () => 'arguments', schema));
     input = parsed.output;
   } else {
     // No input (its schema says additionalProperties: false): an argument is unknown, as a query parameter is over

@@ -277,6 +277,12 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
         loc: ['body', 'joints', 0],
       },
       { route: '/robot/move/joints', body: `{"joints": ${okJoints}, "extra": 1}`, loc: ['body', 'extra'] },
+      {
+        route: '/robot/move/joints',
+        body: `{"joints": ${okJoints}, "sped": 1}`,
+        loc: ['body', 'sped'],
+        msg: /^unknown key "sped" \(did you mean "speed"\?\); the keys are joints, speed, /,
+      },
       // move/named
       {
         route: '/robot/move/named',
@@ -297,7 +303,12 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
         msg: /at most 1/,
       },
       { route: '/robot/move/named', body: JSON.stringify({}), loc: ['body', 'name'] },
-      { route: '/robot/move/named', body: JSON.stringify({ name: 'work', extra: true }), loc: ['body', 'extra'] },
+      {
+        route: '/robot/move/named',
+        body: JSON.stringify({ name: 'work', extra: true }),
+        loc: ['body', 'extra'],
+        msg: /^unknown key "extra"; the keys are name, speed/,
+      },
       // move/pose
       {
         route: '/robot/move/pose',
