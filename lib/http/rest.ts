@@ -247,12 +247,14 @@ function validated(
   }
   const pathKeys = rest.params ?? [];
   return err(
-    locatedIssues(parsed.issues, (field) =>
-      field !== undefined && queryKeys.includes(field)
-        ? 'query'
-        : field !== undefined && pathKeys.includes(field)
-          ? 'path'
-          : 'body',
+    locatedIssues(
+      parsed.issues,
+      (field) =>
+        field !== undefined && queryKeys.includes(field)
+          ? 'query'
+          : field !== undefined && pathKeys.includes(field)
+            ? 'path'
+            : 'body',
       schema,
     ),
   );
