@@ -1,4 +1,7 @@
 import type { JsonSchema } from '@valibot/to-json-schema';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../settings/resolve.ts';
 import type * as v from 'valibot';
 import type { ApiError } from '../core/errors.ts';
 import { statusOf } from '../http/errors.ts';
@@ -39,10 +42,13 @@ const DOCS_PAGES = [
   ].map(([page, subject]) => `- [docs/${page}](/docs/guide/${page}): ${subject}`),
 ].join('\n');
 
-/** Text of the document's info block. */
+/**
+ * Text of the document's info block. The version is the package's (package.json; CHANGELOG.md says what each
+ * version changed in the API): one number for the package, the OpenAPI document and the MCP server's info.
+ */
 export const API_INFO = {
   title: 'armgate',
-  version: '0.1.0',
+  version: (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version,
   description:
     'HTTP front end to a 7-axis robot arm (KUKA LBR iiwa 7 R800) behind a ROS 2 + MoveIt stack or the embedded simulator. ' +
     'Motion commands are synchronous; there is no command queue. The stop command cancels software operations only: it does not ' +
