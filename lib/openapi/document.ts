@@ -30,6 +30,7 @@ const DOCS_PAGES = [
     ['api.md', 'more examples and the decisions where the contract is silent'],
     ['mcp.md', 'MCP and agents'],
     ['safe-deployment.md', 'roles per token, plan then execute, the safety envelope, the audit trail'],
+    ['clients.md', 'clients: Python and MATLAB'],
     ['events-and-live-page.md', 'GET /events and the live page'],
     ['settings.md', 'the settings reference'],
     ['simulator.md', 'the simulator and planners'],
