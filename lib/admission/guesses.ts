@@ -101,8 +101,10 @@ export class GuessLimiter {
 
   /** A right token from `address` (its digest): remembered as served here. */
   right(address: string, digest: Buffer): void {
-    const entry = this.#touch(addressKey(address));
-    if (entry.served.some((known) => known.equals(digest))) return;
+    const key = addressKey(address);
+    // The common case, a known client again, changes nothing (no reordering on the read path).
+    if (this.#entries.get(key)?.served.some((known) => known.equals(digest))) return;
+    const entry = this.#touch(key);
     if (entry.served.length >= SERVED_MAX) entry.served.shift();
     entry.served.push(digest);
   }
