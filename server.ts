@@ -48,7 +48,20 @@ async function main(): Promise<number> {
   }
   const config = loaded.value.config;
   for (const notice of config.notices) process.stderr.write(`armgate: ${notice}\n`);
-  const running = await startServer(config, catalog);
+  let running: Awaited<ReturnType<typeof startServer>>;
+  try {
+    running = await startServer(config, catalog);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL') throw e;
+    const where = `${config.web.host}:${config.web.port}`;
+    process.stderr.write(
+      code === 'EADDRINUSE'
+        ? `armgate: ${where} is in use (another armgate, or another server); stop it, or start on another port: npm start -- --port 8008 (web.port in the settings; --port 0 picks a free one)\n`
+        : `armgate: cannot listen on ${where}: this machine has no such address (web.host in the settings)\n`,
+    );
+    return 1;
+  }
   // Handlers first, then the announcement: a parent may signal the moment it reads the line.
   const stopped = new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -307,8 +308,31 @@ describe('command line (npm start: node scripts/start.mjs)', { concurrency: 4, t
       });
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /robot\.backend 'ros2' needs a sourced ROS 2 and the rclnodejs package/);
+      assert.match(
+        r.stderr,
+        /run `npm run ros2:build` in .*, then `\. scripts\/ros2\/env\.sh` in this shell/,
+        'what to do here',
+      );
       assert.doesNotMatch(r.stdout, /listening/);
     } finally {
+      await cleanup();
+    }
+  });
+
+  it('a port in use: exits 1 with one line saying so and how to pick another (--port)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const { file, cleanup } = await writeSettings();
+    try {
+      const r = await runToExit(['--settings', file, '--port', String(port)]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`^armgate: 127\\.0\\.0\\.1:${port} is in use .*npm start -- --port 8008`, 'm'));
+      assert.doesNotMatch(r.stderr, /start-up failed/);
+    } finally {
+      taken.close();
       await cleanup();
     }
   });

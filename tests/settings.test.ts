@@ -24,6 +24,8 @@ const DEFAULT_LIMITS = {
   retryAfterS: 2,
   lingeringTimeMs: 10_000,
   lingeringTimeoutMs: 2000,
+  tokenGuessBurst: 10,
+  tokenGuessRefillS: 1,
 };
 
 const SHARE = path.join(PROJECT_ROOT, 'share', 'armgate');

@@ -9,6 +9,7 @@ import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
 import { readTcpPose } from './pose.ts';
+import { orientationHint } from '../../lib/ops/orientation-hint.ts';
 
 export { PLANNERS } from '../../lib/motion/vocabulary.ts';
 
@@ -66,7 +67,10 @@ export const operation = defineOperation({
     };
     const what = `moving the TCP (${target.planner})`;
     if (dry_run) return dryRun(ctx, what, { kind: 'pose', goal });
-    return runMotion(ctx, what, (options) => context.moveToPose(goal, options));
+    const result = await runMotion(ctx, what, (options) => context.moveToPose(goal, options));
+    if (!result.ok || result.value.success) return result;
+    const hint = await orientationHint(ctx, goal, result.value.message);
+    return hint ? ok({ ...result.value, message: `${result.value.message}; ${hint}` }) : result;
   },
 });
 

@@ -1,12 +1,18 @@
 /**
- * The audit trail: one JSON line per state-changing call on either face (refused ones included),
- * and per read with `audit.reads`. Lines are appended in order by one writer (a promise queue),
- * each written and flushed to the disk (datasync) before the next; the file is rotated when a line
- * would take it past `audit.max_bytes`. A line names the caller by its token's name, never the
- * token, and carries a bounded summary of the input (numbers and names, no file contents).
+ * The audit trail: one JSON line per call that reached an operation on either face (refused ones included: a lacking
+ * role, a bad input, a busy arm), state-changing ones always and reads with `audit.reads`. Requests refused before
+ * (no token, a wrong one, too many wrong ones) are counted per face, address and reason and written once a second as
+ * one line each to a file of their own (refusalsPath), so that no flood of them delays or rotates out a real record.
+ * Lines are written in groups, one datasync per group (lib/audit/line-file.ts: a bounded queue; rotation at
+ * `audit.max_bytes`, each file on its own). A line names the caller by its token's name, never the token, and carries
+ * a bounded summary of the input (numbers and names, no file contents).
  */
-import { type FileHandle, open, rename, stat } from 'node:fs/promises';
+import { extname } from 'node:path';
 import { logLine } from '../logs/line.ts';
+import { LineFile } from './line-file.ts';
+import { RefusalCounts } from './refusals.ts';
+
+export { ROTATED_KEPT } from './line-file.ts';
 
 /** The audit settings (the `audit` block). */
 export interface AuditSettings {
@@ -18,8 +24,6 @@ export interface AuditSettings {
   readonly reads: boolean;
 }
 
-/** Rotated files kept beside the current one: `<path>.1` (newest) .. `<path>.<ROTATED_KEPT>`. */
-export const ROTATED_KEPT = 5;
 /** Longest text (message, string field) written as is; longer ones are cut. */
 export const TEXT_MAX = 300;
 const STRING_FIELD_MAX = 64;
@@ -121,16 +125,41 @@ export function summarizeInput(op: AuditedOperation, input: unknown): unknown {
   return { fields: Object.keys(fields).slice(0, OBJECT_KEYS_MAX), truncated: true };
 }
 
+/** The refusals' file of an audit trail at `file`: `audit.jsonl` -> `audit.refusals.jsonl` (`audit` -> `audit.refusals`). */
+export function refusalsPath(file: string): string {
+  const ext = extname(file);
+  return ext === '' ? `${file}.refusals` : `${file.slice(0, -ext.length)}.refusals${ext}`;
+}
+
+/** How often the refusals counted are written as lines (ms). */
+export const REFUSAL_WINDOW_MS = 1000;
+
 /** The audit trail writer (see the module comment). */
 export class AuditTrail {
   private readonly settings: AuditSettings;
-  private handle: FileHandle | undefined;
-  private size = 0;
-  private queue: Promise<void> = Promise.resolve();
+  private readonly calls: LineFile;
+  private readonly refusals: LineFile;
+  private readonly counts = new RefusalCounts();
+  private window: NodeJS.Timeout | undefined;
   private failed = false;
 
   constructor(settings: AuditSettings) {
     this.settings = settings;
+    const droppedLine = (dropped: number) =>
+      `${JSON.stringify({ time: new Date().toISOString(), principal: 'armgate', role: 'none', operation: 'audit_lines_dropped', dropped, outcome: { status: 503, success: false, message: `${dropped} lines were dropped: the audit queue was full` } })}\n`;
+    const onError = (e: unknown) => this.fail(e);
+    this.calls = new LineFile({ path: settings.path, maxBytes: settings.maxBytes, droppedLine, onError });
+    this.refusals = new LineFile({
+      path: refusalsPath(settings.path),
+      maxBytes: settings.maxBytes,
+      droppedLine,
+      onError,
+    });
+  }
+
+  /** Bytes waiting to be written, both files (bounded: lib/audit/line-file.ts's QUEUE_MAX_BYTES each). */
+  get queuedBytes(): number {
+    return this.calls.queuedBytes + this.refusals.queuedBytes;
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
@@ -152,63 +181,41 @@ export class AuditTrail {
       outcome,
       duration_ms: Math.round((performance.now() - startedMs) * 100) / 100,
     };
-    const text = `${JSON.stringify(line)}\n`;
-    this.queue = this.queue.then(() => this.write(text)).catch((e: unknown) => this.fail(e));
+    this.calls.append(`${JSON.stringify(line)}\n`);
   }
 
-  /** Appends a line for a request refused before it reached an operation (a missing or wrong token). */
-  recordUnauthenticated(face: 'rest' | 'mcp' | 'foxglove', method: string, path: string, detail: string): void {
-    const line: AuditRecord = {
-      time: new Date().toISOString(),
-      principal: 'anonymous',
-      role: 'none',
-      interface: face,
-      operation: cut(`${method} ${path}`, 200),
-      outcome: { status: 401, success: false, message: cut(detail, TEXT_MAX) },
-      duration_ms: 0,
-    };
-    const text = `${JSON.stringify(line)}\n`;
-    this.queue = this.queue.then(() => this.write(text)).catch((e: unknown) => this.fail(e));
+  /**
+   * Counts a request refused before it reached an operation (a missing or wrong token, too many wrong ones): the
+   * refusals' file gets one line per face, address and reason each {@link REFUSAL_WINDOW_MS} with the count.
+   */
+  recordRefusal(
+    face: 'rest' | 'mcp' | 'foxglove',
+    address: string,
+    method: string,
+    path: string,
+    status: number,
+    reason: string,
+  ): void {
+    this.counts.add(face, cut(address, 64), cut(`${method} ${path}`, 200), status, cut(reason, TEXT_MAX));
+    this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
   }
 
-  /** Resolves once every line recorded so far is on disk. */
-  flush(): Promise<void> {
-    return this.queue;
+  /** Resolves once every line recorded so far is on disk (the refusals counted so far written as their lines). */
+  async flush(): Promise<void> {
+    this.endWindow();
+    await Promise.all([this.calls.flush(), this.refusals.flush()]);
   }
 
-  /** Writes what is queued and closes the file. */
+  /** Writes what is queued and closes the files. */
   async close(): Promise<void> {
-    await this.queue;
-    await this.handle?.close();
-    this.handle = undefined;
+    this.endWindow();
+    await Promise.all([this.calls.close(), this.refusals.close()]);
   }
 
-  private async write(text: string): Promise<void> {
-    const bytes = Buffer.byteLength(text);
-    if (!this.handle) await this.openFile();
-    if (this.size > 0 && this.size + bytes > this.settings.maxBytes) await this.rotate();
-    const handle = this.handle as FileHandle;
-    await handle.appendFile(text);
-    await handle.datasync();
-    this.size += bytes;
-  }
-
-  private async openFile(): Promise<void> {
-    this.handle = await open(this.settings.path, 'a', 0o600);
-    this.size = (await this.handle.stat()).size;
-  }
-
-  /** `<path>` becomes `<path>.1`, the older ones move up one, the oldest beyond {@link ROTATED_KEPT} is replaced. */
-  private async rotate(): Promise<void> {
-    await this.handle?.close();
-    this.handle = undefined;
-    const base = this.settings.path;
-    for (let k = ROTATED_KEPT - 1; k >= 1; k--) {
-      const from = `${base}.${k}`;
-      if (await exists(from)) await rename(from, `${base}.${k + 1}`);
-    }
-    await rename(base, `${base}.1`);
-    await this.openFile();
+  private endWindow(): void {
+    clearTimeout(this.window);
+    this.window = undefined;
+    for (const line of this.counts.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
   }
 
   private fail(e: unknown): void {
@@ -220,14 +227,5 @@ export class AuditTrail {
       path: this.settings.path,
       error: e instanceof Error ? e.message : String(e),
     });
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { keysAt } from './schema-shape.ts';
 
 /** One entry of a 422 body, in the shape FastAPI clients already parse. */
 export interface ValidationIssue {
@@ -21,6 +22,8 @@ export type ApiError =
   | { readonly kind: 'conflict'; readonly detail: string }
   | { readonly kind: 'payload_too_large'; readonly detail: string }
   | { readonly kind: 'unavailable'; readonly detail: string }
+  /** Too many wrong tokens from one address (lib/admission/guesses.ts): Retry-After says when one more is compared. */
+  | { readonly kind: 'too_many_requests'; readonly detail: string; readonly retryAfterS: number }
   | { readonly kind: 'internal'; readonly detail: string };
 
 /**
@@ -38,6 +41,7 @@ export const STATUS_OF_KIND: Readonly<Record<ApiError['kind'], number>> = {
   conflict: 409,
   payload_too_large: 413,
   unavailable: 503,
+  too_many_requests: 429,
   internal: 500,
 };
 
@@ -73,23 +77,73 @@ export function invalid(loc: readonly (string | number)[], msg: string, type = '
   return { kind: 'validation', issues: [{ loc, msg, type }] };
 }
 
-/** Converts valibot issues to 422 issues located under `root` ('body', 'query', or a path such as ['body', 'config']). */
+/**
+ * Converts valibot issues to 422 issues located under `root` ('body', 'query', or a path such as ['body', 'config']).
+ * `schema`: the schema that was parsed, so that an unknown key's message names the keys taken there.
+ */
 export function fromValibot(
   root: string | readonly (string | number)[],
   issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]],
+  schema?: v.GenericSchema,
 ): ApiError {
-  const [first, ...rest] = issues.map((issue) => toIssue(root, issue));
+  const base = typeof root === 'string' ? [root] : [...root];
+  const [first, ...rest] = issues.map((issue) => {
+    const path = pathOf(issue);
+    return { loc: [...base, ...path], ...issueText(issue, path, schema) };
+  });
   return { kind: 'validation', issues: [first as ValidationIssue, ...rest] };
 }
 
-function toIssue(root: string | readonly (string | number)[], issue: v.BaseIssue<unknown>): ValidationIssue {
-  const loc: (string | number)[] = typeof root === 'string' ? [root] : [...root];
-  for (const item of issue.path ?? []) {
-    const key = item.key;
-    loc.push(typeof key === 'number' ? key : String(key));
+/** The keys and indexes of an issue's path. */
+function pathOf(issue: v.BaseIssue<unknown>): (string | number)[] {
+  return (issue.path ?? []).map((item) => (typeof item.key === 'number' ? item.key : String(item.key)));
+}
+
+/**
+ * The one rendering of a valibot issue's message and type (both faces, every body): a missing field is 'Field
+ * required'; an unknown key of a strict object names the keys taken there (and the likeliest one when it is a near
+ * miss), instead of valibot's 'Invalid key: Expected never but received "sped"'.
+ */
+function issueText(
+  issue: v.BaseIssue<unknown>,
+  path: readonly (string | number)[],
+  schema: v.GenericSchema | undefined,
+): { msg: string; type: string } {
+  if (issue.kind === 'schema' && issue.input === undefined && path.length > 0)
+    return { msg: 'Field required', type: 'missing' };
+  const key = path.at(-1);
+  if (issue.type === 'strict_object' && issue.expected === 'never' && typeof key === 'string') {
+    const keys = schema ? keysAt(schema, path.slice(0, -1)) : undefined;
+    if (keys) {
+      const near = keys.find((known) => editDistance(known, key) <= 2);
+      const shown = JSON.stringify(key.slice(0, 64));
+      return {
+        msg:
+          keys.length === 0
+            ? `unknown key ${shown}: no keys are taken here`
+            : `unknown key ${shown}${near ? ` (did you mean "${near}"?)` : ''}; the keys are ${keys.join(', ')}`,
+        type: 'unknown_key',
+      };
+    }
   }
-  const missing = issue.kind === 'schema' && issue.input === undefined && (issue.path?.length ?? 0) > 0;
-  return { loc, msg: missing ? 'Field required' : issue.message, type: missing ? 'missing' : issue.type };
+  return { msg: issue.message, type: issue.type };
+}
+
+/** Levenshtein distance, stopped early past 2 (near misses only). */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || b.length > 64) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = row;
+  }
+  return previous[b.length] as number;
 }
 
 /** A 503 for a ROS interface that did not answer. */
@@ -97,18 +151,20 @@ export function unavailable(cause: { readonly message: string }): ApiError {
   return { kind: 'unavailable', detail: cause.message };
 }
 
-/** Validation issues located under a root each face chooses per field (REST: 'query', 'path' or 'body'; MCP: 'arguments'), then the field path. */
+/**
+ * Validation issues located under a root each face chooses per field (REST: 'query', 'path' or 'body'; MCP:
+ * 'arguments'), then the field path; `schema` as for {@link fromValibot}.
+ */
 export function locatedIssues(
   issues: readonly [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]],
   rootOf: (field: string | undefined) => string,
+  schema?: v.GenericSchema,
 ): ApiError {
   const located = issues.map((issue): ValidationIssue => {
-    const path = (issue.path ?? []).map((item) => (typeof item.key === 'number' ? item.key : String(item.key)));
-    const missing = issue.kind === 'schema' && issue.input === undefined && path.length > 0;
+    const path = pathOf(issue);
     return {
       loc: [rootOf(typeof path[0] === 'string' ? path[0] : undefined), ...path],
-      msg: missing ? 'Field required' : issue.message,
-      type: missing ? 'missing' : issue.type,
+      ...issueText(issue, path, schema),
     };
   });
   return { kind: 'validation', issues: located as [ValidationIssue, ...ValidationIssue[]] };

@@ -198,7 +198,7 @@ function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: b
     return NO_INPUT;
   }
   const parsed = v.safeParse(schema, fields);
-  if (!parsed.success) return err(locatedIssues(parsed.issues, locate));
+  if (!parsed.success) return err(locatedIssues(parsed.issues, locate, schema));
   const value = withDefaults(op, facts.face, parsed.output);
   return ok(
     decoded.filenames && Object.keys(decoded.filenames).length > 0

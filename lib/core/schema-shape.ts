@@ -68,3 +68,26 @@ export function coerceScalarStrings(schema: v.GenericSchema, value: unknown): un
   }
   return value;
 }
+
+/**
+ * The keys an object schema takes at `path` (object keys and array indexes from the root), through optional wrappers,
+ * pipes, arrays and tuples; undefined where the path leads to no single object schema (a union, a record).
+ */
+export function keysAt(schema: v.GenericSchema, path: readonly unknown[]): string[] | undefined {
+  let shaped = schema as unknown as Walkable;
+  for (let i = 0; ; i++) {
+    while (shaped.wrapped && /optional|nullable|nullish/.test(shaped.type)) shaped = shaped.wrapped as Walkable;
+    const piped = shaped.pipe?.slice(1).findLast((step) => step.kind === 'schema');
+    if (piped) shaped = piped;
+    if (i === path.length) return shaped.entries ? Object.keys(shaped.entries) : undefined;
+    const key = path[i];
+    const next =
+      typeof key === 'number'
+        ? (shaped.item ?? shaped.items?.[key])
+        : typeof key === 'string'
+          ? shaped.entries?.[key]
+          : undefined;
+    if (!next) return undefined;
+    shaped = next as unknown as Walkable;
+  }
+}

@@ -19,6 +19,7 @@ import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
 import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
+import { type GuessPolicy, GuessLimiter } from '../admission/guesses.ts';
 import { FOXGLOVE_CLIENT_GONE } from '../motion/dead-man.ts';
 import { parseHost } from '../net/address.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
@@ -59,6 +60,8 @@ export interface FoxgloveServerOptions {
   /** Read-only parameters (param_whitelist applies). */
   readonly parameters: () => Record<string, unknown>;
   readonly log: (fields: Record<string, string | number>) => void;
+  /** Wrong tokens per client address, as over HTTP (lib/admission/guesses.ts): past the burst, 429. */
+  readonly guesses?: GuessPolicy;
 }
 
 /** The running server. */
@@ -107,7 +110,7 @@ function refuse(socket: Duplex, status: number, reason: string, detail: string, 
 /** Starts the server on the configured address and port. */
 export async function startFoxglove(options: FoxgloveServerOptions): Promise<RunningFoxglove> {
   const { config, hub, state, log } = options;
-  const authenticate = authorizationAuth(options.tokens);
+  const authenticate = authorizationAuth(options.tokens, new GuessLimiter(options.guesses));
   const allServices = config.capabilities.has('services')
     ? servedServices(options.operations, config.serviceWhitelist)
     : [];
@@ -459,12 +462,31 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
         'Forbidden',
         `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
       );
-    const principal = authenticate(authorizationOf(request));
-    if (!principal.ok) {
-      state.services.audit?.recordUnauthenticated(
+    const principal = authenticate(authorizationOf(request), request.socket.remoteAddress ?? '');
+    if (!principal.ok && principal.error.kind === 'too_many_requests') {
+      state.services.audit?.recordRefusal(
         'foxglove',
+        request.socket.remoteAddress ?? '',
         'GET',
         (request.url ?? '/').split('?')[0] ?? '/',
+        429,
+        principal.error.detail,
+      );
+      return refuse(
+        socket,
+        429,
+        'Too Many Requests',
+        principal.error.detail,
+        `Retry-After: ${principal.error.retryAfterS}\r\n`,
+      );
+    }
+    if (!principal.ok) {
+      state.services.audit?.recordRefusal(
+        'foxglove',
+        request.socket.remoteAddress ?? '',
+        'GET',
+        (request.url ?? '/').split('?')[0] ?? '/',
+        401,
         principal.error.kind === 'validation' ? '' : principal.error.detail,
       );
       return refuse(

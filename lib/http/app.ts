@@ -1,7 +1,8 @@
 import { Response } from '@whatwg-node/fetch';
 import { type IRequest, Router } from 'itty-router';
-import type { ApiError } from '../core/errors.ts';
+import { type ApiError, statusOf } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
+import { type GuessPolicy, GuessLimiter } from '../admission/guesses.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
 import type { AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
@@ -22,9 +23,9 @@ export type { MountHandler } from './routes.ts';
 
 /**
  * The app: a fetch handler taking, besides the request, the arbiter's stop count at its arrival (stamped by the server
- * before anything is awaited).
+ * before anything is awaited) and the client's address (the socket's peer; '' for a request made in memory).
  */
-export type App = (request: Request, arrivedAtStop?: number) => Promise<Response>;
+export type App = (request: Request, arrivedAtStop?: number, address?: string) => Promise<Response>;
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
@@ -47,6 +48,8 @@ export interface AppOptions {
     readonly path: RegExp;
     readonly respond: (request: Request) => Response | Promise<Response>;
   }[];
+  /** How fast wrong tokens may come from one client address (web.limits.token_guess_*); the defaults otherwise. */
+  readonly guesses?: GuessPolicy;
   /** Writes one line per request; defaults to stdout. */
   readonly log?: (fields: Record<string, string | number>) => void;
 }
@@ -98,8 +101,10 @@ function withCors(response: Response, origin: string): Response {
  * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
  */
 export function createApp(options: AppOptions): App {
+  // Wrong tokens are counted per client address: guessing is slowed (lib/admission/guesses.ts).
   const authenticate = principalAuth(
     options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
+    new GuessLimiter(options.guesses),
   );
   const log = options.log ?? logLine;
   /** One line per request: the fields given to `options.log` when there is one, else written directly to stdout. */
@@ -113,19 +118,21 @@ export function createApp(options: AppOptions): App {
   const router = Router<IRequest, [RestCall]>();
   /**
    * Who sends a request: its principal; undefined for the public pages (docs, the OpenAPI document), which need none;
-   * or the 401 of a request without a valid token (a state-changing one is on the audit trail too, never the token).
+   * or the 401 (429 while its address guesses) of a request without a valid token: counted on the audit trail's
+   * summary of refusals, per address and reason (never the token).
    */
   const callerOf = (
     request: Request,
     path: string,
+    address: string,
   ): { readonly caller: Principal | undefined } | { readonly refused: Response } => {
     if (PUBLIC_PATH.test(path)) return { caller: undefined };
-    const caller = authenticate(request);
+    const caller = authenticate(request, address);
     if (caller.ok) return { caller: caller.value };
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      const detail = caller.error.kind === 'unauthorized' ? caller.error.detail : 'refused';
-      services.audit?.recordUnauthenticated(path.startsWith('/mcp/') ? 'mcp' : 'rest', request.method, path, detail);
-    }
+    const detail = 'detail' in caller.error ? caller.error.detail : 'refused';
+    const reason = caller.error.kind === 'too_many_requests' ? 'too many wrong tokens' : detail;
+    const face = path.startsWith('/mcp/') ? 'mcp' : 'rest';
+    services.audit?.recordRefusal(face, address, request.method, path, statusOf(caller.error), reason);
     return { refused: errorResponse(caller.error) };
   };
 
@@ -182,7 +189,7 @@ export function createApp(options: AppOptions): App {
   type OpenRoute = NonNullable<AppOptions['open']>[number];
   const openRoute = (path: string): OpenRoute | undefined => options.open?.find((route) => route.path.test(path));
 
-  return async (request: Request, arrivedAtStop?: number): Promise<Response> => {
+  return async (request: Request, arrivedAtStop?: number, address = ''): Promise<Response> => {
     const started = performance.now();
     const path = pathOf(request.url);
     const headers = request.headers;
@@ -201,7 +208,7 @@ export function createApp(options: AppOptions): App {
         const open = openRoute(path);
         if (open) response = await open.respond(request);
         else {
-          const who = callerOf(request, path);
+          const who = callerOf(request, path, address);
           if ('refused' in who) response = who.refused;
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.

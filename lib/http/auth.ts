@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Principal, Role } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { ApiError } from '../core/errors.ts';
+import type { GuessLimiter } from '../admission/guesses.ts';
 
 /** A token the server accepts: its name (what logs and the audit trail show), the secret and its role. */
 export interface TokenEntry {
@@ -23,23 +24,38 @@ const digest = (text: string) => createHash('sha256').update(text, 'utf8').diges
  * and every known one are hashed to equal-length digests and all of them compared with
  * timingSafeEqual (no early exit), so the time taken tells nothing about any token. Tokens are
  * never logged. With no tokens at all, every request is {@link ANONYMOUS}.
+ *
+ * With a {@link GuessLimiter}, wrong tokens are counted per client address (`address`, the socket's peer; '' in
+ * memory): an address past its burst of wrong tokens gets 429 with Retry-After for any token but those already served
+ * to it, which are still compared and served at once (lib/admission/guesses.ts says why).
  */
-export function principalAuth(entries: readonly TokenEntry[]): (request: Request) => Result<Principal, ApiError> {
-  const check = authorizationAuth(entries);
-  return (request) => check(request.headers.get('authorization') ?? '');
+export function principalAuth(
+  entries: readonly TokenEntry[],
+  limiter?: GuessLimiter,
+): (request: Request, address?: string) => Result<Principal, ApiError> {
+  const check = authorizationAuth(entries, limiter);
+  return (request, address) => check(request.headers.get('authorization') ?? '', address);
 }
 
 /**
  * {@link principalAuth} on the value of an Authorization header ('' when there is none): for a face that is not a
  * fetch handler (the Foxglove WebSocket server checks its upgrade request's header, or its `?token=` as a Bearer).
  */
-export function authorizationAuth(entries: readonly TokenEntry[]): (header: string) => Result<Principal, ApiError> {
+export function authorizationAuth(
+  entries: readonly TokenEntry[],
+  limiter?: GuessLimiter,
+): (header: string, address?: string) => Result<Principal, ApiError> {
   if (entries.length === 0) return () => ok(ANONYMOUS);
   const known = entries.map((entry) => ({
     digest: digest(entry.token),
     principal: { name: entry.name, role: entry.role },
   }));
-  return (header) => {
+  const lookUp = (given: Buffer): Principal | undefined => {
+    let found: Principal | undefined;
+    for (const entry of known) if (timingSafeEqual(given, entry.digest) && !found) found = entry.principal;
+    return found;
+  };
+  return (header, address = '') => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!match) {
       return err({
@@ -50,8 +66,21 @@ export function authorizationAuth(entries: readonly TokenEntry[]): (header: stri
       });
     }
     const given = digest(match[1] ?? '');
-    let found: Principal | undefined;
-    for (const entry of known) if (timingSafeEqual(given, entry.digest) && !found) found = entry.principal;
+    if (!limiter) {
+      const found = lookUp(given);
+      return found ? ok(found) : err({ kind: 'unauthorized', detail: 'Invalid token' });
+    }
+    const decision = limiter.decide(address);
+    if (decision.kind === 'served_only' && !limiter.servedHere(address, given)) {
+      return err({
+        kind: 'too_many_requests',
+        detail: `too many wrong tokens from this address; try again in ${decision.retryAfterS} s`,
+        retryAfterS: decision.retryAfterS,
+      });
+    }
+    const found = lookUp(given);
+    if (found) limiter.right(address, given);
+    else limiter.wrong(address);
     return found ? ok(found) : err({ kind: 'unauthorized', detail: 'Invalid token' });
   };
 }

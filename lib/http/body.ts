@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { foreignCharset } from '../body/charset.ts';
 import { err, ok, type Result } from '../result.ts';
 import { type ApiError, fromValibot, invalid } from '../core/errors.ts';
 import { readBoundedText } from '../body/bounded.ts';
@@ -63,6 +64,8 @@ export async function readJsonText(request: Request): Promise<Result<string, Api
       "with curl add -H 'Content-Type: application/json' or use --json";
     return err({ kind: 'unsupported_media_type', detail });
   }
+  const charset = foreignCharset(type);
+  if (charset) return err({ kind: 'unsupported_media_type', detail: charset });
   return readBodyText(request, MAX_JSON_BODY_BYTES);
 }
 
@@ -89,5 +92,5 @@ export async function parseJsonBody<S extends v.GenericSchema>(
   const doc = parseJsonText(text.value);
   if (!doc.ok) return doc;
   const parsed = v.safeParse(schema, doc.value);
-  return parsed.success ? ok(parsed.output) : err(fromValibot('body', parsed.issues));
+  return parsed.success ? ok(parsed.output) : err(fromValibot('body', parsed.issues, schema));
 }

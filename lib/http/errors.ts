@@ -33,6 +33,10 @@ export function errorResponse(error: ApiError): Response {
       return error.retryAfterS === undefined
         ? json({ detail: error.detail }, status)
         : json({ detail: error.detail }, status, { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterS))) });
+    case 'too_many_requests':
+      return json({ detail: error.detail }, status, {
+        'retry-after': String(Math.max(1, Math.ceil(error.retryAfterS))),
+      });
     default:
       return json({ detail: error.detail }, status);
   }

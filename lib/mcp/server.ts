@@ -18,6 +18,7 @@ import {
 import { readBoundedText } from '../body/bounded.ts';
 import { type Batch, inspect, normalizeToolCalls } from './batch.ts';
 import { sessionIds } from './session-ids.ts';
+import { foreignCharset } from '../body/charset.ts';
 import { type Accepts, accepts, answerJson, collectResponses, isJsonType, isRecord, relayStream } from './wire.ts';
 
 export { OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from './oauth.ts';
@@ -28,6 +29,9 @@ export const SESSION_IDLE_MS = 10 * 60 * 1000;
 export const MAX_SESSIONS = 256;
 /** Largest JSON-RPC body accepted (bytes), as the SDK's transport default. */
 export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+/** The methods the MCP endpoint serves: POST (messages), DELETE (ending a session). */
+export const MCP_METHODS = ['POST', 'DELETE'] as const;
+
 /** Ids of ended (DELETE) sessions remembered so they stay 404; the oldest are forgotten first. */
 const ENDED_IDS_KEPT = 4096;
 /** What the SDK transport requires a POST to accept; the endpoint accepts either and answers in kind. */
@@ -398,11 +402,11 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         405,
         -32000,
         'Method not allowed: this server sends messages only in answer to a POST; there is no GET stream',
-        { allow: 'POST, DELETE' },
+        { allow: MCP_METHODS.join(', ') },
       );
     if (method !== 'POST' && method !== 'DELETE')
       return jsonRpcError(405, -32000, `Method ${method} not allowed: use POST (or DELETE to end a session)`, {
-        allow: 'POST, DELETE',
+        allow: MCP_METHODS.join(', '),
       });
     const id = request.headers.get('mcp-session-id');
     if (method === 'DELETE') {
@@ -416,6 +420,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       return new PonyfillResponse(null, { status: 200 });
     }
 
+    const charset = foreignCharset(request.headers.get('content-type'));
+    if (charset) return jsonRpcError(415, -32000, `Unsupported Media Type: ${charset}`);
     const kind = accepts(request.headers.get('accept'));
     if (kind === 'none')
       return jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');

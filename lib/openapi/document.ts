@@ -1,4 +1,7 @@
 import type { JsonSchema } from '@valibot/to-json-schema';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../settings/resolve.ts';
 import type * as v from 'valibot';
 import type { ApiError } from '../core/errors.ts';
 import { statusOf } from '../core/errors.ts';
@@ -27,6 +30,7 @@ const DOCS_PAGES = [
     ['api.md', 'more examples and the decisions where the contract is silent'],
     ['mcp.md', 'MCP and agents'],
     ['safe-deployment.md', 'roles per token, plan then execute, the safety envelope, the audit trail'],
+    ['clients.md', 'clients: Python and MATLAB'],
     ['events-and-live-page.md', 'GET /events and the live page'],
     ['foxglove.md', 'the Foxglove WebSocket server'],
     ['settings.md', 'the settings reference'],
@@ -40,10 +44,13 @@ const DOCS_PAGES = [
   ].map(([page, subject]) => `- [docs/${page}](/docs/guide/${page}): ${subject}`),
 ].join('\n');
 
-/** Text of the document's info block. */
+/**
+ * Text of the document's info block. The version is the package's (package.json; CHANGELOG.md says what each
+ * version changed in the API): one number for the package, the OpenAPI document and the MCP server's info.
+ */
 export const API_INFO = {
   title: 'armgate',
-  version: '0.1.0',
+  version: (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version,
   description:
     'HTTP front end to a 7-axis robot arm (KUKA LBR iiwa 7 R800) behind a ROS 2 + MoveIt stack or the embedded simulator. ' +
     'Motion commands are synchronous; there is no command queue. The stop command cancels software operations only: it does not ' +
@@ -129,7 +136,14 @@ function operation(op: RestOperation, limits: JointLimits, secured: boolean): Re
   for (const [kind, description] of Object.entries(op.errors) as [ApiError['kind'], string][]) {
     responses[String(statusOf({ kind, detail: '' } as ApiError))] = error(description, ErrorDetailSchema);
   }
-  if (secured) responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
+  if (secured) {
+    responses['401'] = error('Missing or wrong Bearer token.', ErrorDetailSchema);
+    responses['429'] = error(
+      'Too many wrong tokens from this client address: Retry-After says when a token is compared again (a token ' +
+        'already served to this address is served at once).',
+      ErrorDetailSchema,
+    );
+  }
   responses['403'] = error(
     "The token's role may not call this operation (the detail names the role needed), the Host is not one this server " +
       'serves, or a state-changing request came from a foreign Origin.',

@@ -7,8 +7,9 @@ const RCLNODEJS = 'rclnodejs';
 
 /** How to get what `robot.backend: ros2` needs, in one sentence. */
 export const ROS2_HOWTO =
-  'to get both: source /opt/ros/<distro>/setup.bash (jazzy, humble, ...) in this shell, then run `npm install` in ' +
-  `${PROJECT_ROOT} (rclnodejs, an optional dependency, builds against the sourced ROS 2), and start armgate from that shell`;
+  `to get both here, run \`npm run ros2:build\` in ${PROJECT_ROOT} (a ROS 2 Jazzy core built offline, then rclnodejs ` +
+  'against it; 9-42 min cold), then `. scripts/ros2/env.sh` in this shell and start armgate from it; with an installed ' +
+  'ROS 2 instead, source /opt/ros/<distro>/setup.bash and run `npm install` (docs/ros2.md)';
 
 /** Imports a module by name (the default: Node's dynamic import). */
 export type Importer = (specifier: string) => Promise<unknown>;

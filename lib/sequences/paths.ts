@@ -37,6 +37,16 @@ async function realTarget(target: string): Promise<Result<string, string>> {
   }
 }
 
+/** The characters a bag path may hold, as the refusal says them. */
+const BAG_PATH_CHARS = 'a bag path may contain only A-Z, a-z, 0-9, space, _ . - and /';
+
+/** A character as a message shows it: quoted when visible, else its code point (U+0009). */
+function shownChar(char: string): string {
+  const code = char.codePointAt(0) ?? 0;
+  const invisible = code < 0x21 || (code >= 0x7f && code <= 0xa0) || /\p{Cf}|\p{Zl}|\p{Zp}/u.test(char);
+  return invisible ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : `'${char}'`;
+}
+
 /**
  * Resolves a requested bag folder under `root`: relative paths only, no `..` escape, no symbolic
  * link escape (the real path of the deepest existing ancestor, links resolved, must be inside the
@@ -50,7 +60,10 @@ export async function confineRequest(root: string, requested: string): Promise<R
     if (!inside.ok || !path.resolve(requested).startsWith(path.resolve(root) + path.sep))
       return err(`'${requested}' is outside sequences.bag_root (${path.resolve(root)}); give a path relative to it`);
   }
-  if (!/^[A-Za-z0-9_./ -]+$/.test(requested)) return err('may contain only letters, digits, space, _ . - and /');
+  if (!/^[A-Za-z0-9_./ -]+$/.test(requested)) {
+    const foreign = /[^A-Za-z0-9_./ -]/u.exec(requested)?.[0];
+    return err(`${foreign === undefined ? 'an empty path' : shownChar(foreign)} is not allowed: ${BAG_PATH_CHARS}`);
+  }
   const confined = confineUnder(root, requested);
   if (!confined.ok) return err(`${confined.error}: bag_path must stay inside sequences.bag_root`);
   try {

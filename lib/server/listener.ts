@@ -20,11 +20,13 @@ import { hasBody, watchBodies } from './slow-bodies.ts';
 export type LogSink = (fields: Record<string, string | number>) => void;
 
 export interface ListenerOptions {
-  /** The app: what a request in origin-form is handed to. */
-  readonly fetch: (request: Request) => Promise<Response>;
+  /** The app: what a request in origin-form is handed to, with the client's address (the socket's peer). */
+  readonly fetch: (request: Request, address: string) => Promise<Response>;
   readonly log: LogSink;
   /** Caps and timeouts (web.limits). */
   readonly limits: WebLimits;
+  /** Every method some route serves (start-up derives it from the routes): `OPTIONS *` answers it as Allow. */
+  readonly methods: readonly string[];
   /**
    * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses, the event stream
    * a GET holds, and the REST reads the app is handed as a light view when they carry no body
@@ -44,9 +46,6 @@ export interface Listener {
 
 /** Connections taken beyond web.limits.max_connections, where only a stop is served; beyond them, dropped. */
 const STOP_MARGIN_CONNECTIONS = 64;
-
-/** The methods the server answers on some route, for `OPTIONS *`. */
-const SERVER_METHODS = 'GET, POST, OPTIONS';
 
 /** Answers a request on the socket directly (the app never sees it) and logs it as the app logs a request. */
 function answer(
@@ -100,18 +99,23 @@ const pathOfTarget = (target: string) => {
  */
 export function createListener(options: ListenerOptions): Listener {
   const { limits, log, routes } = options;
+  const allow = options.methods.join(', ');
   const caps = new Caps(limits);
+  /** Connections whose request's body the app is reading (a FIN there ends that request, logged by the app). */
+  const readingBody = new WeakSet<Duplex>();
   const lingerBounds: LingerBounds = {
     timeMs: limits.lingeringTimeMs,
     idleMs: limits.lingeringTimeoutMs,
     maxBytes: LINGER_MAX_BYTES,
   };
-  const adapter = createServerAdapter(options.fetch);
+  const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
+    options.fetch(request, context.req.socket?.remoteAddress ?? ''),
+  );
   const answerBodyless = (req: IncomingMessage, res: ServerResponse, method: string, target: string) => {
     const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
-      .fetch(request as unknown as Request)
+      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '')
       .then((response) => writeResponse(res, response))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
@@ -150,7 +154,7 @@ export function createListener(options: ListenerOptions): Listener {
       if (isLingering(req.socket as Socket)) return void req.socket.destroy();
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
-      if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow: SERVER_METHODS });
+      if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
       if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
       if (target.authority !== undefined) {
         req.url = target.path;
@@ -179,6 +183,8 @@ export function createListener(options: ListenerOptions): Listener {
       }
       if (hasBody(req)) {
         bodies.watch(req, res);
+        readingBody.add(req.socket);
+        req.once('end', () => readingBody.delete(req.socket));
         // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
       } else if (routes.isRestRead(method, path)) return answerBodyless(req, res, method, target.path);
@@ -191,8 +197,10 @@ export function createListener(options: ListenerOptions): Listener {
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A client that went away before its request was whole: nothing to answer, nothing to log.
+    // A client that went away before its request was whole: nothing to answer, nothing to log. One that closed its
+    // side (FIN) in the middle of a body the app is reading: the app logs that request once (499); nothing is written.
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    if (error.code === 'HPE_INVALID_EOF_STATE' && readingBody.has(socket)) return void socket.destroy();
     const [status, reason, detail] = clientErrorAnswer(error);
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     const body = JSON.stringify({ detail });
@@ -204,7 +212,7 @@ export function createListener(options: ListenerOptions): Listener {
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.end(
-      'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST, OPTIONS\r\nContent-Type: application/json\r\n' +
+      `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${allow}\r\nContent-Type: application/json\r\n` +
         'Connection: close\r\nContent-Length: 46\r\n\r\n{"detail":"CONNECT is not served: no tunnels"}',
     );
     log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });

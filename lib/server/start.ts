@@ -8,7 +8,7 @@ import { docsAssetsOnDemand } from '../http/docs.ts';
 import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
-import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
+import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
 import { logLine } from '../logs/line.ts';
@@ -48,7 +48,8 @@ export const TRAJECTORY_LOG_LINES = 300;
  * answers a path in memory through the same `fetch`, as hono's `app.request()` does, so tests need no socket.
  */
 export interface Armgate {
-  readonly fetch: (request: Request) => Promise<Response>;
+  /** Serves a request; `address`: the client's (the socket's peer), '' in memory. */
+  readonly fetch: (request: Request, address?: string) => Promise<Response>;
   /** A request in memory: a path (or absolute URL, or Request) with fetch's init; Host is the configured address. */
   request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   readonly context: RobotContext;
@@ -90,6 +91,18 @@ async function createContext(config: Config): Promise<RobotContext> {
 
 let appInProcess = false;
 
+/** The order methods are listed in (RFC 9110's order of definition). */
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE'];
+
+/**
+ * Every method some route serves, for `OPTIONS *`: the active operations' methods, the MCP endpoint's, GET (the docs,
+ * the event stream, the live page) and OPTIONS (CORS preflights).
+ */
+export function methodsServed(active: readonly RestOperation[]): string[] {
+  const served = new Set<string>(['GET', 'OPTIONS', ...MCP_METHODS, ...active.map((op) => op.rest.method)]);
+  return METHOD_ORDER.filter((method) => served.has(method));
+}
+
 /** The operations of the routes the endpoints file leaves enabled (an entry with `enabled: false` removes its route). */
 export function activeOperations(
   config: Pick<Config, 'routes'>,
@@ -124,6 +137,7 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
     release,
     routes: _routes,
     startFoxglove: _startFoxglove,
+    methods: _methods,
     ...app
   } = await assemble(config, catalog, options);
   let closing: Promise<void> | undefined;
@@ -142,6 +156,8 @@ interface Assembled extends Omit<Armgate, 'close'> {
   readonly routes: RouteTable;
   /** Starts the Foxglove face when the settings enable it (a server of its own port: startServer calls it). */
   readonly startFoxglove: () => Promise<FoxgloveFace | undefined>;
+  /** Every method some route serves (`OPTIONS *`). */
+  readonly methods: readonly string[];
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }
@@ -264,6 +280,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     state,
     token: config.web.token,
     tokens: config.web.tokens,
+    guesses: { burst: config.web.limits.tokenGuessBurst, refillS: config.web.limits.tokenGuessRefillS },
     admission,
     docs: docsAssetsOnDemand(),
     openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
@@ -276,11 +293,11 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     ...(options.log ? { log: options.log } : {}),
   });
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
-  const fetch = (request: Request): Promise<Response> => {
+  const fetch = (request: Request, address = ''): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
     return routes.runsAtOnce(request.method, pathOf(request.url))
-      ? app(request, arrivedAtStop)
-      : inTurn(() => app(request, arrivedAtStop));
+      ? app(request, arrivedAtStop, address)
+      : inTurn(() => app(request, arrivedAtStop, address));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   const log = options.log ?? logLine;
@@ -293,6 +310,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     fetch,
     routes,
     startFoxglove,
+    methods: methodsServed(active),
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
     services,
@@ -342,8 +360,14 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  const { quiesce, release, routes, startFoxglove, ...app } = await assemble(config, catalog, options);
-  const listener = createListener({ fetch: app.fetch, log: options.log ?? logLine, limits: config.web.limits, routes });
+  const { quiesce, release, routes, startFoxglove, methods, ...app } = await assemble(config, catalog, options);
+  const listener = createListener({
+    fetch: app.fetch,
+    log: options.log ?? logLine,
+    limits: config.web.limits,
+    routes,
+    methods,
+  });
   const server = listener.server;
   try {
     await new Promise<void>((resolve, reject) => {

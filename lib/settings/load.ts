@@ -39,6 +39,10 @@ export interface WebLimits {
   readonly lingeringTimeMs: number;
   /** Longest wait for the next bytes of a refused request's body while draining it (ms). */
   readonly lingeringTimeoutMs: number;
+  /** Wrong tokens one client address may send before it is slowed (lib/admission/guesses.ts). */
+  readonly tokenGuessBurst: number;
+  /** Seconds per further wrong token once the burst is spent. */
+  readonly tokenGuessRefillS: number;
 }
 
 /** A token the server accepts (web.token, ARMGATE_TOKEN, web.tokens): its name, the secret and its role. */
@@ -365,6 +369,8 @@ export async function loadConfig(
           retryAfterS: s.web.limits.retry_after_s,
           lingeringTimeMs: s.web.limits.lingering_time_s * 1000,
           lingeringTimeoutMs: s.web.limits.lingering_timeout_s * 1000,
+          tokenGuessBurst: s.web.limits.token_guess_burst,
+          tokenGuessRefillS: s.web.limits.token_guess_refill_s,
         },
       },
       safety: a.safety,

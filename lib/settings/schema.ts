@@ -130,6 +130,8 @@ const WebLimitsSchema = v.strictObject({
   retry_after_s: count('seconds', 1, 3600, 2),
   lingering_time_s: seconds(0.1, 600, 10),
   lingering_timeout_s: seconds(0.1, 600, 2),
+  token_guess_burst: count('wrong tokens', 1, 100_000, 10),
+  token_guess_refill_s: seconds(0.01, 3600, 1),
 });
 
 const WebSchema = v.strictObject({

@@ -103,7 +103,7 @@ function parseSource(source: CheckSource):
       return { ok: false, error: invalid(['body'], `JSON decode error: ${(e as Error).message}`, 'json_invalid') };
     }
     const parsed = v.safeParse(TrajectoryBodySchema, coerceScalarStrings(TrajectoryBodySchema, doc));
-    if (!parsed.success) return { ok: false, error: fromValibot('body', parsed.issues) };
+    if (!parsed.success) return { ok: false, error: fromValibot('body', parsed.issues, TrajectoryBodySchema) };
     const points = parsed.output.points.map((p) => ({
       positions: p.positions as number[],
       time_from_start: p.time_from_start,

@@ -116,7 +116,11 @@ describe('browsers cannot be turned against the arm', () => {
       ['multipart/form-data; boundary=x', 415],
       ['application/json', 422],
       ['application/json; charset=utf-8', 422],
+      ['application/json; charset="UTF-8"', 422],
       ['application/vnd.armgate+json', 422],
+      // JSON is UTF-8 (RFC 8259): a body declared in another charset is refused, not read as UTF-8.
+      ['application/json; charset=utf-16', 415],
+      ['application/json; charset=iso-8859-1', 415],
     ];
     for (const path of ['/robot/move/joints', '/robot/move/named', '/robot/move/pose', '/trajectory/send']) {
       it(`answers ${path} by Content-Type: 415 unless JSON (then the body is read: 422 for {"bogus": 1})`, async () => {
@@ -128,6 +132,27 @@ describe('browsers cannot be turned against the arm', () => {
         });
       });
     }
+  });
+
+  it('answers a JSON body declared in a charset other than UTF-8 with 415 saying so, on both faces', async () => {
+    const rest = await raw(
+      url,
+      'POST',
+      '/robot/move/joints',
+      { 'content-type': 'application/json; charset=utf-16' },
+      MOVE,
+    );
+    assert.equal(rest.status, 415);
+    assert.match(detailOf(rest.text), /read as UTF-8 only \(got charset=utf-16\)/);
+    const mcp = await raw(
+      url,
+      'POST',
+      '/mcp/mcp',
+      { ...MCP_HEADERS, 'content-type': 'application/json; charset=utf-16' },
+      INITIALIZE,
+    );
+    assert.equal(mcp.status, 415, mcp.text);
+    assert.match(mcp.text, /read as UTF-8 only \(got charset=utf-16\)/);
   });
 
   describe('the Host header', () => {

@@ -234,8 +234,29 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     const result = await move(url, '/robot/move/pose', { x: 2, y: 0, z: 0.5, b: Math.PI });
     assert.equal(result.success, false);
     assert.match(result.message, /out of reach|no inverse kinematics/);
+    assert.doesNotMatch(result.message, /orientation/, 'no other orientation reaches (2, 0, 0.5) either');
     assert.deepEqual((await jointState(url)).position, before.position);
   });
+
+  for (const [where, position, why] of [
+    ['out of reach', { x: 0.78, y: 0, z: 0.2 }, /out of reach/],
+    ['in collision with the floor', { x: 0.6, y: 0, z: 0.15 }, /in collision \(floor/],
+  ] as const) {
+    it(`move/pose with a, b, c left out, ${where} only because the flange points up: says the orientation is the problem and which would do`, async () => {
+      await toWork();
+      const before = await jointState(url);
+      const result = await move(url, '/robot/move/pose', { ...position, speed: 1 });
+      assert.equal(result.success, false);
+      assert.match(result.message, why);
+      assert.match(
+        result.message,
+        /the orientation is the problem, not the position: ABC \(0, 0, 0\), what a, b and c are when left out over HTTP, points the flange up; this position is reachable with a=0, b=pi \(3\.1416\), c=0, the flange pointing down/,
+      );
+      assert.deepEqual((await jointState(url)).position, before.position, 'nothing moved');
+      const down = await move(url, '/robot/move/pose', { ...position, a: 0, b: Math.PI, c: 0, speed: 1 });
+      assert.equal(down.success, true, `the orientation it names reaches: ${down.message}`);
+    });
+  }
 
   it('answers every invalid request with 422 (413 for a body over 1 MiB), saying what is wrong, and none of them moves the arm', async () => {
     await toWork();
@@ -277,6 +298,12 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
         loc: ['body', 'joints', 0],
       },
       { route: '/robot/move/joints', body: `{"joints": ${okJoints}, "extra": 1}`, loc: ['body', 'extra'] },
+      {
+        route: '/robot/move/joints',
+        body: `{"joints": ${okJoints}, "sped": 1}`,
+        loc: ['body', 'sped'],
+        msg: /^unknown key "sped" \(did you mean "speed"\?\); the keys are joints, speed, /,
+      },
       // move/named
       {
         route: '/robot/move/named',
@@ -297,7 +324,12 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
         msg: /at most 1/,
       },
       { route: '/robot/move/named', body: JSON.stringify({}), loc: ['body', 'name'] },
-      { route: '/robot/move/named', body: JSON.stringify({ name: 'work', extra: true }), loc: ['body', 'extra'] },
+      {
+        route: '/robot/move/named',
+        body: JSON.stringify({ name: 'work', extra: true }),
+        loc: ['body', 'extra'],
+        msg: /^unknown key "extra"; the keys are name, speed/,
+      },
       // move/pose
       {
         route: '/robot/move/pose',

@@ -12,6 +12,7 @@ const TOOL_OPERATIONS = operations.filter((op) => op.mcp);
 import { type Role, roleAllows, roleNeeded } from '../../lib/core/roles.ts';
 import { csvForm } from '../support/multipart.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 import type { Target } from '../support/live.ts';
 
 const ADMIN = 'admin-token-5e1d9a7c3b';
@@ -222,9 +223,21 @@ describe('roles per token on every route and tool, and the audit trail', () => {
       (l) => l.interface === 'mcp' && l.principal === 'viewer' && (l.outcome as { tool_error?: boolean }).tool_error,
     );
     assert.ok(mcpRefusal, 'the refused tool call is in the trail');
-    const unauthenticated = lines.find(
+    // Requests refused before an operation are counted in a file of their own, per address and reason (flood-proof).
+    const refusals = (await readFile(refusalsPath(auditFile), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.ok(
+      !lines.some((l) => l.principal === 'anonymous'),
+      'refusals before an operation are not in the calls file',
+    );
+    for (const token of Object.values(TOKENS))
+      assert.ok(!JSON.stringify(refusals).includes(token), 'no token appears in the refusals file');
+    const unauthenticated = refusals.find(
       (l) => l.principal === 'anonymous' && (l.outcome as { status: number }).status === 401,
     );
     assert.equal(unauthenticated?.operation, 'POST /robot/move/named', 'a wrong token is in the trail, by route');
+    assert.equal(unauthenticated?.count, 1, 'counted once');
   });
 });

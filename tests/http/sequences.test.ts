@@ -358,6 +358,13 @@ describe('sequences end to end on the simulated arm', () => {
       ],
       ["bag_path '../x'", CONFIG, { bag_path: '../x' }, ['body', 'bag_path'], /inside sequences\.bag_root/],
       ["bag_path 'a/../../x'", CONFIG, { bag_path: 'a/../../x' }, ['body', 'bag_path'], /inside sequences\.bag_root/],
+      [
+        "bag_path 'café' (a letter outside ASCII)",
+        CONFIG,
+        { bag_path: 'café' },
+        ['body', 'bag_path'],
+        /^'é' is not allowed: a bag path may contain only A-Z, a-z, 0-9, space, _ \. - and \/$/,
+      ],
       ["bag_path '/etc/x'", CONFIG, { bag_path: '/etc/x' }, ['body', 'bag_path'], /outside sequences\.bag_root/],
       [
         'bag_path of 255 characters (its recorder file cannot be named)',

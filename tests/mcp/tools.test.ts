@@ -163,6 +163,16 @@ describe('MCP interface at /mcp/mcp', () => {
       ['move_to_joints', { joints: [0, 0, 0, 0, 0, 0, 0], speed: 5 }, /speed/],
       ['move_to_named_position', { name: 'nowhere' }, /known: home, work, transport/],
       ['start_sequence', { config: { home: { joints: [0] }, waypoints: [] } }, /config\.home\.joints/],
+      [
+        'move_to_joints',
+        { joints: [0, 0, 0, 0, 0, 0, 0], sped: 1 },
+        /sped: unknown key "sped" \(did you mean "speed"\?\); the keys are joints, speed/,
+      ],
+      [
+        'start_sequence',
+        { config: { home: { joints: [0, 0, 0, 0, 0, 0, 0] }, waypoints: [], homee: 1 } },
+        /config\.homee: unknown key "homee" \(did you mean "home"\?\); the keys are /,
+      ],
     ];
     for (const [name, args, pattern] of cases) {
       const r = await call(name, args);

@@ -67,5 +67,29 @@ describe('a client that drops mid-body', () => {
       assert.equal(requestLines[0]?.status, 499, JSON.stringify(requestLines));
       assert.deepEqual((await (await fetch(`${server.url}/robot/joint_states`)).json()).position, before.position);
     });
+
+    it(`${what}, cut short by the client closing its side (FIN): one info line with status 499 and nothing written back`, async () => {
+      const from = server.logs.length;
+      const c = await connect(port);
+      c.write(request());
+      await sleep(150);
+      c.socket.end();
+      await waitFor(
+        'the request line',
+        async () => server.logs.slice(from),
+        (ls) => ls.some((l) => l.msg === 'request'),
+        5000,
+      );
+      await Promise.race([c.closed, sleep(2000)]);
+      await sleep(100);
+      const mine = server.logs.slice(from).filter((l) => l.path !== '/robot/joint_states');
+      assert.deepEqual(
+        mine.map((l) => [l.msg, l.status]),
+        [['request', 499]],
+        'one line: the request, 499 (no parser 400 after it)',
+      );
+      assert.equal(c.received(), '', 'nothing is written back to a client that closed its side');
+      c.destroy();
+    });
   }
 });

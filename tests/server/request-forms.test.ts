@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { sleep, waitFor } from '../support/live.ts';
 import { portOf, rawRequest } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { handlers } from '../../handlers/index.ts';
 
 const TOKEN = 'request-forms-token-7c21';
 
@@ -104,7 +105,10 @@ describe('request targets over a real socket', () => {
   it('answers OPTIONS * with 204 and the methods the server serves', async () => {
     const res = await rawRequest(port, `OPTIONS * HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
     assert.equal(res.status, 204);
-    assert.equal(res.headers.allow, 'GET, POST, OPTIONS');
+    // PUT (/robot/override) and DELETE (ending an MCP session) are served too.
+    assert.equal(res.headers.allow, 'GET, POST, PUT, DELETE, OPTIONS');
+    const listed = new Set(res.headers.allow?.split(', '));
+    for (const { operation } of handlers) assert.ok(listed.has(operation.rest.method), operation.rest.method);
   });
 
   it('answers a target no route can serve with a 4xx naming it, never a 500', async () => {

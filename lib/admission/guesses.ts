@@ -1,0 +1,132 @@
+/**
+ * Token guessing slowed, per client address (pure: the clock is injected). Each address has a bucket of wrong tokens:
+ * a burst at first (web.limits.token_guess_burst, 10), one more every web.limits.token_guess_refill_s (1 s). While the bucket is empty, a token from
+ * that address is compared only with the tokens already served to that address; any other token is answered 429 with
+ * Retry-After without being compared. So a client whose token was served from its address goes on at once (its stop
+ * too) while a guesser beside it gets 429s, and a guesser learns nothing faster than one token per refill.
+ *
+ * Why not "a right token is always served": an answer that serves the right token at once tells a guesser which token
+ * was right however many wrong ones were refused, so refusing the wrong ones would slow nothing. The price: a client
+ * whose token was never served from an address that is guessing waits up to Retry-After (docs/safe-deployment.md).
+ *
+ * IPv6 addresses count by their /64 (a host usually holds the whole prefix). The table is bounded: beyond
+ * {@link GUESS_ADDRESSES_MAX} addresses the least recently seen one is forgotten.
+ */
+import { timingSafeEqual } from 'node:crypto';
+
+/** How fast guessing may go: wrong tokens an address may send at once, then seconds per further one. */
+export interface GuessPolicy {
+  readonly burst: number;
+  readonly refillS: number;
+}
+
+/** The default policy (web.limits.token_guess_burst and token_guess_refill_s). */
+export const GUESS_POLICY: GuessPolicy = { burst: 10, refillS: 1 };
+/** Addresses remembered at most (each: a bucket and the digests of the tokens served to it). */
+export const GUESS_ADDRESSES_MAX = 4096;
+/** Tokens remembered as served per address at most. */
+const SERVED_MAX = 8;
+
+interface Entry {
+  /** Wrong tokens still allowed now (fractional while refilling). */
+  credit: number;
+  /** When credit was last worked out (ms of the injected clock). */
+  at: number;
+  /** Digests of the tokens served to this address. */
+  readonly served: Buffer[];
+}
+
+/** What to do with a token from an address: compare it with every token, only with those served here, or refuse it. */
+export type GuessDecision = { readonly kind: 'check' } | { readonly kind: 'served_only'; readonly retryAfterS: number };
+
+/** The key of an address: IPv4 as is, IPv6 by its first four groups (its /64). */
+export function addressKey(address: string): string {
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return mapped[1];
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::')
+    ? [...left, ...new Array(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups.slice(0, 4).join(':')}::/64`;
+}
+
+/** The per-address buckets (see the module comment). */
+export class GuessLimiter {
+  readonly #entries = new Map<string, Entry>();
+  readonly #policy: GuessPolicy;
+  readonly #now: () => number;
+  readonly #max: number;
+
+  constructor(
+    policy: GuessPolicy = GUESS_POLICY,
+    now: () => number = () => performance.now(),
+    maxAddresses = GUESS_ADDRESSES_MAX,
+  ) {
+    this.#policy = policy;
+    this.#now = now;
+    this.#max = maxAddresses;
+  }
+
+  /** How many addresses are remembered. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Before a token from `address` is compared: with every token, or (the bucket empty) only with those served here. */
+  decide(address: string): GuessDecision {
+    const entry = this.#entries.get(addressKey(address));
+    if (!entry) return { kind: 'check' };
+    this.#refill(entry);
+    if (entry.credit >= 1) return { kind: 'check' };
+    return { kind: 'served_only', retryAfterS: Math.max(1, Math.ceil((1 - entry.credit) * this.#policy.refillS)) };
+  }
+
+  /** True when `digest` is one of the tokens served to `address`, compared in constant time each. */
+  servedHere(address: string, digest: Buffer): boolean {
+    let found = false;
+    for (const known of this.#entries.get(addressKey(address))?.served ?? [])
+      if (timingSafeEqual(known, digest)) found = true;
+    return found;
+  }
+
+  /** A wrong token from `address`: one credit spent. */
+  wrong(address: string): void {
+    const entry = this.#touch(addressKey(address));
+    this.#refill(entry);
+    entry.credit = Math.max(0, entry.credit - 1);
+  }
+
+  /** A right token from `address` (its digest): remembered as served here. */
+  right(address: string, digest: Buffer): void {
+    const key = addressKey(address);
+    // The common case, a known client again, changes nothing (no reordering on the read path).
+    if (this.#entries.get(key)?.served.some((known) => known.equals(digest))) return;
+    const entry = this.#touch(key);
+    if (entry.served.length >= SERVED_MAX) entry.served.shift();
+    entry.served.push(digest);
+  }
+
+  #refill(entry: Entry): void {
+    const now = this.#now();
+    entry.credit = Math.min(this.#policy.burst, entry.credit + (now - entry.at) / 1000 / this.#policy.refillS);
+    entry.at = now;
+  }
+
+  /** The entry of `key`, made the most recently seen (a new one when absent; the least recently seen forgotten). */
+  #touch(key: string): Entry {
+    let entry = this.#entries.get(key);
+    if (entry) this.#entries.delete(key);
+    else {
+      entry = { credit: this.#policy.burst, at: this.#now(), served: [] };
+      if (this.#entries.size >= this.#max) {
+        const oldest = this.#entries.keys().next().value;
+        if (oldest !== undefined) this.#entries.delete(oldest);
+      }
+    }
+    this.#entries.set(key, entry);
+    return entry;
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * An append-only file of lines written in groups: whatever is queued when the writer is free goes out in one write and
+ * one datasync (at most {@link GROUP_MAX_BYTES} per group), so a burst costs one sync, not one per line. The queue is
+ * bounded ({@link QUEUE_MAX_BYTES}): a line beyond it is dropped and counted, and the next group begins with a line
+ * saying how many were dropped. The file is rotated before a line would take it past `maxBytes`: `<path>` becomes
+ * `<path>.1`, the older ones move up one, {@link ROTATED_KEPT} are kept.
+ */
+import { type FileHandle, open, rename, stat } from 'node:fs/promises';
+
+/** Rotated files kept beside the current one: `<path>.1` (newest) .. `<path>.<ROTATED_KEPT>`. */
+export const ROTATED_KEPT = 5;
+/** Most bytes waiting to be written; beyond, lines are dropped and counted. */
+export const QUEUE_MAX_BYTES = 4 * 1024 * 1024;
+/** Most bytes written (and synced) as one group. */
+export const GROUP_MAX_BYTES = 1024 * 1024;
+
+export interface LineFileOptions {
+  readonly path: string;
+  readonly maxBytes: number;
+  /** The line written first when lines were dropped (`dropped`: how many since the last such line). */
+  readonly droppedLine: (dropped: number) => string;
+  /** Called once per failure to write (the line's group is lost); the writer goes on with the next group. */
+  readonly onError: (error: unknown) => void;
+}
+
+/** One file of lines (see the module comment). */
+export class LineFile {
+  readonly #options: LineFileOptions;
+  #handle: FileHandle | undefined;
+  #size = 0;
+  #queue: string[] = [];
+  #queuedBytes = 0;
+  #dropped = 0;
+  #writing: Promise<void> | undefined;
+
+  constructor(options: LineFileOptions) {
+    this.#options = options;
+  }
+
+  /** Bytes waiting to be written (at most {@link QUEUE_MAX_BYTES}). */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
+  }
+
+  /** Queues a line (ending with a newline); dropped and counted when the queue is full. */
+  append(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    if (this.#queuedBytes + bytes > QUEUE_MAX_BYTES) {
+      this.#dropped++;
+      return;
+    }
+    this.#queue.push(line);
+    this.#queuedBytes += bytes;
+    this.#writing ??= this.#drain();
+  }
+
+  /** Resolves once every line queued so far is written and synced (or its group failed). */
+  async flush(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
+  /** Writes what is queued and closes the file. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.#handle?.close();
+    this.#handle = undefined;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0 || this.#dropped > 0) {
+        const group: string[] = [];
+        if (this.#dropped > 0) {
+          group.push(this.#options.droppedLine(this.#dropped));
+          this.#dropped = 0;
+        }
+        let bytes = 0;
+        while (this.#queue.length > 0 && (group.length === 0 || bytes < GROUP_MAX_BYTES)) {
+          const line = this.#queue.shift() as string;
+          const size = Buffer.byteLength(line);
+          this.#queuedBytes -= size;
+          bytes += size;
+          group.push(line);
+        }
+        try {
+          await this.#write(group);
+        } catch (e) {
+          await this.#handle?.close().catch(() => {});
+          this.#handle = undefined;
+          this.#options.onError(e);
+        }
+      }
+    } finally {
+      this.#writing = undefined;
+    }
+  }
+
+  /** Writes a group: one write and one datasync per file it goes to (a rotation in between ends a file). */
+  async #write(group: readonly string[]): Promise<void> {
+    if (!this.#handle) await this.#open();
+    let chunk = '';
+    let chunkBytes = 0;
+    for (const line of group) {
+      const bytes = Buffer.byteLength(line);
+      if (this.#size + chunkBytes > 0 && this.#size + chunkBytes + bytes > this.#options.maxBytes) {
+        await this.#put(chunk, chunkBytes);
+        chunk = '';
+        chunkBytes = 0;
+        await this.#rotate();
+      }
+      chunk += line;
+      chunkBytes += bytes;
+    }
+    await this.#put(chunk, chunkBytes);
+  }
+
+  async #put(text: string, bytes: number): Promise<void> {
+    if (bytes === 0) return;
+    const handle = this.#handle as FileHandle;
+    await handle.appendFile(text);
+    await handle.datasync();
+    this.#size += bytes;
+  }
+
+  async #open(): Promise<void> {
+    this.#handle = await open(this.#options.path, 'a', 0o600);
+    this.#size = (await this.#handle.stat()).size;
+  }
+
+  /** `<path>` becomes `<path>.1`, the older ones move up one, the oldest beyond {@link ROTATED_KEPT} is replaced. */
+  async #rotate(): Promise<void> {
+    await this.#handle?.close();
+    this.#handle = undefined;
+    const base = this.#options.path;
+    for (let k = ROTATED_KEPT - 1; k >= 1; k--) {
+      const from = `${base}.${k}`;
+      if (await exists(from)) await rename(from, `${base}.${k + 1}`);
+    }
+    await rename(base, `${base}.1`);
+    await this.#open();
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../../lib/admission/guesses.ts';
+import { refusalsPath } from '../../lib/audit/trail.ts';
+import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
+import { connect, portOf } from '../support/raw-http.ts';
+
+const GUESS_BURST = GUESS_POLICY.burst;
+const GUESS_REFILL_S = GUESS_POLICY.refillS;
+/** The tests' refill: one more guess an hour, so none comes back while a test runs. */
+const REFILL_S = 3600;
+const ADMIN = 'guess-admin-token-41c7e2';
+const VIEWER = 'guess-viewer-token-90ab13';
+const ORIGIN = 'http://127.0.0.1:8007';
+const INIT_MCP = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guess-test', version: '1' } },
+});
+
+describe('token guessing is slowed per client address, on both faces', () => {
+  let app: TestApp;
+  let dir: string;
+  let file: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'armgate-guess-'));
+    file = path.join(dir, 'audit.jsonl');
+    // No refill while the test runs (a loaded machine may take seconds over it): the counts are exact.
+    app = await createTestApp({
+      web: {
+        token: ADMIN,
+        tokens: [{ name: 'viewer', token: VIEWER, role: 'read' }],
+        limits: { token_guess_refill_s: REFILL_S },
+      },
+      audit: { path: file },
+    });
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A request from `address` with `token` (REST: a path; MCP: an initialize POST to /mcp/mcp). */
+  const from = (address: string, token: string, what: 'joints' | 'stop' | 'mcp') => {
+    const headers: Record<string, string> = { host: '127.0.0.1:8007', authorization: `Bearer ${token}` };
+    const init: RequestInit =
+      what === 'joints'
+        ? { headers }
+        : what === 'stop'
+          ? { method: 'POST', headers }
+          : {
+              method: 'POST',
+              headers: {
+                ...headers,
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+              },
+              body: INIT_MCP,
+            };
+    const route = what === 'joints' ? '/robot/joint_states' : what === 'stop' ? '/stop' : '/mcp/mcp';
+    return app.fetch(new Request(`${ORIGIN}${route}`, init), address);
+  };
+
+  for (const face of ['joints', 'mcp'] as const) {
+    it(`${face === 'mcp' ? 'MCP' : 'REST'}: wrong tokens beyond the burst get 429 with Retry-After; a right token from the same address is served at once, /stop too`, async () => {
+      const address = face === 'mcp' ? '203.0.113.20' : '203.0.113.10';
+      const first = await from(address, ADMIN, face);
+      assert.equal(first.status, 200, 'the client is served');
+      await first.body?.cancel();
+      for (let i = 0; i < GUESS_BURST; i++) {
+        const res = await from(address, `guess-${i}`, face);
+        assert.equal(res.status, 401, `wrong token ${i + 1} of the burst: 401`);
+        await res.body?.cancel();
+      }
+      for (let i = 0; i < 20; i++) {
+        const res = await from(address, `guess-more-${i}`, face);
+        assert.equal(res.status, 429, 'beyond the burst: 429');
+        const retry = Number(res.headers.get('retry-after'));
+        assert.ok(retry >= REFILL_S - 60 && retry <= REFILL_S, `Retry-After ${res.headers.get('retry-after')}`);
+        assert.match(((await res.json()) as { detail: string }).detail, /too many wrong tokens from this address/);
+      }
+      const again = await from(address, ADMIN, face);
+      assert.equal(again.status, 200, 'the right token from the same address is served at once');
+      await again.body?.cancel();
+      const stop = await from(address, ADMIN, 'stop');
+      assert.equal(stop.status, 200, '/stop with the right token is served at once');
+      assert.equal(((await stop.json()) as { success: boolean }).success, true);
+      const other = await from('203.0.113.99', `guess-elsewhere`, face);
+      assert.equal(other.status, 401, 'another address has its own burst');
+      await other.body?.cancel();
+      // The rule's price (lib/admission/guesses.ts): a token never served to a guessing address waits its turn.
+      const viewer = await from(address, VIEWER, face);
+      assert.equal(viewer.status, 429, 'a token not yet served to a guessing address is not compared');
+      await viewer.body?.cancel();
+    });
+  }
+
+  it('the audit trail summarises the guessing: one line per address and reason with the count', async () => {
+    await app.services.audit?.flush();
+    const lines = (await readFile(refusalsPath(file), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { address: string; count: number; interface: string; outcome: { status: number } });
+    const count = (address: string, status: number) =>
+      lines.filter((l) => l.address === address && l.outcome.status === status).reduce((n, l) => n + l.count, 0);
+    assert.equal(count('203.0.113.10', 401), GUESS_BURST);
+    assert.equal(count('203.0.113.10', 429), 21, 'the 20 guesses and the viewer token');
+    assert.equal(count('203.0.113.20', 429), 21);
+    assert.ok(lines.filter((l) => l.address === '203.0.113.20').every((l) => l.interface === 'mcp'));
+    assert.ok(!JSON.stringify(lines).includes('guess-'), 'no token in the trail');
+  });
+});
+
+describe('guessing over a socket counts the peer address', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ web: { token: ADMIN, limits: { token_guess_refill_s: REFILL_S } } });
+  });
+  after(() => server.close());
+
+  /** GET /robot/joint_states with `token` from the local address `from` (any 127.x.y.z is another client). */
+  const read = async (from: string, token: string) => {
+    const c = await connect(portOf(server.url), from);
+    try {
+      c.write(`GET /robot/joint_states HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      return await c.response();
+    } finally {
+      c.destroy();
+    }
+  };
+
+  it('wrong tokens from 127.0.0.3 beyond the burst get 429; 127.0.0.4 still has its own burst', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i <= GUESS_BURST; i++) statuses.push((await read('127.0.0.3', `wrong-${i}`)).status);
+    assert.deepEqual(statuses, [...new Array(GUESS_BURST).fill(401), 429]);
+    assert.equal((await read('127.0.0.3', ADMIN)).status, 429, 'a token never served to 127.0.0.3 waits its turn');
+    assert.equal((await read('127.0.0.4', 'wrong-elsewhere')).status, 401, 'another address: its own burst');
+    assert.equal((await read('127.0.0.4', ADMIN)).status, 200);
+  });
+});
+
+describe('the per-address table', () => {
+  it('refills one guess per GUESS_REFILL_S, keys IPv6 by /64 and stays bounded', () => {
+    let now = 0;
+    const limiter = new GuessLimiter(GUESS_POLICY, () => now);
+    for (let i = 0; i < GUESS_BURST; i++) {
+      assert.equal(limiter.decide('192.0.2.5').kind, 'check');
+      limiter.wrong('192.0.2.5');
+    }
+    const limited = limiter.decide('192.0.2.5');
+    assert.deepEqual(limited, { kind: 'served_only', retryAfterS: GUESS_REFILL_S });
+    now += GUESS_REFILL_S * 1000;
+    assert.equal(limiter.decide('192.0.2.5').kind, 'check', 'one more after the refill');
+    assert.equal(addressKey('2001:db8:1:2:aaaa::1'), addressKey('2001:db8:1:2:bbbb:cccc:dddd:eeee'));
+    assert.notEqual(addressKey('2001:db8:1:2::1'), addressKey('2001:db8:1:3::1'));
+    assert.equal(addressKey('::ffff:10.0.0.1'), '10.0.0.1');
+    for (let i = 0; i < GUESS_ADDRESSES_MAX * 3; i++)
+      limiter.wrong(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    assert.equal(limiter.size, GUESS_ADDRESSES_MAX, 'the least recently seen addresses are forgotten');
+  });
+});
