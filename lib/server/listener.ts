@@ -43,8 +43,21 @@ export interface Listener {
   close(): void;
 }
 
-/** Connections taken beyond web.limits.max_connections, where only a stop is served; beyond them, dropped. */
-const STOP_MARGIN_CONNECTIONS = 64;
+/**
+ * How long a connection answered by the server itself and closing (a parser's 408 after the idle cut, a 400, CONNECT)
+ * waits for the client to close its side before it is destroyed (ms): a client that never reads nor closes does not
+ * keep it, half-closed and counted.
+ */
+const CLOSING_GRACE_MS = 1000;
+
+/** Writes `answer` and closes the connection: at once when the client has closed its side, else after the grace. */
+function endAndClose(socket: Duplex, answer: string): void {
+  const close = () => socket.destroy();
+  const grace = setTimeout(close, CLOSING_GRACE_MS).unref();
+  socket.once('close', () => clearTimeout(grace));
+  socket.once('end', close);
+  socket.end(answer);
+}
 
 /** The methods the server answers on some route, for `OPTIONS *`. */
 const SERVER_METHODS = 'GET, POST, OPTIONS';
@@ -186,8 +199,7 @@ export function createListener(options: ListenerOptions): Listener {
       void adapter(req, res);
     },
   );
-  // Beyond the cap, connections are still taken (a stop may come on them) up to a margin, then dropped at once.
-  server.maxConnections = limits.maxConnections + STOP_MARGIN_CONNECTIONS;
+  // Every connection is taken: beyond a cap an idle one is shed to make room, or the new one serves only a stop.
   server.on('connection', (socket: Socket) => caps.connected(socket));
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
@@ -197,14 +209,16 @@ export function createListener(options: ListenerOptions): Listener {
     const [status, reason, detail] = clientErrorAnswer(error);
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     const body = JSON.stringify({ detail });
-    socket.end(
+    endAndClose(
+      socket,
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   });
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    socket.end(
+    endAndClose(
+      socket,
       'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST, OPTIONS\r\nContent-Type: application/json\r\n' +
         'Connection: close\r\nContent-Length: 46\r\n\r\n{"detail":"CONNECT is not served: no tunnels"}',
     );
