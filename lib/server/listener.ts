@@ -195,7 +195,9 @@ export function createListener(options: ListenerOptions): Listener {
         bodies.watch(req, res);
         // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
-      } else if (options.bodyless?.(method, path)) return answerBodyless(req, res, method, target.path);
+      } else if (holding === 'event_stream' || options.bodyless?.(method, path))
+        // The event stream too: its frames are written on the socket directly (lib/http/direct-body.ts).
+        return answerBodyless(req, res, method, target.path);
       void adapter(req, res);
     },
   );

@@ -282,9 +282,12 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const fetch = (request: Request): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
     const path = pathOf(request.url);
-    return isStop(request.method, path) || isMcpPost(request.method, path)
-      ? app(request, arrivedAtStop)
-      : inTurn(() => app(request, arrivedAtStop));
+    if (isStop(request.method, path)) {
+      // The stop's answer is written before its events (and the joint states meanwhile) are fanned out.
+      const release = events.hold();
+      return app(request, arrivedAtStop).finally(release);
+    }
+    return isMcpPost(request.method, path) ? app(request, arrivedAtStop) : inTurn(() => app(request, arrivedAtStop));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   return {
