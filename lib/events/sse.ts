@@ -333,8 +333,9 @@ export const EVENTS_OPENAPI = {
         'GET /sequences/status);\n' +
         '- `trajectory_log` and `sequence_log` {line}: each new line of GET /trajectory/logs and GET /sequences/logs;\n' +
         '- `stop` {reason, message, sequence_stopped, hold_published, planner_stopped, revoked}: after POST /stop.\n\n' +
-        'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come is dropped ' +
-        '(its stream ends after a buffer of 64 KiB); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come gets the ' +
+        'newest joint state when it catches up, not every one it missed; beyond 64 KiB of other events waiting it is ' +
+        'dropped (its stream ends); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',
       tags: ['events'],
       security: [{ bearerAuth: [] }],
