@@ -182,15 +182,16 @@ async function crowdRows(client: StopClient, server: TestServer, csv: string): P
   const crowd = await crowdClient();
   try {
     // [label, kind, how many, samples, ms between samples, moving]. The slow bodies' samples span 8 s, past the 5 s
-    // grace after which web.limits.min_body_rate cuts them all; the second upload row asks for twice
-    // web.limits.max_uploads, so that its peak RSS beside the first's shows the cap bounding memory.
+    // grace after which web.limits.min_body_rate cuts them all; the upload rows' span 15 s, for the uploads to be
+    // answered (409: a stop came after each) and sent again; the second asks for twice web.limits.max_uploads, so
+    // that its peak RSS beside the first's shows the cap bounding memory.
     const crowds: [string, CrowdKind, number, number, number, boolean][] = [
       ['while 200 slow-body clients hold connections (1 byte/s)', 'slow', 200, 40, 200, false],
       ['with 1,000 /events clients connected, reading as bytes come', 'events', 1000, 40, 40, false],
       ['with 1,000 /events clients reading at 50 Hz (as a browser page), at rest', 'events-50hz', 1000, 40, 40, false],
       ['with 1,000 /events clients reading at 50 Hz, during a move', 'events-50hz', 1000, 20, 150, true],
-      ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 20, 100, false],
-      ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 20, 100, false],
+      ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 60, 250, false],
+      ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 60, 250, false],
       ['with 5,000 connections held from one address, sending nothing, never reading', 'held', 5000, 40, 40, false],
     ];
     const only = process.env.BENCH_CROWDS?.split(',');
@@ -383,7 +384,9 @@ export const crowdsSection: Section = {
     const client = await stopClient();
     try {
       for (let k = 0; k < 20; k++) await client.stop(server.url);
-      return [stopTable(await crowdRows(client, server, largeCsv(10 * 1024 * 1024 - 4096)))];
+      // The same server without a crowd, in the same minute: on a loaded machine the rows below compare with it.
+      const idle = await measure(client, server, 'idle (no crowd)', 40, 40, async () => undefined, '');
+      return [stopTable([idle, ...(await crowdRows(client, server, largeCsv(10 * 1024 * 1024 - 4096)))])];
     } finally {
       client.close();
       await server.close();
