@@ -24,6 +24,8 @@ const HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
+const EMPTY = Buffer.alloc(0);
+
 /** The first bytes of every stream: the reconnection delay a browser's EventSource uses, and a comment. */
 const OPENING = Buffer.from('retry: 2000\n: armgate events\n\n');
 
@@ -190,9 +192,15 @@ class FanOut {
 class ReadableOut implements Out {
   readonly readable: Readable;
 
-  constructor(onRead: () => void) {
-    // read() asks for more: what waits is written on the next batch.
-    this.readable = new Readable({ read: onRead });
+  constructor(waiting: () => boolean, mark: () => void) {
+    // read() asks for more (once per push: it asks again only after one): once the reader has taken all it has, what
+    // waits is written on the next batch; else an empty push lets the stream ask again when the reader has.
+    this.readable = new Readable({
+      read: () => {
+        if (this.readable.readableLength === 0 && waiting()) mark();
+        else this.readable.push(EMPTY);
+      },
+    });
     this.readable.push(OPENING);
   }
 
@@ -269,9 +277,10 @@ export function eventsHandler(bus: EventBus): (request: Request) => Promise<Resp
       });
     const rate = parseRate(request.url);
     if (!rate.ok) return errorResponse(rate.error);
-    const readableOut = new ReadableOut(() => {
-      if (stream.waiting) fanOut.mark(stream);
-    });
+    const readableOut = new ReadableOut(
+      () => stream.waiting,
+      () => fanOut.mark(stream),
+    );
     const stream = new EventStream(readableOut);
     let unsubscribe = (): void => undefined;
     const finish = (deliverWaiting: boolean) => {
