@@ -29,9 +29,13 @@ export const BEYOND_CAP_REQUEST_MS = 2000;
 /**
  * True when no request is being served on `socket`: nothing sent yet, headers on their way, or kept alive between
  * requests. Node's server sets the socket's `_httpMessage` to the response of the request being served and clears it
- * when that response is done: read here rather than counting every request, which would cost the REST reads.
+ * when that response is done: read here rather than counting every request, which would cost the REST reads. A socket
+ * handed over by an upgrade (a WebSocket) has no parser any more: it is never idle.
  */
-const isIdle = (socket: Socket) => (socket as Socket & { _httpMessage?: unknown })._httpMessage == null;
+const isIdle = (socket: Socket) => {
+  const http = socket as Socket & { _httpMessage?: unknown; parser?: unknown };
+  return http._httpMessage == null && http.parser != null;
+};
 
 /** Counts of what is held, and the decision for a new request. */
 export class Caps {

@@ -83,6 +83,34 @@ describe('a crowd of connections never keeps a stop out', () => {
     assert.equal((await stopFromNewClient(s.url)).status, 200);
   });
 
+  it('never sheds a connection handed over by an upgrade (a WebSocket is not idle)', async () => {
+    server = await startTestServer({ web: { limits: { max_connections_per_client: 4 } } });
+    const port = portOf(server.url);
+    // An upgrade handler as a WebSocket endpoint installs one: it takes the socket and keeps it.
+    server.server.on('upgrade', (_req, socket) => {
+      socket.on('error', () => undefined);
+      socket.once('end', () => socket.destroy());
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n');
+    });
+    const upgraded = await connect(port, '127.0.4.1');
+    upgraded.write(`GET /upgrade HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n`);
+    const crowd = [];
+    try {
+      assert.equal((await upgraded.response()).status, 101);
+      // Eight more from the same address, idle: each beyond the cap sheds the oldest idle one, never the upgraded.
+      for (let k = 0; k < 8; k++) crowd.push(await connect(port, '127.0.4.1'));
+      await sleep(300);
+      assert.ok(!upgraded.socket.destroyed && !upgraded.socket.readableEnded, 'the upgraded connection is kept');
+      assert.ok(
+        crowd.slice(0, 5).every((c) => c.socket.readableEnded || c.socket.destroyed),
+        'the oldest idle ones were shed',
+      );
+    } finally {
+      upgraded.destroy();
+      for (const c of crowd) c.destroy();
+    }
+  });
+
   it('beyond max_connections with every connection busy: a stop on a new connection is served, a read is 503', async () => {
     server = await startTestServer({
       web: { limits: { max_connections: 16, max_connections_per_client: 4, body_grace_s: 60 } },
