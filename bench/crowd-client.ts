@@ -26,6 +26,8 @@ const PER_ADDRESS = 100;
 const sockets = new Set<Socket>();
 const timers = new Set<ReturnType<typeof setInterval>>();
 let uploading = false;
+/** Ends the uploads in flight when the crowd closes: their answers are not the next row's. */
+let uploadsAbort = new AbortController();
 let statuses: Record<string, number> = {};
 let uploadMs: number[] = [];
 
@@ -123,21 +125,26 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function uploads(url: URL, count: number, csv: string): number {
   uploading = true;
+  uploadsAbort = new AbortController();
+  const { signal } = uploadsAbort;
   const once = async (): Promise<void> => {
-    while (uploading) {
+    while (uploading && !signal.aborted) {
       const form = new FormData();
       form.append('file', new Blob([csv]), 'large.csv');
       const t0 = performance.now();
-      await fetch(`${url.origin}/trajectory/send_csv`, { method: 'POST', body: form })
+      await fetch(`${url.origin}/trajectory/send_csv`, { method: 'POST', body: form, signal })
         .then(async (r) => {
           await r.arrayBuffer();
+          if (signal.aborted) return;
           tally(r.status);
           if (r.status !== 503) uploadMs.push(performance.now() - t0);
           // beyond the cap the server answers 503 before reading the body: wait as its Retry-After asks
           const retryS = r.status === 503 ? Number(r.headers.get('retry-after') ?? 1) : 0;
           if (retryS > 0) await new Promise((resolve) => setTimeout(resolve, retryS * 1000));
         })
-        .catch(() => tally('reset'));
+        .catch(() => {
+          if (!signal.aborted) tally('reset');
+        });
     }
   };
   for (let i = 0; i < count; i++) void once();
@@ -146,6 +153,7 @@ function uploads(url: URL, count: number, csv: string): number {
 
 function closeAll(): void {
   uploading = false;
+  uploadsAbort.abort();
   for (const timer of timers) clearInterval(timer);
   timers.clear();
   for (const socket of sockets) socket.destroy();
