@@ -6,14 +6,17 @@
  * several machines, so the per-address cap (web.limits.max_connections_per_client) is not what they meet.
  *
  * - `slow`: POSTs whose body trickles at 1 byte/s (Content-Length 100,000);
- * - `events`: GET /events streams, read as they come;
+ * - `events`: GET /events streams, read as they come (each socket flowing: every byte read as it arrives);
+ * - `events-50hz`: GET /events streams read as a browser's page does, 50 times a second: the sockets are paused and
+ *   every 20 ms each one's buffered bytes are read (between reads Node takes at most 16 KiB per socket from the kernel);
+ * - `held`: connections from one address (127.0.0.200) that send nothing and never read, as the attack of issue 37;
  * - `uploads`: multipart uploads of a 10 MB CSV to /trajectory/send_csv, each sent again when answered
- *   (after the Retry-After of a 503).
+ *   (after the Retry-After of a 503); `{ closed }` also carries each upload's time from sending to its answer.
  */
 import { connect, type Socket } from 'node:net';
 
 interface Command {
-  readonly kind: 'slow' | 'events' | 'uploads' | 'close';
+  readonly kind: 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads' | 'close';
   readonly url?: string;
   readonly count?: number;
   readonly csv?: string;
@@ -23,7 +26,10 @@ const PER_ADDRESS = 100;
 const sockets = new Set<Socket>();
 const timers = new Set<ReturnType<typeof setInterval>>();
 let uploading = false;
+/** Ends the uploads in flight when the crowd closes: their answers are not the next row's. */
+let uploadsAbort = new AbortController();
 let statuses: Record<string, number> = {};
+let uploadMs: number[] = [];
 
 const tally = (status: number | string) => {
   statuses[status] = (statuses[status] ?? 0) + 1;
@@ -33,13 +39,12 @@ const tally = (status: number | string) => {
 const fromAddress = (i: number) => `127.0.0.${2 + Math.floor(i / PER_ADDRESS)}`;
 
 /** A raw connection to the server from the i-th client's address; resolves when connected. */
-function open(url: URL, i: number): Promise<Socket> {
+function open(url: URL, i: number, reading: 'flowing' | 'paused' = 'flowing', from = fromAddress(i)): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port), localAddress: fromAddress(i) }, () =>
-      resolve(socket),
-    );
+    const socket = connect({ host: url.hostname, port: Number(url.port), localAddress: from }, () => resolve(socket));
     socket.once('error', reject);
-    socket.on('data', () => undefined);
+    if (reading === 'flowing') socket.on('data', () => undefined);
+    else socket.pause();
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
@@ -76,21 +81,70 @@ async function eventStreams(url: URL, count: number): Promise<number> {
   return started.filter(Boolean).length;
 }
 
+/** Streams read 50 times a second: each socket paused, its buffered bytes read every 20 ms. */
+async function eventStreamsAt50Hz(url: URL, count: number): Promise<number> {
+  const opened = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const socket = await open(url, i, 'paused');
+      socket.write(`GET /events HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`);
+      return socket;
+    }),
+  );
+  let started = 0;
+  const seen = new Set<Socket>();
+  const reader = setInterval(() => {
+    for (const socket of opened) {
+      for (let chunk = socket.read(); chunk !== null; chunk = socket.read())
+        if (!seen.has(socket)) {
+          seen.add(socket);
+          if ((chunk as Buffer).toString('latin1').startsWith('HTTP/1.1 200')) started++;
+        }
+    }
+  }, 20);
+  timers.add(reader);
+  for (let waited = 0; seen.size < count && waited < 10_000; waited += 50) await sleep(50);
+  return started;
+}
+
+/** Connections from one address that send nothing and never read. */
+async function held(url: URL, count: number): Promise<number> {
+  let opened = 0;
+  for (let at = 0; at < count; at += 250)
+    await Promise.all(
+      Array.from({ length: Math.min(250, count - at) }, (_, k) =>
+        open(url, at + k, 'paused', '127.0.0.200').then(
+          () => opened++,
+          () => undefined,
+        ),
+      ),
+    );
+  return opened;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function uploads(url: URL, count: number, csv: string): number {
   uploading = true;
+  uploadsAbort = new AbortController();
+  const { signal } = uploadsAbort;
   const once = async (): Promise<void> => {
-    while (uploading) {
+    while (uploading && !signal.aborted) {
       const form = new FormData();
       form.append('file', new Blob([csv]), 'large.csv');
-      await fetch(`${url.origin}/trajectory/send_csv`, { method: 'POST', body: form })
+      const t0 = performance.now();
+      await fetch(`${url.origin}/trajectory/send_csv`, { method: 'POST', body: form, signal })
         .then(async (r) => {
-          tally(r.status);
           await r.arrayBuffer();
+          if (signal.aborted) return;
+          tally(r.status);
+          if (r.status !== 503) uploadMs.push(performance.now() - t0);
           // beyond the cap the server answers 503 before reading the body: wait as its Retry-After asks
           const retryS = r.status === 503 ? Number(r.headers.get('retry-after') ?? 1) : 0;
           if (retryS > 0) await new Promise((resolve) => setTimeout(resolve, retryS * 1000));
         })
-        .catch(() => tally('reset'));
+        .catch(() => {
+          if (!signal.aborted) tally('reset');
+        });
     }
   };
   for (let i = 0; i < count; i++) void once();
@@ -99,6 +153,7 @@ function uploads(url: URL, count: number, csv: string): number {
 
 function closeAll(): void {
   uploading = false;
+  uploadsAbort.abort();
   for (const timer of timers) clearInterval(timer);
   timers.clear();
   for (const socket of sockets) socket.destroy();
@@ -108,8 +163,9 @@ process.on('message', (message: unknown) => {
   const command = message as Command;
   if (command.kind === 'close') {
     closeAll();
-    process.send?.({ closed: true, statuses });
+    process.send?.({ closed: true, statuses, uploadMs });
     statuses = {};
+    uploadMs = [];
     return;
   }
   const url = new URL(command.url ?? '');
@@ -119,7 +175,11 @@ process.on('message', (message: unknown) => {
       ? slowBodies(url, count)
       : command.kind === 'events'
         ? eventStreams(url, count)
-        : Promise.resolve(uploads(url, count, command.csv ?? ''));
+        : command.kind === 'events-50hz'
+          ? eventStreamsAt50Hz(url, count)
+          : command.kind === 'held'
+            ? held(url, count)
+            : Promise.resolve(uploads(url, count, command.csv ?? ''));
   started.then(
     (ready) => process.send?.({ ready }),
     (e: Error) => process.send?.({ error: e.message }),

@@ -12,7 +12,7 @@ import { ikSection } from './ik.ts';
 import { pathQualitySection, plannerSection } from './planning.ts';
 import type { Section } from './section.ts';
 import { startupSection } from './startup.ts';
-import { stopSection } from './stop.ts';
+import { crowdsSection, stopSection } from './stop.ts';
 import { formatTable } from './table.ts';
 
 const SECTIONS: readonly Section[] = [
@@ -27,6 +27,7 @@ const SECTIONS: readonly Section[] = [
   apiSection,
   (await import('./mcp.ts')).mcpSection,
   stopSection,
+  crowdsSection,
   (await import('./events.ts')).eventsSection,
   (await import('./foxglove.ts')).foxgloveSection,
   (await import('./ros2.ts')).ros2Section,

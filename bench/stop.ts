@@ -70,13 +70,13 @@ export async function stopClient(): Promise<StopClient> {
 interface Crowd {
   /** Opens `count` of a kind; resolves with how many hold the server. */
   open(kind: CrowdKind, url: string, count: number, csv?: string): Promise<number>;
-  /** Ends the crowd; resolves with the count of each HTTP status it was answered meanwhile. */
-  close(): Promise<Record<string, number>>;
+  /** Ends the crowd; resolves with the count of each HTTP status it was answered meanwhile, and uploads' times. */
+  close(): Promise<{ statuses: Record<string, number>; uploadMs: number[] }>;
   end(): void;
 }
 
-type CrowdKind = 'slow' | 'events' | 'uploads';
-type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; error?: string };
+type CrowdKind = 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads';
+type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
 async function crowdClient(): Promise<Crowd> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./crowd-client.ts', import.meta.url)), {
@@ -95,7 +95,10 @@ async function crowdClient(): Promise<Crowd> {
     });
   return {
     open: async (kind, url, count, csv) => (await ask({ kind, url, count, csv })).ready ?? 0,
-    close: async () => (await ask({ kind: 'close' })).statuses ?? {},
+    close: async () => {
+      const answer = await ask({ kind: 'close' });
+      return { statuses: answer.statuses ?? {}, uploadMs: answer.uploadMs ?? [] };
+    },
     end: () => {
       child.removeAllListeners('exit');
       if (child.connected) child.disconnect();
@@ -163,6 +166,69 @@ function largeCsv(bytes: number): string {
   return rows.join('\n');
 }
 
+/** A move back and forth while a crowd row samples: the stop ends each; the arm is sent home before the next. */
+const moving = (url: string) => () =>
+  post(url, '/robot/move/joints', { joints: FAR, speed: 0.1 }).then(() =>
+    post(url, '/robot/move/joints', { joints: WORK, speed: 1 }),
+  );
+
+/**
+ * The crowd rows: /stop while a crowd from a child process (crowd-client.ts) holds the server, the crowd's answers and
+ * the server process's RSS beside each.
+ */
+async function crowdRows(client: StopClient, server: TestServer, csv: string): Promise<Row[]> {
+  const url = server.url;
+  const rows: Row[] = [];
+  const crowd = await crowdClient();
+  try {
+    // [label, kind, how many, samples, ms between samples, moving]. The slow bodies' samples span 8 s, past the 5 s
+    // grace after which web.limits.min_body_rate cuts them all; the upload rows' span 15 s, for the uploads to be
+    // answered (409: a stop came after each) and sent again; the second asks for twice web.limits.max_uploads, so
+    // that its peak RSS beside the first's shows the cap bounding memory.
+    const crowds: [string, CrowdKind, number, number, number, boolean][] = [
+      ['while 200 slow-body clients hold connections (1 byte/s)', 'slow', 200, 40, 200, false],
+      ['with 1,000 /events clients connected, reading as bytes come', 'events', 1000, 40, 40, false],
+      ['with 1,000 /events clients reading at 50 Hz (as a browser page), at rest', 'events-50hz', 1000, 40, 40, false],
+      ['with 1,000 /events clients reading at 50 Hz, during a move', 'events-50hz', 1000, 20, 150, true],
+      ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 60, 250, false],
+      ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 60, 250, false],
+      ['with 5,000 connections held from one address, sending nothing, never reading', 'held', 5000, 40, 40, false],
+    ];
+    const only = process.env.BENCH_CROWDS?.split(',');
+    for (const [label, kind, count, samples, delayMs, move] of crowds) {
+      if (only && !only.includes(kind)) continue;
+      const { value, startMb, peakMb } = await rssMb(async () => {
+        const t0 = performance.now();
+        const ready = await crowd.open(kind, url, count, kind === 'uploads' ? csv : undefined);
+        const openedS = (performance.now() - t0) / 1000;
+        if (kind === 'uploads') await sleep(500);
+        const begin = move ? moving(url) : async () => undefined;
+        const row = await measure(client, server, label, samples, delayMs, begin, '');
+        return { row, ready, openedS, ...(await crowd.close()) };
+      });
+      const answered = Object.entries(value.statuses)
+        .map(([status, n]) => `${n} x ${status}`)
+        .join(', ');
+      const held =
+        kind === 'uploads'
+          ? `${count} uploading in a loop`
+          : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
+      const times = value.uploadMs.length > 0 ? summary(value.uploadMs) : undefined;
+      const uploadTimes = times
+        ? `; each upload's wall time from sending to its answer p50 ${times.p50.toFixed(0)} / worst ${times.max.toFixed(0)} ms`
+        : '';
+      rows.push({
+        ...value.row,
+        note: `${held}, answered meanwhile: ${answered || 'nothing'}${uploadTimes}; the server process's RSS ${startMb.toFixed(0)} MB before, at most ${peakMb.toFixed(0)} MB meanwhile`,
+      });
+      await sleep(500);
+    }
+  } finally {
+    crowd.end();
+  }
+  return rows;
+}
+
 export const stopSection: Section = {
   id: 'stop',
   description:
@@ -228,37 +294,7 @@ export const stopSection: Section = {
           'stop sent 30 ms into planning (about 120 ms of optimization on its own)',
         ),
       );
-      const crowd = await crowdClient();
-      try {
-        // [label, kind, how many, samples, ms between samples]. The slow bodies' samples span 8 s, past the
-        // 5 s grace after which web.limits.min_body_rate cuts them all; the second upload row asks for twice
-        // web.limits.max_uploads, so that its peak RSS beside the first's shows the cap bounding memory.
-        const crowds: [string, CrowdKind, number, number, number][] = [
-          ['while 200 slow-body clients hold connections (1 byte/s)', 'slow', 200, 40, 200],
-          ['with 1,000 /events clients connected', 'events', 1000, 40, 40],
-          ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 20, 100],
-          ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 20, 100],
-        ];
-        for (const [label, kind, count, samples, delayMs] of crowds) {
-          const { value, startMb, peakMb } = await rssMb(async () => {
-            const ready = await crowd.open(kind, url, count, kind === 'uploads' ? csv : undefined);
-            if (kind === 'uploads') await sleep(500);
-            const row = await measure(client, server, label, samples, delayMs, async () => undefined, '');
-            return { row, ready, statuses: await crowd.close() };
-          });
-          const answered = Object.entries(value.statuses)
-            .map(([status, n]) => `${n} x ${status}`)
-            .join(', ');
-          const held = kind === 'uploads' ? `${count} uploading in a loop` : `${value.ready} of ${count} held`;
-          rows.push({
-            ...value.row,
-            note: `${held}, answered meanwhile: ${answered || 'nothing'}; the server process's RSS ${startMb.toFixed(0)} MB before, at most ${peakMb.toFixed(0)} MB meanwhile`,
-          });
-          await sleep(500);
-        }
-      } finally {
-        crowd.end();
-      }
+      rows.push(...(await crowdRows(client, server, csv)));
       const generator = await childLoadGenerator();
       try {
         const readerRows: [string, number | undefined, string, 'rest' | 'mcp'][] = [
@@ -295,40 +331,65 @@ export const stopSection: Section = {
       client.close();
       await server.close();
     }
-    const table: Table = {
-      title:
-        'POST /stop latency while the service is busy (client and server in one process; load generator in a child)',
-      header: [
-        'while',
-        'samples',
-        'p50 ms',
-        'p99 ms',
-        'worst event-loop delay ms',
-        'worst stall: ms, of it running / waiting for a CPU',
-        'target',
-      ],
-      rows: rows.map((r) => {
-        const s = summary(r.latenciesMs);
-        return [
-          r.label,
-          String(r.latenciesMs.length),
-          s.p50,
-          s.p99,
-          r.worstLoopDelayMs,
-          r.worstStall
-            ? `${r.worstStall.wallMs.toFixed(0)}, ${r.worstStall.runningMs.toFixed(0)} / ${r.worstStall.waitingMs.toFixed(0)}`
-            : '-',
-          `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`,
-        ];
-      }),
-      notes: [
-        ...rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
-        'worst stall: the longest gap between 5 ms ticks of the event loop of the server, with the time its thread ran and the',
-        '  time it waited, runnable, for a CPU (Linux schedstat): running is work of the server, waiting the load of the machine',
-        'closed loop: armgate, autocannon and the /stop client are three busy processes on 2 cores, so the figure includes',
-        '  the wait for a CPU time slice; the paced row is 200 clients polling as front ends do',
-      ],
-    };
-    return [table];
+    return [stopTable(rows)];
+  },
+};
+
+/** The table of the stop rows. */
+function stopTable(rows: readonly Row[]): Table {
+  return {
+    title: 'POST /stop latency while the service is busy (client and server in one process; load generator in a child)',
+    header: [
+      'while',
+      'samples',
+      'p50 ms',
+      'p99 ms',
+      'worst ms',
+      'worst event-loop delay ms',
+      'worst stall: ms, of it running / waiting for a CPU',
+      'target',
+    ],
+    rows: rows.map((r) => {
+      const s = summary(r.latenciesMs);
+      return [
+        r.label,
+        String(r.latenciesMs.length),
+        s.p50,
+        s.p99,
+        s.max,
+        r.worstLoopDelayMs,
+        r.worstStall
+          ? `${r.worstStall.wallMs.toFixed(0)}, ${r.worstStall.runningMs.toFixed(0)} / ${r.worstStall.waitingMs.toFixed(0)}`
+          : '-',
+        `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`,
+      ];
+    }),
+    notes: [
+      ...rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
+      'worst stall: the longest gap between 5 ms ticks of the event loop of the server, with the time its thread ran and the',
+      '  time it waited, runnable, for a CPU (Linux schedstat): running is work of the server, waiting the load of the machine',
+      'closed loop: armgate, autocannon and the /stop client are three busy processes on 2 cores, so the figure includes',
+      '  the wait for a CPU time slice; the paced row is 200 clients polling as front ends do',
+    ],
+  };
+}
+
+/** The crowd rows alone (`npm run bench -- crowds`; BENCH_CROWDS=events-50hz,held picks rows by crowd kind). */
+export const crowdsSection: Section = {
+  id: 'crowds',
+  description:
+    "the stop section's crowd rows alone: 200 slow bodies, 1,000 event streams (read as bytes come, at 50 Hz at rest and during a move), 16 and 32 uploads, 5,000 held connections",
+  async run() {
+    const server = await startTestServer({ sim: { obstacles: [OBSTACLE], planning_time_s: 2 } });
+    const client = await stopClient();
+    try {
+      for (let k = 0; k < 20; k++) await client.stop(server.url);
+      // The same server without a crowd, in the same minute: on a loaded machine the rows below compare with it.
+      const idle = await measure(client, server, 'idle (no crowd)', 40, 40, async () => undefined, '');
+      return [stopTable([idle, ...(await crowdRows(client, server, largeCsv(10 * 1024 * 1024 - 4096)))])];
+    } finally {
+      client.close();
+      await server.close();
+    }
   },
 };

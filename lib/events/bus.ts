@@ -42,8 +42,11 @@ export interface MotionEvent {
 
 /** Where a subscriber's frames go. */
 export interface EventSink {
-  /** One frame: the bytes of one SSE event or comment, shared with every other subscriber (do not modify). */
-  send(frame: Uint8Array): void;
+  /**
+   * One frame: the bytes of one SSE event or comment, shared with every other subscriber (do not modify). `latest`:
+   * a joint state, which replaces one of its kind still waiting for the client (the newest state, not a queue).
+   */
+  send(frame: Uint8Array, latest?: boolean): void;
   /** The bus closed (the server is shutting down): end the stream. */
   end(): void;
 }
@@ -95,6 +98,9 @@ export class EventBus {
   private readonly now: () => number;
   private readonly heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Holds of the fan-out in force (see {@link hold}), and what is told when the last one ends. */
+  private holds = 0;
+  private readonly released = new Set<() => void>();
   /** Events published (serialized) and frames written into subscribers' buffers, since start. */
   readonly counts = { published: 0, delivered: 0 };
 
@@ -115,6 +121,35 @@ export class EventBus {
   /** A new motion id (the `id` of motion events). */
   nextMotionId(): number {
     return ++this.lastMotionId;
+  }
+
+  /**
+   * Holds the writing of frames to the clients (the stop being answered, lib/server/start.ts): frames published
+   * meanwhile wait, and are written once the last hold ends, at most `maxMs` later. Returns the release (idempotent).
+   */
+  hold(maxMs = 200): () => void {
+    this.holds++;
+    let done = false;
+    const release = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (--this.holds === 0) for (const listener of this.released) listener();
+    };
+    const timer = setTimeout(release, maxMs);
+    timer.unref();
+    return release;
+  }
+
+  /** True while a hold is in force: frames published wait. */
+  get held(): boolean {
+    return this.holds > 0;
+  }
+
+  /** Calls `listener` each time the last hold ends; returns the removal. */
+  onRelease(listener: () => void): () => void {
+    this.released.add(listener);
+    return () => this.released.delete(listener);
   }
 
   /** Adds a subscriber; returns the unsubscribe (idempotent). After {@link close}, the sink is ended at once. */
@@ -194,7 +229,7 @@ export class EventBus {
         this.counts.published++;
       }
       this.counts.delivered++;
-      sub.sink.send(frame);
+      sub.sink.send(frame, true);
     }
   }
 

@@ -1,6 +1,9 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { Response } from '@whatwg-node/fetch';
 import { type ApiError, invalid } from '../core/errors.ts';
+import { withDirectBody } from '../http/direct-body.ts';
 import { errorResponse } from '../http/errors.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { EventBus } from './bus.ts';
@@ -20,6 +23,8 @@ const HEADERS = {
   'cache-control': 'no-cache, no-transform',
   'x-accel-buffering': 'no',
 } as const;
+
+const EMPTY = Buffer.alloc(0);
 
 /** The first bytes of every stream: the reconnection delay a browser's EventSource uses, and a comment. */
 const OPENING = Buffer.from('retry: 2000\n: armgate events\n\n');
@@ -49,57 +54,220 @@ export function parseRate(url: string): Result<number, ApiError> {
   return ok(rate);
 }
 
-/**
- * Frames go to the streams once per turn of the event loop (one setImmediate for every stream), not from inside the
- * publisher's call. A Readable's push schedules its flow with process.nextTick, and Node runs every queued nextTick
- * before the promise continuations the same callback queued: a stop whose hold point published an event to 1,000
- * streams waited for their ~1,000 socket writes (7-9 ms) between its first step and the rest of it, its answer
- * included (issue 23). Queued here, the writes come after the work that published them.
- */
-class TurnDelivery {
-  private readonly waiting = new Map<Readable, { frames: Uint8Array[]; bytes: number }>();
-  private scheduled = false;
+/** Streams written per turn of the event loop: between batches the loop polls, so a stop read meanwhile runs first. */
+export const STREAMS_PER_TURN = 64;
 
-  /** Queues `frame` for `stream`; returns the bytes now queued for it (a burst past the client's buffer is pushed at once). */
-  queue(stream: Readable, frame: Uint8Array): number {
-    let entry = this.waiting.get(stream);
-    if (entry) {
-      entry.frames.push(frame);
-      entry.bytes += frame.byteLength;
-    } else {
-      entry = { frames: [frame], bytes: frame.byteLength };
-      this.waiting.set(stream, entry);
-    }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flush);
-    }
-    return entry.bytes;
+/** Where one stream's bytes go: a Readable (the Response's body) or, served by armgate's listener, the socket. */
+interface Out {
+  /** Bytes handed over that the client has not taken yet (beyond what the kernel holds for it). */
+  backlog(): number;
+  write(frame: Uint8Array): void;
+  /** Ends the stream after what was written. */
+  end(): void;
+  /** Ends the stream of a client too slow, with what waits for it if that can be given without waiting. */
+  drop(waiting: readonly Uint8Array[]): void;
+}
+
+/** The chunk of HTTP/1.1's chunked coding of each frame, made once whatever the number of streams. */
+const chunks = new WeakMap<Uint8Array, Buffer>();
+function chunkOf(frame: Uint8Array): Buffer {
+  let chunk = chunks.get(frame);
+  if (!chunk) {
+    chunk = Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`), frame, Buffer.from('\r\n')]);
+    chunks.set(frame, chunk);
+  }
+  return chunk;
+}
+
+/**
+ * One client's stream. Frames wait in its queue until its client has taken what it was given (the socket's buffer is
+ * drained): then the fan-out writes them all. A joint state replaces the one still waiting (the client gets the
+ * newest state when it catches up, not a backlog of old ones); other events wait in order, within
+ * {@link MAX_BUFFERED_BYTES} with what the client has not taken, beyond which the client is dropped.
+ */
+class EventStream {
+  private queue: Uint8Array[] = [];
+  private queuedBytes = 0;
+  /** The index in the queue of the joint state waiting, or -1. */
+  private latestAt = -1;
+  out: Out;
+  done = false;
+
+  constructor(out: Out) {
+    this.out = out;
   }
 
-  /** Pushes what is queued for `stream` now (its end follows), or drops it. */
-  settle(stream: Readable, push: boolean): void {
-    const entry = this.waiting.get(stream);
-    this.waiting.delete(stream);
-    if (push && entry && !stream.destroyed) for (const frame of entry.frames) stream.push(frame);
+  get waiting(): boolean {
+    return this.queue.length > 0;
+  }
+
+  /** Queues a frame; false when the client is too slow (its stream is to be dropped). */
+  offer(frame: Uint8Array, latest: boolean): boolean {
+    if (latest && this.latestAt >= 0) {
+      this.queuedBytes -= (this.queue[this.latestAt] as Uint8Array).byteLength;
+      this.queue.splice(this.latestAt, 1);
+    }
+    if (this.out.backlog() + this.queuedBytes + frame.byteLength > MAX_BUFFERED_BYTES) {
+      // A burst past the bound within one turn, to a client that has taken all it was given: written at once.
+      this.deliver();
+      if (this.out.backlog() + this.queuedBytes + frame.byteLength > MAX_BUFFERED_BYTES) return false;
+    }
+    if (latest) this.latestAt = this.queue.length;
+    this.queue.push(frame);
+    this.queuedBytes += frame.byteLength;
+    return true;
+  }
+
+  /** Writes what waits, if the client has taken what it had (or `always`). */
+  deliver(always = false): void {
+    if (this.done || this.queue.length === 0 || (!always && this.out.backlog() > 0)) return;
+    const queue = this.queue;
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.latestAt = -1;
+    for (const frame of queue) this.out.write(frame);
+  }
+
+  /** Ends the stream: after what waits (the bus closed), or dropping the client (too slow). */
+  finish(deliverWaiting: boolean): void {
+    if (this.done) return;
+    const waiting = this.queue;
+    this.queue = [];
+    this.done = true;
+    if (deliverWaiting) {
+      for (const frame of waiting) this.out.write(frame);
+      this.out.end();
+    } else this.out.drop(waiting);
+  }
+}
+
+/**
+ * Writes the streams' frames a batch of {@link STREAMS_PER_TURN} streams per turn of the event loop, after the work
+ * that published them, and not while the bus is held (a stop being answered). A Readable's push schedules its flow
+ * with process.nextTick, which Node runs before the promise continuations the same callback queued: written from
+ * inside the publisher's call, a stop whose hold point published an event to 1,000 streams waited for their socket
+ * writes between its first step and its answer (issue 23). Written a batch per turn, the loop polls between batches,
+ * so a stop that arrives while 1,000 streams are written waits for one batch, not for all (issue 37).
+ */
+class FanOut {
+  private readonly dirty = new Set<EventStream>();
+  private scheduled = false;
+  private readonly bus: EventBus;
+
+  constructor(bus: EventBus) {
+    this.bus = bus;
+    bus.onRelease(() => this.schedule());
+  }
+
+  /** `stream` has frames to write. */
+  mark(stream: EventStream): void {
+    this.dirty.add(stream);
+    this.schedule();
+  }
+
+  forget(stream: EventStream): void {
+    this.dirty.delete(stream);
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.dirty.size === 0 || this.bus.held) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
   }
 
   private readonly flush = () => {
     this.scheduled = false;
-    const waiting = [...this.waiting];
-    this.waiting.clear();
-    for (const [stream, { frames }] of waiting) if (!stream.destroyed) for (const frame of frames) stream.push(frame);
+    if (this.bus.held) return;
+    let written = 0;
+    for (const stream of this.dirty) {
+      if (written++ === STREAMS_PER_TURN) break;
+      this.dirty.delete(stream);
+      stream.deliver();
+    }
+    this.schedule();
   };
 }
 
+/** The stream's way out through its Response's Readable body (the app in memory, the fetch adapter). */
+class ReadableOut implements Out {
+  readonly readable: Readable;
+
+  constructor(waiting: () => boolean, mark: () => void) {
+    // read() asks for more (once per push: it asks again only after one): once the reader has taken all it has, what
+    // waits is written on the next batch; else an empty push lets the stream ask again when the reader has.
+    this.readable = new Readable({
+      read: () => {
+        if (this.readable.readableLength === 0 && waiting()) mark();
+        else this.readable.push(EMPTY);
+      },
+    });
+    this.readable.push(OPENING);
+  }
+
+  backlog(): number {
+    return this.readable.readableLength;
+  }
+
+  write(frame: Uint8Array): void {
+    if (!this.readable.destroyed) this.readable.push(frame);
+  }
+
+  end(): void {
+    if (!this.readable.readableEnded && !this.readable.destroyed) this.readable.push(null);
+  }
+
+  drop(waiting: readonly Uint8Array[]): void {
+    // In memory, within the bound: given, then the end.
+    for (const frame of waiting) this.write(frame);
+    this.end();
+  }
+}
+
 /**
- * GET /events: a Server-Sent Events stream from the bus. Each client has a buffer of at most
- * {@link MAX_BUFFERED_BYTES}: a client that reads slower than events come is dropped (its stream
- * ends), so it never holds the bus or the service. The stream ends when the client goes away
+ * The stream's way out on the socket of Node's response, once its head is written (lib/http/direct-body.ts): each
+ * frame in one write of bytes made once for every stream (its chunk of the chunked coding), none of the Readable, pipe
+ * and chunked writer's steps per stream. A client too slow is cut: nothing more would reach it.
+ */
+class SocketOut implements Out {
+  private readonly res: ServerResponse;
+  private readonly socket: Socket;
+  private readonly chunked: boolean;
+
+  constructor(res: ServerResponse, onDrain: () => void) {
+    this.res = res;
+    this.socket = res.socket as Socket;
+    res.flushHeaders();
+    this.chunked = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
+    this.socket.on('drain', onDrain);
+    res.once('close', () => this.socket.off('drain', onDrain));
+    this.write(OPENING);
+  }
+
+  backlog(): number {
+    return this.socket.writableLength;
+  }
+
+  write(frame: Uint8Array): void {
+    if (!this.socket.destroyed) this.socket.write(this.chunked ? chunkOf(frame) : frame);
+  }
+
+  end(): void {
+    this.res.end();
+  }
+
+  drop(): void {
+    this.socket.destroy();
+  }
+}
+
+/**
+ * GET /events: a Server-Sent Events stream from the bus. Each client may leave at most {@link MAX_BUFFERED_BYTES}
+ * untaken: beyond it (it reads slower than events come) it is dropped (its stream ends), so it never holds the bus or
+ * the service; joint states waiting for it are coalesced to the newest. The stream ends when the client goes away
  * (the request's signal) or the bus closes (shutdown). Authentication is the app's, as for every route.
  */
 export function eventsHandler(bus: EventBus): (request: Request) => Promise<Response> {
-  const delivery = new TurnDelivery();
+  const fanOut = new FanOut(bus);
   return async (request) => {
     if (request.method !== 'GET')
       return errorResponse({
@@ -109,21 +277,22 @@ export function eventsHandler(bus: EventBus): (request: Request) => Promise<Resp
       });
     const rate = parseRate(request.url);
     if (!rate.ok) return errorResponse(rate.error);
-    // read() does nothing: frames are pushed as they come; readableLength is what the client has not taken yet.
-    const stream = new Readable({ read() {} });
-    stream.push(OPENING);
+    const readableOut = new ReadableOut(
+      () => stream.waiting,
+      () => fanOut.mark(stream),
+    );
+    const stream = new EventStream(readableOut);
     let unsubscribe = (): void => undefined;
-    /** Ends the stream: after what is queued for it (the bus closed), or without it (a client too slow). */
-    const finish = (deliverQueued: boolean) => {
+    const finish = (deliverWaiting: boolean) => {
       unsubscribe();
-      delivery.settle(stream, deliverQueued);
-      if (!stream.readableEnded && !stream.destroyed) stream.push(null);
+      fanOut.forget(stream);
+      stream.finish(deliverWaiting);
     };
     unsubscribe = bus.subscribe(
       {
-        send(frame) {
-          if (stream.readableLength > MAX_BUFFERED_BYTES) finish(false);
-          else if (delivery.queue(stream, frame) > MAX_BUFFERED_BYTES) delivery.settle(stream, true);
+        send(frame, latest = false) {
+          if (stream.offer(frame, latest)) fanOut.mark(stream);
+          else finish(false);
         },
         end: () => finish(true),
       },
@@ -133,12 +302,26 @@ export function eventsHandler(bus: EventBus): (request: Request) => Promise<Resp
       'abort',
       () => {
         unsubscribe();
-        delivery.settle(stream, false);
-        stream.destroy();
+        fanOut.forget(stream);
+        stream.done = true;
+        readableOut.readable.destroy();
       },
       { once: true },
     );
-    return new Response(stream as unknown as ReadableStream<Uint8Array>, { status: 200, headers: HEADERS });
+    const response = new Response(readableOut.readable as unknown as ReadableStream<Uint8Array>, {
+      status: 200,
+      headers: HEADERS,
+    });
+    return withDirectBody(response, {
+      writeTo(res) {
+        readableOut.readable.destroy();
+        stream.out = new SocketOut(res, () => {
+          if (stream.waiting) fanOut.mark(stream);
+        });
+        if (stream.done) res.end();
+        else if (stream.waiting) fanOut.mark(stream);
+      },
+    });
   };
 }
 
@@ -160,8 +343,9 @@ export const EVENTS_OPENAPI = {
         '- `trajectory_log` and `sequence_log` {line}: each new line of GET /trajectory/logs and GET /sequences/logs;\n' +
         '- `stop` {reason, message, sequence_stopped, hold_published, planner_stopped, revoked}: after POST /stop;\n' +
         '- `positions` {change: saved | deleted, name, joints, by, count}: a taught position was saved or deleted.\n\n' +
-        'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come is dropped ' +
-        '(its stream ends after a buffer of 64 KiB); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come gets the ' +
+        'newest joint state when it catches up, not every one it missed; beyond 64 KiB of other events waiting it is ' +
+        'dropped (its stream ends); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',
       tags: ['events'],
       security: [{ bearerAuth: [] }],

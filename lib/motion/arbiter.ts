@@ -28,6 +28,9 @@ interface Held {
   readonly abort: AbortController;
 }
 
+/** What a request that a stop came after is answered (409): it may not move the arm. */
+export const STOPPED_SINCE_ARRIVAL = 'a stop arrived while this request was being prepared; nothing was moved';
+
 /**
  * The one owner of the arm. Every motion source (the move endpoints, the trajectory endpoints,
  * the sequence runner and each goal it sends, the MCP tools through them) takes a lease here
@@ -92,7 +95,7 @@ export class MotionArbiter {
     arrivedAtStop?: number,
   ): Result<Lease, Busy> {
     if (arrivedAtStop !== undefined && arrivedAtStop !== this.stops)
-      return err({ kind: 'busy', detail: 'a stop arrived while this request was being prepared; nothing was moved' });
+      return err({ kind: 'busy', detail: STOPPED_SINCE_ARRIVAL });
     // A holder of a kind this source preempts (a trajectory awaiting its outcome, for a newer
     // trajectory) gives way without being revoked: the controller reports it preempted.
     const busy = this.activity(this.held && !preempts.includes(this.held.kind) ? [] : preempts);

@@ -1,7 +1,9 @@
 /**
  * What clients may hold of the service at once (web.limits): open connections in all and per client address, open
  * event streams, uploads being received. The counts are kept here; the listener asks before a request reaches the
- * app, so a request beyond a cap is answered before its body is read.
+ * app, so a request beyond a cap is answered before its body is read. A new connection beyond a connection cap makes
+ * room by shedding an idle one (nothing being served on it) rather than being refused, so that a crowd of idle
+ * connections never keeps a new client, and its stop, out.
  */
 import type { Socket } from 'node:net';
 
@@ -21,43 +23,106 @@ export interface Refusal {
 /** What kind of work a request holds while it is served. */
 export type Holding = 'event_stream' | 'upload' | 'none';
 
+/** Longest a connection taken beyond a connection cap may take to send its request (ms): a stop, or a 503. */
+export const BEYOND_CAP_REQUEST_MS = 2000;
+
+/**
+ * True when no request is being served on `socket`: nothing sent yet, headers on their way, or kept alive between
+ * requests. Node's server sets the socket's `_httpMessage` to the response of the request being served and clears it
+ * when that response is done: read here rather than counting every request, which would cost the REST reads. A socket
+ * handed over by an upgrade (a WebSocket) has no parser any more: it is never idle.
+ */
+const isIdle = (socket: Socket) => {
+  const http = socket as Socket & { _httpMessage?: unknown; parser?: unknown };
+  return http._httpMessage == null && http.parser != null;
+};
+
 /** Counts of what is held, and the decision for a new request. */
 export class Caps {
   readonly #limits: CapLimits;
   #connections = 0;
-  readonly #byClient = new Map<string, number>();
+  /** The open connections of each client address, oldest first. */
+  readonly #byClient = new Map<string, Set<Socket>>();
   #eventStreams = 0;
   #uploads = 0;
   /** Connections taken beyond a connection cap: only a stop is served on them. */
   readonly #beyond = new WeakMap<Socket, Refusal>();
+  /** What stops counting each connection (once): on its close, or at once when it is shed. */
+  readonly #forgets = new WeakMap<Socket, () => void>();
+  /** Connections shed (destroyed to make room) since start. */
+  #shed = 0;
 
   constructor(limits: CapLimits) {
     this.#limits = limits;
   }
 
-  /** Counts a new connection until it closes; one beyond a connection cap is marked as such for its life. */
+  /**
+   * Counts a new connection until it closes. Beyond max_connections_per_client the oldest idle connection of its
+   * address is shed (destroyed) to make room; beyond max_connections, the oldest idle connection of the address
+   * holding the most. Only when none is idle (every one is serving a request) is the new one marked as beyond the cap
+   * for its life: it is still read, a stop on it is served and anything else answered 503; it must send its request
+   * within {@link BEYOND_CAP_REQUEST_MS}.
+   */
   connected(socket: Socket): void {
     const client = socket.remoteAddress ?? '';
-    this.#connections++;
-    const ofClient = (this.#byClient.get(client) ?? 0) + 1;
-    this.#byClient.set(client, ofClient);
     const limits = this.#limits;
-    if (this.#connections > limits.maxConnections)
-      this.#beyond.set(socket, {
-        cap: 'connections',
-        detail: `the service holds ${limits.maxConnections} connections already (web.limits.max_connections); try again later`,
-      });
-    else if (ofClient > limits.maxConnectionsPerClient)
-      this.#beyond.set(socket, {
+    let own = this.#byClient.get(client);
+    if (!own) {
+      own = new Set();
+      this.#byClient.set(client, own);
+    }
+    let counted = true;
+    const forget = () => {
+      if (!counted) return;
+      counted = false;
+      this.#connections--;
+      own.delete(socket);
+      if (own.size === 0 && this.#byClient.get(client) === own) this.#byClient.delete(client);
+    };
+    socket.once('close', forget);
+    this.#forgets.set(socket, forget);
+    let refusal: Refusal | undefined;
+    if (own.size >= limits.maxConnectionsPerClient && !this.#shedOldestIdle(own))
+      refusal = {
         cap: 'client_connections',
         detail: `this client address holds ${limits.maxConnectionsPerClient} connections already (web.limits.max_connections_per_client); close some or try again later`,
-      });
-    socket.once('close', () => {
-      this.#connections--;
-      const n = (this.#byClient.get(client) ?? 1) - 1;
-      if (n === 0) this.#byClient.delete(client);
-      else this.#byClient.set(client, n);
-    });
+      };
+    else if (this.#connections >= limits.maxConnections && !this.#shedFromBusiest())
+      refusal = {
+        cap: 'connections',
+        detail: `the service holds ${limits.maxConnections} connections already (web.limits.max_connections); try again later`,
+      };
+    this.#connections++;
+    own.add(socket);
+    if (refusal) {
+      this.#beyond.set(socket, refusal);
+      const late = setTimeout(() => {
+        if (isIdle(socket)) socket.destroy();
+      }, BEYOND_CAP_REQUEST_MS).unref();
+      socket.once('close', () => clearTimeout(late));
+    }
+  }
+
+  /** Destroys the oldest idle connection of `sockets`; false when every one is serving a request. */
+  #shedOldestIdle(sockets: Set<Socket>): boolean {
+    for (const socket of sockets)
+      if (isIdle(socket)) {
+        this.#forgets.get(socket)?.();
+        socket.destroy();
+        this.#shed++;
+        return true;
+      }
+    return false;
+  }
+
+  /** Sheds the oldest idle connection of the address holding the most connections (the next if all of its are busy). */
+  #shedFromBusiest(): boolean {
+    let busiest: Set<Socket> | undefined;
+    for (const sockets of this.#byClient.values()) if (sockets.size > (busiest?.size ?? 0)) busiest = sockets;
+    if (busiest && this.#shedOldestIdle(busiest)) return true;
+    // Every connection of that address serves a request: the others, most connections first.
+    const addresses = [...this.#byClient.values()].filter((s) => s !== busiest).sort((a, b) => b.size - a.size);
+    return addresses.some((sockets) => this.#shedOldestIdle(sockets));
   }
 
   /**
@@ -96,8 +161,13 @@ export class Caps {
     };
   }
 
-  /** The counts now (tests, logs). */
-  counts(): { connections: number; eventStreams: number; uploads: number } {
-    return { connections: this.#connections, eventStreams: this.#eventStreams, uploads: this.#uploads };
+  /** The counts now (tests, logs); `shed`: connections destroyed to make room since start. */
+  counts(): { connections: number; eventStreams: number; uploads: number; shed: number } {
+    return {
+      connections: this.#connections,
+      eventStreams: this.#eventStreams,
+      uploads: this.#uploads,
+      shed: this.#shed,
+    };
   }
 }

@@ -44,8 +44,21 @@ export interface Listener {
   close(): void;
 }
 
-/** Connections taken beyond web.limits.max_connections, where only a stop is served; beyond them, dropped. */
-const STOP_MARGIN_CONNECTIONS = 64;
+/**
+ * How long a connection answered by the server itself and closing (a parser's 408 after the idle cut, a 400, CONNECT)
+ * waits for the client to close its side before it is destroyed (ms): a client that never reads nor closes does not
+ * keep it, half-closed and counted.
+ */
+const CLOSING_GRACE_MS = 1000;
+
+/** Writes `answer` and closes the connection: at once when the client has closed its side, else after the grace. */
+function endAndClose(socket: Duplex, answer: string): void {
+  const close = () => socket.destroy();
+  const grace = setTimeout(close, CLOSING_GRACE_MS).unref();
+  socket.once('close', () => clearTimeout(grace));
+  socket.once('end', close);
+  socket.end(answer);
+}
 
 /** Answers a request on the socket directly (the app never sees it) and logs it as the app logs a request. */
 function answer(
@@ -187,12 +200,13 @@ export function createListener(options: ListenerOptions): Listener {
         req.once('end', () => readingBody.delete(req.socket));
         // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
-      } else if (routes.isRestRead(method, path)) return answerBodyless(req, res, method, target.path);
+      } else if (holding === 'event_stream' || routes.isRestRead(method, path))
+        // The event stream too: its frames are written on the socket directly (lib/http/direct-body.ts).
+        return answerBodyless(req, res, method, target.path);
       void adapter(req, res);
     },
   );
-  // Beyond the cap, connections are still taken (a stop may come on them) up to a margin, then dropped at once.
-  server.maxConnections = limits.maxConnections + STOP_MARGIN_CONNECTIONS;
+  // Every connection is taken: beyond a cap an idle one is shed to make room, or the new one serves only a stop.
   server.on('connection', (socket: Socket) => caps.connected(socket));
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
@@ -204,14 +218,16 @@ export function createListener(options: ListenerOptions): Listener {
     const [status, reason, detail] = clientErrorAnswer(error);
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     const body = JSON.stringify({ detail });
-    socket.end(
+    endAndClose(
+      socket,
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   });
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    socket.end(
+    endAndClose(
+      socket,
       `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${allow}\r\nContent-Type: application/json\r\n` +
         'Connection: close\r\nContent-Length: 46\r\n\r\n{"detail":"CONNECT is not served: no tunnels"}',
     );

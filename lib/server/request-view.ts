@@ -7,6 +7,7 @@
  * second: 13 % more of them per second (docs/benchmarks.md). Everything else goes through the adapter.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { directBodyOf } from '../http/direct-body.ts';
 
 /** Node's request headers seen as the fetch API's Headers (read only; names are lower case in Node). */
 class HeadersView implements Headers {
@@ -122,6 +123,13 @@ export function absoluteUrl(req: IncomingMessage, target: string): string {
  * any other body is read through the fetch API.
  */
 export function writeResponse(res: ServerResponse, response: Response): void | Promise<void> {
+  const direct = directBodyOf(response);
+  if (direct) {
+    // A body that writes itself (the event stream): the head now, then the body on the socket as it comes.
+    if (res.destroyed || res.writableEnded) return;
+    res.writeHead(response.status, headersOf(response));
+    return direct.writeTo(res);
+  }
   const ponyfill = response as Response & { readonly bodyType?: unknown; readonly bodyInit?: unknown };
   if (ponyfill.bodyType === 'String' && typeof ponyfill.bodyInit === 'string')
     return writeWhole(res, response, ponyfill.bodyInit);
@@ -132,14 +140,20 @@ export function writeResponse(res: ServerResponse, response: Response): void | P
     : response.arrayBuffer().then((body) => writeWhole(res, response, Buffer.from(body)));
 }
 
-function writeWhole(res: ServerResponse, response: Response, body: string | Buffer): void {
-  if (res.destroyed || res.writableEnded) return;
+/** The headers of a fetch Response as Node's writeHead takes them. */
+function headersOf(response: Response): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {
     headers[key] = value;
   });
   const cookies = response.headers.getSetCookie?.() ?? [];
   if (cookies.length > 0) headers['set-cookie'] = cookies;
+  return headers;
+}
+
+function writeWhole(res: ServerResponse, response: Response, body: string | Buffer): void {
+  if (res.destroyed || res.writableEnded) return;
+  const headers = headersOf(response);
   headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   res.writeHead(response.status, headers);
   res.end(body);

@@ -295,7 +295,13 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
   const fetch = (request: Request, address = ''): Promise<Response> => {
     const arrivedAtStop = arbiter.stopCount;
-    return routes.runsAtOnce(request.method, pathOf(request.url))
+    const path = pathOf(request.url);
+    if (routes.isStop(request.method, path)) {
+      // The stop's answer is written before its events (and the joint states meanwhile) are fanned out.
+      const release = events.hold();
+      return app(request, arrivedAtStop, address).finally(release);
+    }
+    return routes.runsAtOnce(request.method, path)
       ? app(request, arrivedAtStop, address)
       : inTurn(() => app(request, arrivedAtStop, address));
   };

@@ -127,11 +127,42 @@ describe('caps on connections, event streams and uploads', () => {
   const stopOn = (c: RawConnection) =>
     c.write(`POST /stop HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 0\r\n\r\n`);
 
-  it('per client address: beyond the cap 503 with Retry-After, a stop still served; other addresses unaffected', async () => {
+  /** A POST whose body never comes: the connection serves a request (busy) until its body is cut. */
+  const busyOn = (c: RawConnection) =>
+    c.write(
+      `POST /robot/move/joints HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 100000\r\n\r\n{',
+    );
+
+  it('per client address: beyond the cap the oldest idle connection of that address is closed to make room', async () => {
     const crowd: RawConnection[] = [];
     try {
       for (let k = 0; k < 6; k++) crowd.push(await connect(port, '127.0.0.2'));
       await sleep(50);
+      const extra = await connect(port, '127.0.0.2');
+      crowd.push(extra);
+      await (crowd[0] as RawConnection).closed;
+      assert.ok(
+        crowd.slice(1).every((c) => !c.socket.destroyed && !c.socket.readableEnded),
+        'only the oldest',
+      );
+      get(extra, '/robot/joint_states');
+      assert.equal((await extra.response()).status, 200);
+      await stopAndReadWork(server);
+    } finally {
+      for (const c of crowd) c.destroy();
+    }
+  });
+
+  it('per client address: beyond the cap with every connection busy, 503 with Retry-After, a stop still served; other addresses unaffected', async () => {
+    const crowd: RawConnection[] = [];
+    try {
+      for (let k = 0; k < 6; k++) {
+        const c = await connect(port, '127.0.0.2');
+        busyOn(c);
+        crowd.push(c);
+      }
+      await sleep(100);
       const extra = await connect(port, '127.0.0.2');
       crowd.push(extra);
       get(extra, '/robot/joint_states');
@@ -143,20 +174,48 @@ describe('caps on connections, event streams and uploads', () => {
       crowd.push(another);
       stopOn(another);
       assert.equal((await another.response()).status, 200, 'a stop is served beyond the cap');
-      // The connections within the cap are served, and other clients too.
-      get(crowd[0] as RawConnection, '/robot/joint_states');
-      assert.equal((await (crowd[0] as RawConnection).response()).status, 200);
+      assert.ok(
+        crowd.slice(0, 6).every((c) => !c.socket.destroyed && !c.socket.readableEnded),
+        'the busy ones are kept',
+      );
       await stopAndReadWork(server);
     } finally {
       for (const c of crowd) c.destroy();
     }
   });
 
-  it('in all: beyond max_connections 503 for every client address, a stop still served', async () => {
+  it('in all: beyond max_connections the oldest idle connection of the address holding the most is closed', async () => {
     const crowd: RawConnection[] = [];
     try {
-      for (let k = 0; k < 16; k++) crowd.push(await connect(port, `127.0.1.${1 + (k % 4)}`));
+      for (let k = 0; k < 15; k++) crowd.push(await connect(port, `127.0.1.${1 + (k % 4)}`));
+      crowd.push(await connect(port, '127.0.1.5'));
       await sleep(50);
+      const extra = await connect(port, '127.0.2.1');
+      crowd.push(extra);
+      // 127.0.1.1 to 127.0.1.3 hold 4 each: the first of them with the most, 127.0.1.1, loses its oldest.
+      await (crowd[0] as RawConnection).closed;
+      get(extra, '/robot/joint_states');
+      assert.equal((await extra.response()).status, 200);
+      assert.ok(
+        crowd.slice(1).every((c) => !c.socket.destroyed && !c.socket.readableEnded),
+        'only the oldest',
+      );
+    } finally {
+      for (const c of crowd) c.destroy();
+    }
+    await sleep(100);
+    await stopAndReadWork(server);
+  });
+
+  it('in all: beyond max_connections with every connection busy, 503 for every client address, a stop still served', async () => {
+    const crowd: RawConnection[] = [];
+    try {
+      for (let k = 0; k < 16; k++) {
+        const c = await connect(port, `127.0.1.${1 + (k % 4)}`);
+        busyOn(c);
+        crowd.push(c);
+      }
+      await sleep(100);
       const extra = await connect(port, '127.0.2.1');
       crowd.push(extra);
       get(extra, '/robot/joint_states');
