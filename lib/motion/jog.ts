@@ -102,6 +102,8 @@ const PULL_SPEED_MS = 0.01;
 const JOINT_MARGIN_RAD = 0.01;
 /** A step goal is reached within this (rad or m), with the pose error below it too. */
 const GOAL_TOLERANCE = 2e-5;
+/** The collision model is asked every this many periods (a check costs ~0.2 ms), about the stop point that much later. */
+const COLLISION_EVERY = 5;
 /** Joint speed (rad/s) counted as at rest at the end of a jog. */
 const REST_SPEED = 1e-4;
 
@@ -151,6 +153,7 @@ export class JogEngine {
   private readonly qdNext: Float64Array;
   private readonly qNext: Float64Array;
   private readonly qStop: Float64Array;
+  private readonly qFar: Float64Array;
   private readonly err = new Float64Array(6);
   private readonly corr: Float64Array;
 
@@ -167,6 +170,7 @@ export class JogEngine {
     this.qNext = new Float64Array(this.n);
     this.qStop = new Float64Array(this.n);
     this.corr = new Float64Array(this.n);
+    this.qFar = new Float64Array(this.n);
     this.zeros = new Float64Array(this.n);
   }
 
@@ -234,6 +238,8 @@ export class JogEngine {
     this.s = 0;
     this.hasRef = false;
     this.lastLimit = undefined;
+    this.collisionCountdown = 0;
+    this.collisionHit = undefined;
   }
 
   /**
@@ -375,7 +381,7 @@ export class JogEngine {
       for (let j = 0; j < n; j++)
         tStop = Math.max(tStop, Math.abs(this.qdNext[j] ?? 0) / ((maxAccRadS2[j] ?? 1) * JOINT_ACC_SHARE));
       for (let j = 0; j < n; j++) this.qStop[j] = (this.qNext[j] ?? 0) + (this.qdNext[j] ?? 0) * (tStop / 2 + dtS);
-      const unsafe = this.moving() ? this.guardAt(this.qStop) : undefined;
+      const unsafe = this.moving() ? this.guardAt(this.qStop, dtS) : undefined;
       if (unsafe) {
         u.fill(0);
         this.ramp(state, u, JOINT_ACC_SHARE, dtS);
@@ -411,18 +417,37 @@ export class JogEngine {
     }
   }
 
-  /** The first guard `q` fails (envelope, collision), as a limit. */
-  private guardAt(q: ArrayLike<number>): JogLimit | undefined {
+  /**
+   * The first guard the stop point `q` fails (envelope, collision), as a limit. The collision model (the costlier
+   * check) is asked every {@link COLLISION_EVERY} periods, about the farthest stop the arm could reach before the next.
+   */
+  private guardAt(q: Float64Array, dtS: number): JogLimit | undefined {
     const violation = this.guards.envelope?.check(q);
     if (violation)
       return {
         kind: violation.kind === 'workspace' ? 'workspace' : 'keep_out',
         detail: violation.message.replace(' would ', ' would soon '),
       };
-    const contact = this.guards.collision?.(q);
-    if (contact) return { kind: 'collision', detail: contact };
-    return undefined;
+    const collision = this.guards.collision;
+    if (!collision) return undefined;
+    if (--this.collisionCountdown <= 0) {
+      this.collisionCountdown = COLLISION_EVERY;
+      // Where the arm could stop at the latest if it sped up at its limit until the next check (braking at half of it).
+      const ahead = COLLISION_EVERY * dtS;
+      for (let j = 0; j < this.n; j++) {
+        const v = this.qdNext[j] ?? 0;
+        const a = this.limits.maxAccRadS2[j] ?? 1;
+        const fastest = Math.abs(v) + a * ahead;
+        this.qFar[j] = (this.qNext[j] ?? 0) + Math.sign(v) * ((fastest * fastest) / a + fastest * ahead);
+      }
+      const contact = collision(this.qFar);
+      this.collisionHit = contact ? { kind: 'collision', detail: contact } : undefined;
+    }
+    return this.collisionHit;
   }
+
+  private collisionCountdown = 0;
+  private collisionHit: JogLimit | undefined;
 
   private cartesianStep(
     target: Extract<JogTarget, { kind: 'cartesian' }>,
@@ -621,7 +646,7 @@ export class JogEngine {
     forwardKinematics(this.chain, this.qStop, this.probe, true);
     if (minSingularValue6(this.probe.jacobian, n, this.work) < SINGULAR_STOP && sNext > 0)
       return { kind: 'singularity', detail: 'the arm would come too near a singularity: the jog stops before it' };
-    return this.guardAt(this.qStop);
+    return this.guardAt(this.qStop, dtS);
   }
 }
 

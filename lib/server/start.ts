@@ -16,6 +16,7 @@ import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../motion/arbiter.ts';
 import { MotionControl } from '../motion/pause.ts';
+import { JogControl } from '../motion/jog-session.ts';
 import { stopEverything } from '../motion/stop.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { RobotContext } from '../ros/context.ts';
@@ -210,9 +211,18 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();
+  const jog = new JogControl({
+    arbiter,
+    context: () => context,
+    events,
+    ...(audit ? { audit } : {}),
+    ttlMs: config.jog.ttl_ms,
+    paused: () => control.state() !== undefined,
+  });
   const services: Services = {
     arbiter,
     control,
+    jog,
     trajectoryLog,
     sequences,
     bagRoot: config.sequences.bagRoot,
