@@ -68,8 +68,8 @@ export type JogEndReason = 'released' | 'ttl' | 'socket closed' | 'stop' | 'limi
 export interface JogGuards {
   /** The safety envelope on the TCP chain. */
   readonly envelope?: EnvelopeChecker;
-  /** The collision model: a sentence when `qRad` is in contact (self, floor, obstacle), else undefined. */
-  readonly collision?: (qRad: ArrayLike<number>) => string | undefined;
+  /** The collision model: the limit when `qRad` is in contact (self, floor, an obstacle, a keep-out box), else undefined. */
+  readonly collision?: (qRad: ArrayLike<number>) => JogLimit | undefined;
 }
 
 /** What one period did. */
@@ -440,8 +440,7 @@ export class JogEngine {
         const fastest = Math.abs(v) + a * ahead;
         this.qFar[j] = (this.qNext[j] ?? 0) + Math.sign(v) * ((fastest * fastest) / a + fastest * ahead);
       }
-      const contact = collision(this.qFar);
-      this.collisionHit = contact ? { kind: 'collision', detail: contact } : undefined;
+      this.collisionHit = collision(this.qFar);
     }
     return this.collisionHit;
   }

@@ -57,6 +57,9 @@ import { durationFromS, timeFromMs } from '../ros/messages.ts';
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
   Partial<Pick<Config, 'safety' | 'jog'>>;
 
+/** The collision model's name of a keep-out box is this and the box's name. */
+const KEEP_OUT_PREFIX = 'keep_out.';
+
 /** The jog speeds when the configuration has none (armgate.jog's defaults). */
 const DEFAULT_JOG = { joint_speed: 0.25, tcp_speed: 0.25, tcp_angular_speed: 0.5, ttl_ms: 200 };
 
@@ -148,9 +151,18 @@ export class SimContext implements RobotContext {
         { jointSpeed: jog.joint_speed, tcpSpeedMS: jog.tcp_speed, tcpAngularSpeedRadS: jog.tcp_angular_speed },
         {
           ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
+          // A keep-out box is an obstacle of the collision model too (the links' own shapes): its contact is a keep-out.
           collision: (q) => {
             const contact = model.collisionAt(q);
-            return contact ? `${contact.a} would touch ${contact.b}` : undefined;
+            if (!contact) return undefined;
+            const zone = [contact.a, contact.b].find((label) => label.startsWith(KEEP_OUT_PREFIX));
+            const link = zone === contact.a ? contact.b : contact.a;
+            return zone
+              ? {
+                  kind: 'keep_out',
+                  detail: `${link} would enter the keep-out zone '${zone.slice(KEEP_OUT_PREFIX.length)}'`,
+                }
+              : { kind: 'collision', detail: `${contact.a} would touch ${contact.b}` };
           },
         },
       ),
@@ -163,7 +175,7 @@ export class SimContext implements RobotContext {
   static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
     // Keep-out boxes are obstacles of the collision model too: chomp's cost and solve_ik's check see them.
     const keepOut = (config.safety?.keep_out ?? []).map((box) => ({
-      name: `keep_out.${box.name}`,
+      name: `${KEEP_OUT_PREFIX}${box.name}`,
       center: [0, 1, 2].map((a) => ((box.min[a] ?? 0) + (box.max[a] ?? 0)) / 2) as [number, number, number],
       size: [0, 1, 2].map((a) => (box.max[a] ?? 0) - (box.min[a] ?? 0)) as [number, number, number],
     }));

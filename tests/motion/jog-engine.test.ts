@@ -110,7 +110,7 @@ describe('jog engine: joints', () => {
 
   it('stops before a collision the model reports', () => {
     const arm = new SteppedArm(chain, limits, work, {
-      collision: (q) => ((q[0] ?? 0) > 0.3 ? 'link7 with the table' : undefined),
+      collision: (q) => ((q[0] ?? 0) > 0.3 ? { kind: 'collision', detail: 'link7 would touch the table' } : undefined),
     });
     const trace = arm.run(2, { each: (t) => arm.engine.take(joint([1, 0, 0, 0, 0, 0, 0]), t + 0.2, arm.state.q) });
     const highest = Math.max(...trace.q.map((q) => q[0] ?? 0));
