@@ -10,6 +10,7 @@ import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
+import { createJogSocket } from './jog-socket.ts';
 import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
@@ -318,6 +319,9 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   };
 }
 
+/** The path of the jog WebSocket (and of POST /robot/jog). */
+const JOG_PATH = '/robot/jog';
+
 /** The port an app answers on in memory when its settings ask for an ephemeral one (0). */
 const DEFAULT_PORT = 8007;
 
@@ -351,6 +355,21 @@ export async function startServer(
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const { quiesce, release, isStop, isRestRead, ...app } = await assemble(config, catalog, options);
+  // The jog WebSocket shares POST /robot/jog's schema and role (and is off when that route is).
+  const jogOperation = activeOperations(config, catalog.operations).find(
+    (op) => op.rest.method === 'POST' && op.rest.path === JOG_PATH,
+  );
+  const log = options.log ?? logLine;
+  const jogSocket = jogOperation
+    ? createJogSocket({
+        services: app.services,
+        context: app.context,
+        admission: admissionPolicy(config.web),
+        tokens: config.web.tokens,
+        operation: jogOperation,
+        log,
+      })
+    : undefined;
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,
@@ -358,6 +377,7 @@ export async function startServer(
     urgent: isStop,
     eventsPath: EVENTS_PATH,
     bodyless: isRestRead,
+    ...(jogSocket ? { upgrades: { [JOG_PATH]: jogSocket.handleUpgrade } } : {}),
   });
   const server = listener.server;
   try {
@@ -384,6 +404,7 @@ export async function startServer(
     close() {
       closing ??= (async () => {
         // Motions, runners and sessions end first; requests in flight are answered before the connections close.
+        jogSocket?.close();
         await quiesce();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
