@@ -5,7 +5,7 @@
  * caller passes its time), no I/O; the caller's drive follows the state it commands.
  *
  * What it holds to, every period:
- * - acceleration: joints ramp up and brake within their acceleration limits (a Cartesian jog at half of them, the
+ * - acceleration: joints ramp up and brake within their acceleration limits (a Cartesian jog at 0.8 of them, the
  *   rest kept for the Jacobian's own change);
  * - joint limits: a joint brakes to stop at its position limit, never beyond (the drive's braking curve);
  * - a Cartesian jog keeps the TCP on its line and its orientation (closed loop on a reference pose integrated from the
@@ -91,7 +91,7 @@ const DAMPING2_MAX = 0.002;
 /** Share of each joint's acceleration limit a joint jog ramps and brakes with (the drive takes the exact command). */
 const JOINT_ACC_SHARE = 0.9;
 /** Share of the acceleration limits the Cartesian speed ramps with; the rest is for the Jacobian's change. */
-const CARTESIAN_ACC_SHARE = 0.5;
+const CARTESIAN_ACC_SHARE = 0.8;
 /** Share of each joint's velocity limit a Cartesian jog may ask of it. */
 const CARTESIAN_VEL_SHARE = 0.5;
 /** Gain (1/s) pulling the TCP back to its reference pose (line and orientation). */
