@@ -148,6 +148,8 @@ export class JogEngine {
   /** Cartesian step: how far the reference has come (m or rad). */
   private progress = 0;
   private lastLimit: JogLimit | undefined;
+  /** The last limit that held the command in force back (what a jog that ends at a limit reports). */
+  private heldBy: JogLimit | undefined;
   private readonly twist = new Float64Array(6);
   private readonly w: Float64Array;
   private readonly qdNext: Float64Array;
@@ -211,6 +213,7 @@ export class JogEngine {
     }
     this.command = { target, untilS, goal, zero: false };
     this.ending = undefined;
+    this.heldBy = undefined;
     this.progress = 0;
     if (target.kind === 'cartesian') {
       forwardKinematics(this.chain, q, this.ws);
@@ -238,6 +241,7 @@ export class JogEngine {
     this.s = 0;
     this.hasRef = false;
     this.lastLimit = undefined;
+    this.heldBy = undefined;
     this.collisionCountdown = 0;
     this.collisionHit = undefined;
   }
@@ -263,6 +267,7 @@ export class JogEngine {
         ? this.jointStep(command.target, command.goal, live, r, state, dtS)
         : this.cartesianStep(command.target, command.goal, live, r, state, dtS);
     this.lastLimit = live ? limit : undefined;
+    if (live && limit) this.heldBy = limit;
     let moving = false;
     let settled = true;
     for (let j = 0; j < this.n; j++) {
@@ -287,8 +292,9 @@ export class JogEngine {
     }
     if (finishing) {
       const ended = this.ending ?? 'released';
+      const heldBy = ended === 'limit' ? this.heldBy : limit;
       this.reset();
-      return { moving: false, limit, ended };
+      return { moving: false, limit: heldBy, ended };
     }
     return { moving, limit, ended: undefined };
   }
