@@ -130,7 +130,7 @@ export class JogEngine {
   private readonly chain: Chain;
   private readonly limits: JointLimits;
   private readonly guards: JogGuards;
-  private speeds: JogSpeeds;
+  private readonly speeds: JogSpeeds;
   private readonly n: number;
   private readonly ws: FkWorkspace;
   private readonly probe: FkWorkspace;
@@ -174,11 +174,6 @@ export class JogEngine {
     this.corr = new Float64Array(this.n);
     this.qFar = new Float64Array(this.n);
     this.zeros = new Float64Array(this.n);
-  }
-
-  /** Replaces the speeds (settings). */
-  setSpeeds(speeds: JogSpeeds): void {
-    this.speeds = speeds;
   }
 
   /** True while a command is in force or the arm brakes after one. */
