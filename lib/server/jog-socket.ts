@@ -179,7 +179,8 @@ export function createJogSocket(options: JogSocketOptions): JogSocket {
       if (event.state === 'started' && !ticker) ticker = setInterval(() => status(), STATUS_PERIOD_MS);
       if (event.state === 'ended') {
         stopTicker();
-        status({ ended: event.reason ?? 'released' });
+        // The jog is over (its owner is cleared only after the listeners run).
+        status({ jogging: false, ended: event.reason ?? 'released' });
       }
     });
     // The flood cap: messages counted per second.

@@ -103,8 +103,15 @@ describe('the jog WebSocket', () => {
   });
 
   it('jogs while messages come, with a status at 10 Hz or more; a socket that drops brings the arm to rest', async () => {
-    const start = await atRest();
+    await atRest();
     const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
+    // A jog of one command first: its last status says it ended, and that nothing jogs.
+    ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 1], ttl_ms: 40 }));
+    for (let i = 0; i < 100 && !messages.some((m) => m.ended); i++) await sleep(10);
+    const ended = messages.find((m) => m.ended);
+    assert.deepEqual([ended?.ended, ended?.jogging], ['ttl', false]);
+    messages.length = 0;
+    const start = await atRest();
     const since = performance.now();
     const until = since + 500;
     while (performance.now() < until) {
