@@ -28,6 +28,7 @@ const SECTIONS: readonly Section[] = [
   (await import('./mcp.ts')).mcpSection,
   stopSection,
   crowdsSection,
+  (await import('./jog.ts')).jogSection,
   (await import('./events.ts')).eventsSection,
   (await import('./foxglove.ts')).foxgloveSection,
   (await import('./ros2.ts')).ros2Section,

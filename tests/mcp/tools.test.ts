@@ -17,6 +17,7 @@ const SPEC_TOOLS = [
   'move_to_named_position',
   'move_to_pose',
   'move_to_joints',
+  'jog',
   'solve_ik',
   'execute_plan',
   'send_trajectory',
