@@ -136,6 +136,35 @@ async function waitJoints(page: Page, target: readonly number[], tol: number, ti
   throw new Error(`the page's joints stayed ${worst.toFixed(4)} rad from the target (tolerance ${tol})`);
 }
 
+/** The page unarmed: the lock note visible and saying `why`, STOP and every control aria-disabled, STOP saying so. */
+async function unarmed(page: Page, why: RegExp): Promise<void> {
+  await page.locator('body[data-armed="false"]').waitFor();
+  const lock = page.locator('[data-lock]');
+  if (!(await lock.isVisible())) throw new Error('no lock note in the top bar');
+  const note = (await lock.textContent()) ?? '';
+  if (!why.test(note)) throw new Error(`the lock note says '${note}'`);
+  const stop = page.locator('[data-action="stop"]');
+  if ((await stop.getAttribute('aria-disabled')) !== 'true') throw new Error('STOP is not aria-disabled');
+  const name = (await stop.textContent()) ?? '';
+  if (!/not armed/.test(name) || !(await stop.locator('.stop-note').isVisible()))
+    throw new Error(`STOP reads '${name}'`);
+  const colour = await stop.evaluate((el) => getComputedStyle(el).backgroundImage);
+  if (!/gradient/.test(colour)) throw new Error(`STOP unarmed looks armed (background ${colour})`);
+  for (const selector of ['[data-action="pause"]', '[data-jog="J1+"]', '[data-jog="z-"]', 'form[data-teach] button']) {
+    if ((await page.locator(selector).getAttribute('aria-disabled')) !== 'true')
+      throw new Error(`${selector} is not aria-disabled`);
+  }
+  if (!(await page.locator('[data-override]').isDisabled())) throw new Error('the override slider is enabled');
+}
+
+/** Presses the primary pointer button on `selector`, holds it `ms`, lets go. */
+async function holdPointer(page: Page, selector: string, ms: number): Promise<void> {
+  await page.locator(selector).hover();
+  await page.mouse.down();
+  await page.waitForTimeout(ms);
+  await page.mouse.up();
+}
+
 /** Fraction of the canvas's pixels that differ from its background colour (read from the drawing buffer). */
 function canvasCoverage(page: Page): Promise<number> {
   return page.evaluate(async () => {
@@ -245,9 +274,33 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
     if (m.type() === 'error' && !/status of 401/.test(m.text())) errors.push(`console: ${m.text()}`);
   });
 
+  await check(
+    'with a token set, every control (STOP included) shows unarmed and says why; STOP and Esc send nothing',
+    async () => {
+      await page.goto(`${server.url}/`);
+      await page.locator('form.token input').waitFor({ state: 'visible' });
+      await unarmed(page, /token needed/);
+      // STOP cannot act: a click says why and puts the focus in the token field; Esc, a jog button, Pause: nothing sent.
+      // force: Playwright waits for an aria-disabled button to be enabled; a person clicks it as it is.
+      await page.locator('[data-action="stop"]').click({ force: true });
+      if (!(await page.locator('form.token input').evaluate((el) => el === document.activeElement)))
+        throw new Error('STOP unarmed did not put the focus in the token field');
+      await page.keyboard.press('Escape');
+      const jogButton = page.locator('[data-jog="J1+"]');
+      await jogButton.hover();
+      await page.mouse.down();
+      await page.waitForTimeout(300);
+      await page.mouse.up();
+      await page.locator('[data-action="pause"]').click({ force: true });
+      await page.waitForTimeout(300);
+      const sent = urls.filter((url) => /\/(stop|robot\/jog|robot\/pause)$/.test(new URL(url).pathname));
+      if (sent.length > 0) throw new Error(`unarmed, the page sent ${sent.join(', ')}`);
+      await mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'live-page-unarmed.png') });
+    },
+  );
+
   await check('the page loads, asks for the token once, and goes live', async () => {
-    await page.goto(`${server.url}/`);
-    await page.locator('form.token input').waitFor({ state: 'visible' });
     // A fresh browser has sent no token: the page asks for it, and says nothing was refused.
     const first = (await page.locator('form.token .error').textContent()) ?? '';
     if (/refused/.test(first) || !/needs its token/.test(first))
@@ -257,9 +310,16 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
     await page.keyboard.press('Enter');
     await page.locator('form.token input').waitFor({ state: 'visible' });
     await page.waitForFunction(() => /refused/.test(document.querySelector('form.token .error')?.textContent ?? ''));
+    await unarmed(page, /refused/);
     await page.locator('form.token input').fill(TOKEN);
     await page.keyboard.press('Enter');
     await page.locator('[data-connection="live"]').waitFor();
+    await page.locator('body[data-armed="true"]').waitFor();
+    if (await page.locator('[data-lock]').isVisible()) throw new Error('the lock note stays with the token accepted');
+    const disabled = await page
+      .locator('[data-control][aria-disabled="true"], [data-jog][aria-disabled="true"]')
+      .count();
+    if (disabled > 0) throw new Error(`${disabled} controls stay aria-disabled with the token accepted`);
     const stored = await page.evaluate(() => sessionStorage.getItem('armgate.token'));
     if (stored !== TOKEN) throw new Error(`sessionStorage holds '${stored}'`);
     await page.reload();
@@ -340,14 +400,40 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
     },
   );
 
-  await check('a named position button works from the keyboard', async () => {
-    const button = page.locator('[data-position="work"]');
-    await button.focus();
-    await page.keyboard.press('Enter');
-    await page.locator('[data-motion-state="started"]').waitFor();
-    await waitJoints(page, WORK, 0.01, 15_000);
-    await page.locator('[data-motion-state="finished"]').waitFor();
-  });
+  await check(
+    'a named position button moves nothing on one click or a tap of Enter; held 0.7 s (key or pointer) it moves',
+    async () => {
+      const button = page.locator('[data-position="work"]');
+      const before = await pageJoints(page);
+      const motionBefore = await page.locator('[data-motion-state]').getAttribute('data-motion-id');
+      await button.click();
+      await button.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForTimeout(1200);
+      const after = await pageJoints(page);
+      const moved = Math.max(...after.map((v, i) => Math.abs(v - (before[i] ?? 0))));
+      if (moved > 1e-4) throw new Error(`one click moved the arm ${moved.toFixed(4)} rad`);
+      const motionAfter = await page.locator('[data-motion-state]').getAttribute('data-motion-id');
+      if (motionAfter !== motionBefore) throw new Error(`one click started motion #${motionAfter}`);
+      if (urls.some((url) => new URL(url).pathname === '/robot/move/named'))
+        throw new Error('one click sent POST /robot/move/named');
+      const hint = (await page.locator('[data-hold-hint]').textContent()) ?? '';
+      if (!/hold work/.test(hint)) throw new Error(`after a click the hint says '${hint}'`);
+      // Held from the keyboard: the progress fills, then the move goes out.
+      await button.focus();
+      await page.keyboard.down('Enter');
+      await page.locator('[data-position="work"].held').waitFor();
+      await page.locator('[data-motion-state="started"]').waitFor();
+      await page.keyboard.up('Enter');
+      await waitJoints(page, WORK, 0.01, 15_000);
+      await page.locator('[data-motion-state="finished"]').waitFor();
+      // Held with the pointer, to the target and back.
+      await api(server, '/robot/move/joints', { joints: TARGET, speed: 1 });
+      await holdPointer(page, '[data-position="work"]', 1000);
+      await waitJoints(page, WORK, 0.01, 15_000);
+      await page.locator('[data-motion-state="finished"]').waitFor();
+    },
+  );
 
   await check('the Stop button stops a running move', async () => {
     const moving = api(server, '/robot/move/joints', { joints: TARGET, speed: 0.1 });
@@ -414,7 +500,9 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
   await check('a move the envelope refuses shows its message in the motion panel', async () => {
     const before = await pageJoints(page);
     await page.locator('[data-position="home"]').focus();
-    await page.keyboard.press('Enter');
+    await page.keyboard.down('Enter');
+    await page.waitForTimeout(1000);
+    await page.keyboard.up('Enter');
     const failed = page.locator('[data-motion-state="failed"]');
     await failed.waitFor();
     const text = (await failed.textContent()) ?? '';
