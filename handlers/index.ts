@@ -8,6 +8,8 @@ import * as moveNamed from './robot/move-named.ts';
 import * as movePose from './robot/move-pose.ts';
 import * as pose from './robot/pose.ts';
 import * as positions from './robot/positions.ts';
+import * as savePosition from './robot/save-position.ts';
+import * as deletePosition from './robot/delete-position.ts';
 import { resources } from './resources.ts';
 import * as safety from './robot/safety.ts';
 import * as getOverride from './robot/override.ts';
@@ -40,6 +42,8 @@ export const handlers: readonly HandlerModule[] = [
   jointStates,
   pose,
   positions,
+  savePosition,
+  deletePosition,
   moveNamed,
   movePose,
   moveJoints,

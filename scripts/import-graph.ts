@@ -36,7 +36,17 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'core', paths: ['lib/core/'] },
   {
     name: 'services',
-    paths: ['lib/app/', 'lib/audit/', 'lib/events/', 'lib/logs/', 'lib/motion/', 'lib/plans/', 'lib/sequences/'],
+    paths: [
+      'lib/app/',
+      'lib/audit/',
+      'lib/events/',
+      'lib/logs/',
+      'lib/motion/',
+      'lib/plans/',
+      // The taught positions' store and its atomic file replacement.
+      'lib/positions/',
+      'lib/sequences/',
+    ],
   },
   { name: 'backends', paths: ['lib/sim/', 'lib/ros/', 'lib/bag/'] },
   {
@@ -62,6 +72,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/kinematics/',
       'lib/planning/',
       'lib/robot/',
+      // Taught positions as data: their names and their YAML file read and written (the settings read it at start-up).
+      'lib/positions/taught.ts',
       'lib/net/',
       'lib/trajectory/dynamics.ts',
       'lib/trajectory/poly.ts',

@@ -1,12 +1,13 @@
 import * as v from 'valibot';
-import { type ApiError, invalid } from '../../lib/core/errors.ts';
+import { type ApiError, invalid, unavailable } from '../../lib/core/errors.ts';
 import { intField, numberField } from '../../lib/http/schemas.ts';
 import { DEFAULT_ACTIONS } from '../../lib/motion/vocabulary.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { perLimits } from '../../lib/robot/limits.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
-import { configProblem, sequenceConfigSchema } from '../../lib/sequences/config.ts';
+import { configProblem, namedPointsOf, resolveNamedPoints, sequenceConfigSchema } from '../../lib/sequences/config.ts';
+import { findPosition } from '../../lib/ops/positions.ts';
 import { confineRequest } from '../../lib/sequences/paths.ts';
 
 const ROS_NAME = /^\/?[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -75,8 +76,9 @@ export const operation = defineOperation({
   summary: 'Start a sequence from a JSON file',
   description:
     'Validates the configuration, then starts a motion sequence in a separate runner process: config {home: point, ' +
-    'waypoints: [points]}, a point being {joints: [7 rad], speed?} or a Cartesian target {x, y, z, a?, b?, c?, speed?, ' +
-    'planner?, frame_id?, circ_center?, circ_interim?}. Each of n_iterations (default 3) runs home, the waypoints, home, then ' +
+    'waypoints: [points]}, a point being {joints: [7 rad], speed?}, a named position {position: name, speed?} (of the ' +
+    'robot description or taught with {op:save_position}; its angles as they are when the run starts) or a Cartesian ' +
+    'target {x, y, z, a?, b?, c?, speed?, planner?, frame_id?, circ_center?, circ_interim?}. Each of n_iterations (default 3) runs home, the waypoints, home, then ' +
     'waits delay_between_iterations s (default 5). bag_path (under sequences.bag_root) records a rosbag. Answers at once ' +
     "with the runner's pid; follow it with {op:get_sequence_status} and {op:get_sequence_logs}; {op:stop} ends it. While " +
     'it runs, motions fail as busy and reads work.',
@@ -112,7 +114,19 @@ export const operation = defineOperation({
   run: async (f, ctx): Promise<Result<v.InferOutput<typeof StartedSchema>, ApiError>> => {
     const context = ctx.ros;
     const { sequences, arbiter, bagRoot } = ctx.services;
-    const problem = configProblem(f.config, context.endpoints.planning_frame);
+    // Named points become joint targets now: the run goes to the positions as they are when it starts.
+    const joints = new Map<string, readonly number[]>();
+    let known: readonly string[] = [];
+    for (const name of namedPointsOf(f.config)) {
+      const looked = await findPosition(ctx, name);
+      if (!looked.ok) return err(unavailable(looked.error));
+      known = looked.value.known;
+      if (looked.value.found) joints.set(name, looked.value.found.jointsRad);
+    }
+    const resolved = resolveNamedPoints(f.config, joints, known);
+    if (!resolved.ok) return err(invalid(['body', 'config', ...resolved.path], resolved.message));
+    const config = resolved.value;
+    const problem = configProblem(config, context.endpoints.planning_frame);
     if (problem) return err(invalid(['body', 'config', ...problem.path], problem.message));
     let bagPath: string | undefined;
     if (f.bag_path !== '') {
@@ -142,7 +156,7 @@ export const operation = defineOperation({
       jointsAction: f.joints_action,
       poseAction: f.pose_action,
     };
-    const started = await sequences.start(f.config, run, lease.value);
+    const started = await sequences.start(config, run, lease.value);
     if (!started.ok) return err({ kind: 'busy', detail: started.error });
     // An uploaded configuration is named by its file (config.json when the upload has no name); one given inline
     // (as the MCP tool's argument: no file) is 'inline'.

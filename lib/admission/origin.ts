@@ -54,7 +54,7 @@ export const CORS_ALLOW_HEADERS = 'authorization, content-type, mcp-session-id, 
 /** Response headers a CORS front end may read. */
 export const CORS_EXPOSE_HEADERS = 'Mcp-Session-Id';
 /** Methods answered to a CORS preflight. */
-export const CORS_ALLOW_METHODS = 'GET, POST, DELETE';
+export const CORS_ALLOW_METHODS = 'GET, POST, PUT, DELETE';
 
 /** True for a listen address that stands for every interface (no name to serve). */
 function isWildcard(host: string): boolean {

@@ -4,13 +4,14 @@ import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../motion/arbiter.ts';
 import type { MotionControl } from '../motion/pause.ts';
 import type { PlanStore } from '../plans/store.ts';
+import type { PositionStore } from '../positions/store.ts';
 import type { SafetyState } from '../safety/store.ts';
 import type { SequenceSupervisor } from '../sequences/supervisor.ts';
 
 /**
  * The state of one armgate app besides the ROS context (the one shared singleton of the design): the motion arbiter
  * (the one owner of the arm), the trajectory module's log, the sequence supervisor, the event bus, the safety
- * envelope, the plans of dry runs and the audit trail. Start-up makes it (lib/server/app.ts) and every call carries it
+ * envelope, the plans of dry runs, the taught positions and the audit trail. Start-up makes it (lib/server/app.ts) and every call carries it
  * in its context (`ctx.services`): the REST face gets it from the app with each request, the MCP face with its session.
  */
 export interface Services {
@@ -27,6 +28,8 @@ export interface Services {
   readonly safety: SafetyState | undefined;
   /** The plans of dry runs, kept until they expire. */
   readonly plans: PlanStore;
+  /** The taught positions and their file (armgate.positions_file); absent where none are kept (handler tests). */
+  readonly positions?: PositionStore;
   /** The audit trail; undefined when audit.path is empty. */
   readonly audit: AuditTrail | undefined;
   /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/motion/dead-man.ts); absent means on. */

@@ -39,7 +39,7 @@ export interface AuditOutcome {
 /** What the trail needs of an operation (lib/core/operation.ts's Operation has it). */
 export interface AuditedOperation {
   readonly name: string;
-  readonly effect: 'read' | 'motion' | 'stop';
+  readonly effect: 'read' | 'motion' | 'stop' | 'write';
   readonly rawJson?: boolean;
   readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
 }

@@ -18,6 +18,7 @@ function statusOfKind(kind: ApiError['kind']): number {
     not_found: 404,
     method_not_allowed: 405,
     busy: 409,
+    conflict: 409,
     payload_too_large: 413,
     unavailable: 503,
     internal: 500,

@@ -17,6 +17,8 @@ export type ApiError =
   | { readonly kind: 'method_not_allowed'; readonly detail: string; readonly allow: readonly string[] }
   /** `retryAfterS`: while the arm decelerates after a stop, the seconds until it is at rest (a Retry-After header). */
   | { readonly kind: 'busy'; readonly detail: string; readonly retryAfterS?: number }
+  /** A request that conflicts with what armgate keeps (a position of the robot description, a full set): 409, not the arm. */
+  | { readonly kind: 'conflict'; readonly detail: string }
   | { readonly kind: 'payload_too_large'; readonly detail: string }
   | { readonly kind: 'unavailable'; readonly detail: string }
   | { readonly kind: 'internal'; readonly detail: string };

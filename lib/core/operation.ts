@@ -48,9 +48,10 @@ export interface OpContext extends AppState {
 
 /**
  * What an operation does to the world, for the MCP annotations and the docs: `read` changes
- * nothing, `motion` moves the arm, `stop` stops it (changes state, idempotent, never harmful).
+ * nothing, `motion` moves the arm, `stop` stops it (changes state, idempotent, never harmful),
+ * `write` changes what armgate keeps (the taught positions) and never moves the arm.
  */
-export type Effect = 'read' | 'motion' | 'stop';
+export type Effect = 'read' | 'motion' | 'stop' | 'write';
 
 /** A multipart file part of the REST face: `json` is parsed into the input; `upload` arrives as an {@link Upload}. */
 export interface FilePart {
@@ -67,7 +68,7 @@ export interface Upload {
 
 /** How the REST face reaches an operation. */
 export interface RestBinding {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   readonly operationId: string;
   readonly tags: readonly string[];

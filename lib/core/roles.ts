@@ -5,7 +5,7 @@
  */
 import type { ApiError } from './errors.ts';
 
-/** The roles, weakest first: read (reads, stop), operate (also motion), admin (everything). */
+/** The roles, weakest first: read (reads, stop), operate (also motion and teaching), admin (everything). */
 export const ROLES = ['read', 'operate', 'admin'] as const;
 /** A role of a token. */
 export type Role = (typeof ROLES)[number];
@@ -36,17 +36,18 @@ export interface Arrival {
 
 /** What the role rule needs of an operation: its effect and, when stricter, its role. */
 export interface RoleRequirement {
-  readonly effect: 'read' | 'motion' | 'stop';
+  readonly effect: 'read' | 'motion' | 'stop' | 'write';
   readonly role?: Role;
 }
 
 /**
  * The role an operation needs: `op.role` when it is marked (admin-only operations), otherwise
- * from its effect: reads and the stop need `read` (every authenticated role), motions `operate`.
+ * from its effect: reads and the stop need `read` (every authenticated role), motions and writes (teaching a
+ * position) `operate`.
  */
 export function roleNeeded(op: RoleRequirement): Role {
   if (op.role) return op.role;
-  return op.effect === 'motion' ? 'operate' : 'read';
+  return op.effect === 'motion' || op.effect === 'write' ? 'operate' : 'read';
 }
 
 /** True when `role` is at least `needed`. */

@@ -16,7 +16,8 @@ export type EventType =
   | 'stop'
   | 'pause'
   | 'resume'
-  | 'override';
+  | 'override'
+  | 'positions';
 
 /** How a motion ended, that it started, or that it was paused and resumed on the way. */
 export type MotionState = 'started' | 'paused' | 'resumed' | 'finished' | 'failed' | 'stopped' | 'preempted';

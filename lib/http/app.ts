@@ -147,9 +147,8 @@ export function createApp(options: AppOptions): App {
     const handler = restHandler(operation);
     // Path parameters are written the OpenAPI way, {name}; the router wants :name.
     const route = path.replace(/\{(\w+)\}/g, ':$1');
-    router[method === 'GET' ? 'get' : method === 'PUT' ? 'put' : 'post'](route, (request: IRequest, call: RestCall) =>
-      handler(request as unknown as Request, call),
-    );
+    const verb = ({ GET: 'get', POST: 'post', PUT: 'put', DELETE: 'delete' } as const)[method];
+    router[verb](route, (request: IRequest, call: RestCall) => handler(request as unknown as Request, call));
     if (route === path) exactRoutes.set(method, (exactRoutes.get(method) ?? new Map()).set(path, handler));
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }

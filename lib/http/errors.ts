@@ -17,6 +17,7 @@ export function statusOf(error: ApiError): number {
     case 'method_not_allowed':
       return 405;
     case 'busy':
+    case 'conflict':
       return 409;
     case 'payload_too_large':
       return 413;

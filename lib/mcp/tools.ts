@@ -49,6 +49,9 @@ export function annotationsOf(op: AnyOperation): ToolAnnotations {
     return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
   if (op.effect === 'stop')
     return { title, readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+  // Changes what armgate keeps (a taught position saved over, or removed), never the arm: closed world.
+  if (op.effect === 'write')
+    return { title, readOnlyHint: false, destructiveHint: true, idempotentHint: op.idempotent, openWorldHint: false };
   return { title, readOnlyHint: false, destructiveHint: true, idempotentHint: op.idempotent, openWorldHint: true };
 }
 
@@ -73,6 +76,7 @@ export function toolOf(op: AnyOperation, limits: JointLimits, toolNames?: ToolNa
 /** What to do about an error, said to an agent. */
 const ADVICE: Partial<Record<ApiError['kind'], string>> = {
   busy: 'The arm is busy (a motion, trajectory or sequence holds it): wait for it to finish and retry, or call stop.',
+  conflict: 'Nothing was changed, for the reason above.',
   payload_too_large: 'The input is too large.',
   // A role refusal (its text names the role needed) or a motion the person did not confirm (mcp.confirm_motion).
   forbidden: 'Nothing was done, for the reason above.',

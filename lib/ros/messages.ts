@@ -127,10 +127,14 @@ export function secondsOf(d: DurationMsg): number {
   return d.sec + d.nanosec / 1e9;
 }
 
-/** iiwa_msgs/action/MoveToJoints goal: 7 joint angles (rad) and a speed scale. */
+/**
+ * iiwa_msgs/action/MoveToJoints goal: 7 joint angles (rad) and a speed scale. `accel_scale` is armgate's addition (a
+ * taught position's move/named): the simulator applies it; the stack's message has none, so on ros2 it is not sent.
+ */
 export interface MoveToJointsGoal {
   joints: number[];
   speed: number;
+  accel_scale?: number;
 }
 
 /** A point in space (m), for CIRC's auxiliary point. */

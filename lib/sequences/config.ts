@@ -21,22 +21,35 @@ const jointPoint = perLimits((limits) =>
 );
 /** A Cartesian point: the moves' Cartesian target, straight-line (lin) unless it names a planner, as the original runner. */
 const posePoint = v.strictObject({ ...cartesianTargetEntries, planner: plannerSchema('lin') });
+/** A named point: a position of the robot description or a taught one, by name; a joint target once the run starts. */
+const namedPoint = v.strictObject({
+  position: v.pipe(
+    v.string('position must be a string'),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(128, 'at most 128 characters'),
+    v.description('A named position (GET /robot/positions: of the robot description, or taught), by name.'),
+  ),
+  speed: SpeedSchema,
+});
 
 /**
- * A sequence point: with a `joints` field a joint target {joints, speed?}; otherwise a Cartesian
- * target {x, y, z, a, b, c, speed?, planner?} (m, KUKA ABC rad). Chosen by the presence of
- * `joints`, so errors name the field that is wrong rather than "no variant matched".
+ * A sequence point: with a `joints` field a joint target {joints, speed?}; with a `position` field a named position
+ * {position, speed?} (of the robot description or taught: a joint target once the run starts); otherwise a Cartesian
+ * target {x, y, z, a, b, c, speed?, planner?} (m, KUKA ABC rad). Chosen by the presence of `joints` or `position`,
+ * so errors name the field that is wrong rather than "no variant matched".
  */
 export const pointSchema = perLimits((limits) => {
   const joints = jointPoint(limits);
   const documented = {
     anyOf: [
       toJsonSchema(joints, { errorMode: 'ignore', target: 'draft-2020-12' }),
+      toJsonSchema(namedPoint, { errorMode: 'ignore', target: 'draft-2020-12' }),
       toJsonSchema(posePoint, { errorMode: 'ignore', target: 'draft-2020-12' }),
     ].map(({ $schema: _s, ...rest }) => rest),
   };
+  const has = (input: unknown, key: string) => typeof input === 'object' && input !== null && key in input;
   return v.pipe(
-    v.lazy((input) => (typeof input === 'object' && input !== null && 'joints' in input ? joints : posePoint)),
+    v.lazy((input) => (has(input, 'joints') ? joints : has(input, 'position') ? namedPoint : posePoint)),
     v.metadata({ openapi: documented }),
   );
 });
@@ -57,10 +70,58 @@ export const sequenceConfigSchema = perLimits((limits) =>
   ),
 );
 
-/** A validated configuration. */
-export type SequenceConfig = v.InferOutput<ReturnType<typeof sequenceConfigSchema>>;
-/** A validated point. */
-export type SequencePoint = SequenceConfig['home'];
+/** A validated configuration as sent: its points may name positions. */
+export type SequenceConfigInput = v.InferOutput<ReturnType<typeof sequenceConfigSchema>>;
+/** A validated point as sent. */
+type PointInput = SequenceConfigInput['home'];
+/** A point the runner moves to: a joint target or a Cartesian target. */
+export type SequencePoint = Exclude<PointInput, { position: string }>;
+/** A configuration the runner runs: every named point resolved to its joint target. */
+export interface SequenceConfig extends Omit<SequenceConfigInput, 'home' | 'waypoints'> {
+  readonly home: SequencePoint;
+  readonly waypoints: readonly SequencePoint[];
+}
+
+/** Where a configuration's points are: home, then each waypoint. */
+function pointsOf<P>(config: { readonly home: P; readonly waypoints: readonly P[] }): [(string | number)[], P][] {
+  return [[['home'], config.home], ...config.waypoints.map((p, k): [(string | number)[], P] => [['waypoints', k], p])];
+}
+
+/** The names of the positions a configuration's points name (each once). */
+export function namedPointsOf(config: SequenceConfigInput): string[] {
+  return [...new Set(pointsOf(config).flatMap(([, p]) => ('position' in p ? [p.position] : [])))];
+}
+
+/**
+ * The configuration with each named point as its joint target {joints, speed} (`joints`: the angles of each name),
+ * or the first point whose name is unknown.
+ */
+export function resolveNamedPoints(
+  config: SequenceConfigInput,
+  joints: ReadonlyMap<string, readonly number[]>,
+  known: readonly string[],
+): { ok: true; value: SequenceConfig } | { ok: false; path: (string | number)[]; message: string } {
+  const resolve = (where: (string | number)[], point: PointInput) => {
+    if (!('position' in point)) return { ok: true as const, point };
+    const q = joints.get(point.position);
+    if (!q)
+      return {
+        ok: false as const,
+        path: [...where, 'position'],
+        message: `unknown named position '${point.position}'; known: ${known.join(', ')}`,
+      };
+    return { ok: true as const, point: { joints: [...q], speed: point.speed } };
+  };
+  const home = resolve(['home'], config.home);
+  if (!home.ok) return home;
+  const waypoints: SequencePoint[] = [];
+  for (const [k, p] of config.waypoints.entries()) {
+    const resolved = resolve(['waypoints', k], p);
+    if (!resolved.ok) return resolved;
+    waypoints.push(resolved.point);
+  }
+  return { ok: true, value: { ...config, home: home.point, waypoints } };
+}
 
 /** The motion goal of a point: MoveToJoints for a joint target, MoveToPose otherwise (an omitted a, b or c is 0). */
 export function goalOf(
@@ -86,11 +147,7 @@ export function configProblem(
   config: SequenceConfig,
   planningFrame: string,
 ): { path: (string | number)[]; message: string } | undefined {
-  const points: [(string | number)[], SequencePoint][] = [
-    [['home'], config.home],
-    ...config.waypoints.map((p, k): [(string | number)[], SequencePoint] => [['waypoints', k], p]),
-  ];
-  for (const [where, point] of points) {
+  for (const [where, point] of pointsOf(config)) {
     if ('joints' in point) continue;
     const problem = cartesianTargetProblem(point, planningFrame);
     if (problem) return { path: [...where, problem.field], message: problem.message };

@@ -28,6 +28,7 @@ import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { AuditTrail } from '../audit/trail.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import { PlanStore } from '../plans/store.ts';
+import { PositionStore } from '../positions/store.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -210,6 +211,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();
+  const positions = new PositionStore(config.positions.file, config.limits.jointNames, config.positions.taught);
   const services: Services = {
     arbiter,
     control,
@@ -219,6 +221,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     events,
     safety: safety.value,
     plans,
+    positions,
     audit,
     deadMan: config.safety.dead_man,
   };
@@ -229,6 +232,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     events.close();
     plans.clear();
     try {
+      await positions.settled();
       await audit?.close();
       await closeTrajectoryWorker();
       await context.close();

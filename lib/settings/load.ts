@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { normalizeOrigin } from '../net/address.ts';
 import { findLimitViolation, type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
+import { parsePositionsFile, type TaughtPosition } from '../positions/taught.ts';
 import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
 import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from '../ros/endpoints-original.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -85,6 +86,32 @@ export interface Config {
   readonly robotDescriptionXml: string;
   /** Group states read from the SRDF file, or undefined when the SRDF comes from a node parameter. */
   readonly groupStates: readonly GroupState[] | undefined;
+  /** The taught positions (armgate.positions_file, resolved) and what the file held at start-up. */
+  readonly positions: { readonly file: string; readonly taught: readonly TaughtPosition[] };
+}
+
+/** The default of armgate.positions_file, beside the settings file. */
+export const DEFAULT_POSITIONS_FILE = 'positions.yaml';
+
+/**
+ * The taught positions of armgate.positions_file: none when the file does not exist yet; any other problem (it cannot
+ * be read, malformed YAML, a bad entry) refuses start-up, since saving over it would lose what it held.
+ */
+async function readTaughtPositions(file: string, limits: JointLimits): Promise<Result<TaughtPosition[], string>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return ok([]);
+    return err(`armgate.positions_file: cannot read '${file}' (${code ?? 'error'})`);
+  }
+  const parsed = parsePositionsFile(text, limits);
+  if (!parsed.ok)
+    return err(
+      `armgate.positions_file: '${file}' is not a valid positions file (${parsed.error}); armgate does not start over it, so that no taught position is lost: fix the file, or move it away to start with none`,
+    );
+  return parsed;
 }
 
 /** What start-up should do: serve with a config, or say the web server is disabled. */
@@ -265,6 +292,10 @@ export async function loadConfig(
     endpoints = { ...endpoints, srdf: { file: srdf.value.file } };
   }
 
+  const positionsFile = path.resolve(dir, a.positions_file ?? DEFAULT_POSITIONS_FILE);
+  const taught = await readTaughtPositions(positionsFile, limits.value);
+  if (!taught.ok) return taught;
+
   const initial = a.sim.initial_position;
   if (a.backend === 'sim') {
     if (typeof initial === 'string') {
@@ -326,6 +357,7 @@ export async function loadConfig(
       limits: limits.value,
       robotDescriptionXml: urdf.value.text,
       groupStates,
+      positions: { file: positionsFile, taught: taught.value },
     },
   });
 }

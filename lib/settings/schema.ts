@@ -276,6 +276,14 @@ const ArmgateSchema = v.strictObject({
   position_descriptions: RobotSchema.entries.position_descriptions,
   sim: v.optional(SimSchema, {}),
   sequences: v.optional(SequencesSchema, {}),
+  /** The taught positions' YAML file (relative to the settings file's folder); absent: positions.yaml beside it. */
+  positions_file: v.optional(
+    v.pipe(
+      v.string('expected a file path'),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(4096, 'at most 4096 characters'),
+    ),
+  ),
   ...SAFE_AUTONOMY_BLOCKS,
   mcp: v.optional(McpSchema, {}),
 });

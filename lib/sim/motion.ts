@@ -134,7 +134,7 @@ export class SimMotionServer {
   private async planJoints(goal: MoveToJointsGoal): Promise<Result<JointTrajectory, string>> {
     const bad = this.outsideLimits(goal.joints);
     if (bad) return err(bad);
-    const planned = this.ptp(this.currentQ(), goal.joints, { speed: goal.speed, accelScale: 0 });
+    const planned = this.ptp(this.currentQ(), goal.joints, { speed: goal.speed, accelScale: goal.accel_scale ?? 0 });
     if (!planned.ok) return planned;
     return this.collisionFree('ptp', planned.value);
   }
