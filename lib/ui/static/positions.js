@@ -95,7 +95,12 @@ export function positionsPanel({ root, api, speed, armed, refuse, log }) {
       teachOut.dataset.result = 'error';
       return;
     }
-    const response = await api(`/robot/positions/${encodeURIComponent(name)}`, { method: 'PUT' });
+    // No joints: where the arm stands now.
+    const response = await api(`/robot/positions/${encodeURIComponent(name)}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     const body = await response.json().catch(() => ({}));
     if (response.ok) {
       teachOut.textContent = `saved ${name} where the arm stands`;
