@@ -538,7 +538,7 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
         joints: Record<string, number>;
       }[];
       const pick = listed.find((p) => p.name === 'pick_1');
-      if (!pick || pick.source !== 'taught') throw new Error(`GET /robot/positions lists ${JSON.stringify(pick)}`);
+      if (pick?.source !== 'taught') throw new Error(`GET /robot/positions lists ${JSON.stringify(pick)}`);
       const off = Math.max(...TAUGHT.map((q, i) => Math.abs((pick.joints[`joint${i + 1}`] ?? Number.NaN) - q)));
       if (!(off < 1e-3)) throw new Error(`pick_1 was saved ${off} rad from where the arm stood`);
       const button = page.locator('[data-position="pick_1"][data-source="taught"]');
