@@ -21,7 +21,8 @@ export const operation = defineOperation({
   errors: {
     not_found: 'No taught position of that name.',
     conflict: "The name is one of the robot description's positions: read-only.",
-    unavailable: 'The SRDF could not be read, or the file could not be written.',
+    unavailable: 'The SRDF could not be read.',
+    internal: 'armgate.positions_file could not be written: nothing was deleted.',
   },
   rest: {
     method: 'DELETE',

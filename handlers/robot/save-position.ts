@@ -95,8 +95,8 @@ export const operation = defineOperation({
     conflict:
       "The name is one of the robot description's positions (read-only), the arm is moving (saving where it stands), " +
       'or 1000 positions are taught already: nothing was saved.',
-    unavailable:
-      'No joint state (where the arm stands is unknown), the SRDF could not be read, or the file could not be written.',
+    unavailable: 'No joint state (where the arm stands is unknown), or the SRDF could not be read.',
+    internal: 'armgate.positions_file could not be written (a full disk, a read-only folder): nothing was saved.',
   },
   rest: {
     method: 'PUT',

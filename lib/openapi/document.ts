@@ -75,15 +75,28 @@ function queryParameters(op: RestOperation, limits: JointLimits): unknown[] {
   });
 }
 
+/** An object schema without the named properties (in `properties` and `required`). */
+function withoutFields(schema: JsonSchema, names: readonly string[]): JsonSchema {
+  if (names.length === 0 || typeof schema.properties !== 'object') return schema;
+  const properties = Object.fromEntries(Object.entries(schema.properties).filter(([name]) => !names.includes(name)));
+  const required = (schema.required ?? []).filter((name) => !names.includes(name));
+  const { required: _r, ...rest } = schema;
+  return { ...rest, properties, ...(required.length > 0 ? { required } : {}) };
+}
+
 /** The request body of an operation: its input schema as JSON, or a form whose file parts are binary. */
 function requestBody(op: RestOperation, limits: JointLimits): Record<string, unknown> | undefined {
   const { schema, body } = splitEntries(op, limits);
   if (!schema || !op.rest.body) return undefined;
+  // Fields read from the path or the query are parameters, not the body's.
+  const elsewhere = [...(op.rest.params ?? []), ...(op.rest.query ?? [])];
   const example = op.rest.example ? { example: op.rest.example } : {};
   if (op.rest.body === 'json')
     return {
       required: true,
-      content: { 'application/json': { schema: jsonSchema(schema, OPENAPI_SCHEMA), ...example } },
+      content: {
+        'application/json': { schema: withoutFields(jsonSchema(schema, OPENAPI_SCHEMA), elsewhere), ...example },
+      },
     };
   const files = op.rest.files ?? {};
   const properties: Record<string, unknown> = {};

@@ -40,7 +40,8 @@ function storeOf(ctx: OpContext): Result<PositionStore, ApiError> {
 function changeError(error: PositionChangeError): ApiError {
   if (error.kind === 'full') return { kind: 'conflict', detail: error.detail };
   if (error.kind === 'not_found') return { kind: 'not_found', detail: error.detail };
-  return { kind: 'unavailable', detail: error.detail };
+  // The server could not write its own file (a full disk, a read-only folder): its fault, not the request's.
+  return { kind: 'internal', detail: error.detail };
 }
 
 /** The 409 of a name the robot description owns. */

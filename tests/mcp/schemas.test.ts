@@ -64,6 +64,34 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
       ['no percent', {}],
     ],
   },
+  save_position: {
+    good: { name: 'taught_1', joints: Object.fromEntries(J.map((q, i) => [`joint${i + 1}`, q])) },
+    bad: [
+      ['no name', {}],
+      ['a name with a space', { name: 'a b' }],
+      ['a name starting with a digit', { name: '1st' }],
+      ['joints as an array', { name: 'p', joints: J }],
+      ['joint7 missing', { name: 'p', joints: { joint1: 0, joint2: 0, joint3: 0, joint4: 0, joint5: 0, joint6: 0 } }],
+      [
+        'joint2 = 2.5 rad, beyond its limit',
+        { name: 'p', joints: { joint1: 0, joint2: 2.5, joint3: 0, joint4: 0, joint5: 0, joint6: 0, joint7: 0 } },
+      ],
+      [
+        'an unknown joint',
+        {
+          name: 'p',
+          joints: { joint1: 0, joint2: 0, joint3: 0, joint4: 0, joint5: 0, joint6: 0, joint7: 0, joint8: 0 },
+        },
+      ],
+    ],
+  },
+  delete_position: {
+    good: { name: 'taught_1' },
+    bad: [
+      ['no name', {}],
+      ['a name of 65 characters', { name: 'x'.repeat(65) }],
+    ],
+  },
   move_to_named_position: {
     good: { name: 'home', speed: 0.2 },
     bad: [
@@ -398,6 +426,11 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     assert.equal(typeof plan?.id, 'string', 'a dry run answers a plan');
     await call('execute_plan', { id: plan?.id as string });
     await call('move_to_named_position', good('move_to_named_position'));
+    // Teach where the arm stands (home, at rest), move to it by name, then delete it.
+    await call('save_position', { name: 'taught_here' });
+    await call('save_position', good('save_position'));
+    await call('move_to_named_position', { name: 'taught_1', speed: 1 });
+    await call('delete_position', good('delete_position'));
     await call('move_to_pose', good('move_to_pose'));
     await call('move_to_joints', good('move_to_joints'));
     await call('start_sequence', good('start_sequence'));

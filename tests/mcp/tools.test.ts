@@ -10,6 +10,8 @@ const TOOLS = [
   'get_joint_states',
   'get_tcp_pose',
   'list_named_positions',
+  'save_position',
+  'delete_position',
   'move_to_named_position',
   'move_to_pose',
   'move_to_joints',

@@ -90,10 +90,24 @@ async function buildTestApp<A extends Armgate>(
   overrides: SettingsOverrides,
   options: Omit<StartOptions, 'log'>,
 ): Promise<A & { readonly logs: Logs }> {
-  const config = await testConfig(overrides);
+  const loaded = await testConfig(overrides);
+  // Taught positions go to a folder of the app's own (the settings' folder is gone once they are loaded), removed
+  // when the app closes.
+  const positionsDir = await mkdtemp(path.join(tmpdir(), 'armgate-test-positions-'));
+  const config: Config = { ...loaded, positions: { file: path.join(positionsDir, 'positions.yaml'), taught: [] } };
   const logs: Logs = [];
-  const app = await build(config, catalog, { ...options, log: (fields) => logs.push(fields) });
-  return Object.assign(app, { logs });
+  let app: A;
+  try {
+    app = await build(config, catalog, { ...options, log: (fields) => logs.push(fields) });
+  } catch (e) {
+    await rm(positionsDir, { recursive: true, force: true });
+    throw e;
+  }
+  const close = app.close.bind(app);
+  return Object.assign(app, {
+    logs,
+    close: () => close().finally(() => rm(positionsDir, { recursive: true, force: true })),
+  });
 }
 
 /** Starts armgate on 127.0.0.1:0 with `overrides` (and start options other than the log); close it with `server.close()`. */
