@@ -297,6 +297,11 @@ const positions = positionsPanel({
   refuse,
   log: addLog,
 });
+/** (Re)loads the named positions (at start, and on a `positions` event: taught or deleted anywhere); new buttons armed as the rest. */
+async function loadPositions() {
+  await positions.load();
+  setArmed(armed, lock.textContent);
+}
 const jog = jogPanel({ root: $('[data-jog]'), token: () => token, armed: () => armed, refuse });
 
 /** STOP: any held jog is let go first (no jog command after the stop), then POST /stop. */
@@ -400,6 +405,7 @@ function onEvent(type, data) {
     jog.stopped();
     addLog('stop', data.message);
   } else if (type === 'override' && !overrideSending) showOverride(data.percent);
+  else if (type === 'positions') void loadPositions();
   else if (type === 'pause') addLog('pause', `${data.state}: ${data.what}`);
   else if (type === 'resume')
     addLog('resume', data.ended ? `${data.what}: ${data.ended}` : `${data.what} at ${data.override_percent} %`);
@@ -453,7 +459,7 @@ async function start() {
     if (seq.ok) showSequence(await seq.json());
     await loadLogs();
     await Promise.all([
-      positions.load().then(() => setArmed(armed, lock.textContent)),
+      loadPositions(),
       loadOverride(),
       loadRobot().catch((error) => {
         const note = $('.view-note');
