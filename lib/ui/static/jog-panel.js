@@ -82,8 +82,11 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
   /** The server's status message: jogging or not, and why a jog is limited. */
   const showStatus = (status) => {
     if (status.type === 'error' || status.error) return show('refused', `refused: ${status.detail ?? status.error}`);
-    const limit = status.limit ?? status.limited ?? status.limiting;
-    const reason = typeof limit === 'string' ? limit : (limit?.reason ?? limit?.message);
+    const limit = status.limit;
+    const reason =
+      typeof limit === 'string'
+        ? limit
+        : limit && [limit.kind?.replace('_', ' '), limit.detail].filter(Boolean).join(': ');
     if (reason) return show('limited', `limited: ${reason}`);
     if (status.jogging) return show('jogging', `jogging ${hold.held ?? ''}`.trim());
     show('idle', 'at rest');
