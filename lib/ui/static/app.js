@@ -406,6 +406,8 @@ function onEvent(type, data) {
     addLog('stop', data.message);
   } else if (type === 'override' && !overrideSending) showOverride(data.percent);
   else if (type === 'positions') void loadPositions();
+  else if (type === 'jog')
+    addLog('jog', data.state === 'started' ? `started over ${data.via}: ${data.target}` : `ended: ${data.reason}`);
   else if (type === 'pause') addLog('pause', `${data.state}: ${data.what}`);
   else if (type === 'resume')
     addLog('resume', data.ended ? `${data.what}: ${data.ended}` : `${data.what} at ${data.override_percent} %`);
