@@ -2,6 +2,8 @@ import type { AnyOperation, Catalog, RestOperation } from '../lib/core/operation
 import type { RestHandler } from '../lib/http/rest.ts';
 import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
+import * as jog from './robot/jog.ts';
+import * as jogStep from './robot/jog-step.ts';
 import * as jointStates from './robot/joint-states.ts';
 import * as moveJoints from './robot/move-joints.ts';
 import * as moveNamed from './robot/move-named.ts';
@@ -47,6 +49,8 @@ export const handlers: readonly HandlerModule[] = [
   moveNamed,
   movePose,
   moveJoints,
+  jog,
+  jogStep,
   ik,
   executePlan,
   safety,

@@ -64,6 +64,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/safety/',
       'lib/motion/vocabulary.ts',
       'lib/motion/hold.ts',
+      // The jog engine: pure, the simulated controller runs it.
+      'lib/motion/jog.ts',
     ],
   },
   {

@@ -2,6 +2,7 @@ import type { AuditTrail } from '../audit/trail.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../motion/arbiter.ts';
+import type { JogControl } from '../motion/jog-session.ts';
 import type { MotionControl } from '../motion/pause.ts';
 import type { PlanStore } from '../plans/store.ts';
 import type { PositionStore } from '../positions/store.ts';
@@ -32,6 +33,8 @@ export interface Services {
   readonly positions?: PositionStore;
   /** The audit trail; undefined when audit.path is empty. */
   readonly audit: AuditTrail | undefined;
+  /** Jogging (one jogging client at a time); absent where the app has none (handlers called alone). */
+  readonly jog?: JogControl;
   /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/motion/dead-man.ts); absent means on. */
   readonly deadMan?: boolean;
 }

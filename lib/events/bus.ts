@@ -17,7 +17,8 @@ export type EventType =
   | 'pause'
   | 'resume'
   | 'override'
-  | 'positions';
+  | 'positions'
+  | 'jog';
 
 /** How a motion ended, that it started, or that it was paused and resumed on the way. */
 export type MotionState = 'started' | 'paused' | 'resumed' | 'finished' | 'failed' | 'stopped' | 'preempted';

@@ -56,3 +56,57 @@ export function minSingularValue6(j: ArrayLike<number>, n: number, work: Float64
   }
   return Math.sqrt(Math.max(0, minEigenvalueSym(jjt, 6, work.subarray(0, 36))));
 }
+
+/**
+ * Damped least squares: `out` = J^T (J J^T + lambda2 I)^-1 `b` for the 6 x n Jacobian `j` (row-major) and a twist `b`
+ * (6); the minimum-norm joint velocity that gives the twist when lambda2 is 0. `work` holds 42 numbers. Returns false
+ * when J J^T + lambda2 I is not positive definite (a singular Jacobian without damping).
+ */
+export function dampedPinvApply(
+  j: ArrayLike<number>,
+  n: number,
+  b: ArrayLike<number>,
+  lambda2: number,
+  out: Float64Array,
+  work: Float64Array = new Float64Array(42),
+): boolean {
+  const a = work.subarray(0, 36);
+  const y = work.subarray(36, 42);
+  for (let r = 0; r < 6; r++) {
+    for (let c = r; c < 6; c++) {
+      let s = r === c ? lambda2 : 0;
+      for (let k = 0; k < n; k++) s += (j[r * n + k] ?? 0) * (j[c * n + k] ?? 0);
+      a[6 * r + c] = s;
+      a[6 * c + r] = s;
+    }
+  }
+  // Cholesky in place (lower triangle), then forward and back substitution.
+  for (let c = 0; c < 6; c++) {
+    let d = a[7 * c] as number;
+    for (let k = 0; k < c; k++) d -= (a[6 * c + k] as number) ** 2;
+    if (!(d > 1e-18)) return false;
+    d = Math.sqrt(d);
+    a[7 * c] = d;
+    for (let r = c + 1; r < 6; r++) {
+      let s = a[6 * r + c] as number;
+      for (let k = 0; k < c; k++) s -= (a[6 * r + k] as number) * (a[6 * c + k] as number);
+      a[6 * r + c] = s / d;
+    }
+  }
+  for (let r = 0; r < 6; r++) {
+    let s = b[r] ?? 0;
+    for (let k = 0; k < r; k++) s -= (a[6 * r + k] as number) * (y[k] as number);
+    y[r] = s / (a[7 * r] as number);
+  }
+  for (let r = 5; r >= 0; r--) {
+    let s = y[r] as number;
+    for (let k = r + 1; k < 6; k++) s -= (a[6 * k + r] as number) * (y[k] as number);
+    y[r] = s / (a[7 * r] as number);
+  }
+  for (let k = 0; k < n; k++) {
+    let s = 0;
+    for (let r = 0; r < 6; r++) s += (j[r * n + k] ?? 0) * (y[r] as number);
+    out[k] = s;
+  }
+  return true;
+}

@@ -45,6 +45,8 @@ export class MotionArbiter {
   private readonly releaseListeners: (() => void)[] = [];
   /** Counts revocations: a request remembers the count at its arrival. */
   private stops = 0;
+  /** Stops begun and not yet answered: nothing takes the arm meanwhile. */
+  private stopsUnderway = 0;
 
   /** How many times the arm was revoked so far: a request stamps this at its arrival. */
   get stopCount(): number {
@@ -93,6 +95,11 @@ export class MotionArbiter {
   ): Result<Lease, Busy> {
     if (arrivedAtStop !== undefined && arrivedAtStop !== this.stops)
       return err({ kind: 'busy', detail: 'a stop arrived while this request was being prepared; nothing was moved' });
+    if (this.stopsUnderway > 0)
+      return err({
+        kind: 'busy',
+        detail: 'a stop is under way; nothing was moved (send the motion again once the stop has answered)',
+      });
     // A holder of a kind this source preempts (a trajectory awaiting its outcome, for a newer
     // trajectory) gives way without being revoked: the controller reports it preempted.
     const busy = this.activity(this.held && !preempts.includes(this.held.kind) ? [] : preempts);
@@ -111,6 +118,21 @@ export class MotionArbiter {
         this.released();
       },
     });
+  }
+
+  /**
+   * A stop begins: the arm is revoked ({@link revoke}) and nothing takes it until {@link endStop}; a request that
+   * arrived before the stop's answer cannot take it after (the count moves again at the end).
+   */
+  beginStop(reason: string): ArmActivity | undefined {
+    this.stopsUnderway++;
+    return this.revoke(reason);
+  }
+
+  /** The stop begun with {@link beginStop} answers now. */
+  endStop(): void {
+    this.stopsUnderway = Math.max(0, this.stopsUnderway - 1);
+    this.stops++;
   }
 
   /** Takes the arm from whatever holds it (its signal aborts with `reason`); returns what held it. */

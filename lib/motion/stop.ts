@@ -24,8 +24,23 @@ export async function stopEverything(
   context: RobotContext,
   reason = 'stopped',
 ): Promise<StopReport> {
-  const { arbiter, sequences, trajectoryLog, events, control } = services;
-  const revoked = arbiter.revoke(reason);
+  const { arbiter } = services;
+  // Until the stop answers, nothing takes the arm; requests that arrived before the answer never do.
+  const revoked = arbiter.beginStop(reason);
+  try {
+    return await stopAfterRevoke(services, context, reason, revoked);
+  } finally {
+    arbiter.endStop();
+  }
+}
+
+async function stopAfterRevoke(
+  services: Services,
+  context: RobotContext,
+  reason: string,
+  revoked: ReturnType<Services['arbiter']['revoke']>,
+): Promise<StopReport> {
+  const { sequences, trajectoryLog, events, control } = services;
   const runnersEnded = sequences.stop();
   const latest = context.latestJointState();
   const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;

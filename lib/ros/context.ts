@@ -1,4 +1,5 @@
 import type { SafetyState } from '../safety/store.ts';
+import type { JogEndReason, JogLimit, JogStepGoal, JogTarget } from '../motion/jog.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { Result } from '../result.ts';
@@ -22,7 +23,7 @@ import type {
  * What can hold or move the arm: a move request, a published trajectory, a sequence runner, a goal of the stack,
  * the arm still decelerating to rest after a stop or a cancel, or a paused motion (nothing preempts these two).
  */
-export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping' | 'paused';
+export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'stopping' | 'paused' | 'jog';
 
 /** Something holding or moving the arm, and what it is, in words. */
 export interface ArmActivity {
@@ -139,6 +140,34 @@ export interface ExecutionRateOptions {
   readonly pausedElsewhere?: boolean;
 }
 
+/** A jog command as the context takes it (lib/motion/jog.ts). */
+export interface JogRequest {
+  readonly target: JogTarget;
+  /** How long it holds (wall seconds: the dead-man); ignored for a step. */
+  readonly ttlS: number;
+  /** A bounded step: it ends at rest after `amount`. */
+  readonly goal?: JogStepGoal;
+}
+
+/** What a jog does now. */
+export interface JogStatus {
+  /** A jog is in force (moving, braking, or held at rest by a command). */
+  readonly jogging: boolean;
+  /** The arm moves. */
+  readonly moving: boolean;
+  /** Joint positions (rad, J1..J7). */
+  readonly positions: readonly number[];
+  /** The limit holding the jog back, if any. */
+  readonly limit: JogLimit | null;
+}
+
+/** A jog's moments: it started, the arm started moving or came to rest (still commanded), it ended (and why). */
+export interface JogEvent {
+  readonly state: 'started' | 'moving' | 'resting' | 'ended';
+  readonly reason?: JogEndReason;
+  readonly positions: readonly number[];
+}
+
 export interface RobotContext {
   /** The endpoints file in force (interface names, planning group, frames, timeouts). */
   readonly endpoints: EndpointsFile;
@@ -225,6 +254,17 @@ export interface RobotContext {
    * shutdown's stop): a stop service that is not there now is not waited for (goals in flight are cancelled all the same).
    */
   callStop(options?: StopCallOptions): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
+  /**
+   * Jogs the arm (lib/motion/jog.ts), or extends the jog in force: the error says why the controller refused it (it
+   * executes a trajectory, it brakes after a stop). Optional: a context without it cannot jog (ros2, for now).
+   */
+  jog?(request: JogRequest): Result<void, string>;
+  /** Brakes the jog in force to rest and ends it with `reason`. */
+  releaseJog?(reason: JogEndReason): void;
+  /** What the jog does now. */
+  jogStatus?(): JogStatus;
+  /** Subscribes to the jog's moments; returns the unsubscribe. */
+  onJogEvents?(listener: (event: JogEvent) => void): () => void;
   /** What moves the arm now through this context (a goal in flight, a trajectory executing), if anything. */
   armActivity(): ArmActivity | undefined;
   /** Topics the context can record: name and ROS type. */

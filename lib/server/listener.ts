@@ -33,6 +33,8 @@ export interface ListenerOptions {
    * REST reads. The app answers them as it answers every request; only the objects around them are lighter.
    */
   readonly bodyless?: (method: string, path: string) => boolean;
+  /** WebSocket upgrades by path (GET /robot/jog): the one upgrade dispatcher hands each its own; others are 404. */
+  readonly upgrades?: Readonly<Record<string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>>;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -201,6 +203,20 @@ export function createListener(options: ListenerOptions): Listener {
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
+  });
+  // The one upgrade dispatcher: a WebSocket upgrade goes to the handler of its path; any other is refused.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const target = readRequestTarget(req.method ?? '', req.url ?? '');
+    const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOfTarget(target.path);
+    const handler = req.method === 'GET' ? options.upgrades?.[path] : undefined;
+    socket.on('error', () => socket.destroy());
+    if (handler) return handler(req, socket, head);
+    const body = JSON.stringify({ detail: `no WebSocket at ${path.slice(0, 200) || 'this target'}` });
+    socket.end(
+      `HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    log({ level: 'info', msg: 'request', method: req.method ?? '', path: path.slice(0, 200), status: 404, ms: 0 });
   });
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {

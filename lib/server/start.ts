@@ -10,12 +10,14 @@ import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
+import { createJogSocket } from './jog-socket.ts';
 import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../motion/arbiter.ts';
 import { MotionControl } from '../motion/pause.ts';
+import { JogControl } from '../motion/jog-session.ts';
 import { stopEverything } from '../motion/stop.ts';
 import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { RobotContext } from '../ros/context.ts';
@@ -212,9 +214,18 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
   const plans = new PlanStore();
   const positions = new PositionStore(config.positions.file, config.limits.jointNames, config.positions.taught);
+  const jog = new JogControl({
+    arbiter,
+    context: () => context,
+    events,
+    ...(audit ? { audit } : {}),
+    ttlMs: config.jog.ttl_ms,
+    paused: () => control.state() !== undefined,
+  });
   const services: Services = {
     arbiter,
     control,
+    jog,
     trajectoryLog,
     sequences,
     bagRoot: config.sequences.bagRoot,
@@ -312,6 +323,9 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   };
 }
 
+/** The path of the jog WebSocket (and of POST /robot/jog). */
+const JOG_PATH = '/robot/jog';
+
 /** The port an app answers on in memory when its settings ask for an ephemeral one (0). */
 const DEFAULT_PORT = 8007;
 
@@ -345,6 +359,21 @@ export async function startServer(
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const { quiesce, release, isStop, isRestRead, ...app } = await assemble(config, catalog, options);
+  // The jog WebSocket shares POST /robot/jog's schema and role (and is off when that route is).
+  const jogOperation = activeOperations(config, catalog.operations).find(
+    (op) => op.rest.method === 'POST' && op.rest.path === JOG_PATH,
+  );
+  const log = options.log ?? logLine;
+  const jogSocket = jogOperation
+    ? createJogSocket({
+        services: app.services,
+        context: app.context,
+        admission: admissionPolicy(config.web),
+        tokens: config.web.tokens,
+        operation: jogOperation,
+        log,
+      })
+    : undefined;
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,
@@ -352,6 +381,7 @@ export async function startServer(
     urgent: isStop,
     eventsPath: EVENTS_PATH,
     bodyless: isRestRead,
+    ...(jogSocket ? { upgrades: { [JOG_PATH]: jogSocket.handleUpgrade } } : {}),
   });
   const server = listener.server;
   try {
@@ -378,6 +408,7 @@ export async function startServer(
     close() {
       closing ??= (async () => {
         // Motions, runners and sessions end first; requests in flight are answered before the connections close.
+        jogSocket?.close();
         await quiesce();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();

@@ -70,6 +70,8 @@ export interface Config {
   readonly audit: { readonly path: string; readonly maxBytes: number; readonly reads: boolean };
   readonly robot: { readonly backend: 'sim' | 'ros2'; readonly positionDescriptions: Readonly<Record<string, string>> };
   readonly sim: ArmgateSettings['sim'];
+  /** The jog's speeds and dead-man (armgate.jog). */
+  readonly jog: ArmgateSettings['jog'];
   readonly sequences: { readonly bagRoot: string };
   /**
    * armgate.mcp: `toolNames` original names the tools as the stack's MCP server did (robot_joint_states_get, ...);
@@ -349,6 +351,7 @@ export async function loadConfig(
       },
       robot: { backend: a.backend, positionDescriptions: a.position_descriptions },
       sim: a.sim,
+      jog: a.jog,
       sequences: { bagRoot: path.resolve(dir, a.sequences.bag_root) },
       mcp: { toolNames: a.mcp.tool_names, confirmMotion: a.mcp.confirm_motion },
       routes,

@@ -250,6 +250,23 @@ const SimSchema = v.strictObject({
   ),
 });
 
+/** jog: the speeds of a jog at input 1 and its dead-man (lib/motion/jog.ts). */
+const JogSchema = v.strictObject({
+  joint_speed: v.optional(
+    v.pipe(finite('fraction'), v.gtValue(0, 'expected 0 < fraction <= 1'), v.maxValue(1, 'expected 0 < fraction <= 1')),
+    0.25,
+  ),
+  tcp_speed: v.optional(
+    v.pipe(finite('speed in m/s'), v.gtValue(0, 'expected 0 < m/s <= 1'), v.maxValue(1, 'expected 0 < m/s <= 1')),
+    0.25,
+  ),
+  tcp_angular_speed: v.optional(
+    v.pipe(finite('speed in rad/s'), v.gtValue(0, 'expected 0 < rad/s <= 3'), v.maxValue(3, 'expected 0 < rad/s <= 3')),
+    0.5,
+  ),
+  ttl_ms: count('milliseconds', 20, 500, 200),
+});
+
 const SequencesSchema = v.strictObject({
   bag_root: v.optional(v.pipe(v.string('expected a folder path'), v.nonEmpty('must not be empty')), './bags'),
 });
@@ -284,6 +301,7 @@ const ArmgateSchema = v.strictObject({
       v.maxLength(4096, 'at most 4096 characters'),
     ),
   ),
+  jog: v.optional(JogSchema, {}),
   ...SAFE_AUTONOMY_BLOCKS,
   mcp: v.optional(McpSchema, {}),
 });

@@ -8,6 +8,9 @@ import type {
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,
+  JogEvent,
+  JogRequest,
+  JogStatus,
   ReceivedJointState,
   RobotContext,
   TopicInfo,
@@ -46,12 +49,19 @@ import { ArmModel, type LinkPose } from './model.ts';
 import { SimMotionServer } from './motion.ts';
 import { ROBOT_STATE_TOPICS, RobotStateMessages } from './robot-state.ts';
 import { createEnvelopeChecker, envelopeFromSettings } from '../safety/envelope.ts';
+import { JogEngine, type JogEndReason } from '../motion/jog.ts';
 import type { MotionPlanAnswer, MotionPlanRequest } from '../ros/context.ts';
 import { durationFromS, timeFromMs } from '../ros/messages.ts';
 
 /** The settings the simulated stack needs, taken from the loaded configuration (`safety`: the envelope, when set). */
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
-  Partial<Pick<Config, 'safety'>>;
+  Partial<Pick<Config, 'safety' | 'jog'>>;
+
+/** The collision model's name of a keep-out box is this and the box's name. */
+const KEEP_OUT_PREFIX = 'keep_out.';
+
+/** The jog speeds when the configuration has none (armgate.jog's defaults). */
+const DEFAULT_JOG = { joint_speed: 0.25, tcp_speed: 0.25, tcp_angular_speed: 0.5, ttl_ms: 200 };
 
 type Waiter = (msg: JointStateMsg) => void;
 
@@ -132,6 +142,31 @@ export class SimContext implements RobotContext {
       onExecute: (trajectory) => this.deliver(this.endpoints.interfaces.trajectory.name, trajectoryMsg(trajectory)),
       ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
     });
+    // The jog engine: the same envelope as the planned motions, and the collision model (self, floor, obstacles).
+    const jog = config.jog ?? DEFAULT_JOG;
+    this.controller.useJogEngine(
+      new JogEngine(
+        tcpChain,
+        config.limits,
+        { jointSpeed: jog.joint_speed, tcpSpeedMS: jog.tcp_speed, tcpAngularSpeedRadS: jog.tcp_angular_speed },
+        {
+          ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
+          // A keep-out box is an obstacle of the collision model too (the links' own shapes): its contact is a keep-out.
+          collision: (q) => {
+            const contact = model.collisionAt(q);
+            if (!contact) return undefined;
+            const zone = [contact.a, contact.b].find((label) => label.startsWith(KEEP_OUT_PREFIX));
+            const link = zone === contact.a ? contact.b : contact.a;
+            return zone
+              ? {
+                  kind: 'keep_out',
+                  detail: `${link} would enter the keep-out zone '${zone.slice(KEEP_OUT_PREFIX.length)}'`,
+                }
+              : { kind: 'collision', detail: `${contact.a} would touch ${contact.b}` };
+          },
+        },
+      ),
+    );
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
@@ -140,7 +175,7 @@ export class SimContext implements RobotContext {
   static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
     // Keep-out boxes are obstacles of the collision model too: chomp's cost and solve_ik's check see them.
     const keepOut = (config.safety?.keep_out ?? []).map((box) => ({
-      name: `keep_out.${box.name}`,
+      name: `${KEEP_OUT_PREFIX}${box.name}`,
       center: [0, 1, 2].map((a) => ((box.min[a] ?? 0) + (box.max[a] ?? 0)) / 2) as [number, number, number],
       size: [0, 1, 2].map((a) => (box.max[a] ?? 0) - (box.min[a] ?? 0)) as [number, number, number],
     }));
@@ -312,6 +347,7 @@ export class SimContext implements RobotContext {
     for (const deadline of this.deadlines) deadline.poke();
     // A pause still braking is over once the rate goes up again (a resume, a stop's clearing).
     if (rate > 0) for (const end of [...this.pauseWaits]) end();
+    if (this.controller.isJogging()) return ok(await this.pauseJog(rate, options.signal));
     const executing = this.controller.activeId() !== undefined;
     if (rate > 0 || !executing || this.controller.isPausedAtRest())
       return ok({
@@ -342,6 +378,34 @@ export class SimContext implements RobotContext {
         ? 'the trajectory in progress came to rest on its path and holds there'
         : 'the motion ended before it came to rest',
     });
+  }
+
+  /** A jog under a new rate: at 0 (paused) the answer comes once its arm rests (it holds there while commanded). */
+  private async pauseJog(rate: number, signal: AbortSignal | undefined): Promise<ExecutionRateAnswer> {
+    if (rate > 0) return { executing: true, message: `the jog runs at ${Math.round(rate * 100)} % of its speed` };
+    const rests = () => this.controller.state.qd.every((v) => v === 0);
+    const rested =
+      rests() ||
+      (await new Promise<boolean>((resolve) => {
+        const done = (value: boolean) => {
+          unsubscribe();
+          this.pauseWaits.delete(ended);
+          signal?.removeEventListener('abort', ended);
+          resolve(value);
+        };
+        const ended = () => done(false);
+        const unsubscribe = this.onControllerEvents((event) => {
+          if (event.kind === 'jog' && event.state === 'resting') done(true);
+          else if (event.kind === 'hold' || !this.controller.isJogging()) done(false);
+        });
+        this.pauseWaits.add(ended);
+        if (signal?.aborted) ended();
+        else signal?.addEventListener('abort', ended, { once: true });
+      }));
+    return {
+      executing: rested && this.controller.isJogging(),
+      message: rested ? 'the jog came to rest and holds there' : 'the jog ended before it came to rest',
+    };
   }
 
   /** Runs a goal with the motion timeout and makes it cancellable by the stop service. */
@@ -563,6 +627,38 @@ export class SimContext implements RobotContext {
     });
   }
 
+  jog(request: JogRequest): Result<void, string> {
+    // The periods due so far run with the command in force until now.
+    if (this.controller.isMoving()) this.driver.tick();
+    const untilS = request.goal
+      ? Number.POSITIVE_INFINITY
+      : this.driver.nowS() + request.ttlS * this.config.sim.time_scale;
+    const taken = this.controller.jog(request.target, untilS, request.goal);
+    if (taken.ok) this.driver.wake();
+    return taken;
+  }
+
+  releaseJog(reason: JogEndReason): void {
+    this.controller.releaseJog(reason);
+  }
+
+  jogStatus(): JogStatus {
+    const limit = this.controller.jogLimit();
+    return {
+      jogging: this.controller.isJogging(),
+      moving: this.controller.state.qd.some((v) => v !== 0),
+      positions: Array.from(this.controller.state.q),
+      limit: limit ?? null,
+    };
+  }
+
+  onJogEvents(listener: (event: JogEvent) => void): () => void {
+    return this.onControllerEvents((event) => {
+      if (event.kind === 'jog')
+        listener({ state: event.state, positions: event.positions, ...(event.reason ? { reason: event.reason } : {}) });
+    });
+  }
+
   armActivity(): ArmActivity | undefined {
     // First: a stopped goal stays in flight until the arm is at rest, and the time left is what a client needs.
     const restS = this.controller.timeToRestS();
@@ -572,6 +668,7 @@ export class SimContext implements RobotContext {
         detail: 'the arm is still decelerating to rest after a stop or a cancel',
         restInS: restS / this.config.sim.time_scale,
       };
+    if (this.controller.isJogging()) return { kind: 'jog', detail: 'the arm is being jogged' };
     if (this.goalsInFlight.size > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
     if (this.controller.isMoving())
       return { kind: 'trajectory', detail: 'the joint trajectory controller is executing a trajectory' };
@@ -628,6 +725,8 @@ function describeControllerEvent(event: ControllerEvent): string {
       return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
     case 'clipped':
       return `controller: ${describeClip(event)}`;
+    case 'jog':
+      return `controller: jog ${event.state}${event.reason ? ` (${event.reason})` : ''} at [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
   }
 }
 

@@ -19,6 +19,7 @@ import {
 import { advancePath, type PathProgress } from '../planning/time-scaling.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
 import { yieldToLoop } from './sliced.ts';
+import type { JogEngine, JogEndReason, JogLimit, JogStepGoal, JogTarget } from '../motion/jog.ts';
 
 /** What the controller did, for the trajectory log and for waiting goals. */
 export type ControllerEvent =
@@ -31,6 +32,13 @@ export type ControllerEvent =
   /** A paused trajectory came to rest on its path (its rate reached 0). */
   | { readonly kind: 'paused'; readonly id: number; readonly positions: readonly number[] }
   | { readonly kind: 'hold-request' }
+  /** A jog: it began, its arm started moving or came to rest (still commanded), or it ended at rest (with why). */
+  | {
+      readonly kind: 'jog';
+      readonly state: 'started' | 'moving' | 'resting' | 'ended';
+      readonly reason?: JogEndReason;
+      readonly positions: readonly number[];
+    }
   | {
       readonly kind: 'clipped';
       readonly id: number;
@@ -53,7 +61,9 @@ type Mode =
       /** The 'paused' event was sent for the current rest at rate 0. */
       pausedReported: boolean;
     }
-  | { readonly kind: 'stopping'; readonly id: number | undefined };
+  | { readonly kind: 'stopping'; readonly id: number | undefined }
+  /** Moved by hand: the jog engine commands each period (lib/motion/jog.ts). */
+  | { readonly kind: 'jogging' };
 
 export { START_TOLERANCE_RAD, HOLD_TOLERANCE_RAD };
 
@@ -142,6 +152,10 @@ export class TrajectoryController {
   private rateTarget = 1;
   /** The path derivatives at the current plan time (scratch of the time-scaling). */
   private readonly pathScratch: JointSample;
+  /** The jog engine, when the arm can be jogged (the simulator gives it one). */
+  private jogEngine: JogEngine | undefined;
+  /** The jog's arm moved in the last period (for its moving and resting events). */
+  private jogMoving = false;
 
   constructor(limits: JointLimits, initialRad: readonly number[], onEvent: (event: ControllerEvent) => void) {
     this.limits = limits;
@@ -150,6 +164,54 @@ export class TrajectoryController {
     this.state.q.set(initialRad);
     this.command = createSample(limits.jointNames.length);
     this.pathScratch = createSample(limits.jointNames.length);
+  }
+
+  /** Gives the controller a jog engine (without one, {@link jog} refuses). */
+  useJogEngine(engine: JogEngine): void {
+    this.jogEngine = engine;
+  }
+
+  /**
+   * Jogs the arm (or extends the jog in force): `target` until `untilS` (sim seconds; a step: Infinity with `goal`). A
+   * trajectory executing or an arm still braking after a cancel refuses it; so does a controller without an engine.
+   */
+  jog(target: JogTarget, untilS: number, goal?: JogStepGoal): Result<void, string> {
+    const engine = this.jogEngine;
+    if (!engine) return err('this controller cannot jog');
+    if (this.mode.kind === 'executing') return err('the controller is executing a trajectory');
+    if (this.mode.kind === 'stopping') return err('the arm is still braking to rest after a stop or a cancel');
+    const starting = this.mode.kind !== 'jogging';
+    if (starting) {
+      this.generation++;
+      engine.reset();
+      this.mode = { kind: 'jogging' };
+      this.jogMoving = false;
+      this.onEvent({ kind: 'jog', state: 'started', positions: Array.from(this.state.q) });
+    }
+    engine.take(target, untilS, this.state.q, goal);
+    return ok(undefined);
+  }
+
+  /** Brakes the jog in force to rest and ends it with `reason` (a released button, a socket closed). */
+  releaseJog(reason: JogEndReason): void {
+    if (this.mode.kind === 'jogging') this.jogEngine?.release(reason);
+  }
+
+  /** True while jogging (moving, braking or held by a command at rest). */
+  isJogging(): boolean {
+    return this.mode.kind === 'jogging';
+  }
+
+  /** The limit holding the jog back, if any. */
+  jogLimit(): JogLimit | undefined {
+    return this.mode.kind === 'jogging' ? this.jogEngine?.limit() : undefined;
+  }
+
+  /** Ends a jog that something else takes over from (a cancel, a trajectory): the engine forgets it. */
+  private endJog(reason: JogEndReason): void {
+    if (this.mode.kind !== 'jogging') return;
+    this.jogEngine?.reset();
+    this.onEvent({ kind: 'jog', state: 'ended', reason, positions: Array.from(this.state.q) });
   }
 
   /**
@@ -267,6 +329,7 @@ export class TrajectoryController {
     // A trajectory taken over from a moving one keeps the rate the arm moves at (its start is the state as it is).
     const rate = this.mode.kind === 'executing' && !this.atRest() ? this.mode.progress.rate : this.rateTarget;
     if (this.mode.kind === 'executing') this.onEvent({ kind: 'preempted', id: this.mode.id });
+    this.endJog('stop');
     const id = this.nextId++;
     this.mode = {
       kind: 'executing',
@@ -287,6 +350,7 @@ export class TrajectoryController {
    */
   cancel(): void {
     this.generation++;
+    this.endJog('stop');
     const id = this.mode.kind === 'executing' ? this.mode.id : this.mode.kind === 'stopping' ? this.mode.id : undefined;
     if (id !== undefined && this.mode.kind === 'executing') this.onEvent({ kind: 'cancelled', id });
     const atRest = this.atRest();
@@ -306,8 +370,12 @@ export class TrajectoryController {
   }
 
   /** Advances the controller by one update of `dtS` seconds (the time argument is kept for callers). */
-  update(_nowS: number, dtS: number): void {
+  update(nowS: number, dtS: number): void {
     const mode = this.mode;
+    if (mode.kind === 'jogging') {
+      this.jogUpdate(nowS, dtS);
+      return;
+    }
     if (mode.kind === 'executing') {
       // As ros2_controllers' JTC: a trajectory starts at the first update after it arrived (its plan time then
       // advances by one period at the rate it runs at).
@@ -377,6 +445,27 @@ export class TrajectoryController {
         this.mode = { kind: 'hold' };
         this.onEvent({ kind: 'hold', positions: Array.from(q) });
       }
+    }
+  }
+
+  /** One period of a jog: the engine commands, the drives follow; at its end the arm holds. */
+  private jogUpdate(nowS: number, dtS: number): void {
+    const engine = this.jogEngine;
+    if (!engine) return;
+    const report = engine.step(this.state, nowS, dtS, this.rateTarget, this.command);
+    driveStep(this.state, this.command, this.limits, dtS, this.clip);
+    if (report.ended) {
+      this.state.qd.fill(0);
+      this.state.qdd.fill(0);
+      this.mode = { kind: 'hold' };
+      this.onEvent({ kind: 'jog', state: 'ended', reason: report.ended, positions: Array.from(this.state.q) });
+      this.onEvent({ kind: 'hold', positions: Array.from(this.state.q) });
+      return;
+    }
+    const moving = !this.atRest();
+    if (moving !== this.jogMoving) {
+      this.jogMoving = moving;
+      this.onEvent({ kind: 'jog', state: moving ? 'moving' : 'resting', positions: Array.from(this.state.q) });
     }
   }
 

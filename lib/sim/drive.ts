@@ -37,7 +37,7 @@ export function createClipInfo(): ClipInfo {
  * before it at `acc`: v'^2 + acc dt v' <= 2 acc (distance - v dt / 2), from the trapezoid
  * integration of the period and of the braking that follows.
  */
-function brakingBound(distance: number, v: number, acc: number, dtS: number): number {
+export function brakingBound(distance: number, v: number, acc: number, dtS: number): number {
   const radicand = acc * acc * dtS * dtS + 8 * acc * (distance - (v * dtS) / 2);
   return (-acc * dtS + Math.sqrt(Math.max(0, radicand))) / 2;
 }

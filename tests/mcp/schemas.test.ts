@@ -55,6 +55,16 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
   pause: { good: {}, bad: [['an unknown argument', { now: true }]] },
   resume: { good: {}, bad: [['an unknown argument', { now: true }]] },
   get_override: { good: {}, bad: [['an unknown argument', { percent: 5 }]] },
+  jog: {
+    good: { joint: 2, delta: 0.05 },
+    bad: [
+      ['an unknown argument', { joint: 2, delta: 0.05, speed: 1 }],
+      ['no delta', { joint: 2 }],
+      ['joint 8', { joint: 8, delta: 0.05 }],
+      ['a step above 0.2', { joint: 2, delta: 0.3 }],
+      ['an unknown axis', { axis: 'w', delta: 0.01 }],
+    ],
+  },
   set_override: {
     good: { percent: 100 },
     bad: [
@@ -435,6 +445,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
     await call('move_to_joints', good('move_to_joints'));
     await call('start_sequence', good('start_sequence'));
     await call('stop', good('stop'));
+    assert.equal((await call('jog', good('jog'))).success, true, 'the step was made');
     // A slow move paused and resumed: pause answers at rest on the path, resume while it is paused.
     const slow = client.callTool({ name: 'move_to_joints', arguments: { joints: [-0.3, ...J.slice(1)], speed: 0.1 } });
     const moving = async () => {

@@ -1,0 +1,172 @@
+/**
+ * The jog WebSocket at GET /robot/jog on a live server (simulator at time_scale 1): the token by header or
+ * subprotocol (never echoed or logged), roles and Origin, status at 10 Hz and more while jogging, a socket that drops
+ * brings the arm to rest, one jogging client, and bad input: NaN, huge messages, binary frames and floods.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const TOKEN = 'operator-token-3c5e7a9b1d';
+const VIEWER = 'viewer-token-9f8e7d6c5b';
+const ADMIN = 'admin-token-1a2b3c4d5e6f';
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const asProtocol = (token: string) => `armgate.token.${Buffer.from(token).toString('base64url')}`;
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer({
+    web: {
+      token: ADMIN,
+      tokens: [
+        { name: 'operator', token: TOKEN, role: 'operate' },
+        { name: 'viewer', token: VIEWER, role: 'read' },
+      ],
+    },
+    sim: { time_scale: 1 },
+  });
+});
+after(() => server.close());
+
+const wsUrl = () => `${server.url.replace('http', 'ws')}/robot/jog`;
+
+interface Opened {
+  readonly ws: WebSocket;
+  readonly messages: Record<string, unknown>[];
+  readonly closed: Promise<{ code: number; reason: string }>;
+}
+
+/** Opens the jog socket; rejects with the HTTP status when the upgrade is refused. */
+function open(options: { headers?: Record<string, string>; protocols?: string[] } = {}): Promise<Opened> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl(), options.protocols ?? [], { headers: options.headers ?? {} });
+    const messages: Record<string, unknown>[] = [];
+    const closed = new Promise<{ code: number; reason: string }>((done) =>
+      ws.on('close', (code, reason) => done({ code, reason: reason.toString() })),
+    );
+    ws.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    ws.on('open', () => resolve({ ws, messages, closed }));
+    ws.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.on('error', (e) => reject(e));
+  });
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const positions = async () =>
+  (
+    (await (await fetch(`${server.url}/robot/joint_states`, { headers: bearer(ADMIN) })).json()) as {
+      position: number[];
+      velocity: number[];
+    }
+  ).position;
+
+async function atRest(timeoutMs = 3000): Promise<number[]> {
+  const until = performance.now() + timeoutMs;
+  while (performance.now() < until) {
+    const s = (await (await fetch(`${server.url}/robot/joint_states`, { headers: bearer(ADMIN) })).json()) as {
+      position: number[];
+      velocity: number[];
+    };
+    if (s.velocity.every((v) => v === 0) && server.services.jog?.owner() === undefined) return s.position;
+    await sleep(20);
+  }
+  assert.fail('the arm did not come to rest');
+}
+
+describe('the jog WebSocket', () => {
+  it('takes the token as a subprotocol, answers with armgate.jog.v1 and never echoes or logs the token', async () => {
+    const { ws } = await open({ protocols: ['armgate.jog.v1', asProtocol(TOKEN)] });
+    assert.equal(ws.protocol, 'armgate.jog.v1');
+    ws.close();
+    const header = await open({ headers: bearer(TOKEN) });
+    assert.equal(header.ws.protocol, '');
+    header.ws.close();
+    await header.closed;
+    assert.ok(!JSON.stringify(server.logs).includes(TOKEN), 'the token is in no log line');
+    assert.ok(!JSON.stringify(server.logs).includes(asProtocol(TOKEN).slice(14)), 'nor its encoded form');
+  });
+
+  it('refuses a missing or wrong token (401), a read token (403), a foreign Origin (403) and another path (404)', async () => {
+    await assert.rejects(open(), /HTTP 401/);
+    await assert.rejects(open({ protocols: [asProtocol('not-the-token-at-all')] }), /HTTP 401/);
+    await assert.rejects(open({ headers: bearer(VIEWER) }), /HTTP 403/);
+    await assert.rejects(open({ headers: { ...bearer(TOKEN), origin: 'http://evil.example' } }), /HTTP 403/);
+    const same = await open({ headers: { ...bearer(TOKEN), origin: server.url } });
+    same.ws.close();
+    await same.closed;
+    const other = new WebSocket(`${server.url.replace('http', 'ws')}/robot/joint_states`, { headers: bearer(TOKEN) });
+    const status = await new Promise<number>((resolve) =>
+      other.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
+    assert.equal(status, 404);
+  });
+
+  it('jogs while messages come, with a status at 10 Hz or more; a socket that drops brings the arm to rest', async () => {
+    const start = await atRest();
+    const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
+    const since = performance.now();
+    const until = since + 500;
+    while (performance.now() < until) {
+      ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 1], ttl_ms: 300 }));
+      await sleep(40);
+    }
+    const statuses = messages.filter((m) => m.type === 'status' && m.jogging === true);
+    const elapsedS = (performance.now() - since) / 1000;
+    assert.ok(statuses.length >= 10 * elapsedS * 0.6, `${statuses.length} statuses in ${elapsedS.toFixed(2)} s`);
+    const last = statuses.at(-1) as { positions: number[] };
+    assert.ok((last.positions[6] ?? 0) > (start[6] ?? 0) + 0.05, 'joint7 moved');
+    // The socket drops without a close frame: the arm brakes to rest as for a lapsed command.
+    const droppedAt = await positions();
+    const reasons: string[] = [];
+    const unsubscribe = server.services.jog?.onEvents((e) => {
+      if (e.state === 'ended') reasons.push(e.reason ?? '');
+    });
+    ws.terminate();
+    await closed;
+    const rest = await atRest(1000);
+    unsubscribe?.();
+    assert.deepEqual(reasons, ['socket closed']);
+    assert.ok((rest[6] ?? 0) - (droppedAt[6] ?? 0) < 0.25 * 3.14 * 0.3 + 0.05, 'braked right away');
+  });
+
+  it('one jogging client at a time: a second socket is closed with 4409 and a reason', async () => {
+    const first = await open({ headers: bearer(TOKEN) });
+    const second = await open({ headers: bearer(ADMIN) });
+    const { code, reason } = await second.closed;
+    assert.equal(code, 4409);
+    assert.match(reason, /another client jogs over the WebSocket \(operator\)/);
+    first.ws.close();
+    await first.closed;
+  });
+
+  it('bad messages: 422 with the field path and no motion; huge is 1009, binary 1003, a flood 1008', async () => {
+    const before = await atRest();
+    const a = await open({ headers: bearer(TOKEN) });
+    a.ws.send('{"joints": [NaN, 0, 0, 0, 0, 0, 0]}');
+    a.ws.send(JSON.stringify({ joints: [0, 0, 2, 0, 0, 0, 0] }));
+    a.ws.send(JSON.stringify({ joints: [0, 0, 0.5, 0, 0, 0, 0], linear: [1, 0, 0] }));
+    await sleep(200);
+    const errors = a.messages.filter((m) => m.type === 'error') as { status: number; detail: { loc: unknown[] }[] }[];
+    assert.deepEqual(
+      errors.map((e) => [e.status, e.detail[0]?.loc]),
+      [
+        [422, ['message']],
+        [422, ['message', 'joints', 2]],
+        [422, ['message', 'joints']],
+      ],
+    );
+    assert.deepEqual(await positions(), before, 'nothing moved');
+    a.ws.send('x'.repeat(5000));
+    assert.equal((await a.closed).code, 1009);
+    const b = await open({ headers: bearer(TOKEN) });
+    b.ws.send(Buffer.from([1, 2, 3]));
+    assert.equal((await b.closed).code, 1003);
+    const c = await open({ headers: bearer(TOKEN) });
+    for (let i = 0; i < 150; i++) c.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0] }));
+    const flood = await c.closed;
+    assert.equal(flood.code, 1008);
+    assert.match(flood.reason, /more than 100 messages a second/);
+    assert.deepEqual(await positions(), before, 'nothing moved');
+  });
+});
