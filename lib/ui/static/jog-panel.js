@@ -49,26 +49,36 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
     clearTimeout(idleTimer);
     if (socket && socket.readyState <= WebSocket.OPEN) return;
     // A browser cannot set the Authorization header on a WebSocket: the token goes as a subprotocol value.
-    const protocols = token() ? ['armgate.jog', `armgate.token.${token()}`] : ['armgate.jog'];
+    const protocols = token() ? [PROTOCOL, `armgate.token.${base64url(token())}`] : [PROTOCOL];
     const opened = new WebSocket(jogUrl, protocols);
     socket = opened;
     show('connecting', 'connecting to the jog socket');
+    let wasOpen = false;
     opened.addEventListener('open', () => {
+      wasOpen = true;
+      // A button pressed while the socket was opening: its command goes out now.
       if (!hold.resend()) show('idle', 'at rest');
     });
     opened.addEventListener('message', (event) => {
+      let message;
       try {
-        showStatus(JSON.parse(event.data));
+        message = JSON.parse(event.data);
       } catch {
-        // Not JSON: not a status message.
+        return;
       }
+      showStatus(message);
     });
     opened.addEventListener('close', (event) => {
       if (socket === opened) socket = undefined;
       const wasHeld = hold.linkClosed();
       if (wasHeld) releaseAll('the jog socket closed');
       if (event.code === 1000 && !wasHeld) return show('idle', 'at rest');
-      const why = event.reason || (event.code === 1006 ? 'refused or lost' : `code ${event.code}`);
+      // Refused before the upgrade (an HTTP answer), a browser sees only 1006 and no reason.
+      const why =
+        event.reason ||
+        (wasOpen
+          ? `connection lost (code ${event.code})`
+          : 'refused (a read-only token, a backend that cannot jog, or the server is away)');
       show('closed', `jog socket closed: ${why}${wasHeld ? '; the arm brakes' : ''}`);
     });
   };
@@ -79,16 +89,19 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
     }, IDLE_CLOSE_MS);
   };
 
-  /** The server's status message: jogging or not, and why a jog is limited. */
+  /** The server's status message: jogging or not, and why a jog is limited; an error message: why it was refused. */
   const showStatus = (status) => {
-    if (status.type === 'error' || status.error) return show('refused', `refused: ${status.detail ?? status.error}`);
-    const limit = status.limit;
-    const reason =
-      typeof limit === 'string'
-        ? limit
-        : limit && [limit.kind?.replace('_', ' '), limit.detail].filter(Boolean).join(': ');
+    if (status.type === 'error') return show('refused', `refused (${status.status}): ${detailText(status.detail)}`);
+    if (status.type !== 'status') return;
+    const reason = limitText(status.limit);
+    // The last status of a jog: it has ended, at rest (`jogging` may still be true in that one message).
+    if (status.ended) {
+      const why = status.ended === 'limit' && reason ? `limit: ${reason}` : status.ended;
+      return show(status.ended === 'limit' ? 'limited' : 'idle', `at rest (ended: ${why})`);
+    }
     if (reason) return show('limited', `limited: ${reason}`);
-    if (status.jogging) return show('jogging', `jogging ${hold.held ?? ''}`.trim());
+    if (hold.held !== undefined) return show('jogging', `jogging ${hold.held}${status.paused ? ' (paused)' : ''}`);
+    if (status.jogging || status.moving) return show('braking', 'released: braking to rest');
     show('idle', 'at rest');
   };
 
@@ -101,7 +114,9 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
         show('jogging', `jogging ${key}`);
       },
       end: () => {
-        if (hold.release()) closeLater();
+        if (!hold.release()) return;
+        closeLater();
+        show('braking', 'released: braking to rest');
       },
     });
   };
@@ -144,6 +159,31 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
       hold.linkClosed();
     },
   };
+}
+
+/** The subprotocol the server answers with; the token rides in a second one. */
+const PROTOCOL = 'armgate.jog.v1';
+
+/** base64url of the token's UTF-8 bytes, without padding (a subprotocol value allows no '+', '/' or '='). */
+function base64url(text) {
+  const bytes = new TextEncoder().encode(text);
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** A limit in force ({kind, detail}, or a sentence) in words; undefined when none. */
+function limitText(limit) {
+  if (!limit) return undefined;
+  if (typeof limit === 'string') return limit;
+  return [limit.kind?.replace('_', ' '), limit.detail].filter(Boolean).join(': ');
+}
+
+/** An error's detail: a sentence, or the validation issues (their messages). */
+function detailText(detail) {
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail)) return detail.map((issue) => issue.msg ?? JSON.stringify(issue)).join('; ');
+  return JSON.stringify(detail);
 }
 
 function defaultUrl() {
