@@ -1,5 +1,5 @@
 /**
- * Browser check of the live page at / (issue 14): Debian's Chromium driven by playwright-core,
+ * Browser check of the live page at / (issues 14, 15, 34): Debian's Chromium driven by playwright-core,
  * WebGL through SwiftShader, against a live armgate server with a token.
  *
  * - the page loads with no script error and no request to any host but this server;
@@ -7,7 +7,12 @@
  * - the joint values (`data-joint="jointN"`, `data-rad`) follow a move made through the API
  *   within 0.01 rad;
  * - the 3D canvas is not blank;
- * - a named position button, pressed from the keyboard, starts a motion;
+ * - with a token set, every control (STOP included) is unarmed until a token is accepted: aria-disabled, hatched,
+ *   STOP reading "not armed", the reason in the top bar; STOP, Esc, a jog button, Pause send nothing (issue 34);
+ * - a named position button moves nothing on one click or a tap of Enter; held 0.7 s (key or pointer) it moves;
+ * - the teach form saves where the arm stands (listed as taught; an SRDF name's 409 said), held it moves there;
+ * - a jog button held (pointer or key) jogs that joint only; the arm rests (GET /robot/joint_states) after release,
+ *   the pointer leaving, the page losing focus, Esc; a Cartesian jog stops at a limit the panel names;
  * - the Stop button (`data-action="stop"`) stops a running move, and stays in view on a tablet;
  * - Pause and Resume pause a running move and let it finish; the override slider sets the override;
  * - the safety envelope (issue 15; the server runs with an armgate.safety block): the top bar
@@ -16,7 +21,7 @@
  *   picture (hiding them with the legend's checkbox, from the keyboard, takes red and blue pixels
  *   off the canvas), and a move the envelope refuses shows its message in the motion panel; a
  *   server without an envelope shows "no envelope" and no zones;
- * - screenshots go to artifacts/live-page.png, live-page-tablet.png (scrolled to the end) and
+ * - screenshots go to artifacts/live-page.png, live-page-unarmed.png, live-page-tablet.png (scrolled to the end) and
  *   live-page-tablet-top.png (ARMGATE_ARTIFACTS overrides the folder).
  *
  * Prints `browser (live page): N passed, M failed`; exits 1 on a failure.
