@@ -31,6 +31,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { catalog } from '../../handlers/index.ts';
@@ -669,6 +670,38 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
       await page.keyboard.up(' ');
       if (moved(blurred, stopped, 6).it < 0.01) throw new Error('J7- did not jog before Esc');
       if (moved(stopped, after.position, 6).it > 1e-4) throw new Error('the jog went on after Esc');
+    },
+  );
+
+  await check(
+    'one jogging client at a time: with another client on the jog socket, a held button says so and moves nothing',
+    async () => {
+      // The page's own socket closes 5 s after its last release: wait until it has let the slot go.
+      await page.waitForTimeout(5500);
+      const before = await atRest(server, 5000);
+      const other = new WebSocket(`${server.url.replace(/^http/, 'ws')}/robot/jog`, ['armgate.jog.v1'], {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      const first = await new Promise<string>((resolve, reject) => {
+        other.once('message', (data) => resolve(String(data)));
+        other.once('close', (code, reason) => reject(new Error(`the other client was closed: ${code} ${reason}`)));
+        other.once('error', reject);
+      });
+      if (!/"type":"status"/.test(first)) throw new Error(`the other client's first message: ${first}`);
+      let text = '';
+      try {
+        await page.locator('[data-jog="J7+"]').hover();
+        await page.mouse.down();
+        await page.locator('[data-jog-state="closed"]').waitFor();
+        text = (await page.locator('[data-jog-state]').textContent()) ?? '';
+      } finally {
+        await page.mouse.up();
+        other.close();
+      }
+      if (!/another client jogs/.test(text)) throw new Error(`the panel says '${text}'`);
+      const after = (await jointStates(server)).position;
+      const drift = Math.max(...after.map((q, i) => Math.abs(q - (before[i] ?? 0))));
+      if (drift > 1e-4) throw new Error(`the arm moved ${drift} rad`);
     },
   );
 

@@ -59,6 +59,8 @@ function headers(extra = {}) {
  * is aria-disabled (a slider disabled) and described by the lock note in the top bar, which says why.
  */
 function setArmed(on, why) {
+  // Disarmed (a 401 on any call) while a jog button is held: let go.
+  if (!on && armed) jog.stopped();
   armed = on;
   document.body.dataset.armed = String(on);
   lockRow.hidden = on;
