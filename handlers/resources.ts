@@ -24,7 +24,9 @@ export const resources: readonly Resource[] = [
     uri: 'armgate://robot/positions',
     name: 'named_positions',
     title: 'Named positions',
-    description: 'The named positions with their joint angles (rad).',
+    description:
+      "The named positions with their joint angles (rad): the robot description's (source srdf, read-only) and the " +
+      'taught ones (source taught).',
     mimeType: 'application/json',
     read: (ctx) => read(positions, ctx),
   },

@@ -158,7 +158,8 @@ export const EVENTS_OPENAPI = {
         '- `sequence` {status, iteration, point, returncode} whenever the sequence status changes (the fields of ' +
         'GET /sequences/status);\n' +
         '- `trajectory_log` and `sequence_log` {line}: each new line of GET /trajectory/logs and GET /sequences/logs;\n' +
-        '- `stop` {reason, message, sequence_stopped, hold_published, planner_stopped, revoked}: after POST /stop.\n\n' +
+        '- `stop` {reason, message, sequence_stopped, hold_published, planner_stopped, revoked}: after POST /stop;\n' +
+        '- `positions` {change: saved | deleted, name, joints, by, count}: a taught position was saved or deleted.\n\n' +
         'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come is dropped ' +
         '(its stream ends after a buffer of 64 KiB); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',

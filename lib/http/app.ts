@@ -152,6 +152,17 @@ export function createApp(options: AppOptions): App {
     if (route === path) exactRoutes.set(method, (exactRoutes.get(method) ?? new Map()).set(path, handler));
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
   }
+  // A route with path parameters answers another method with 405 and its methods, as an exact path does below.
+  for (const [path, allowed] of methodsByPath) {
+    if (!path.includes('{')) continue;
+    router.all(path.replace(/\{(\w+)\}/g, ':$1'), (request: IRequest) =>
+      errorResponse({
+        kind: 'method_not_allowed',
+        detail: `Method ${request.method} not allowed on ${new URL(request.url).pathname}; use ${allowed.join(' or ')}`,
+        allow: allowed,
+      }),
+    );
+  }
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
     router.all(path, (request: IRequest, call: RestCall) => {
       // Mounted routes are authenticated: a request gets here only with its caller (or it was answered 401).

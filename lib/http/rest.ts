@@ -239,6 +239,12 @@ function validated(
   filenames?: Record<string, string>,
 ): Result<RestInput, ApiError> {
   const queryKeys = rest.query ?? [];
+  // A field of the path is the path's: the body may not say it again (differently, or at all).
+  const twice = (rest.params ?? []).find((name) => Object.hasOwn(fields, name));
+  if (twice !== undefined)
+    return err(
+      invalid(['body', twice], `'${twice}' is given in the path; leave it out of the body`, 'extra_forbidden'),
+    );
   const input = { ...fields, ...query, ...pathFields(rest, request) };
   const parsed = v.safeParse(schema, input);
   if (parsed.success) {

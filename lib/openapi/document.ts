@@ -65,11 +65,14 @@ function queryParameters(op: RestOperation, limits: JointLimits): unknown[] {
   return splitEntries(op, limits).query.map(([name, entry]) => {
     const { description, ...rest } = jsonSchema(entry, OPENAPI_SCHEMA) as JsonSchema & { description?: string };
     const inPath = (op.rest.params ?? []).includes(name);
+    // A path parameter's example fills the docs page's Try-it-out, so that the request it pre-fills works as sent.
+    const example = inPath && Array.isArray(rest.examples) ? { example: rest.examples[0] } : {};
     return {
       name,
       in: inPath ? 'path' : 'query',
       required: inPath || !isOptional(entry),
       ...(description ? { description } : {}),
+      ...example,
       schema: rest,
     };
   });

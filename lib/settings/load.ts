@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import * as v from 'valibot';
@@ -297,6 +297,17 @@ export async function loadConfig(
   const positionsFile = path.resolve(dir, a.positions_file ?? DEFAULT_POSITIONS_FILE);
   const taught = await readTaughtPositions(positionsFile, limits.value);
   if (!taught.ok) return taught;
+  // A folder that is not there is not an error until something is taught: the operator is told now.
+  const positionsDir = path.dirname(positionsFile);
+  if (
+    !(await stat(positionsDir).then(
+      (st) => st.isDirectory(),
+      () => false,
+    ))
+  )
+    notices.push(
+      `armgate.positions_file: the folder '${positionsDir}' does not exist; saving a taught position fails until it does`,
+    );
 
   const initial = a.sim.initial_position;
   if (a.backend === 'sim') {

@@ -177,6 +177,18 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     assert.equal(await readFile(file, 'utf8'), before, 'the file is untouched');
   });
 
+  it('another method on /robot/positions/{name} is a 405 naming PUT and DELETE', async () => {
+    const res = await fetch(`${server.url}/robot/positions/pick`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'PUT, DELETE');
+    const get = await fetch(`${server.url}/robot/positions/pick`, { headers: { authorization: `Bearer ${OPERATOR}` } });
+    assert.equal(get.status, 405, 'a position is read from the list');
+  });
+
   it('bad names are 422 at path.name', async () => {
     for (const name of ['1abc', 'a.b', 'has%20space', 'x'.repeat(65), '-lead', '%C3%A9t%C3%A9']) {
       const res = await call('PUT', `/robot/positions/${name}`, {});
@@ -210,6 +222,7 @@ describe('teach: named positions saved, used, kept across restarts', () => {
       ['a string angle', { joints: { ...byName(PICK), joint1: 'x' } }, ['body', 'joints', 'joint1'], /number/],
       ['joints as an array', { joints: PICK }, ['body', 'joints'], /./],
       ['an unknown field', { joints: byName(PICK), speed: 1 }, ['body', 'speed'], /./],
+      ['the name again in the body', { name: 'other', joints: byName(PICK) }, ['body', 'name'], /given in the path/],
     ];
     for (const [why, body, loc, msg] of cases) {
       const res = await call('PUT', '/robot/positions/bad_one', body);
@@ -234,11 +247,12 @@ describe('teach: named positions saved, used, kept across restarts', () => {
   });
 
   it('saving where the arm stands while it moves is a 409 (nothing saved); given angles are saved meanwhile', async () => {
-    const moving = call('POST', '/robot/move/named', { name: 'work', speed: 0.05 });
+    // A long, slow turn of the base (1.9 rad at 1 % of its speed: seconds of wall time at time_scale 20).
+    const moving = call('POST', '/robot/move/joints', { joints: [-1.5, ...PICK.slice(1)], speed: 0.01 });
     await waitFor(
       'the arm to move',
       async () => ((await call('GET', '/robot/joint_states')).body as { velocity: number[] }).velocity,
-      (velocity) => velocity.some((qd) => Math.abs(qd) > 0.01),
+      (velocity) => velocity.some((qd) => Math.abs(qd) > 0.005),
       10_000,
       5,
     );
@@ -422,6 +436,40 @@ describe('the positions file at start-up, and the bound on taught positions', ()
       );
       assert.match(loaded.error, problem, text);
       assert.match(loaded.error, /move it away to start with none/);
+    }
+  });
+
+  it('a positions file in a folder that does not exist: start-up says so (a notice), and a save is a 500 naming the file', async () => {
+    await writeFile(path.join(dir, 'settings.yaml'), settings({ positions_file: 'no/such/folder/p.yaml' }));
+    const loaded = await loadConfig(path.join(dir, 'settings.yaml'), { env: {} });
+    assert.ok(loaded.ok && loaded.value.kind === 'serve', loaded.ok ? '' : loaded.error);
+    if (!loaded.ok || loaded.value.kind !== 'serve') return;
+    assert.ok(
+      loaded.value.config.notices.some((n) =>
+        /^armgate\.positions_file: the folder '.*no\/such\/folder' does not exist; saving a taught position fails/.test(
+          n,
+        ),
+      ),
+      loaded.value.config.notices.join('\n'),
+    );
+    const server = await startServer(loaded.value.config, catalog, { log: () => undefined });
+    try {
+      const res = await fetch(`${server.url}/robot/positions/nowhere`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ joints: byName(PICK) }),
+      });
+      assert.equal(res.status, 500);
+      assert.match(
+        ((await res.json()) as { detail: string }).detail,
+        /the positions file '.*p\.yaml' could not be written \(ENOENT\); nothing changed/,
+      );
+      const listed = (await (
+        await fetch(`${server.url}/robot/positions`, { headers: { authorization: `Bearer ${OPERATOR}` } })
+      ).json()) as { name: string }[];
+      assert.ok(!listed.some((p) => p.name === 'nowhere'), 'nothing was saved');
+    } finally {
+      await server.close();
     }
   });
 

@@ -379,6 +379,9 @@ describe('MCP transport over a live server', () => {
     ['get_joint_states', {}],
     ['get_tcp_pose', {}],
     ['list_named_positions', {}],
+    // Taught where the arm stands (work, at rest), then deleted: neither moves the arm.
+    ['save_position', { name: 'contract_here' }],
+    ['delete_position', { name: 'contract_here' }],
     ['move_to_named_position', { name: 'home', speed: 1 }],
     ['move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }],
     ['move_to_pose', { x: 0.45, y: 0.05, z: 0.6, planner: 'lin', speed: 0.5 }],

@@ -13,6 +13,7 @@ import {
   JOINTS,
   jointState,
   type MotionBody,
+  moveOk,
   OTHER,
   sleep,
   WORK,
@@ -146,6 +147,36 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     assert.match(log, /goal on cobot\/move_to_joints accepted/);
     assert.match(log, /goal on cobot\/move_to_pose succeeded/);
     assert.match(log, /call of cobot\/move_to_named succeeded/);
+  });
+
+  it('moves to a taught position as a MoveToJoints goal (the named-pose service knows SRDF names only); SRDF names stay read-only', async () => {
+    const taught = [0.3, 0.4, 0, -1.3, 0, 1.2, 0.1];
+    const joints = Object.fromEntries(JOINTS.map((name, i) => [name, taught[i]]));
+    const put = async (name: string, body: unknown) =>
+      fetch(`${url}/robot/positions/${name}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    assert.equal((await put('home', {})).status, 409, "the SRDF read from the stack's node owns home");
+    const saved = await put('ros_pick', { joints });
+    assert.equal(saved.status, 200, await saved.text());
+    const listed = await call<{ name: string; source: string }[]>(url, '/robot/positions');
+    assert.ok(listed.body.some((p) => p.name === 'ros_pick' && p.source === 'taught'));
+    const named = t.standin.requests.filter((r) => r.name === 'cobot/move_to_named').length;
+    const moved = await call<MotionBody>(url, '/robot/move/named', { name: 'ros_pick', speed: 0.5 });
+    assert.equal(moved.body.success, true, JSON.stringify(moved.body));
+    const goal = t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').at(-1)?.request as {
+      joints: Float64Array;
+    };
+    assertNear(Array.from(goal.joints), taught, 1e-12, 'the goal carries the taught angles');
+    assert.equal(
+      t.standin.requests.filter((r) => r.name === 'cobot/move_to_named').length,
+      named,
+      'the named-pose service was not called for a taught name',
+    );
+    assertNear((await jointState(url)).position, taught, 2e-3, 'at the taught position');
+    await moveOk(url, '/robot/move/named', { name: 'work', speed: 0.5 });
   });
 
   it('keeps a failed or rejected goal a 200 with success false and the reason', async () => {

@@ -84,6 +84,36 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
     assert.equal(pose.status, 200);
   });
 
+  it('teaches a position and moves to it as a MoveToJoints goal (the named-pose service knows SRDF names only); SRDF names are read-only', async () => {
+    const put = async (name: string, body: unknown) => {
+      const res = await fetch(`${url}/robot/positions/${name}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    assert.equal((await put('home', {})).status, 409, "move_group's SRDF owns home");
+    const joints = Object.fromEntries(OTHER.map((q, i) => [`joint${i + 1}`, q]));
+    const saved = await put('ros2_taught', { joints });
+    assert.equal(saved.status, 200, saved.text);
+    const listed = await call<{ name: string; source: string }[]>(url, '/robot/positions');
+    assert.ok(
+      listed.body.some((p) => p.name === 'ros2_taught' && p.source === 'taught'),
+      JSON.stringify(listed.body),
+    );
+    const from = stack.events.length;
+    const moved = await call<MotionBody>(url, '/robot/move/named', { name: 'ros2_taught', speed: 0.5 });
+    assert.equal(moved.status, 200, detailOf(moved));
+    assert.equal(moved.body.success, true, moved.body.message);
+    assert.ok(stack.since(from, 'goal').some(on('move_to_joints')), 'a MoveToJoints goal carried the taught angles');
+    assert.ok(!stack.since(from, 'service').some(on('move_to_named')), 'the named-pose service was not called');
+    assertNear((await jointState(url)).position, OTHER, 5e-3, 'at the taught position');
+    const deleted = await fetch(`${url}/robot/positions/ros2_taught`, { method: 'DELETE' });
+    assert.equal(deleted.status, 200, await deleted.text());
+    await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
+  });
+
   it('moves to a Cartesian pose through cobot/move_to_pose', async () => {
     const current = await checkPose(url);
     const from = stack.events.length;

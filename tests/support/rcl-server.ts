@@ -18,7 +18,7 @@ import { type StandinGraph, serveStandinGraph } from './standin-graph.ts';
 
 /** The install prefix whose share/<pkg>/msg holds the fixture .msg files. */
 export const FIXTURE_AMENT_PREFIX = fileURLToPath(new URL('../fixtures/ament', import.meta.url));
-import { type SettingsOverrides, testConfig } from './server.ts';
+import { type SettingsOverrides, testConfig, withOwnPositionsFile } from './server.ts';
 
 export interface RclTestServer {
   readonly url: string;
@@ -58,12 +58,13 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
   };
   if (options.srdfFromNode)
     standin.knobs.srdf = { node: '/move_group', parameter: 'robot_description_semantic', xml: srdfXml };
-  const config: Config = {
+  const own = await withOwnPositionsFile({
     ...simConfig,
     robot: { ...simConfig.robot, backend: 'ros2' },
     endpoints,
     groupStates: options.srdfFromNode ? undefined : simConfig.groupStates,
-  };
+  });
+  const config: Config = own.config;
   const context = await RclContext.create(config, standin.module);
   const graph = await serveStandinGraph(standin.module, FIXTURE_AMENT_PREFIX);
   const server = await startServer(config, catalog, { context, log: () => undefined, runnerEnv: graph.env });
@@ -82,6 +83,7 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
       // down in the simulator: let it finish, or its goal timer outlives the test.
       for (let i = 0; i < 100 && sim.armActivity(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       await sim.close();
+      await own.cleanup();
     },
   };
 }

@@ -66,6 +66,18 @@ export async function loadTestSettings(yamlText: string): Promise<Config> {
   }
 }
 
+/**
+ * `config` with its taught positions in a folder of their own (the settings' folder of {@link testConfig} is gone once
+ * they are loaded), and the cleanup that removes the folder (call it when the app is closed).
+ */
+export async function withOwnPositionsFile(config: Config): Promise<{ config: Config; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armgate-test-positions-'));
+  return {
+    config: { ...config, positions: { file: path.join(dir, 'positions.yaml'), taught: [] } },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
 /** The test settings (the bundled ones with `overrides`: {@link settingsYaml}) through the real loader. */
 export function testConfig(overrides: SettingsOverrides = {}): Promise<Config> {
   return loadTestSettings(settingsYaml(overrides));
@@ -90,23 +102,20 @@ async function buildTestApp<A extends Armgate>(
   overrides: SettingsOverrides,
   options: Omit<StartOptions, 'log'>,
 ): Promise<A & { readonly logs: Logs }> {
-  const loaded = await testConfig(overrides);
-  // Taught positions go to a folder of the app's own (the settings' folder is gone once they are loaded), removed
-  // when the app closes.
-  const positionsDir = await mkdtemp(path.join(tmpdir(), 'armgate-test-positions-'));
-  const config: Config = { ...loaded, positions: { file: path.join(positionsDir, 'positions.yaml'), taught: [] } };
+  const own = await withOwnPositionsFile(await testConfig(overrides));
+  const config = own.config;
   const logs: Logs = [];
   let app: A;
   try {
     app = await build(config, catalog, { ...options, log: (fields) => logs.push(fields) });
   } catch (e) {
-    await rm(positionsDir, { recursive: true, force: true });
+    await own.cleanup();
     throw e;
   }
   const close = app.close.bind(app);
   return Object.assign(app, {
     logs,
-    close: () => close().finally(() => rm(positionsDir, { recursive: true, force: true })),
+    close: () => close().finally(own.cleanup),
   });
 }
 
