@@ -27,6 +27,7 @@ const SECTIONS: readonly Section[] = [
   apiSection,
   (await import('./mcp.ts')).mcpSection,
   stopSection,
+  (await import('./jog.ts')).jogSection,
   (await import('./events.ts')).eventsSection,
   (await import('./ros2.ts')).ros2Section,
 ];

@@ -132,13 +132,14 @@ export class JogControl {
       context.releaseJog?.('released');
       return ok({ success: true, jogging: false, message: 'released: the arm brakes to rest', limit: null });
     }
-    if (!session) {
+    const taken = session
+      ? context.jog({ target, ttlS: (ttlMs ?? this.options.ttlMs) / 1000, continuing: true })
+      : undefined;
+    // No jog, or the one in force ended as this command came (it had lapsed): this command starts one.
+    if (!taken || (!taken.ok && this.session === undefined)) {
       const started = this.start(context, target, ttlMs, undefined, facts);
       if (!started.ok) return started;
-    } else {
-      const taken = context.jog({ target, ttlS: (ttlMs ?? this.options.ttlMs) / 1000 });
-      if (!taken.ok) return err({ kind: 'busy', detail: `the jog was refused: ${taken.error}` });
-    }
+    } else if (!taken.ok) return err({ kind: 'busy', detail: `the jog was refused: ${taken.error}` });
     const status = context.jogStatus?.();
     const paused = this.options.paused?.() ?? false;
     return ok({
@@ -179,8 +180,11 @@ export class JogControl {
     const started = this.start(context, target, undefined, goal, facts);
     if (!started.ok) return started;
     const end = await started.value.ended;
-    const limit = context.jogStatus?.().limit ?? null;
-    return ok({ reason: end.reason ?? 'released', positions: end.positions, limit });
+    return ok({
+      reason: started.value.stopped ? 'stop' : (end.reason ?? 'released'),
+      positions: end.positions,
+      limit: end.limit ?? null,
+    });
   }
 
   /** Takes the arm for a jog and starts it; its end releases the arm and is told. */

@@ -5,7 +5,7 @@
  * caller passes its time), no I/O; the caller's drive follows the state it commands.
  *
  * What it holds to, every period:
- * - acceleration: joints ramp up and brake within their acceleration limits (a Cartesian jog at half of them, the
+ * - acceleration: joints ramp up and brake within their acceleration limits (a Cartesian jog at 0.8 of them, the
  *   rest kept for the Jacobian's own change);
  * - joint limits: a joint brakes to stop at its position limit, never beyond (the drive's braking curve);
  * - a Cartesian jog keeps the TCP on its line and its orientation (closed loop on a reference pose integrated from the
@@ -91,7 +91,7 @@ const DAMPING2_MAX = 0.002;
 /** Share of each joint's acceleration limit a joint jog ramps and brakes with (the drive takes the exact command). */
 const JOINT_ACC_SHARE = 0.9;
 /** Share of the acceleration limits the Cartesian speed ramps with; the rest is for the Jacobian's change. */
-const CARTESIAN_ACC_SHARE = 0.5;
+const CARTESIAN_ACC_SHARE = 0.8;
 /** Share of each joint's velocity limit a Cartesian jog may ask of it. */
 const CARTESIAN_VEL_SHARE = 0.5;
 /** Gain (1/s) pulling the TCP back to its reference pose (line and orientation). */
@@ -148,6 +148,8 @@ export class JogEngine {
   /** Cartesian step: how far the reference has come (m or rad). */
   private progress = 0;
   private lastLimit: JogLimit | undefined;
+  /** The last limit that held the command in force back (what a jog that ends at a limit reports). */
+  private heldBy: JogLimit | undefined;
   private readonly twist = new Float64Array(6);
   private readonly w: Float64Array;
   private readonly qdNext: Float64Array;
@@ -211,6 +213,7 @@ export class JogEngine {
     }
     this.command = { target, untilS, goal, zero: false };
     this.ending = undefined;
+    this.heldBy = undefined;
     this.progress = 0;
     if (target.kind === 'cartesian') {
       forwardKinematics(this.chain, q, this.ws);
@@ -238,6 +241,7 @@ export class JogEngine {
     this.s = 0;
     this.hasRef = false;
     this.lastLimit = undefined;
+    this.heldBy = undefined;
     this.collisionCountdown = 0;
     this.collisionHit = undefined;
   }
@@ -263,6 +267,7 @@ export class JogEngine {
         ? this.jointStep(command.target, command.goal, live, r, state, dtS)
         : this.cartesianStep(command.target, command.goal, live, r, state, dtS);
     this.lastLimit = live ? limit : undefined;
+    if (live && limit) this.heldBy = limit;
     let moving = false;
     let settled = true;
     for (let j = 0; j < this.n; j++) {
@@ -287,8 +292,9 @@ export class JogEngine {
     }
     if (finishing) {
       const ended = this.ending ?? 'released';
+      const heldBy = ended === 'limit' ? this.heldBy : limit;
       this.reset();
-      return { moving: false, limit, ended };
+      return { moving: false, limit: heldBy, ended };
     }
     return { moving, limit, ended: undefined };
   }

@@ -147,6 +147,8 @@ export interface JogRequest {
   readonly ttlS: number;
   /** A bounded step: it ends at rest after `amount`. */
   readonly goal?: JogStepGoal;
+  /** Extends the jog in force: refused (nothing starts) when that jog has ended meanwhile (its command lapsed). */
+  readonly continuing?: boolean;
 }
 
 /** What a jog does now. */
@@ -165,6 +167,8 @@ export interface JogStatus {
 export interface JogEvent {
   readonly state: 'started' | 'moving' | 'resting' | 'ended';
   readonly reason?: JogEndReason;
+  /** Ended at a limit: which. */
+  readonly limit?: JogLimit;
   readonly positions: readonly number[];
 }
 

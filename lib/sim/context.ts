@@ -37,7 +37,7 @@ import {
   type TriggerResponse,
 } from '../ros/messages.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
-import { ok, type Result } from '../result.ts';
+import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -630,6 +630,8 @@ export class SimContext implements RobotContext {
   jog(request: JogRequest): Result<void, string> {
     // The periods due so far run with the command in force until now.
     if (this.controller.isMoving()) this.driver.tick();
+    // The jog this command was to extend ended meanwhile (it lapsed in the periods just run): nothing starts here.
+    if (request.continuing && !this.controller.isJogging()) return err('the jog in force ended before this command');
     const untilS = request.goal
       ? Number.POSITIVE_INFINITY
       : this.driver.nowS() + request.ttlS * this.config.sim.time_scale;
@@ -655,7 +657,12 @@ export class SimContext implements RobotContext {
   onJogEvents(listener: (event: JogEvent) => void): () => void {
     return this.onControllerEvents((event) => {
       if (event.kind === 'jog')
-        listener({ state: event.state, positions: event.positions, ...(event.reason ? { reason: event.reason } : {}) });
+        listener({
+          state: event.state,
+          positions: event.positions,
+          ...(event.reason ? { reason: event.reason } : {}),
+          ...(event.limit ? { limit: event.limit } : {}),
+        });
     });
   }
 

@@ -37,6 +37,8 @@ export type ControllerEvent =
       readonly kind: 'jog';
       readonly state: 'started' | 'moving' | 'resting' | 'ended';
       readonly reason?: JogEndReason;
+      /** With ended at a limit: which. */
+      readonly limit?: JogLimit;
       readonly positions: readonly number[];
     }
   | {
@@ -458,7 +460,13 @@ export class TrajectoryController {
       this.state.qd.fill(0);
       this.state.qdd.fill(0);
       this.mode = { kind: 'hold' };
-      this.onEvent({ kind: 'jog', state: 'ended', reason: report.ended, positions: Array.from(this.state.q) });
+      this.onEvent({
+        kind: 'jog',
+        state: 'ended',
+        reason: report.ended,
+        ...(report.ended === 'limit' && report.limit ? { limit: report.limit } : {}),
+        positions: Array.from(this.state.q),
+      });
       this.onEvent({ kind: 'hold', positions: Array.from(this.state.q) });
       return;
     }

@@ -28,7 +28,7 @@ before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'armgate-jog-'));
   auditFile = path.join(dir, 'audit.jsonl');
   app = await createTestApp({
-    sim: { time_scale: 1 },
+    sim: { time_scale: 1, obstacles: [{ name: 'table', center: [0.4, 0, 0.2], size: [0.3, 0.3, 0.4] }] },
     safety: {
       workspace: { min: [-1, -1, 0.05], max: [0.5, 1, 1.4] },
       keep_out: [{ name: 'fixture', min: [-0.3, 0.3, 0], max: [0.7, 0.7, 1.2] }],
@@ -202,6 +202,26 @@ describe('POST /robot/jog', () => {
     const y = tcp(await positions())[1] ?? 0;
     assert.ok(y < 0.3 - 0.08 && y > 0.1, `the TCP stopped at y = ${y}`);
     assert.equal(limit?.kind, 'keep_out');
+  });
+
+  it("a jog toward an obstacle stops before the simulator's collision check meets it, and says so", async () => {
+    let limit: Limit = null;
+    const until = performance.now() + 1500;
+    while (performance.now() < until) {
+      limit = ((await (await post('/robot/jog', { linear: [0, 0, -1] })).json()) as { limit: Limit }).limit;
+      await sleep(40);
+    }
+    await jogOver();
+    const q = await positions();
+    const z = tcp(q)[2] ?? 0;
+    assert.ok(z > 0.4 && z < 0.55, `the TCP stopped at z = ${z}`);
+    assert.equal(limit?.kind, 'collision');
+    assert.match(
+      ((await post('/robot/move/joints', { joints: WORK, speed: 1 }).then((r) => r.json())) as { message: string })
+        .message,
+      /goal/,
+      'a move goes from there',
+    );
   });
 
   it('POST /stop ends a jog at once; commands that arrived before its answer do not restart it', async () => {

@@ -15,6 +15,7 @@ const TOOLS = [
   'move_to_named_position',
   'move_to_pose',
   'move_to_joints',
+  'jog',
   'solve_ik',
   'execute_plan',
   'send_trajectory',

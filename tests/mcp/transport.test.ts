@@ -384,6 +384,7 @@ describe('MCP transport over a live server', () => {
     ['delete_position', { name: 'contract_here' }],
     ['move_to_named_position', { name: 'home', speed: 1 }],
     ['move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }],
+    ['jog', { joint: 7, delta: 0.05 }],
     ['move_to_pose', { x: 0.45, y: 0.05, z: 0.6, planner: 'lin', speed: 0.5 }],
     // Its arguments are the id of a plan made just before (a dry run of move_to_joints).
     ['execute_plan', {}],
