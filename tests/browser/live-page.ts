@@ -157,6 +157,10 @@ async function unarmed(page: Page, why: RegExp): Promise<void> {
   const name = (await stop.textContent()) ?? '';
   if (!/not armed/.test(name) || !(await stop.locator('.stop-note').isVisible()))
     throw new Error(`STOP reads '${name}'`);
+  // For screen readers: STOP is described by the reason.
+  const describedBy = ((await stop.getAttribute('aria-describedby')) ?? '').split(' ');
+  if (!describedBy.includes('lock') || (await page.locator('#lock').getAttribute('data-lock')) === null)
+    throw new Error(`STOP is described by '${describedBy.join(' ')}', not the lock note`);
   const colour = await stop.evaluate((el) => getComputedStyle(el).backgroundImage);
   if (!/gradient/.test(colour)) throw new Error(`STOP unarmed looks armed (background ${colour})`);
   for (const selector of ['[data-action="pause"]', '[data-jog="J1+"]', '[data-jog="z-"]', 'form[data-teach] button']) {
@@ -735,6 +739,7 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
   await check('a screenshot is written', async () => {
     // Swung away from the keep-out box (behind the arm in this view), the focus ring off the buttons.
     await api(server, '/robot/move/joints', { joints: TAUGHT, speed: 0.8 });
+    await page.mouse.move(0, 0);
     await page.evaluate(() => {
       (document.activeElement as HTMLElement | null)?.blur();
       window.scrollTo(0, 0);

@@ -66,13 +66,13 @@ function setArmed(on, why) {
   lockRow.hidden = on;
   lock.textContent = on ? '' : why;
   for (const el of document.querySelectorAll('[data-control]')) {
-    if (on) {
-      el.removeAttribute('aria-disabled');
-      if (el.getAttribute('aria-describedby') === 'lock') el.removeAttribute('aria-describedby');
-    } else {
-      el.setAttribute('aria-disabled', 'true');
-      if (!el.hasAttribute('aria-describedby')) el.setAttribute('aria-describedby', 'lock');
-    }
+    // The lock note first among what describes the control (a position's hold hint stays after it).
+    const described = (el.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && id !== 'lock');
+    if (!on) described.unshift('lock');
+    if (described.length > 0) el.setAttribute('aria-describedby', described.join(' '));
+    else el.removeAttribute('aria-describedby');
+    if (on) el.removeAttribute('aria-disabled');
+    else el.setAttribute('aria-disabled', 'true');
     if (el.tagName === 'INPUT' && el.type === 'range') el.disabled = !on;
   }
 }
