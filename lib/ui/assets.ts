@@ -11,13 +11,17 @@ import { resolveFileRef } from '../settings/resolve.ts';
 const require = createRequire(import.meta.url);
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
+/** The page's own files under `/ui/` (from lib/ui/static): its modules and its style sheet. */
+const OWN_FILES = ['app.js', 'envelope.js', 'hold.js', 'held.js', 'jog-panel.js', 'positions.js', 'app.css'] as const;
+
 /**
  * The live page's shell: served without a token, like /docs (the page asks for the token and
- * sends it with every data request). `/` is the page; `/ui/<file>` its own scripts and style;
+ * sends it with every data request). `/` is the page; `/ui/<file>` its own scripts and style ({@link OWN_FILES});
  * `/ui/vendor/three/...` and `/ui/vendor/urdf-loader/...` the ES modules of the npm packages (no CDN).
  */
-export const UI_PUBLIC_PATH =
-  /^\/$|^\/ui\/(app\.js|envelope\.js|app\.css)$|^\/ui\/vendor\/(three|urdf-loader)\/[\w./-]+\.js$/;
+export const UI_PUBLIC_PATH = new RegExp(
+  `^/$|^/ui/(${OWN_FILES.map((f) => f.replace('.', '\\.')).join('|')})$|^/ui/vendor/(three|urdf-loader)/[\\w./-]+\\.js$`,
+);
 
 /** Where each vendor package's browser modules are, and which of its folders may be served (resolved at start-up). */
 function vendorDirs(): Record<string, { readonly dir: string; readonly allowed: readonly string[] }> {
@@ -60,7 +64,7 @@ function assetResponse(asset: Asset, cache: string): Response {
 
 /** The live page's routes: the public shell and modules, and the authenticated robot description and meshes. */
 export interface UiRoutes {
-  /** `/`, `/ui/app.js`, `/ui/envelope.js`, `/ui/app.css` and the vendor modules (public; {@link UI_PUBLIC_PATH}). */
+  /** `/`, the page's own files under `/ui/` and the vendor modules (public; {@link UI_PUBLIC_PATH}). */
   readonly shell: (request: Request) => Promise<Response>;
   /** GET /ui/robot.urdf: the URDF the service uses (authenticated, like every data route). */
   readonly robotDescription: (request: Request) => Promise<Response>;
@@ -90,12 +94,7 @@ export async function uiRoutes(
   stackDescription?: () => Promise<Result<string, InterfaceUnavailable>>,
 ): Promise<UiRoutes> {
   const own = new Map<string, Asset>();
-  for (const [route, file] of [
-    ['/', 'index.html'],
-    ['/ui/app.js', 'app.js'],
-    ['/ui/envelope.js', 'envelope.js'],
-    ['/ui/app.css', 'app.css'],
-  ] as const) {
+  for (const [route, file] of [['/', 'index.html'], ...OWN_FILES.map((f) => [`/ui/${f}`, f] as const)] as const) {
     own.set(route, { body: await readFile(path.join(STATIC_DIR, file)), type: typeOf(file) });
   }
   const vendors = vendorDirs();

@@ -206,6 +206,10 @@ describe('GET /events', () => {
     assert.match(html, /data-action="stop"/, 'the page has the stop button');
     for (const asset of [
       '/ui/app.js',
+      '/ui/hold.js',
+      '/ui/held.js',
+      '/ui/jog-panel.js',
+      '/ui/positions.js',
       '/ui/vendor/three/build/three.module.js',
       '/ui/vendor/urdf-loader/URDFLoader.js',
     ]) {
@@ -214,7 +218,12 @@ describe('GET /events', () => {
       assert.match(res.headers.get('content-type') ?? '', /javascript/, `${asset} is JavaScript`);
       await res.body?.cancel();
     }
-    for (const outside of ['/ui/vendor/three/package.json', '/ui/vendor/three/src/Three.js', '/ui/vendor/x/y.js']) {
+    for (const outside of [
+      '/ui/vendor/three/package.json',
+      '/ui/vendor/three/src/Three.js',
+      '/ui/vendor/x/y.js',
+      '/ui/hold.d.ts',
+    ]) {
       const res = await fetch(`${server.url}${outside}`);
       assert.ok(res.status === 401 || res.status === 404, `${outside} is not served (${res.status})`);
       await res.body?.cancel();

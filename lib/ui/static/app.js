@@ -1,15 +1,20 @@
 // The live page at /: the arm in 3D (three.js + urdf-loader, from this server) moving with the
 // joint_state events of GET /events, the joint angles, the TCP pose, the current motion, the
-// sequence status, the last log lines, the named positions as buttons and a Stop button; the
-// safety envelope of GET /robot/safety in the view, its legend and the top bar (envelope.js),
-// read again each time the event stream connects.
+// sequence status, the last log lines, the named positions as hold-to-run buttons and the teach
+// form (positions.js), the jog panel (jog-panel.js) and a Stop button; the safety envelope of
+// GET /robot/safety in the view, its legend and the top bar (envelope.js), read again each time
+// the event stream connects.
 // The token is typed once, kept in sessionStorage (this tab only) and sent as an Authorization
 // header; never in a URL. EventSource cannot send headers, so the stream is read with fetch().
+// Armed: until a read call answers 200 (no token needed, or the one held accepted), every control
+// (STOP included) says it cannot act and why (`data-armed` on the body, aria-disabled on each).
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import { CSS2DRenderer } from 'three/examples/jsm/renderers/CSS2DRenderer.js';
 import URDFLoader from 'urdf-loader';
 import { envelopeView } from './envelope.js';
+import { jogPanel } from './jog-panel.js';
+import { positionsPanel } from './positions.js';
 
 const TOKEN_KEY = 'armgate.token';
 const JOINTS = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
@@ -25,7 +30,6 @@ const tokenError = $('form.token .error');
 const motionEl = $('[data-motion-state]');
 const sequenceEl = $('[data-sequence-status]');
 const logsEl = $('[data-logs]');
-const positionsEl = $('[data-positions]');
 const speedInput = $('[data-speed]');
 const speedOut = $('[data-speed-value]');
 const overrideInput = $('[data-override]');
@@ -34,6 +38,9 @@ const jointCells = JOINTS.map((name) => $(`[data-joint="${name}"]`));
 const radCells = JOINTS.map((name) => $(`[data-rad-of="${name}"]`));
 
 let token = sessionStorage.getItem(TOKEN_KEY) ?? '';
+let armed = false;
+const lock = $('[data-lock]');
+const lockRow = $('[data-lock-row]');
 let robot;
 let latest;
 let jointsChanged = false;
@@ -47,6 +54,37 @@ function headers(extra = {}) {
   return token ? { authorization: `Bearer ${token}`, ...extra } : extra;
 }
 
+/**
+ * Arms or disarms every control (`[data-control]`, the jog buttons and the positions included): unarmed, each
+ * is aria-disabled (a slider disabled) and described by the lock note in the top bar, which says why.
+ */
+function setArmed(on, why) {
+  // Disarmed (a 401 on any call) while a jog button is held: let go.
+  if (!on && armed) jog.stopped();
+  armed = on;
+  document.body.dataset.armed = String(on);
+  lockRow.hidden = on;
+  lock.textContent = on ? '' : why;
+  for (const el of document.querySelectorAll('[data-control]')) {
+    // The lock note first among what describes the control (a position's hold hint stays after it).
+    const described = (el.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && id !== 'lock');
+    if (!on) described.unshift('lock');
+    if (described.length > 0) el.setAttribute('aria-describedby', described.join(' '));
+    else el.removeAttribute('aria-describedby');
+    if (on) el.removeAttribute('aria-disabled');
+    else el.setAttribute('aria-disabled', 'true');
+    if (el.tagName === 'INPUT' && el.type === 'range') el.disabled = !on;
+  }
+}
+
+/** A control used while unarmed: nothing is sent; the lock note flashes and the token field takes the focus. */
+function refuse() {
+  lock.classList.remove('flash');
+  void lock.offsetWidth;
+  lock.classList.add('flash');
+  if (!tokenForm.hidden) tokenInput.focus();
+}
+
 /** A request to the API with the token; a 401 asks for the token (again, when one was sent). */
 async function api(path, init = {}) {
   const response = await fetch(path, { ...init, headers: headers(init.headers) });
@@ -57,9 +95,10 @@ async function api(path, init = {}) {
 /** Shows the token form: a first visit is asked for the token; a token the server refused is said to be so. */
 function askToken() {
   setStatus('token', 'token needed');
+  setArmed(false, token ? 'not armed: token refused' : 'not armed: token needed');
   tokenError.textContent = token
     ? 'the token was refused; enter it again'
-    : 'this server needs its token (web.token) to show the arm; enter it';
+    : 'this server needs its token (web.token) to show the arm and use its controls; enter it';
   tokenForm.hidden = false;
   tokenInput.focus();
 }
@@ -256,34 +295,25 @@ speedInput.addEventListener('input', () => {
   speedOut.textContent = Number(speedInput.value).toFixed(2);
 });
 
+const positions = positionsPanel({
+  root: $('[data-named]'),
+  api,
+  speed: () => Number(speedInput.value),
+  armed: () => armed,
+  refuse,
+  log: addLog,
+});
+/** (Re)loads the named positions (at start, and on a `positions` event: taught or deleted anywhere); new buttons armed as the rest. */
 async function loadPositions() {
-  const response = await api('/robot/positions');
-  if (!response.ok) return;
-  positionsEl.replaceChildren();
-  for (const position of await response.json()) {
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.textContent = position.name;
-    button.title = position.description;
-    button.dataset.position = position.name;
-    button.addEventListener('click', () => void moveTo(position.name));
-    positionsEl.append(button);
-  }
+  await positions.load();
+  setArmed(armed, lock.textContent);
 }
+const jog = jogPanel({ root: $('[data-jog]'), token: () => token, armed: () => armed, refuse });
 
-async function moveTo(name) {
-  const response = await api('/robot/move/named', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, speed: Number(speedInput.value) }),
-  });
-  if (!response.ok) {
-    const body = await response.json().catch(() => ({}));
-    addLog('move', `${name}: ${response.status} ${typeof body.detail === 'string' ? body.detail : ''}`);
-  }
-}
-
+/** STOP: any held jog is let go first (no jog command after the stop), then POST /stop. */
 async function stop() {
+  if (!armed) return refuse();
+  jog.stopped();
   const response = await api('/stop', { method: 'POST' });
   // The stop event brings the report; only a failure is shown here.
   if (!response.ok) addLog('stop', `POST /stop: ${response.status}`);
@@ -295,6 +325,10 @@ document.addEventListener('keydown', (event) => {
 
 /** Sends a pendant command; a refusal (409 nothing paused, 403 role, 503 backend) is shown in the log. */
 async function pendant(what, path, init) {
+  if (!armed) {
+    refuse();
+    return new Response(null, { status: 401 });
+  }
   const response = await api(path, init);
   if (!response.ok) {
     const body = await response.json().catch(() => ({}));
@@ -372,8 +406,14 @@ function onEvent(type, data) {
   else if (type === 'sequence') showSequence(data);
   else if (type === 'trajectory_log') addLog('trajectory', data.line);
   else if (type === 'sequence_log') addLog('sequence', data.line);
-  else if (type === 'stop') addLog('stop', data.message);
-  else if (type === 'override' && !overrideSending) showOverride(data.percent);
+  else if (type === 'stop') {
+    // A stop from anywhere ends a held jog here too: a new jog needs a new press.
+    jog.stopped();
+    addLog('stop', data.message);
+  } else if (type === 'override' && !overrideSending) showOverride(data.percent);
+  else if (type === 'positions') void loadPositions();
+  else if (type === 'jog')
+    addLog('jog', data.state === 'started' ? `started over ${data.via}: ${data.target}` : `ended: ${data.reason}`);
   else if (type === 'pause') addLog('pause', `${data.state}: ${data.what}`);
   else if (type === 'resume')
     addLog('resume', data.ended ? `${data.what}: ${data.ended}` : `${data.what} at ${data.override_percent} %`);
@@ -422,6 +462,8 @@ async function start() {
     // The first request tells whether the token is needed (or wrong).
     const seq = await api('/sequences/status');
     if (seq.status === 401) return;
+    // Answered: no token is needed, or the one held is accepted.
+    setArmed(true, '');
     if (seq.ok) showSequence(await seq.json());
     await loadLogs();
     await Promise.all([
@@ -447,4 +489,5 @@ async function start() {
   }
 }
 
+setArmed(false, 'not armed: connecting');
 void start();
