@@ -94,6 +94,8 @@ export class SimMotionServer {
   private readonly collisions: CollisionChecker;
   private readonly options: SimPlanningOptions;
   private waiting: Waiting | undefined;
+  /** Set by shutdown: the MuJoCo model is freed after it, so nothing may look at it any more. */
+  private closed = false;
 
   constructor(
     chain: Chain,
@@ -225,6 +227,8 @@ export class SimMotionServer {
 
   /** The trajectory when every sample (and the goal) is free of collisions, or where it collides; checked in slices. */
   private async collisionFree(planner: string, trajectory: JointTrajectory): Promise<Result<JointTrajectory, string>> {
+    // The model is freed when the server shuts down: a plan that finishes after that checks nothing and moves nothing.
+    if (this.closed) return err(SHUT_DOWN);
     const goal = trajectory.points.at(-1)?.positions ?? [];
     const envelope = this.options.envelope;
     const outside = envelope?.check(goal);
@@ -237,6 +241,7 @@ export class SimMotionServer {
     const checkpoint = sliceCheckpoint(now);
     for (let k = 0; k <= steps; k++) {
       await checkpoint();
+      if (this.closed) return err(SHUT_DOWN);
       sampleTrajectory(trajectory, (duration * k) / steps, sample);
       const leaves = envelope?.check(sample.q);
       if (leaves)
@@ -298,6 +303,7 @@ export class SimMotionServer {
 
   /** Ends a waiting goal at once (the simulator is closing and will not tick again). */
   shutdown(): void {
+    this.closed = true;
     this.waiting?.resolve('cancelled');
   }
 
@@ -349,6 +355,9 @@ export class SimMotionServer {
     return violation && describeLimitViolation(violation);
   }
 }
+
+/** What a plan still being checked when the server shuts down answers. */
+const SHUT_DOWN = 'the server is shutting down; nothing moved';
 
 function reasonOf(signal: AbortSignal): string {
   return typeof signal.reason === 'string' ? signal.reason : 'cancelled';

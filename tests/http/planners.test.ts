@@ -67,6 +67,22 @@ describe('planning around an obstacle on the simulated arm', () => {
     });
   }
 
+  it('a plan still being checked when the app closes answers success false, never a 500 (the model is freed)', async () => {
+    const server = await createTestApp({ sim: SCENE });
+    const motion = send(server, '/robot/move/pose', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...TARGET, planner: 'ompl', speed: 1 }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await server.close();
+    const res = await motion;
+    assert.equal(res.status, 200);
+    const result = (await res.json()) as { success: boolean; message: string };
+    assert.equal(result.success, false);
+    assert.match(result.message, /shutting down/);
+  });
+
   it('answers success false for a target inside the obstacle', async () => {
     const server = await createTestApp({ sim: SCENE });
     try {

@@ -82,10 +82,9 @@ describe("start-up with robot.backend 'ros2'", () => {
       assert.equal(lines.length, 1, stderr);
       assert.match(stderr, /ROS_DISTRO and AMENT_PREFIX_PATH are not set/);
       assert.match(stderr, /source \/opt\/ros\/<distro>\/setup\.bash/);
-      assert.match(
-        stderr,
-        /then run `npm install` in .*\(rclnodejs, an optional dependency, builds against the sourced ROS 2\)/,
-      );
+      // Both ways to get ROS 2 and rclnodejs: the offline build of the project, or an installed ROS 2 then npm install.
+      assert.match(stderr, /run `npm run ros2:build` in .*then `\. scripts\/ros2\/env\.sh` in this shell/);
+      assert.match(stderr, /source \/opt\/ros\/<distro>\/setup\.bash and run `npm install`/);
     } finally {
       await s.cleanup();
     }
@@ -103,7 +102,7 @@ describe("start-up with robot.backend 'ros2'", () => {
     if (!broken.ok)
       assert.match(
         broken.error,
-        /rclnodejs cannot be loaded \(Cannot find package 'rclnodejs' imported from armgate\); to get both: source/,
+        /rclnodejs cannot be loaded \(Cannot find package 'rclnodejs' imported from armgate\); to get both here, run `npm run ros2:build`/,
       );
     const odd = await loadRclnodejs(env, async () => ({ default: {} }));
     assert.equal(odd.ok, false);

@@ -86,14 +86,13 @@ describe('a crowd of connections never keeps a stop out', () => {
   it('never sheds a connection handed over by an upgrade (a WebSocket is not idle)', async () => {
     server = await startTestServer({ web: { limits: { max_connections_per_client: 4 } } });
     const port = portOf(server.url);
-    // An upgrade handler as a WebSocket endpoint installs one: it takes the socket and keeps it.
-    server.server.on('upgrade', (_req, socket) => {
-      socket.on('error', () => undefined);
-      socket.once('end', () => socket.destroy());
-      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n');
-    });
+    // The jog WebSocket takes the socket and keeps it (no token set: the caller is the anonymous admin).
     const upgraded = await connect(port, '127.0.4.1');
-    upgraded.write(`GET /upgrade HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n`);
+    upgraded.write(
+      `GET /robot/jog HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+        'Sec-WebSocket-Protocol: armgate.jog.v1\r\n\r\n',
+    );
     const crowd = [];
     try {
       assert.equal((await upgraded.response()).status, 101);
