@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { JogEndReason } from '../../lib/motion/jog.ts';
+import WebSocket from 'ws';
 import { secondsOf } from '../../lib/ros/messages.ts';
 import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 
@@ -187,5 +188,29 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
       assert.ok(Math.abs(value - (held[j] ?? 0)) < 1e-4, 'a paused jog does not move');
     assert.equal((await post('/robot/resume')).status, 200);
     await jogOver();
+  });
+
+  it('the jog WebSocket jogs on ros2: status while jogging, and the socket closing brakes the arm (socket closed)', async () => {
+    const start = await positions();
+    const ws = new WebSocket(`${t.url.replace('http', 'ws')}/robot/jog`, ['armgate.jog.v1']);
+    const statuses: { type: string; jogging?: boolean; ended?: string }[] = [];
+    ws.on('message', (data) => statuses.push(JSON.parse(String(data))));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    for (let i = 0; i < 8; i++) {
+      ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.5] }));
+      await sleep(50);
+    }
+    ws.close();
+    await jogOver();
+    assert.ok(
+      statuses.some((s) => s.type === 'status' && s.jogging === true),
+      'a status while jogging',
+    );
+    assert.deepEqual(moments.at(-1), { state: 'ended', reason: 'socket closed' });
+    const q = await positions();
+    assert.ok((q[6] ?? 0) - (start[6] ?? 0) > 0.05, `joint7 moved ${(q[6] ?? 0) - (start[6] ?? 0)}`);
   });
 });
