@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import type { JogEndReason } from '../../lib/motion/jog.ts';
 import WebSocket from 'ws';
 import { secondsOf } from '../../lib/ros/messages.ts';
@@ -212,5 +213,33 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
     assert.deepEqual(moments.at(-1), { state: 'ended', reason: 'socket closed' });
     const q = await positions();
     assert.ok((q[6] ?? 0) - (start[6] ?? 0) > 0.05, `joint7 moved ${(q[6] ?? 0) - (start[6] ?? 0)}`);
+  });
+
+  it('a Cartesian jog along x keeps the TCP on its line within 1 mm', async () => {
+    const chain = t.server.services.safety?.chain;
+    assert.ok(chain && chain.jointNames.length === 7, 'the TCP chain');
+    const ws = createFkWorkspace(chain);
+    const tcp = (q: readonly number[]) => {
+      forwardKinematics(chain, q, ws);
+      return Array.from(ws.tipPos);
+    };
+    const p0 = tcp(await positions());
+    const samples: number[][] = [];
+    const until = performance.now() + 400;
+    while (performance.now() < until) {
+      const res = await post('/robot/jog', { linear: [-1, 0, 0], frame: 'base' });
+      assert.equal(res.status, 200, await res.text());
+      samples.push(await positions());
+      await sleep(30);
+    }
+    await jogOver();
+    samples.push(await positions());
+    const end = tcp(samples.at(-1) ?? WORK);
+    assert.ok((p0[0] ?? 0) - (end[0] ?? 0) > 0.03, `moved ${(p0[0] ?? 0) - (end[0] ?? 0)} m`);
+    for (const q of samples) {
+      const p = tcp(q);
+      const off = Math.hypot((p[1] ?? 0) - (p0[1] ?? 0), (p[2] ?? 0) - (p0[2] ?? 0));
+      assert.ok(off < 1e-3, `${off} m off the line`);
+    }
   });
 });
