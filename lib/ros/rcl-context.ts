@@ -926,6 +926,8 @@ export class RclContext implements RobotContext {
 
   /** Jogs by streaming short trajectories on the controller's topic (lib/ros/rcl-jog.ts). */
   jog(request: JogRequest): Result<void, string> {
+    if (!this.publisher.ok)
+      return err(`cannot publish on ${this.endpoints.interfaces.trajectory.name}: ${this.publisher.error}`);
     if (!this.jogger.active()) {
       const busy = this.armActivity();
       if (busy) return err(busy.detail);

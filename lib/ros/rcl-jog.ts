@@ -326,7 +326,9 @@ export class RclJog {
       this.clearTimer();
       this.inForce = false;
       this.generation++;
-      this.emit({ state: 'ended', reason: 'limit', positions: this.positions() });
+      const positions = this.positions();
+      // Told on the next turn: this may run inside the command that starts the jog.
+      setImmediate(() => this.emit({ state: 'ended', reason: 'limit', positions }));
       return false;
     }
     const from = createSample(this.n);
