@@ -389,7 +389,7 @@ export function commandedAt(sent: Sent, tS: number, out: JointSample): void {
   while (k < knots.length - 1 && tS > (times[k] ?? 0)) k++;
   const a = knots[k - 1];
   const b = knots[k];
-  if (!a || !b || tS >= (times[k] ?? 0)) {
+  if (!a || !b || tS >= (times.at(-1) ?? 0)) {
     const end = knots.at(-1);
     if (end) {
       out.q.set(end.q);
