@@ -22,7 +22,7 @@ export const operation = defineOperation({
   output: JogStepResultSchema,
   errors: {
     busy: 'Another motion or a jogging client holds the arm.',
-    unavailable: 'The backend cannot jog (ros2, for now).',
+    unavailable: 'The backend cannot jog, or (ros2) the controller topic cannot be published on.',
   },
   rest: {
     method: 'POST',

@@ -24,7 +24,7 @@ export const operation = defineOperation({
   output: JogAnswerSchema,
   errors: {
     busy: 'Another motion or another jogging client holds the arm, or a stop came after the command arrived.',
-    unavailable: 'The backend cannot jog (ros2, for now).',
+    unavailable: 'The backend cannot jog, or (ros2) the controller topic cannot be published on.',
   },
   rest: {
     method: 'POST',

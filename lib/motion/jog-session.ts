@@ -296,6 +296,6 @@ export function describeTarget(target: JogTarget): string {
 function notHere(): JogRefusal {
   return {
     kind: 'unavailable',
-    detail: 'jogging is not available on this backend yet (the simulator has it; ros2 does not yet)',
+    detail: 'jogging is not available on this backend',
   };
 }

@@ -260,7 +260,8 @@ export interface RobotContext {
   callStop(options?: StopCallOptions): Promise<Result<TriggerResponse, InterfaceUnavailable>>;
   /**
    * Jogs the arm (lib/motion/jog.ts), or extends the jog in force: the error says why the controller refused it (it
-   * executes a trajectory, it brakes after a stop). Optional: a context without it cannot jog (ros2, for now).
+   * executes a trajectory, it brakes after a stop). Optional: a context without it cannot jog (ros2 streams trajectories
+   * on the controller's topic: lib/ros/rcl-jog.ts).
    */
   jog?(request: JogRequest): Result<void, string>;
   /** Brakes the jog in force to rest and ends it with `reason`. */

@@ -1,5 +1,6 @@
 import { DefinitionSource } from '../bag/installed.ts';
 import { holdPoint, holdRestS } from '../motion/hold.ts';
+import type { JogEndReason } from '../motion/jog.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -14,6 +15,9 @@ import type {
   GoalOptions,
   IkOptions,
   InterfaceUnavailable,
+  JogEvent,
+  JogRequest,
+  JogStatus,
   MotionPlanAnswer,
   MotionPlanRequest,
   ReceivedJointState,
@@ -55,6 +59,7 @@ import {
 } from './messages.ts';
 import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
+import { RclJog } from './rcl-jog.ts';
 import { computeFkOverRos, solveIkOverRos } from './rcl-kinematics.ts';
 import { RclTopics } from './rcl-topics.ts';
 import { RetimedPath } from './retimed-path.ts';
@@ -69,7 +74,8 @@ import { GOAL_STATUS, type RclModule, type RclNode, type RclPublisher } from './
 export type RclConfig = Pick<
   Config,
   'endpoints' | 'limits' | 'groupStates' | 'robot' | 'safety' | 'robotDescriptionXml' | 'sim'
->;
+> &
+  Partial<Pick<Config, 'jog'>>;
 
 export interface RclContextOptions {
   /** Name of armgate's node on the graph (default `armgate`). */
@@ -148,6 +154,8 @@ export class RclContext implements RobotContext {
   private readonly notice: (line: string) => void;
   /** The node spins: a keep-out scene set from now on starts at once. */
   private spinning = false;
+  /** Jogging: short trajectories streamed on the controller's topic (lib/ros/rcl-jog.ts). */
+  private readonly jogger: RclJog;
 
   private constructor(
     config: RclConfig,
@@ -185,12 +193,52 @@ export class RclContext implements RobotContext {
     // When the envelope's TCP chain is not in the endpoints file's URDF (the stack's `tcp` link), start-up reads
     // the stack's robot_description and calls useSafety with the model it yields.
     const safety = safetyStateFor(config);
+    this.jogger = this.createJogger(safety.ok ? ok(safety.value) : safety);
     if (safety.ok) this.useSafety(safety.value);
+  }
+
+  /** The jog's port on this context: the limits, the joint states, the controller's topic, the execution rate. */
+  private createJogger(safety: Result<SafetyState, string>): RclJog {
+    const jog = this.config.jog ?? { joint_speed: 0.25, tcp_speed: 0.25, tcp_angular_speed: 0.5 };
+    const names = this.endpoints.joint_names;
+    const inOrder = (msg: JointStateMsg | undefined) => {
+      const state = msg ? jointStateByName(msg, names) : undefined;
+      return state?.ok ? state.value : undefined;
+    };
+    const port = {
+      limits: this.limits,
+      jointNames: names,
+      nowMs: () => this.nowMs(),
+      state: () => this.freshState(),
+      nextState: async (timeoutMs: number) => inOrder(await this.nextJointState(timeoutMs)),
+      publish: (msg: JointTrajectoryMsg): Result<void, string> => {
+        if (!this.publisher.ok)
+          return err(`cannot publish on ${this.endpoints.interfaces.trajectory.name}: ${this.publisher.error}`);
+        try {
+          this.publisher.value.publish(jointTrajectoryToRos(msg));
+        } catch (e) {
+          return err(`publishing on ${this.endpoints.interfaces.trajectory.name} failed: ${(e as Error).message}`);
+        }
+        // The jog's trajectory replaces what the controller had: nothing published before is followed any more.
+        this.path = undefined;
+        this.trajectoryEndsAtMs = 0;
+        return ok(undefined);
+      },
+      rate: () => this.rate,
+      log: (line: string) => this.log(line),
+    };
+    const speeds = {
+      jointSpeed: jog.joint_speed,
+      tcpSpeedMS: jog.tcp_speed,
+      tcpAngularSpeedRadS: jog.tcp_angular_speed,
+    };
+    return new RclJog(port, speeds, safety);
   }
 
   /** Holds the targets of the goals this context sends to the envelope, and puts the keep-out boxes in MoveIt's scene. */
   useSafety(safety: SafetyState): void {
     const envelope = safety.envelope;
+    this.jogger.useSafety(safety.chain, envelope);
     this.guard = envelope ? createTargetGuard(safety.chain, envelope, this.endpoints.planning_frame) : undefined;
     this.keepOutScene?.close();
     this.keepOutScene =
@@ -332,6 +380,11 @@ export class RclContext implements RobotContext {
     options: ExecutionRateOptions = {},
   ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>> {
     const percent = Math.round(rate * 100);
+    if (this.jogger.active()) {
+      // A jog: the engine takes the rate every period (0: it brakes to rest and holds while commanded).
+      this.rate = Math.min(1, Math.max(0, rate));
+      return ok(await this.jogger.rateChanged(this.rate, options.signal));
+    }
     const path = this.activePath();
     if (rate > 0) {
       this.rate = Math.min(1, rate);
@@ -523,6 +576,8 @@ export class RclContext implements RobotContext {
     options: PublishOptions = {},
   ): Promise<Result<void, InterfaceUnavailable>> {
     const { name } = this.endpoints.interfaces.trajectory;
+    // A stop's hold point (or any trajectory) takes the controller from a jog: the jog streams nothing more.
+    this.jogger.halt();
     if (!this.publisher.ok) return err(unavailable(name, `cannot publish on ${name}: ${this.publisher.error}`));
     if (msg.points.length === 0) {
       // ros2_controllers' JTC ignores an empty trajectory ("Empty trajectory received"): the arm would go
@@ -823,6 +878,7 @@ export class RclContext implements RobotContext {
    */
   async callStop(options: StopCallOptions = {}): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
     // A paused trajectory goal waiting for its resume ends here too; no re-timed rest is sent after a stop.
+    this.jogger.halt();
     const run = this.goalRun;
     this.goalRun = undefined;
     run?.stop.abort('stopped');
@@ -868,7 +924,32 @@ export class RclContext implements RobotContext {
     return path;
   }
 
+  /** Jogs by streaming short trajectories on the controller's topic (lib/ros/rcl-jog.ts). */
+  jog(request: JogRequest): Result<void, string> {
+    if (!this.publisher.ok)
+      return err(`cannot publish on ${this.endpoints.interfaces.trajectory.name}: ${this.publisher.error}`);
+    if (!this.jogger.active()) {
+      const busy = this.armActivity();
+      if (busy) return err(busy.detail);
+    }
+    return this.jogger.jog(request);
+  }
+
+  releaseJog(reason: JogEndReason): void {
+    if (reason === 'stop') this.jogger.halt();
+    else this.jogger.release(reason);
+  }
+
+  jogStatus(): JogStatus {
+    return this.jogger.status();
+  }
+
+  onJogEvents(listener: (event: JogEvent) => void): () => void {
+    return this.jogger.onEvents(listener);
+  }
+
   armActivity(): ArmActivity | undefined {
+    if (this.jogger.active()) return { kind: 'jog', detail: 'the arm is being jogged' };
     if (this.goals.motions > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
     // A trajectory sent with wait is a trajectory, as on the simulator: a newer one preempts it.
     if (this.goals.size > 0) return { kind: 'trajectory', detail: 'a trajectory goal is executing' };
@@ -897,6 +978,7 @@ export class RclContext implements RobotContext {
   }
 
   async close(): Promise<void> {
+    this.jogger.close();
     this.keepOutScene?.close();
     await this.goals.cancelAll('the server is shutting down');
     this.logListeners.clear();

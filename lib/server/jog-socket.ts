@@ -154,7 +154,7 @@ export function createJogSocket(options: JogSocketOptions): JogSocket {
     }
     if (!services.jog || !context.jog) {
       answerLog(503);
-      return refuse(socket, 503, REASONS[503] ?? '', 'jogging is not available on this backend yet (ros2)');
+      return refuse(socket, 503, REASONS[503] ?? '', 'jogging is not available on this backend');
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       answerLog(101);
