@@ -36,6 +36,7 @@ const MORE: Readonly<Record<string, string>> = {
   'armgate_msgs/msg/MoveNamedRequest': 'string name\nfloat64 speed\nfloat64 accel_scale\nbool dry_run\n',
   'armgate_msgs/msg/MoveJointsRequest': 'float64[] joints\nfloat64 speed\nbool dry_run\n',
   'armgate_msgs/msg/SavePositionRequest': 'string name\nfloat64[] joints\n',
+  'armgate_msgs/msg/JogStepRequest': 'uint8 joint\nstring axis\nfloat64 delta\nstring frame\n',
   'armgate_msgs/msg/MovePoseRequest':
     'float64 x\nfloat64 y\nfloat64 z\nfloat64 a\nfloat64 b\nfloat64 c\nfloat64 speed\nstring planner\n' +
     'string frame_id\nbool dry_run\n',

@@ -31,7 +31,7 @@ const list = (value: unknown): unknown => (ArrayBuffer.isView(value) ? Array.fro
 
 /**
  * The services, by operation. A row whose operation is not served (not in the catalog, or its route switched off by
- * the endpoints file) is left out: save_position comes with the teach work.
+ * the endpoints file) is left out.
  */
 export const SERVICE_SPECS: readonly ServiceSpec[] = [
   { name: '/armgate/stop', op: 'stop', request: 'armgate_msgs/msg/Empty', toInput: () => ({}) },
@@ -90,8 +90,16 @@ export const SERVICE_SPECS: readonly ServiceSpec[] = [
       });
     },
   },
-  // The jog step of the "Jog and teach" issue: a row here once its operation is in the catalog (a request message of
-  // its input in lib/foxglove/definitions.ts).
+  {
+    // One bounded jog step (the MCP tool jog): joint 1..7 by delta rad, or (joint 0) the TCP along or about axis.
+    name: '/armgate/jog',
+    op: 'jog',
+    request: 'armgate_msgs/msg/JogStepRequest',
+    toInput: (m) =>
+      typeof m.joint === 'number' && m.joint !== 0
+        ? { joint: m.joint, delta: m.delta }
+        : fields({ axis: m.axis, delta: m.delta, frame: given(m.frame) }),
+  },
 ];
 
 /** The response type of every service. */

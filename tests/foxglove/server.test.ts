@@ -193,6 +193,7 @@ describe('the Foxglove server on the simulated arm', () => {
         '/armgate/move_to_joints',
         '/armgate/move_to_pose',
         '/armgate/save_position',
+        '/armgate/jog',
       ],
     );
     for (const s of admin.services) {
@@ -248,6 +249,24 @@ describe('the Foxglove server on the simulated arm', () => {
     const short = await operator.call('/armgate/move_to_joints', { joints: [0, 0], speed: 0 });
     assert.ok(!short.ok);
     assert.match(short.message, /exactly 7/);
+  });
+
+  it('jogs one bounded step through the jog service: joint 2 by 0.05 rad, exact to 1e-3; a read token has no jog', async () => {
+    const operator = await as(OPERATE);
+    const reader = await as(READ);
+    assert.equal(reader.service('/armgate/jog'), undefined, 'a read token is offered no jog');
+    const [before] = (await operator.take('/joint_states')) as JointState[];
+    const stepped = await operator.call('/armgate/jog', { joint: 2, axis: '', delta: 0.05, frame: '' });
+    assert.ok(stepped.ok, JSON.stringify(stepped));
+    assert.equal(stepped.value.success, true, String(stepped.value.message));
+    const [after] = (await operator.take('/joint_states')) as JointState[];
+    assert.ok(before && after);
+    assert.ok(Math.abs((after.position[1] ?? 0) - (before.position[1] ?? 0) - 0.05) < 1e-3, 'joint 2 moved 0.05 rad');
+    for (const j of [0, 2, 3, 4, 5, 6])
+      assert.ok(Math.abs((after.position[j] ?? 0) - (before.position[j] ?? 0)) < 1e-6, `joint ${j + 1} still`);
+    const tooFar = await operator.call('/armgate/jog', { joint: 2, axis: '', delta: 0.5, frame: '' });
+    assert.ok(!tooFar.ok);
+    assert.match(tooFar.message, /delta/);
   });
 
   it('stops the arm when stop is called during a move (a read token may stop)', async () => {
