@@ -148,6 +148,9 @@ export class RclGoals {
   }
 
   private async cancel(handle: RclGoalHandle, name: string): Promise<void> {
+    // Sent on the next turn: a stop aborts the goals, then publishes its hold point in the same turn, and the hold
+    // point must reach the controller first (on a cancel, joint_trajectory_controller holds where the arm is at once).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const waitS = this.timeouts.server_wait_s;
     const outcome = await settle(handle.cancelGoal(), waitS * 1000);
     if (outcome.kind === 'timeout') this.log(`cancel request on ${name}: no answer within ${waitS} s`);
