@@ -165,7 +165,7 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
   });
 
   // The controller's topic, observed: each message as an event; refused when the controller logged an
-  // error for it (its own text) within 150 ms.
+  // error for it (its own text) within 400 ms (its log, read from its stderr: under load 150 ms was too short).
   stackNode.createSubscription('trajectory_msgs/msg/JointTrajectory', TRAJECTORY_TOPIC, {}, (message) => {
     const msg = message as TrajectoryMsg;
     const last = msg.points?.[msg.points.length - 1];
@@ -180,7 +180,7 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
         accepted: reason === undefined,
         ...(reason ? { reason } : {}),
       });
-    }, 150);
+    }, 400);
   });
 
   // The controller's action, observed through its status topic: a goal seen for the first time, its
