@@ -130,22 +130,82 @@ async function moveOverhead(url: string): Promise<number[]> {
   return samples;
 }
 
-/** /stop sent 0.4 s into a slow move, ms each. */
-async function stopDuringMove(url: string): Promise<number[]> {
-  const samples: number[] = [];
+/** One joint state of /events: its stamp (wall ms) and its fastest joint (rad/s). */
+interface Sample {
+  readonly stampMs: number;
+  readonly speed: number;
+}
+
+/** Every joint state of /events?rate_hz=200 while it is open (the stack publishes 100 Hz: all of them). */
+function jointStream(url: string): { samples: Sample[]; close(): void } {
+  const abort = new AbortController();
+  const samples: Sample[] = [];
+  void (async () => {
+    const res = await fetch(`${url}/events?rate_hz=200`, {
+      headers: { accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (!/^event: joint_state$/m.test(frame)) continue;
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        if (!data) continue;
+        const state = JSON.parse(data) as { stamp?: number; velocity?: number[] };
+        if (state.stamp === undefined) continue;
+        samples.push({ stampMs: state.stamp * 1000, speed: Math.max(0, ...(state.velocity ?? []).map(Math.abs)) });
+      }
+    }
+  })().catch(() => undefined);
+  return { samples, close: () => abort.abort() };
+}
+
+/**
+ * From `sentMs` (wall clock) to the stamp of the first joint state that shows the brake: the fastest joint
+ * slower than it was in the last state before the stop (by 5 %), or at rest. Undefined when none does.
+ */
+function brakeMs(samples: readonly Sample[], sentMs: number): number | undefined {
+  let before: Sample | undefined;
+  // Only wall-clock stamps (ms since 1970) can be compared with this clock.
+  for (const s of samples.filter((x) => x.stampMs > 1e12)) {
+    if (s.stampMs <= sentMs) before = s;
+    else if (before && (s.speed < before.speed * 0.95 || s.speed < 1e-3)) return s.stampMs - sentMs;
+  }
+  return undefined;
+}
+
+/**
+ * /stop sent 0.4 s into a slow move: the time it takes to answer, and from its request to the stack's
+ * /joint_states showing the brake (by their stamps, the stack's wall clock), ms each.
+ */
+async function stopDuringMove(url: string): Promise<{ answer: number[]; brake: number[] }> {
+  const answer: number[] = [];
+  const brake: number[] = [];
   const far = [0.4, 0.2, 0, -1.3, 0, 1.4, 0.2];
   const work = [0, 0, 0, -1.57, 0, 1.57, 0];
-  for (let i = 0; i < STOPS; i++) {
-    const move = post(url, '/robot/move/joints', { joints: i % 2 === 0 ? far : work, speed: 0.1 });
-    await new Promise((r) => setTimeout(r, 400));
-    const t0 = performance.now();
-    const stopped = await post(url, '/stop', {});
-    samples.push(performance.now() - t0);
-    if (stopped.status !== 200) throw new Error(`/stop: ${stopped.status}`);
-    await move;
-    await new Promise((r) => setTimeout(r, 200));
+  const stream = jointStream(url);
+  try {
+    for (let i = 0; i < STOPS; i++) {
+      const move = post(url, '/robot/move/joints', { joints: i % 2 === 0 ? far : work, speed: 0.1 });
+      await new Promise((r) => setTimeout(r, 400));
+      const sentMs = Date.now();
+      const t0 = performance.now();
+      const stopped = await post(url, '/stop', {});
+      answer.push(performance.now() - t0);
+      if (stopped.status !== 200) throw new Error(`/stop: ${stopped.status}`);
+      await move;
+      await new Promise((r) => setTimeout(r, 200));
+      const ms = brakeMs(stream.samples, sentMs);
+      if (ms !== undefined) brake.push(ms);
+    }
+  } finally {
+    stream.close();
   }
-  return samples;
+  return { answer, brake };
 }
 
 /** From the stack's joint-state stamp to the event on /events, ms (same machine clock). */
@@ -231,11 +291,16 @@ export const ros2Section: Section = {
       const stops = { ros2: await stopDuringMove(ros2.url), sim: await stopDuringMove(sim.url) };
       const events = { ros2: await eventLatency(ros2.url), sim: await eventLatency(sim.url) };
       const row = (name: 'ros2' | 'sim') => [
-        name === 'ros2' ? 'ros2 (test stack over Cyclone DDS)' : 'sim (embedded simulator)',
+        name === 'ros2' ? 'ros2 (ros2_control + test stack over Cyclone DDS)' : 'sim (embedded simulator)',
         Math.round(median(rates[name]?.rps ?? [])),
         median(rates[name]?.p50 ?? []),
         fmt(moves[name]),
-        fmt(stops[name]),
+        fmt(stops[name].answer),
+        stops[name].brake.length > 0
+          ? `${fmt(stops[name].brake)} (${stops[name].brake.length})`
+          : events[name].length > 0
+            ? 'no brake seen'
+            : 'not wall-clock stamps',
         events[name].length > 0 ? fmt(events[name]) : 'not wall-clock stamps',
       ];
       return [
@@ -247,13 +312,15 @@ export const ros2Section: Section = {
             'p50 ms',
             `move to here (${MOVES})`,
             `/stop during a move (${STOPS})`,
+            '/stop -> /joint_states brakes',
             'stamp -> /events',
           ],
           rows: [row('ros2'), row('sim')],
           notes: [
             'move to here: POST /robot/move/joints to the current position (no motion): what a move costs besides moving.',
+            "/stop -> /joint_states brakes: from the stop's request to the stamp of the first joint state whose fastest joint is slower than before the stop (or at rest), the stack's /joint_states read through /events?rate_hz=200 (its count in brackets).",
             "stamp -> /events: from the joint state's header stamp (the stack's clock, or the simulator's) to its event on /events.",
-            'Both servers are server.ts in their own process, as npm start runs it; the stack is tests/ros/stack.',
+            "Both servers are server.ts in their own process, as npm start runs it; the stack is tests/ros/stack: ros2_control's real joint_trajectory_controller and joint_state_broadcaster (ros2_control_node, mock hardware at 100 Hz), the cobot server and move_group's services.",
           ],
         },
       ];

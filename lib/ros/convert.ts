@@ -88,7 +88,9 @@ export function jointStateFromRos(raw: unknown): Result<JointStateMsg, string> {
 
 /**
  * The joint state with exactly `jointNames`, in that order: extra joints dropped, an empty or
- * short velocity/effort array read as zeros. Joints the message lacks come back as the error.
+ * short velocity/effort array read as zeros, and so a velocity or effort that is not a number (NaN:
+ * ros2_control's joint_state_broadcaster publishes it for an interface the joint lacks, e.g. effort on
+ * a position-controlled arm). Joints the message lacks come back as the error.
  */
 export function jointStateByName(
   msg: JointStateMsg,
@@ -98,12 +100,13 @@ export function jointStateByName(
   const missing = jointNames.filter((n) => !index.has(n));
   if (missing.length > 0) return err(missing);
   const pick = (values: readonly number[]) => jointNames.map((n) => values[index.get(n) ?? -1] ?? 0);
+  const finite = (values: readonly number[]) => pick(values).map((v) => (Number.isFinite(v) ? v : 0));
   return ok({
     header: msg.header,
     name: [...jointNames],
     position: pick(msg.position),
-    velocity: pick(msg.velocity),
-    effort: pick(msg.effort),
+    velocity: finite(msg.velocity),
+    effort: finite(msg.effort),
   });
 }
 

@@ -595,6 +595,7 @@ export class RclContext implements RobotContext {
       );
       msg = { ...msg, joint_names: [...this.endpoints.joint_names], points: [hold] };
       this.path = undefined;
+      return this.publishOnTopic(msg, true);
     } else {
       // Followed in plan time, so that a pause, a resume or the override can re-time its rest; under an
       // override below 100 % it goes out re-timed at once.
@@ -606,8 +607,8 @@ export class RclContext implements RobotContext {
         if (!timed.ok) return timed;
         msg = timed.value;
       }
+      return this.publishOnTopic(msg, hold);
     }
-    return this.publishOnTopic(msg);
   }
 
   /**
@@ -696,8 +697,11 @@ export class RclContext implements RobotContext {
     };
   }
 
-  /** Publishes on the controller's topic and notes until when the trajectory holds the arm. */
-  private publishOnTopic(msg: JointTrajectoryMsg): Result<void, InterfaceUnavailable> {
+  /**
+   * Publishes on the controller's topic and notes until when the trajectory holds the arm; `hold`: it is a hold
+   * point (a trajectory goal it replaces on the controller then ends there, and is not cancelled).
+   */
+  private publishOnTopic(msg: JointTrajectoryMsg, hold = false): Result<void, InterfaceUnavailable> {
     const { name } = this.endpoints.interfaces.trajectory;
     if (!this.publisher.ok) return err(unavailable(name, `cannot publish on ${name}: ${this.publisher.error}`));
     try {
@@ -705,6 +709,7 @@ export class RclContext implements RobotContext {
     } catch (e) {
       return err(unavailable(name, `publishing on ${name} failed: ${(e as Error).message}`));
     }
+    this.goals.topicTrajectory(hold);
     const last = msg.points.at(-1);
     const durationS = last ? secondsOf(last.time_from_start) : 0;
     // A hold point (what a stop publishes) holds the arm only while it brakes: at rest it is free at once.

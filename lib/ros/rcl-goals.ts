@@ -24,6 +24,12 @@ interface InFlight {
   readonly trajectory?: boolean;
   /** Aborted by a pause: the goal waits for a resume and is sent again. */
   paused?: boolean;
+  /**
+   * An accepted trajectory goal whose trajectory a hold point on the controller's topic replaced (a stop's): the
+   * controller ends the goal at the hold point by itself, so its abort sends no cancel (on a cancel,
+   * joint_trajectory_controller holds where the arm is at once, without braking).
+   */
+  heldByHoldPoint?: boolean;
   /** Resolves once this attempt is over (its goal answered, refused, or cancelled with the cancel confirmed). */
   readonly over: Promise<void>;
 }
@@ -124,7 +130,7 @@ export class RclGoals {
     abort.signal.addEventListener(
       'abort',
       () => {
-        if (flight.handle) flight.cancelled = this.cancel(flight.handle, name);
+        if (flight.handle) flight.cancelled = this.cancel(flight.handle, name, flight);
       },
       { once: true },
     );
@@ -147,11 +153,28 @@ export class RclGoals {
     };
   }
 
-  private async cancel(handle: RclGoalHandle, name: string): Promise<void> {
+  private async cancel(handle: RclGoalHandle, name: string, flight?: InFlight): Promise<void> {
+    // Sent on the next turn: a stop aborts the goals, then publishes its hold point in the same turn, and the hold
+    // point must reach the controller first (on a cancel, joint_trajectory_controller holds where the arm is at once).
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (flight?.heldByHoldPoint) {
+      this.log(
+        `trajectory goal on ${name}: not cancelled, the hold point on the controller's topic replaced its trajectory and the controller ends it there (a cancel would hold the arm where it is at once, without braking)`,
+      );
+      return;
+    }
     const waitS = this.timeouts.server_wait_s;
     const outcome = await settle(handle.cancelGoal(), waitS * 1000);
     if (outcome.kind === 'timeout') this.log(`cancel request on ${name}: no answer within ${waitS} s`);
     else if (outcome.kind === 'error') this.log(`cancel request on ${name} failed: ${outcome.message}`);
+  }
+
+  /**
+   * A trajectory went out on the controller's topic, which replaces what the controller executes (an accepted
+   * trajectory goal stays active and is judged on it): `hold` true for a hold point, false for any other.
+   */
+  topicTrajectory(hold: boolean): void {
+    for (const flight of this.inFlight) if (flight.trajectory && flight.handle) flight.heldByHoldPoint = hold;
   }
 
   /** Aborts everything in flight with `reason` and waits for the servers to confirm the cancels; returns how many. */
@@ -279,7 +302,7 @@ export class RclGoals {
       }
       flight.handle = handle;
       this.log(`goal on ${iface.name} accepted`);
-      if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name);
+      if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name, flight);
       const outcome = await this.result(iface, client, handle, flight);
       if (outcome.kind === 'gone') return err(outcome.error);
       if (outcome.kind === 'aborted') {
@@ -339,7 +362,7 @@ export class RclGoals {
       }
       flight.handle = handle;
       this.log(`trajectory goal on ${iface.name} accepted`);
-      if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name);
+      if (flight.abort.signal.aborted) flight.cancelled = this.cancel(handle, iface.name, flight);
       const outcome = await this.result(iface, client, handle, flight);
       if (outcome.kind === 'gone') return err(outcome.error);
       if (outcome.kind === 'aborted') {

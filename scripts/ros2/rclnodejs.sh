@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds rclnodejs (the version locked in package-lock.json) in this repository's node_modules against
 # the ROS 2 core that build.sh built, and generates its JavaScript messages for every package of the
-# core (sensor_msgs, trajectory_msgs, control_msgs, moveit_msgs, iiwa_msgs, ...). Called by
+# core (sensor_msgs, trajectory_msgs, control_msgs, moveit_msgs, iiwa_msgs, ...) and of the ros2_control
+# overlay when it is built (controller_manager_msgs, the test stack's). Called by
 # `npm run ros2:build`; a second run with the same core and version is a no-op that says so.
 # What rclnodejs's build needs, and why:
 #   ROS_DISTRO        normally set by ros_environment (not built here): env.sh sets it
@@ -19,20 +20,32 @@ say() { printf 'ros2:build: %s\n' "$*"; }
 
 version=$(node -p "require('./package-lock.json').packages['node_modules/rclnodejs'].version")
 stamp="node_modules/rclnodejs/.armgate-built"
-want="rclnodejs $version against $ARMGATE_ROS2_PREFIX"
-if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ] && [ -f node_modules/rclnodejs/generated/iiwa_msgs/iiwa_msgs__action__MoveToJoints.js ]; then
+core_want="rclnodejs $version against $ARMGATE_ROS2_PREFIX"
+want=$core_want
+probe=node_modules/rclnodejs/generated/iiwa_msgs/iiwa_msgs__action__MoveToJoints.js
+if [ "$ARMGATE_ROS2_OVERLAY" = 1 ]; then
+  want="$want and $ARMGATE_ROS2_OVERLAY_PREFIX"
+  probe=node_modules/rclnodejs/generated/controller_manager_msgs/controller_manager_msgs__srv__SwitchController.js
+fi
+if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ] && [ -f "$probe" ]; then
   say "rclnodejs is built: $want"
   exit 0
 fi
 started=$SECONDS
-say "building $want (node-gyp; about 70 s on 2 cores)"
-lock_before=$(sha256sum package-lock.json)
-npm_config_yes=true npm install --no-save --no-audit --no-fund "rclnodejs@$version"
-if [ "$(sha256sum package-lock.json)" != "$lock_before" ]; then
-  say "npm changed package-lock.json while installing rclnodejs; restore it with git checkout package-lock.json" >&2
-  exit 1
+# The addon built against this core already (only the overlay is new): the messages only.
+if [ -f "$stamp" ] && case "$(head -n1 "$stamp")" in "$core_want"*) true ;; *) false ;; esac &&
+  node -e "require('rclnodejs')" >/dev/null 2>&1; then
+  say "rclnodejs's addon is built against this core; generating the messages again for $want"
+else
+  say "building $want (node-gyp; about 70 s on 2 cores)"
+  lock_before=$(sha256sum package-lock.json)
+  npm_config_yes=true npm install --no-save --no-audit --no-fund "rclnodejs@$version"
+  if [ "$(sha256sum package-lock.json)" != "$lock_before" ]; then
+    say "npm changed package-lock.json while installing rclnodejs; restore it with git checkout package-lock.json" >&2
+    exit 1
+  fi
 fi
-say "generating rclnodejs's JavaScript messages for the core's packages"
+say "generating rclnodejs's JavaScript messages for the packages on AMENT_PREFIX_PATH (the core's and the overlay's)"
 (cd node_modules/rclnodejs && node scripts/generate_messages.cjs)
 node -e "require('rclnodejs')" # the addon loads against this core
 printf '%s\nbuilt %s in %d s\n' "$want" "$(date -u +%FT%TZ)" "$((SECONDS - started))" >"$stamp"

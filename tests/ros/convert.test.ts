@@ -61,6 +61,20 @@ describe('ROS message conversion (rclnodejs shapes <-> armgate messages)', () =>
     );
   });
 
+  it("reads a velocity or effort that is NaN (joint_state_broadcaster's for an interface the joint lacks) as 0", () => {
+    const ros = { ...rosJointState([...JOINTS], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]) };
+    ros.velocity = Float64Array.from([0.5, Number.NaN, 0, 0, 0, 0, -0.5]);
+    ros.effort = Float64Array.from(JOINTS.map(() => Number.NaN));
+    const raw = jointStateFromRos(ros);
+    assert.ok(raw.ok);
+    const ordered = jointStateByName(raw.value, JOINTS);
+    assert.ok(ordered.ok);
+    assert.deepEqual(ordered.value.velocity, [0.5, 0, 0, 0, 0, 0, -0.5]);
+    assert.deepEqual(ordered.value.effort, [0, 0, 0, 0, 0, 0, 0]);
+    assert.deepEqual(ordered.value.position, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]);
+    assert.equal(JSON.stringify(ordered.value).includes('null'), false, 'nothing serializes as null');
+  });
+
   it('names the joints a JointState lacks', () => {
     const raw = jointStateFromRos(
       rosJointState(['joint1', 'joint2', 'joint3', 'joint5', 'joint6', 'joint7'], [0, 0, 0, 0, 0, 0]),

@@ -210,8 +210,15 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
 
   it('cancels the goal in flight on POST /stop, then calls the stop service', async () => {
     const cancelsBefore = t.standin.cancels.length;
+    const timelineBefore = t.standin.timeline.length;
     await checkStopCancels(url);
     assert.deepEqual(t.standin.cancels.slice(cancelsBefore), ['cobot/move_to_joints']);
+    // The hold point reaches the controller first: a cancel makes the real controller hold where the arm is at once.
+    assert.deepEqual(
+      t.standin.timeline.slice(timelineBefore, timelineBefore + 2),
+      ['publish /iiwa_arm_controller/joint_trajectory', 'cancel cobot/move_to_joints'],
+      'the hold point, then the cancel',
+    );
     const names = t.standin.requests.map((r) => r.name);
     assert.equal(names.at(-1), 'cobot/stop', 'the Trigger after the cancel');
     assert.match(await trajectoryLog(), /goal on cobot\/move_to_joints cancelled: stopped/);
@@ -333,15 +340,26 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
       wait: true,
     });
     await sleep(300);
+    const timelineBefore = t.standin.timeline.length;
     assert.equal((await call(url, '/stop', {})).status, 200, 'stop');
+    assert.equal(
+      t.standin.timeline[timelineBefore],
+      'publish /iiwa_arm_controller/joint_trajectory',
+      'the hold point first',
+    );
     const stopped = await waited;
     assert.equal(stopped.status, 200, detailOf(stopped));
     assert.equal(stopped.body.outcome, 'stopped', stopped.body.message);
-    assert.deepEqual(
-      t.standin.cancels.slice(cancelsBefore),
-      ['/iiwa_arm_controller/follow_joint_trajectory'],
-      'the goal was cancelled on the controller',
+    // The hold point replaced the goal's trajectory on the controller, which ends the goal there: a cancel would make
+    // joint_trajectory_controller hold where the arm is at once, without braking.
+    assert.deepEqual(t.standin.cancels.slice(cancelsBefore), [], 'the goal was not cancelled on the controller');
+    assert.match(
+      await trajectoryLog(),
+      /not cancelled, the hold point on the controller's topic replaced its trajectory/,
     );
+    const held = (await jointState(url)).position;
+    await sleep(300);
+    assertNear((await jointState(url)).position, held, 1e-4, 'holding after the stop');
     await call(url, '/robot/move/named', { name: 'work', speed: 0.5 });
   });
 

@@ -57,8 +57,11 @@ async function finished(url: string, limitMs = 90_000): Promise<Status> {
   return s;
 }
 
-/** The node names on this suite's graph, seen by a probe node of the test's own. */
-async function graphNodes(): Promise<string[]> {
+/**
+ * The node names on this suite's graph, seen by a probe node of the test's own: after a second of discovery, sampled
+ * every 200 ms while `running` says so (until a sequence runner's node is among them); `sampled` counts the samples.
+ */
+async function graphNodesWhile(running: () => Promise<boolean>): Promise<{ seen: Set<string>; sampled: number }> {
   const module = (await import('rclnodejs' as string)) as { default?: unknown };
   // rclnodejs is CommonJS: import() gives its API as the default export.
   const rcl = (module.default ?? module) as {
@@ -69,9 +72,17 @@ async function graphNodes(): Promise<string[]> {
   };
   await rcl.init();
   const node = new rcl.Node('armgate_test_probe');
+  const seen = new Set<string>();
+  let sampled = 0;
   try {
-    await sleep(1500); // discovery
-    return node.getNodeNames();
+    await sleep(1000); // discovery
+    while (await running()) {
+      for (const name of node.getNodeNames()) seen.add(name);
+      sampled++;
+      if ([...seen].some((n) => n.startsWith('armgate_sequence_runner'))) break;
+      await sleep(200);
+    }
+    return { seen, sampled };
   } finally {
     node.destroy();
     rcl.shutdown();
@@ -97,16 +108,16 @@ describe('sequence runner on ros2 over real DDS', () => {
     const from = stack.events.length;
     const started = await startSequence(url, 'real-topics');
     assert.equal(started.status, 200, await started.text());
-    await sleep(1200);
-    const running = await status(url);
-    const nodes = running.status === 'running' ? await graphNodes() : [];
+    // The graph sampled while the run lasts (against the real controller a run is short: one snapshot missed it).
+    const probe = graphNodesWhile(async () => (await status(url)).status === 'running');
     const end = await finished(url);
+    const { seen, sampled } = await probe;
     const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
     assert.equal(end.returncode, 0, logs);
-    if (running.status === 'running')
+    if (sampled > 0)
       assert.ok(
-        nodes.some((n) => n.startsWith('armgate_sequence_runner')),
-        `the runner made its own node: ${nodes.join(', ')}`,
+        [...seen].some((n) => n.startsWith('armgate_sequence_runner')),
+        `the runner made its own node: ${[...seen].join(', ')} (${sampled} samples while it ran)`,
       );
     const goals = stack.since(from, 'goal').map((g) => String(g.iface));
     assert.deepEqual(

@@ -246,6 +246,8 @@ export interface Standin {
   readonly requests: { readonly name: string; readonly request: unknown }[];
   /** Names of actions whose goals were cancelled. */
   readonly cancels: string[];
+  /** Publications and cancel requests in the order they were made: `publish <topic>`, `cancel <action>`. */
+  readonly timeline: string[];
   /** Motion goals whose execution began (the server accepted them and started): action name, Date.now(). */
   readonly executions: { readonly name: string; readonly atMs: number }[];
   /** How often init() and shutdown() were called. */
@@ -314,6 +316,7 @@ export function createStandin(sim: SimContext): Standin {
   const published: unknown[] = [];
   const requests: { name: string; request: unknown }[] = [];
   const cancels: string[] = [];
+  const timeline: string[] = [];
   const executions: { name: string; atMs: number }[] = [];
   const lifecycle = { init: 0, shutdown: 0 };
   const ifaces = sim.endpoints.interfaces;
@@ -531,6 +534,7 @@ export function createStandin(sim: SimContext): Standin {
     }
     async cancelGoal(): Promise<unknown> {
       cancels.push(this.action);
+      timeline.push(`cancel ${this.action}`);
       await later();
       if (this.status >= GOAL.succeeded) return { return_code: 3, goals_canceling: [] };
       this.status = GOAL.canceling;
@@ -707,6 +711,7 @@ export function createStandin(sim: SimContext): Standin {
       return {
         publish: (message: object) => {
           published.push(message);
+          timeline.push(`publish ${full(topic)}`);
           // The controller ignores an empty trajectory ("Empty trajectory received"): the arm goes on.
           const trajectory = full(topic) === full(ifaces.trajectory.name) ? trajectoryFromRcl(message) : undefined;
           if (trajectory && trajectory.points.length > 0) void sim.publishTrajectory(trajectory);
@@ -777,5 +782,5 @@ export function createStandin(sim: SimContext): Standin {
     Node: StandinNode,
     ActionClient: StandinActionClient,
   };
-  return { module, knobs, published, requests, cancels, executions, lifecycle };
+  return { module, knobs, published, requests, cancels, timeline, executions, lifecycle };
 }

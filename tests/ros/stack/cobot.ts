@@ -6,14 +6,13 @@
  * cobot/stop or preempted by another trajectory included, SUCCEEDS with success true (the server
  * checks only for an exception); move_to_named plans and executes inside the service call and
  * answers when the motion has ended; cobot/stop stops what the server (MoveIt) executes, nothing
- * else. MoveIt's execution is a goal of the controller, as MoveIt's FollowJointTrajectory goal is.
+ * else. MoveIt's execution is a FollowJointTrajectory goal of the real controller (the executor).
  */
-import type { Arm } from './arm.ts';
-import type { ControllerGoal, GoalEnd, TrajectoryController, TrajectoryMsg } from './jtc.ts';
 import { at, axisAngle, compose, quatMul, type RobotModel } from './model.ts';
 import { poseFromMsg, type MoveGroup } from './moveit.ts';
 import { planJointPath, type PlannedPoint } from './planner.ts';
 import type { StackGoalHandle } from './rcl.ts';
+import { duration, type GoalEnd, type TrajectoryMsg } from './trajectory.ts';
 
 /** move_to_pose_server.py's planner table: the pipelines' planning times. */
 const PLANNERS: Record<string, number> = { ompl: 10, ptp: 2, lin: 2, circ: 2, chomp: 10 };
@@ -22,11 +21,25 @@ const ALLOWED_START_TOLERANCE = 0.01;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const nowS = () => Date.now() / 1000;
 
+/** One trajectory MoveIt sent to the controller (a FollowJointTrajectory goal). */
+export interface Execution {
+  /** Cancels the goal (MoveIt's stop_execution). */
+  cancel(): void;
+  /** How the controller ended it (a rejected goal: aborted). */
+  readonly ended: Promise<GoalEnd>;
+}
+
+/** What executes trajectories: MoveIt's controller manager, a FollowJointTrajectory client of the controller. */
+export interface TrajectoryExecutor {
+  send(trajectory: TrajectoryMsg): Execution;
+}
+
 export interface CobotDeps {
   readonly model: RobotModel;
   readonly moveGroup: MoveGroup;
-  readonly controller: TrajectoryController;
-  readonly arm: Arm;
+  readonly executor: TrajectoryExecutor;
+  /** The arm's current joint positions (the latest /joint_states), joint1..joint7. */
+  readonly current: () => readonly number[];
   readonly groupStates: ReadonlyMap<string, number[]>;
   readonly log: (line: string) => void;
   /** Where an execution in flight registers what ends it at shutdown. */
@@ -46,7 +59,7 @@ const clampSpeed = (v: number) => (Number.isNaN(v) ? 1 : Math.max(0.01, Math.min
 
 export class CobotServer {
   /** What MoveIt is executing: the controller goals it sent. */
-  private readonly executions = new Set<ControllerGoal>();
+  private readonly executions = new Set<Execution>();
 
   private readonly deps: CobotDeps;
 
@@ -56,7 +69,7 @@ export class CobotServer {
 
   /** cobot/stop: MoveIt's stop_execution cancels the controller goals MoveIt sent. */
   stop(): void {
-    for (const goal of [...this.executions]) this.deps.controller.cancel(goal, nowS());
+    for (const execution of [...this.executions]) execution.cancel();
   }
 
   /** A plan's points as the trajectory MoveIt sends to the controller. */
@@ -69,7 +82,7 @@ export class CobotServer {
         velocities: p.velocities,
         accelerations: p.accelerations,
         effort: [],
-        time_from_start: { sec: Math.floor(p.t), nanosec: Math.round((p.t - Math.floor(p.t)) * 1e9) % 1e9 },
+        time_from_start: duration(p.t),
       })),
     };
   }
@@ -80,42 +93,35 @@ export class CobotServer {
    * Resolves with how the controller ended it.
    */
   private execute(points: readonly PlannedPoint[], cancelled: () => boolean): Promise<GoalEnd | 'canceled-by-client'> {
-    const { controller, arm } = this.deps;
+    const { executor, current } = this.deps;
     const first = at(points, 0);
-    if (first.positions.some((p, i) => Math.abs(p - at(arm.positions, i)) > ALLOWED_START_TOLERANCE))
+    const now = current();
+    if (first.positions.some((p, i) => Math.abs(p - at(now, i)) > ALLOWED_START_TOLERANCE))
       return Promise.resolve({
         status: 'aborted',
         errorCode: -1,
         errorString: 'start point deviates from current robot state',
       });
-    const duration = at(points, points.length - 1).t;
+    const span = at(points, points.length - 1).t;
     return new Promise((resolve) => {
       let byClient = false;
       const started = nowS();
+      const execution = executor.send(this.trajectory(points));
       const watch = setInterval(() => {
         if (!byClient && cancelled()) {
           byClient = true;
-          controller.cancel(goal, nowS());
-        } else if (nowS() - started > duration * 1.1 + 0.5) controller.cancel(goal, nowS());
+          execution.cancel();
+        } else if (nowS() - started > span * 1.1 + 0.5) execution.cancel();
       }, 50);
-      const endAtShutdown = () => controller.abort('the controller shut down', nowS());
-      const goal: ControllerGoal = {
-        tolerances: {
-          path: this.deps.model.jointNames.map(() => ({ position: 0, velocity: 0, acceleration: 0 })),
-          goal: this.deps.model.jointNames.map(() => ({ position: 0, velocity: 0.01, acceleration: 0 })),
-          goalTime: 0,
-        },
-        feedback: () => undefined,
-        finish: (end) => {
-          clearInterval(watch);
-          this.executions.delete(goal);
-          this.deps.onShutdown.delete(endAtShutdown);
-          resolve(byClient ? 'canceled-by-client' : end);
-        },
-      };
-      this.executions.add(goal);
+      const endAtShutdown = () => execution.cancel();
+      this.executions.add(execution);
       this.deps.onShutdown.add(endAtShutdown);
-      controller.accept(this.trajectory(points), goal);
+      void execution.ended.then((end) => {
+        clearInterval(watch);
+        this.executions.delete(execution);
+        this.deps.onShutdown.delete(endAtShutdown);
+        resolve(byClient ? 'canceled-by-client' : end);
+      });
     });
   }
 
@@ -125,10 +131,10 @@ export class CobotServer {
     goal: readonly number[] | undefined,
     speed: number,
   ): Promise<CobotOutcome> {
-    const { model, moveGroup, arm } = this.deps;
+    const { model, moveGroup, current } = this.deps;
     // OMPL takes its time even for a simple query.
     await sleep(30);
-    const plan = goal ? planJointPath(model, arm.positions, goal, moveGroup.boxes(), speed, speed) : undefined;
+    const plan = goal ? planJointPath(model, current(), goal, moveGroup.boxes(), speed, speed) : undefined;
     if (!plan?.ok) {
       const message = 'Планирование не удалось: поза недостижима или в столкновении';
       this.deps.log(`${message}${plan && !plan.ok ? ` (${plan.reason})` : ''}`);
@@ -171,12 +177,7 @@ export class CobotServer {
     });
     const reference = this.deps.moveGroup.framePose(frame);
     const solved = reference
-      ? this.deps.moveGroup.solvePose(
-          compose(reference, target),
-          'tcp',
-          this.deps.arm.positions,
-          Math.min(planningTime, 1),
-        )
+      ? this.deps.moveGroup.solvePose(compose(reference, target), 'tcp', this.deps.current(), Math.min(planningTime, 1))
       : undefined;
     return this.planAndExecute(handle, solved, speed);
   }
@@ -193,14 +194,7 @@ export class CobotServer {
       this.deps.log(message);
       return { success: false, message };
     }
-    const plan = planJointPath(
-      this.deps.model,
-      this.deps.arm.positions,
-      goal,
-      this.deps.moveGroup.boxes(),
-      speed,
-      accel,
-    );
+    const plan = planJointPath(this.deps.model, this.deps.current(), goal, this.deps.moveGroup.boxes(), speed, accel);
     if (!plan.ok) return { success: false, message: `Не удалось построить траекторию для '${name}'` };
     const end = await this.execute(plan.points, () => false);
     if (end !== 'canceled-by-client' && end.status === 'succeeded')

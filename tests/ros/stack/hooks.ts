@@ -22,6 +22,8 @@ export const IFACES = [
 export type Iface = (typeof IFACES)[number];
 
 const TOPICS: readonly Iface[] = ['joint_states', 'trajectory'];
+/** The real controller's interfaces (ros2_control's processes): a fault there is what the stack can do to them. */
+export const CONTROLLER_IFACES: readonly Iface[] = ['joint_states', 'trajectory', 'follow_joint_trajectory'];
 const ACTIONS: readonly Iface[] = ['follow_joint_trajectory', 'move_to_joints', 'move_to_pose'];
 
 export type FaultMode = 'silent' | 'late' | 'abort' | 'reject';
@@ -55,6 +57,15 @@ export class Faults {
 
   clear(): void {
     this.table.clear();
+  }
+
+  delete(iface: Iface): void {
+    this.table.delete(iface);
+  }
+
+  /** The interfaces with a fault. */
+  keys(): Iface[] {
+    return [...this.table.keys()];
   }
 
   /** Sets a fault; an error text when the interface or mode is unknown or does not apply. */
@@ -101,12 +112,25 @@ function isMoveItService(name: Iface): boolean {
 export interface CommandTarget {
   readonly faults: Faults;
   state(): { positions: number[]; moving: boolean };
-  /** Teleports the arm at rest; an error text when refused. */
-  set(positions: number[]): string | undefined;
+  /** Moves the arm there from rest; an error text when refused. */
+  set(positions: number[]): Promise<string | undefined>;
+  /** Puts a fault on (or off) an interface of the real controller; an error text when it cannot. */
+  fault(iface: Iface, on: boolean): Promise<string | undefined>;
+}
+
+/** Applies the faults on the real controller's interfaces (after the table changed); drops those refused. */
+export async function applyControllerFault(
+  target: CommandTarget,
+  iface: Iface,
+  on: boolean,
+): Promise<string | undefined> {
+  const refused = await target.fault(iface, on);
+  if (refused && on) target.faults.delete(iface);
+  return refused;
 }
 
 /** Handles one stdin line: the events to write (an ack, and the state for `state`). */
-export function handleCommand(line: string, target: CommandTarget): Record<string, unknown>[] {
+export async function handleCommand(line: string, target: CommandTarget): Promise<Record<string, unknown>[]> {
   let command: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(line);
@@ -118,18 +142,25 @@ export function handleCommand(line: string, target: CommandTarget): Record<strin
   const cmd = command.cmd;
   const ack = (error?: string) => ({ event: 'ack', cmd, ok: error === undefined, ...(error ? { error } : {}) });
   switch (cmd) {
-    case 'fault':
-      return [ack(target.faults.set(String(command.iface), String(command.mode), command.delay_s))];
-    case 'clear':
+    case 'fault': {
+      const iface = String(command.iface);
+      const refused = target.faults.set(iface, String(command.mode), command.delay_s);
+      if (refused || !(CONTROLLER_IFACES as readonly string[]).includes(iface)) return [ack(refused)];
+      return [ack(await applyControllerFault(target, iface as Iface, true))];
+    }
+    case 'clear': {
+      const controlled = target.faults.keys().filter((i) => CONTROLLER_IFACES.includes(i));
       target.faults.clear();
+      for (const iface of controlled) await target.fault(iface, false);
       return [ack()];
+    }
     case 'state':
       return [ack(), { event: 'state', ...target.state() }];
     case 'set': {
       const p = command.positions;
       if (!Array.isArray(p) || p.length !== 7 || !p.every((v) => typeof v === 'number' && Number.isFinite(v)))
         return [ack('positions: expected 7 finite numbers (rad)')];
-      return [ack(target.set(p as number[]))];
+      return [ack(await target.set(p as number[]))];
     }
     default:
       return [ack(`unknown cmd ${JSON.stringify(cmd)} (fault, clear, state or set)`)];

@@ -6,7 +6,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { emitStdout, Faults, handleCommand, IFACES } from './hooks.ts';
+import { CONTROLLER_IFACES, type CommandTarget, emitStdout, Faults, handleCommand, IFACES } from './hooks.ts';
 import { at } from './model.ts';
 import { loadRcl } from './rcl.ts';
 import { type Stack, startStack } from './stack.ts';
@@ -66,25 +66,41 @@ const stdinIsPipe = (() => {
   }
 })();
 const pending: string[] = [];
+/** Commands run one after another, each answered in order (a `set` waits for its motion). */
+let queue: Promise<void> = Promise.resolve();
+const run = (line: string, running: Stack) => {
+  const target: CommandTarget = {
+    faults,
+    state: () => running.state(),
+    set: (p) => running.set(p),
+    fault: (iface, on) => running.fault(iface, on),
+  };
+  queue = queue.then(async () => {
+    for (const event of await handleCommand(line, target)) emitStdout(event);
+  });
+};
 const lines = stdinIsPipe ? createInterface({ input: process.stdin }) : undefined;
 if (!lines) log('stdin is not a pipe: no commands are read; SIGTERM or SIGINT ends the stack');
 lines?.on('close', () => void exit('stdin closed'));
 lines?.on('line', (line) => {
   if (line.trim() === '') return;
-  const running = stack;
-  if (!running) pending.push(line);
-  else
-    for (const event of handleCommand(line, { faults, state: () => running.state(), set: (p) => running.set(p) }))
-      emitStdout(event);
+  if (!stack) pending.push(line);
+  else run(line, stack);
 });
 
 try {
   const rcl = await loadRcl();
   stack = await startStack(rcl, { shuffle, stopAll, faults, emit: emitStdout, log });
+  // The faults of the flags on the real controller's interfaces.
+  for (const iface of faults.keys().filter((i) => CONTROLLER_IFACES.includes(i))) {
+    const refused = await stack.fault(iface, true);
+    if (refused) throw new Error(`--fault ${iface}: ${refused}`);
+  }
 } catch (e) {
   log(
-    `cannot start: ${(e as Error).message.split('\n')[0]} (is the ROS 2 environment sourced: . scripts/ros2/env.sh, and rclnodejs built: bash scripts/ros2/rclnodejs.sh?)`,
+    `cannot start: ${(e as Error).message.split('\n')[0]} (is the ROS 2 environment sourced: . scripts/ros2/env.sh, with the ros2_control overlay, and rclnodejs built: npm run ros2:build?)`,
   );
+  await stack?.shutdown().catch(() => undefined);
   process.exit(1);
 }
 const ready = stack;
@@ -92,11 +108,16 @@ emitStdout({
   event: 'ready',
   pid: process.pid,
   domain_id: Number(process.env.ROS_DOMAIN_ID ?? 0),
-  nodes: ['/joint_state_broadcaster', '/iiwa_arm_controller', '/move_group', '/iiwa_motion_server'],
+  nodes: [
+    '/joint_state_broadcaster',
+    '/iiwa_arm_controller',
+    '/controller_manager',
+    '/robot_state_publisher',
+    '/move_group',
+    '/iiwa_motion_server',
+  ],
   shuffle,
   stop_all: stopAll,
   faults: Object.fromEntries(IFACES.flatMap((i) => (faults.get(i) ? [[i, faults.get(i)]] : []))),
 });
-for (const line of pending.splice(0))
-  for (const event of handleCommand(line, { faults, state: () => ready.state(), set: (p) => ready.set(p) }))
-    emitStdout(event);
+for (const line of pending.splice(0)) run(line, ready);

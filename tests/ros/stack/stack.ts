@@ -1,29 +1,31 @@
 /**
- * The test robot stack on a real ROS 2 graph: four nodes as the original stack has them
- * (joint_state_broadcaster, iiwa_arm_controller, move_group, iiwa_motion_server), each interface
- * wired to the simulated arm, the controller, move_group's services and the cobot server, with the
- * test hooks (events, faults) around every call. See README.md for the contract.
+ * The test robot stack on a real ROS 2 graph: the real ros2_control stack (robot_state_publisher,
+ * ros2_control_node with a mock iiwa 7, joint_state_broadcaster, joint_trajectory_controller as
+ * `iiwa_arm_controller`: control.ts) and, in this process, the nodes the original stack runs beside it
+ * (move_group's services and parameters, the cobot server `iiwa_motion_server`, whose executions are
+ * FollowJointTrajectory goals of the real controller, as MoveIt's are), with the test hooks (events,
+ * faults) around every call. See README.md for the contract.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Arm } from './arm.ts';
-import { CobotServer } from './cobot.ts';
-import type { Emit, Faults, Iface } from './hooks.ts';
+import { CobotServer, type Execution, type TrajectoryExecutor } from './cobot.ts';
 import {
-  type ControllerGoal,
-  FJT,
-  type GoalEnd,
-  type JointToleranceMsg,
-  segmentTolerances,
-  type TimeMsg,
-  TrajectoryController,
-  type TrajectoryMsg,
-  seconds,
-} from './jtc.ts';
+  BROADCASTER,
+  CONTROLLER,
+  ControllerManager,
+  type ControlProcesses,
+  controllersYaml,
+  startControlProcesses,
+  until,
+  withRos2Control,
+} from './control.ts';
+import type { Emit, Faults, Iface } from './hooks.ts';
 import { at, groupStates, loadModel } from './model.ts';
-import { CODE, MoveGroup, stampNow } from './moveit.ts';
+import { CODE, MoveGroup } from './moveit.ts';
 import { plainGoal, type StackGoalHandle, type StackNode, type StackRcl } from './rcl.ts';
+import { duration, FJT, type GoalEnd, seconds, type TrajectoryMsg } from './trajectory.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -37,6 +39,14 @@ export const FILES = {
 
 /** The fixed order of `--shuffle`. */
 const SHUFFLED = [2, 0, 6, 4, 1, 5, 3];
+/** Below this speed (rad/s) every joint counts as at rest. */
+const AT_REST = 1e-3;
+/** The controller's interfaces. */
+const FJT_ACTION = `/${CONTROLLER}/follow_joint_trajectory`;
+const TRAJECTORY_TOPIC = `/${CONTROLLER}/joint_trajectory`;
+/** action_msgs/msg/GoalStatus values. */
+const STATUS = { ACCEPTED: 1, EXECUTING: 2, CANCELING: 3, SUCCEEDED: 4, CANCELED: 5, ABORTED: 6 } as const;
+const TERMINAL: Record<number, GoalEnd['status']> = { 4: 'succeeded', 5: 'canceled', 6: 'aborted' };
 /** The arm's pose at start: the SRDF's `home`... a little bent, so that IK and planning start off a singularity. */
 const START = [0, 0.3, 0, -1.2, 0, 0.9, 0];
 
@@ -51,40 +61,206 @@ export interface StackOptions {
 
 export interface Stack {
   state(): { positions: number[]; moving: boolean };
-  set(positions: number[]): string | undefined;
+  /** Moves the arm there at once through the controller (a 0.2 s goal of the stack's own); resolves when there. */
+  set(positions: number[]): Promise<string | undefined>;
+  /** A fault on an interface of the real controller: what it does to it, or why it cannot. */
+  fault(iface: Iface, on: boolean): Promise<string | undefined>;
   /** Aborts the goals in flight, gives their results a moment to leave, destroys the nodes. */
   shutdown(): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const nowS = () => Date.now() / 1000;
 
 type Msg = Record<string, unknown>;
+
+const hex = (uuid: ArrayLike<number>) => Buffer.from(Array.from(uuid, Number)).toString('hex');
+
+interface JointStateMsg {
+  readonly name: readonly string[];
+  readonly position: ArrayLike<number>;
+  readonly velocity: ArrayLike<number>;
+}
+
+interface StatusMsg {
+  readonly status_list: readonly { goal_info: { goal_id: { uuid: ArrayLike<number> } }; status: number }[];
+}
+
+/** rclnodejs's action client as the stack uses it (types/action_client.d.ts). */
+interface StackClientGoalHandle {
+  isAccepted(): boolean;
+  readonly status: number;
+  getResult(): Promise<unknown>;
+  cancelGoal(): Promise<unknown>;
+}
+interface StackActionClient {
+  waitForServer(timeoutMs?: number): Promise<boolean>;
+  sendGoal(goal: object, feedback?: (f: unknown) => void, goalUuid?: object): Promise<StackClientGoalHandle>;
+}
+type RclWithClient = StackRcl & {
+  ActionClient: new (node: StackNode, type: string, name: string) => StackActionClient;
+};
 
 export async function startStack(rcl: StackRcl, options: StackOptions): Promise<Stack> {
   const { faults, emit, log } = options;
   const urdf = readFileSync(FILES.urdf, 'utf8');
   const srdf = readFileSync(FILES.srdf, 'utf8');
   const model = loadModel(urdf, readFileSync(FILES.limits, 'utf8'));
-  const arm = new Arm(model.limits, START);
-  const controller = new TrajectoryController(model.jointNames, arm);
-  const moveGroup = new MoveGroup(model, srdf, () => arm.positions, 'tcp');
+  const order = options.shuffle ? SHUFFLED : model.jointNames.map((_, i) => i);
+  /** The arm as the real /joint_states says (joint1..joint7); START until the first message. */
+  const arm = { positions: [...START], velocities: START.map(() => 0), received: 0 };
+  const current = () => arm.positions;
+  const moveGroup = new MoveGroup(model, srdf, current, 'tcp');
   /** Goals in flight, by what ends each at shutdown. */
   const inFlight = new Set<() => void>();
 
+  // The real controller: robot_state_publisher (the URDF with its ros2_control tags on /robot_description,
+  // which controller_manager reads) and ros2_control_node; the joints in the ros2_control block and the
+  // broadcaster's list in the order /joint_states names them.
+  const described = withRos2Control(urdf, model, START, order);
+  const control: ControlProcesses = startControlProcesses(
+    described,
+    controllersYaml(
+      model.jointNames,
+      order.map((i) => at(model.jointNames, i)),
+    ),
+    log,
+  );
+
   await rcl.init();
   rcl.removeSignalHandlers();
-  const broadcaster = new rcl.Node('joint_state_broadcaster');
-  const controllerNode = new rcl.Node('iiwa_arm_controller');
   const moveGroupNode = new rcl.Node('move_group');
   const motionNode = new rcl.Node('iiwa_motion_server');
-  const nodes: StackNode[] = [broadcaster, controllerNode, moveGroupNode, motionNode];
-
-  // move_group's parameters, served by rclnodejs's parameter services.
-  moveGroupNode.declareParameter(new rcl.Parameter('robot_description', rcl.ParameterType.PARAMETER_STRING, urdf));
+  // The stack's own node: controller_manager's client (the spawner's part), the observer of the
+  // controller's interfaces (its topic, its action's status) and MoveIt's execution client.
+  const stackNode = new rcl.Node('armgate_test_stack');
+  const nodes: StackNode[] = [moveGroupNode, motionNode, stackNode];
+  // move_group's parameters, served by rclnodejs's parameter services: the URDF as the controller has it.
+  moveGroupNode.declareParameter(new rcl.Parameter('robot_description', rcl.ParameterType.PARAMETER_STRING, described));
   moveGroupNode.declareParameter(
     new rcl.Parameter('robot_description_semantic', rcl.ParameterType.PARAMETER_STRING, srdf),
   );
+  for (const node of nodes) node.spin();
+
+  const shutdownControl = async () => {
+    await control.stop(1000);
+  };
+  const manager = new ControllerManager(stackNode);
+  try {
+    await manager.activate([BROADCASTER, CONTROLLER]);
+  } catch (e) {
+    await shutdownControl();
+    throw e;
+  }
+
+  // /joint_states from the real broadcaster: the arm's state for the stack's own parts.
+  stackNode.createSubscription('sensor_msgs/msg/JointState', '/joint_states', {}, (message) => {
+    const msg = message as JointStateMsg;
+    model.jointNames.forEach((name, i) => {
+      const k = msg.name.indexOf(name);
+      if (k < 0) return;
+      arm.positions[i] = Number(msg.position[k]);
+      arm.velocities[i] = k < msg.velocity.length ? Number(msg.velocity[k]) : 0;
+    });
+    arm.received++;
+  });
+
+  // The controller's topic, observed: each message as an event; refused when the controller logged an
+  // error for it (its own text) within 400 ms (its log, read from its stderr: under load 150 ms was too short).
+  stackNode.createSubscription('trajectory_msgs/msg/JointTrajectory', TRAJECTORY_TOPIC, {}, (message) => {
+    const msg = message as TrajectoryMsg;
+    const last = msg.points?.[msg.points.length - 1];
+    const errorsBefore = control.errorCount();
+    setTimeout(() => {
+      const reason = control.errorsSince(errorsBefore)[0];
+      emit({
+        event: 'trajectory',
+        joint_names: msg.joint_names,
+        points: msg.points?.length ?? 0,
+        duration_s: last ? seconds(last.time_from_start) : 0,
+        accepted: reason === undefined,
+        ...(reason ? { reason } : {}),
+      });
+    }, 400);
+  });
+
+  // The controller's action, observed through its status topic: a goal seen for the first time, its
+  // cancel (CANCELING), its end. The goals MoveIt (the cobot server) and `set` send are the stack's own.
+  const ownGoals = new Set<string>();
+  const goalStatus = new Map<string, number>();
+  const activeGoals = () => [...goalStatus.values()].some((s) => TERMINAL[s] === undefined);
+  stackNode.createSubscription('action_msgs/msg/GoalStatusArray', `${FJT_ACTION}/_action/status`, {}, (message) => {
+    for (const s of (message as StatusMsg).status_list) {
+      const id = hex(s.goal_info.goal_id.uuid);
+      const before = goalStatus.get(id);
+      goalStatus.set(id, s.status);
+      if (ownGoals.has(id) || before === s.status) continue;
+      if (before === undefined) emit({ event: 'goal', iface: 'follow_joint_trajectory', goal: null });
+      if (s.status === STATUS.CANCELING) {
+        emit({ event: 'cancel_request', iface: 'follow_joint_trajectory' });
+        emit({ event: 'cancel', iface: 'follow_joint_trajectory' });
+      }
+      const end = TERMINAL[s.status];
+      if (end && (before === undefined || TERMINAL[before] === undefined))
+        emit({
+          event: 'result',
+          iface: 'follow_joint_trajectory',
+          status: end,
+          code: end === 'succeeded' ? FJT.SUCCESSFUL : null,
+        });
+    }
+  });
+
+  // MoveIt's execution: FollowJointTrajectory goals of the real controller.
+  const fjt = new (rcl as RclWithClient).ActionClient(
+    stackNode,
+    'control_msgs/action/FollowJointTrajectory',
+    FJT_ACTION,
+  );
+  const executor: TrajectoryExecutor = {
+    send(trajectory: TrajectoryMsg): Execution {
+      const uuid = randomBytes(16);
+      ownGoals.add(uuid.toString('hex'));
+      const handle = fjt.sendGoal(
+        {
+          trajectory,
+          multi_dof_trajectory: { header: trajectory.header, joint_names: [], points: [] },
+          path_tolerance: [],
+          component_path_tolerance: [],
+          goal_tolerance: [],
+          component_goal_tolerance: [],
+          goal_time_tolerance: { sec: 0, nanosec: 0 },
+        },
+        undefined,
+        { uuid: Array.from(uuid) },
+      );
+      const ended = handle.then(
+        async (h): Promise<GoalEnd> => {
+          if (!h.isAccepted()) return { status: 'aborted', errorCode: FJT.INVALID_GOAL, errorString: 'goal rejected' };
+          const result = (await h.getResult()) as { error_code?: number; error_string?: string } | undefined;
+          return {
+            status: TERMINAL[h.status] ?? 'aborted',
+            errorCode: Number(result?.error_code ?? FJT.INVALID_GOAL),
+            errorString: String(result?.error_string ?? ''),
+          };
+        },
+        (e: Error): GoalEnd => ({ status: 'aborted', errorCode: FJT.INVALID_GOAL, errorString: e.message }),
+      );
+      return {
+        cancel: () => void handle.then((h) => h.cancelGoal()).catch(() => undefined),
+        ended,
+      };
+    },
+  };
+  if (!(await fjt.waitForServer(20_000))) {
+    await shutdownControl();
+    throw new Error(`${FJT_ACTION}: the controller's action server did not appear`);
+  }
+  try {
+    await until(() => arm.received > 0, 20_000, '/joint_states from the joint_state_broadcaster');
+  } catch (e) {
+    await shutdownControl();
+    throw e;
+  }
 
   /** A service with the hooks: the event, then the fault (silent, late, abort/reject: a failure answer). */
   const serve = (
@@ -175,105 +351,6 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
     return server;
   };
 
-  // /joint_states at 100 Hz from the tick below.
-  const jointStates = broadcaster.createPublisher('sensor_msgs/msg/JointState', '/joint_states');
-  const order = options.shuffle ? SHUFFLED : model.jointNames.map((_, i) => i);
-
-  // The controller: its topic and its FollowJointTrajectory action.
-  controllerNode.createSubscription(
-    'trajectory_msgs/msg/JointTrajectory',
-    '/iiwa_arm_controller/joint_trajectory',
-    {},
-    (message) => {
-      const msg = message as TrajectoryMsg;
-      const last = msg.points?.[msg.points.length - 1];
-      const duration = last ? seconds(last.time_from_start) : 0;
-      if (faults.get('trajectory')?.mode === 'silent') {
-        emit({
-          event: 'trajectory',
-          joint_names: msg.joint_names,
-          points: msg.points?.length ?? 0,
-          duration_s: duration,
-          accepted: false,
-          reason: 'fault: silent',
-        });
-        return;
-      }
-      const refused = controller.replace(msg, nowS());
-      if (refused) log(`/iiwa_arm_controller/joint_trajectory: ${refused}`);
-      emit({
-        event: 'trajectory',
-        joint_names: msg.joint_names,
-        points: msg.points?.length ?? 0,
-        duration_s: duration,
-        accepted: refused === undefined,
-        ...(refused ? { reason: refused } : {}),
-      });
-    },
-  );
-  const fjtGoals = new Map<StackGoalHandle, ControllerGoal>();
-  const point = (s: { positions: number[]; velocities: number[] }) => ({
-    positions: s.positions,
-    velocities: s.velocities,
-    accelerations: [],
-    effort: [],
-    time_from_start: { sec: 0, nanosec: 0 },
-  });
-  action(
-    controllerNode,
-    'control_msgs/action/FollowJointTrajectory',
-    '/iiwa_arm_controller/follow_joint_trajectory',
-    'follow_joint_trajectory',
-    {
-      failure: { error_code: FJT.INVALID_GOAL, error_string: 'fault injected: aborted' },
-      check: (goal) => controller.check(goal.trajectory as TrajectoryMsg, nowS()),
-      cancel: (handle) => {
-        const goal = fjtGoals.get(handle);
-        if (goal) controller.cancel(goal, nowS());
-      },
-      execute: (handle, goalMsg) =>
-        new Promise((resolve) => {
-          let lastFeedback = 0;
-          const end = (e: GoalEnd) => {
-            fjtGoals.delete(handle);
-            inFlight.delete(stopOnShutdown);
-            settle(handle, e.status);
-            resolve({
-              result: { error_code: e.errorCode, error_string: e.errorString },
-              status: e.status,
-              code: e.errorCode,
-            });
-          };
-          const goal: ControllerGoal = {
-            tolerances: segmentTolerances(
-              model.jointNames,
-              (goalMsg.path_tolerance ?? []) as JointToleranceMsg[],
-              (goalMsg.goal_tolerance ?? []) as JointToleranceMsg[],
-              (goalMsg.goal_time_tolerance ?? { sec: 0, nanosec: 0 }) as TimeMsg,
-            ),
-            feedback: (state) => {
-              const t = nowS();
-              // The action monitor publishes at action_monitor_rate (20 Hz in the original's config).
-              if (t - lastFeedback < 0.05) return;
-              lastFeedback = t;
-              handle.publishFeedback({
-                header: { stamp: stampNow(), frame_id: '' },
-                joint_names: [...model.jointNames],
-                desired: point(state.desired),
-                actual: point(state.actual),
-                error: point(state.error),
-              });
-            },
-            finish: end,
-          };
-          const stopOnShutdown = () => controller.abort('the controller shut down', nowS());
-          fjtGoals.set(handle, goal);
-          inFlight.add(stopOnShutdown);
-          controller.accept(goalMsg.trajectory as TrajectoryMsg, goal);
-        }),
-    },
-  );
-
   // move_group's services.
   serve(
     moveGroupNode,
@@ -316,8 +393,8 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
   const cobot = new CobotServer({
     model,
     moveGroup,
-    controller,
-    arm,
+    executor,
+    current,
     groupStates: groupStates(model, srdf, 'iiwa_arm'),
     log,
     onShutdown: inFlight,
@@ -351,58 +428,84 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
       return response;
     },
   );
+  // --stop-all: every goal of the controller cancelled (a zero goal id and stamp: all, as CancelGoal says),
+  // a trajectory on its topic stopped by a hold point where the arm comes to rest.
+  const cancelAll = (
+    stackNode as StackNode & {
+      createClient(type: string, name: string): { sendRequest(request: object, callback: (r: unknown) => void): void };
+    }
+  ).createClient('action_msgs/srv/CancelGoal', `${FJT_ACTION}/_action/cancel_goal`);
+  const hold = stackNode.createPublisher('trajectory_msgs/msg/JointTrajectory', TRAJECTORY_TOPIC);
+  const holdHere = () => {
+    const t = 0.1;
+    hold.publish({
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
+      joint_names: [...model.jointNames],
+      points: [
+        {
+          positions: arm.positions.map((q, i) => q + (at(arm.velocities, i) * t) / 2),
+          velocities: model.jointNames.map(() => 0),
+          accelerations: [],
+          effort: [],
+          time_from_start: duration(t),
+        },
+      ],
+    });
+  };
   serve(motionNode, 'std_srvs/srv/Trigger', 'cobot/stop', 'stop', { success: false, message: 'fault injected' }, () => {
     emit({ event: 'stop' });
     cobot.stop();
     if (options.stopAll) {
-      for (const [handle, goal] of fjtGoals) {
-        // The goal is cancelled by the server, not by its client: through CANCELING, as rcl_action requires.
-        try {
-          (handle as unknown as { _updateState?: (event: number) => void })._updateState?.(1);
-        } catch {
-          // Already terminal.
-        }
-        controller.cancel(goal, nowS());
-      }
-      controller.stopAll(nowS());
+      cancelAll.sendRequest(
+        { goal_info: { goal_id: { uuid: new Array(16).fill(0) }, stamp: { sec: 0, nanosec: 0 } } },
+        () => undefined,
+      );
+      holdHere();
     }
     return { success: true, message: 'Выполнение траектории остановлено' };
   });
 
-  // The control loop: 100 Hz, the controller commands the arm, the broadcaster publishes.
-  let last = nowS();
-  const tick = setInterval(() => {
-    const t = nowS();
-    const dt = Math.min(0.1, Math.max(0, t - last));
-    last = t;
-    controller.update(t, dt);
-    if (faults.get('joint_states')?.mode === 'silent') return;
-    jointStates.publish({
-      header: { stamp: stampNow(), frame_id: '' },
-      name: order.map((i) => at(model.jointNames, i)),
-      position: order.map((i) => at(arm.positions, i)),
-      velocity: order.map((i) => at(arm.velocities, i)),
-      effort: order.map(() => 0),
-    });
-  }, 10);
-
-  for (const node of nodes) node.spin();
-
+  const moving = () => arm.velocities.some((v) => Math.abs(v) > AT_REST) || activeGoals();
   return {
-    state: () => ({ positions: [...arm.positions], moving: arm.moving || controller.executing }),
-    set: (positions) => {
-      if (arm.moving || controller.executing || controller.hasGoal) return 'the arm is moving: set only at rest';
+    state: () => ({ positions: [...arm.positions], moving: moving() }),
+    set: async (positions) => {
+      if (moving()) return 'the arm is moving: set only at rest';
       if (!positions.every((p, i) => p >= at(model.limits, i).min && p <= at(model.limits, i).max))
         return 'positions: outside the joint limits';
-      arm.set(positions);
-      controller.hold();
-      return undefined;
+      // Within the velocity limits the mock arm keeps (the controller manager enforces the URDF's).
+      const t = Math.max(
+        0.2,
+        ...positions.map((p, i) => (1.2 * Math.abs(p - at(arm.positions, i))) / at(model.limits, i).velocity),
+      );
+      const end = await executor.send({
+        header: { stamp: { sec: 0, nanosec: 0 } },
+        joint_names: [...model.jointNames],
+        points: [
+          {
+            positions,
+            velocities: positions.map(() => 0),
+            accelerations: [],
+            effort: [],
+            time_from_start: duration(t),
+          },
+        ],
+      }).ended;
+      return end.status === 'succeeded' ? undefined : `the controller ended the move ${end.status}: ${end.errorString}`;
+    },
+    fault: async (iface, on) => {
+      if (iface === 'joint_states') {
+        // The broadcaster deactivated: nothing is published on /joint_states, as a silent topic.
+        await manager.switch(on ? [] : [BROADCASTER], on ? [BROADCASTER] : []);
+        return undefined;
+      }
+      return on
+        ? `${iface} is the real controller's: no fault can be injected there (joint_states: silent only)`
+        : undefined;
     },
     shutdown: async () => {
       for (const end of [...inFlight]) end();
-      // The results of the aborted goals leave before the nodes go.
-      await sleep(150);
-      clearInterval(tick);
+      // The results of the aborted goals leave before the nodes go; the controller ends meanwhile.
+      await Promise.all([sleep(150), shutdownControl()]);
       for (const node of nodes) {
         try {
           node.destroy();

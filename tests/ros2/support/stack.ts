@@ -30,7 +30,7 @@ export class TestStack {
   }
 
   /** Starts the stack and waits for its `ready` line. */
-  async start(timeoutMs = 30_000): Promise<void> {
+  async start(timeoutMs = 60_000): Promise<void> {
     if (this.child) throw new Error('the test stack is already running');
     const from = this.events.length;
     const child = spawn(process.execPath, ['--import', 'tsx', 'tests/ros/stack/main.ts', ...this.flags], {
