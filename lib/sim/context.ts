@@ -40,7 +40,7 @@ import type { JointTrajectory } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
-import { type Clock, systemClock } from './clock.ts';
+import { type Clock, systemClock, type Timer } from './clock.ts';
 import { type ControllerEvent, describeClip, TrajectoryController } from './controller.ts';
 import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
@@ -99,11 +99,11 @@ export class SimContext implements RobotContext {
   /** The last joint state's stamp (ms since the epoch): stamps never go back. */
   private lastStampMs = 0;
   private waiters: Waiter[] = [];
-  private publishTimer: ReturnType<typeof setInterval> | undefined;
+  private publishTimer: Timer | undefined;
   private readonly scratch: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
   private readonly effort: Float64Array;
 
-  private constructor(config: SimConfig, model: ArmModel, clock: Clock) {
+  private constructor(config: SimConfig, model: ArmModel, clock: Clock, driveClock: Clock) {
     this.config = config;
     this.endpoints = config.endpoints;
     this.limits = config.limits;
@@ -125,12 +125,12 @@ export class SimContext implements RobotContext {
     );
     if (!chain.ok) throw new Error(`robot description: ${chain.error}`);
     this.controller = new TrajectoryController(config.limits, initialRad, (event) => this.onControllerEvent(event));
-    this.driver = new SimDriver(clock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
+    this.driver = new SimDriver(driveClock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
       this.controller.update(nowS, dtS);
       return this.controller.needsUpdates();
     });
     const tcpChain = withToolOffset(chain.value, this.toolPos, this.toolRot);
-    this.ik = new SimIkService(tcpChain, config.limits, model, () => performance.now());
+    this.ik = new SimIkService(tcpChain, config.limits, model, () => clock.nowMs());
     const envelope = config.safety ? envelopeFromSettings(config.safety) : undefined;
     this.robotState = new RobotStateMessages(config.robotDescriptionXml);
     this.motion = new SimMotionServer(tcpChain, config.limits, this.controller, this.driver, this.states, model, {
@@ -171,8 +171,12 @@ export class SimContext implements RobotContext {
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
 
-  /** Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false). */
-  static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
+  /**
+   * Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false).
+   * `clock`: the time the context runs on (its timers, timeouts, stamps); `driveClock`: the time the simulated
+   * drive runs on, the same unless a test slows it to stall the arm (a drive slower than planned).
+   */
+  static async create(config: SimConfig, clock: Clock = systemClock, driveClock: Clock = clock): Promise<SimContext> {
     // Keep-out boxes are obstacles of the collision model too: chomp's cost and solve_ik's check see them.
     const keepOut = (config.safety?.keep_out ?? []).map((box) => ({
       name: `${KEEP_OUT_PREFIX}${box.name}`,
@@ -191,7 +195,7 @@ export class SimContext implements RobotContext {
       ],
     };
     const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names, scene);
-    const context = new SimContext(config, model, clock);
+    const context = new SimContext(config, model, clock, driveClock);
     context.start();
     return context;
   }
@@ -203,7 +207,7 @@ export class SimContext implements RobotContext {
     if (!this.config.sim.publish_joint_states) return;
     const periodMs = 1000 / this.config.sim.joint_state_rate_hz;
     this.publishJointState();
-    this.publishTimer = setInterval(() => this.publishJointState(), periodMs);
+    this.publishTimer = this.clock.every(periodMs, () => this.publishJointState());
   }
 
   /** Publishes the joint state; from the timer it first runs the controller updates due (`catchUp`). */
@@ -246,12 +250,12 @@ export class SimContext implements RobotContext {
 
   nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.after(timeoutMs, () => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve(undefined);
-      }, timeoutMs);
+      });
       const waiter: Waiter = (msg) => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve(msg);
       };
       this.waiters.push(waiter);
@@ -321,7 +325,8 @@ export class SimContext implements RobotContext {
         this.deadlines.delete(deadline);
         onExpire();
       },
-      // Wall time, as the timeouts are (a clock of the simulation may run slower than the wall).
+      // The context's clock (wall time in production), as the timeouts are: a simulation's time_scale may run slower.
+      this.clock,
     );
     this.deadlines.add(deadline);
     return {
@@ -689,7 +694,7 @@ export class SimContext implements RobotContext {
   async close(): Promise<void> {
     for (const goal of this.goalsInFlight) goal.abort('the server is shutting down');
     this.motion.shutdown();
-    if (this.publishTimer) clearInterval(this.publishTimer);
+    this.publishTimer?.cancel();
     this.publishTimer = undefined;
     this.driver.sleep();
     this.model.dispose();

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify } from 'yaml';
 import { type Quaternion, quatAngle, quatFromAbc } from '../../lib/kinematics/rotation.ts';
+import { type Clock, SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../support/server.ts';
 import { send, type Target } from '../support/live.ts';
@@ -610,20 +611,34 @@ describe('the internal motion timeout on a stalled arm', () => {
     const file = path.join(dir, 'endpoints.yaml');
     await writeFile(file, stringify(doc));
     // A drive 1000 times slower than planned: the motion (well within the timeout on paper) outlasts it.
-    const stalled = { nowMs: () => performance.now() / 1000, epochMs: () => Date.now() };
+    // Both on a clock the test steps: the timeout is counted on the context's clock, not on the machine's load.
+    const clock = new SteppedClock(0, Date.now());
+    const stalled: Clock = {
+      nowMs: () => clock.nowMs() / 1000,
+      epochMs: () => clock.epochMs(),
+      after: (ms, fn) => clock.after(ms, fn),
+      every: (ms, fn) => clock.every(ms, fn),
+    };
     const context = await SimContext.create(
       await testConfig({ web: { endpoints: file }, sim: { publish_joint_states: false } }),
+      clock,
       stalled,
     );
     try {
-      const started = performance.now();
-      const result = await context.moveToJoints({ joints: [0.05, 0, 0, -1.57, 0, 1.57, 0], speed: 1 });
-      const elapsed = performance.now() - started;
+      const started = clock.nowMs();
+      let answered: number | undefined;
+      const pending = context.moveToJoints({ joints: [0.05, 0, 0, -1.57, 0, 1.57, 0], speed: 1 }).then((r) => {
+        answered = clock.nowMs();
+        return r;
+      });
+      assert.ok(await clock.until(() => answered !== undefined, 5, 3000), 'answered within 3 s of the clock');
+      const result = await pending;
+      const elapsed = (answered ?? 0) - started;
       assert.ok(result.ok);
       assert.equal(result.value.success, false);
       assert.match(result.value.message, /timed out after 0\.3 s/);
       assert.ok(
-        elapsed >= 290 && elapsed < 3000,
+        elapsed >= 300 && elapsed < 3000,
         `answered after ${elapsed.toFixed(0)} ms (timeout 300 ms, then the slow drive decelerates)`,
       );
       assert.equal(context.armActivity()?.kind !== 'goal', true, 'no goal is left in flight');
