@@ -1,6 +1,8 @@
 /** A scheduled callback; `cancel` is idempotent. */
 export interface Timer {
   cancel(): void;
+  /** Lets the process end while the timer waits (a real timer's unref; nothing on a stepped clock). */
+  unref?(): void;
 }
 
 /**
@@ -24,11 +26,11 @@ export const systemClock: Clock = {
   epochMs: () => Date.now(),
   after: (ms, fn) => {
     const handle = setTimeout(fn, ms);
-    return { cancel: () => clearTimeout(handle) };
+    return { cancel: () => clearTimeout(handle), unref: () => handle.unref() };
   },
   every: (ms, fn) => {
     const handle = setInterval(fn, ms);
-    return { cancel: () => clearInterval(handle) };
+    return { cancel: () => clearInterval(handle), unref: () => handle.unref() };
   },
 };
 
