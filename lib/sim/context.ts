@@ -41,7 +41,9 @@ import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock, type Timer } from './clock.ts';
-import { type ControllerEvent, describeClip, TrajectoryController } from './controller.ts';
+import { type ControllerEvent, TrajectoryController } from './controller.ts';
+import { describeControllerEvent } from './controller-log.ts';
+import { jogCollision, sceneOf } from './scene.ts';
 import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
 import { SimIkService } from './ik-service.ts';
@@ -56,9 +58,6 @@ import { durationFromS, timeFromMs } from '../ros/messages.ts';
 /** The settings the simulated stack needs, taken from the loaded configuration (`safety`: the envelope, when set). */
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
   Partial<Pick<Config, 'safety' | 'jog'>>;
-
-/** The collision model's name of a keep-out box is this and the box's name. */
-const KEEP_OUT_PREFIX = 'keep_out.';
 
 /** The jog speeds when the configuration has none (armgate.jog's defaults). */
 const DEFAULT_JOG = { joint_speed: 0.25, tcp_speed: 0.25, tcp_angular_speed: 0.5, ttl_ms: 200 };
@@ -151,19 +150,7 @@ export class SimContext implements RobotContext {
         { jointSpeed: jog.joint_speed, tcpSpeedMS: jog.tcp_speed, tcpAngularSpeedRadS: jog.tcp_angular_speed },
         {
           ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
-          // A keep-out box is an obstacle of the collision model too (the links' own shapes): its contact is a keep-out.
-          collision: (q) => {
-            const contact = model.collisionAt(q);
-            if (!contact) return undefined;
-            const zone = [contact.a, contact.b].find((label) => label.startsWith(KEEP_OUT_PREFIX));
-            const link = zone === contact.a ? contact.b : contact.a;
-            return zone
-              ? {
-                  kind: 'keep_out',
-                  detail: `${link} would enter the keep-out zone '${zone.slice(KEEP_OUT_PREFIX.length)}'`,
-                }
-              : { kind: 'collision', detail: `${contact.a} would touch ${contact.b}` };
-          },
+          collision: jogCollision(model),
         },
       ),
     );
@@ -177,23 +164,7 @@ export class SimContext implements RobotContext {
    * drive runs on, the same unless a test slows it to stall the arm (a drive slower than planned).
    */
   static async create(config: SimConfig, clock: Clock = systemClock, driveClock: Clock = clock): Promise<SimContext> {
-    // Keep-out boxes are obstacles of the collision model too: chomp's cost and solve_ik's check see them.
-    const keepOut = (config.safety?.keep_out ?? []).map((box) => ({
-      name: `${KEEP_OUT_PREFIX}${box.name}`,
-      center: [0, 1, 2].map((a) => ((box.min[a] ?? 0) + (box.max[a] ?? 0)) / 2) as [number, number, number],
-      size: [0, 1, 2].map((a) => (box.max[a] ?? 0) - (box.min[a] ?? 0)) as [number, number, number],
-    }));
-    const scene = {
-      marginM: config.sim.collision_margin,
-      boxes: [
-        ...config.sim.obstacles.map((o) => ({
-          name: o.name,
-          center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const,
-          size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const,
-        })),
-        ...keepOut,
-      ],
-    };
+    const scene = sceneOf(config);
     const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names, scene);
     const context = new SimContext(config, model, clock, driveClock);
     context.start();
@@ -714,32 +685,6 @@ function trajectoryMsg(trajectory: JointTrajectory): JointTrajectoryMsg {
       time_from_start: durationFromS(p.timeFromStartS),
     })),
   };
-}
-
-/** One log line for a controller event. */
-function describeControllerEvent(event: ControllerEvent): string {
-  switch (event.kind) {
-    case 'accepted':
-      return `controller: accepted trajectory #${event.id} (${event.points} points, ${event.durationS.toFixed(3)} s)`;
-    case 'refused':
-      return `controller: refused a trajectory: ${event.reason}`;
-    case 'preempted':
-      return `controller: trajectory #${event.id} preempted by a newer one`;
-    case 'finished':
-      return `controller: trajectory #${event.id} finished`;
-    case 'cancelled':
-      return `controller: trajectory #${event.id} cancelled; decelerating`;
-    case 'hold-request':
-      return 'controller: hold point received; decelerating to a stop';
-    case 'paused':
-      return `controller: trajectory #${event.id} paused at rest on its path [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
-    case 'hold':
-      return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
-    case 'clipped':
-      return `controller: ${describeClip(event)}`;
-    case 'jog':
-      return `controller: jog ${event.state}${event.reason ? ` (${event.reason})` : ''} at [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
-  }
 }
 
 function mul3(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
