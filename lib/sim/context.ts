@@ -43,6 +43,7 @@ import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock, type Timer } from './clock.ts';
 import { type ControllerEvent, TrajectoryController } from './controller.ts';
 import { describeControllerEvent } from './controller-log.ts';
+import { JointStateCache } from './joint-state-cache.ts';
 import { jogCollision, sceneOf } from './scene.ts';
 import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
@@ -61,8 +62,6 @@ export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionX
 
 /** The jog speeds when the configuration has none (armgate.jog's defaults). */
 const DEFAULT_JOG = { joint_speed: 0.25, tcp_speed: 0.25, tcp_angular_speed: 0.5, ttl_ms: 200 };
-
-type Waiter = (msg: JointStateMsg) => void;
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
@@ -94,10 +93,9 @@ export class SimContext implements RobotContext {
   private readonly deadlines = new Set<ProgressDeadline>();
   /** Ends of the pauses still waiting for the arm to come to rest. */
   private readonly pauseWaits = new Set<() => void>();
-  private latest: ReceivedJointState | undefined;
+  private readonly jointStates: JointStateCache;
   /** The last joint state's stamp (ms since the epoch): stamps never go back. */
   private lastStampMs = 0;
-  private waiters: Waiter[] = [];
   private publishTimer: Timer | undefined;
   private readonly scratch: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
   private readonly effort: Float64Array;
@@ -108,6 +106,7 @@ export class SimContext implements RobotContext {
     this.limits = config.limits;
     this.model = model;
     this.clock = clock;
+    this.jointStates = new JointStateCache(clock);
     this.states = config.groupStates ?? [];
     this.effort = new Float64Array(config.limits.jointNames.length);
     const initial = config.sim.initial_position;
@@ -188,13 +187,10 @@ export class SimContext implements RobotContext {
     const stampMs = Math.max(this.lastStampMs, this.clock.epochMs() - this.driver.stateAgeMs());
     this.lastStampMs = stampMs;
     const msg = jointStateMsg(this.model, this.controller.state, stampMs, this.effort);
-    this.latest = { msg, receivedAtMs: this.clock.nowMs() };
+    this.jointStates.put(msg);
     this.deliver(this.endpoints.interfaces.joint_states.name, msg);
     if (this.subscribers.get(ROBOT_STATE_TOPICS.tf.name)?.size)
       this.deliver(ROBOT_STATE_TOPICS.tf.name, this.robotState.tf(msg));
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter(msg);
   }
 
   private onControllerEvent(event: ControllerEvent): void {
@@ -216,21 +212,11 @@ export class SimContext implements RobotContext {
   }
 
   latestJointState(): ReceivedJointState | undefined {
-    return this.latest;
+    return this.jointStates.latest();
   }
 
   nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {
-    return new Promise((resolve) => {
-      const timer = this.clock.after(timeoutMs, () => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(undefined);
-      });
-      const waiter: Waiter = (msg) => {
-        timer.cancel();
-        resolve(msg);
-      };
-      this.waiters.push(waiter);
-    });
+    return this.jointStates.next(timeoutMs);
   }
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
