@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFkWorkspace, forwardKinematics } from '../lib/kinematics/fk.ts';
@@ -7,7 +8,7 @@ import { createIkWorkspace, solveIk } from '../lib/kinematics/ik.ts';
 import { JOINTS, loadChain } from './fixtures.ts';
 import type { Section } from './section.ts';
 import { quantileSorted, seededRandom } from './stats.ts';
-import type { Table } from './table.ts';
+import { type Table, verdict } from './table.ts';
 
 const PYTHON = '/usr/bin/python3';
 const KDL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'kdl_ik.py');
@@ -110,6 +111,37 @@ async function ikBench(count = 10_000): Promise<{ rows: IkRow[]; note?: string }
   return { rows };
 }
 
+/**
+ * An unreachable target (x = 2 m) with a 5 ms budget: the wall time the solver takes to give up (the tests check,
+ * on a clock counting its work, that it gives up by its deadline), over 200 solves after a warm-up.
+ */
+async function giveUpMs(count = 200): Promise<{ medianMs: number; p95Ms: number; worstMs: number }> {
+  const { chain, min, max } = await loadChain();
+  const work = [0, 0, 0, -1.57, 0, 1.57, 0];
+  const fk = createFkWorkspace(chain);
+  forwardKinematics(chain, work, fk);
+  const rot = Float64Array.from(fk.tipRot);
+  const ws = createIkWorkspace(chain);
+  const random = seededRandom(42);
+  const times: number[] = [];
+  for (let k = 0; k < count + 20; k++) {
+    const t0 = performance.now();
+    solveIk(
+      chain,
+      min,
+      max,
+      [2, 0, 0.5],
+      rot,
+      work,
+      { deadlineMs: t0 + 5, nowMs: () => performance.now(), random },
+      ws,
+    );
+    if (k >= 20) times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { medianMs: quantileSorted(times, 0.5), p95Ms: quantileSorted(times, 0.95), worstMs: times.at(-1) ?? 0 };
+}
+
 export const ikSection: Section = {
   id: 'ik',
   description: 'IK under the TRAC-IK protocol, beside KDL NR_JL and LMA (PyKDL) when installed',
@@ -128,6 +160,14 @@ export const ikSection: Section = {
       ]),
       ...(ik.note ? { notes: [ik.note] } : {}),
     };
-    return [table];
+    const giveUp = await giveUpMs();
+    const unreachable: Table = {
+      title:
+        'IK on an unreachable target (x = 2 m), 5 ms budget: wall time to give up, 200 solves after 20 warm-up (ms)',
+      header: ['median', 'p95', 'worst', 'target'],
+      rows: [[giveUp.medianMs, giveUp.p95Ms, giveUp.worstMs, `median < 5 + 1 ms: ${verdict(giveUp.medianMs < 6)}`]],
+      notes: [`load average ${loadavg()[0]?.toFixed(2)} while measured`],
+    };
+    return [table, unreachable];
   },
 };

@@ -1,3 +1,4 @@
+import type { Clock } from '../sim/clock.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
@@ -37,4 +38,6 @@ export interface Services {
   readonly jog?: JogControl;
   /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/motion/dead-man.ts); absent means on. */
   readonly deadMan?: boolean;
+  /** The clock the app's own timers run on (a motion's progress); absent: the process clock. Tests step it. */
+  readonly clock?: Clock;
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
 import { callerGone } from '../motion/dead-man.ts';
+import { systemClock } from '../sim/clock.ts';
 import { stopEverything } from '../motion/stop.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
@@ -79,15 +80,16 @@ export function watchCall(
   describe: () => string,
   totalS?: number | ((elapsedS: number) => number | undefined),
 ): () => void {
-  const started = performance.now();
+  const clock = ctx.services.clock ?? systemClock;
+  const started = clock.nowMs();
   const report = () => {
-    const elapsedS = (performance.now() - started) / 1000;
+    const elapsedS = (clock.nowMs() - started) / 1000;
     const total = typeof totalS === 'function' ? totalS(elapsedS) : totalS;
     // A motion that runs a little longer than expected shows a full bar, never progress beyond its total.
     ctx.progress(elapsedS, total === undefined ? undefined : Math.max(total, elapsedS), describe());
   };
-  const ticker = setInterval(report, PROGRESS_EVERY_MS);
-  ticker.unref();
+  const ticker = clock.every(PROGRESS_EVERY_MS, report);
+  ticker.unref?.();
   const cancel = () => {
     const gone = callerGone(ctx.signal);
     if (gone && ctx.services.deadMan === false) {
@@ -104,7 +106,7 @@ export function watchCall(
   else ctx.signal.addEventListener('abort', cancel, { once: true });
   report();
   return () => {
-    clearInterval(ticker);
+    ticker.cancel();
     ctx.signal.removeEventListener('abort', cancel);
   };
 }
@@ -125,7 +127,8 @@ export async function runMotion(
   const lease = arbiter.acquire('move', what, [], ctx.arrivedAtStop);
   if (!lease.ok) return err(lease.error);
   let phase = 'planning';
-  const started = performance.now();
+  const clock = ctx.services.clock ?? systemClock;
+  const started = clock.nowMs();
   /** Seconds from the call's start to the expected end of the execution, once the stack said how long it takes. */
   let totalS: number | undefined;
   const done = watchCall(
@@ -145,7 +148,7 @@ export async function runMotion(
       onFeedback: (state, durationS) => {
         phase = state;
         if (state === 'executing' && durationS !== undefined && Number.isFinite(durationS))
-          totalS = (performance.now() - started) / 1000 + durationS;
+          totalS = (clock.nowMs() - started) / 1000 + durationS;
       },
     });
     if (!result.ok) {

@@ -33,6 +33,7 @@ import { safetyStateFor } from '../safety/store.ts';
 import { PlanStore } from '../plans/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
 import { PositionStore } from '../positions/store.ts';
+import type { Clock } from '../sim/clock.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
@@ -77,12 +78,14 @@ export interface StartOptions {
   readonly context?: RobotContext;
   /** Variables added to the sequence runner's environment. */
   readonly runnerEnv?: Readonly<Record<string, string>>;
+  /** The clock the app runs on (the simulator built here and a motion's progress); default the process clock. */
+  readonly clock?: Clock;
 }
 
-async function createContext(config: Config): Promise<RobotContext> {
+async function createContext(config: Config, clock: Clock | undefined): Promise<RobotContext> {
   if (config.robot.backend === 'sim') {
     const { SimContext } = await import('../sim/context.ts');
-    return SimContext.create(config);
+    return SimContext.create(config, clock);
   }
   const { loadRclnodejs } = await import('../ros/rcl-load.ts');
   const rcl = await loadRclnodejs(process.env);
@@ -179,7 +182,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   }
   let context: RobotContext;
   try {
-    context = options.context ?? (await createContext(config));
+    context = options.context ?? (await createContext(config, options.clock));
   } catch (e) {
     appInProcess = false;
     throw e;
@@ -242,6 +245,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     positions,
     audit,
     deadMan: config.safety.dead_man,
+    ...(options.clock ? { clock: options.clock } : {}),
   };
   /** Undoes the module state above and closes the context; the process may start an app again. */
   const release = async () => {

@@ -40,8 +40,11 @@ import type { JointTrajectory } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
-import { type Clock, systemClock } from './clock.ts';
-import { type ControllerEvent, describeClip, TrajectoryController } from './controller.ts';
+import { type Clock, systemClock, type Timer } from './clock.ts';
+import { type ControllerEvent, TrajectoryController } from './controller.ts';
+import { describeControllerEvent } from './controller-log.ts';
+import { JointStateCache } from './joint-state-cache.ts';
+import { jogCollision, sceneOf } from './scene.ts';
 import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
 import { SimIkService } from './ik-service.ts';
@@ -57,13 +60,8 @@ import { durationFromS, timeFromMs } from '../ros/messages.ts';
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
   Partial<Pick<Config, 'safety' | 'jog'>>;
 
-/** The collision model's name of a keep-out box is this and the box's name. */
-const KEEP_OUT_PREFIX = 'keep_out.';
-
 /** The jog speeds when the configuration has none (armgate.jog's defaults). */
 const DEFAULT_JOG = { joint_speed: 0.25, tcp_speed: 0.25, tcp_angular_speed: 0.5, ttl_ms: 200 };
-
-type Waiter = (msg: JointStateMsg) => void;
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
 
@@ -95,20 +93,20 @@ export class SimContext implements RobotContext {
   private readonly deadlines = new Set<ProgressDeadline>();
   /** Ends of the pauses still waiting for the arm to come to rest. */
   private readonly pauseWaits = new Set<() => void>();
-  private latest: ReceivedJointState | undefined;
+  private readonly jointStates: JointStateCache;
   /** The last joint state's stamp (ms since the epoch): stamps never go back. */
   private lastStampMs = 0;
-  private waiters: Waiter[] = [];
-  private publishTimer: ReturnType<typeof setInterval> | undefined;
+  private publishTimer: Timer | undefined;
   private readonly scratch: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
   private readonly effort: Float64Array;
 
-  private constructor(config: SimConfig, model: ArmModel, clock: Clock) {
+  private constructor(config: SimConfig, model: ArmModel, clock: Clock, driveClock: Clock) {
     this.config = config;
     this.endpoints = config.endpoints;
     this.limits = config.limits;
     this.model = model;
     this.clock = clock;
+    this.jointStates = new JointStateCache(clock);
     this.states = config.groupStates ?? [];
     this.effort = new Float64Array(config.limits.jointNames.length);
     const initial = config.sim.initial_position;
@@ -125,12 +123,12 @@ export class SimContext implements RobotContext {
     );
     if (!chain.ok) throw new Error(`robot description: ${chain.error}`);
     this.controller = new TrajectoryController(config.limits, initialRad, (event) => this.onControllerEvent(event));
-    this.driver = new SimDriver(clock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
+    this.driver = new SimDriver(driveClock, config.sim.time_scale, config.sim.controller_rate_hz, (nowS, dtS) => {
       this.controller.update(nowS, dtS);
       return this.controller.needsUpdates();
     });
     const tcpChain = withToolOffset(chain.value, this.toolPos, this.toolRot);
-    this.ik = new SimIkService(tcpChain, config.limits, model, () => performance.now());
+    this.ik = new SimIkService(tcpChain, config.limits, model, () => clock.nowMs());
     const envelope = config.safety ? envelopeFromSettings(config.safety) : undefined;
     this.robotState = new RobotStateMessages(config.robotDescriptionXml);
     this.motion = new SimMotionServer(tcpChain, config.limits, this.controller, this.driver, this.states, model, {
@@ -151,19 +149,7 @@ export class SimContext implements RobotContext {
         { jointSpeed: jog.joint_speed, tcpSpeedMS: jog.tcp_speed, tcpAngularSpeedRadS: jog.tcp_angular_speed },
         {
           ...(envelope ? { envelope: createEnvelopeChecker(tcpChain, envelope) } : {}),
-          // A keep-out box is an obstacle of the collision model too (the links' own shapes): its contact is a keep-out.
-          collision: (q) => {
-            const contact = model.collisionAt(q);
-            if (!contact) return undefined;
-            const zone = [contact.a, contact.b].find((label) => label.startsWith(KEEP_OUT_PREFIX));
-            const link = zone === contact.a ? contact.b : contact.a;
-            return zone
-              ? {
-                  kind: 'keep_out',
-                  detail: `${link} would enter the keep-out zone '${zone.slice(KEEP_OUT_PREFIX.length)}'`,
-                }
-              : { kind: 'collision', detail: `${contact.a} would touch ${contact.b}` };
-          },
+          collision: jogCollision(model),
         },
       ),
     );
@@ -171,27 +157,15 @@ export class SimContext implements RobotContext {
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
 
-  /** Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false). */
-  static async create(config: SimConfig, clock: Clock = systemClock): Promise<SimContext> {
-    // Keep-out boxes are obstacles of the collision model too: chomp's cost and solve_ik's check see them.
-    const keepOut = (config.safety?.keep_out ?? []).map((box) => ({
-      name: `${KEEP_OUT_PREFIX}${box.name}`,
-      center: [0, 1, 2].map((a) => ((box.min[a] ?? 0) + (box.max[a] ?? 0)) / 2) as [number, number, number],
-      size: [0, 1, 2].map((a) => (box.max[a] ?? 0) - (box.min[a] ?? 0)) as [number, number, number],
-    }));
-    const scene = {
-      marginM: config.sim.collision_margin,
-      boxes: [
-        ...config.sim.obstacles.map((o) => ({
-          name: o.name,
-          center: [o.center[0] ?? 0, o.center[1] ?? 0, o.center[2] ?? 0] as const,
-          size: [o.size[0] ?? 0, o.size[1] ?? 0, o.size[2] ?? 0] as const,
-        })),
-        ...keepOut,
-      ],
-    };
+  /**
+   * Loads the model and starts the joint-state publisher (unless `sim.publish_joint_states` is false).
+   * `clock`: the time the context runs on (its timers, timeouts, stamps); `driveClock`: the time the simulated
+   * drive runs on, the same unless a test slows it to stall the arm (a drive slower than planned).
+   */
+  static async create(config: SimConfig, clock: Clock = systemClock, driveClock: Clock = clock): Promise<SimContext> {
+    const scene = sceneOf(config);
     const model = await ArmModel.load(config.robotDescriptionXml, config.endpoints.joint_names, scene);
-    const context = new SimContext(config, model, clock);
+    const context = new SimContext(config, model, clock, driveClock);
     context.start();
     return context;
   }
@@ -203,7 +177,7 @@ export class SimContext implements RobotContext {
     if (!this.config.sim.publish_joint_states) return;
     const periodMs = 1000 / this.config.sim.joint_state_rate_hz;
     this.publishJointState();
-    this.publishTimer = setInterval(() => this.publishJointState(), periodMs);
+    this.publishTimer = this.clock.every(periodMs, () => this.publishJointState());
   }
 
   /** Publishes the joint state; from the timer it first runs the controller updates due (`catchUp`). */
@@ -213,13 +187,10 @@ export class SimContext implements RobotContext {
     const stampMs = Math.max(this.lastStampMs, this.clock.epochMs() - this.driver.stateAgeMs());
     this.lastStampMs = stampMs;
     const msg = jointStateMsg(this.model, this.controller.state, stampMs, this.effort);
-    this.latest = { msg, receivedAtMs: this.clock.nowMs() };
+    this.jointStates.put(msg);
     this.deliver(this.endpoints.interfaces.joint_states.name, msg);
     if (this.subscribers.get(ROBOT_STATE_TOPICS.tf.name)?.size)
       this.deliver(ROBOT_STATE_TOPICS.tf.name, this.robotState.tf(msg));
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter(msg);
   }
 
   private onControllerEvent(event: ControllerEvent): void {
@@ -241,21 +212,11 @@ export class SimContext implements RobotContext {
   }
 
   latestJointState(): ReceivedJointState | undefined {
-    return this.latest;
+    return this.jointStates.latest();
   }
 
   nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(undefined);
-      }, timeoutMs);
-      const waiter: Waiter = (msg) => {
-        clearTimeout(timer);
-        resolve(msg);
-      };
-      this.waiters.push(waiter);
-    });
+    return this.jointStates.next(timeoutMs);
   }
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
@@ -321,7 +282,8 @@ export class SimContext implements RobotContext {
         this.deadlines.delete(deadline);
         onExpire();
       },
-      // Wall time, as the timeouts are (a clock of the simulation may run slower than the wall).
+      // The context's clock (wall time in production), as the timeouts are: a simulation's time_scale may run slower.
+      this.clock,
     );
     this.deadlines.add(deadline);
     return {
@@ -689,7 +651,7 @@ export class SimContext implements RobotContext {
   async close(): Promise<void> {
     for (const goal of this.goalsInFlight) goal.abort('the server is shutting down');
     this.motion.shutdown();
-    if (this.publishTimer) clearInterval(this.publishTimer);
+    this.publishTimer?.cancel();
     this.publishTimer = undefined;
     this.driver.sleep();
     this.model.dispose();
@@ -709,32 +671,6 @@ function trajectoryMsg(trajectory: JointTrajectory): JointTrajectoryMsg {
       time_from_start: durationFromS(p.timeFromStartS),
     })),
   };
-}
-
-/** One log line for a controller event. */
-function describeControllerEvent(event: ControllerEvent): string {
-  switch (event.kind) {
-    case 'accepted':
-      return `controller: accepted trajectory #${event.id} (${event.points} points, ${event.durationS.toFixed(3)} s)`;
-    case 'refused':
-      return `controller: refused a trajectory: ${event.reason}`;
-    case 'preempted':
-      return `controller: trajectory #${event.id} preempted by a newer one`;
-    case 'finished':
-      return `controller: trajectory #${event.id} finished`;
-    case 'cancelled':
-      return `controller: trajectory #${event.id} cancelled; decelerating`;
-    case 'hold-request':
-      return 'controller: hold point received; decelerating to a stop';
-    case 'paused':
-      return `controller: trajectory #${event.id} paused at rest on its path [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
-    case 'hold':
-      return `controller: holding position [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
-    case 'clipped':
-      return `controller: ${describeClip(event)}`;
-    case 'jog':
-      return `controller: jog ${event.state}${event.reason ? ` (${event.reason})` : ''} at [${event.positions.map((q) => q.toFixed(4)).join(', ')}]`;
-  }
 }
 
 function mul3(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {

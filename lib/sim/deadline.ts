@@ -6,6 +6,8 @@
  * timer; while the rate is below 1 or changing it checks every {@link POLL_MS}.
  */
 
+import { type Clock, type Timer, systemClock } from './clock.ts';
+
 /** How often the budget is re-counted while the rate is not 1 (ms). */
 export const POLL_MS = 25;
 
@@ -13,12 +15,12 @@ export class ProgressDeadline {
   private remainingS: number;
   private lastMs: number;
   private lastRate: number;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Timer | undefined;
   private done = false;
   private readonly rate: () => number;
   private readonly steady: () => boolean;
   private readonly onExpire: () => void;
-  private readonly nowMs: () => number;
+  private readonly clock: Clock;
 
   /**
    * `rate()`: the rate the budget is spent at now (0..1); `steady()`: true while the rate is 1 and
@@ -29,17 +31,17 @@ export class ProgressDeadline {
     rate: () => number,
     steady: () => boolean,
     onExpire: () => void,
-    nowMs: () => number = () => performance.now(),
+    clock: Clock = systemClock,
   ) {
     this.remainingS = budgetS;
     this.rate = rate;
     this.steady = steady;
     this.onExpire = onExpire;
-    this.nowMs = nowMs;
-    this.lastMs = nowMs();
+    this.clock = clock;
+    this.lastMs = clock.nowMs();
     this.lastRate = rate();
     // Never expires from inside the constructor: the first check is a timer too.
-    this.timer = setTimeout(() => this.poke(), this.waitMs());
+    this.timer = this.clock.after(this.waitMs(), () => this.poke());
   }
 
   /** The rate may have changed (pause, resume, override): counts what was spent so far and re-plans. */
@@ -52,26 +54,26 @@ export class ProgressDeadline {
   /** Ends the deadline without expiring (idempotent). */
   cancel(): void {
     this.done = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
   private account(): void {
-    const now = this.nowMs();
+    const now = this.clock.nowMs();
     this.remainingS -= ((now - this.lastMs) / 1000) * this.lastRate;
     this.lastMs = now;
     this.lastRate = Math.min(1, Math.max(0, this.rate()));
   }
 
   private schedule(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     if (this.remainingS <= 0) {
       this.cancel();
       this.onExpire();
       return;
     }
-    this.timer = setTimeout(() => this.poke(), this.waitMs());
+    this.timer = this.clock.after(this.waitMs(), () => this.poke());
   }
 
   private waitMs(): number {

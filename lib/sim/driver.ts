@@ -1,8 +1,8 @@
-import type { Clock } from './clock.ts';
+import type { Clock, Timer } from './clock.ts';
 
 /**
  * Drives the simulation in scaled time: sim seconds = time_scale x wall seconds since start.
- * While something moves, a wall timer calls `step` in fixed sim steps of `dtS` (bounded per tick
+ * While something moves, a timer of the clock calls `step` in fixed sim steps of `dtS` (bounded per tick
  * so the event loop is never blocked); when idle the timer stops.
  */
 export class SimDriver {
@@ -12,7 +12,7 @@ export class SimDriver {
   private readonly step: (nowS: number, dtS: number) => boolean;
   private readonly wallStartMs: number;
   private lastS = 0;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private timer: Timer | undefined;
 
   /** `step` returns true while more steps are needed. */
   constructor(clock: Clock, timeScale: number, rateHz: number, step: (nowS: number, dtS: number) => boolean) {
@@ -48,7 +48,7 @@ export class SimDriver {
     if (this.timer) return;
     this.lastS = Math.max(this.lastS, this.nowS() - this.dtS);
     const periodMs = Math.max(1, Math.min(4, (this.dtS * 1000) / this.timeScale));
-    this.timer = setInterval(() => this.tick(), periodMs);
+    this.timer = this.clock.every(periodMs, () => this.tick());
   }
 
   /** Runs the updates due now. */
@@ -68,7 +68,7 @@ export class SimDriver {
 
   /** Stops ticking. */
   sleep(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     this.lastS = this.nowS();
   }

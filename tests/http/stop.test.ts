@@ -159,10 +159,18 @@ describe('POST /stop on the simulated arm', () => {
       const move = post<{ success: boolean; message: string }>(url, endpoint, body);
       let sampling = true;
       let samples: Promise<Awaited<ReturnType<typeof sampleJointStates>>> = Promise.resolve([]);
+      const live: Awaited<typeof samples> = [];
       try {
         await moving(url);
-        samples = sampleJointStates(url, () => !sampling, 10);
-        await sleep(150);
+        samples = sampleJointStates(url, () => !sampling, 10, live);
+        // Counted, not timed: a loaded machine answers fewer reads in a given time.
+        await waitFor(
+          '6 samples of the motion',
+          async () => live.length,
+          (n) => n >= 6,
+          15_000,
+          10,
+        );
         const stoppedAt = performance.now();
         const result = await stop(url);
         assert.deepEqual(result, {
@@ -179,7 +187,15 @@ describe('POST /stop on the simulated arm', () => {
         const rest = await atRest(url, 1000);
         const restMs = performance.now() - stoppedAt;
         assert.ok(restMs < 500, `at rest ${restMs.toFixed(0)} ms after the stop`);
-        await sleep(100);
+        // Samples at rest too: at least 10 in all, 2 of them after the rest.
+        const atRestCount = live.length;
+        await waitFor(
+          'samples at rest',
+          async () => live.length,
+          (n) => n >= Math.max(10, atRestCount + 2),
+          15_000,
+          10,
+        );
         sampling = false;
         const taken = await samples;
         assert.ok(taken.length >= 10, `${taken.length} samples`);

@@ -2,22 +2,25 @@
  * Progress of the motion tools over MCP carries a `total` (issue 25), so a client can draw a bar:
  * a move reports seconds since the call began of the seconds it is expected to take, from the start
  * of its execution on (while it plans, the duration is not known yet). Progress never passes its
- * total, and the total is about the motion's duration.
+ * total, and the total is about the motion's duration. The server runs on a clock the test steps (lib/sim/clock.ts):
+ * the simulator and a motion's progress ticks, so the notifications come every 500 ms of that clock whatever the load.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { SteppedClock } from '../../lib/sim/clock.ts';
 import { WORK } from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 describe('MCP progress of motions carries a total', () => {
   let server: TestServer;
   let client: Client;
+  const clock = new SteppedClock(0, Date.now());
 
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 2 } });
+    server = await startTestServer({ sim: { time_scale: 2 } }, { clock });
     client = new Client({ name: 'progress-test', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/mcp`)));
   });
@@ -29,10 +32,12 @@ describe('MCP progress of motions carries a total', () => {
   /** Calls `name` with a progress token; returns the result and every progress notification. */
   const withProgress = async (name: string, args: Record<string, unknown>) => {
     const seen: Progress[] = [];
-    const result = (await client.callTool({ name, arguments: args }, undefined, {
-      onprogress: (p) => seen.push(p),
-      timeout: 60_000,
-    })) as CallToolResult;
+    let done = false;
+    const call = client
+      .callTool({ name, arguments: args }, undefined, { onprogress: (p) => seen.push(p), timeout: 60_000 })
+      .finally(() => (done = true));
+    assert.ok(await clock.until(() => done, 10, 60_000), `${name} answered within 60 s of the clock`);
+    const result = (await call) as CallToolResult;
     assert.equal(result.isError, undefined, JSON.stringify(result.content));
     return { result, seen };
   };

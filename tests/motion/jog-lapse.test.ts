@@ -5,12 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Clock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { createTestApp, type TestApp, testConfig } from '../support/server.ts';
 
-let nowMs = 0;
-const clock: Clock = { nowMs: () => nowMs, epochMs: () => 1.7e12 + nowMs };
+const clock = new SteppedClock(0, 1.7e12);
 let app: TestApp;
 
 before(async () => {
@@ -34,10 +33,10 @@ describe('a jog that lapsed before its next command', () => {
     });
     const target = { kind: 'joints', fractions: [0, 0, 0, 0, 0, 0, 1] } as const;
     assert.equal(jog.command(target, 100, facts).ok, true);
-    nowMs += 50;
+    clock.skip(50);
     assert.equal(jog.command(target, 100, facts).ok, true, 'extended');
     // The loop is held for 400 ms: the command lapses and the arm brakes to rest in the periods the next one runs.
-    nowMs += 400;
+    clock.skip(400);
     const again = jog.command(target, 100, facts);
     assert.equal(again.ok, true, JSON.stringify(again));
     assert.deepEqual(ends, ['ttl']);
@@ -47,7 +46,7 @@ describe('a jog that lapsed before its next command', () => {
     const busy = app.services.arbiter.acquire('move', 'a move');
     assert.equal(busy.ok, false);
     assert.match(busy.ok ? '' : busy.error.detail, /jogging \(pendant over rest\)/);
-    nowMs += 1000;
+    clock.skip(1000);
     app.context.jogStatus?.();
     off();
   });

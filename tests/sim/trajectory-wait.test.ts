@@ -1,14 +1,28 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { durationFromS, type JointTrajectoryMsg } from '../../lib/ros/messages.ts';
+import { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { simConfig } from './sim-config.ts';
 import { JOINTS, WORK } from '../support/arm.ts';
 
 // Confirmed completion on the simulator: SimContext.executeTrajectory answers with the simulated
-// controller's outcome. time_scale 4: a 1 s trajectory runs in 0.25 s.
+// controller's outcome. time_scale 4: a 1 s trajectory runs in 0.25 s. The simulator runs on a clock the test
+// steps (lib/sim/clock.ts): waits advance it, nothing sleeps, and the durations are the clock's, whatever the load.
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const clock = new SteppedClock(0, Date.now());
+/** Waits `ms` of the simulator's clock. */
+const sleep = (ms: number) => clock.advance(ms);
+/** `pending`, answered while the clock moves on 5 ms at a time. */
+async function stepped<T>(pending: Promise<T>): Promise<T> {
+  let done = false;
+  void pending.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  assert.ok(await clock.until(() => done, 5, 120_000), 'answered within 120 s of the clock');
+  return pending;
+}
 
 /** A trajectory from the current position through joint 1 at `q1`, arriving at `timeS` (positions only). */
 function toJoint1(from: readonly number[], q1: number, timeS: number): JointTrajectoryMsg {
@@ -38,13 +52,13 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
   };
 
   before(async () => {
-    sim = await SimContext.create(await simConfig({ time_scale: 4, initial_position: 'work' }));
+    sim = await SimContext.create(await simConfig({ time_scale: 4, initial_position: 'work' }), clock);
   });
   after(() => sim.close());
 
   it('finished: answers when the controller reaches the last point, after the trajectory time', async () => {
     await settle();
-    const result = await sim.executeTrajectory(toJoint1(here(), 0.3, 1));
+    const result = await stepped(sim.executeTrajectory(toJoint1(here(), 0.3, 1)));
     assert.ok(result.ok, 'answered');
     assert.equal(result.value.outcome, 'finished', result.value.message);
     assert.match(result.value.message, /finished at its last point/);
@@ -56,15 +70,17 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
   it('refused: a trajectory the controller cannot follow, with its reason, at once', async () => {
     await settle();
     const tooFast = toJoint1(here(), 2.5, 0.05);
-    const result = await sim.executeTrajectory(tooFast);
+    const result = await stepped(sim.executeTrajectory(tooFast));
     assert.ok(result.ok, 'answered');
     assert.equal(result.value.outcome, 'refused', result.value.message);
     assert.match(result.value.message, /the controller refused the trajectory: joint1 would need/);
     assert.ok(result.value.duration_s < 0.5, `at once (${result.value.duration_s} s)`);
-    const unknown = await sim.executeTrajectory({
-      ...toJoint1(here(), 0.2, 1),
-      joint_names: ['a', ...JOINTS.slice(1)],
-    });
+    const unknown = await stepped(
+      sim.executeTrajectory({
+        ...toJoint1(here(), 0.2, 1),
+        joint_names: ['a', ...JOINTS.slice(1)],
+      }),
+    );
     assert.ok(unknown.ok && unknown.value.outcome === 'refused', 'unknown joint refused');
     assert.match(unknown.value.message, /unknown joint 'a'/);
   });
@@ -76,7 +92,7 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     await sleep(300);
     assert.ok(sim.armActivity(), 'moving');
     abort.abort('stopped by POST /stop');
-    const result = await pending;
+    const result = await stepped(pending);
     assert.ok(result.ok, 'answered');
     assert.equal(result.value.outcome, 'stopped', result.value.message);
     assert.match(result.value.message, /stopped by POST \/stop/);
@@ -94,7 +110,7 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
       joint_names: [...JOINTS],
       points: [],
     });
-    const result = await pending;
+    const result = await stepped(pending);
     assert.ok(result.ok && result.value.outcome === 'stopped', `stopped: ${result.ok ? result.value.message : ''}`);
   });
 
@@ -103,9 +119,9 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     const first = sim.executeTrajectory(toJoint1(here(), -0.4, 4));
     await sleep(300);
     const second = sim.executeTrajectory(toJoint1(here(), 0.1, 2));
-    const a = await first;
+    const a = await stepped(first);
     assert.ok(a.ok && a.value.outcome === 'preempted', `the first is preempted: ${a.ok ? a.value.message : ''}`);
-    const b = await second;
+    const b = await stepped(second);
     assert.ok(b.ok && b.value.outcome === 'finished', `the second finishes: ${b.ok ? b.value.message : ''}`);
   });
 
@@ -113,9 +129,9 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     await settle();
     const pending = sim.executeTrajectory(toJoint1(here(), -0.4, 4));
     await sleep(300);
-    const moved = await sim.moveToJoints({ joints: [...WORK], speed: 0.5 });
+    const moved = await stepped(sim.moveToJoints({ joints: [...WORK], speed: 0.5 }));
     assert.ok(moved.ok, 'the move answers');
-    const result = await pending;
+    const result = await stepped(pending);
     assert.ok(result.ok, 'answered');
     // The simulated motion server plans from the joint state of the moving arm, so its trajectory is
     // sometimes refused for a start a few mrad behind (lib/sim/motion.ts); then the first one runs on.
@@ -128,9 +144,8 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     const before = here();
     const stopped = new AbortController();
     stopped.abort('stopped before it began');
-    const moved = await sim.moveToJoints(
-      { joints: [0.4, 0.2, 0, -1.2, 0, 1.2, 0], speed: 1 },
-      { signal: stopped.signal },
+    const moved = await stepped(
+      sim.moveToJoints({ joints: [0.4, 0.2, 0, -1.2, 0, 1.2, 0], speed: 1 }, { signal: stopped.signal }),
     );
     assert.ok(moved.ok, 'the move answers');
     assert.equal(moved.value.success, false, moved.value.message);
@@ -141,7 +156,7 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
 
   it('timeout: no outcome within the wait stops the trajectory and says so', async () => {
     await settle();
-    const result = await sim.executeTrajectory(toJoint1(here(), 0.5, 8), { timeoutS: 0.3 });
+    const result = await stepped(sim.executeTrajectory(toJoint1(here(), 0.5, 8), { timeoutS: 0.3 }));
     assert.ok(result.ok, 'answered');
     assert.equal(result.value.outcome, 'timeout', result.value.message);
     assert.match(result.value.message, /no outcome within 0\.300 s: the trajectory was stopped/);
@@ -155,7 +170,7 @@ describe('confirmed completion on the simulator (SimContext.executeTrajectory)',
     const abort = new AbortController();
     abort.abort('revoked');
     const before = here();
-    const result = await sim.executeTrajectory(toJoint1(before, 0.4, 1), { signal: abort.signal });
+    const result = await stepped(sim.executeTrajectory(toJoint1(before, 0.4, 1), { signal: abort.signal }));
     assert.ok(result.ok && result.value.outcome === 'stopped', 'stopped');
     assert.match(result.value.message, /revoked: nothing was sent/);
     assert.equal(sim.armActivity(), undefined, 'the arm did not move');

@@ -172,8 +172,9 @@ export async function sampleJointStates(
   url: Target,
   stop: () => boolean,
   everyMs = 10,
+  /** The array the samples go into as they come (a test can count them while sampling). */
+  samples: { sentMs: number; doneMs: number; state: JointStates }[] = [],
 ): Promise<{ sentMs: number; doneMs: number; state: JointStates }[]> {
-  const samples: { sentMs: number; doneMs: number; state: JointStates }[] = [];
   while (!stop()) {
     const sentMs = performance.now();
     const state = await jointStates(url);

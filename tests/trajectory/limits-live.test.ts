@@ -7,7 +7,9 @@
  * the event loop.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { after, before, describe, it } from 'node:test';
 import type { JointStateMsg, JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { csvForm } from '../support/multipart.ts';
@@ -326,6 +328,7 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     }
     const form = csvForm(`${rows.join('\n')}\n`, { filename: 'big.csv' });
     const delay = monitorEventLoopDelay({ resolution: 1 });
+    const host = hostStalls();
     let reads = 0;
     let done = false;
     const reader = (async () => {
@@ -351,6 +354,7 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     const res = await post(url, '/trajectory/send_csv', form);
     const tookMs = performance.now() - started;
     delay.disable();
+    const hostMs = await host.end();
     observer.disconnect();
     done = true;
     await reader;
@@ -366,10 +370,12 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     });
     const worstMs = delay.max / 1e6;
     // The precise figure belongs to the bench (about 25-40 ms here, most of it garbage collection and the
-    // upload itself, which this test sends from the same process); the bound is generous for a loaded CI.
+    // upload itself, which this test sends from the same process). The bound is 100 ms of this process's own
+    // stalls: on a loaded machine the host also holds every thread now and then, so what an idle thread beside
+    // it saw in the same span (hostMs) is added; one long synchronous stretch (parsing 10 MB in one go) still fails.
     assert.ok(
-      worstMs < 100,
-      `worst event-loop delay ${worstMs.toFixed(1)} ms during ${tookMs.toFixed(0)} ms; garbage collections over 10 ms: ${gcs.join(', ') || 'none'}`,
+      worstMs < 100 + hostMs,
+      `worst event-loop delay ${worstMs.toFixed(1)} ms during ${tookMs.toFixed(0)} ms (an idle thread beside it: ${hostMs.toFixed(1)} ms); garbage collections over 10 ms: ${gcs.join(', ') || 'none'}`,
     );
     assert.ok(reads >= 5, `${reads} reads answered in ${tookMs.toFixed(0)} ms`);
     const stop = await post(url, '/stop');
@@ -377,3 +383,33 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     await atRest(url, 5000);
   });
 });
+
+/**
+ * The host's own stalls: the worst event-loop delay of an idle worker thread (its own loop and heap, so this
+ * process's work and garbage collection do not hold it), from now until `end()`; what the machine's load did to
+ * every thread in that span.
+ */
+function hostStalls(): { end(): Promise<number> } {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+    const { monitorEventLoopDelay } = require('node:perf_hooks');
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const keep = setInterval(() => {}, 1000);
+    parentPort.once('message', () => {
+      delay.disable();
+      clearInterval(keep);
+      parentPort.postMessage(delay.max / 1e6);
+    });`,
+    { eval: true },
+  );
+  return {
+    async end() {
+      const answer = once(worker, 'message');
+      worker.postMessage('end');
+      const [ms] = (await answer) as [number];
+      await worker.terminate();
+      return ms;
+    },
+  };
+}
