@@ -38,6 +38,11 @@ export interface BagTopic {
   readonly definition?: string;
   /** What the publisher offers: `transient_local` for latched topics (/robot_description, /tf_static); default volatile. */
   readonly durability?: Durability;
+  /**
+   * Where the messages come from when not from the topic's own publisher, kept in the channel's metadata as
+   * `armgate_source` (e.g. armgate's forward kinematics when the stack has no robot_state_publisher).
+   */
+  readonly source?: string;
 }
 
 /** Options of {@link Rosbag2Writer.open}; only uncompressed chunks are written. */
@@ -174,7 +179,10 @@ export class Rosbag2Writer {
           topic: topic.name,
           messageEncoding: 'cdr',
           schemaId,
-          metadata: new Map([['offered_qos_profiles', offeredQosProfiles(topic.durability)]]),
+          metadata: new Map([
+            ['offered_qos_profiles', offeredQosProfiles(topic.durability)],
+            ...(topic.source ? [['armgate_source', topic.source] as [string, string]] : []),
+          ]),
         });
         states.set(topic.name, { topic, channelId, serializer, messageCount: 0 });
       }

@@ -13,6 +13,18 @@ export interface RclOptions {
   readonly enableTypedArray?: boolean;
   /** Deliver received messages serialized (CDR bytes in a Buffer) instead of as objects. */
   readonly isRaw?: boolean;
+  /** Quality of service (rclnodejs's `QoS` fields; a plain object is read the same way); default: the default profile. */
+  readonly qos?: RclQos;
+}
+
+/** An rmw QoS profile as rclnodejs reads it from an object (rmw policy values: 1 keep last, 1 reliable, 1 transient local). */
+export interface RclQos {
+  readonly history: number;
+  readonly depth: number;
+  readonly reliability: number;
+  readonly durability: number;
+  readonly liveliness: number;
+  readonly avoidRosNameSpaceConventions: boolean;
 }
 
 /** Any entity a node creates (publisher, subscription, client). */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DefinitionSource } from '../bag/installed.ts';
+import type { Durability } from '../bag/metadata.ts';
 import { type BagTopic, Rosbag2Writer } from '../bag/writer.ts';
 import { moveToJointsGoalToRos, moveToPoseGoalToRos } from '../ros/convert.ts';
 import { ok } from '../result.ts';
@@ -15,6 +16,14 @@ import {
   targetOutsideEnvelope,
 } from '../safety/targets.ts';
 import { goalOf, type SequencePoint } from './config.ts';
+import {
+  COMPUTED_SOURCE,
+  computeRobotState,
+  durabilityOf,
+  ROBOT_STATE_LIST,
+  type RobotStateTopic,
+  TRANSIENT_LOCAL_QOS,
+} from './rcl-robot-state.ts';
 import type { MoveAnswer, Recording, RunnerBackend } from './backend.ts';
 
 /** What the runner needs of the endpoints file on a ROS 2 stack (written by the supervisor as JSON). */
@@ -25,6 +34,10 @@ export interface RunnerRosSettings {
   readonly timeouts: EndpointsFile['timeouts'];
   /** The safety envelope each goal's target is checked against before it is sent; absent: none configured. */
   readonly safety?: PlainTargetGuard;
+  /** The joint-state topic (the endpoints file's): armgate's forward kinematics computes /tf from it when the stack has none. */
+  readonly joint_states?: { readonly name: string; readonly type: string };
+  /** The robot description (URDF) /tf, /tf_static and /robot_description are computed from when the stack publishes none. */
+  readonly robot_description?: string;
 }
 
 /** How often the graph is polled while discovering topics to record. */
@@ -181,34 +194,73 @@ export class RclBackend implements RunnerBackend {
     }
   }
 
+  /**
+   * The robot-state topics a bag of every topic computes because the graph lacks them (none when topics are named,
+   * or when there is no robot description to compute them from: then a warning says so).
+   */
+  private missingRobotState(named: readonly string[], found: readonly RclNamesAndTypes[]): RobotStateTopic[] {
+    if (named.length > 0) return [];
+    const onGraph = new Set(found.map((t) => rosName(t.name)));
+    const missing = ROBOT_STATE_LIST.filter((t) => !onGraph.has(t.name));
+    if (missing.length === 0) return [];
+    const { robot_description, joint_states } = this.settings;
+    if (robot_description === undefined) {
+      this.warn(`not recording ${missing.map((t) => t.name).join(', ')}: not on the graph and no robot description`);
+      return [];
+    }
+    const computable = missing.filter((t) => t.name !== '/tf' || joint_states !== undefined);
+    if (computable.length > 0)
+      this.warn(
+        `${computable.map((t) => t.name).join(', ')}: not on the graph; computed by armgate's forward kinematics`,
+      );
+    return computable;
+  }
+
+  /** The complete definition of one of `types` (the first found), or the reasons none was. */
+  private definitionOf(name: string, types: readonly string[]): { type: string; definition: string } | string[] {
+    const reasons: string[] = [];
+    for (const type of types) {
+      const definition = this.definitions.definition(type);
+      if (definition.ok) {
+        if (definition.value.from === 'built-in')
+          this.warn(`${type}: not found in the installed packages; using armgate's built-in definition`);
+        return { type, definition: definition.value.text };
+      }
+      reasons.push(`${name}: ${definition.error}`);
+    }
+    return reasons;
+  }
+
   async record(folder: string, topics: readonly string[]): Promise<Recording> {
     const found = await this.discover(topics);
-    const chosen: Required<Omit<BagTopic, 'durability'>>[] = [];
+    const chosen: (BagTopic & { readonly definition: string; readonly durability: Durability })[] = [];
     for (const { name, types } of found) {
-      const reasons: string[] = [];
-      let picked: Required<Omit<BagTopic, 'durability'>> | undefined;
-      for (const type of types) {
-        const definition = this.definitions.definition(type);
-        if (definition.ok) {
-          picked = { name, type, definition: definition.value.text };
-          if (definition.value.from === 'built-in')
-            this.warn(`${type}: not found in the installed packages; using armgate's built-in definition`);
-          break;
-        }
-        reasons.push(definition.error);
+      const picked = this.definitionOf(name, types);
+      if (!Array.isArray(picked)) chosen.push({ name, ...picked, durability: durabilityOf(name) });
+      else if (topics.length > 0) throw new Error(`cannot record ${name}: ${picked.join('; ')}`);
+      else this.warn(`not recording ${name}: ${picked.join('; ')}`);
+    }
+    const computed: RobotStateTopic[] = [];
+    for (const topic of this.missingRobotState(topics, found)) {
+      const picked = this.definitionOf(topic.name, [topic.type]);
+      if (Array.isArray(picked)) this.warn(`not recording ${topic.name}: ${picked.join('; ')}`);
+      else {
+        computed.push(topic);
+        chosen.push({ name: topic.name, ...picked, durability: topic.durability, source: COMPUTED_SOURCE });
       }
-      if (picked) chosen.push(picked);
-      else if (topics.length > 0) throw new Error(`cannot record ${name}: ${reasons.join('; ')}`);
-      else this.warn(`not recording ${name}: ${reasons.join('; ')}`);
     }
     if (chosen.length === 0) throw new Error('none of the topics has a message definition installed');
     const bag = await Rosbag2Writer.open(folder, chosen);
+    const failed = (e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`);
     const subscriptions: RclEntity[] = [];
     let malformed = false;
     try {
       for (const topic of chosen) {
+        if (topic.source !== undefined) continue;
+        // Transient local for the latched topics: their publishers sent them once, before this subscription.
+        const qos = topic.durability === 'transient_local' ? { qos: TRANSIENT_LOCAL_QOS } : {};
         subscriptions.push(
-          this.node.createSubscription(topic.type, topic.name, { isRaw: true }, (raw) => {
+          this.node.createSubscription(topic.type, topic.name, { isRaw: true, ...qos }, (raw) => {
             if (this.released) return;
             if (!(raw instanceof Uint8Array)) {
               if (!malformed)
@@ -216,11 +268,23 @@ export class RclBackend implements RunnerBackend {
               malformed = true;
               return;
             }
-            bag
-              .writeSerialized(topic.name, raw, epochNs())
-              .catch((e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`));
+            bag.writeSerialized(topic.name, raw, epochNs()).catch(failed);
           }),
         );
+      }
+      const { robot_description: urdf, joint_states: jointStates } = this.settings;
+      if (computed.length > 0 && urdf !== undefined) {
+        const tf = computeRobotState({
+          node: this.node,
+          topics: computed,
+          urdf,
+          jointStates: jointStates ?? { name: '', type: '' },
+          nowNs: epochNs,
+          write: (topic, msg) => {
+            if (!this.released) bag.write(topic, msg, epochNs()).catch(failed);
+          },
+        });
+        if (tf) subscriptions.push(tf);
       }
     } catch (e) {
       for (const s of subscriptions) this.node.destroySubscription(s);
@@ -228,7 +292,7 @@ export class RclBackend implements RunnerBackend {
       throw new Error(`cannot subscribe: ${(e as Error).message}`);
     }
     return {
-      topics: chosen.map((t) => `${t.name} (${t.type})`),
+      topics: chosen.map((t) => `${t.name} (${t.type}${t.source ? ', computed by armgate' : ''})`),
       close: async () => {
         if (!this.released) for (const s of subscriptions) this.node.destroySubscription(s);
         await bag.close();

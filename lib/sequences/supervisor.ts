@@ -85,6 +85,11 @@ export interface SupervisorOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** The app's safety envelope: on ros2 the runner holds its goals' targets to it. */
   readonly safety?: SafetyState | undefined;
+  /**
+   * The endpoints file's URDF: on ros2 a bag of every topic computes /tf, /tf_static and /robot_description from
+   * it (or from the stack's robot_description parameter when it can be read) when the stack publishes none.
+   */
+  readonly robotDescriptionXml?: string;
 }
 
 /**
@@ -156,6 +161,12 @@ export class SequenceSupervisor {
     };
   }
 
+  /** The URDF a ros2 runner computes the robot-state topics from: the stack's when it can be read, else the endpoints file's. */
+  private async runnerUrdf(): Promise<string | undefined> {
+    const stack = await this.context.robotDescription?.();
+    return stack?.ok ? stack.value : this.options.robotDescriptionXml;
+  }
+
   /**
    * Starts a runner under `lease` (taken from the arbiter by the caller, synchronously), which it
    * keeps until the process has exited. The run goes to the runner as one {@link SequenceJob}
@@ -163,6 +174,7 @@ export class SequenceSupervisor {
    */
   async start(config: SequenceConfig, options: RunOptions, lease: Lease): Promise<Result<number, string>> {
     const { interfaces, timeouts } = this.context.endpoints;
+    const urdf = this.options.backend === 'ros2' && options.bagPath ? await this.runnerUrdf() : undefined;
     const job: SequenceJob = {
       config,
       iterations: options.iterations,
@@ -177,6 +189,8 @@ export class SequenceSupervisor {
               joints_type: interfaces.move_to_joints.type,
               pose_type: interfaces.move_to_pose.type,
               timeouts,
+              joint_states: { name: interfaces.joint_states.name, type: interfaces.joint_states.type },
+              ...(urdf !== undefined ? { robot_description: urdf } : {}),
               ...this.runnerSafety(),
             },
           }

@@ -206,6 +206,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const sequences = new SequenceSupervisor(context, {
     backend: config.robot.backend,
     safety: safety.value,
+    robotDescriptionXml: config.robotDescriptionXml,
     ...(options.runnerEnv ? { env: options.runnerEnv } : {}),
   });
   arbiter.addSource(() => context.armActivity());

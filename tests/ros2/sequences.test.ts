@@ -32,7 +32,13 @@ interface Status {
   pid?: number;
 }
 
-async function startSequence(url: string, bag: string, iterations = 1, speed = 0.5): Promise<Response> {
+async function startSequence(
+  url: string,
+  bag: string,
+  iterations = 1,
+  speed = 0.5,
+  topics = '/joint_states,/iiwa_arm_controller/joint_trajectory',
+): Promise<Response> {
   const pose = { x: 0.45, y: 0.1, z: 0.6, a: 0, b: Math.PI, c: 0, speed };
   const form = sequenceForm(
     { home: { joints: WORK, speed }, waypoints: [{ joints: OTHER, speed }, pose] },
@@ -40,7 +46,7 @@ async function startSequence(url: string, bag: string, iterations = 1, speed = 0
       n_iterations: String(iterations),
       delay_between_iterations: '0',
       bag_path: bag,
-      topics: '/joint_states,/iiwa_arm_controller/joint_trajectory',
+      topics,
     },
   );
   return fetch(`${url}/sequences/start`, { method: 'POST', body: form });
@@ -149,6 +155,44 @@ describe('sequence runner on ros2 over real DDS', () => {
     );
     assertNear(positions.at(-1) ?? [], WORK, 2e-3, 'the last recorded state is home');
     assert.equal(bag.metadata.message_count, bag.messages.length);
+  });
+
+  it("records robot_state_publisher's /tf, /tf_static (latched) and /robot_description (latched) from the graph in a bag of every topic", async () => {
+    const started = await startSequence(url, 'robot-state', 1, 0.5, '');
+    assert.equal(started.status, 200, await started.text());
+    const end = await finished(url);
+    const logs = (await call<{ lines: string[] }>(url, '/sequences/logs?n=200')).body.lines.join('\n');
+    assert.equal(end.returncode, 0, logs);
+    assert.doesNotMatch(logs, /computed by armgate/, 'the stack publishes them: nothing is computed');
+    const bag = await readBag(path.join(armgate.bagRoot, 'robot-state'));
+    const channel = (topic: string) => bag.channels.find((c) => c.topic === topic);
+    const decoded = (topic: string) => bag.messages.filter((m) => m.topic === topic).map((m) => m.decoded);
+    for (const [topic, type, durability] of [
+      ['/robot_description', 'std_msgs/msg/String', 1],
+      ['/tf_static', 'tf2_msgs/msg/TFMessage', 1],
+      ['/tf', 'tf2_msgs/msg/TFMessage', 2],
+    ] as const) {
+      const c = channel(topic);
+      assert.ok(c, `${topic} is in the bag: ${bag.channels.map((x) => x.topic).join(', ')}`);
+      assert.equal(c.schemaName, type);
+      assert.equal(c.metadata.get('armgate_source'), undefined, `${topic} was recorded from the graph`);
+      assert.match(c.metadata.get('offered_qos_profiles') ?? '', new RegExp(`durability: ${durability}\n`));
+      assert.ok(decoded(topic).length > 0, `${topic} holds messages (${logs})`);
+    }
+    const description = decoded('/robot_description')[0] as { data: string };
+    assert.match(description.data, /<robot[\s\S]*joint7/, 'the latched URDF arrived whole');
+    const staticFrames = (decoded('/tf_static') as { transforms: { child_frame_id: string }[] }[]).flatMap((m) =>
+      m.transforms.map((t) => t.child_frame_id),
+    );
+    assert.ok(staticFrames.length > 0, 'the latched fixed transforms arrived');
+    const moving = decoded('/tf') as {
+      transforms: { header: { frame_id: string }; child_frame_id: string; transform: { rotation: { w: number } } }[];
+    }[];
+    assert.ok(moving.length > 10, `transforms all along the run: ${moving.length}`);
+    const children = new Set(moving.flatMap((m) => m.transforms.map((t) => t.child_frame_id)));
+    assert.ok(children.size >= 7, `one transform per movable joint: ${[...children].join(', ')}`);
+    const rotations = new Set(moving.map((m) => JSON.stringify(m.transforms.map((t) => t.transform.rotation))));
+    assert.ok(rotations.size > 1, 'the transforms follow the arm as it moves');
   });
 
   it('on POST /stop cancels its goal on the stack, closes the bag and leaves no process', async () => {
