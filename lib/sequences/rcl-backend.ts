@@ -217,7 +217,7 @@ export class RclBackend implements RunnerBackend {
   }
 
   /** The complete definition of one of `types` (the first found), or the reasons none was. */
-  private definitionOf(name: string, types: readonly string[]): { type: string; definition: string } | string[] {
+  private definitionOf(types: readonly string[]): { type: string; definition: string } | string[] {
     const reasons: string[] = [];
     for (const type of types) {
       const definition = this.definitions.definition(type);
@@ -226,7 +226,7 @@ export class RclBackend implements RunnerBackend {
           this.warn(`${type}: not found in the installed packages; using armgate's built-in definition`);
         return { type, definition: definition.value.text };
       }
-      reasons.push(`${name}: ${definition.error}`);
+      reasons.push(definition.error);
     }
     return reasons;
   }
@@ -235,14 +235,14 @@ export class RclBackend implements RunnerBackend {
     const found = await this.discover(topics);
     const chosen: (BagTopic & { readonly definition: string; readonly durability: Durability })[] = [];
     for (const { name, types } of found) {
-      const picked = this.definitionOf(name, types);
+      const picked = this.definitionOf(types);
       if (!Array.isArray(picked)) chosen.push({ name, ...picked, durability: durabilityOf(name) });
       else if (topics.length > 0) throw new Error(`cannot record ${name}: ${picked.join('; ')}`);
       else this.warn(`not recording ${name}: ${picked.join('; ')}`);
     }
     const computed: RobotStateTopic[] = [];
     for (const topic of this.missingRobotState(topics, found)) {
-      const picked = this.definitionOf(topic.name, [topic.type]);
+      const picked = this.definitionOf([topic.type]);
       if (Array.isArray(picked)) this.warn(`not recording ${topic.name}: ${picked.join('; ')}`);
       else {
         computed.push(topic);

@@ -32,7 +32,7 @@ import { FIXTURE_AMENT_PREFIX, type RclTestServer, startRclTestServer } from '..
 
 interface Bag {
   readonly schemas: Map<string, string>;
-  readonly channels: { topic: string; schema: string; encoding: string }[];
+  readonly channels: { topic: string; schema: string; encoding: string; source?: string | undefined }[];
   readonly messages: { topic: string; decoded: Record<string, unknown>; logTime: bigint }[];
   readonly metadata: {
     message_count: number;
@@ -47,7 +47,7 @@ async function readBag(folder: string): Promise<Bag> {
   const stream = new McapStreamReader();
   stream.append(await readFile(path.join(folder, `${path.basename(folder)}_0.mcap`)));
   const schemas = new Map<number, { name: string; text: string; reader: MessageReader }>();
-  const channelsById = new Map<number, { topic: string; schema: string; encoding: string }>();
+  const channelsById = new Map<number, Bag['channels'][number]>();
   const messages: Bag['messages'] = [];
   for (let record = stream.nextRecord(); record; record = stream.nextRecord()) {
     if (record.type === 'Schema') {
@@ -58,6 +58,7 @@ async function readBag(folder: string): Promise<Bag> {
         topic: record.topic,
         schema: schemas.get(record.schemaId)?.name ?? '?',
         encoding: record.messageEncoding,
+        ...(record.metadata.has('armgate_source') ? { source: record.metadata.get('armgate_source') } : {}),
       });
     } else if (record.type === 'Message') {
       const channel = channelsById.get(record.channelId);
@@ -174,6 +175,45 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
       bag.metadata.topics_with_message_count.map((e) => [e.topic_metadata.name, e.message_count]),
     );
     assert.equal(counted['/joint_states'], states.length);
+  });
+
+  it("computes /tf, /tf_static and /robot_description from armgate's forward kinematics when the graph has no publisher of them, and says so in each channel's metadata", async () => {
+    const hidden = ['/tf', '/tf_static', '/robot_description'];
+    for (const name of hidden) t.standin.knobs.hiddenTopics.add(name);
+    try {
+      const started = await start(
+        t.url,
+        { home: { joints: WORK, speed: 0.5 }, waypoints: [{ joints: OTHER, speed: 0.5 }] },
+        { n_iterations: '1', delay_between_iterations: '0', bag_path: 'computed' },
+      );
+      assert.equal(started.status, 200, await started.text());
+      const { status, logs } = await finished(t.url);
+      assert.equal(status.returncode, 0, logs);
+      assert.match(
+        logs,
+        /\/robot_description, \/tf_static, \/tf: not on the graph; computed by armgate's forward kinematics/,
+      );
+      const bag = await readBag(path.join(bagRoot, 'computed'));
+      for (const topic of hidden) {
+        const channel = bag.channels.find((c) => c.topic === topic);
+        assert.match(channel?.source ?? '', /computed by armgate/, `${topic}: ${JSON.stringify(bag.channels)}`);
+      }
+      assert.equal(bag.channels.find((c) => c.topic === '/joint_states')?.source, undefined, 'recorded from the graph');
+      const of = (topic: string) => bag.messages.filter((m) => m.topic === topic).map((m) => m.decoded);
+      assert.equal(of('/robot_description').length, 1);
+      assert.equal(of('/robot_description')[0]?.data, t.config.robotDescriptionXml);
+      const fixed = of('/tf_static')[0]?.transforms as { child_frame_id: string }[];
+      assert.ok(fixed.length > 0, 'the fixed joints');
+      const states = of('/joint_states');
+      const moving = of('/tf') as { transforms: { header: { stamp: object }; child_frame_id: string }[] }[];
+      assert.ok(moving.length > 20 && moving.length <= states.length + 1, `one per joint state: ${moving.length}`);
+      assert.equal(moving[0]?.transforms.length, 7, 'a transform per movable joint');
+      // Stamped as the joint state it was computed from.
+      const stamps = new Set(states.map((m) => JSON.stringify((m.header as { stamp: object }).stamp)));
+      assert.ok(moving.every((m) => stamps.has(JSON.stringify(m.transforms[0]?.header.stamp))));
+    } finally {
+      for (const name of hidden) t.standin.knobs.hiddenTopics.delete(name);
+    }
   });
 
   it('passes the sequence check the live ROS 2 suite runs', async () => {

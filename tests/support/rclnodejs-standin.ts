@@ -159,6 +159,8 @@ export interface StandinKnobs {
     | undefined;
   /** Topics the graph shows besides the simulator's. */
   readonly extraTopics: RclNamesAndTypes[];
+  /** The simulator's topics the graph does not show (full names: a stack without robot_state_publisher has no /tf). */
+  readonly hiddenTopics: Set<string>;
   /** /compute_ik answers this instead of solving on the simulator. */
   ikAnswer: IkScript | undefined;
   /** The FollowJointTrajectory server follows this script instead of the simulated controller. */
@@ -308,6 +310,7 @@ export function createStandin(sim: SimContext): Standin {
     goalResponseDelayMs: 0,
     srdf: undefined,
     extraTopics: [],
+    hiddenTopics: new Set(),
     ikAnswer: undefined,
     trajectoryGoals: undefined,
     sceneAnswer: undefined,
@@ -754,7 +757,10 @@ export function createStandin(sim: SimContext): Standin {
     destroyClient(): void {}
     getTopicNamesAndTypes(): readonly RclNamesAndTypes[] {
       return [
-        ...sim.topics().map((t) => ({ name: full(t.name), types: [t.type] })),
+        ...sim
+          .topics()
+          .filter((t) => !knobs.hiddenTopics.has(full(t.name)))
+          .map((t) => ({ name: full(t.name), types: [t.type] })),
         { name: '/rosout', types: ['rcl_interfaces/msg/Log'] },
         ...knobs.extraTopics,
       ];
