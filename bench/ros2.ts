@@ -239,6 +239,26 @@ async function eventLatency(url: string, count = 300): Promise<number[]> {
   return samples;
 }
 
+/**
+ * Where the last stops' time went, by armgate's own trajectory log (ms from the stop's start): the hold point
+ * published, the planner's stop answered (with the goals' cancels confirmed), the stop answered.
+ */
+async function stopPhases(url: string): Promise<{ hold: number[]; planner: number[]; answered: number[] }> {
+  const res = await fetch(`${url}/trajectory/logs?n=300`);
+  const { lines } = (await res.json()) as { lines: string[] };
+  const phases = { hold: [] as number[], planner: [] as number[], answered: [] as number[] };
+  for (const line of lines) {
+    const m = /stop: timings ms: hold published ([\d.]+), planner's stop answered ([\d.]+), answered ([\d.]+)/.exec(
+      line,
+    );
+    if (!m) continue;
+    phases.hold.push(Number(m[1]));
+    phases.planner.push(Number(m[2]));
+    phases.answered.push(Number(m[3]));
+  }
+  return phases;
+}
+
 const fmt = (xs: readonly number[]) => `${median(xs).toFixed(2)} / ${quantile(xs, 0.99).toFixed(2)}`;
 
 export const ros2Section: Section = {
@@ -289,6 +309,7 @@ export const ros2Section: Section = {
         }
       const moves = { ros2: await moveOverhead(ros2.url), sim: await moveOverhead(sim.url) };
       const stops = { ros2: await stopDuringMove(ros2.url), sim: await stopDuringMove(sim.url) };
+      const phases = { ros2: await stopPhases(ros2.url), sim: await stopPhases(sim.url) };
       const events = { ros2: await eventLatency(ros2.url), sim: await eventLatency(sim.url) };
       const row = (name: 'ros2' | 'sim') => [
         name === 'ros2' ? 'ros2 (ros2_control + test stack over Cyclone DDS)' : 'sim (embedded simulator)',
@@ -296,6 +317,9 @@ export const ros2Section: Section = {
         median(rates[name]?.p50 ?? []),
         fmt(moves[name]),
         fmt(stops[name].answer),
+        phases[name].answered.length > 0
+          ? `${fmt(phases[name].hold)}; ${fmt(phases[name].planner)}; ${fmt(phases[name].answered)}`
+          : 'not logged',
         stops[name].brake.length > 0
           ? `${fmt(stops[name].brake)} (${stops[name].brake.length})`
           : events[name].length > 0
@@ -312,12 +336,14 @@ export const ros2Section: Section = {
             'p50 ms',
             `move to here (${MOVES})`,
             `/stop during a move (${STOPS})`,
+            'inside the stop: hold published; planner stopped; answered',
             '/stop -> /joint_states brakes',
             'stamp -> /events',
           ],
           rows: [row('ros2'), row('sim')],
           notes: [
             'move to here: POST /robot/move/joints to the current position (no motion): what a move costs besides moving.',
+            "inside the stop: armgate's own timings of each stop (its trajectory log), ms from the stop's start to the hold point published on the controller's topic, to the planner's stop service answered and the goals' cancels confirmed (sent together), and to the answer.",
             "/stop -> /joint_states brakes: from the stop's request to the stamp of the first joint state whose fastest joint is slower than before the stop (or at rest), the stack's /joint_states read through /events?rate_hz=200 (its count in brackets).",
             "stamp -> /events: from the joint state's header stamp (the stack's clock, or the simulator's) to its event on /events.",
             "Both servers are server.ts in their own process, as npm start runs it; the stack is tests/ros/stack: ros2_control's real joint_trajectory_controller and joint_state_broadcaster (ros2_control_node, mock hardware at 100 Hz), the cobot server and move_group's services.",

@@ -41,6 +41,7 @@ async function stopAfterRevoke(
   revoked: ReturnType<Services['arbiter']['revoke']>,
 ): Promise<StopReport> {
   const { sequences, trajectoryLog, events, control } = services;
+  const t0 = performance.now();
   const runnersEnded = sequences.stop();
   const latest = context.latestJointState();
   const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;
@@ -57,14 +58,21 @@ async function stopAfterRevoke(
     },
     { hold: true },
   );
+  const tHold = performance.now();
   trajectoryLog.push(
     `stop: ${positions ? 'hold point at the current position' : 'empty trajectory (no current joint state)'} ${published.ok ? 'published' : `not published: ${published.error.message}`}`,
   );
   const planner = await context.callStop();
+  const tPlanner = performance.now();
   const plannerStopped = planner.ok && planner.value.success;
   // Only now, the paused motion cancelled: the pause is over and later motions run at the override again.
   await control.cleared(reason);
   const sequenceStopped = await runnersEnded;
+  const tEnd = performance.now();
+  // Where a stop's time goes (ms from its start): docs/benchmarks.md reads these.
+  trajectoryLog.push(
+    `stop: timings ms: hold published ${ms(tHold - t0)}, planner's stop answered ${ms(tPlanner - t0)}, answered ${ms(tEnd - t0)}`,
+  );
   if (revoked) trajectoryLog.push(`stop: revoked the arm from ${revoked.detail}`);
   const parts = [
     sequenceStopped ? 'sequence runner stopped' : 'no sequence was running',
@@ -86,3 +94,5 @@ async function stopAfterRevoke(
   events?.publish('stop', { reason, ...report, revoked: revoked?.detail ?? null });
   return report;
 }
+
+const ms = (x: number) => x.toFixed(2);

@@ -30,3 +30,16 @@ export class RestWatch {
 function within(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((q, i) => Math.abs(q - (b[i] ?? Number.NaN)) <= REST_SPAN_RAD);
 }
+
+/**
+ * The arm already rests at `target`: every joint within {@link REST_SPAN_RAD} of it and below
+ * {@link REST_VELOCITY_RAD_S} (a state without velocities: the positions alone decide). Pure.
+ */
+export function restsAt(
+  position: readonly number[],
+  velocity: readonly number[] | undefined,
+  target: readonly number[],
+): boolean {
+  const still = velocity?.length !== position.length || velocity.every((v) => Math.abs(v) <= REST_VELOCITY_RAD_S);
+  return still && within(position, target);
+}

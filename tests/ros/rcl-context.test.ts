@@ -149,6 +149,22 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     assert.match(log, /call of cobot\/move_to_named succeeded/);
   });
 
+  it('answers a move to where the arm rests at once, success true, without a goal to the stack; 2 mrad away it sends one', async () => {
+    const here = (await jointState(url)).position;
+    const goals = () => t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').length;
+    const before = goals();
+    const stay = await call<MotionBody>(url, '/robot/move/joints', { joints: here, speed: 0.5 });
+    assert.equal(stay.status, 200);
+    assert.equal(stay.body.success, true, JSON.stringify(stay.body));
+    assert.match(stay.body.message, /already at the target .*nothing was sent to cobot\/move_to_joints/);
+    assert.equal(goals(), before, 'no MoveToJoints goal for a move to where the arm is');
+    const near = here.map((q, i) => (i === 0 ? q + 2e-3 : q));
+    const moved = await call<MotionBody>(url, '/robot/move/joints', { joints: near, speed: 0.5 });
+    assert.equal(moved.body.success, true, JSON.stringify(moved.body));
+    assert.equal(goals(), before + 1, 'a target 2 mrad away is a goal to the stack');
+    await moveOk(url, '/robot/move/named', { name: 'work', speed: 0.5 });
+  });
+
   it('moves to a taught position as a MoveToJoints goal (the named-pose service knows SRDF names only); SRDF names stay read-only', async () => {
     const taught = [0.3, 0.4, 0, -1.3, 0, 1.2, 0.1];
     const joints = Object.fromEntries(JOINTS.map((name, i) => [name, taught[i]]));
