@@ -68,6 +68,10 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/motion/hold.ts',
       // The jog engine: pure, the simulated controller runs it.
       'lib/motion/jog.ts',
+      'lib/motion/jog-types.ts',
+      'lib/motion/jog-tuning.ts',
+      'lib/motion/jog-math.ts',
+      'lib/motion/jog-guard.ts',
     ],
   },
   {

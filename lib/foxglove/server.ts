@@ -17,36 +17,37 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
-import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
+import type { AdmissionPolicy } from '../admission/origin.ts';
 import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
 import { type GuessPolicy, GuessLimiter } from '../admission/guesses.ts';
 import { FOXGLOVE_CLIENT_GONE } from '../motion/dead-man.ts';
-import { parseHost } from '../net/address.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
 import { fetchAsset } from './assets.ts';
+import {
+  CLIENT_OP_SERVICE_CALL_REQUEST,
+  fetchAssetResponseFrame,
+  LEVEL_ERROR,
+  LEVEL_WARNING,
+  MAX_CALLS_IN_FLIGHT,
+  MAX_CLIENT_FRAME,
+  MAX_FETCHES_IN_FLIGHT,
+  MAX_SUBSCRIPTIONS,
+  messageFrame,
+  serviceCallResponseFrame,
+  SUBPROTOCOL,
+} from './protocol.ts';
+import { refuse, screenUpgrade } from './upgrade.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub, HubChannel } from './hub.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
 
-/** The subprotocol of the Foxglove WebSocket protocol v1. */
-export const SUBPROTOCOL = 'foxglove.websocket.v1';
-/** The largest frame a client may send (bytes); a larger one closes the connection (1009). */
-export const MAX_CLIENT_FRAME = 1024 * 1024;
-/** Subscriptions one client may hold at once. */
-export const MAX_SUBSCRIPTIONS = 256;
-/** Service calls one client may have in flight at once. */
-export const MAX_CALLS_IN_FLIGHT = 16;
-/** Asset fetches one client may have in flight at once (each reads a file of up to MAX_ASSET_BYTES). */
-export const MAX_FETCHES_IN_FLIGHT = 4;
-
-// The protocol's opcodes and levels (the values of @foxglove/ws-protocol's BinaryOpcode, ClientBinaryOpcode,
-// StatusLevel (warning 1, error 2), FetchAssetStatus; its index pulls its own server and client into the bundle, so they are named here).
-const OP_MESSAGE_DATA = 1;
-const OP_SERVICE_CALL_RESPONSE = 3;
-const OP_FETCH_ASSET_RESPONSE = 4;
-const CLIENT_OP_SERVICE_CALL_REQUEST = 2;
-const LEVEL_WARNING = 1;
-const LEVEL_ERROR = 2;
+export {
+  MAX_CALLS_IN_FLIGHT,
+  MAX_CLIENT_FRAME,
+  MAX_FETCHES_IN_FLIGHT,
+  MAX_SUBSCRIPTIONS,
+  SUBPROTOCOL,
+} from './protocol.ts';
 
 /** What the server needs of the app. */
 export interface FoxgloveServerOptions {
@@ -87,24 +88,6 @@ interface Client {
   callsInFlight: number;
   fetchesInFlight: number;
   dropped: boolean;
-}
-
-/** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token. */
-function authorizationOf(request: IncomingMessage): string {
-  const header = request.headers.authorization;
-  if (header) return header;
-  const query = (request.url ?? '').split('?')[1];
-  const token = query ? new URLSearchParams(query).get('token') : null;
-  return token ? `Bearer ${token}` : '';
-}
-
-/** Writes a plain HTTP answer on an upgrade's socket and closes it. */
-function refuse(socket: Duplex, status: number, reason: string, detail: string, extra = ''): void {
-  const body = JSON.stringify({ detail });
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n${extra}` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
 }
 
 /** Starts the server on the configured address and port. */
@@ -149,15 +132,6 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
   const json = (client: Client, message: unknown) => send(client, JSON.stringify(message));
   const status = (client: Client, level: number, message: string) =>
     json(client, { op: 'status', level, message: message.length > 500 ? `${message.slice(0, 500)}...` : message });
-
-  const messageFrame = (subscriptionId: number, data: Uint8Array, timeNs: bigint): Uint8Array => {
-    const frame = Buffer.allocUnsafe(13 + data.byteLength);
-    frame.writeUInt8(OP_MESSAGE_DATA, 0);
-    frame.writeUInt32LE(subscriptionId, 1);
-    frame.writeBigUInt64LE(timeNs, 5);
-    frame.set(data, 13);
-    return frame;
-  };
 
   hub.connect({
     wants: (channelId) => (subscribers.get(channelId)?.size ?? 0) > 0,
@@ -223,16 +197,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
         client.fetchesInFlight--;
       }
     }
-    const error = found.ok ? new Uint8Array() : Buffer.from(found.error);
-    const data = found.ok ? found.value : new Uint8Array();
-    const frame = Buffer.allocUnsafe(10 + error.byteLength + data.byteLength);
-    frame.writeUInt8(OP_FETCH_ASSET_RESPONSE, 0);
-    frame.writeUInt32LE(requestId as number, 1);
-    frame.writeUInt8(found.ok ? 0 : 1, 5);
-    frame.writeUInt32LE(error.byteLength, 6);
-    frame.set(error, 10);
-    frame.set(data, 10 + error.byteLength);
-    send(client, frame);
+    send(client, fetchAssetResponseFrame(requestId as number, found));
   };
 
   const onGetParameters = (client: Client, message: Record<string, unknown>) => {
@@ -318,15 +283,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       json: JSON.stringify(value),
     };
     const data = encoding === 'cdr' ? service.response.write(outcome) : Buffer.from(JSON.stringify(outcome));
-    const enc = Buffer.from(encoding);
-    const out = Buffer.allocUnsafe(13 + enc.byteLength + data.byteLength);
-    out.writeUInt8(OP_SERVICE_CALL_RESPONSE, 0);
-    out.writeUInt32LE(serviceId, 1);
-    out.writeUInt32LE(callId, 5);
-    out.writeUInt32LE(enc.byteLength, 9);
-    out.set(enc, 13);
-    out.set(data, 13 + enc.byteLength);
-    send(client, out);
+    send(client, serviceCallResponseFrame(serviceId, callId, encoding, data));
   };
 
   const onText = (client: Client, text: string) => {
@@ -442,66 +399,8 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
         `at most ${config.maxConnections} Foxglove connections`,
         'Retry-After: 2\r\n',
       );
-    const host = request.headers.host ?? '';
-    const admission = admit(options.admission, {
-      method: 'GET',
-      host,
-      origin: null,
-      secFetchSite: null,
-      preflightMethod: null,
-    });
-    if (admission.kind === 'refuse')
-      return refuse(socket, 403, 'Forbidden', admission.error.kind === 'validation' ? '' : admission.error.detail);
-    // A WebSocket carries commands: a browser page of another origin is refused as its POST would be.
-    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : null;
-    const hostPort = parseHost(host);
-    if (origin !== null && !options.admission.corsOrigins.has(origin) && !(hostPort && sameOrigin(origin, hostPort)))
-      return refuse(
-        socket,
-        403,
-        'Forbidden',
-        `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
-      );
-    const principal = authenticate(authorizationOf(request), request.socket.remoteAddress ?? '');
-    if (!principal.ok && principal.error.kind === 'too_many_requests') {
-      state.services.audit?.recordRefusal(
-        'foxglove',
-        request.socket.remoteAddress ?? '',
-        'GET',
-        (request.url ?? '/').split('?')[0] ?? '/',
-        429,
-        principal.error.detail,
-      );
-      return refuse(
-        socket,
-        429,
-        'Too Many Requests',
-        principal.error.detail,
-        `Retry-After: ${principal.error.retryAfterS}\r\n`,
-      );
-    }
-    if (!principal.ok) {
-      state.services.audit?.recordRefusal(
-        'foxglove',
-        request.socket.remoteAddress ?? '',
-        'GET',
-        (request.url ?? '/').split('?')[0] ?? '/',
-        401,
-        principal.error.kind === 'validation' ? '' : principal.error.detail,
-      );
-      return refuse(
-        socket,
-        401,
-        'Unauthorized',
-        'Not authenticated: open ws://HOST:PORT/?token=<token> or send "Authorization: Bearer <token>"',
-        'WWW-Authenticate: Bearer\r\n',
-      );
-    }
-    const offered = String(request.headers['sec-websocket-protocol'] ?? '')
-      .split(',')
-      .map((p) => p.trim());
-    if (!offered.includes(SUBPROTOCOL))
-      return refuse(socket, 400, 'Bad Request', `the client must offer the subprotocol ${SUBPROTOCOL}`);
+    const principal = screenUpgrade(request, socket, options, authenticate);
+    if (!principal) return;
     // Counted until the handshake ends either way (ws answers a bad handshake itself and never calls back).
     pending++;
     let handed = false;
@@ -511,7 +410,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     wss.handleUpgrade(request, socket, head, (ws) => {
       handed = true;
       pending--;
-      onConnection(ws, principal.value);
+      onConnection(ws, principal);
     });
   };
 

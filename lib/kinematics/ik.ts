@@ -1,5 +1,6 @@
 import type { Chain } from './chain.ts';
 import { createFkWorkspace, type FkWorkspace, forwardKinematics, poseError } from './fk.ts';
+import { solveSpd6 } from './linalg.ts';
 
 /** How a solve ended. */
 export type IkStatus = 'converged' | 'stalled' | 'diverged' | 'timeout';
@@ -62,32 +63,8 @@ export function createIkWorkspace(chain: Chain): IkWorkspace {
   };
 }
 
-/** Solves A y = b for symmetric positive definite 6x6 A (Cholesky in place); false if not SPD. */
-function solveSpd6(a: Float64Array, b: Float64Array, y: Float64Array): boolean {
-  for (let j = 0; j < 6; j++) {
-    let d = a[7 * j] as number;
-    for (let k = 0; k < j; k++) d -= (a[6 * j + k] as number) ** 2;
-    if (d <= 0) return false;
-    d = Math.sqrt(d);
-    a[7 * j] = d;
-    for (let i = j + 1; i < 6; i++) {
-      let s = a[6 * i + j] as number;
-      for (let k = 0; k < j; k++) s -= (a[6 * i + k] as number) * (a[6 * j + k] as number);
-      a[6 * i + j] = s / d;
-    }
-  }
-  for (let i = 0; i < 6; i++) {
-    let s = b[i] as number;
-    for (let k = 0; k < i; k++) s -= (a[6 * i + k] as number) * (y[k] as number);
-    y[i] = s / (a[7 * i] as number);
-  }
-  for (let i = 5; i >= 0; i--) {
-    let s = y[i] as number;
-    for (let k = i + 1; k < 6; k++) s -= (a[6 * k + i] as number) * (y[k] as number);
-    y[i] = s / (a[7 * i] as number);
-  }
-  return true;
-}
+/** The IK step's pivot test: only a pivot at or below 0 fails (as written, a NaN passes). */
+const pivotAboveZero = (d: number): boolean => !(d <= 0);
 
 function errorNorms(e: Float64Array): [number, number] {
   return [
@@ -161,7 +138,7 @@ export function solveIk(
           }
           a[7 * r] = (a[7 * r] as number) + lambda;
         }
-        if (!solveSpd6(a, err, y)) {
+        if (!solveSpd6(a, err, y, pivotAboveZero)) {
           solved = false;
           break;
         }

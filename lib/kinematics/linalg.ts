@@ -80,11 +80,32 @@ export function dampedPinvApply(
       a[6 * c + r] = s;
     }
   }
-  // Cholesky in place (lower triangle), then forward and back substitution.
+  if (!solveSpd6(a, b, y, pivotAboveNoise)) return false;
+  for (let k = 0; k < n; k++) {
+    let s = 0;
+    for (let r = 0; r < 6; r++) s += (j[r * n + k] ?? 0) * (y[r] as number);
+    out[k] = s;
+  }
+  return true;
+}
+
+/** The pivot test of the damped least squares: clear of rounding noise (and not NaN). */
+const pivotAboveNoise = (d: number): boolean => d > 1e-18;
+
+/**
+ * Solves A y = b for a symmetric 6x6 A (row-major, overwritten): Cholesky in place (lower triangle), then forward and
+ * back substitution. False when a pivot fails `pivotOk` (A not positive definite, to the caller's tolerance).
+ */
+export function solveSpd6(
+  a: Float64Array,
+  b: ArrayLike<number>,
+  y: Float64Array,
+  pivotOk: (pivot: number) => boolean,
+): boolean {
   for (let c = 0; c < 6; c++) {
     let d = a[7 * c] as number;
     for (let k = 0; k < c; k++) d -= (a[6 * c + k] as number) ** 2;
-    if (!(d > 1e-18)) return false;
+    if (!pivotOk(d)) return false;
     d = Math.sqrt(d);
     a[7 * c] = d;
     for (let r = c + 1; r < 6; r++) {
@@ -102,11 +123,6 @@ export function dampedPinvApply(
     let s = y[r] as number;
     for (let k = r + 1; k < 6; k++) s -= (a[6 * k + r] as number) * (y[k] as number);
     y[r] = s / (a[7 * r] as number);
-  }
-  for (let k = 0; k < n; k++) {
-    let s = 0;
-    for (let r = 0; r < 6; r++) s += (j[r * n + k] ?? 0) * (y[r] as number);
-    out[k] = s;
   }
   return true;
 }

@@ -22,99 +22,41 @@ import { createFkWorkspace, type FkWorkspace, forwardKinematics, poseError } fro
 import { dampedPinvApply, minSingularValue6 } from '../kinematics/linalg.ts';
 import type { JointSample } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
-import type { EnvelopeChecker } from '../safety/envelope.ts';
+import { StopPointGuard } from './jog-guard.ts';
+import { advanceAlongTwist, brakingBound, rampToward, sameTarget, stopPointAtJointLimit } from './jog-math.ts';
+import type {
+  JogEndReason,
+  JogGuards,
+  JogLimit,
+  JogSpeeds,
+  JogStepGoal,
+  JogStepReport,
+  JogTarget,
+} from './jog-types.ts';
+import {
+  CARTESIAN_ACC_SHARE,
+  CARTESIAN_VEL_SHARE,
+  DAMPING2_MAX,
+  GOAL_TOLERANCE,
+  JOINT_ACC_SHARE,
+  POSE_GAIN,
+  PULL_SPEED_MS,
+  REST_SPEED,
+  SINGULAR_SLOW,
+  SINGULAR_STOP,
+} from './jog-tuning.ts';
 
-/** The jog speeds (armgate.jog). */
-export interface JogSpeeds {
-  /** Fraction of each joint's velocity limit at input 1. */
-  readonly jointSpeed: number;
-  /** TCP speed at input 1 (m/s). */
-  readonly tcpSpeedMS: number;
-  /** TCP angular speed at input 1 (rad/s). */
-  readonly tcpAngularSpeedRadS: number;
-}
-
-/** What a jog asks: joint velocity fractions, or a TCP twist as fractions (each in [-1, 1]). */
-export type JogTarget =
-  | { readonly kind: 'joints'; readonly fractions: readonly number[] }
-  | {
-      readonly kind: 'cartesian';
-      readonly linear: readonly number[];
-      readonly angular: readonly number[];
-      readonly frame: 'base' | 'tool';
-    };
-
-/**
- * A bounded step (the MCP tool): move by `amount` (rad of the one joint, or m / rad along the one Cartesian axis of
- * the target) and end at rest there, or at a limit.
- */
-export interface JogStepGoal {
-  readonly amount: number;
-}
-
-/** Why a jog cannot go on as asked. */
-export type JogLimitKind = 'joint_limit' | 'workspace' | 'keep_out' | 'singularity' | 'collision';
-
-/** A limit in force: its kind and a sentence. */
-export interface JogLimit {
-  readonly kind: JogLimitKind;
-  readonly detail: string;
-}
-
-/** Why a jog ended (at rest). */
-export type JogEndReason = 'released' | 'ttl' | 'socket closed' | 'stop' | 'limit';
-
-/** What the engine checks beside the joint limits. */
-export interface JogGuards {
-  /** The safety envelope on the TCP chain. */
-  readonly envelope?: EnvelopeChecker;
-  /** The collision model: the limit when `qRad` is in contact (self, floor, an obstacle, a keep-out box), else undefined. */
-  readonly collision?: (qRad: ArrayLike<number>) => JogLimit | undefined;
-}
-
-/** What one period did. */
-export interface JogStepReport {
-  /** Some joint moves after the period. */
-  readonly moving: boolean;
-  /** The limit that held the jog back in this period, if any. */
-  readonly limit: JogLimit | undefined;
-  /** Set once, in the period the jog came to rest for good: why it ended. */
-  readonly ended: JogEndReason | undefined;
-}
-
-/** Smallest singular value of the Jacobian below which a Cartesian jog toward a singularity slows down. */
-export const SINGULAR_SLOW = 0.06;
-/** Smallest singular value a Cartesian jog never goes below (it stops before). */
-export const SINGULAR_STOP = 0.02;
-/** Largest damping (squared) of the least squares near a singularity. */
-const DAMPING2_MAX = 0.002;
-/** Share of each joint's acceleration limit a joint jog ramps and brakes with (the drive takes the exact command). */
-const JOINT_ACC_SHARE = 0.9;
-/** Share of the acceleration limits the Cartesian speed ramps with; the rest is for the Jacobian's change. */
-const CARTESIAN_ACC_SHARE = 0.8;
-/** Share of each joint's velocity limit a Cartesian jog may ask of it. */
-const CARTESIAN_VEL_SHARE = 0.5;
-/** Gain (1/s) pulling the TCP back to its reference pose (line and orientation). */
-const POSE_GAIN = 20;
-/** The TCP speed (m/s) the pull back onto the reference may always use (a step's last fraction of a millimetre). */
-const PULL_SPEED_MS = 0.01;
-/** Distance (rad) a Cartesian jog keeps from the joint limits where it stops. */
-const JOINT_MARGIN_RAD = 0.01;
-/** A step goal is reached within this (rad or m), with the pose error below it too. */
-const GOAL_TOLERANCE = 2e-5;
-/** The collision model is asked every this many periods (a check costs ~0.2 ms), about the stop point that much later. */
-const COLLISION_EVERY = 5;
-/** Joint speed (rad/s) counted as at rest at the end of a jog. */
-const REST_SPEED = 1e-4;
-
-/**
- * Largest velocity toward a limit `distance` away after one period of `dtS` that still allows a stop before it at
- * `acc` (trapezoid integration of the period and of the braking after it).
- */
-function brakingBound(distance: number, v: number, acc: number, dtS: number): number {
-  const radicand = acc * acc * dtS * dtS + 8 * acc * (distance - (v * dtS) / 2);
-  return Math.max(0, (-acc * dtS + Math.sqrt(Math.max(0, radicand))) / 2);
-}
+export type {
+  JogEndReason,
+  JogGuards,
+  JogLimit,
+  JogLimitKind,
+  JogSpeeds,
+  JogStepGoal,
+  JogStepReport,
+  JogTarget,
+} from './jog-types.ts';
+export { SINGULAR_SLOW, SINGULAR_STOP } from './jog-tuning.ts';
 
 interface Command {
   readonly target: JogTarget;
@@ -155,7 +97,7 @@ export class JogEngine {
   private readonly qdNext: Float64Array;
   private readonly qNext: Float64Array;
   private readonly qStop: Float64Array;
-  private readonly qFar: Float64Array;
+  private readonly stopGuard: StopPointGuard;
   private readonly err = new Float64Array(6);
   private readonly corr: Float64Array;
 
@@ -172,7 +114,7 @@ export class JogEngine {
     this.qNext = new Float64Array(this.n);
     this.qStop = new Float64Array(this.n);
     this.corr = new Float64Array(this.n);
-    this.qFar = new Float64Array(this.n);
+    this.stopGuard = new StopPointGuard(guards, limits);
     this.zeros = new Float64Array(this.n);
   }
 
@@ -237,8 +179,7 @@ export class JogEngine {
     this.hasRef = false;
     this.lastLimit = undefined;
     this.heldBy = undefined;
-    this.collisionCountdown = 0;
-    this.collisionHit = undefined;
+    this.stopGuard.reset();
   }
 
   /**
@@ -375,17 +316,17 @@ export class JogEngine {
       }
       u[j] = want;
     }
-    this.ramp(state, u, JOINT_ACC_SHARE, dtS);
+    rampToward(this.limits, state, u, JOINT_ACC_SHARE, dtS, this.qdNext, this.qNext);
     // Where the arm would stop braking right after this period: inside the envelope and free of collisions.
     if (this.guards.envelope || this.guards.collision) {
       let tStop = 0;
       for (let j = 0; j < n; j++)
         tStop = Math.max(tStop, Math.abs(this.qdNext[j] ?? 0) / ((maxAccRadS2[j] ?? 1) * JOINT_ACC_SHARE));
       for (let j = 0; j < n; j++) this.qStop[j] = (this.qNext[j] ?? 0) + (this.qdNext[j] ?? 0) * (tStop / 2 + dtS);
-      const unsafe = this.moving() ? this.guardAt(this.qStop, dtS) : undefined;
+      const unsafe = this.moving() ? this.stopGuard.check(this.qStop, this.qNext, this.qdNext, dtS) : undefined;
       if (unsafe) {
         u.fill(0);
-        this.ramp(state, u, JOINT_ACC_SHARE, dtS);
+        rampToward(this.limits, state, u, JOINT_ACC_SHARE, dtS, this.qdNext, this.qNext);
         return unsafe;
       }
     }
@@ -396,58 +337,6 @@ export class JogEngine {
     for (let j = 0; j < this.n; j++) if (this.qdNext[j] !== 0) return true;
     return false;
   }
-
-  /**
-   * Sets qdNext toward `u` with every joint's change within its (scaled) acceleration limit, the change scaled
-   * uniformly (the direction of the change kept), and qNext by the trapezoid of the period.
-   */
-  private ramp(state: JointSample, u: ArrayLike<number>, share: number, dtS: number): void {
-    let k = 1;
-    for (let j = 0; j < this.n; j++) {
-      const dv = Math.abs((u[j] ?? 0) - (state.qd[j] ?? 0));
-      const most = (this.limits.maxAccRadS2[j] ?? 0) * share * dtS;
-      if (dv > most) k = Math.min(k, most / dv);
-    }
-    for (let j = 0; j < this.n; j++) {
-      const v = state.qd[j] ?? 0;
-      let next = v + k * ((u[j] ?? 0) - v);
-      if (Math.abs(next) < 1e-12) next = 0;
-      this.qdNext[j] = next;
-      const q = (state.q[j] ?? 0) + ((v + next) / 2) * dtS;
-      this.qNext[j] = Math.min(this.limits.maxRad[j] ?? q, Math.max(this.limits.minRad[j] ?? q, q));
-    }
-  }
-
-  /**
-   * The first guard the stop point `q` fails (envelope, collision), as a limit. The collision model (the costlier
-   * check) is asked every {@link COLLISION_EVERY} periods, about the farthest stop the arm could reach before the next.
-   */
-  private guardAt(q: Float64Array, dtS: number): JogLimit | undefined {
-    const violation = this.guards.envelope?.check(q);
-    if (violation)
-      return {
-        kind: violation.kind === 'workspace' ? 'workspace' : 'keep_out',
-        detail: violation.message.replace(' would ', ' would soon '),
-      };
-    const collision = this.guards.collision;
-    if (!collision) return undefined;
-    if (--this.collisionCountdown <= 0) {
-      this.collisionCountdown = COLLISION_EVERY;
-      // Where the arm could stop at the latest if it sped up at its limit until the next check (braking at half of it).
-      const ahead = COLLISION_EVERY * dtS;
-      for (let j = 0; j < this.n; j++) {
-        const v = this.qdNext[j] ?? 0;
-        const a = this.limits.maxAccRadS2[j] ?? 1;
-        const fastest = Math.abs(v) + a * ahead;
-        this.qFar[j] = (this.qNext[j] ?? 0) + Math.sign(v) * ((fastest * fastest) / a + fastest * ahead);
-      }
-      this.collisionHit = collision(this.qFar);
-    }
-    return this.collisionHit;
-  }
-
-  private collisionCountdown = 0;
-  private collisionHit: JogLimit | undefined;
 
   private cartesianStep(
     target: Extract<JogTarget, { kind: 'cartesian' }>,
@@ -530,7 +419,7 @@ export class JogEngine {
     if (limit?.kind === 'singularity' && sNow === 0 && sNext === 0) {
       this.scratchPos.set(this.ws.tipPos);
       this.scratchRot.set(this.ws.tipRot);
-      this.ramp(state, this.zeros, 1, dtS);
+      rampToward(this.limits, state, this.zeros, 1, dtS, this.qdNext, this.qNext);
     }
     this.commit(sNext, dtS, goal ? axisSpeed : 0);
     return limit;
@@ -546,7 +435,15 @@ export class JogEngine {
       if (((sNow + sNext) / 2) * dtS >= left) sNext = Math.max(0, Math.min(sNext, (2 * left) / dtS - sNow));
     }
     // The reference pose at the end of the period; the TCP is pulled onto it.
-    this.advanceRef(this.refPos, this.refRot, ((sNow + sNext) / 2) * dtS, this.scratchPos, this.scratchRot);
+    advanceAlongTwist(
+      this.twist,
+      this.rotStep,
+      this.refPos,
+      this.refRot,
+      ((sNow + sNext) / 2) * dtS,
+      this.scratchPos,
+      this.scratchRot,
+    );
     poseError(this.err, this.ws.tipPos, this.ws.tipRot, this.scratchPos, this.scratchRot);
     // Feedback on the error left at the end of the period: error / dt would be a dead-beat; POSE_GAIN damps it.
     const gain = Math.min(POSE_GAIN, 1 / dtS);
@@ -559,7 +456,7 @@ export class JogEngine {
     const linear = Math.hypot(this.corrTwist[0] ?? 0, this.corrTwist[1] ?? 0, this.corrTwist[2] ?? 0);
     if (linear > asked) for (let i = 0; i < 3; i++) this.corrTwist[i] = ((this.corrTwist[i] ?? 0) * asked) / linear;
     dampedPinvApply(this.ws.jacobian, this.n, this.corrTwist, this.damping, this.corr, this.pinvWork);
-    this.ramp(state, this.corr, 1, dtS);
+    rampToward(this.limits, state, this.corr, 1, dtS, this.qdNext, this.qNext);
     return sNext;
   }
 
@@ -571,47 +468,6 @@ export class JogEngine {
   private readonly corrTwist = new Float64Array(6);
   private readonly zeros: Float64Array;
   private readonly rotStep = new Float64Array(9);
-
-  /** `outPos/outRot` = the reference moved along the full twist for `sTimesDt` (speed x seconds). */
-  private advanceRef(
-    pos: Float64Array,
-    rot: Float64Array,
-    sTimesDt: number,
-    outPos: Float64Array,
-    outRot: Float64Array,
-  ): void {
-    for (let a = 0; a < 3; a++) outPos[a] = (pos[a] ?? 0) + (this.twist[a] ?? 0) * sTimesDt;
-    const wx = (this.twist[3] ?? 0) * sTimesDt;
-    const wy = (this.twist[4] ?? 0) * sTimesDt;
-    const wz = (this.twist[5] ?? 0) * sTimesDt;
-    const angle = Math.hypot(wx, wy, wz);
-    if (angle === 0) {
-      outRot.set(rot);
-      return;
-    }
-    const kx = wx / angle;
-    const ky = wy / angle;
-    const kz = wz / angle;
-    const c = Math.cos(angle);
-    const s = Math.sin(angle);
-    const v = 1 - c;
-    const m = this.rotStep;
-    m[0] = c + kx * kx * v;
-    m[1] = kx * ky * v - kz * s;
-    m[2] = kx * kz * v + ky * s;
-    m[3] = ky * kx * v + kz * s;
-    m[4] = c + ky * ky * v;
-    m[5] = ky * kz * v - kx * s;
-    m[6] = kz * kx * v - ky * s;
-    m[7] = kz * ky * v + kx * s;
-    m[8] = c + kz * kz * v;
-    for (let i = 0; i < 3; i++)
-      for (let j = 0; j < 3; j++)
-        outRot[3 * i + j] =
-          (m[3 * i] ?? 0) * (rot[j] ?? 0) +
-          (m[3 * i + 1] ?? 0) * (rot[3 + j] ?? 0) +
-          (m[3 * i + 2] ?? 0) * (rot[6 + j] ?? 0);
-  }
 
   /** Takes the planned period: the speed and the reference move on. */
   private commit(sNext: number, dtS: number, axisSpeed: number): void {
@@ -628,35 +484,14 @@ export class JogEngine {
   /** Why braking right after a period at speed `sNext` would not stop the arm in a safe place, if it would not. */
   private cartesianGuard(sNext: number, alpha: number, state: JointSample, dtS: number): JogLimit | undefined {
     const n = this.n;
-    const { minRad, maxRad } = this.limits;
     // Braking at alpha takes sNext / alpha; the arm covers half of its speed times that.
     const tStop = sNext / alpha;
     for (let j = 0; j < n; j++) this.qStop[j] = (this.qNext[j] ?? 0) + (this.qdNext[j] ?? 0) * (tStop / 2 + dtS);
-    for (let j = 0; j < n; j++) {
-      const q = this.qStop[j] ?? 0;
-      const moving = (this.qdNext[j] ?? 0) - (state.qd[j] ?? 0) !== 0 || (this.qdNext[j] ?? 0) !== 0;
-      if (!moving) continue;
-      const v = this.qdNext[j] ?? 0;
-      if ((v > 0 && q > (maxRad[j] ?? 0) - JOINT_MARGIN_RAD) || (v < 0 && q < (minRad[j] ?? 0) + JOINT_MARGIN_RAD))
-        return {
-          kind: 'joint_limit',
-          detail: `${this.limits.jointNames[j]} would reach its ${v > 0 ? 'upper' : 'lower'} position limit`,
-        };
-    }
+    const atLimit = stopPointAtJointLimit(this.limits, this.qStop, this.qdNext, state.qd);
+    if (atLimit) return atLimit;
     forwardKinematics(this.chain, this.qStop, this.probe, true);
     if (minSingularValue6(this.probe.jacobian, n, this.work) < SINGULAR_STOP && sNext > 0)
       return { kind: 'singularity', detail: 'the arm would come too near a singularity: the jog stops before it' };
-    return this.guardAt(this.qStop, dtS);
+    return this.stopGuard.check(this.qStop, this.qNext, this.qdNext, dtS);
   }
-}
-
-function sameTarget(a: JogTarget, b: JogTarget): boolean {
-  if (a.kind === 'joints' && b.kind === 'joints') return a.fractions.every((f, i) => f === b.fractions[i]);
-  if (a.kind === 'cartesian' && b.kind === 'cartesian')
-    return (
-      a.frame === b.frame &&
-      a.linear.every((f, i) => f === b.linear[i]) &&
-      a.angular.every((f, i) => f === b.angular[i])
-    );
-  return false;
 }

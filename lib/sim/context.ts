@@ -1,5 +1,5 @@
 import { chainFromUrdf, withToolOffset } from '../kinematics/chain.ts';
-import { matFromAbc, quatFromMat } from '../kinematics/rotation.ts';
+import { matFromAbc } from '../kinematics/rotation.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type {
@@ -17,24 +17,19 @@ import type {
   TrajectoryWaitOptions,
 } from '../ros/context.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
-import {
-  type GetPositionFkRequest,
-  type GetPositionFkResponse,
-  type IkAnswer,
-  type IkRequest,
-  type JointStateMsg,
-  type JointTrajectoryMsg,
-  MOVEIT_FRAME_TRANSFORM_FAILURE,
-  MOVEIT_INVALID_LINK_NAME,
-  MOVEIT_SUCCESS,
-  type MotionResultMsg,
-  type MoveToJointsGoal,
-  type MoveToNamedRequest,
-  type MoveToPoseGoal,
-  type PoseStampedMsg,
-  secondsOf,
-  type TrajectoryOutcome,
-  type TriggerResponse,
+import type {
+  GetPositionFkRequest,
+  GetPositionFkResponse,
+  IkAnswer,
+  IkRequest,
+  JointStateMsg,
+  JointTrajectoryMsg,
+  MotionResultMsg,
+  MoveToJointsGoal,
+  MoveToNamedRequest,
+  MoveToPoseGoal,
+  TrajectoryOutcome,
+  TriggerResponse,
 } from '../ros/messages.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -47,14 +42,18 @@ import { JointStateCache } from './joint-state-cache.ts';
 import { jogCollision, sceneOf } from './scene.ts';
 import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
+import { changeExecutionRate, type RatePorts } from './execution-rate.ts';
+import { SimFkService } from './fk-service.ts';
 import { SimIkService } from './ik-service.ts';
-import { ArmModel, type LinkPose } from './model.ts';
+import { ArmModel } from './model.ts';
 import { SimMotionServer } from './motion.ts';
 import { ROBOT_STATE_TOPICS, RobotStateMessages } from './robot-state.ts';
+import { executeOnController, type ExecutionPorts } from './trajectory-execution.ts';
+import { trajectoryMsg } from './trajectory-msg.ts';
 import { createEnvelopeChecker, envelopeFromSettings } from '../safety/envelope.ts';
 import { JogEngine, type JogEndReason } from '../motion/jog.ts';
 import type { MotionPlanAnswer, MotionPlanRequest } from '../ros/context.ts';
-import { durationFromS, timeFromMs } from '../ros/messages.ts';
+import { timeFromMs } from '../ros/messages.ts';
 
 /** The settings the simulated stack needs, taken from the loaded configuration (`safety`: the envelope, when set). */
 export type SimConfig = Pick<Config, 'endpoints' | 'limits' | 'robotDescriptionXml' | 'groupStates' | 'sim' | 'robot'> &
@@ -97,7 +96,9 @@ export class SimContext implements RobotContext {
   /** The last joint state's stamp (ms since the epoch): stamps never go back. */
   private lastStampMs = 0;
   private publishTimer: Timer | undefined;
-  private readonly scratch: LinkPose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
+  private readonly fk: SimFkService;
+  /** What the execution rate and a trajectory's execution reach of this context. */
+  private readonly ports: RatePorts & ExecutionPorts;
   private readonly effort: Float64Array;
 
   private constructor(config: SimConfig, model: ArmModel, clock: Clock, driveClock: Clock) {
@@ -153,6 +154,20 @@ export class SimContext implements RobotContext {
         },
       ),
     );
+    this.fk = new SimFkService(model, config.endpoints, this.toolPos, this.toolRot);
+    this.ports = {
+      controller: this.controller,
+      driver: this.driver,
+      deadlines: this.deadlines,
+      pauseWaits: this.pauseWaits,
+      timeScale: config.sim.time_scale,
+      motionTimeoutS: config.endpoints.timeouts.motion_s,
+      nowMs: () => clock.nowMs(),
+      onControllerEvents: (listener) => this.onControllerEvents(listener),
+      deadline: (budgetS, onExpire) => this.deadline(budgetS, onExpire),
+      deliverTrajectory: (msg) => this.deliver(this.endpoints.interfaces.trajectory.name, msg),
+      publishTrajectory: (msg) => this.publishTrajectory(msg),
+    };
     const contact = model.collisionAt(initialRad);
     if (contact) throw new Error(`sim.initial_position is in collision (${contact.a} with ${contact.b})`);
   }
@@ -220,45 +235,7 @@ export class SimContext implements RobotContext {
   }
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
-    const frame = request.header.frame_id;
-    const fail = (val: number): Result<GetPositionFkResponse, InterfaceUnavailable> =>
-      ok({ pose_stamped: [], fk_link_names: [], error_code: { val } });
-    if (frame !== '' && frame !== this.endpoints.planning_frame) return fail(MOVEIT_FRAME_TRANSFORM_FAILURE);
-    // Joints the request leaves out take their current value, as MoveIt fills a partial robot state.
-    const q = Float64Array.from(this.controller.state.q);
-    const { name, position } = request.robot_state.joint_state;
-    name.forEach((joint, i) => {
-      const index = this.model.jointNames.indexOf(joint);
-      const value = position[i];
-      if (index >= 0 && value !== undefined) q[index] = value;
-    });
-    const poses: PoseStampedMsg[] = [];
-    for (const link of request.fk_link_names) {
-      if (!this.model.linkPose(q, link, this.scratch)) return fail(MOVEIT_INVALID_LINK_NAME);
-      poses.push(this.poseMsg(link));
-    }
-    return ok({ pose_stamped: poses, fk_link_names: [...request.fk_link_names], error_code: { val: MOVEIT_SUCCESS } });
-  }
-
-  /** The scratch pose as a PoseStamped; the TCP link carries the configured tool offset. */
-  private poseMsg(link: string): PoseStampedMsg {
-    const p = this.scratch.positionM;
-    const r = this.scratch.rotation;
-    let position = { x: p[0] ?? 0, y: p[1] ?? 0, z: p[2] ?? 0 };
-    let rotation: Float64Array = r;
-    if (link === this.endpoints.tcp_link) {
-      const [tx = 0, ty = 0, tz = 0] = this.toolPos;
-      position = {
-        x: position.x + (r[0] ?? 0) * tx + (r[1] ?? 0) * ty + (r[2] ?? 0) * tz,
-        y: position.y + (r[3] ?? 0) * tx + (r[4] ?? 0) * ty + (r[5] ?? 0) * tz,
-        z: position.z + (r[6] ?? 0) * tx + (r[7] ?? 0) * ty + (r[8] ?? 0) * tz,
-      };
-      rotation = mul3(r, this.toolRot);
-    }
-    return {
-      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: this.endpoints.planning_frame },
-      pose: { position, orientation: quatFromMat(rotation) },
-    };
+    return this.fk.compute(request, this.controller.state.q);
   }
 
   async groupStates(): Promise<Result<readonly GroupState[], InterfaceUnavailable>> {
@@ -295,79 +272,14 @@ export class SimContext implements RobotContext {
   }
 
   /**
-   * Time-scales the execution (lib/planning/time-scaling.ts): the trajectory in progress and every
-   * later one run at `rate` (0..1) of their planned speed, the change within the acceleration
-   * limits and the path unchanged. 0 pauses: the answer comes when the arm rests on its path (or
-   * nothing executes any more), `signal` ends the wait early.
+   * Time-scales the execution (lib/sim/execution-rate.ts): the trajectory in progress and every later one run at
+   * `rate` (0..1) of their planned speed; 0 pauses (the answer comes when the arm rests).
    */
-  async setExecutionRate(
+  setExecutionRate(
     rate: number,
     options: { readonly signal?: AbortSignal } = {},
   ): Promise<Result<ExecutionRateAnswer, InterfaceUnavailable>> {
-    this.controller.setRateTarget(rate);
-    if (this.controller.needsUpdates()) this.driver.wake();
-    for (const deadline of this.deadlines) deadline.poke();
-    // A pause still braking is over once the rate goes up again (a resume, a stop's clearing).
-    if (rate > 0) for (const end of [...this.pauseWaits]) end();
-    if (this.controller.isJogging()) return ok(await this.pauseJog(rate, options.signal));
-    const executing = this.controller.activeId() !== undefined;
-    if (rate > 0 || !executing || this.controller.isPausedAtRest())
-      return ok({
-        executing,
-        message: executing
-          ? `the trajectory in progress runs at ${Math.round(rate * 100)} %`
-          : 'no trajectory executes',
-      });
-    const rested = await new Promise<boolean>((resolve) => {
-      const done = (value: boolean) => {
-        unsubscribe();
-        this.pauseWaits.delete(ended);
-        options.signal?.removeEventListener('abort', ended);
-        resolve(value);
-      };
-      const ended = () => done(false);
-      const unsubscribe = this.onControllerEvents((event) => {
-        if (event.kind === 'paused') done(true);
-        else if (event.kind === 'hold' || this.controller.activeId() === undefined) done(false);
-      });
-      this.pauseWaits.add(ended);
-      if (options.signal?.aborted) ended();
-      else options.signal?.addEventListener('abort', ended, { once: true });
-    });
-    return ok({
-      executing: rested,
-      message: rested
-        ? 'the trajectory in progress came to rest on its path and holds there'
-        : 'the motion ended before it came to rest',
-    });
-  }
-
-  /** A jog under a new rate: at 0 (paused) the answer comes once its arm rests (it holds there while commanded). */
-  private async pauseJog(rate: number, signal: AbortSignal | undefined): Promise<ExecutionRateAnswer> {
-    if (rate > 0) return { executing: true, message: `the jog runs at ${Math.round(rate * 100)} % of its speed` };
-    const rests = () => this.controller.state.qd.every((v) => v === 0);
-    const rested =
-      rests() ||
-      (await new Promise<boolean>((resolve) => {
-        const done = (value: boolean) => {
-          unsubscribe();
-          this.pauseWaits.delete(ended);
-          signal?.removeEventListener('abort', ended);
-          resolve(value);
-        };
-        const ended = () => done(false);
-        const unsubscribe = this.onControllerEvents((event) => {
-          if (event.kind === 'jog' && event.state === 'resting') done(true);
-          else if (event.kind === 'hold' || !this.controller.isJogging()) done(false);
-        });
-        this.pauseWaits.add(ended);
-        if (signal?.aborted) ended();
-        else signal?.addEventListener('abort', ended, { once: true });
-      }));
-    return {
-      executing: rested && this.controller.isJogging(),
-      message: rested ? 'the jog came to rest and holds there' : 'the jog ended before it came to rest',
-    };
+    return changeExecutionRate(this.ports, rate, options);
   }
 
   /** Runs a goal with the motion timeout and makes it cancellable by the stop service. */
@@ -496,87 +408,12 @@ export class SimContext implements RobotContext {
     );
   }
 
-  /**
-   * Executes a trajectory on the simulated controller and answers with its outcome, from the
-   * controller's events: finished, refused (its checks), preempted (a newer trajectory or a
-   * motion goal), stopped (a cancel, an empty trajectory, a hold point, or `options.signal`:
-   * then the controller decelerates and holds) or timeout (then it is stopped likewise).
-   */
-  async executeTrajectory(
+  /** Executes a trajectory on the simulated controller and answers with its outcome (lib/sim/trajectory-execution.ts). */
+  executeTrajectory(
     msg: JointTrajectoryMsg,
     options: TrajectoryWaitOptions = {},
   ): Promise<Result<TrajectoryOutcome, InterfaceUnavailable>> {
-    const startedMs = this.clock.nowMs();
-    const answer = (outcome: TrajectoryOutcome['outcome'], message: string): Result<TrajectoryOutcome, never> =>
-      ok({ outcome, message, duration_s: Math.round(this.clock.nowMs() - startedMs) / 1000 });
-    const reason = (signal: AbortSignal) => (typeof signal.reason === 'string' ? signal.reason : 'stopped');
-    const signal = options.signal;
-    if (signal?.aborted) return answer('stopped', `${reason(signal)}: nothing was sent`);
-    if (msg.points.length === 0) {
-      await this.publishTrajectory(msg);
-      return answer('stopped', 'an empty trajectory: the controller stops and holds');
-    }
-    const last = msg.points.at(-1);
-    const durationS = last ? secondsOf(last.time_from_start) : 0;
-    const limitS = options.timeoutS ?? durationS / this.config.sim.time_scale + this.endpoints.timeouts.motion_s;
-    let id: number | undefined;
-    let settle: (outcome: Result<TrajectoryOutcome, never>) => void = () => undefined;
-    const outcome = new Promise<Result<TrajectoryOutcome, never>>((resolve) => {
-      settle = resolve;
-    });
-    const stopIfActive = () => {
-      if (id !== undefined && this.controller.activeId() === id) this.controller.cancel();
-    };
-    const unsubscribe = this.onControllerEvents((event) => {
-      if (id === undefined || id === 0) {
-        if (id === 0 && event.kind === 'hold')
-          settle(answer('finished', 'a hold point: the arm came to rest and holds'));
-        return;
-      }
-      if (event.kind === 'finished' && event.id === id)
-        settle(answer('finished', `trajectory #${id} finished at its last point (${durationS.toFixed(3)} s)`));
-      else if (event.kind === 'preempted' && event.id === id)
-        settle(answer('preempted', `trajectory #${id} was preempted by a newer trajectory or motion`));
-      else if (event.kind === 'cancelled' && event.id === id)
-        settle(
-          answer(
-            'stopped',
-            `trajectory #${id} was stopped (a stop, a hold point or a cancel); the arm decelerates and holds`,
-          ),
-        );
-    });
-    // Settled before the cancel, whose own 'cancelled' event would otherwise answer first.
-    const onAbort = () => {
-      if (signal) settle(answer('stopped', `${reason(signal)}: the arm decelerates and holds`));
-      stopIfActive();
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = this.deadline(limitS, () => {
-      settle(answer('timeout', `no outcome within ${limitS.toFixed(3)} s: the trajectory was stopped`));
-      stopIfActive();
-    });
-    try {
-      this.deliver(this.endpoints.interfaces.trajectory.name, msg);
-      const followed = await this.controller.followMessage(msg, () => this.driver.nowS());
-      if (!followed.ok) {
-        if (signal?.aborted) return answer('stopped', `${reason(signal)}: nothing was executed`);
-        const superseded = followed.error.startsWith('superseded');
-        return answer(
-          superseded ? 'preempted' : 'refused',
-          `the controller ${superseded ? 'dropped' : 'refused'} the trajectory: ${followed.error}`,
-        );
-      }
-      id = followed.value;
-      if (id === 0 && !this.controller.isMoving())
-        return answer('finished', 'a hold point: the arm is at rest and holds');
-      if (id !== 0) this.driver.wake();
-      if (signal?.aborted) onAbort();
-      return await outcome;
-    } finally {
-      timer.cancel();
-      signal?.removeEventListener('abort', onAbort);
-      unsubscribe();
-    }
+    return executeOnController(this.ports, msg, options);
   }
 
   async callStop(): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
@@ -656,30 +493,4 @@ export class SimContext implements RobotContext {
     this.driver.sleep();
     this.model.dispose();
   }
-}
-
-/** A trajectory_msgs/JointTrajectory of a planned trajectory (stamp 0: start on receipt). */
-function trajectoryMsg(trajectory: JointTrajectory): JointTrajectoryMsg {
-  return {
-    header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },
-    joint_names: [...trajectory.jointNames],
-    points: trajectory.points.map((p) => ({
-      positions: [...p.positions],
-      velocities: p.velocities ? [...p.velocities] : [],
-      accelerations: p.accelerations ? [...p.accelerations] : [],
-      effort: [],
-      time_from_start: durationFromS(p.timeFromStartS),
-    })),
-  };
-}
-
-function mul3(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
-  const out = new Float64Array(9);
-  for (let i = 0; i < 3; i++) {
-    for (let j = 0; j < 3; j++) {
-      out[3 * i + j] =
-        (a[3 * i] ?? 0) * (b[j] ?? 0) + (a[3 * i + 1] ?? 0) * (b[3 + j] ?? 0) + (a[3 * i + 2] ?? 0) * (b[6 + j] ?? 0);
-    }
-  }
-  return out;
 }

@@ -1,55 +1,24 @@
-import {
-  type JointSample,
-  type JointTrajectory,
-  type TrajectoryPoint,
-  createSample,
-  trajectoryDuration,
-} from '../planning/trajectory.ts';
-import { describeLimitViolation, findLimitViolation, type JointLimits } from '../robot/limits.ts';
+import { createSample, type JointSample, type JointTrajectory, trajectoryDuration } from '../planning/trajectory.ts';
+import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
-import { type JointTrajectoryMsg, type JointTrajectoryPointMsg, secondsOf } from '../ros/messages.ts';
-import {
-  executedKnots,
-  firstViolation,
-  type LimitViolation,
-  type Quantity,
-  START_TOLERANCE_RAD,
-  HOLD_TOLERANCE_RAD,
-} from '../trajectory/dynamics.ts';
+import type { JointTrajectoryMsg } from '../ros/messages.ts';
+import { START_TOLERANCE_RAD, HOLD_TOLERANCE_RAD } from '../trajectory/dynamics.ts';
 import { advancePath, type PathProgress } from '../planning/time-scaling.ts';
+import type { ControllerEvent } from './controller-events.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';
 import { yieldToLoop } from './sliced.ts';
+import {
+  checkRequested,
+  checkStart,
+  messageSource,
+  type PointSource,
+  type Requested,
+  trajectorySource,
+} from './trajectory-check.ts';
 import type { JogEngine, JogEndReason, JogLimit, JogStepGoal, JogTarget } from '../motion/jog.ts';
 
-/** What the controller did, for the trajectory log and for waiting goals. */
-export type ControllerEvent =
-  | { readonly kind: 'accepted'; readonly id: number; readonly points: number; readonly durationS: number }
-  | { readonly kind: 'refused'; readonly reason: string }
-  | { readonly kind: 'preempted'; readonly id: number }
-  | { readonly kind: 'finished'; readonly id: number }
-  | { readonly kind: 'cancelled'; readonly id: number }
-  | { readonly kind: 'hold'; readonly positions: readonly number[] }
-  /** A paused trajectory came to rest on its path (its rate reached 0). */
-  | { readonly kind: 'paused'; readonly id: number; readonly positions: readonly number[] }
-  | { readonly kind: 'hold-request' }
-  /** A jog: it began, its arm started moving or came to rest (still commanded), or it ended at rest (with why). */
-  | {
-      readonly kind: 'jog';
-      readonly state: 'started' | 'moving' | 'resting' | 'ended';
-      readonly reason?: JogEndReason;
-      /** With ended at a limit: which. */
-      readonly limit?: JogLimit;
-      readonly positions: readonly number[];
-    }
-  | {
-      readonly kind: 'clipped';
-      readonly id: number;
-      readonly joint: string;
-      readonly needRadS2: number;
-      readonly limitRadS2: number;
-      readonly atS: number;
-      readonly cause: 'acceleration' | 'position limit';
-    };
+export { type ControllerEvent, describeClip } from './controller-events.ts';
+export { SLICE_POINTS } from './trajectory-check.ts';
 
 type Mode =
   | { readonly kind: 'hold' }
@@ -68,63 +37,6 @@ type Mode =
   | { readonly kind: 'jogging' };
 
 export { START_TOLERANCE_RAD, HOLD_TOLERANCE_RAD };
-
-/** Points per slice of {@link TrajectoryController.followSliced}: a few milliseconds of checks. */
-export const SLICE_POINTS = 2048;
-
-/** Read access to the points of an incoming trajectory, a JointTrajectory or a message as it came (no copy). */
-interface PointSource {
-  readonly jointNames: readonly string[];
-  readonly count: number;
-  positions(i: number): readonly number[];
-  velocities(i: number): readonly number[] | undefined;
-  accelerations(i: number): readonly number[] | undefined;
-  timeS(i: number): number;
-}
-
-function trajectorySource(trajectory: JointTrajectory): PointSource {
-  const at = (i: number) => trajectory.points[i] as TrajectoryPoint;
-  return {
-    jointNames: trajectory.jointNames,
-    count: trajectory.points.length,
-    positions: (i) => at(i).positions,
-    velocities: (i) => at(i).velocities,
-    accelerations: (i) => at(i).accelerations,
-    timeS: (i) => at(i).timeFromStartS,
-  };
-}
-
-/** A message's points: empty velocity or acceleration arrays mean none (positions only: linear). */
-function messageSource(msg: JointTrajectoryMsg): PointSource {
-  const at = (i: number) => msg.points[i] as JointTrajectoryPointMsg;
-  return {
-    jointNames: msg.joint_names,
-    count: msg.points.length,
-    positions: (i) => at(i).positions,
-    velocities: (i) => (at(i).velocities.length > 0 ? at(i).velocities : undefined),
-    accelerations: (i) => (at(i).accelerations.length > 0 ? at(i).accelerations : undefined),
-    timeS: (i) => secondsOf(at(i).time_from_start),
-  };
-}
-
-/** The requested points, reordered and checked, and the first violation between them (if any). */
-interface Requested {
-  readonly points: TrajectoryPoint[];
-  readonly later: LimitViolation | undefined;
-}
-
-/** What the controller refuses on receipt: its analytic check covers positions and velocities (accelerations are the drive's). */
-const REFUSED: ReadonlySet<Quantity> = new Set<Quantity>(['position', 'velocity']);
-
-/** One log sentence for a clip event. */
-export function describeClip(event: Extract<ControllerEvent, { kind: 'clipped' }>): string {
-  const when = `at t = ${event.atS.toFixed(3)} s`;
-  const what =
-    event.cause === 'acceleration'
-      ? `needs ${event.needRadS2.toPrecision(3)} rad/s^2 on ${event.joint} ${when} (limit ${event.limitRadS2} rad/s^2)`
-      : `would carry ${event.joint} into its position limit ${when}`;
-  return `trajectory #${event.id} ${what}: the drive follows with limited acceleration (logged once per trajectory)`;
-}
 
 /**
  * The simulated joint trajectory controller, with ros2_controllers' semantics: one active
@@ -280,7 +192,7 @@ export class TrajectoryController {
     const source = trajectorySource(trajectory);
     if (this.holdRequested(source)) return ok(0);
     this.generation++;
-    const work = this.checkRequested(source);
+    const work = checkRequested(source, this.limits);
     let step = work.next();
     while (!step.done) step = work.next();
     return this.accept(source, step.value);
@@ -297,7 +209,7 @@ export class TrajectoryController {
     const source = messageSource(msg);
     if (this.holdRequested(source)) return ok(0);
     const generation = ++this.generation;
-    const work = this.checkRequested(source);
+    const work = checkRequested(source, this.limits);
     let step = work.next();
     while (!step.done) {
       await yieldToLoop();
@@ -323,7 +235,9 @@ export class TrajectoryController {
 
   /** Checks the start against the current state and, if all is well, makes the trajectory the active one. */
   private accept(source: PointSource, requested: Result<Requested, string>): Result<number, string> {
-    const checked = requested.ok ? this.checkStart(requested.value) : requested;
+    // Taken over from a moving trajectory, the new one's start is checked at the rate it runs at.
+    const r = this.mode.kind === 'executing' && !this.atRest() ? this.mode.progress.rate : 1;
+    const checked = requested.ok ? checkStart(requested.value, this.limits, this.state, r) : requested;
     if (!checked.ok) {
       this.onEvent({ kind: 'refused', reason: checked.error });
       return checked;
@@ -482,109 +396,5 @@ export class TrajectoryController {
       const k = names.indexOf(name);
       return k >= 0 && Math.abs((positions[k] ?? Number.NaN) - (this.state.q[j] ?? 0)) <= HOLD_TOLERANCE_RAD;
     });
-  }
-
-  /**
-   * The checks that do not depend on the current state, yielding every {@link SLICE_POINTS}
-   * points: joint names, each point (reordered to the controller's joints, strictly increasing
-   * times, positions within the limits, finite numbers), and the segments between the points
-   * (positions and velocities, analytically).
-   */
-  private *checkRequested(source: PointSource): Generator<void, Result<Requested, string>> {
-    const names = this.limits.jointNames;
-    const count = source.count;
-    if (count === 0) return err('the trajectory has no points');
-    const seen = new Set<string>();
-    for (const name of source.jointNames) {
-      if (!names.includes(name)) return err(`unknown joint '${name}' (the controller has ${names.join(', ')})`);
-      if (seen.has(name)) return err(`joint '${name}' appears twice`);
-      seen.add(name);
-    }
-    const missing = names.filter((n) => !seen.has(n));
-    if (missing.length > 0) return err(`the trajectory lacks ${missing.join(', ')}`);
-    const order = names.map((n) => source.jointNames.indexOf(n));
-    const inOrder = order.every((k, j) => k === j);
-    const pick = (values: readonly number[] | undefined) =>
-      values && values.length === names.length ? (inOrder ? values : order.map((i) => values[i] ?? 0)) : undefined;
-    const points: TrajectoryPoint[] = new Array(count);
-    let previousT = -1;
-    for (let index = 0; index < count; index++) {
-      if (index > 0 && index % SLICE_POINTS === 0) yield;
-      const given = source.positions(index);
-      const timeFromStartS = source.timeS(index);
-      if (given.length !== names.length)
-        return err(`point ${index} has ${given.length} positions, expected ${names.length}`);
-      if (!(timeFromStartS > previousT))
-        return err(
-          `point ${index}: time_from_start ${timeFromStartS} s does not increase (the controller needs strictly increasing times)`,
-        );
-      previousT = timeFromStartS;
-      const positions = pick(given) ?? [];
-      const outside = findLimitViolation(this.limits, positions);
-      if (outside) return err(`point ${index}: ${describeLimitViolation(outside)}`);
-      const velocities = pick(source.velocities(index));
-      const accelerations = velocities ? pick(source.accelerations(index)) : undefined;
-      if (velocities?.some((x) => !Number.isFinite(x)) || accelerations?.some((x) => !Number.isFinite(x))) {
-        return err(`point ${index} has a velocity or acceleration that is not a finite number`);
-      }
-      if (accelerations && velocities) points[index] = { positions, velocities, accelerations, timeFromStartS };
-      else if (velocities) points[index] = { positions, velocities, timeFromStartS };
-      else points[index] = { positions, timeFromStartS };
-    }
-    // Segments between the requested points; the one into the first point needs the state (checkStart).
-    const none = { positions: [], velocities: [] };
-    let later: LimitViolation | undefined;
-    for (let from = 1; from < count && !later; from += SLICE_POINTS) {
-      yield;
-      const segments = { from, to: Math.min(count, from + SLICE_POINTS) };
-      later = firstViolation({ knots: points, offset: 0 }, none, this.limits, { quantities: REFUSED, segments });
-    }
-    return ok({ points, later });
-  }
-
-  /**
-   * The checks that depend on the current state: a first point at t = 0 must be where the arm is;
-   * otherwise the segment from the current state to the first point is checked. The earliest
-   * violation wins. Returns the trajectory to execute (the current state prepended).
-   */
-  private checkStart(requested: Requested): Result<JointTrajectory, string> {
-    const names = this.limits.jointNames;
-    const first = requested.points[0] as TrajectoryPoint;
-    if (first.timeFromStartS === 0) {
-      const offset = Math.max(...first.positions.map((v, j) => Math.abs(v - (this.state.q[j] ?? 0))));
-      if (offset > START_TOLERANCE_RAD) {
-        return err(
-          `the first point is at time 0 but ${offset.toFixed(4)} rad away from the current position: following it would jump`,
-        );
-      }
-    }
-    // Taken over from a trajectory running at a rate r < 1, the new one starts at that rate too: in its own plan
-    // time the arm's velocities are qd / r (and accelerations about qdd / r^2), and that is what it must continue.
-    const r = this.mode.kind === 'executing' && !this.atRest() ? this.mode.progress.rate : 1;
-    const per = (x: number, k: number) => (r > 0 && r < 1 ? x / r ** k : x);
-    const current = {
-      positions: Array.from(this.state.q),
-      velocities: Array.from(this.state.qd, (x) => per(x, 1)),
-      accelerations: Array.from(this.state.qdd, (x) => per(x, 2)),
-    };
-    const executed = executedKnots(current, requested.points);
-    const startViolation =
-      executed.offset === 1
-        ? firstViolation(executed, current, this.limits, { quantities: REFUSED, segments: { from: 1, to: 2 } })
-        : undefined;
-    const violation = startViolation ?? requested.later;
-    if (violation) {
-      const name = names[violation.joint];
-      if (violation.quantity === 'velocity') {
-        return err(
-          `${name} would need ${violation.value.toFixed(3)} rad/s near t = ${violation.atS.toFixed(3)} s (limit ${this.limits.maxVelRadS[violation.joint]} rad/s)`,
-        );
-      }
-      const bounds = `[${this.limits.minRad[violation.joint]}, ${this.limits.maxRad[violation.joint]}]`;
-      return err(
-        `point ${violation.point}: ${name} would reach ${violation.value.toFixed(4)} rad near t = ${violation.atS.toFixed(3)} s, outside its limits ${bounds}`,
-      );
-    }
-    return ok({ jointNames: names, points: executed.knots });
   }
 }

@@ -1,0 +1,104 @@
+/** Who may open a Foxglove connection (lib/foxglove/server.ts): an upgrade's token, admission and its refusals. */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Principal } from '../core/roles.ts';
+import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
+import type { ApiError } from '../core/errors.ts';
+import type { AppState } from '../core/operation.ts';
+import { parseHost } from '../net/address.ts';
+import type { Result } from '../result.ts';
+import { SUBPROTOCOL } from './protocol.ts';
+
+/** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token. */
+function authorizationOf(request: IncomingMessage): string {
+  const header = request.headers.authorization;
+  if (header) return header;
+  const query = (request.url ?? '').split('?')[1];
+  const token = query ? new URLSearchParams(query).get('token') : null;
+  return token ? `Bearer ${token}` : '';
+}
+
+/** Writes a plain HTTP answer on an upgrade's socket and closes it. */
+export function refuse(socket: Duplex, status: number, reason: string, detail: string, extra = ''): undefined {
+  const body = JSON.stringify({ detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n${extra}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  return undefined;
+}
+
+/**
+ * The HTTP face's rules for an upgrade, after the connection cap: Host (403), Origin (403: a WebSocket carries
+ * commands), the token (429 past the guesses, 401) and the subprotocol (400). Returns the principal, or undefined once
+ * the socket is answered and closed.
+ */
+export function screenUpgrade(
+  request: IncomingMessage,
+  socket: Duplex,
+  options: { readonly admission: AdmissionPolicy; readonly state: AppState },
+  authenticate: (header: string, address?: string) => Result<Principal, ApiError>,
+): Principal | undefined {
+  const { state } = options;
+  const host = request.headers.host ?? '';
+  const admission = admit(options.admission, {
+    method: 'GET',
+    host,
+    origin: null,
+    secFetchSite: null,
+    preflightMethod: null,
+  });
+  if (admission.kind === 'refuse')
+    return refuse(socket, 403, 'Forbidden', admission.error.kind === 'validation' ? '' : admission.error.detail);
+  // A WebSocket carries commands: a browser page of another origin is refused as its POST would be.
+  const origin = typeof request.headers.origin === 'string' ? request.headers.origin : null;
+  const hostPort = parseHost(host);
+  if (origin !== null && !options.admission.corsOrigins.has(origin) && !(hostPort && sameOrigin(origin, hostPort)))
+    return refuse(
+      socket,
+      403,
+      'Forbidden',
+      `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
+    );
+  const principal = authenticate(authorizationOf(request), request.socket.remoteAddress ?? '');
+  if (!principal.ok && principal.error.kind === 'too_many_requests') {
+    state.services.audit?.recordRefusal(
+      'foxglove',
+      request.socket.remoteAddress ?? '',
+      'GET',
+      (request.url ?? '/').split('?')[0] ?? '/',
+      429,
+      principal.error.detail,
+    );
+    return refuse(
+      socket,
+      429,
+      'Too Many Requests',
+      principal.error.detail,
+      `Retry-After: ${principal.error.retryAfterS}\r\n`,
+    );
+  }
+  if (!principal.ok) {
+    state.services.audit?.recordRefusal(
+      'foxglove',
+      request.socket.remoteAddress ?? '',
+      'GET',
+      (request.url ?? '/').split('?')[0] ?? '/',
+      401,
+      principal.error.kind === 'validation' ? '' : principal.error.detail,
+    );
+    return refuse(
+      socket,
+      401,
+      'Unauthorized',
+      'Not authenticated: open ws://HOST:PORT/?token=<token> or send "Authorization: Bearer <token>"',
+      'WWW-Authenticate: Bearer\r\n',
+    );
+  }
+  const offered = String(request.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim());
+  if (!offered.includes(SUBPROTOCOL))
+    return refuse(socket, 400, 'Bad Request', `the client must offer the subprotocol ${SUBPROTOCOL}`);
+  return principal.value;
+}
