@@ -39,7 +39,7 @@ started=$SECONDS
 # this step only, by a folder holding a link to it.
 # Measured on 2 cores (2026-11-28, the same 850 files into a copy of the package, identical output):
 #   pyenv shim (before)   117 and 259 s, 76 and 94 s of CPU, 77-79 parsers at once, load average to 62 and 91
-#   /usr/bin/python3      21, 28 and 46 s (beside others' tests), 15-16 s of CPU, at most 16 parsers at once
+#   /usr/bin/python3      14, 21, 28 and 46 s (beside others' tests), 15-16 s of CPU, at most 16 parsers at once
 #   the same, bounded to 2 at once by a flock wrapper: 36 and 44 s, 20-21 s of CPU (bash and flock per
 #                         file), 310 wrappers asleep: no faster, so not kept
 gen_python=$(mktemp -d)
