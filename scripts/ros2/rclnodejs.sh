@@ -32,7 +32,7 @@ if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ] && [ -f "$probe" ]; t
   exit 0
 fi
 started=$SECONDS
-# rclnodejs starts one `python3 parser.py` per interface file (about 850 files here), all at once, with no
+# rclnodejs starts one `python3 parser.py` per interface file (850 files generated here), all at once, with no
 # knob to bound them, and takes the `python3` that leads PATH. Through pyenv's shim (bash, then pyenv's own
 # scripts) each parser cost about 280 ms instead of 50 ms and they piled up: 77 at once. Debian's Python (the
 # one the core was built with) comes first on PATH for the install (its postinstall generates them too) and
