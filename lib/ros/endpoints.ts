@@ -52,6 +52,11 @@ export const EndpointsFileSchema = v.strictObject({
   ),
   robot_description: v.optional(v.string('expected a file reference'), 'pkg://armgate/urdf/iiwa7.urdf'),
   srdf: v.optional(SrdfSource),
+  /**
+   * Jogging through MoveIt Servo (lib/ros/rcl-servo.ts): `auto` uses it when the servo node's command-type service
+   * (`interfaces.servo_switch_command_type`) has a server at a jog's start; `off` always streams trajectories.
+   */
+  servo: v.optional(v.picklist(['auto', 'off'], 'expected "auto" or "off"'), 'auto'),
   interfaces: v.optional(
     v.strictObject({
       joint_states: Iface('/joint_states', 'sensor_msgs/msg/JointState'),
@@ -68,6 +73,9 @@ export const EndpointsFileSchema = v.strictObject({
       stop: Iface('cobot/stop', 'std_srvs/srv/Trigger'),
       apply_planning_scene: Iface('/apply_planning_scene', 'moveit_msgs/srv/ApplyPlanningScene'),
       plan_kinematic_path: Iface('/plan_kinematic_path', 'moveit_msgs/srv/GetMotionPlan'),
+      servo_switch_command_type: Iface('/servo_node/switch_command_type', 'moveit_msgs/srv/ServoCommandType'),
+      servo_joint_jog: Iface('/servo_node/delta_joint_cmds', 'control_msgs/msg/JointJog'),
+      servo_twist: Iface('/servo_node/delta_twist_cmds', 'geometry_msgs/msg/TwistStamped'),
     }),
     {},
   ),

@@ -60,6 +60,7 @@ import {
 import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
 import { RclJog } from './rcl-jog.ts';
+import { servoFor } from './rcl-servo.ts';
 import { computeFkOverRos, solveIkOverRos } from './rcl-kinematics.ts';
 import { RclTopics } from './rcl-topics.ts';
 import { RetimedPath } from './retimed-path.ts';
@@ -226,6 +227,7 @@ export class RclContext implements RobotContext {
       },
       rate: () => this.rate,
       log: (line: string) => this.log(line),
+      servo: servoFor(this.node, this.endpoints, (line) => this.log(line)),
     };
     const speeds = {
       jointSpeed: jog.joint_speed,

@@ -1,8 +1,9 @@
 /**
  * Jogging on the ros2 backend (issue 34, item 7): armgate streams short joint trajectories to the controller's
  * joint_trajectory topic itself, computed every period by the same jog engine as the simulator's
- * (lib/motion/jog.ts: the same speeds, acceleration and position limits, envelope and dead-man). MoveIt Servo is not
- * used (yet).
+ * (lib/motion/jog.ts: the same speeds, acceleration and position limits, envelope and dead-man). Where the stack runs
+ * MoveIt Servo (the port's `servo`), a held jog goes to Servo instead (lib/ros/rcl-servo.ts), unless a safety
+ * envelope is configured (Servo does not know it) or the jog is a bounded step (it must be exact).
  *
  * Each period's message is two points from receipt (header stamp 0): the engine's commanded state one period ahead
  * (positions and velocities), then the hold point that brakes from there to rest within the acceleration limits
@@ -23,6 +24,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { createEnvelopeChecker, type Envelope } from '../safety/envelope.ts';
 import { RestWatch } from './at-rest.ts';
+import { type ServoPort, ServoJog } from './rcl-servo.ts';
 import type { ExecutionRateAnswer, JogEvent, JogRequest, JogStatus } from './context.ts';
 import { durationFromS, type JointStateMsg, type JointTrajectoryMsg, secondsOf } from './messages.ts';
 
@@ -49,6 +51,10 @@ export interface RclJogPort {
   rate(): number;
   /** A line for the trajectory log. */
   log(line: string): void;
+  /** MoveIt Servo's interfaces when the endpoints file allows it (`servo: auto`), with the frames of a twist. */
+  readonly servo?:
+    | { readonly port: ServoPort; readonly frames: { readonly base: string; readonly tool: string } }
+    | undefined;
 }
 
 /** What the last message commands: cubics through `knots` (the state it started from first) at `times` (s). */
@@ -77,6 +83,11 @@ export class RclJog {
   private cartesian: boolean;
 
   private readonly speeds: JogSpeeds;
+  /** Jogs through MoveIt Servo (when the port has it); `viaServo`: the jog in force goes there. */
+  private readonly servo: ServoJog | undefined;
+  private viaServo = false;
+  /** A safety envelope is configured: Servo does not know it, so jogs keep the trajectory path. */
+  private enveloped = false;
 
   /** Why no jog may start yet (the envelope's TCP chain is not known yet), if so. */
   private blocked: string | undefined;
@@ -99,12 +110,18 @@ export class RclJog {
     const chain = safety.ok ? safety.value.chain : emptyChain();
     this.engine = this.engineFor(chain, safety.ok ? safety.value.envelope : undefined);
     this.blocked = safety.ok ? undefined : safety.error;
+    this.enveloped = safety.ok && safety.value.envelope !== undefined;
+    const servo = port.servo;
+    this.servo = servo
+      ? new ServoJog(servo.port, { ...port, frames: servo.frames }, speeds, (event) => this.emit(event))
+      : undefined;
   }
 
   /** The envelope or the TCP chain changed (read from the stack's robot_description): the next jog holds to it. */
   useSafety(chain: Chain, envelope: Envelope | undefined): void {
     this.engine = this.engineFor(chain, envelope);
     this.blocked = undefined;
+    this.enveloped = envelope !== undefined;
   }
 
   /**
@@ -120,11 +137,18 @@ export class RclJog {
 
   /** A jog is in force (moving, braking, or held at rest by a command). */
   active(): boolean {
-    return this.inForce;
+    return this.inForce || (this.servo?.active() ?? false);
   }
 
   /** Starts or extends a jog (see RobotContext.jog). */
   jog(request: JogRequest): Result<void, string> {
+    if (this.servo && !this.inForce) {
+      if (!this.servo.active()) {
+        this.viaServo = !this.enveloped && !this.blocked && this.servo.takes(request);
+        if (this.viaServo) this.port.log('jog: through MoveIt Servo (its command-type service is on the graph)');
+      }
+      if (this.viaServo) return this.servo.jog(request);
+    }
     if (request.continuing && !this.inForce) return err('the jog in force ended before this command');
     if (this.blocked && !this.inForce) return err(`no jog before the safety envelope holds: ${this.blocked}`);
     if (request.target.kind === 'cartesian' && !this.cartesian)
@@ -157,6 +181,7 @@ export class RclJog {
 
   /** Brakes the jog in force to rest and ends it with `reason`. */
   release(reason: JogEndReason): void {
+    this.servo?.release(reason);
     if (this.inForce) this.engine.release(reason);
   }
 
@@ -165,6 +190,7 @@ export class RclJog {
    * message ends at rest too), and the jog ends as stopped.
    */
   halt(): void {
+    this.servo?.halt();
     if (!this.inForce) return;
     this.clearTimer();
     this.engine.reset();
@@ -179,6 +205,7 @@ export class RclJog {
 
   /** What the jog does now. */
   status(): JogStatus {
+    if (this.servo?.active()) return this.servo.status();
     return {
       jogging: this.inForce,
       moving: this.inForce && this.moving,
@@ -197,7 +224,7 @@ export class RclJog {
   async rateChanged(rate: number, signal: AbortSignal | undefined): Promise<ExecutionRateAnswer> {
     if (rate > 0) return { executing: true, message: `the jog runs at ${Math.round(rate * 100)} % of its speed` };
     const rested =
-      !this.moving ||
+      !(this.moving || this.servo?.status().moving) ||
       (await new Promise<boolean>((resolve) => {
         const done = (value: boolean) => {
           unsubscribe();
@@ -213,13 +240,14 @@ export class RclJog {
         else signal?.addEventListener('abort', aborted, { once: true });
       }));
     return {
-      executing: rested && this.inForce,
+      executing: rested && this.active(),
       message: rested ? 'the jog came to rest and holds there' : 'the jog ended before it came to rest',
     };
   }
 
   /** Ends everything at shutdown (no event: nobody listens any more). */
   close(): void {
+    this.servo?.close();
     this.clearTimer();
     this.inForce = false;
     this.generation++;

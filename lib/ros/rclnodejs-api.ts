@@ -90,6 +90,10 @@ export interface RclNode {
   destroyClient(client: RclClient): void;
   getTopicNamesAndTypes(): readonly RclNamesAndTypes[];
   countSubscribers(topic: string): number;
+  /** The node's clock now (rclnodejs Node.now(); absent from the test stand-ins: the wall clock then). */
+  now?(): {
+    readonly secondsAndNanoseconds: { readonly seconds: bigint | number; readonly nanoseconds: bigint | number };
+  };
   /** Starts processing incoming work in the background (rclnodejs's executor on libuv). */
   spin(timeoutMs?: number): void;
   destroy(): void;

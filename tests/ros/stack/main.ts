@@ -1,6 +1,6 @@
 /**
  * The test robot stack's process: `node --import tsx tests/ros/stack/main.ts [--shuffle]
- * [--stop-all] [--fault NAME=MODE]...` in a shell with the ROS 2 environment (scripts/ros2/env.sh).
+ * [--stop-all] [--servo] [--fault NAME=MODE]...` in a shell with the ROS 2 environment (scripts/ros2/env.sh).
  * stdout: JSON lines only (events); stdin: JSON lines of commands; stderr: diagnostics. Exits 0 on
  * SIGTERM, SIGINT or the end of stdin (its parent gone), aborting the goals in flight.
  */
@@ -15,7 +15,7 @@ const log = (line: string) => process.stderr.write(`test-stack: ${line}\n`);
 
 function usage(problem: string): never {
   log(problem);
-  log('usage: main.ts [--shuffle] [--stop-all] [--fault NAME=silent|abort|reject|late:SECONDS]...');
+  log('usage: main.ts [--shuffle] [--stop-all] [--servo] [--fault NAME=silent|abort|reject|late:SECONDS]...');
   log(`NAME: ${IFACES.join(', ')}`);
   process.exit(2);
 }
@@ -23,11 +23,13 @@ function usage(problem: string): never {
 const faults = new Faults();
 let shuffle = false;
 let stopAll = false;
+let servo = false;
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   const arg = at(args, i);
   if (arg === '--shuffle') shuffle = true;
   else if (arg === '--stop-all') stopAll = true;
+  else if (arg === '--servo') servo = true;
   else if (arg === '--fault' || arg.startsWith('--fault=')) {
     const value = arg === '--fault' ? args[++i] : arg.slice('--fault='.length);
     if (!value) usage('--fault needs NAME=MODE');
@@ -90,7 +92,7 @@ lines?.on('line', (line) => {
 
 try {
   const rcl = await loadRcl();
-  stack = await startStack(rcl, { shuffle, stopAll, faults, emit: emitStdout, log });
+  stack = await startStack(rcl, { shuffle, stopAll, servo, faults, emit: emitStdout, log });
   // The faults of the flags on the real controller's interfaces.
   for (const iface of faults.keys().filter((i) => CONTROLLER_IFACES.includes(i))) {
     const refused = await stack.fault(iface, true);
@@ -115,9 +117,11 @@ emitStdout({
     '/robot_state_publisher',
     '/move_group',
     '/iiwa_motion_server',
+    ...(servo ? ['/servo_node'] : []),
   ],
   shuffle,
   stop_all: stopAll,
+  servo,
   faults: Object.fromEntries(IFACES.flatMap((i) => (faults.get(i) ? [[i, faults.get(i)]] : []))),
 });
 for (const line of pending.splice(0)) run(line, ready);

@@ -21,6 +21,7 @@ import {
   until,
   withRos2Control,
 } from './control.ts';
+import { startServoImitation } from './servo.ts';
 import type { Emit, Faults, Iface } from './hooks.ts';
 import { at, groupStates, loadModel } from './model.ts';
 import { CODE, MoveGroup } from './moveit.ts';
@@ -55,6 +56,8 @@ export interface StackOptions {
   /** cobot/stop also stops trajectories that did not come from the cobot server (not what the original does). */
   readonly stopAll: boolean;
   readonly faults: Faults;
+  /** A MoveIt Servo imitation (servo.ts) runs too. */
+  readonly servo?: boolean;
   readonly emit: Emit;
   readonly log: (line: string) => void;
 }
@@ -134,6 +137,7 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
   // controller's interfaces (its topic, its action's status) and MoveIt's execution client.
   const stackNode = new rcl.Node('armgate_test_stack');
   const nodes: StackNode[] = [moveGroupNode, motionNode, stackNode];
+  if (options.servo) nodes.push(startServoImitation(rcl, emit));
   // move_group's parameters, served by rclnodejs's parameter services: the URDF as the controller has it.
   moveGroupNode.declareParameter(new rcl.Parameter('robot_description', rcl.ParameterType.PARAMETER_STRING, described));
   moveGroupNode.declareParameter(
