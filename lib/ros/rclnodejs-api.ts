@@ -13,11 +13,14 @@ export interface RclOptions {
   readonly enableTypedArray?: boolean;
   /** Deliver received messages serialized (CDR bytes in a Buffer) instead of as objects. */
   readonly isRaw?: boolean;
-  /** Quality of service (rclnodejs's `QoS` fields; a plain object is read the same way); default: the default profile. */
-  readonly qos?: RclQos;
 }
 
-/** An rmw QoS profile as rclnodejs reads it from an object (rmw policy values: 1 keep last, 1 reliable, 1 transient local). */
+/**
+ * An rmw QoS profile as rclnodejs reads it from an object (rmw policy values: 1 keep last, 1 reliable, 1 transient
+ * local), passed as `qos` beside {@link RclOptions}. Not a field of RclOptions: rclnodejs 2.2.0's declarations give
+ * QoS#reliability as a method while its JavaScript has a getter (lib/qos.js), so no plain object matches the declared
+ * type that scripts/check-rclnodejs-types.mjs checks RclOptions against, though rclnodejs reads one the same way.
+ */
 export interface RclQos {
   readonly history: number;
   readonly depth: number;

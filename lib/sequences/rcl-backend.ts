@@ -7,7 +7,7 @@ import { ok } from '../result.ts';
 import type { EndpointsFile } from '../ros/endpoints.ts';
 import { isHiddenName, RclCalls, rosName } from '../ros/rcl-calls.ts';
 import { RclGoals } from '../ros/rcl-goals.ts';
-import type { RclEntity, RclModule, RclNamesAndTypes, RclNode } from '../ros/rclnodejs-api.ts';
+import type { RclEntity, RclModule, RclNamesAndTypes, RclNode, RclOptions } from '../ros/rclnodejs-api.ts';
 import { settle } from '../ros/settle.ts';
 import {
   type PlainTargetGuard,
@@ -258,9 +258,11 @@ export class RclBackend implements RunnerBackend {
       for (const topic of chosen) {
         if (topic.source !== undefined) continue;
         // Transient local for the latched topics: their publishers sent them once, before this subscription.
-        const qos = topic.durability === 'transient_local' ? { qos: TRANSIENT_LOCAL_QOS } : {};
+        // The profile rides beside the checked options type (see RclQos: a declaration bug of rclnodejs 2.2.0).
+        const options: RclOptions =
+          topic.durability === 'transient_local' ? { isRaw: true, ...{ qos: TRANSIENT_LOCAL_QOS } } : { isRaw: true };
         subscriptions.push(
-          this.node.createSubscription(topic.type, topic.name, { isRaw: true, ...qos }, (raw) => {
+          this.node.createSubscription(topic.type, topic.name, options, (raw) => {
             if (this.released) return;
             if (!(raw instanceof Uint8Array)) {
               if (!malformed)
