@@ -40,6 +40,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
     name: 'services',
     paths: [
       'lib/app/',
+      // The wrong-token counts per client address: one limiter in the services, read by every face.
+      'lib/admission/guesses.ts',
       'lib/audit/',
       'lib/events/',
       'lib/logs/',

@@ -1,5 +1,6 @@
 import type { Clock } from '../sim/clock.ts';
 import type { AuditTrail } from '../audit/trail.ts';
+import type { GuessLimiter } from '../admission/guesses.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../motion/arbiter.ts';
@@ -34,6 +35,8 @@ export interface Services {
   readonly positions?: PositionStore;
   /** The audit trail; undefined when audit.path is empty. */
   readonly audit: AuditTrail | undefined;
+  /** Wrong tokens per client address, one count for every face (REST, MCP, the jog WebSocket, Foxglove). */
+  readonly guesses?: GuessLimiter;
   /** Jogging (one jogging client at a time); absent where the app has none (handlers called alone). */
   readonly jog?: JogControl;
   /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/motion/dead-man.ts); absent means on. */

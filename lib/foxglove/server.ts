@@ -19,7 +19,6 @@ import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import type { AdmissionPolicy } from '../admission/origin.ts';
 import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
-import { type GuessPolicy, GuessLimiter } from '../admission/guesses.ts';
 import { FOXGLOVE_CLIENT_GONE } from '../motion/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
 import { fetchAsset } from './assets.ts';
@@ -61,8 +60,6 @@ export interface FoxgloveServerOptions {
   /** Read-only parameters (param_whitelist applies). */
   readonly parameters: () => Record<string, unknown>;
   readonly log: (fields: Record<string, string | number>) => void;
-  /** Wrong tokens per client address, as over HTTP (lib/admission/guesses.ts): past the burst, 429. */
-  readonly guesses?: GuessPolicy;
 }
 
 /** The running server. */
@@ -93,7 +90,7 @@ interface Client {
 /** Starts the server on the configured address and port. */
 export async function startFoxglove(options: FoxgloveServerOptions): Promise<RunningFoxglove> {
   const { config, hub, state, log } = options;
-  const authenticate = authorizationAuth(options.tokens, new GuessLimiter(options.guesses));
+  const authenticate = authorizationAuth(options.tokens, options.state.services.guesses);
   const allServices = config.capabilities.has('services')
     ? servedServices(options.operations, config.serviceWhitelist)
     : [];

@@ -47,7 +47,6 @@ export async function startFoxgloveFace(
     server = await startFoxglove({
       config: settings,
       tokens: config.web.tokens,
-      guesses: { burst: config.web.limits.tokenGuessBurst, refillS: config.web.limits.tokenGuessRefillS },
       // The HTTP face's rules on the Foxglove address: loopback names, foxglove.address, web.allowed_hosts; the
       // same CORS origins.
       admission: admissionPolicy({

@@ -2,7 +2,7 @@ import { Response } from '@whatwg-node/fetch';
 import { type IRequest, Router } from 'itty-router';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
-import { type GuessPolicy, GuessLimiter } from '../admission/guesses.ts';
+import type { GuessLimiter } from '../admission/guesses.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
 import type { AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
@@ -49,7 +49,7 @@ export interface AppOptions {
     readonly respond: (request: Request) => Response | Promise<Response>;
   }[];
   /** How fast wrong tokens may come from one client address (web.limits.token_guess_*); the defaults otherwise. */
-  readonly guesses?: GuessPolicy;
+  readonly guesses?: GuessLimiter;
   /** Writes one line per request; defaults to stdout. */
   readonly log?: (fields: Record<string, string | number>) => void;
 }
@@ -104,7 +104,7 @@ export function createApp(options: AppOptions): App {
   // Wrong tokens are counted per client address: guessing is slowed (lib/admission/guesses.ts).
   const authenticate = principalAuth(
     options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
-    new GuessLimiter(options.guesses),
+    options.guesses,
   );
   const log = options.log ?? logLine;
   /** One line per request: the fields given to `options.log` when there is one, else written directly to stdout. */

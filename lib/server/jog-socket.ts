@@ -18,7 +18,6 @@ import { locatedIssues } from '../core/errors.ts';
 import { type AnyOperation, inputSchemaOf, renderText } from '../core/operation.ts';
 import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { principalAuth, type TokenEntry } from '../http/auth.ts';
-import { type GuessPolicy, GuessLimiter } from '../admission/guesses.ts';
 import { type JogCommandInput, jogTargetOf } from '../ops/jog.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { LogSink } from './listener.ts';
@@ -46,8 +45,6 @@ export interface JogSocketOptions {
   /** POST /robot/jog's operation: its input schema and role. */
   readonly operation: AnyOperation;
   readonly log: LogSink;
-  /** Wrong tokens per client address, as over HTTP (lib/admission/guesses.ts): past the burst, 429. */
-  readonly guesses?: GuessPolicy;
 }
 
 /** The jog socket's upgrade handler and its shutdown. */
@@ -87,7 +84,7 @@ const REASONS: Record<number, string> = {
 /** The jog WebSocket (see the module comment). */
 export function createJogSocket(options: JogSocketOptions): JogSocket {
   const { services, context, operation, log } = options;
-  const authenticate = principalAuth(options.tokens, new GuessLimiter(options.guesses));
+  const authenticate = principalAuth(options.tokens, options.services.guesses);
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: JOG_MAX_MESSAGE_BYTES,

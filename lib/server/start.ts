@@ -31,6 +31,7 @@ import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { AuditTrail } from '../audit/trail.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import { PlanStore } from '../plans/store.ts';
+import { GuessLimiter } from '../admission/guesses.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
 import { PositionStore } from '../positions/store.ts';
 import type { Clock } from '../sim/clock.ts';
@@ -234,6 +235,10 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     paused: () => control.state() !== undefined,
   });
   const services: Services = {
+    guesses: new GuessLimiter({
+      burst: config.web.limits.tokenGuessBurst,
+      refillS: config.web.limits.tokenGuessRefillS,
+    }),
     arbiter,
     control,
     jog,
@@ -296,7 +301,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     state,
     token: config.web.token,
     tokens: config.web.tokens,
-    guesses: { burst: config.web.limits.tokenGuessBurst, refillS: config.web.limits.tokenGuessRefillS },
+    ...(state.services.guesses ? { guesses: state.services.guesses } : {}),
     admission,
     docs: docsAssetsOnDemand(),
     openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
@@ -397,7 +402,6 @@ export async function startServer(
         context: app.context,
         admission: admissionPolicy(config.web),
         tokens: config.web.tokens,
-        guesses: { burst: config.web.limits.tokenGuessBurst, refillS: config.web.limits.tokenGuessRefillS },
         operation: jogOperation,
         log,
       })
