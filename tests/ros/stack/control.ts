@@ -93,9 +93,6 @@ function stringParamYaml(node: string, name: string, value: string): string {
 }
 
 export interface ControlProcesses {
-  /** Lines the controller logged at ERROR since `since` (a count from {@link errorCount}). */
-  errorsSince(since: number): string[];
-  errorCount(): number;
   /** SIGINT to both, SIGKILL after `graceMs`; resolves once both have exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -120,6 +117,7 @@ export function startControlProcesses(
   urdf: string,
   controllers: string,
   log: (line: string) => void,
+  onControllerError: (text: string) => void,
 ): ControlProcesses {
   const rsp = findProgram('robot_state_publisher', 'robot_state_publisher');
   const cm = findProgram('controller_manager', 'ros2_control_node');
@@ -132,19 +130,16 @@ export function startControlProcesses(
   const cmParams = path.join(dir, 'controllers.yaml');
   writeFileSync(rspParams, stringParamYaml('robot_state_publisher', 'robot_description', urdf));
   writeFileSync(cmParams, controllers);
-  const errors: string[] = [];
   const children = [
     watched(rsp, ['--ros-args', '--params-file', rspParams], (line) => log(`robot_state_publisher: ${line}`)),
     watched(cm, ['--ros-args', '--params-file', cmParams], (line) => {
       log(`ros2_control_node: ${line}`);
       if (line.includes('[ERROR]') && line.includes(`[${CONTROLLER}]`))
-        errors.push(line.replace(/^.*?\]: /, '').trim());
+        onControllerError(line.replace(/^.*?\]: /, '').trim());
     }),
   ];
   const exited = children.map((c) => new Promise<void>((resolve) => c.once('exit', () => resolve())));
   return {
-    errorCount: () => errors.length,
-    errorsSince: (since) => errors.slice(since),
     async stop(graceMs = 1000) {
       for (const c of children) if (c.exitCode === null) c.kill('SIGINT');
       const all = Promise.all(exited);

@@ -127,6 +127,7 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
       order.map((i) => at(model.jointNames, i)),
     ),
     log,
+    (text) => emit({ event: 'controller_error', text }),
   );
 
   await rcl.init();
@@ -168,23 +169,17 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
     arm.received++;
   });
 
-  // The controller's topic, observed: each message as an event; refused when the controller logged an
-  // error for it (its own text) within 400 ms (its log, read from its stderr: under load 150 ms was too short).
+  // The controller's topic, observed: each message as an event at once; what the controller logs at ERROR
+  // (e.g. a trajectory it ignores) as an event of its own, whenever it comes (no window to guess under load).
   stackNode.createSubscription('trajectory_msgs/msg/JointTrajectory', TRAJECTORY_TOPIC, {}, (message) => {
     const msg = message as TrajectoryMsg;
     const last = msg.points?.[msg.points.length - 1];
-    const errorsBefore = control.errorCount();
-    setTimeout(() => {
-      const reason = control.errorsSince(errorsBefore)[0];
-      emit({
-        event: 'trajectory',
-        joint_names: msg.joint_names,
-        points: msg.points?.length ?? 0,
-        duration_s: last ? seconds(last.time_from_start) : 0,
-        accepted: reason === undefined,
-        ...(reason ? { reason } : {}),
-      });
-    }, 400);
+    emit({
+      event: 'trajectory',
+      joint_names: msg.joint_names,
+      points: msg.points?.length ?? 0,
+      duration_s: last ? seconds(last.time_from_start) : 0,
+    });
   });
 
   // The controller's action, observed through its status topic: a goal seen for the first time, its
