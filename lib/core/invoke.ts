@@ -295,9 +295,11 @@ function finish(
   result: Result<unknown, ApiError>,
 ): Result<unknown, ApiError> {
   const answer = result.ok ? answerOf(op, result.value, facts) : result;
-  // The trail records the outcome the caller gets (an output its schema refuses: the 500).
-  if (facts.audit !== false)
-    recordCall(facts.services.audit, op, caller, started, audited, answer.ok ? result : answer);
+  // The trail records the outcome the caller gets (an output its schema refuses: the 500); only a call it keeps (reads
+  // only with audit.reads) has its outcome worked out.
+  const trail = facts.services.audit;
+  if (facts.audit !== false && trail?.wants(op))
+    recordCall(trail, op, caller, started, audited, answer.ok ? result : answer);
   if (!answer.ok) return err(renderError(answer.error, facts.face, facts.toolNames));
   return answer;
 }

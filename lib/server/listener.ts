@@ -125,12 +125,18 @@ export function createListener(options: ListenerOptions): Listener {
   const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
     options.fetch(request, context.req.socket?.remoteAddress ?? ''),
   );
-  const answerBodyless = (req: IncomingMessage, res: ServerResponse, method: string, target: string) => {
+  const answerBodyless = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    target: string,
+    stream: boolean,
+  ) => {
     const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
       .fetch(request as unknown as Request, req.socket.remoteAddress ?? '')
-      .then((response) => writeResponse(res, response))
+      .then((response) => writeResponse(res, response, stream))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
         res.destroy();
@@ -192,7 +198,7 @@ export function createListener(options: ListenerOptions): Listener {
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
       } else if (holding === 'event_stream' || routes.isRestRead(method, path))
         // The event stream too: its frames are written on the socket directly (lib/http/direct-body.ts).
-        return answerBodyless(req, res, method, target.path);
+        return answerBodyless(req, res, method, target.path, holding === 'event_stream');
       void adapter(req, res);
     },
   );
