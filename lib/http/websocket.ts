@@ -15,7 +15,7 @@ import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { type AdmissionPolicy, admit } from '../admission/origin.ts';
 import { type ApiError, statusOf } from '../core/errors.ts';
-import { type CallFacts, type Decoded, deferred, invoke } from '../core/invoke.ts';
+import { type CallFacts, callerOf, type Decoded, deferred, invoke } from '../core/invoke.ts';
 import {
   type AnyOperation,
   type AppState,
@@ -180,8 +180,9 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     return principal.value;
   };
   const connect = (ws: WebSocket, principal: Principal) => {
-    const caller: Caller = { ...principal, face: 'rest' };
-    const channel: Channel = { key: `websocket:${next++}`, via: 'websocket' };
+    const caller = callerOf(principal, 'rest');
+    // Unique among the app's sockets, whatever their route.
+    const channel: Channel = { key: `websocket:${path}:${next++}`, via: 'websocket' };
     const connection: Connection = {
       caller,
       channel,
