@@ -3,6 +3,7 @@ import type { RestHandler } from '../lib/http/rest.ts';
 import * as executePlan from './robot/execute-plan.ts';
 import * as ik from './robot/ik.ts';
 import * as jog from './robot/jog.ts';
+import * as jogSocket from './robot/jog-socket.ts';
 import * as jogStep from './robot/jog-step.ts';
 import * as jointStates from './robot/joint-states.ts';
 import * as moveJoints from './robot/move-joints.ts';
@@ -71,5 +72,11 @@ export const handlers: readonly HandlerModule[] = [
 /** Every operation, in the same order: what start-up hands the faces. */
 export const operations: readonly RestOperation[] = handlers.map((h) => h.operation);
 
-/** What start-up serves (server.ts hands it to lib/server/start.ts): the operations, their files, the MCP resources and stop. */
-export const catalog: Catalog = { operations, files: handlers, resources, stop: stop.operation };
+/** The WebSocket routes' files (each served while its operation's route is). */
+export const websockets = [jogSocket.websocket];
+
+/**
+ * What start-up serves (server.ts hands it to lib/server/start.ts): the operations, their files, the MCP resources,
+ * stop and the WebSocket routes.
+ */
+export const catalog: Catalog = { operations, files: handlers, resources, stop: stop.operation, websockets };

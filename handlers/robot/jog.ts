@@ -40,7 +40,8 @@ export const operation = defineOperation({
     if (!jog) return err(unavailable({ message: 'jogging is not available here' }));
     return jog.command(jogTargetOf(input), input.ttl_ms, {
       caller: ctx.caller,
-      owner: { key: `rest:${ctx.caller.name}`, via: 'rest' },
+      // A WebSocket's commands jog for that socket; REST commands for the caller (one jog across its requests).
+      owner: ctx.channel ?? { key: `rest:${ctx.caller.name}`, via: 'rest' },
       arrivedAtStop: ctx.arrivedAtStop,
     });
   },

@@ -22,15 +22,14 @@ export function outcomeOf(result: Result<unknown, ApiError>, face: Face): AuditO
   return { status: 200, ...toolError, success, ...(message !== undefined ? { message } : {}) };
 }
 
-/** Records a finished call on `trail`, if there is one. */
+/** Records a finished call on `trail` (the caller asked `trail.wants(op)` first: reads are kept only with audit.reads). */
 export function recordCall(
-  trail: AuditTrail | undefined,
+  trail: AuditTrail,
   op: AnyOperation,
   caller: Caller,
   startedMs: number,
   input: unknown,
   result: Result<unknown, ApiError>,
 ): void {
-  // The outcome is worked out only for a call the trail keeps (reads are kept only with audit.reads).
-  if (trail?.wants(op)) trail.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
+  trail.record(op, caller, startedMs, input, outcomeOf(result, caller.face));
 }

@@ -24,6 +24,7 @@ import { type ApiError, locatedIssues } from './errors.ts';
 import {
   type AnyOperation,
   type AppState,
+  type Channel,
   inputSchemaOf,
   type OpContext,
   renderError,
@@ -93,6 +94,13 @@ export interface CallFacts extends AppState {
    * why not (a 403). `given` is the input as the face received it.
    */
   readonly confirm?: (op: AnyOperation, given: unknown) => Promise<string | undefined>;
+  /** The connection the call came over, when it carries many (a WebSocket): see OpContext's `channel`. */
+  readonly channel?: Channel;
+  /**
+   * False: the call is not put on the audit trail (each command of a jog WebSocket, up to 100 a second: the jog's
+   * start and end are). Default: the trail's own rule (state-changing calls, reads with `audit.reads`).
+   */
+  readonly audit?: boolean;
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -112,6 +120,7 @@ class CallContext implements OpContext {
   readonly services: AppState['services'];
   readonly ros: AppState['ros'];
   readonly filenames?: Readonly<Record<string, string>>;
+  readonly channel?: Channel;
   #signal: AbortSignal | (() => AbortSignal) | undefined;
 
   constructor(facts: CallFacts, caller: Caller, filenames: Readonly<Record<string, string>> | undefined) {
@@ -122,6 +131,7 @@ class CallContext implements OpContext {
     this.services = facts.services;
     this.ros = facts.ros;
     if (filenames) this.filenames = filenames;
+    if (facts.channel) this.channel = facts.channel;
     this.#signal = facts.signal;
   }
 
@@ -285,8 +295,11 @@ function finish(
   result: Result<unknown, ApiError>,
 ): Result<unknown, ApiError> {
   const answer = result.ok ? answerOf(op, result.value, facts) : result;
-  // The trail records the outcome the caller gets (an output its schema refuses: the 500).
-  recordCall(facts.services.audit, op, caller, started, audited, answer.ok ? result : answer);
+  // The trail records the outcome the caller gets (an output its schema refuses: the 500); only a call it keeps (reads
+  // only with audit.reads) has its outcome worked out.
+  const trail = facts.services.audit;
+  if (facts.audit !== false && trail?.wants(op))
+    recordCall(trail, op, caller, started, audited, answer.ok ? result : answer);
   if (!answer.ok) return err(renderError(answer.error, facts.face, facts.toolNames));
   return answer;
 }

@@ -3,6 +3,8 @@
  * `run(input, ctx)`. Start-up hands the list of operations to each face (lib/http, lib/mcp, lib/openapi), which derive
  * the REST route, the MCP tool and the OpenAPI entry from it and build each call's context.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type * as v from 'valibot';
 import type { Services } from '../app/services.ts';
 import type { Result } from '../result.ts';
@@ -44,6 +46,17 @@ export interface OpContext extends AppState {
   readonly calledAs: string;
   /** REST multipart: the uploaded files' names, by part (a `json` part reaches the input parsed, without its name). */
   readonly filenames?: Readonly<Record<string, string>>;
+  /**
+   * The connection that carries many calls of one client (a WebSocket), when the face has one: what an operation
+   * holds for its client (a jog) it holds for this channel; absent, for the caller.
+   */
+  readonly channel?: Channel;
+}
+
+/** A connection carrying many calls of one client: a key equal for its calls only, and what it is. */
+export interface Channel {
+  readonly key: string;
+  readonly via: 'websocket';
 }
 
 /**
@@ -261,6 +274,23 @@ export interface Catalog {
   readonly resources: readonly Resource[];
   /** The stop operation (POST /stop): with the stack's tool names, also the tool of POST /robot/stop. */
   readonly stop: AnyOperation;
+  /** The WebSocket routes' files (GET /robot/jog): each served while its operation's route is. */
+  readonly websockets?: readonly WebSocketFile[];
+}
+
+/**
+ * A WebSocket route's file as the catalog lists it (lib/http/websocket.ts makes one): its path, the operation each of
+ * its messages calls, and how its upgrade handler is made for an app (`open`'s argument is the HTTP face's: the app's
+ * state, admission and tokens; the route table hands `upgrade` the upgrades of its path).
+ */
+export interface WebSocketFile {
+  readonly path: string;
+  readonly operation: RestOperation;
+  readonly open: (app: never) => {
+    upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+    /** Closes its connections (the server is shutting down). */
+    close(): void;
+  };
 }
 
 /** A handler file as the catalog lists it: its operation and the fetch-API handler it exports for it. */

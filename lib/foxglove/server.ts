@@ -19,6 +19,7 @@ import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import type { AdmissionPolicy } from '../admission/origin.ts';
 import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
+import { refuseUpgrade } from '../http/raw-answer.ts';
 import { FOXGLOVE_CLIENT_GONE } from '../motion/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
 import { fetchAsset } from './assets.ts';
@@ -35,7 +36,7 @@ import {
   serviceCallResponseFrame,
   SUBPROTOCOL,
 } from './protocol.ts';
-import { refuse, screenUpgrade } from './upgrade.ts';
+import { screenUpgrade } from './upgrade.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub, HubChannel } from './hub.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
@@ -389,13 +390,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     if (clients.size + pending >= config.maxConnections)
-      return refuse(
-        socket,
-        503,
-        'Service Unavailable',
-        `at most ${config.maxConnections} Foxglove connections`,
-        'Retry-After: 2\r\n',
-      );
+      return refuseUpgrade(socket, 503, `at most ${config.maxConnections} Foxglove connections`, { 'Retry-After': 2 });
     const principal = screenUpgrade(request, socket, options, authenticate);
     if (!principal) return;
     // Counted until the handshake ends either way (ws answers a bad handshake itself and never calls back).

@@ -5,6 +5,7 @@ import type { Principal } from '../core/roles.ts';
 import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
 import type { ApiError } from '../core/errors.ts';
 import type { AppState } from '../core/operation.ts';
+import { refuseUpgrade as refuse } from '../http/raw-answer.ts';
 import { parseHost } from '../net/address.ts';
 import type { Result } from '../result.ts';
 import { SUBPROTOCOL } from './protocol.ts';
@@ -16,16 +17,6 @@ function authorizationOf(request: IncomingMessage): string {
   const query = (request.url ?? '').split('?')[1];
   const token = query ? new URLSearchParams(query).get('token') : null;
   return token ? `Bearer ${token}` : '';
-}
-
-/** Writes a plain HTTP answer on an upgrade's socket and closes it. */
-export function refuse(socket: Duplex, status: number, reason: string, detail: string, extra = ''): undefined {
-  const body = JSON.stringify({ detail });
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n${extra}` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-  return undefined;
 }
 
 /**
@@ -49,7 +40,7 @@ export function screenUpgrade(
     preflightMethod: null,
   });
   if (admission.kind === 'refuse')
-    return refuse(socket, 403, 'Forbidden', admission.error.kind === 'validation' ? '' : admission.error.detail);
+    return refuse(socket, 403, admission.error.kind === 'validation' ? '' : admission.error.detail);
   // A WebSocket carries commands: a browser page of another origin is refused as its POST would be.
   const origin = typeof request.headers.origin === 'string' ? request.headers.origin : null;
   const hostPort = parseHost(host);
@@ -57,7 +48,6 @@ export function screenUpgrade(
     return refuse(
       socket,
       403,
-      'Forbidden',
       `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
     );
   const principal = authenticate(authorizationOf(request), request.socket.remoteAddress ?? '');
@@ -70,13 +60,7 @@ export function screenUpgrade(
       429,
       principal.error.detail,
     );
-    return refuse(
-      socket,
-      429,
-      'Too Many Requests',
-      principal.error.detail,
-      `Retry-After: ${principal.error.retryAfterS}\r\n`,
-    );
+    return refuse(socket, 429, principal.error.detail, { 'Retry-After': principal.error.retryAfterS });
   }
   if (!principal.ok) {
     state.services.audit?.recordRefusal(
@@ -90,15 +74,14 @@ export function screenUpgrade(
     return refuse(
       socket,
       401,
-      'Unauthorized',
       'Not authenticated: open ws://HOST:PORT/?token=<token> or send "Authorization: Bearer <token>"',
-      'WWW-Authenticate: Bearer\r\n',
+      { 'WWW-Authenticate': 'Bearer' },
     );
   }
   const offered = String(request.headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((p) => p.trim());
   if (!offered.includes(SUBPROTOCOL))
-    return refuse(socket, 400, 'Bad Request', `the client must offer the subprotocol ${SUBPROTOCOL}`);
+    return refuse(socket, 400, `the client must offer the subprotocol ${SUBPROTOCOL}`);
   return principal.value;
 }

@@ -13,11 +13,6 @@ export function json(body: unknown, status = 200, headers: Record<string, string
   });
 }
 
-/** A 200 JSON response from already-serialized text. */
-export function jsonText(body: string): Response {
-  return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
-}
-
 /** The response for an error: `{"detail": [...]}` for validation, `{"detail": "..."}` otherwise. */
 export function errorResponse(error: ApiError): Response {
   const status = statusOf(error);

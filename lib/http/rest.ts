@@ -4,6 +4,7 @@
  * booleans), read only once the pipeline found the caller's role allows the call; the pipeline's result becomes a
  * Response. Nothing about a request is kept beside it.
  */
+import { Response as FetchResponse } from '@whatwg-node/fetch';
 import type * as v from 'valibot';
 import { type ApiError, invalid } from '../core/errors.ts';
 import { type Decoded, Deferred, invoke } from '../core/invoke.ts';
@@ -13,7 +14,7 @@ import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } f
 import { err, ok, type Result } from '../result.ts';
 import { goneSignal, HTTP_CLIENT_GONE } from '../motion/dead-man.ts';
 import { parseJsonText, readJsonText } from './body.ts';
-import { errorResponse, jsonText } from './errors.ts';
+import { errorResponse } from './errors.ts';
 import { parseMultipart } from './multipart.ts';
 
 /** What the app hands the REST face with each request: who calls and when it arrived, besides the services and robot. */
@@ -215,6 +216,11 @@ function bodylessInput(
 }
 
 const NO_FIELDS: Result<Decoded, ApiError> = ok({ fields: {} });
+
+/** A 200 JSON response from already-serialized text (the fetch ponyfill's Response, as lib/http/errors.ts's json). */
+function jsonText(body: string): Response {
+  return new FetchResponse(body, { status: 200, headers: { 'content-type': 'application/json' } });
+}
 
 /** A handler of the REST face: a fetch-API handler given the call's facts with each request (as itty-router's args). */
 export type RestHandler = (request: Request, call: RestCall) => Promise<Response>;

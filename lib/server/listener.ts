@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
+import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
 import type { RouteTable } from '../http/routes.ts';
 import type { WebLimits } from '../settings/load.ts';
 import { Caps, type Holding } from './caps.ts';
@@ -31,11 +32,9 @@ export interface ListenerOptions {
    * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses, the event stream
    * a GET holds, and the REST reads the app is handed as a light view when they carry no body
    * (lib/server/request-view.ts; the app answers them as it answers every request, only the objects around them are
-   * lighter).
+   * lighter), and the WebSocket routes the one upgrade dispatcher hands their upgrades (GET /robot/jog).
    */
-  readonly routes: Pick<RouteTable, 'isStop' | 'isStream' | 'isRestRead'>;
-  /** WebSocket upgrades by path (GET /robot/jog): the one upgrade dispatcher hands each its own; others are 404. */
-  readonly upgrades?: Readonly<Record<string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>>;
+  readonly routes: Pick<RouteTable, 'isStop' | 'isStream' | 'isRestRead' | 'upgradeAt'>;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -80,15 +79,15 @@ function answer(
   log({ level: 'info', msg: 'request', method: req.method ?? '', path: (req.url ?? '').slice(0, 200), status, ms: 0 });
 }
 
-/** The status, reason phrase and detail for a request Node's HTTP parser refused. */
-function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string, string] {
+/** The status and detail for a request Node's HTTP parser refused. */
+function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string] {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'Request Timeout', 'the request did not arrive in time'];
+      return [408, 'the request did not arrive in time'];
     case 'HPE_HEADER_OVERFLOW':
-      return [431, 'Request Header Fields Too Large', 'the request headers are too large'];
+      return [431, 'the request headers are too large'];
     default:
-      return [400, 'Bad Request', `malformed HTTP request (${error.code ?? 'parse error'})`];
+      return [400, `malformed HTTP request (${error.code ?? 'parse error'})`];
   }
 }
 
@@ -126,12 +125,18 @@ export function createListener(options: ListenerOptions): Listener {
   const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
     options.fetch(request, context.req.socket?.remoteAddress ?? ''),
   );
-  const answerBodyless = (req: IncomingMessage, res: ServerResponse, method: string, target: string) => {
+  const answerBodyless = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    target: string,
+    stream: boolean,
+  ) => {
     const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
       .fetch(request as unknown as Request, req.socket.remoteAddress ?? '')
-      .then((response) => writeResponse(res, response))
+      .then((response) => writeResponse(res, response, stream))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
         res.destroy();
@@ -147,12 +152,7 @@ export function createListener(options: ListenerOptions): Listener {
         return;
       }
       // The 408 goes out on the socket, then the body's readers fail with the error: the app logs the request once, 408.
-      const body = JSON.stringify({ detail: error.message });
-      socket.write(
-        `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        () => req.destroy(error),
-      );
+      socket.write(rawAnswer(408, error.message), () => req.destroy(error));
       // A client that does not read the answer either is not waited for.
       setTimeout(() => req.destroy(error), 1000).unref();
     },
@@ -181,13 +181,7 @@ export function createListener(options: ListenerOptions): Listener {
       if (refused) {
         // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
         // so that the client reads the 503 rather than a reset (lib/server/lingering-close.ts).
-        const body = JSON.stringify({ detail: refused.detail });
-        answerAndLinger(
-          req,
-          `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-            `Retry-After: ${limits.retryAfterS}\r\nConnection: close\r\n\r\n${body}`,
-          lingerBounds,
-        );
+        answerAndLinger(req, rawAnswer(503, refused.detail, { 'Retry-After': limits.retryAfterS }), lingerBounds);
         log({ level: 'info', msg: 'request', method, path: (req.url ?? '').slice(0, 200), status: 503, ms: 0 });
         return;
       }
@@ -204,7 +198,7 @@ export function createListener(options: ListenerOptions): Listener {
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
       } else if (holding === 'event_stream' || routes.isRestRead(method, path))
         // The event stream too: its frames are written on the socket directly (lib/http/direct-body.ts).
-        return answerBodyless(req, res, method, target.path);
+        return answerBodyless(req, res, method, target.path, holding === 'event_stream');
       void adapter(req, res);
     },
   );
@@ -217,36 +211,24 @@ export function createListener(options: ListenerOptions): Listener {
     // side (FIN) in the middle of a body the app is reading: the app logs that request once (499); nothing is written.
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     if (error.code === 'HPE_INVALID_EOF_STATE' && readingBody.has(socket)) return void socket.destroy();
-    const [status, reason, detail] = clientErrorAnswer(error);
+    const [status, detail] = clientErrorAnswer(error);
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
-    const body = JSON.stringify({ detail });
-    endAndClose(
-      socket,
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+    endAndClose(socket, rawAnswer(status, detail));
   });
-  // The one upgrade dispatcher: a WebSocket upgrade goes to the handler of its path; any other is refused.
+  // The one upgrade dispatcher: a WebSocket upgrade goes to the route table's WebSocket route of its path; any other
+  // is refused.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOfTarget(target.path);
-    const handler = req.method === 'GET' ? options.upgrades?.[path] : undefined;
+    const route = req.method === 'GET' ? routes.upgradeAt(path) : undefined;
     socket.on('error', () => socket.destroy());
-    if (handler) return handler(req, socket, head);
-    const body = JSON.stringify({ detail: `no WebSocket at ${path.slice(0, 200) || 'this target'}` });
-    socket.end(
-      `HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+    if (route) return route.upgrade(req, socket, head);
+    refuseUpgrade(socket, 404, `no WebSocket at ${path.slice(0, 200) || 'this target'}`);
     log({ level: 'info', msg: 'request', method: req.method ?? '', path: path.slice(0, 200), status: 404, ms: 0 });
   });
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    endAndClose(
-      socket,
-      `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${allow}\r\nContent-Type: application/json\r\n` +
-        'Connection: close\r\nContent-Length: 46\r\n\r\n{"detail":"CONNECT is not served: no tunnels"}',
-    );
+    endAndClose(socket, rawAnswer(405, 'CONNECT is not served: no tunnels', { Allow: allow }));
     log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });
     void req;
   });

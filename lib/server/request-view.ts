@@ -122,8 +122,9 @@ export function absoluteUrl(req: IncomingMessage, target: string): string {
  * string body is taken where @whatwg-node/server's own writer takes it (`bodyType`, `bodyInit`), without a promise;
  * any other body is read through the fetch API.
  */
-export function writeResponse(res: ServerResponse, response: Response): void | Promise<void> {
-  const direct = directBodyOf(response);
+export function writeResponse(res: ServerResponse, response: Response, stream: boolean): void | Promise<void> {
+  // Only an event stream's answer may write itself (the route table says which requests are one).
+  const direct = stream ? directBodyOf(response) : undefined;
   if (direct) {
     // A body that writes itself (the event stream): the head now, then the body on the socket as it comes.
     if (res.destroyed || res.writableEnded) return;

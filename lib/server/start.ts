@@ -5,13 +5,13 @@ import { type AnyOperation, type AppState, type Catalog, hasRest, type RestOpera
 import { createApp, pathOf } from '../http/app.ts';
 import { kindOf, type RouteTable, routeTable } from '../http/routes.ts';
 import { docsAssetsOnDemand } from '../http/docs.ts';
+import { openWebSocket } from '../http/websocket.ts';
 import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
-import { createJogSocket } from './jog-socket.ts';
 import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import type { Services } from '../app/services.ts';
@@ -288,14 +288,24 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
+  const log = options.log ?? logLine;
+  // The WebSocket routes of the catalog whose operation is served (GET /robot/jog with POST /robot/jog).
+  const sockets = (catalog.websockets ?? [])
+    .filter((file) => active.includes(file.operation))
+    .map((file) => ({ path: file.path, ...openWebSocket(file, { state, admission, tokens: config.web.tokens, log }) }));
   // The one route table: the handler files' routes, then the routes mounted beside them (the MCP endpoint's POST
-  // schedules its own work once its body is read, so that a stop tool and a cancellation run at once).
-  const routes = routeTable(files, [
-    { path: '/mcp/mcp', handler: mcp.handler, ownTurns: ['POST'] },
-    { path: EVENTS_PATH, handler: eventsHandler(events), kind: 'stream' },
-    { path: '/ui/robot.urdf', handler: ui.robotDescription },
-    { path: '/ui/package/*', handler: ui.packageFile },
-  ]);
+  // schedules its own work once its body is read, so that a stop tool and a cancellation run at once), then the
+  // WebSocket routes (the listener's upgrade dispatcher reads them).
+  const routes = routeTable(
+    files,
+    [
+      { path: '/mcp/mcp', handler: mcp.handler, ownTurns: ['POST'] },
+      { path: EVENTS_PATH, handler: eventsHandler(events), kind: 'stream' },
+      { path: '/ui/robot.urdf', handler: ui.robotDescription },
+      { path: '/ui/package/*', handler: ui.packageFile },
+    ],
+    sockets,
+  );
   const app = createApp({
     routes,
     state,
@@ -327,7 +337,6 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
       : inTurn(() => app(request, arrivedAtStop, address));
   };
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
-  const log = options.log ?? logLine;
   const startFoxglove = async (): Promise<FoxgloveFace | undefined> => {
     if (!config.foxglove) return undefined;
     const { startFoxgloveFace } = await import('../foxglove/start.ts');
@@ -342,6 +351,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     context,
     services,
     async quiesce() {
+      // WebSocket connections end first (a jog socket closing brakes its jog).
+      for (const socket of sockets) socket.close();
       // A move in flight is cancelled (its answer: success false, "the service is shutting down") and every runner ended.
       arbiter.revoke(SHUTDOWN_REASON);
       // Event streams end first: an open stream would keep its connection busy until the grace period ends.
@@ -354,9 +365,6 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     release,
   };
 }
-
-/** The path of the jog WebSocket (and of POST /robot/jog). */
-const JOG_PATH = '/robot/jog';
 
 /** The port an app answers on in memory when its settings ask for an ephemeral one (0). */
 const DEFAULT_PORT = 8007;
@@ -391,28 +399,12 @@ export async function startServer(
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const { quiesce, release, routes, startFoxglove, methods, ...app } = await assemble(config, catalog, options);
-  // The jog WebSocket shares POST /robot/jog's schema and role (and is off when that route is).
-  const jogOperation = activeOperations(config, catalog.operations).find(
-    (op) => op.rest.method === 'POST' && op.rest.path === JOG_PATH,
-  );
-  const log = options.log ?? logLine;
-  const jogSocket = jogOperation
-    ? createJogSocket({
-        services: app.services,
-        context: app.context,
-        admission: admissionPolicy(config.web),
-        tokens: config.web.tokens,
-        operation: jogOperation,
-        log,
-      })
-    : undefined;
   const listener = createListener({
     fetch: app.fetch,
     log: options.log ?? logLine,
     limits: config.web.limits,
     routes,
     methods,
-    ...(jogSocket ? { upgrades: { [JOG_PATH]: jogSocket.handleUpgrade } } : {}),
   });
   const server = listener.server;
   try {
@@ -451,8 +443,7 @@ export async function startServer(
       closing ??= (async () => {
         // The Foxglove connections end first (a motion one of them started is stopped with the rest below).
         await foxglove?.close();
-        // Motions, runners and sessions end first; requests in flight are answered before the connections close.
-        jogSocket?.close();
+        // WebSockets, motions, runners and sessions end first; requests in flight are answered before the connections close.
         await quiesce();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();

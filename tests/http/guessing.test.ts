@@ -141,6 +141,32 @@ describe('guessing over a socket counts the peer address', () => {
     assert.equal((await read('127.0.0.4', 'wrong-elsewhere')).status, 401, 'another address: its own burst');
     assert.equal((await read('127.0.0.4', ADMIN)).status, 200);
   });
+
+  it("the jog WebSocket's upgrade counts against the same limiter: 429 with Retry-After, the right token still opens", async () => {
+    /** An upgrade to GET /robot/jog with `token` from the local address `from`. */
+    const upgrade = async (from: string, token: string) => {
+      const c = await connect(portOf(server.url), from);
+      try {
+        c.write(
+          'GET /robot/jog HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
+            `Authorization: Bearer ${token}\r\n\r\n`,
+        );
+        return await c.response();
+      } finally {
+        c.destroy();
+      }
+    };
+    assert.equal((await upgrade('127.0.0.5', ADMIN)).status, 101, 'the client is served');
+    for (let i = 0; i < GUESS_BURST; i++) assert.equal((await upgrade('127.0.0.5', `wrong-${i}`)).status, 401);
+    const refused = await upgrade('127.0.0.5', 'wrong-beyond');
+    assert.equal(refused.status, 429);
+    const retry = Number(refused.headers['retry-after']);
+    assert.ok(retry >= REFILL_S - 60 && retry <= REFILL_S, `Retry-After ${refused.headers['retry-after']}`);
+    assert.match((JSON.parse(refused.body) as { detail: string }).detail, /too many wrong tokens from this address/);
+    assert.equal((await read('127.0.0.5', 'wrong-over-rest')).status, 429, 'the REST face counts the same guesses');
+    assert.equal((await upgrade('127.0.0.5', ADMIN)).status, 101, 'the right token from that address still opens');
+  });
 });
 
 describe('the per-address table', () => {

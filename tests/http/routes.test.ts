@@ -6,11 +6,16 @@ import { kindOf, routeTable } from '../../lib/http/routes.ts';
 describe('the route table, built from the catalog', () => {
   const mount = async () => new Response('mounted');
   const events = async () => new Response('events');
-  const table = routeTable(catalog.files, [
-    { path: '/mcp/mcp', handler: mount, ownTurns: ['POST'] },
-    { path: '/events', handler: events, kind: 'stream' },
-    { path: '/ui/package/*', handler: mount },
-  ]);
+  const upgrade = () => {};
+  const table = routeTable(
+    catalog.files,
+    [
+      { path: '/mcp/mcp', handler: mount, ownTurns: ['POST'] },
+      { path: '/events', handler: events, kind: 'stream' },
+      { path: '/ui/package/*', handler: mount },
+    ],
+    (catalog.websockets ?? []).map((file) => ({ path: file.path, upgrade })),
+  );
 
   it("serves each handler file's own exported handler", () => {
     for (const file of catalog.files) {
@@ -47,6 +52,14 @@ describe('the route table, built from the catalog', () => {
     assert.ok(!table.runsAtOnce('GET', '/mcp/mcp'), 'other MCP methods are queued');
     assert.ok(!table.runsAtOnce('GET', '/robot/joint_states'));
     assert.equal(table.find('DELETE', '/mcp/mcp')?.kind, 'mount', 'a mount takes every method');
+  });
+
+  it("holds the catalog's WebSocket routes for the upgrade dispatcher, beside the operation on the same path", () => {
+    assert.equal(table.upgradeAt('/robot/jog')?.upgrade, upgrade, 'GET /robot/jog is the jog WebSocket');
+    assert.equal(table.upgradeAt('/robot/joint_states'), undefined, 'a read is no WebSocket');
+    assert.ok(!table.isRestRead('GET', '/robot/jog'));
+    assert.equal(table.operationAt('POST', '/robot/jog')?.operation.name, 'jog_command');
+    assert.deepEqual(table.methodsAt('/robot/jog'), ['POST'], "a GET there without an upgrade is POST's 405");
   });
 
   it("answers a 405's Allow from the operations on a path", () => {

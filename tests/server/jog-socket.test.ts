@@ -4,6 +4,9 @@
  * brings the arm to rest, one jogging client, and bad input: NaN, huge messages, binary frames and floods.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -15,8 +18,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const asProtocol = (token: string) => `armgate.token.${Buffer.from(token).toString('base64url')}`;
 
 let server: TestServer;
+let dir: string;
 before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'armgate-jog-socket-'));
   server = await startTestServer({
+    audit: { path: path.join(dir, 'audit.jsonl') },
     web: {
       token: ADMIN,
       tokens: [
@@ -27,7 +33,10 @@ before(async () => {
     sim: { time_scale: 1 },
   });
 });
-after(() => server.close());
+after(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 const wsUrl = () => `${server.url.replace('http', 'ws')}/robot/jog`;
 
@@ -175,5 +184,30 @@ describe('the jog WebSocket', () => {
     assert.equal(flood.code, 1008);
     assert.match(flood.reason, /more than 100 messages a second/);
     assert.deepEqual(await positions(), before, 'nothing moved');
+  });
+
+  it("is on the audit trail as its jog's start and end, not one line per message (as before the pipeline)", async () => {
+    await atRest();
+    const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
+    for (let i = 0; i < 5; i++) ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.5], ttl_ms: 60 }));
+    for (let i = 0; i < 200 && !messages.some((m) => m.ended); i++) await sleep(10);
+    ws.close();
+    await closed;
+    await server.services.audit?.flush();
+    const lines = (await readFile(path.join(dir, 'audit.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { principal: string; operation: string; outcome: { message?: string } });
+    assert.deepEqual(
+      lines
+        .filter((l) => l.operation === 'jog')
+        .slice(-2)
+        .map((l) => [l.principal, l.outcome.message?.replace(/:.*/, '')]),
+      [
+        ['operator', 'jog started over websocket'],
+        ['operator', 'jog ended'],
+      ],
+    );
+    assert.ok(!lines.some((l) => l.operation === 'jog_command'), 'no line per message');
   });
 });
