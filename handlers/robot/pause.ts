@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { ok } from '../../lib/result.ts';
 
 /** The answer of a pause. */
 export const PauseResultSchema = v.pipe(
@@ -41,10 +40,7 @@ export const operation = defineOperation({
     ok: 'The arm is at rest: paused, or nothing moved.',
   },
   mcp: { title: 'Pause' },
-  run: async (_input, ctx) => {
-    const done = await ctx.services.control.pause(ctx.signal);
-    return done.ok ? ok(done.value) : done;
-  },
+  run: (_input, ctx) => ctx.services.control.pause(ctx.signal),
 });
 
 /** POST /robot/pause */

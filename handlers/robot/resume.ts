@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { ok } from '../../lib/result.ts';
 
 /** The answer of a resume. */
 export const ResumeResultSchema = v.pipe(
@@ -36,10 +35,7 @@ export const operation = defineOperation({
     ok: 'The paused motion continues; its own request answers when it ends.',
   },
   mcp: { title: 'Resume' },
-  run: async (_input, ctx) => {
-    const done = await ctx.services.control.resume();
-    return done.ok ? ok(done.value) : done;
-  },
+  run: (_input, ctx) => ctx.services.control.resume(),
 });
 
 /** POST /robot/resume */

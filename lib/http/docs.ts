@@ -92,16 +92,22 @@ export function docsResponse(assets: DocsAssets, pathname: string): Response | u
 const DOCS_CSP =
   "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'";
 
-const SWAGGER_HTML = `<!doctype html>
+/** A docs page: the document's head (title, no favicon fetch) with `head` added, and `body`. */
+const docsPage = (head: string, body: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>armgate API</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
-</head>
+${head}</head>
 <body>
-<div id="swagger-ui"></div>
+${body}</body>
+</html>
+`;
+
+const SWAGGER_HTML = docsPage(
+  '<link rel="stylesheet" href="/docs/assets/swagger-ui.css">\n',
+  `<div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script>
 window.ui = SwaggerUIBundle({
@@ -112,20 +118,12 @@ window.ui = SwaggerUIBundle({
   displayRequestDuration: true,
 });
 </script>
-</body>
-</html>
-`;
+`,
+);
 
-const REDOC_HTML = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>armgate API</title>
-<link rel="icon" href="data:,">
-</head>
-<body>
-<redoc spec-url="/openapi.json"></redoc>
+const REDOC_HTML = docsPage(
+  '',
+  `<redoc spec-url="/openapi.json"></redoc>
 <script src="/redoc/assets/redoc.standalone.js"></script>
-</body>
-</html>
-`;
+`,
+);

@@ -7,26 +7,27 @@ export function finiteNumber(description: string) {
 
 /** An optional integer in [min, max] with a default (the REST face converts it from query or form text). */
 export function intField(min: number, max: number, fallback: number, description: string) {
-  const message = `must be an integer from ${min} to ${max}`;
-  return v.optional(
-    v.pipe(
-      v.number(message),
-      v.integer(message),
-      v.minValue(min, `must be at least ${min}`),
-      v.maxValue(max, `must be at most ${max}`),
-      v.description(description),
-    ),
-    fallback,
-  );
+  return boundedField('an integer', min, max, fallback, description);
 }
 
 /** An optional finite number in [min, max] with a default. */
 export function numberField(min: number, max: number, fallback: number, description: string) {
-  const message = `must be a number from ${min} to ${max}`;
+  return boundedField('a number', min, max, fallback, description);
+}
+
+/** An optional number in [min, max] with a default: an integer, or any finite number. */
+function boundedField(
+  kind: 'an integer' | 'a number',
+  min: number,
+  max: number,
+  fallback: number,
+  description: string,
+) {
+  const message = `must be ${kind} from ${min} to ${max}`;
   return v.optional(
     v.pipe(
       v.number(message),
-      v.finite(message),
+      kind === 'an integer' ? v.integer(message) : v.finite(message),
       v.minValue(min, `must be at least ${min}`),
       v.maxValue(max, `must be at most ${max}`),
       v.description(description),

@@ -1,4 +1,5 @@
 import type { Chain } from './chain.ts';
+import { matFromAxisAngle } from './rotation.ts';
 
 /** Preallocated buffers for FK and Jacobians of one chain (no allocation per call). */
 export interface FkWorkspace {
@@ -91,21 +92,7 @@ export function forwardKinematics(chain: Chain, qRad: ArrayLike<number>, ws: FkW
     ws.originW[3 * i] = p[0] as number;
     ws.originW[3 * i + 1] = p[1] as number;
     ws.originW[3 * i + 2] = p[2] as number;
-    // Rodrigues: Rot(k, q) = c I + s [k]x + (1 - c) k k^T
-    const q = qRad[i] ?? 0;
-    const c = Math.cos(q),
-      s = Math.sin(q),
-      v = 1 - c;
-    rot[0] = c + kx * kx * v;
-    rot[1] = kx * ky * v - kz * s;
-    rot[2] = kx * kz * v + ky * s;
-    rot[3] = ky * kx * v + kz * s;
-    rot[4] = c + ky * ky * v;
-    rot[5] = ky * kz * v - kx * s;
-    rot[6] = kz * kx * v - ky * s;
-    rot[7] = kz * ky * v + kx * s;
-    rot[8] = c + kz * kz * v;
-    mulRight(r, rot, 0, tmp);
+    mulRight(r, matFromAxisAngle(rot, kx, ky, kz, qRad[i] ?? 0), 0, tmp);
   }
   const t0 = chain.tipPos[0] as number,
     t1 = chain.tipPos[1] as number,

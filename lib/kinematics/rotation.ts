@@ -37,6 +37,26 @@ export function matFromAbc(out: Float64Array, a: number, b: number, c: number): 
 }
 
 /**
+ * Writes the rotation by `angle` about the unit axis (kx, ky, kz) into `out` and returns it (Rodrigues:
+ * Rot(k, angle) = c I + s [k]x + (1 - c) k k^T).
+ */
+export function matFromAxisAngle(out: Float64Array, kx: number, ky: number, kz: number, angle: number): Float64Array {
+  const c = Math.cos(angle),
+    s = Math.sin(angle),
+    v = 1 - c;
+  out[0] = c + kx * kx * v;
+  out[1] = kx * ky * v - kz * s;
+  out[2] = kx * kz * v + ky * s;
+  out[3] = ky * kx * v + kz * s;
+  out[4] = c + ky * ky * v;
+  out[5] = ky * kz * v - kx * s;
+  out[6] = kz * kx * v - ky * s;
+  out[7] = kz * ky * v + kx * s;
+  out[8] = c + kz * kz * v;
+  return out;
+}
+
+/**
  * KUKA ABC angles of a rotation matrix, A and C in (-pi, pi], B in [-pi/2, pi/2].
  * At gimbal lock (B = +-pi/2) C is set to 0 and A carries the whole rotation about Z.
  */

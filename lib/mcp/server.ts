@@ -54,6 +54,15 @@ interface Session {
 }
 
 /** The sessions' faces, and limits for tests and benches (the server uses the default limits). */
+/** A POST read and parsed: the request, who sent it, its JSON body, what the body holds, and what the client accepts. */
+interface ParsedPost {
+  readonly request: Request;
+  readonly from: Arrival;
+  readonly body: unknown;
+  readonly batch: Batch;
+  readonly kind: Exclude<Accepts, 'none'>;
+}
+
 export interface McpEndpointOptions {
   /** Builds the MCP face (or, in tests, a bare server) of a new session: lib/mcp/face.ts's createMcpFace. */
   readonly createServer: () => McpFace | Server;
@@ -275,14 +284,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   };
 
   /** Hands a POST to the session's SDK transport and shapes the answer for what the client accepts. */
-  const post = async (
-    session: Session,
-    request: Request,
-    from: Arrival,
-    body: unknown,
-    batch: Batch,
-    kind: Exclude<Accepts, 'none'>,
-  ): Promise<Response> => {
+  const post = async (session: Session, parsed: ParsedPost): Promise<Response> => {
+    const { request, batch } = parsed;
     // JSON-RPC ids are unique while in flight: a reused one would take over the answer (and the cancellation) of the other.
     const reused = batch.requestIds.find((id) => session.open.has(id));
     if (reused !== undefined)
@@ -309,9 +312,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       else connection.addEventListener('abort', abandon, { once: true });
     }
     try {
-      return await answer(session, request, from, body, batch, kind, () =>
-        connection.removeEventListener('abort', abandon),
-      );
+      return await answer(session, parsed, () => connection.removeEventListener('abort', abandon));
     } catch (e) {
       connection.removeEventListener('abort', abandon);
       throw e;
@@ -319,15 +320,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   };
 
   /** post()'s answer; `answered` runs once no answer of the batch is pending any more (the stream ended, or JSON). */
-  const answer = async (
-    session: Session,
-    request: Request,
-    from: Arrival,
-    body: unknown,
-    batch: Batch,
-    kind: Exclude<Accepts, 'none'>,
-    answered: () => void,
-  ): Promise<Response> => {
+  const answer = async (session: Session, parsed: ParsedPost, answered: () => void): Promise<Response> => {
+    const { request, from, body, batch, kind } = parsed;
     // A stream only where it carries something (progress) or is all the client takes: plain JSON is cheaper.
     const stream =
       kind === 'stream' ||
@@ -436,23 +430,17 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const malformed = normalizeToolCalls(body);
     if (malformed) return malformed;
     const batch = inspect(body, stopTools);
-    const serve = () => dispatch(request, from, id, body, batch, kind);
+    const serve = () => dispatch({ request, from, body, batch, kind }, id);
     return options.schedule && !batch.urgent ? options.schedule(serve) : serve();
   };
 
   /** Answers a parsed POST: in its session, or as the initialize that opens one. */
-  const dispatch = async (
-    request: Request,
-    from: Arrival,
-    id: string | null,
-    body: unknown,
-    batch: Batch,
-    kind: Exclude<Accepts, 'none'>,
-  ): Promise<Response> => {
+  const dispatch = async (parsed: ParsedPost, id: string | null): Promise<Response> => {
+    const { request, from, batch } = parsed;
     if (id) {
       const session = await sessionFor(request, id, ownerOf(from));
       if (!session) return sessionNotFound();
-      return post(session, request, from, body, batch, kind);
+      return post(session, parsed);
     }
     if (!batch.isInitialize)
       return jsonRpcError(
@@ -464,7 +452,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const owner = ownerOf(from);
     const session = await openSession(request, ids.issue(owner), owner);
     hold(session);
-    const response = await post(session, request, from, body, batch, kind);
+    const response = await post(session, parsed);
     if (response.status !== 200) await closeSession(session.id);
     else {
       const capabilities = session.server.getClientCapabilities();

@@ -1,4 +1,5 @@
 /** The jog engine's pure helpers (lib/motion/jog.ts): the braking bound, a target's identity, the reference's advance. */
+import { matFromAxisAngle } from '../kinematics/rotation.ts';
 import type { JointSample } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { JogLimit, JogTarget } from './jog-types.ts';
@@ -50,19 +51,7 @@ export function advanceAlongTwist(
   const kx = wx / angle;
   const ky = wy / angle;
   const kz = wz / angle;
-  const c = Math.cos(angle);
-  const s = Math.sin(angle);
-  const v = 1 - c;
-  const m = rotStep;
-  m[0] = c + kx * kx * v;
-  m[1] = kx * ky * v - kz * s;
-  m[2] = kx * kz * v + ky * s;
-  m[3] = ky * kx * v + kz * s;
-  m[4] = c + ky * ky * v;
-  m[5] = ky * kz * v - kx * s;
-  m[6] = kz * kx * v - ky * s;
-  m[7] = kz * ky * v + kx * s;
-  m[8] = c + kz * kz * v;
+  const m = matFromAxisAngle(rotStep, kx, ky, kz, angle);
   for (let i = 0; i < 3; i++)
     for (let j = 0; j < 3; j++)
       outRot[3 * i + j] =

@@ -67,6 +67,15 @@ interface Command {
   readonly zero: boolean;
 }
 
+/** One control period as the joint and Cartesian steps see it: live false brakes to rest; rate is the override, 0..1. */
+interface Period {
+  readonly goal: JogStepGoal | undefined;
+  readonly live: boolean;
+  readonly rate: number;
+  readonly state: JointSample;
+  readonly dtS: number;
+}
+
 /** The jog engine of one arm (see the module comment). */
 export class JogEngine {
   private readonly chain: Chain;
@@ -198,10 +207,11 @@ export class JogEngine {
     }
     const live = !command.zero && nowS <= command.untilS;
     const r = Math.min(1, Math.max(0, Number.isFinite(rate) ? rate : 0));
+    const period: Period = { goal: command.goal, live, rate: r, state, dtS };
     const limit =
       command.target.kind === 'joints'
-        ? this.jointStep(command.target, command.goal, live, r, state, dtS)
-        : this.cartesianStep(command.target, command.goal, live, r, state, dtS);
+        ? this.jointStep(command.target, period)
+        : this.cartesianStep(command.target, period);
     this.lastLimit = live ? limit : undefined;
     if (live && limit) this.heldBy = limit;
     let moving = false;
@@ -271,14 +281,8 @@ export class JogEngine {
   private jointGoals: (number | undefined)[] | undefined;
   private jointGoalsOf: Command | undefined;
 
-  private jointStep(
-    target: Extract<JogTarget, { kind: 'joints' }>,
-    goal: JogStepGoal | undefined,
-    live: boolean,
-    rate: number,
-    state: JointSample,
-    dtS: number,
-  ): JogLimit | undefined {
+  private jointStep(target: Extract<JogTarget, { kind: 'joints' }>, period: Period): JogLimit | undefined {
+    const { goal, live, rate, state, dtS } = period;
     const { maxVelRadS, maxAccRadS2, minRad, maxRad } = this.limits;
     const n = this.n;
     if (goal && this.jointGoalsOf !== this.command) {
@@ -338,14 +342,8 @@ export class JogEngine {
     return false;
   }
 
-  private cartesianStep(
-    target: Extract<JogTarget, { kind: 'cartesian' }>,
-    goal: JogStepGoal | undefined,
-    live: boolean,
-    rate: number,
-    state: JointSample,
-    dtS: number,
-  ): JogLimit | undefined {
+  private cartesianStep(target: Extract<JogTarget, { kind: 'cartesian' }>, period: Period): JogLimit | undefined {
+    const { goal, live, rate, state, dtS } = period;
     const n = this.n;
     const { maxVelRadS, maxAccRadS2 } = this.limits;
     if (!this.hasRef) {

@@ -14,49 +14,53 @@ export type PlannerName = (typeof PLANNERS)[number];
 /** The actions a sequence's goals go to unless told otherwise. */
 export const DEFAULT_ACTIONS = { joints: 'cobot/move_to_joints', pose: 'cobot/move_to_pose' } as const;
 
+/** A bound of a number and the message when it is passed. */
+type Bound = readonly [value: number, message: string];
+
+/** A finite number from `min` to `max`; `name` starts the message when it is not a number. */
+const finiteIn = (name: string, [min, atLeast]: Bound, [max, atMost]: Bound, description: string) =>
+  v.pipe(
+    v.number(`${name} must be a number`),
+    v.finite('must be a finite number'),
+    v.minValue(min, atLeast),
+    v.maxValue(max, atMost),
+    v.description(description),
+  );
+
 /** The speed scale of a motion: 0.01..1.0 of the limits, default 0.1. */
 export const SpeedSchema = v.optional(
-  v.pipe(
-    v.number('speed must be a number'),
-    v.finite('must be a finite number'),
-    v.minValue(0.01, 'speed must be at least 0.01'),
-    v.maxValue(1, 'speed must be at most 1.0'),
-    v.description('Speed scale, 0.01 to 1.0: the fraction of the velocity limits used. Default 0.1.'),
+  finiteIn(
+    'speed',
+    [0.01, 'speed must be at least 0.01'],
+    [1, 'speed must be at most 1.0'],
+    'Speed scale, 0.01 to 1.0: the fraction of the velocity limits used. Default 0.1.',
   ),
   0.1,
 );
 
 /** The acceleration scale of a motion: 0..1.0, 0 meaning "as speed", default 0. */
 export const AccelScaleSchema = v.optional(
-  v.pipe(
-    v.number('accel_scale must be a number'),
-    v.finite('must be a finite number'),
-    v.minValue(0, 'accel_scale must be at least 0'),
-    v.maxValue(1, 'accel_scale must be at most 1.0'),
-    v.description('Acceleration scale, 0 to 1.0 of the acceleration limits; 0 means use speed. Default 0.'),
+  finiteIn(
+    'accel_scale',
+    [0, 'accel_scale must be at least 0'],
+    [1, 'accel_scale must be at most 1.0'],
+    'Acceleration scale, 0 to 1.0 of the acceleration limits; 0 means use speed. Default 0.',
   ),
   0,
 );
 
 /** A Cartesian coordinate in metres, within +-5 m. */
 export const metres = (what: string) =>
-  v.pipe(
-    v.number(`${what.split(' ')[0]} must be a number`),
-    v.finite('must be a finite number'),
-    v.minValue(-5, 'must be at least -5 m'),
-    v.maxValue(5, 'must be at most 5 m'),
-    v.description(what),
-  );
+  finiteIn(what.split(' ')[0] as string, [-5, 'must be at least -5 m'], [5, 'must be at most 5 m'], what);
 
 /** A KUKA ABC angle in radians, within +-2 pi; optional (the face decides the default). */
 export const abcAngle = (what: string) =>
   v.optional(
-    v.pipe(
-      v.number(`${what.split(':')[0]} must be a number`),
-      v.finite('must be a finite number'),
-      v.minValue(-2 * Math.PI, 'must be at least -2 pi'),
-      v.maxValue(2 * Math.PI, 'must be at most 2 pi'),
-      v.description(what),
+    finiteIn(
+      what.split(':')[0] as string,
+      [-2 * Math.PI, 'must be at least -2 pi'],
+      [2 * Math.PI, 'must be at most 2 pi'],
+      what,
     ),
   );
 

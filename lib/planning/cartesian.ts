@@ -46,16 +46,11 @@ export interface CartesianOptions {
  */
 const JOINT_MARGIN = 0.97;
 
-/** {@link planCartesianSteps} run to completion. */
+/** {@link planCartesianSteps} run to completion: the same arguments, the same answer, without yielding. */
 export function planCartesian(
-  chain: Chain,
-  limits: JointLimits,
-  path: CartesianPath,
-  startRad: readonly number[],
-  scales: MotionScales,
-  options: CartesianOptions,
+  ...args: Parameters<typeof planCartesianSteps>
 ): Result<JointTrajectory, CartesianFailure> {
-  const steps = planCartesianSteps(chain, limits, path, startRad, scales, options);
+  const steps = planCartesianSteps(...args);
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;

@@ -44,6 +44,9 @@ function segmentIndex(points: readonly TrajectoryPoint[], t: number): number {
   return lo;
 }
 
+/** Coefficients of one joint's segment polynomial, {@link sampleTrajectory}'s scratch. */
+const coefficients = new Float64Array(6);
+
 /**
  * Samples `trajectory` at time `t` (s from its start) into `out`. Before the first point it
  * holds the first point; after the last it holds the last with zero velocity.
@@ -67,39 +70,31 @@ export function sampleTrajectory(trajectory: JointTrajectory, t: number, out: Jo
   const b = points[i + 1] as TrajectoryPoint;
   const T = b.timeFromStartS - a.timeFromStartS;
   const s = t - a.timeFromStartS;
+  const c = coefficients;
   for (let j = 0; j < n; j++) {
-    const p0 = a.positions[j] ?? 0;
-    const p1 = b.positions[j] ?? 0;
-    if (!a.velocities || !b.velocities || T <= 0) {
+    const degree = segmentCoefficients(a, b, j, c);
+    if (degree === 1) {
+      const p0 = a.positions[j] ?? 0;
+      const p1 = b.positions[j] ?? 0;
       out.q[j] = T > 0 ? p0 + ((p1 - p0) * s) / T : p1;
       out.qd[j] = T > 0 ? (p1 - p0) / T : 0;
       out.qdd[j] = 0;
       continue;
     }
-    const v0 = a.velocities[j] ?? 0;
-    const v1 = b.velocities[j] ?? 0;
-    if (!a.accelerations || !b.accelerations) {
+    const c0 = c[0] as number,
+      c1 = c[1] as number,
+      c2 = c[2] as number,
+      c3 = c[3] as number,
+      c4 = c[4] as number,
+      c5 = c[5] as number;
+    if (degree === 3) {
       // cubic Hermite
-      const c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / (T * T);
-      const c3 = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
-      out.q[j] = p0 + v0 * s + c2 * s * s + c3 * s * s * s;
-      out.qd[j] = v0 + 2 * c2 * s + 3 * c3 * s * s;
+      out.q[j] = c0 + c1 * s + c2 * s * s + c3 * s * s * s;
+      out.qd[j] = c1 + 2 * c2 * s + 3 * c3 * s * s;
       out.qdd[j] = 2 * c2 + 6 * c3 * s;
       continue;
     }
-    const a0 = a.accelerations[j] ?? 0;
-    const a1 = b.accelerations[j] ?? 0;
     // quintic Hermite: p(s) = c0 + c1 s + ... + c5 s^5 matching p, v, a at both ends
-    const T2 = T * T,
-      T3 = T2 * T,
-      T4 = T3 * T,
-      T5 = T4 * T;
-    const c0 = p0,
-      c1 = v0,
-      c2 = a0 / 2;
-    const c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T2) / (2 * T3);
-    const c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T2) / (2 * T4);
-    const c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T2) / (2 * T5);
     out.q[j] = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))));
     out.qd[j] = c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)));
     out.qdd[j] = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5));

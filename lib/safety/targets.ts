@@ -38,38 +38,30 @@ export function targetOutsideEnvelope(guard: TargetGuard, target: SafetyTarget):
   return tcpPointViolation(guard.checker.envelope, target.positionM)?.message;
 }
 
-/** A chain as plain arrays, to cross a JSON channel (the sequence runner's IPC). */
-export interface PlainChain {
-  readonly jointNames: readonly string[];
-  readonly originPos: readonly number[];
-  readonly originRot: readonly number[];
-  readonly axis: readonly number[];
-  readonly tipPos: readonly number[];
-  readonly tipRot: readonly number[];
+/** A chain as plain arrays, to cross a JSON channel (the sequence runner's IPC): its Float64Arrays as number arrays. */
+export type PlainChain = {
+  readonly [K in keyof Chain]: Chain[K] extends Float64Array ? readonly number[] : Chain[K];
+};
+
+/** The chain's number arrays, each through `convert` (the one list of them both directions use). */
+function mapArrays<T>(chain: Chain | PlainChain, convert: (values: ArrayLike<number>) => T) {
+  return {
+    originPos: convert(chain.originPos),
+    originRot: convert(chain.originRot),
+    axis: convert(chain.axis),
+    tipPos: convert(chain.tipPos),
+    tipRot: convert(chain.tipRot),
+  };
 }
 
 /** The chain as plain arrays. */
 export function plainChain(chain: Chain): PlainChain {
-  return {
-    jointNames: [...chain.jointNames],
-    originPos: Array.from(chain.originPos),
-    originRot: Array.from(chain.originRot),
-    axis: Array.from(chain.axis),
-    tipPos: Array.from(chain.tipPos),
-    tipRot: Array.from(chain.tipRot),
-  };
+  return { jointNames: [...chain.jointNames], ...mapArrays(chain, (values) => Array.from(values)) };
 }
 
 /** The chain back from plain arrays. */
 export function chainOfPlain(plain: PlainChain): Chain {
-  return {
-    jointNames: [...plain.jointNames],
-    originPos: Float64Array.from(plain.originPos),
-    originRot: Float64Array.from(plain.originRot),
-    axis: Float64Array.from(plain.axis),
-    tipPos: Float64Array.from(plain.tipPos),
-    tipRot: Float64Array.from(plain.tipRot),
-  };
+  return { jointNames: [...plain.jointNames], ...mapArrays(plain, (values) => Float64Array.from(values)) };
 }
 
 /** What the sequence runner needs to check its goals' targets: the envelope, the TCP chain, the planning frame. */

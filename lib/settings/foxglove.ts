@@ -5,13 +5,7 @@
  */
 import * as v from 'valibot';
 import { err, ok, type Result } from '../result.ts';
-
-const port = v.pipe(
-  v.number('expected a port number'),
-  v.integer('expected an integer port'),
-  v.minValue(0, 'expected 0..65535'),
-  v.maxValue(65535, 'expected 0..65535'),
-);
+import { count, flag, nonEmptyText, port } from './fields.ts';
 
 /** A list of regular expressions, each matched against a whole name (as foxglove_bridge does, std::regex_match). */
 const patterns = v.pipe(
@@ -35,13 +29,10 @@ const CAPABILITIES = [
 
 /** The stack's `foxglove` block, with foxglove_bridge's defaults (address: loopback, see docs/foxglove.md). */
 export const FoxgloveBlockSchema = v.looseObject({
-  enabled: v.optional(v.boolean('expected true or false'), false),
+  enabled: flag(false),
   port: v.optional(port, 8765),
-  address: v.optional(
-    v.pipe(v.string('expected a host name or address'), v.nonEmpty('must not be empty')),
-    '127.0.0.1',
-  ),
-  tls: v.optional(v.boolean('expected true or false'), false),
+  address: v.optional(nonEmptyText('a host name or address'), '127.0.0.1'),
+  tls: flag(false),
   certfile: v.optional(v.string('expected a file path'), ''),
   keyfile: v.optional(v.string('expected a file path'), ''),
   topic_whitelist: v.optional(patterns, ['.*']),
@@ -51,15 +42,7 @@ export const FoxgloveBlockSchema = v.looseObject({
     v.array(v.picklist(CAPABILITIES, `expected one of ${CAPABILITIES.join(', ')}`), 'expected a list of capabilities'),
     [...CAPABILITIES],
   ),
-  send_buffer_limit: v.optional(
-    v.pipe(
-      v.number('expected a number of bytes'),
-      v.integer('expected an integer'),
-      v.minValue(65_536, 'expected 65536..1000000000 bytes'),
-      v.maxValue(1_000_000_000, 'expected 65536..1000000000 bytes'),
-    ),
-    10_000_000,
-  ),
+  send_buffer_limit: count('bytes', 65_536, 1_000_000_000, 10_000_000, ' bytes'),
 });
 
 /**
@@ -70,15 +53,7 @@ export const FoxgloveBlockSchema = v.looseObject({
 export const ArmgateFoxgloveSchema = v.strictObject({
   enabled: v.optional(v.boolean('expected true or false')),
   port: v.optional(port),
-  max_connections: v.optional(
-    v.pipe(
-      v.number('expected a number of connections'),
-      v.integer('expected an integer'),
-      v.minValue(1, 'expected 1..10000'),
-      v.maxValue(10_000, 'expected 1..10000'),
-    ),
-    100,
-  ),
+  max_connections: count('connections', 1, 10_000, 100),
 });
 
 /** The Foxglove server's settings, validated (the whitelists compiled). */

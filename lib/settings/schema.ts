@@ -1,8 +1,7 @@
 import * as v from 'valibot';
 import { normalizeOrigin, parseHost } from '../net/address.ts';
+import { between, count, aboveZero, finite, flag, nonEmptyText, port } from './fields.ts';
 import { ArmgateFoxgloveSchema } from './foxglove.ts';
-
-const finite = (what: string) => v.pipe(v.number(`expected ${what}`), v.finite(`expected a finite ${what}`));
 
 // ---- Safe autonomy (issue 15): web.tokens, safety, audit, mcp. All of its settings are declared here. ----
 
@@ -14,6 +13,11 @@ const boxEntries = { min: point3('the lower corner'), max: point3('the upper cor
 const orderedBox = <T extends { min: number[]; max: number[] }>(box: T) =>
   box.min.every((m, i) => m < (box.max[i] ?? 0));
 const ORDERED_MESSAGE = 'expected min below max on every axis';
+/** The name of a keep-out box or an obstacle. */
+const boxName = v.pipe(
+  v.string('expected a name'),
+  v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1..64 letters, digits, _ . -'),
+);
 
 /** web.tokens: further tokens with a name and a role (web.token and ARMGATE_TOKEN are admin). */
 const TokensSchema = v.optional(
@@ -47,10 +51,7 @@ const SafetySchema = v.strictObject({
       v.array(
         v.pipe(
           v.strictObject({
-            name: v.pipe(
-              v.string('expected a name'),
-              v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1..64 letters, digits, _ . -'),
-            ),
+            name: boxName,
             ...boxEntries,
           }),
           v.check(orderedBox, ORDERED_MESSAGE),
@@ -60,16 +61,10 @@ const SafetySchema = v.strictObject({
     ),
     [],
   ),
-  link_radius_m: v.optional(
-    v.pipe(finite('distance in metres'), v.minValue(0, 'expected 0..0.5 m'), v.maxValue(0.5, 'expected 0..0.5 m')),
-    0.08,
-  ),
-  plan_ttl_s: v.optional(
-    v.pipe(finite('seconds'), v.minValue(1, 'expected 1..3600 s'), v.maxValue(3600, 'expected 1..3600 s')),
-    60,
-  ),
+  link_radius_m: between('distance in metres', 0, 0.5, ' m', 0.08),
+  plan_ttl_s: between('seconds', 1, 3600, ' s', 60),
   /** Stop a motion whose caller is gone (its HTTP connection closed, an MCP call abandoned); see lib/motion/dead-man.ts. */
-  dead_man: v.optional(v.boolean('expected true or false'), true),
+  dead_man: flag(true),
 });
 
 /** audit: the audit trail file (JSON lines); '' means none. */
@@ -79,7 +74,7 @@ const AuditSchema = v.strictObject({
     v.pipe(v.number('expected bytes'), v.integer('expected an integer'), v.minValue(4096, 'expected at least 4096')),
     10 * 1024 * 1024,
   ),
-  reads: v.optional(v.boolean('expected true or false'), false),
+  reads: flag(false),
 });
 
 /** mcp: the MCP face's own switches. */
@@ -91,25 +86,7 @@ const SAFE_AUTONOMY_BLOCKS = {
 
 // ---- end of the safe autonomy settings ----
 
-const count = (what: string, min: number, max: number, fallback: number) =>
-  v.optional(
-    v.pipe(
-      v.number(`expected a number of ${what}`),
-      v.integer('expected an integer'),
-      v.minValue(min, `expected ${min}..${max}`),
-      v.maxValue(max, `expected ${min}..${max}`),
-    ),
-    fallback,
-  );
-const seconds = (min: number, max: number, fallback: number) =>
-  v.optional(
-    v.pipe(
-      finite('number of seconds'),
-      v.minValue(min, `expected ${min}..${max} s`),
-      v.maxValue(max, `expected ${min}..${max} s`),
-    ),
-    fallback,
-  );
+const seconds = (min: number, max: number, fallback: number) => between('number of seconds', min, max, ' s', fallback);
 
 /** Uploads being received at once when web.limits.max_uploads is not set. */
 export const DEFAULT_MAX_UPLOADS = 16;
@@ -135,17 +112,9 @@ const WebLimitsSchema = v.strictObject({
 });
 
 const WebSchema = v.strictObject({
-  enabled: v.optional(v.boolean('expected true or false'), true),
-  host: v.optional(v.pipe(v.string('expected a host name or address'), v.nonEmpty('must not be empty')), '127.0.0.1'),
-  port: v.optional(
-    v.pipe(
-      v.number('expected a port number'),
-      v.integer('expected an integer port'),
-      v.minValue(0, 'expected 0..65535'),
-      v.maxValue(65535, 'expected 0..65535'),
-    ),
-    8007,
-  ),
+  enabled: flag(true),
+  host: v.optional(nonEmptyText('a host name or address'), '127.0.0.1'),
+  port: v.optional(port, 8007),
   token: v.optional(v.nullable(v.string('expected a string')), ''),
   tokens: TokensSchema,
   limits: v.optional(WebLimitsSchema, {}),
@@ -200,19 +169,10 @@ const PoseOffsetSchema = v.strictObject({
 });
 
 const SimSchema = v.strictObject({
-  time_scale: v.optional(
-    v.pipe(finite('number'), v.minValue(0.01, 'expected 0.01..1000'), v.maxValue(1000, 'expected 0.01..1000')),
-    1,
-  ),
-  joint_state_rate_hz: v.optional(
-    v.pipe(finite('rate in Hz'), v.minValue(1, 'expected 1..1000 Hz'), v.maxValue(1000, 'expected 1..1000 Hz')),
-    100,
-  ),
-  controller_rate_hz: v.optional(
-    v.pipe(finite('rate in Hz'), v.minValue(250, 'expected 250..2000 Hz'), v.maxValue(2000, 'expected 250..2000 Hz')),
-    500,
-  ),
-  publish_joint_states: v.optional(v.boolean('expected true or false'), true),
+  time_scale: between('number', 0.01, 1000, '', 1),
+  joint_state_rate_hz: between('rate in Hz', 1, 1000, ' Hz', 100),
+  controller_rate_hz: between('rate in Hz', 250, 2000, ' Hz', 500),
+  publish_joint_states: flag(true),
   initial_position: v.optional(
     v.union(
       [
@@ -224,18 +184,12 @@ const SimSchema = v.strictObject({
     'work',
   ),
   tool_offset: v.optional(PoseOffsetSchema, {}),
-  collision_margin: v.optional(
-    v.pipe(finite('distance in metres'), v.minValue(0, 'expected 0..0.1 m'), v.maxValue(0.1, 'expected 0..0.1 m')),
-    0.005,
-  ),
+  collision_margin: between('distance in metres', 0, 0.1, ' m', 0.005),
   obstacles: v.optional(
     v.pipe(
       v.array(
         v.strictObject({
-          name: v.pipe(
-            v.string('expected a name'),
-            v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1..64 letters, digits, _ . -'),
-          ),
+          name: boxName,
           center: v.pipe(v.array(finite('coordinate in metres')), v.length(3, 'expected [x, y, z] in metres')),
           size: v.pipe(
             v.array(v.pipe(finite('edge length in metres'), v.gtValue(0, 'must be > 0'))),
@@ -247,36 +201,24 @@ const SimSchema = v.strictObject({
     ),
     [],
   ),
-  planning_time_s: v.optional(
-    v.pipe(finite('seconds'), v.minValue(0.1, 'expected 0.1..60 s'), v.maxValue(60, 'expected 0.1..60 s')),
-    5,
-  ),
+  planning_time_s: between('seconds', 0.1, 60, ' s', 5),
 });
 
 /** jog: the speeds of a jog at input 1 and its dead-man (lib/motion/jog.ts). */
 const JogSchema = v.strictObject({
-  joint_speed: v.optional(
-    v.pipe(finite('fraction'), v.gtValue(0, 'expected 0 < fraction <= 1'), v.maxValue(1, 'expected 0 < fraction <= 1')),
-    0.25,
-  ),
-  tcp_speed: v.optional(
-    v.pipe(finite('speed in m/s'), v.gtValue(0, 'expected 0 < m/s <= 1'), v.maxValue(1, 'expected 0 < m/s <= 1')),
-    0.25,
-  ),
-  tcp_angular_speed: v.optional(
-    v.pipe(finite('speed in rad/s'), v.gtValue(0, 'expected 0 < rad/s <= 3'), v.maxValue(3, 'expected 0 < rad/s <= 3')),
-    0.5,
-  ),
+  joint_speed: aboveZero('fraction', 'fraction', 1, 0.25),
+  tcp_speed: aboveZero('speed in m/s', 'm/s', 1, 0.25),
+  tcp_angular_speed: aboveZero('speed in rad/s', 'rad/s', 3, 0.5),
   ttl_ms: count('milliseconds', 20, 500, 200),
 });
 
 const SequencesSchema = v.strictObject({
-  bag_root: v.optional(v.pipe(v.string('expected a folder path'), v.nonEmpty('must not be empty')), './bags'),
+  bag_root: v.optional(nonEmptyText('a folder path'), './bags'),
 });
 
 const McpSchema = v.strictObject({
   /** Ask the person through MCP elicitation before a motion tool runs (clients that support it). */
-  confirm_motion: v.optional(v.boolean('expected true or false'), false),
+  confirm_motion: flag(false),
   tool_names: v.optional(
     v.picklist(
       ['armgate', 'original'],
@@ -297,13 +239,7 @@ const ArmgateSchema = v.strictObject({
   sim: v.optional(SimSchema, {}),
   sequences: v.optional(SequencesSchema, {}),
   /** The taught positions' YAML file (relative to the settings file's folder); absent: positions.yaml beside it. */
-  positions_file: v.optional(
-    v.pipe(
-      v.string('expected a file path'),
-      v.nonEmpty('must not be empty'),
-      v.maxLength(4096, 'at most 4096 characters'),
-    ),
-  ),
+  positions_file: v.optional(v.pipe(nonEmptyText('a file path'), v.maxLength(4096, 'at most 4096 characters'))),
   jog: v.optional(JogSchema, {}),
   ...SAFE_AUTONOMY_BLOCKS,
   mcp: v.optional(McpSchema, {}),
@@ -319,9 +255,9 @@ export type ArmgateSettings = v.InferOutput<typeof ArmgateSchema>;
 
 /** The stack's `planning` block: the keys armgate uses (others are the stack's). */
 const PlanningSchema = v.looseObject({
-  pose_link: v.optional(v.pipe(v.string('expected a link name'), v.nonEmpty('must not be empty'))),
-  planning_group: v.optional(v.pipe(v.string('expected a group name'), v.nonEmpty('must not be empty'))),
-  default_frame: v.optional(v.pipe(v.string('expected a frame name'), v.nonEmpty('must not be empty'))),
+  pose_link: v.optional(nonEmptyText('a link name')),
+  planning_group: v.optional(nonEmptyText('a group name')),
+  default_frame: v.optional(nonEmptyText('a frame name')),
 });
 
 /** The stack's `controller` block: armgate reads `moveit.srdf` (others are the stack's). */

@@ -179,16 +179,7 @@ export class SimIkService {
       if (attempt > 0)
         for (let j = 0; j < attemptSeed.length; j++)
           attemptSeed[j] = (minRad[j] ?? 0) + random() * ((maxRad[j] ?? 0) - (minRad[j] ?? 0));
-      const ik = solveIk(
-        this.chain,
-        minRad,
-        maxRad,
-        target.positionM,
-        target.rotation,
-        attemptSeed,
-        { deadlineMs: Number.POSITIVE_INFINITY, nowMs: this.nowMs, random, maxRestarts: 0 },
-        this.ws,
-      );
+      const ik = this.attempt(this.limits, target, attemptSeed, random);
       if (ik.status === 'converged') {
         const hit = collisionCheck ? this.collisions.collisionAt(ik.qRad) : undefined;
         if (!hit) {
@@ -216,6 +207,18 @@ export class SimIkService {
     return { success: false, message: await this.explain(target, pose, budgetS, started + budgetMs, best, signal) };
   }
 
+  /** One run of the solver from `seed` within `bounds`: no restarts, no deadline of its own (the caller's loop has it). */
+  private attempt(
+    bounds: { readonly minRad: ArrayLike<number>; readonly maxRad: ArrayLike<number> },
+    target: IkTarget,
+    seed: ArrayLike<number>,
+    random: () => number,
+  ) {
+    const { minRad, maxRad } = bounds;
+    const options = { deadlineMs: Number.POSITIVE_INFINITY, nowMs: this.nowMs, random, maxRestarts: 0 };
+    return solveIk(this.chain, minRad, maxRad, target.positionM, target.rotation, seed, options, this.ws);
+  }
+
   /** Why no solution was found: one beyond the joint limits exists (naming the joints), or none. */
   private async explain(
     target: IkTarget,
@@ -230,16 +233,7 @@ export class SimIkService {
     const seed = new Float64Array(this.limits.minRad.length);
     while (this.nowMs() < endMs && !signal?.aborted) {
       for (let j = 0; j < seed.length; j++) seed[j] = (random() * 2 - 1) * Math.PI;
-      const ik = solveIk(
-        this.chain,
-        this.wide.minRad,
-        this.wide.maxRad,
-        target.positionM,
-        target.rotation,
-        seed,
-        { deadlineMs: Number.POSITIVE_INFINITY, nowMs: this.nowMs, random, maxRestarts: 0 },
-        this.ws,
-      );
+      const ik = this.attempt(this.wide, target, seed, random);
       if (ik.status === 'converged') {
         const outside = this.limits.jointNames.flatMap((name, j) => {
           const q = ik.qRad[j] ?? 0;

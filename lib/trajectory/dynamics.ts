@@ -10,7 +10,7 @@
  */
 import { segmentCoefficients, type TrajectoryPoint } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
-import { derivative, evalPoly, type PolyRange, rangeOn } from './poly.ts';
+import { derivative, evalPoly, type PolyRange, rangeOn, startRange, widenRange } from './poly.ts';
 
 /** The arm's state when the trajectory arrives, J1..J7 (rad, rad/s, rad/s^2). */
 export interface ArmState {
@@ -170,10 +170,7 @@ function violation(
 
 /** Extremes of one joint on one segment (s from the segment start); acceleration 0 on linear segments. */
 interface SegmentExtremes {
-  posMin: number;
-  posMinAtS: number;
-  posMax: number;
-  posMaxAtS: number;
+  readonly position: PolyRange;
   velPeak: number;
   velPeakAtS: number;
   accPeak: number;
@@ -183,10 +180,7 @@ interface SegmentExtremes {
 }
 
 const ext: SegmentExtremes = {
-  posMin: 0,
-  posMinAtS: 0,
-  posMax: 0,
-  posMaxAtS: 0,
+  position: { min: 0, minAtS: 0, max: 0, maxAtS: 0 },
   velPeak: 0,
   velPeakAtS: 0,
   accPeak: 0,
@@ -194,18 +188,6 @@ const ext: SegmentExtremes = {
   startVelocity: 0,
   endVelocity: 0,
 };
-
-/** Folds the position at `s` into the extremes. */
-function considerPosition(out: SegmentExtremes, value: number, s: number): void {
-  if (value < out.posMin) {
-    out.posMin = value;
-    out.posMinAtS = s;
-  }
-  if (value > out.posMax) {
-    out.posMax = value;
-    out.posMaxAtS = s;
-  }
-}
 
 /**
  * The extremes of the cubic Hermite segment from (p0, v0) to (p1, v1) over T, in closed form (the
@@ -218,25 +200,23 @@ function cubicExtremes(p0: number, v0: number, p1: number, v1: number, T: number
   const c3 = (2 * (p0 - p1) + (v0 + v1) * T) / (T * T * T);
   out.startVelocity = v0;
   out.endVelocity = v1;
-  out.posMin = p0;
-  out.posMinAtS = 0;
-  out.posMax = p0;
-  out.posMaxAtS = 0;
-  considerPosition(out, p1, T);
+  const position = out.position;
+  startRange(position, p0);
+  widenRange(position, p1, T);
   // v(s) = v0 + 2 c2 s + 3 c3 s^2 = 0: the stable pair of roots.
   const qa = 3 * c3;
   const qb = 2 * c2;
   if (qa === 0) {
     const s = qb !== 0 ? -v0 / qb : Number.NaN;
-    if (s > 0 && s < T) considerPosition(out, p0 + s * (v0 + s * (c2 + s * c3)), s);
+    if (s > 0 && s < T) widenRange(position, p0 + s * (v0 + s * (c2 + s * c3)), s);
   } else {
     const disc = qb * qb - 4 * qa * v0;
     if (disc >= 0) {
       const q = -0.5 * (qb + (qb >= 0 ? 1 : -1) * Math.sqrt(disc));
       const r1 = q / qa;
       const r2 = q !== 0 ? v0 / q : Number.NaN;
-      if (r1 > 0 && r1 < T) considerPosition(out, p0 + r1 * (v0 + r1 * (c2 + r1 * c3)), r1);
-      if (r2 > 0 && r2 < T) considerPosition(out, p0 + r2 * (v0 + r2 * (c2 + r2 * c3)), r2);
+      if (r1 > 0 && r1 < T) widenRange(position, p0 + r1 * (v0 + r1 * (c2 + r1 * c3)), r1);
+      if (r2 > 0 && r2 < T) widenRange(position, p0 + r2 * (v0 + r2 * (c2 + r2 * c3)), r2);
     }
   }
   out.velPeak = Math.abs(v0);
@@ -283,11 +263,7 @@ function polyExtremes(a: TrajectoryPoint, b: TrajectoryPoint, j: number, T: numb
   const vd = derivative(c, degree, dc);
   out.startVelocity = dc[0] ?? 0;
   out.endVelocity = evalPoly(dc, vd, T);
-  rangeOn(c, degree, T, range);
-  out.posMin = range.min;
-  out.posMinAtS = range.minAtS;
-  out.posMax = range.max;
-  out.posMaxAtS = range.maxAtS;
+  rangeOn(c, degree, T, out.position);
   rangeOn(dc, vd, T, range);
   out.velPeak = Math.max(range.max, -range.min);
   out.velPeakAtS = range.max >= -range.min ? range.maxAtS : range.minAtS;
@@ -365,10 +341,11 @@ export function firstViolation(
       if (checkPosition) {
         const min = limits.minRad[j] ?? 0;
         const max = limits.maxRad[j] ?? 0;
-        if (ext.posMax > max + 1e-12)
-          best = earlier(best, violation(point, j, 'position', ext.posMax, max, t0, t1, t0 + ext.posMaxAtS));
-        if (ext.posMin < min - 1e-12)
-          best = earlier(best, violation(point, j, 'position', ext.posMin, min, t0, t1, t0 + ext.posMinAtS));
+        const { position } = ext;
+        if (position.max > max + 1e-12)
+          best = earlier(best, violation(point, j, 'position', position.max, max, t0, t1, t0 + position.maxAtS));
+        if (position.min < min - 1e-12)
+          best = earlier(best, violation(point, j, 'position', position.min, min, t0, t1, t0 + position.minAtS));
       }
       if (checkVelocity && exceeds(ext.velPeak, vMax))
         best = earlier(best, violation(point, j, 'velocity', ext.velPeak, vMax, t0, t1, t0 + ext.velPeakAtS));

@@ -105,34 +105,34 @@ const rangeRoots = new Float64Array(MAX_DEGREE + 1);
 
 /** The extremes of `c` (degree `degree`) on [0, T], into `out`: at the ends or where the derivative vanishes. */
 export function rangeOn(c: ArrayLike<number>, degree: number, T: number, out: PolyRange): PolyRange {
-  const at0 = evalPoly(c, degree, 0);
-  const atT = evalPoly(c, degree, T);
-  out.min = at0;
-  out.minAtS = 0;
-  out.max = at0;
-  out.maxAtS = 0;
-  if (atT < out.min) {
-    out.min = atT;
-    out.minAtS = T;
-  }
-  if (atT > out.max) {
-    out.max = atT;
-    out.maxAtS = T;
-  }
+  startRange(out, evalPoly(c, degree, 0));
+  widenRange(out, evalPoly(c, degree, T), T);
   if (degree < 2) return out;
   const dd = derivative(c, degree, rangeDerivative);
   const n = rootsInside(rangeDerivative, dd, T, rangeRoots);
   for (let k = 0; k < n; k++) {
     const s = rangeRoots[k] ?? 0;
-    const value = evalPoly(c, degree, s);
-    if (value < out.min) {
-      out.min = value;
-      out.minAtS = s;
-    }
-    if (value > out.max) {
-      out.max = value;
-      out.maxAtS = s;
-    }
+    widenRange(out, evalPoly(c, degree, s), s);
   }
   return out;
+}
+
+/** Sets `out` to the one value `value`, at s = 0. */
+export function startRange(out: PolyRange, value: number): void {
+  out.min = value;
+  out.minAtS = 0;
+  out.max = value;
+  out.maxAtS = 0;
+}
+
+/** Widens `out` to take in `value` at `s`. */
+export function widenRange(out: PolyRange, value: number, s: number): void {
+  if (value < out.min) {
+    out.min = value;
+    out.minAtS = s;
+  }
+  if (value > out.max) {
+    out.max = value;
+    out.maxAtS = s;
+  }
 }
