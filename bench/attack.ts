@@ -144,6 +144,9 @@ async function crowdTable(): Promise<Table> {
         false,
         12_000,
       ],
+      // Past web.limits.max_connections (2,048) with every connection busy receiving a body (1 byte/s, from 25
+      // addresses): a stop on a new connection is still read and served; the samples fall within the 5 s body grace.
+      ['2,500 slow bodies from 25 addresses (1 byte/s), past max_connections', 'slow', 2500, 20, 100, false, 0],
       ['1,000 /events streams read at 50 Hz, at rest', 'events-50hz', 1000, 40, 40, false, 0],
       ['1,000 /events streams read at 50 Hz, during a move', 'events-50hz', 1000, 20, 150, true, 0],
       ['16 uploads of a 10 MB CSV, each sent again when answered', 'uploads', 16, 60, 250, false, 500],
