@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from './lib/settings/resolve.ts';
-import { flushLogLines } from './lib/logs/line.ts';
+import { flushLogLines, surviveOutputErrors } from './lib/logs/line.ts';
 import { loadConfig } from './lib/settings/load.ts';
 import { startServer } from './lib/server/start.ts';
 import { catalog } from './handlers/index.ts';
@@ -10,6 +10,7 @@ const USAGE = 'usage: npm start -- [--settings FILE] [--port N] [--backend sim|r
 
 /** Command line: npm start [-- --settings FILE] [--port N] [--backend sim|ros2] */
 async function main(): Promise<number> {
+  surviveOutputErrors();
   let args: { settings?: string | undefined; port?: string | undefined; backend?: string | undefined };
   try {
     ({ values: args } = parseArgs({

@@ -31,6 +31,7 @@ const SECTIONS: readonly Section[] = [
   (await import('./jog.ts')).jogSection,
   (await import('./events.ts')).eventsSection,
   (await import('./foxglove.ts')).foxgloveSection,
+  (await import('./attack.ts')).attackSection,
   (await import('./ros2.ts')).ros2Section,
 ];
 

@@ -67,7 +67,7 @@ export async function stopClient(): Promise<StopClient> {
 }
 
 /** The crowd child (crowd-client.ts): opens slow bodies, event streams or uploads against a server. */
-interface Crowd {
+export interface Crowd {
   /** Opens `count` of a kind; resolves with how many hold the server. */
   open(kind: CrowdKind, url: string, count: number, csv?: string): Promise<number>;
   /** Ends the crowd; resolves with the count of each HTTP status it was answered meanwhile, and uploads' times. */
@@ -75,10 +75,10 @@ interface Crowd {
   end(): void;
 }
 
-type CrowdKind = 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads';
+export type CrowdKind = 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads';
 type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
-async function crowdClient(): Promise<Crowd> {
+export async function crowdClient(): Promise<Crowd> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./crowd-client.ts', import.meta.url)), {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -153,7 +153,7 @@ const post = (url: string, path: string, body: unknown) =>
   );
 
 /** A valid trajectory CSV of about `bytes`: a slow sweep of joint 1, one row per 10 ms, padded decimals. */
-function largeCsv(bytes: number): string {
+export function largeCsv(bytes: number): string {
   const rows = ['t,joint1,joint2,joint3,joint4,joint5,joint6,joint7'];
   let size = rows[0]?.length ?? 0;
   for (let i = 1; size < bytes; i++) {

@@ -199,6 +199,37 @@ describe('command line (npm start: node scripts/start.mjs)', { concurrency: 4, t
     });
   }
 
+  it('keeps serving when the reader of its stdout goes away (EPIPE): reads and /stop answered, one stderr line, SIGTERM exits 0', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    await withSettings({}, async (file) => {
+      const cli = startCli(['--settings', file, '--port', '0']);
+      try {
+        const { url } = await waitListening(cli);
+        // The reader closes its end of the pipe, as `npm start | head -1` or a log shipper that died does.
+        cli.child.stdout?.destroy();
+        for (const [method, route] of [
+          ['GET', '/robot/joint_states'],
+          ['POST', '/stop'],
+          ['GET', '/robot/joint_states'],
+        ] as const) {
+          const res = await fetch(`${url}${route}`, { method });
+          assert.equal(res.status, 200, `${method} ${route}; stderr: ${cli.stderr()}`);
+          await res.body?.cancel();
+          // Past the log lines' flush delay (10 ms): each request's line has met the closed pipe.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.equal(cli.child.exitCode, null, `still running; stderr: ${cli.stderr()}`);
+        assert.match(cli.stderr(), /^armgate: stdout .*closed.*$/m);
+        cli.child.kill('SIGTERM');
+        const exit = await within(cli.exited, 5_000, 'waiting for exit after SIGTERM', cli);
+        assert.deepEqual(exit, { code: 0, signal: null }, `exit after SIGTERM; stderr: ${cli.stderr()}`);
+      } finally {
+        await stopCli(cli);
+      }
+    });
+  });
+
   it('exits non-zero at once on web.host 0.0.0.0 without a token, with one stderr line naming web.token', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {

@@ -59,7 +59,9 @@ export function coerceScalarStrings(schema: v.GenericSchema, value: unknown): un
     return value;
   }
   if (typeof value === 'object' && value !== null && shaped.entries) {
-    const out: Record<string, unknown> = {};
+    // No prototype: a "__proto__" key (JSON.parse keeps it as a key of its own) stays a key, so the schema sees it
+    // and refuses it as unknown, instead of an assignment that would set the object's prototype and drop the key.
+    const out: Record<string, unknown> = Object.create(null);
     for (const [key, item] of Object.entries(value)) {
       const entry = shaped.entries[key];
       out[key] = entry ? coerceScalarStrings(entry, item) : item;

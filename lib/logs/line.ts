@@ -21,6 +21,8 @@ let pending: string[] = [];
 let pendingLength = 0;
 let timer: NodeJS.Timeout | undefined;
 let exitHooked = false;
+/** stdout failed (its reader closed it): lines are dropped from then on. */
+let stdoutFailed = false;
 
 let stampMs = Number.NaN;
 let stampText = '';
@@ -67,6 +69,23 @@ function append(line: string, now: boolean): void {
   else timer ??= setTimeout(flushLogLines, FLUSH_AFTER_MS).unref();
 }
 
+/**
+ * Keeps the process serving when its output fails: a reader of stdout that goes away (`npm start | head -1`, a log
+ * shipper that died: EPIPE) would otherwise end the process through the stream's unhandled 'error', and with it the
+ * server of the arm, on the first line logged after. From stdout's first error on, the lines are dropped and stderr
+ * says so once; an error of stderr itself leaves nothing to tell.
+ */
+export function surviveOutputErrors(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (stdoutFailed) return;
+    stdoutFailed = true;
+    process.stderr.write(
+      `armgate: stdout failed (${e.code ?? e.message}: its reader closed it?); log lines are dropped from now on\n`,
+    );
+  });
+  process.stderr.on('error', () => undefined);
+}
+
 /** Writes every pending line now, in order (stdout on a file, a pipe or a terminal writes synchronously on Linux). */
 export function flushLogLines(): void {
   if (timer !== undefined) {
@@ -77,5 +96,5 @@ export function flushLogLines(): void {
   const text = pending.join('');
   pending = [];
   pendingLength = 0;
-  process.stdout.write(text);
+  if (!stdoutFailed) process.stdout.write(text);
 }

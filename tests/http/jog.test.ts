@@ -301,6 +301,9 @@ describe('POST /robot/jog', () => {
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 10_000 }, ['body', 'ttl_ms']],
       [{}, ['body', 'joints']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], speed: 1 }, ['body', 'speed']],
+      // JSON.parse keeps "__proto__" as a key of its own: an unknown key like any other, never a prototype.
+      ['{"joints": [0.5, 0, 0, 0, 0, 0, 0], "__proto__": {"ttl_ms": 500}}', ['body', '__proto__']],
+      ['{"__proto__": {"joints": [0.5, 0, 0, 0, 0, 0, 0]}}', ['body', '__proto__']],
     ];
     for (const [body, loc] of cases) {
       const res = await post('/robot/jog', body);
