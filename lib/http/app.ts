@@ -3,7 +3,7 @@ import { type IRequest, Router } from 'itty-router';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
 import type { GuessLimiter } from '../admission/guesses.ts';
-import { principalAuth, type TokenEntry } from './auth.ts';
+import { principalAuth, STOP_DESPITE_GUESSES, type TokenEntry, tokenOwner } from './auth.ts';
 import type { AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
@@ -17,7 +17,7 @@ import {
   CORS_EXPOSE_HEADERS,
 } from '../admission/origin.ts';
 import type { RestCall } from './rest.ts';
-import type { RouteTable } from './routes.ts';
+import type { OperationRoute, RouteTable } from './routes.ts';
 
 export type { MountHandler } from './routes.ts';
 
@@ -102,10 +102,10 @@ function withCors(response: Response, origin: string): Response {
  */
 export function createApp(options: AppOptions): App {
   // Wrong tokens are counted per client address: guessing is slowed (lib/admission/guesses.ts).
-  const authenticate = principalAuth(
-    options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]),
-    options.guesses,
-  );
+  const tokens =
+    options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]);
+  const authenticate = principalAuth(tokens, options.guesses);
+  const ownerOfToken = tokenOwner(tokens);
   const log = options.log ?? logLine;
   /** One line per request: the fields given to `options.log` when there is one, else written directly to stdout. */
   const logRequest = options.log
@@ -125,6 +125,7 @@ export function createApp(options: AppOptions): App {
     request: Request,
     path: string,
     address: string,
+    arrivedAtStop: number | undefined,
   ): { readonly caller: Principal | undefined } | { readonly refused: Response } => {
     if (PUBLIC_PATH.test(path)) return { caller: undefined };
     const caller = authenticate(request, address);
@@ -133,7 +134,32 @@ export function createApp(options: AppOptions): App {
     const reason = caller.error.kind === 'too_many_requests' ? 'too many wrong tokens' : detail;
     const face = path.startsWith('/mcp/') ? 'mcp' : 'rest';
     services.audit?.recordRefusal(face, address, request.method, path, statusOf(caller.error), reason);
+    const stop = caller.error.kind === 'too_many_requests' ? restingRoute(request.method, path) : undefined;
+    if (stop && caller.error.kind === 'too_many_requests') {
+      stopPastGuesses(request, stop, arrivedAtStop);
+      return { refused: errorResponse({ ...caller.error, detail: `${caller.error.detail}; ${STOP_DESPITE_GUESSES}` }) };
+    }
     return { refused: errorResponse(caller.error) };
+  };
+  /** The route of a request that brings the arm to rest and takes no input (POST /stop, /robot/stop, /robot/pause). */
+  const restingRoute = (method: string, path: string) => {
+    const route = table.operationAt(method, path);
+    return route?.operation.effect === 'stop' && route.operation.input === undefined ? route : undefined;
+  };
+  /**
+   * A stop from an address past its wrong tokens: a right token is never kept from stopping the arm (someone behind
+   * the same address may be guessing), yet the answer is the same 429 whether the token was right or not, so that a
+   * guesser learns nothing from a stop. The token is compared (constant time, not counted) and a right one's stop runs
+   * through its route as any stop, once the 429 is on its way (no answer waits on it, none is timed by it).
+   */
+  const stopPastGuesses = (request: Request, route: OperationRoute, arrivedAtStop: number | undefined) => {
+    const caller = ownerOfToken(request.headers.get('authorization') ?? '');
+    if (!caller) return;
+    setImmediate(() => {
+      route
+        .handler(request, { services, ros, caller, arrivedAtStop })
+        .catch((e: unknown) => log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }));
+    });
   };
 
   router.get('/openapi.json', () => new Response(openApiBody, { headers: { 'content-type': 'application/json' } }));
@@ -208,7 +234,7 @@ export function createApp(options: AppOptions): App {
         const open = openRoute(path);
         if (open) response = await open.respond(request);
         else {
-          const who = callerOf(request, path, address);
+          const who = callerOf(request, path, address, arrivedAtStop);
           if ('refused' in who) response = who.refused;
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.

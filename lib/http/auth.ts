@@ -19,6 +19,38 @@ export const ANONYMOUS: Principal = { name: 'anonymous', role: 'admin' };
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
+/** The words of a stop's 429 while its address guesses (the same whether its token was right or not). */
+export const STOP_DESPITE_GUESSES =
+  'a stop with a valid token is carried out all the same; this answer cannot say whether it was';
+
+/**
+ * Who a Bearer header's token belongs to, compared with every token in constant time and counted nowhere (undefined:
+ * no such token, or no Bearer header). For the one request the guess limit must not keep from a right token: a stop,
+ * whose answer past the limit is the same 429 either way (lib/http/app.ts).
+ */
+export function tokenOwner(entries: readonly TokenEntry[]): (header: string) => Principal | undefined {
+  const ownerOf = digestOwner(entries);
+  return (header) => {
+    const match = BEARER.exec(header);
+    return match ? ownerOf(digest(match[1] ?? '')) : undefined;
+  };
+}
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** Who a token's digest belongs to: every known digest compared with timingSafeEqual, no early exit. */
+function digestOwner(entries: readonly TokenEntry[]): (given: Buffer) => Principal | undefined {
+  const known = entries.map((entry) => ({
+    digest: digest(entry.token),
+    principal: { name: entry.name, role: entry.role },
+  }));
+  return (given) => {
+    let found: Principal | undefined;
+    for (const entry of known) if (timingSafeEqual(given, entry.digest) && !found) found = entry.principal;
+    return found;
+  };
+}
+
 /**
  * Bearer authentication against a list of tokens, answering who the caller is. The given token
  * and every known one are hashed to equal-length digests and all of them compared with
@@ -46,17 +78,9 @@ export function authorizationAuth(
   limiter?: GuessLimiter,
 ): (header: string, address?: string) => Result<Principal, ApiError> {
   if (entries.length === 0) return () => ok(ANONYMOUS);
-  const known = entries.map((entry) => ({
-    digest: digest(entry.token),
-    principal: { name: entry.name, role: entry.role },
-  }));
-  const lookUp = (given: Buffer): Principal | undefined => {
-    let found: Principal | undefined;
-    for (const entry of known) if (timingSafeEqual(given, entry.digest) && !found) found = entry.principal;
-    return found;
-  };
+  const lookUp = digestOwner(entries);
   return (header, address = '') => {
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    const match = BEARER.exec(header);
     if (!match) {
       return err({
         kind: 'unauthorized',

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../../lib/admission/guesses.ts';
 import { refusalsPath } from '../../lib/audit/trail.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
@@ -98,6 +99,49 @@ describe('token guessing is slowed per client address, on both faces', () => {
       await viewer.body?.cancel();
     });
   }
+
+  it('/stop past the limit: a right token never served there stops the arm, answered as the same 429 as a wrong one', async () => {
+    const address = '203.0.113.30';
+    for (let i = 0; i < GUESS_BURST; i++) await (await from(address, `stop-guess-${i}`, 'joints')).body?.cancel();
+    /** A slow move from another address (a client whose token is served there): its answer says how it ended. */
+    const move = () =>
+      app.fetch(
+        new Request(`${ORIGIN}/robot/move/joints`, {
+          method: 'POST',
+          headers: { host: '127.0.0.1:8007', authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ joints: [1.2, 0.5, 0.5, -0.8, 0.5, 0.8, 1.0], speed: 0.05 }),
+        }),
+        '203.0.113.31',
+      );
+    const moving = async () => {
+      for (let i = 0; i < 500 && app.services.arbiter.activity() === undefined; i++) await setImmediatePromise();
+      assert.ok(app.services.arbiter.activity() !== undefined, 'the move holds the arm');
+    };
+    const first = move();
+    await moving();
+    const wrong = await from(address, 'stop-guess-wrong', 'stop');
+    assert.equal(wrong.status, 429);
+    const wrongBody = (await wrong.json()) as { detail: string };
+    for (let i = 0; i < 5; i++) await setImmediatePromise();
+    assert.ok(app.services.arbiter.activity() !== undefined, "a wrong token's stop stops nothing");
+    const right = await from(address, VIEWER, 'stop');
+    assert.equal(right.status, 429, 'the answer is the limit, as for a wrong token');
+    const rightBody = (await right.json()) as { detail: string };
+    const seconds = (detail: string) => detail.replace(/\d+ s/, 'N s');
+    assert.equal(
+      seconds(rightBody.detail),
+      seconds(wrongBody.detail),
+      'the same words: nothing tells the token was right',
+    );
+    assert.match(rightBody.detail, /a stop with a valid token is carried out all the same/);
+    const stopped = (await (await first).json()) as { success: boolean; message: string };
+    assert.equal(stopped.success, false, 'the move was cut short by the stop');
+    assert.match(stopped.message, /stop/i);
+    assert.equal(app.services.arbiter.activity(), undefined, 'the arm is free');
+    const again = await from(address, VIEWER, 'joints');
+    assert.equal(again.status, 429, 'past the limit the read token still waits: only a stop is carried out');
+    await again.body?.cancel();
+  });
 
   it('the audit trail summarises the guessing: one line per address and reason with the count', async () => {
     await app.services.audit?.flush();
