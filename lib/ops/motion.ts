@@ -3,7 +3,6 @@ import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
 import { callerGone } from '../motion/dead-man.ts';
 import { systemClock } from '../sim/clock.ts';
-import { stopEverything } from '../motion/stop.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
@@ -98,7 +97,7 @@ export function watchCall(
     }
     const reason = gone ? String(ctx.signal.reason) : CANCELLED_REASON;
     ctx.services.trajectoryLog.push(`${gone ? 'dead-man' : 'cancelled'}: ${reason}; stopping (${describe()})`);
-    void stopEverything(ctx.services, ctx.ros, reason);
+    void ctx.services.control.stop(reason);
   };
   // A call cancelled before its motion began (during a confirmation, say) stops at once: an abort listener added to an
   // aborted signal never runs. The stop revokes the lease synchronously, so the goal is never sent.
