@@ -41,6 +41,7 @@ export const operation = defineOperation({
     ok: 'The arm is at rest: paused, or nothing moved.',
   },
   mcp: { title: 'Pause' },
+  needs: ['control'],
   run: async (_input, ctx) => {
     const done = await ctx.services.control.pause(ctx.signal);
     return done.ok ? ok(done.value) : done;

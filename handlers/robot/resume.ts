@@ -36,6 +36,7 @@ export const operation = defineOperation({
     ok: 'The paused motion continues; its own request answers when it ends.',
   },
   mcp: { title: 'Resume' },
+  needs: ['control'],
   run: async (_input, ctx) => {
     const done = await ctx.services.control.resume();
     return done.ok ? ok(done.value) : done;
