@@ -62,6 +62,11 @@ export function moveOperation(
   } as const;
 }
 
+/** The services a watched call reaches (see {@link watchCall}): declare them in the operation's `needs`. */
+export const WATCH_NEEDS = ['clock', 'deadMan', 'trajectoryLog', 'control'] as const;
+/** The services a motion reaches (see {@link runMotion}): declare them in the operation's `needs`. */
+export const MOTION_NEEDS = [...WATCH_NEEDS, 'arbiter', 'events'] as const;
+
 /** How often progress is reported while a motion runs (ms). */
 const PROGRESS_EVERY_MS = 500;
 /** What a motion cancelled by its MCP client answers. */
@@ -75,7 +80,7 @@ export const CANCELLED_REASON = 'the client cancelled the call';
  * says why. Returns the function that ends the watch.
  */
 export function watchCall(
-  ctx: OpContext,
+  ctx: OpContext<(typeof WATCH_NEEDS)[number]>,
   describe: () => string,
   totalS?: number | ((elapsedS: number) => number | undefined),
 ): () => void {
@@ -118,7 +123,7 @@ export function watchCall(
  * While it runs, progress is reported (see {@link watchCall}).
  */
 export async function runMotion(
-  ctx: OpContext,
+  ctx: OpContext<(typeof MOTION_NEEDS)[number]>,
   what: string,
   call: (options: GoalOptions) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>,
 ): Promise<Result<MotionResult, ApiError>> {
