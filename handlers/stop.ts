@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { stopEverything } from '../lib/motion/stop.ts';
 import { defineOperation, type OpContext } from '../lib/core/operation.ts';
 import { restHandler } from '../lib/http/rest.ts';
 import { ok, type Result } from '../lib/result.ts';
@@ -24,8 +23,8 @@ export const StopResultSchema = v.pipe(
 );
 
 /** Stops everything and says so in both shapes: armgate's fields and the robot stack's (status, success). */
-export async function stopResult(ctx: OpContext): Promise<Result<StopResult, never>> {
-  const done = await stopEverything(ctx.services, ctx.ros);
+export async function stopResult(ctx: OpContext<'control'>): Promise<Result<StopResult, never>> {
+  const done = await ctx.services.control.stop();
   return ok({ ...done, status: 'stopped', success: done.planner_stopped });
 }
 
@@ -49,6 +48,7 @@ export const operation = defineOperation({
   errors: {},
   rest: { method: 'POST', path: '/stop', operationId: 'stop', tags: ['stop'], ok: 'What was stopped.' },
   mcp: { title: 'Stop' },
+  needs: ['control'],
   run: (_input, ctx) => stopResult(ctx),
 });
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { deletePosition } from '../../lib/ops/teach.ts';
+import { deletePosition, TEACH_NEEDS } from '../../lib/ops/teach.ts';
 import { PositionNameSchema, TeachResultSchema } from './save-position.ts';
 
 /** Input of delete_position: the name (from the path over REST). */
@@ -33,6 +33,7 @@ export const operation = defineOperation({
     ok: 'The position is deleted; the answer carries what it was.',
   },
   mcp: { title: 'Delete a taught position' },
+  needs: TEACH_NEEDS,
   run: ({ name }, ctx) => deletePosition(ctx, name),
 });
 

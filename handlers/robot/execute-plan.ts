@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { MOTION_ERRORS, MotionResultSchema } from '../../lib/ops/motion.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
-import { executePlan } from '../../lib/ops/plan.ts';
+import { EXECUTE_NEEDS, executePlan } from '../../lib/ops/plan.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 
 /** Input of execute_plan: the plan's id (from the path over REST). */
@@ -43,6 +43,7 @@ export const operation = defineOperation({
     ok: 'The plan ran, or was stopped: check success.',
   },
   mcp: { title: 'Execute a plan' },
+  needs: EXECUTE_NEEDS,
   run: ({ id }, ctx) => executePlan(ctx, id),
 });
 

@@ -72,6 +72,7 @@ export const operation = defineOperation({
     example: { x: 0.45, y: 0.1, z: 0.55, a: Math.PI, b: 0, c: Math.PI },
   },
   mcp: { title: 'Solve inverse kinematics' },
+  needs: [],
   run: async (input, ctx): Promise<Result<v.InferOutput<typeof IkResultSchema>, ApiError>> => {
     const context = ctx.ros;
     const frame = context.endpoints.planning_frame;

@@ -2,7 +2,7 @@ import { unavailable } from '../../lib/core/errors.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { JogStepResultSchema, jogStepOf, jogStepSchema } from '../../lib/ops/jog.ts';
-import { watchCall } from '../../lib/ops/motion.ts';
+import { WATCH_NEEDS, watchCall } from '../../lib/ops/motion.ts';
 import { err, ok } from '../../lib/result.ts';
 
 /** POST /robot/jog/step and the MCP tool `jog`: one bounded step, answered at rest. */
@@ -34,6 +34,7 @@ export const operation = defineOperation({
     example: { axis: 'z', delta: 0.01, frame: 'base' },
   },
   mcp: { title: 'Jog one step' },
+  needs: ['jog', ...WATCH_NEEDS],
   run: async (input, ctx) => {
     const jog = ctx.services.jog;
     if (!jog) return err(unavailable({ message: 'jogging is not available here' }));

@@ -35,6 +35,7 @@ export const operation = defineOperation({
     ok: 'The command was taken: the arm moves (or brakes) as it says until it lapses.',
     example: { joints: [0, 0, 0, 0, 0, 0, 0.5], ttl_ms: 200 },
   },
+  needs: ['jog'],
   run: async (input, ctx) => {
     const jog = ctx.services.jog;
     if (!jog) return err(unavailable({ message: 'jogging is not available here' }));

@@ -42,6 +42,7 @@ export const operation = defineOperation({
     ok: 'The latest joint state.',
   },
   mcp: { title: 'Joint states' },
+  needs: [],
   run: async (_input, ctx) => {
     const state = await currentJointState(ctx.ros);
     if (!state.ok) return err(unavailable(state.error));

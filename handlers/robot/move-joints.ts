@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { moveOperation, runMotion } from '../../lib/ops/motion.ts';
+import { MOTION_NEEDS, moveOperation, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { perLimits } from '../../lib/robot/limits.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { dryRun } from '../../lib/ops/plan.ts';
+import { DRY_RUN_NEEDS, dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { jointsSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
@@ -30,6 +30,7 @@ export const operation = defineOperation({
   ...moveOperation('/robot/move/joints', 'moveToJoints', { joints: [0.3, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 }),
   input: inputSchema,
   mcp: { title: 'Move to joint angles' },
+  needs: [...MOTION_NEEDS, ...DRY_RUN_NEEDS],
   run: ({ joints, speed, dry_run }, ctx) =>
     dry_run
       ? dryRun(ctx, 'moving to joint angles', { kind: 'joints', goal: { joints: joints as number[], speed } })

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
 import { type ApiError, invalid, unavailable } from '../../lib/core/errors.ts';
 import { AccelScaleSchema, SpeedSchema } from '../../lib/motion/vocabulary.ts';
-import { type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
+import { MOTION_NEEDS, type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { dryRun } from '../../lib/ops/plan.ts';
+import { DRY_RUN_NEEDS, dryRun } from '../../lib/ops/plan.ts';
 import { findPosition } from '../../lib/ops/positions.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
@@ -37,6 +37,7 @@ export const operation = defineOperation({
   ...moveOperation('/robot/move/named', 'moveToNamedPosition', { name: 'work', speed: 0.2 }),
   input: inputSchema,
   mcp: { title: 'Move to a named position' },
+  needs: [...MOTION_NEEDS, ...DRY_RUN_NEEDS, 'positions'],
   run: async ({ name, speed, accel_scale, dry_run }, ctx): Promise<Result<MotionResult, ApiError>> => {
     const context = ctx.ros;
     const looked = await findPosition(ctx, name);

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
 import { type ApiError, invalid } from '../../lib/core/errors.ts';
 import { cartesianTargetEntries, cartesianTargetProblem } from '../../lib/motion/vocabulary.ts';
-import { type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
+import { MOTION_NEEDS, type MotionResult, moveOperation, runMotion } from '../../lib/ops/motion.ts';
 import { defineOperation, type OpContext } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { dryRun } from '../../lib/ops/plan.ts';
+import { DRY_RUN_NEEDS, dryRun } from '../../lib/ops/plan.ts';
 import { DryRunSchema } from '../../lib/plans/schema.ts';
 import { MOTION_NOTE } from '../../lib/ops/texts.ts';
 import { err, ok, type Result } from '../../lib/result.ts';
@@ -25,7 +25,7 @@ type Target = v.InferOutput<typeof inputSchema>;
  * The orientation of a target: an omitted angle keeps the current orientation's value (agents often leave orientation
  * out, and 0, 0, 0 points the flange up). Over REST none is omitted: the binding's defaults make them 0 (the spec's).
  */
-async function orientationOf(target: Target, ctx: OpContext) {
+async function orientationOf(target: Target, ctx: Pick<OpContext<never>, 'ros'>) {
   const { a, b, c } = target;
   if (a !== undefined && b !== undefined && c !== undefined) return ok({ a, b, c });
   const current = await readTcpPose(ctx.ros);
@@ -52,6 +52,7 @@ export const operation = defineOperation({
   ),
   input: inputSchema,
   mcp: { title: 'Move the TCP to a pose' },
+  needs: [...MOTION_NEEDS, ...DRY_RUN_NEEDS],
   run: async (target, ctx): Promise<Result<MotionResult, ApiError>> => {
     const context = ctx.ros;
     const problem = cartesianTargetProblem(target, context.endpoints.planning_frame);

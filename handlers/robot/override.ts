@@ -30,6 +30,7 @@ export const operation = defineOperation({
   errors: {},
   rest: { method: 'GET', path: '/robot/override', operationId: 'getOverride', tags: ['robot'], ok: 'The override.' },
   mcp: { title: 'Speed override' },
+  needs: ['control'],
   run: async (_input, ctx) => {
     const percent = ctx.services.control.overridePercent();
     return ok({ percent, message: `the speed override is ${percent} %` });

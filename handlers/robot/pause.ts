@@ -40,6 +40,7 @@ export const operation = defineOperation({
     ok: 'The arm is at rest: paused, or nothing moved.',
   },
   mcp: { title: 'Pause' },
+  needs: ['control'],
   run: (_input, ctx) => ctx.services.control.pause(ctx.signal),
 });
 

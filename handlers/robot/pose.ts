@@ -95,6 +95,7 @@ export const operation = defineOperation({
   errors: { unavailable: 'Joint states or the FK service are unavailable.' },
   rest: { method: 'GET', path: '/robot/pose', operationId: 'getTcpPose', tags: ['robot'], ok: 'The TCP pose.' },
   mcp: { title: 'TCP pose' },
+  needs: [],
   run: (_input, ctx) => readTcpPose(ctx.ros),
 });
 

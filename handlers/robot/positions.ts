@@ -49,6 +49,7 @@ export const operation = defineOperation({
     ok: 'The named positions.',
   },
   mcp: { title: 'Named positions', wrapAs: 'positions' },
+  needs: ['positions'],
   run: async (_input, ctx) => {
     const listed = await listPositions(ctx);
     return listed.ok ? ok(listed.value) : err(unavailable(listed.error));

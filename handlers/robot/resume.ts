@@ -35,6 +35,7 @@ export const operation = defineOperation({
     ok: 'The paused motion continues; its own request answers when it ends.',
   },
   mcp: { title: 'Resume' },
+  needs: ['control'],
   run: (_input, ctx) => ctx.services.control.resume(),
 });
 

@@ -53,6 +53,7 @@ export const operation = defineOperation({
     tags: ['robot'],
     ok: 'The envelope in force.',
   },
+  needs: ['safety'],
   run: async (_input, ctx) => ok(safetyView(ctx.services.safety)),
 });
 

@@ -2,7 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { savePosition } from '../../lib/ops/teach.ts';
+import { savePosition, TEACH_NEEDS } from '../../lib/ops/teach.ts';
 import { POSITION_NAME, POSITION_NAME_RULE } from '../../lib/positions/taught.ts';
 import { describeLimitViolation, jointRange, perLimits } from '../../lib/robot/limits.ts';
 
@@ -110,6 +110,7 @@ export const operation = defineOperation({
   },
   mcp: { title: 'Teach a named position' },
   // An array never passes validation (notArray fails): what arrives is the object by joint name.
+  needs: TEACH_NEEDS,
   run: ({ name, joints }, ctx) => savePosition(ctx, name, joints as Readonly<Record<string, number>> | undefined),
 });
 

@@ -45,6 +45,7 @@ export const operation = defineOperation({
     example: { percent: 100 },
   },
   mcp: { title: 'Set the speed override' },
+  needs: ['control'],
   run: async (input, ctx) => {
     const control = ctx.services.control;
     if (input.percent > control.overridePercent() && !roleAllows(ctx.caller.role, 'operate'))

@@ -14,6 +14,7 @@ export const operation = defineOperation({
   output: StopResultSchema,
   errors: {},
   rest: { method: 'POST', path: '/robot/stop', operationId: 'robotStop', tags: ['stop'], ok: 'What was stopped.' },
+  needs: ['control'],
   run: (_input, ctx) => stopResult(ctx),
 });
 

@@ -31,6 +31,7 @@ export const operation = defineOperation({
     ok: 'The latest lines.',
   },
   mcp: { title: 'Sequence logs' },
+  needs: ['sequences'],
   run: async ({ n }, ctx) => {
     const log = ctx.services.sequences.logs;
     return ok({ lines: log.latest(n), total_buffered: log.size });

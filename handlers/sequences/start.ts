@@ -111,6 +111,7 @@ export const operation = defineOperation({
     },
   },
   mcp: { title: 'Start a motion sequence' },
+  needs: ['sequences', 'arbiter', 'bagRoot', 'positions'],
   run: async (f, ctx): Promise<Result<v.InferOutput<typeof StartedSchema>, ApiError>> => {
     const context = ctx.ros;
     const { sequences, arbiter, bagRoot } = ctx.services;

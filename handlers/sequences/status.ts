@@ -56,6 +56,7 @@ export const operation = defineOperation({
     ok: 'The status.',
   },
   mcp: { title: 'Sequence status' },
+  needs: ['sequences', 'control'],
   run: async (_input, ctx): Promise<Result<v.InferOutput<typeof SequenceStatusSchema>, never>> => {
     const status = ctx.services.sequences.status();
     const paused = ctx.services.control.state();

@@ -43,6 +43,7 @@ export const operation = defineOperation({
     ok: 'The latest entries.',
   },
   mcp: { title: 'Trajectory logs' },
+  needs: ['trajectoryLog'],
   run: async ({ n }, ctx) => {
     const log = ctx.services.trajectoryLog;
     return ok({ lines: log.latest(n), total_buffered: log.size });

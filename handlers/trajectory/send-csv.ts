@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { boolField } from '../../lib/http/schemas.ts';
 import { defineOperation, type Upload } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { checkAndPublish } from '../../lib/trajectory/request.ts';
+import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/trajectory/request.ts';
 import { SentSchema, TRAJECTORY_ERRORS } from './send.ts';
 
 /** Input of POST /trajectory/send_csv: the uploaded file, and the query's separator and validate_limits. */
@@ -78,6 +78,7 @@ export const operation = defineOperation({
       file: 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7\n2,0.2,0,0,-1.57,0,1.57,0\n4,0,0,0,-1.57,0,1.57,0\n',
     },
   },
+  needs: TRAJECTORY_NEEDS,
   run: ({ file, separator, validate_limits, wait }, ctx) =>
     checkAndPublish(
       { kind: 'csv', bytes: file.bytes, separator, validateLimits: validate_limits, wait },

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { TrajectoryBodySchema } from '../../lib/trajectory/schema.ts';
-import { checkAndPublish } from '../../lib/trajectory/request.ts';
+import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/trajectory/request.ts';
 
 export { MAX_POINTS } from '../../lib/trajectory/bounds.ts';
 export { TrajectoryPointSchema } from '../../lib/trajectory/schema.ts';
@@ -80,6 +80,7 @@ export const operation = defineOperation({
     },
   },
   mcp: { title: 'Send a joint trajectory' },
+  needs: TRAJECTORY_NEEDS,
   run: (input, ctx) => checkAndPublish({ kind: 'json', text: input.text }, [], ctx.calledAs, {}, ctx),
 });
 

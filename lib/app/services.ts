@@ -14,12 +14,13 @@ import type { SequenceSupervisor } from '../sequences/supervisor.ts';
 /**
  * The state of one armgate app besides the ROS context (the one shared singleton of the design): the motion arbiter
  * (the one owner of the arm), the trajectory module's log, the sequence supervisor, the event bus, the safety
- * envelope, the plans of dry runs, the taught positions and the audit trail. Start-up makes it (lib/server/app.ts) and every call carries it
- * in its context (`ctx.services`): the REST face gets it from the app with each request, the MCP face with its session.
+ * envelope, the plans of dry runs, the taught positions and the audit trail. `composeServices()` (lib/app/compose.ts)
+ * makes it, for start-up (lib/server/start.ts) and for the tests alike, and every call carries it in its context
+ * (`ctx.services`): the REST face gets it from the app with each request, the MCP face with its session.
  */
 export interface Services {
   readonly arbiter: MotionArbiter;
-  /** Pause, resume and the speed override (the pendant's state). */
+  /** The pendant: pause, resume, the speed override, and the stop that ends everything (POST /stop's work). */
   readonly control: MotionControl;
   readonly trajectoryLog: LogRing;
   readonly sequences: SequenceSupervisor;

@@ -29,6 +29,7 @@ import {
   type OpContext,
   renderError,
   renderTexts,
+  servicesOf,
   type ToolNames,
 } from './operation.ts';
 import { type Caller, type Face, NO_CALLER, type Principal, refusal } from './roles.ts';
@@ -123,12 +124,18 @@ class CallContext implements OpContext {
   readonly channel?: Channel;
   #signal: AbortSignal | (() => AbortSignal) | undefined;
 
-  constructor(facts: CallFacts, caller: Caller, filenames: Readonly<Record<string, string>> | undefined) {
+  constructor(
+    op: AnyOperation,
+    facts: CallFacts,
+    caller: Caller,
+    filenames: Readonly<Record<string, string>> | undefined,
+  ) {
     this.progress = facts.progress ?? NO_PROGRESS;
     this.arrivedAtStop = facts.arrivedAtStop;
     this.caller = caller;
     this.calledAs = facts.calledAs;
-    this.services = facts.services;
+    // Only the services the operation declared (its run's ctx type has no others): what it did not declare is absent.
+    this.services = servicesOf(op, facts.services) as AppState['services'];
     this.ros = facts.ros;
     if (filenames) this.filenames = filenames;
     if (facts.channel) this.channel = facts.channel;
@@ -344,7 +351,7 @@ function validateAndRun(
   const { value, filenames } = input.value;
   const run = () =>
     op
-      .run(value, new CallContext(facts, caller, filenames))
+      .run(value, new CallContext(op, facts, caller, filenames))
       .then((result) => finish(op, facts, caller, started, audited, result));
   // Dry-run routing: only a motion that would move is put to the face's confirmation.
   if (facts.confirm && op.effect === 'motion' && !isDryRun(value))

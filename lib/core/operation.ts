@@ -29,11 +29,17 @@ export interface AppState {
   readonly ros: RobotContext;
 }
 
+/** A service of the app's bag (lib/app/services.ts) an operation may declare it needs. */
+export type ServiceName = keyof Services;
+
 /**
  * What an operation's run knows of the call besides its input; the face that calls it builds it. It does not say
  * which face: where the faces differ, the operation declares it in its data (its bindings) and the face applies it.
+ * `N`: the services it may reach (its `needs`); all of them when it declares none.
  */
-export interface OpContext extends AppState {
+export interface OpContext<N extends ServiceName = ServiceName> extends Omit<AppState, 'services'> {
+  /** The app's services the operation declared it needs (`needs`), or all of them when it declares none. */
+  readonly services: Pick<Services, N>;
   /** Aborted when the caller gives up on the call: an MCP cancellation, or the caller gone (its connection closed: lib/motion/dead-man.ts). */
   readonly signal: AbortSignal;
   /** Reports progress (e.g. seconds done of total); a no-op when the caller did not ask for progress. */
@@ -117,7 +123,7 @@ export interface McpBinding {
 }
 
 /** One capability of the service, defined once; the REST and MCP faces are made from it. */
-export interface Operation<I = unknown, O = unknown> {
+export interface Operation<I = unknown, O = unknown, N extends ServiceName = ServiceName> {
   /** The tool name, and how texts refer to the operation: `{op:name}`. */
   readonly name: string;
   readonly summary: string;
@@ -145,7 +151,12 @@ export interface Operation<I = unknown, O = unknown> {
   readonly rest?: RestBinding;
   /** How the MCP face shows it as a tool; absent: no tool. */
   readonly mcp?: McpBinding;
-  readonly run: (input: I, ctx: OpContext) => Promise<Result<O, ApiError>>;
+  /**
+   * The app's services its run reaches (`ctx.services` holds these only: lib/core/invoke.ts hands it no other, and
+   * the type of `ctx` has no other); absent: all of them.
+   */
+  readonly needs?: readonly N[];
+  readonly run: (input: I, ctx: OpContext<N>) => Promise<Result<O, ApiError>>;
 }
 
 /** An operation of any input and output, as the faces hold them. */
@@ -168,22 +179,44 @@ export interface RawJsonInput {
 }
 
 /** Defines an operation and registers its name, so texts can refer to it. */
-export function defineOperation<S extends v.GenericSchema, O>(
-  op: Omit<Operation<RawJsonInput, O>, 'input' | 'rawJson'> & {
+export function defineOperation<S extends v.GenericSchema, O, N extends ServiceName = ServiceName>(
+  op: Omit<Operation<RawJsonInput, O, N>, 'input' | 'rawJson'> & {
     readonly input: SchemaSource<S>;
     readonly rawJson: true;
   },
-): Operation<RawJsonInput, O>;
-export function defineOperation<S extends v.GenericSchema, O>(
-  op: Omit<Operation<v.InferOutput<S>, O>, 'input'> & { readonly input: SchemaSource<S> },
-): Operation<v.InferOutput<S>, O>;
-export function defineOperation<O>(
-  op: Omit<Operation<Record<string, never>, O>, 'input'>,
-): Operation<Record<string, never>, O>;
+): Operation<RawJsonInput, O, N>;
+export function defineOperation<S extends v.GenericSchema, O, N extends ServiceName = ServiceName>(
+  op: Omit<Operation<v.InferOutput<S>, O, N>, 'input'> & { readonly input: SchemaSource<S> },
+): Operation<v.InferOutput<S>, O, N>;
+export function defineOperation<O, N extends ServiceName = ServiceName>(
+  op: Omit<Operation<Record<string, never>, O, N>, 'input'>,
+): Operation<Record<string, never>, O, N>;
 export function defineOperation(op: AnyOperation): AnyOperation {
   if (registry.has(op.name)) throw new Error(`operation ${op.name} is defined twice`);
   registry.set(op.name, op);
   return op;
+}
+
+const narrowed = new WeakMap<Services, WeakMap<readonly ServiceName[], Partial<Services>>>();
+
+/**
+ * The services `op` may reach of the app's `services`: those it declares in `needs` (made once per operation and
+ * app), or all of them when it declares none.
+ */
+export function servicesOf(op: Pick<AnyOperation, 'needs'>, services: Services): Partial<Services> {
+  const needs = op.needs;
+  if (!needs) return services;
+  let byNeeds = narrowed.get(services);
+  if (!byNeeds) {
+    byNeeds = new WeakMap();
+    narrowed.set(services, byNeeds);
+  }
+  let picked = byNeeds.get(needs);
+  if (!picked) {
+    picked = Object.freeze(Object.fromEntries(needs.map((name) => [name, services[name]])));
+    byNeeds.set(needs, picked);
+  }
+  return picked;
 }
 
 /** The operation's input schema with the given joint limits (when it depends on them); undefined: no input. */

@@ -3,13 +3,16 @@
  * the context's execution rate (RobotContext.setExecutionRate: 0 while paused, else override/100).
  * A pause holds whatever moves on its own path (a move, a trajectory, a plan's execution, a
  * sequence's goal) without cancelling it; while paused the arm belongs to the paused motion (other
- * motion requests get 409 saying so); a resume continues it; a stop ends it as any other.
+ * motion requests get 409 saying so); a resume continues it; a stop ends it as any other. The stop is the pendant's
+ * too (`stop`, lib/motion/stop.ts): a pause a sequence runner does not confirm ends in one, and a stop ends the pause.
  */
 import type { EventBus } from '../events/bus.ts';
+import type { LogRing } from '../logs/ring.ts';
 import type { RobotContext } from '../ros/context.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { ArmActivity } from '../ros/context.ts';
 import type { MotionArbiter } from './arbiter.ts';
+import { type StopReport, stopEverything } from './stop.ts';
 
 /** The override's bounds (percent). */
 export const OVERRIDE_MIN = 1;
@@ -47,35 +50,57 @@ interface Paused {
   readonly sinceIso: string;
 }
 
-/** The pendant state of one app: paused or not, and the override. */
+/** What the pendant drives and reports to. */
+export interface MotionControlParts {
+  /** The one owner of the arm: a paused motion holds it; a stop revokes it. */
+  readonly arbiter: MotionArbiter;
+  /** The context whose execution rate a pause, a resume and the override set, and where a stop's hold goes. */
+  readonly context: () => RobotContext;
+  /** The trajectory module's log: a stop says there what it did. */
+  readonly log: LogRing;
+  /** The event bus (pause, resume, override, stop); absent: nothing listens. */
+  readonly events?: EventBus | undefined;
+  /** The sequence runners: told of the rate, ended by a stop; absent: none run. */
+  readonly runners?: Runners | undefined;
+}
+
+/** The pendant of one app: paused or not, the override, and the stop that ends everything. */
 export class MotionControl {
   private paused: Paused | undefined;
   private percent = OVERRIDE_MAX;
   private readonly arbiter: MotionArbiter;
   private readonly context: () => RobotContext;
+  private readonly log: LogRing;
   private readonly events: EventBus | undefined;
-  private readonly runners: RunnerRates | undefined;
-  private readonly stopAll: ((reason: string) => Promise<unknown>) | undefined;
+  private readonly runners: Runners | undefined;
+
+  constructor(parts: MotionControlParts) {
+    this.arbiter = parts.arbiter;
+    this.context = parts.context;
+    this.log = parts.log;
+    this.events = parts.events;
+    this.runners = parts.runners;
+    // While paused the arm belongs to the paused motion: checked before anything else holding it.
+    this.arbiter.addSource(() => this.activity(), { first: true });
+    this.arbiter.onRelease(() => this.settle());
+  }
 
   /**
-   * `stopAll` is POST /stop's work (stopEverything): a pause whose sequence runner does not confirm it
-   * ends everything with it, so that nothing moves on after the answer.
+   * Stops everything the service started (POST /stop's work, lib/motion/stop.ts): the arm revoked, the runners ended,
+   * a hold point, the planner's stop; the pause is over with it. `reason`: what a motion cut short answers.
    */
-  constructor(
-    arbiter: MotionArbiter,
-    context: () => RobotContext,
-    events?: EventBus,
-    runners?: RunnerRates,
-    stopAll?: (reason: string) => Promise<unknown>,
-  ) {
-    this.arbiter = arbiter;
-    this.context = context;
-    this.events = events;
-    this.runners = runners;
-    this.stopAll = stopAll;
-    // While paused the arm belongs to the paused motion: checked before anything else holding it.
-    arbiter.addSource(() => this.activity(), { first: true });
-    arbiter.onRelease(() => this.settle());
+  stop(reason = 'stopped'): Promise<StopReport> {
+    return stopEverything(
+      {
+        arbiter: this.arbiter,
+        context: this.context(),
+        runners: this.runners,
+        log: this.log,
+        events: this.events,
+        pause: this,
+      },
+      reason,
+    );
   }
 
   /** The paused motion as an arm activity (nothing preempts it), or undefined. */
@@ -121,7 +146,7 @@ export class MotionControl {
     // A stop (or a resume, or the motion's end) came while the runners confirmed: it has the last word.
     if (this.arbiter.stopCount !== stops)
       return ok({ paused: false, message: 'a stop ended the motion before it came to rest: nothing is paused', what });
-    if (!runners.ok) return this.runnerRefused(runners.error, what, first);
+    if (!runners.ok) return this.runnerRefused(runners.error);
     if (!this.paused)
       return ok({
         paused: false,
@@ -157,26 +182,12 @@ export class MotionControl {
   /**
    * A sequence runner did not confirm the pause (no answer within its bound, or it could not apply
    * it): it may still be sending goals, so everything is stopped as by POST /stop (the runner ended,
-   * a hold point, the planner's stop) and the pause answers 503 saying so. Without a stop to call
-   * (a MotionControl built without one) nothing is paused and the runners are told the override.
+   * a hold point, the planner's stop) and the pause answers 503 saying so.
    */
-  private async runnerRefused(
-    why: string,
-    what: string,
-    first: boolean,
-  ): Promise<{ readonly ok: false; readonly error: PauseRefusal }> {
-    if (this.stopAll) {
-      const reason = `${why}: everything was stopped as by POST /stop`;
-      await this.stopAll(reason);
-      return err({ kind: 'unavailable', detail: `not paused: ${reason} (the sequence ended; the arm holds)` });
-    }
-    this.paused = undefined;
-    void this.runners?.setRate(this.percent / 100);
-    if (first) {
-      this.events?.publish('resume', { what, ended: `not paused: ${why}` });
-      this.events?.publishMotionState('resumed', `not paused: ${why}`);
-    }
-    return err({ kind: 'unavailable', detail: `not paused: ${why}` });
+  private async runnerRefused(why: string): Promise<{ readonly ok: false; readonly error: PauseRefusal }> {
+    const reason = `${why}: everything was stopped as by POST /stop`;
+    await this.stop(reason);
+    return err({ kind: 'unavailable', detail: `not paused: ${reason} (the sequence ended; the arm holds)` });
   }
 
   /** Continues the paused motion from where it rests, at the override's rate; 409 when nothing is paused. */
@@ -192,7 +203,7 @@ export class MotionControl {
       this.paused = paused;
       // Paused again before the answer: the runners' goals held as before the resume.
       const runners = (await this.runners?.setRate(0)) ?? ok(0);
-      if (!runners.ok) return this.runnerRefused(runners.error, paused.what, false);
+      if (!runners.ok) return this.runnerRefused(runners.error);
       return err({ kind: 'unavailable', detail: changed.error.message });
     }
     this.events?.publish('resume', { what: paused.what, override_percent: this.percent });
@@ -244,11 +255,13 @@ export class MotionControl {
 }
 
 /**
- * Where sequence runners that send their own goals are told of the rate (the supervisor): resolves
- * with how many were told once each has applied it, or with why one did not confirm it in time.
+ * The sequence runners as the pendant drives them (the supervisor). `setRate`: runners that send their own goals are
+ * told of the rate; resolves with how many were told once each has applied it, or with why one did not confirm it in
+ * time. `stop`: ends every runner still alive (stop message, SIGTERM, SIGKILL after 3 s); true when one was running.
  */
-export interface RunnerRates {
+export interface Runners {
   setRate(rate: number): Promise<Result<number, string>>;
+  stop(): Promise<boolean>;
 }
 
 function notOnThisBackend(what: string): PauseRefusal {

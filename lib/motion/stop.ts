@@ -1,5 +1,7 @@
-import type { Services } from '../app/services.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { LogRing } from '../logs/ring.ts';
 import type { RobotContext } from '../ros/context.ts';
+import type { MotionArbiter } from './arbiter.ts';
 import { holdPoint } from './hold.ts';
 
 /** What a stop did. */
@@ -11,38 +13,49 @@ export interface StopReport {
 }
 
 /**
+ * What a stop reaches: the one owner of the arm, the context the hold and the planner's stop go to, the sequence
+ * runners it ends, the trajectory module's log and the event bus it reports to, and the pause it ends. The pendant
+ * (MotionControl, lib/motion/pause.ts) hands them: a stop is one of its buttons, and nothing here calls back into it
+ * but `pause.cleared`.
+ */
+export interface StopParts {
+  readonly arbiter: MotionArbiter;
+  readonly context: RobotContext;
+  /** Ends every runner still alive; resolves true when one was running (absent: none run). */
+  readonly runners?: { stop(): Promise<boolean> } | undefined;
+  readonly log: LogRing;
+  readonly events?: EventBus | undefined;
+  /** The pause, over once the motion is cancelled: later motions run at the override again. */
+  readonly pause: { cleared(reason: string): Promise<void> };
+}
+
+/**
  * Stops everything the service started, in order: (1) synchronously, whatever holds the arm
  * loses it (its goal is cancelled, a runner's goals refused) and every runner still alive is told
  * to stop (stop message, SIGTERM), so that a goal the hold point preempts reads as stopped, not as
  * the sequence failing; (2) a hold point at the current position is published (an empty
  * trajectory without a fresh joint state); (3) the planner's stop service is called; (4) this
- * waits for every runner's exit (SIGKILL after 3 s). `context` is the ROS context the hold and the planner's
- * stop go to; `reason` is what a motion cut short answers.
+ * waits for every runner's exit (SIGKILL after 3 s). `reason` is what a motion cut short answers.
  */
-export async function stopEverything(
-  services: Services,
-  context: RobotContext,
-  reason = 'stopped',
-): Promise<StopReport> {
-  const { arbiter } = services;
+export async function stopEverything(parts: StopParts, reason = 'stopped'): Promise<StopReport> {
+  const { arbiter } = parts;
   // Until the stop answers, nothing takes the arm; requests that arrived before the answer never do.
   const revoked = arbiter.beginStop(reason);
   try {
-    return await stopAfterRevoke(services, context, reason, revoked);
+    return await stopAfterRevoke(parts, reason, revoked);
   } finally {
     arbiter.endStop();
   }
 }
 
 async function stopAfterRevoke(
-  services: Services,
-  context: RobotContext,
+  reach: StopParts,
   reason: string,
-  revoked: ReturnType<Services['arbiter']['revoke']>,
+  revoked: ReturnType<MotionArbiter['revoke']>,
 ): Promise<StopReport> {
-  const { sequences, trajectoryLog, events, control } = services;
+  const { context, runners, log: trajectoryLog, events, pause } = reach;
   const t0 = performance.now();
-  const runnersEnded = sequences.stop();
+  const runnersEnded = runners?.stop() ?? Promise.resolve(false);
   const latest = context.latestJointState();
   const fresh = latest && context.nowMs() - latest.receivedAtMs <= 500 ? latest.msg : undefined;
   const names = [...context.endpoints.joint_names];
@@ -66,7 +79,7 @@ async function stopAfterRevoke(
   const tPlanner = performance.now();
   const plannerStopped = planner.ok && planner.value.success;
   // Only now, the paused motion cancelled: the pause is over and later motions run at the override again.
-  await control.cleared(reason);
+  await pause.cleared(reason);
   const sequenceStopped = await runnersEnded;
   const tEnd = performance.now();
   // Where a stop's time goes (ms from its start): docs/benchmarks.md reads these.

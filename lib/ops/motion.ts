@@ -3,7 +3,6 @@ import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
 import { callerGone } from '../motion/dead-man.ts';
 import { systemClock } from '../sim/clock.ts';
-import { stopEverything } from '../motion/stop.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
@@ -63,6 +62,11 @@ export function moveOperation(
   } as const;
 }
 
+/** The services a watched call reaches (see {@link watchCall}): declare them in the operation's `needs`. */
+export const WATCH_NEEDS = ['clock', 'deadMan', 'trajectoryLog', 'control'] as const;
+/** The services a motion reaches (see {@link runMotion}): declare them in the operation's `needs`. */
+export const MOTION_NEEDS = [...WATCH_NEEDS, 'arbiter', 'events'] as const;
+
 /** How often progress is reported while a motion runs (ms). */
 const PROGRESS_EVERY_MS = 500;
 /** What a motion cancelled by its MCP client answers. */
@@ -76,7 +80,7 @@ export const CANCELLED_REASON = 'the client cancelled the call';
  * says why. Returns the function that ends the watch.
  */
 export function watchCall(
-  ctx: OpContext,
+  ctx: OpContext<(typeof WATCH_NEEDS)[number]>,
   describe: () => string,
   totalS?: number | ((elapsedS: number) => number | undefined),
 ): () => void {
@@ -98,7 +102,7 @@ export function watchCall(
     }
     const reason = gone ? String(ctx.signal.reason) : CANCELLED_REASON;
     ctx.services.trajectoryLog.push(`${gone ? 'dead-man' : 'cancelled'}: ${reason}; stopping (${describe()})`);
-    void stopEverything(ctx.services, ctx.ros, reason);
+    void ctx.services.control.stop(reason);
   };
   // A call cancelled before its motion began (during a confirmation, say) stops at once: an abort listener added to an
   // aborted signal never runs. The stop revokes the lease synchronously, so the goal is never sent.
@@ -119,7 +123,7 @@ export function watchCall(
  * While it runs, progress is reported (see {@link watchCall}).
  */
 export async function runMotion(
-  ctx: OpContext,
+  ctx: OpContext<(typeof MOTION_NEEDS)[number]>,
   what: string,
   call: (options: GoalOptions) => Promise<Result<MotionResultMsg, InterfaceUnavailable>>,
 ): Promise<Result<MotionResult, ApiError>> {

@@ -14,7 +14,7 @@ const UNREACHED = /inverse kinematics|out of reach|no solution|NO_IK_SOLUTION|un
 
 /** The sentence to add to `message` (a failed motion to `goal`), or undefined when the orientation is not the matter. */
 export async function orientationHint(
-  ctx: OpContext,
+  ctx: Pick<OpContext<never>, 'ros' | 'signal'>,
   goal: {
     readonly x: number;
     readonly y: number;

@@ -13,7 +13,7 @@ import { type JointTrajectoryMsg, secondsOf } from '../ros/messages.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { latestArmState } from '../trajectory/request.ts';
-import { type MotionResult, watchCall } from './motion.ts';
+import { type MotionResult, WATCH_NEEDS, watchCall } from './motion.ts';
 import type { OpContext } from '../core/operation.ts';
 
 /** How close (rad, every joint) the arm must be to a plan's start for it to run. */
@@ -67,6 +67,11 @@ function viewOf(
   };
 }
 
+/** The services a dry run reaches (the plan's life is counted on the app's clock): declare them in `needs`. */
+export const DRY_RUN_NEEDS = ['safety', 'plans', 'clock'] as const;
+/** The services a plan's execution reaches: declare them in the operation's `needs`. */
+export const EXECUTE_NEEDS = [...WATCH_NEEDS, 'plans', 'arbiter', 'events'] as const;
+
 /**
  * A dry run: plans `request` as the move would, without moving or taking the arm, and keeps the
  * plan for `safety.plan_ttl_s`: the simulator's own planners, or on ros2 MoveIt's plan-only
@@ -74,7 +79,7 @@ function viewOf(
  * the reason when there is no plan (also on a context that cannot plan without moving).
  */
 export async function dryRun(
-  ctx: OpContext,
+  ctx: OpContext<(typeof DRY_RUN_NEEDS)[number]>,
   what: string,
   request: MotionPlanRequest,
 ): Promise<Result<MotionResult, ApiError>> {
@@ -116,7 +121,10 @@ export async function dryRun(
  * arm is busy; otherwise exactly its trajectory goes to the controller under the arbiter and the
  * answer is the controller's outcome (success true when it finished).
  */
-export async function executePlan(ctx: OpContext, id: string): Promise<Result<MotionResult, ApiError>> {
+export async function executePlan(
+  ctx: OpContext<(typeof EXECUTE_NEEDS)[number]>,
+  id: string,
+): Promise<Result<MotionResult, ApiError>> {
   const found = ctx.services.plans.lookup(id, Date.now());
   if (found.kind === 'unknown')
     return err({ kind: 'not_found', detail: `no plan '${id.slice(0, 64)}': plan again with dry_run: true` });

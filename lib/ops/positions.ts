@@ -36,13 +36,13 @@ export type FoundPosition =
     };
 
 /** The taught positions of the call's app (none where the app keeps none). */
-function taughtOf(ctx: Pick<OpContext, 'services'>): readonly TaughtPosition[] {
+function taughtOf(ctx: Pick<OpContext<'positions'>, 'services'>): readonly TaughtPosition[] {
   return ctx.services.positions?.list() ?? [];
 }
 
 /** Every named position: the SRDF's, then the taught ones not shadowed by an SRDF name. */
 export async function listPositions(
-  ctx: Pick<OpContext, 'services' | 'ros'>,
+  ctx: Pick<OpContext<'positions'>, 'services' | 'ros'>,
 ): Promise<Result<NamedPositionView[], InterfaceUnavailable>> {
   const context = ctx.ros;
   const states = await context.groupStates();
@@ -81,7 +81,7 @@ export async function listPositions(
  * SRDF's names when it was saved); an unknown name is then the error.
  */
 export async function findPosition(
-  ctx: Pick<OpContext, 'services' | 'ros'>,
+  ctx: Pick<OpContext<'positions'>, 'services' | 'ros'>,
   name: string,
 ): Promise<Result<{ found: FoundPosition | undefined; known: readonly string[] }, InterfaceUnavailable>> {
   const states = await ctx.ros.groupStates();

@@ -32,7 +32,11 @@ export interface PositionsEvent {
   readonly count: number;
 }
 
-function storeOf(ctx: OpContext): Result<PositionStore, ApiError> {
+/** The services teaching reaches: declare them in the operation's `needs`. */
+export const TEACH_NEEDS = ['positions', 'safety', 'events'] as const;
+type TeachNeed = (typeof TEACH_NEEDS)[number];
+
+function storeOf(ctx: OpContext<TeachNeed>): Result<PositionStore, ApiError> {
   const store = ctx.services.positions;
   return store ? ok(store) : err({ kind: 'unavailable', detail: 'this app keeps no taught positions' });
 }
@@ -45,7 +49,7 @@ function changeError(error: PositionChangeError): ApiError {
 }
 
 /** The 409 of a name the robot description owns. */
-async function srdfOwns(ctx: OpContext, name: string, doing: string): Promise<ApiError | undefined> {
+async function srdfOwns(ctx: OpContext<never>, name: string, doing: string): Promise<ApiError | undefined> {
   const states = await ctx.ros.groupStates();
   if (!states.ok) return unavailable(states.error);
   if (!states.value.some((s) => s.name === name)) return undefined;
@@ -57,7 +61,7 @@ async function srdfOwns(ctx: OpContext, name: string, doing: string): Promise<Ap
 
 /** The angles to save: the body's (by joint name), or where the arm stands when it is at rest. */
 function anglesToSave(
-  ctx: OpContext,
+  ctx: OpContext<never>,
   joints: Readonly<Record<string, number>> | undefined,
 ): Result<number[], ApiError> {
   const limits = ctx.ros.limits;
@@ -81,7 +85,7 @@ function anglesToSave(
 
 /** Saves `name` (see the module comment). */
 export async function savePosition(
-  ctx: OpContext,
+  ctx: OpContext<TeachNeed>,
   name: string,
   joints: Readonly<Record<string, number>> | undefined,
 ): Promise<Result<TeachResult, ApiError>> {
@@ -125,7 +129,7 @@ export async function savePosition(
 }
 
 /** Deletes the taught position `name`: 409 for an SRDF name, 404 for a name never taught. */
-export async function deletePosition(ctx: OpContext, name: string): Promise<Result<TeachResult, ApiError>> {
+export async function deletePosition(ctx: OpContext<TeachNeed>, name: string): Promise<Result<TeachResult, ApiError>> {
   const store = storeOf(ctx);
   if (!store.ok) return store;
   const owned = await srdfOwns(ctx, name, 'deleted');
@@ -144,7 +148,7 @@ export async function deletePosition(ctx: OpContext, name: string): Promise<Resu
   });
 }
 
-function publish(ctx: OpContext, store: PositionStore, change: Omit<PositionsEvent, 'by' | 'count'>): void {
+function publish(ctx: OpContext<TeachNeed>, store: PositionStore, change: Omit<PositionsEvent, 'by' | 'count'>): void {
   const event: PositionsEvent = { ...change, by: ctx.caller.name, count: store.list().length };
   ctx.services.events?.publish('positions', event);
 }

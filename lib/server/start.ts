@@ -14,26 +14,15 @@ import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
 import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
+import { composeOptionsFor, composeServices } from '../app/compose.ts';
 import type { Services } from '../app/services.ts';
-import { LogRing } from '../logs/ring.ts';
-import { MotionArbiter } from '../motion/arbiter.ts';
-import { MotionControl } from '../motion/pause.ts';
-import { JogControl } from '../motion/jog-session.ts';
-import { stopEverything } from '../motion/stop.ts';
-import { SequenceSupervisor } from '../sequences/supervisor.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker, configureTrajectoryWorker } from '../trajectory/worker-pool.ts';
-import { EventBus } from '../events/bus.ts';
-import { feedEvents } from '../events/sources.ts';
 import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
-import { AuditTrail } from '../audit/trail.ts';
 import { safetyStateFor } from '../safety/store.ts';
-import { PlanStore } from '../plans/store.ts';
-import { GuessLimiter } from '../admission/guesses.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
-import { PositionStore } from '../positions/store.ts';
 import type { Clock } from '../sim/clock.ts';
 
 /** What a motion cancelled by shutdown answers. */
@@ -42,9 +31,6 @@ export const SHUTDOWN_REASON = 'the service is shutting down';
 const IN_FLIGHT_GRACE_MS = 2000;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
-/** Lines kept by the trajectory module's log (GET /trajectory/logs). */
-export const TRAJECTORY_LOG_LINES = 300;
 
 /**
  * One armgate app: everything but the socket. `fetch` is what the HTTP server serves (each request stamped with the
@@ -203,65 +189,19 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   }
   // The checker takes as many CSV uploads as the listener receives at once.
   configureTrajectoryWorker(config.web.limits);
-  const arbiter = new MotionArbiter();
-  const sequences = new SequenceSupervisor(context, {
-    backend: config.robot.backend,
-    safety: safety.value,
-    robotDescriptionXml: config.robotDescriptionXml,
-    ...(options.runnerEnv ? { env: options.runnerEnv } : {}),
-  });
-  arbiter.addSource(() => context.armActivity());
-  const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
-  const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
-  const events = new EventBus();
-  // A pause that a sequence runner does not confirm ends everything, as POST /stop does.
-  const control = new MotionControl(
-    arbiter,
-    () => context,
-    events,
-    sequences,
-    (reason) => stopEverything(services, context, reason),
-  );
-  const unfeed = feedEvents(events, { context, trajectoryLog, sequences });
-  const audit = config.audit.path === '' ? undefined : new AuditTrail(config.audit);
-  const plans = new PlanStore();
-  const positions = new PositionStore(config.positions.file, config.limits.jointNames, config.positions.taught);
-  const jog = new JogControl({
-    arbiter,
-    context: () => context,
-    events,
-    ...(audit ? { audit } : {}),
-    ttlMs: config.jog.ttl_ms,
-    paused: () => control.state() !== undefined,
-  });
-  const services: Services = {
-    guesses: new GuessLimiter({
-      burst: config.web.limits.tokenGuessBurst,
-      refillS: config.web.limits.tokenGuessRefillS,
+  const composed = composeServices(
+    context,
+    composeOptionsFor(config, safety.value, {
+      ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     }),
-    arbiter,
-    control,
-    jog,
-    trajectoryLog,
-    sequences,
-    bagRoot: config.sequences.bagRoot,
-    events,
-    safety: safety.value,
-    plans,
-    positions,
-    audit,
-    deadMan: config.safety.dead_man,
-    ...(options.clock ? { clock: options.clock } : {}),
-  };
+  );
+  const { services } = composed;
+  const { arbiter, events, sequences } = services;
   /** Undoes the module state above and closes the context; the process may start an app again. */
   const release = async () => {
-    unsubscribe();
-    unfeed();
-    events.close();
-    plans.clear();
     try {
-      await positions.settled();
-      await audit?.close();
+      await composed.close();
       await closeTrajectoryWorker();
       await context.close();
     } finally {

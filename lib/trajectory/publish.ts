@@ -1,5 +1,5 @@
 import { type ApiError, unavailable } from '../core/errors.ts';
-import { watchCall } from '../ops/motion.ts';
+import { WATCH_NEEDS, watchCall } from '../ops/motion.ts';
 import type { OpContext } from '../core/operation.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';
@@ -34,6 +34,10 @@ export interface PublishablePoints {
   readonly times: ArrayLike<number>;
 }
 
+/** The services a trajectory's publication reaches: declare them in the operation's `needs`. */
+export const PUBLISH_NEEDS = [...WATCH_NEEDS, 'arbiter', 'trajectoryLog', 'events'] as const;
+type PublishNeed = (typeof PUBLISH_NEEDS)[number];
+
 /**
  * Publishes the points as a JointTrajectory on the controller topic and answers
  * `{"status": "sent", "points": N, ...}`: publication only, not execution. While a motion goal or a
@@ -44,7 +48,7 @@ export async function publishPoints(
   points: PublishablePoints,
   source: string,
   extra: { readonly file?: string; readonly ignored_columns?: readonly string[] },
-  ctx: OpContext,
+  ctx: OpContext<PublishNeed>,
   wait: boolean,
 ): Promise<Result<TrajectorySent, ApiError>> {
   const { arbiter, trajectoryLog, events } = ctx.services;

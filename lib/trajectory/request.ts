@@ -15,7 +15,7 @@ import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts'
 import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
 import { type ArmState, refreshStart } from './dynamics.ts';
 import type { OpContext } from '../core/operation.ts';
-import { publishPoints, type TrajectorySent } from './publish.ts';
+import { PUBLISH_NEEDS, publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
@@ -75,11 +75,14 @@ async function pointMessages(packed: PackedPoints): Promise<JointTrajectoryPoint
 }
 
 /** The refusal of a request a stop came after (the arbiter's, lib/motion/arbiter.ts), or undefined. */
-function stoppedSinceArrival(ctx: OpContext): ApiError | undefined {
+function stoppedSinceArrival(ctx: OpContext<'arbiter'>): ApiError | undefined {
   const { arbiter } = ctx.services;
   if (ctx.arrivedAtStop === undefined || ctx.arrivedAtStop === arbiter.stopCount) return undefined;
   return { kind: 'busy', detail: STOPPED_SINCE_ARRIVAL };
 }
+
+/** The services a trajectory request reaches (checked, then published): declare them in the operation's `needs`. */
+export const TRAJECTORY_NEEDS = [...PUBLISH_NEEDS, 'safety'] as const;
 
 /**
  * Checks `source` off the event loop and publishes the result as `label` (for the log), adding
@@ -91,7 +94,7 @@ export async function checkAndPublish(
   transfer: ArrayBuffer[],
   label: string,
   extra: { readonly file?: string },
-  ctx: OpContext,
+  ctx: OpContext<(typeof TRAJECTORY_NEEDS)[number]>,
 ): Promise<Result<TrajectorySent, ApiError>> {
   // A held arm is a 409 at once, before the check on the worker; the lease is taken at publication.
   const busy = ctx.services.arbiter.activity(['trajectory']);

@@ -105,4 +105,48 @@ describe('the call pipeline (invoke), as any face calls it', () => {
     assert.ok(!result.ok && statusOf(result.error) === 401);
     assert.equal(runs, before);
   });
+
+  it('hands an operation that declares its needs those services only, the same bag at every call', async () => {
+    const seen: object[] = [];
+    const narrow = defineOperation({
+      name: 'invoke_probe_needs',
+      summary: 'probe',
+      description: 'Reads the plans only.',
+      effect: 'read',
+      idempotent: true,
+      output: v.object({ services: v.array(v.string()), plans: v.boolean() }),
+      errors: {},
+      needs: ['plans'],
+      run: async (_input, ctx) => {
+        seen.push(ctx.services);
+        // @ts-expect-error: the arbiter was not declared, so the type of ctx.services has none.
+        const undeclared: unknown = ctx.services.arbiter;
+        assert.equal(undeclared, undefined);
+        return ok({ services: Object.keys(ctx.services), plans: ctx.services.plans !== undefined });
+      },
+    });
+    const bag = facts();
+    const first = await invoke(narrow, {}, bag);
+    assert.deepEqual(first.ok && first.value, { services: ['plans'], plans: true });
+    await invoke(narrow, {}, bag);
+    assert.equal(seen[0], seen[1], 'the narrowed bag is made once per operation and app');
+    assert.ok(Object.isFrozen(seen[0]));
+    // An operation that declares nothing reaches the whole bag, as before.
+    const everything: string[] = [];
+    const wide = defineOperation({
+      name: 'invoke_probe_everything',
+      summary: 'probe',
+      description: 'Declares no needs.',
+      effect: 'read',
+      idempotent: true,
+      output: v.object({}),
+      errors: {},
+      run: async (_input, ctx) => {
+        everything.push(...Object.keys(ctx.services));
+        return ok({});
+      },
+    });
+    await invoke(wide, {}, facts());
+    assert.ok(['arbiter', 'control', 'plans', 'sequences', 'trajectoryLog'].every((name) => everything.includes(name)));
+  });
 });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventBus } from '../../lib/events/bus.ts';
+import { LogRing } from '../../lib/logs/ring.ts';
 import { MotionArbiter } from '../../lib/motion/arbiter.ts';
 import { MotionControl } from '../../lib/motion/pause.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
@@ -41,10 +42,17 @@ describe('MotionControl: a pause the backend refuses', () => {
     const bus = new EventBus();
     const seen = recordEvents(bus);
     const told: number[] = [];
-    const control = new MotionControl(arbiter, () => context, bus, {
-      setRate: async (rate) => {
-        told.push(rate);
-        return ok(0);
+    const control = new MotionControl({
+      arbiter,
+      context: () => context,
+      log: new LogRing(10),
+      events: bus,
+      runners: {
+        setRate: async (rate) => {
+          told.push(rate);
+          return ok(0);
+        },
+        stop: async () => false,
       },
     });
     const answer = await control.pause();

@@ -1,28 +1,17 @@
 import { tmpdir } from 'node:os';
+import { composeServices } from '../../lib/app/compose.ts';
 import type { Services } from '../../lib/app/services.ts';
 import type { Arrival, Principal } from '../../lib/core/roles.ts';
 import type { RestCall } from '../../lib/http/rest.ts';
-import { LogRing } from '../../lib/logs/ring.ts';
-import { MotionArbiter } from '../../lib/motion/arbiter.ts';
-import { MotionControl } from '../../lib/motion/pause.ts';
-import { PlanStore } from '../../lib/plans/store.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
-import { SequenceSupervisor } from '../../lib/sequences/supervisor.ts';
-import { TRAJECTORY_LOG_LINES } from '../../lib/server/start.ts';
 
-/** Fresh app services over `context` (no event bus, envelope or audit trail), for handlers called alone. */
+/**
+ * Fresh app services over `context`, composed as start-up composes them (lib/app/compose.ts) but without an event
+ * bus, envelope, audit trail, taught positions or jog, and not listening to the context (which may be a stand-in),
+ * for handlers called alone.
+ */
 export function servicesFor(context: RobotContext): Services {
-  const arbiter = new MotionArbiter();
-  return {
-    arbiter,
-    control: new MotionControl(arbiter, () => context),
-    trajectoryLog: new LogRing(TRAJECTORY_LOG_LINES),
-    sequences: new SequenceSupervisor(context),
-    bagRoot: tmpdir(),
-    safety: undefined,
-    plans: new PlanStore(),
-    audit: undefined,
-  };
+  return composeServices(context, { bagRoot: tmpdir() }).services;
 }
 
 /** The caller of a handler called alone in a test: what the app's authentication would hand the face. */
