@@ -2,7 +2,8 @@
  * GET /robot/jog as a WebSocket (lib/http/websocket.ts: admission, the token by header or subprotocol, the role,
  * the caps, and each text message called through the pipeline as a body of POST /robot/jog). The server sends a status
  * (JSON) every {@link STATUS_PERIOD_MS} ms while this socket's jog is in force. The socket closing brakes the arm;
- * silence past the ttl brakes it anyway (the dead-man). One jogging socket at a time (4409).
+ * silence past the ttl brakes it anyway (the dead-man). One jogging socket at a time: a socket opened while another
+ * one jogs is closed (4409); one that is open but idle holds nothing.
  */
 import { webSocketRoute } from '../../lib/http/websocket.ts';
 import { operation } from './jog.ts';
@@ -11,7 +12,7 @@ import { operation } from './jog.ts';
 export const JOG_PROTOCOL = 'armgate.jog.v1';
 /** How often a status goes out while the socket's jog is in force (ms): 20 a second. */
 export const STATUS_PERIOD_MS = 50;
-/** The close code of a socket opened while another one jogs. */
+/** The close code of a socket opened while another socket's jog is in force. */
 export const CLOSE_BUSY = 4409;
 
 /** GET /robot/jog (the WebSocket) */
@@ -25,20 +26,23 @@ export const websocket = webSocketRoute({
   unavailable: ({ services, ros }) =>
     services.jog && ros.jog ? undefined : 'jogging is not available on this backend',
   serve: ({ services }) => {
-    /** The socket that holds the jog slot (one jogging client at a time). */
-    let holder: { readonly open: boolean; readonly caller: { readonly name: string } } | undefined;
+    /** The sockets open on this route, by their channel's key: the one whose jog is in force holds the arm. */
+    const open = new Map<string, { readonly caller: { readonly name: string } }>();
     return (connection) => {
       const jog = services.jog;
       if (!jog) return void connection.close(1011, 'jogging is not available');
-      if (holder?.open) {
+      // One jogging client at a time: a socket opened while another one's jog is in force is closed with the reason.
+      // An open socket that does not jog holds nothing (its commands are refused as any client's while another jogs).
+      const jogging = open.get(jog.owner() ?? '');
+      if (jogging) {
         connection.close(
           CLOSE_BUSY,
-          `another client jogs over the WebSocket (${holder.caller.name}); one jogging client at a time`,
+          `another client jogs over the WebSocket (${jogging.caller.name}); one jogging client at a time`,
         );
         return undefined;
       }
-      holder = connection;
       const key = connection.channel.key;
+      open.set(key, connection);
       const status = (extra: Record<string, unknown> = {}) => {
         const now = jog.status();
         if (!now) return;
@@ -72,7 +76,7 @@ export const websocket = webSocketRoute({
           stopTicker();
           unsubscribe();
           jog.release(key, 'socket closed');
-          if (holder === connection) holder = undefined;
+          open.delete(key);
         },
       };
     };

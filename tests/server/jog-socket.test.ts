@@ -146,14 +146,44 @@ describe('the jog WebSocket', () => {
     assert.ok((rest[6] ?? 0) - (droppedAt[6] ?? 0) < 0.25 * 3.14 * 0.3 + 0.05, 'braked right away');
   });
 
-  it('one jogging client at a time: a second socket is closed with 4409 and a reason', async () => {
+  it('one jogging client at a time: a socket opened while another jogs is closed with 4409 and a reason', async () => {
+    await atRest();
     const first = await open({ headers: bearer(TOKEN) });
+    first.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.2], ttl_ms: 500 }));
+    for (let i = 0; i < 200 && !first.messages.some((m) => m.jogging === true); i++) await sleep(10);
+    assert.ok(
+      first.messages.some((m) => m.jogging === true),
+      'the first socket jogs',
+    );
     const second = await open({ headers: bearer(ADMIN) });
     const { code, reason } = await second.closed;
     assert.equal(code, 4409);
     assert.match(reason, /another client jogs over the WebSocket \(operator\)/);
     first.ws.close();
     await first.closed;
+  });
+
+  it('an open socket that does not jog holds nothing: another socket jogs; the idle one is refused (409) meanwhile', async () => {
+    await atRest();
+    const idle = await open({ headers: bearer(ADMIN) });
+    const jogger = await open({ headers: bearer(TOKEN) });
+    jogger.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.2], ttl_ms: 500 }));
+    for (let i = 0; i < 200 && !jogger.messages.some((m) => m.jogging === true); i++) await sleep(10);
+    assert.ok(
+      jogger.messages.some((m) => m.jogging === true),
+      'the second socket jogs',
+    );
+    idle.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, -0.2], ttl_ms: 500 }));
+    for (let i = 0; i < 200 && !idle.messages.some((m) => m.type === 'error'); i++) await sleep(10);
+    const refused = idle.messages.find((m) => m.type === 'error') as { status?: number; detail?: string } | undefined;
+    assert.equal(refused?.status, 409, JSON.stringify(refused));
+    assert.match(refused?.detail ?? '', /another client jogs the arm/);
+    assert.equal(idle.ws.readyState, WebSocket.OPEN, 'the idle socket stays open');
+    for (const s of [jogger, idle]) {
+      s.ws.close();
+      await s.closed;
+    }
+    await atRest();
   });
 
   it('bad messages: 422 with the field path and no motion; huge is 1009, binary 1003, a flood 1008', async () => {
