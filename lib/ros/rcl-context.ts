@@ -57,6 +57,7 @@ import {
   type TrajectoryOutcome,
   type TriggerResponse,
 } from './messages.ts';
+import { JointStateCache } from './joint-state-cache.ts';
 import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
 import { RclJog } from './rcl-jog.ts';
@@ -130,8 +131,8 @@ export class RclContext implements RobotContext {
   /** The topics a sequence records, and their subscriptions. */
   private readonly topicHub: RclTopics;
   private readonly logListeners = new Set<(line: string) => void>();
-  private latest: ReceivedJointState | undefined;
-  private waiters = new Set<(msg: JointStateMsg) => void>();
+  /** The latest joint state and the callers waiting for the next. */
+  private readonly jointStates = new JointStateCache(() => this.nowMs());
   private trajectoryEndsAtMs = 0;
   /** The last published trajectory was a hold point (a stop): until trajectoryEndsAtMs the arm brakes. */
   private holding = false;
@@ -289,10 +290,7 @@ export class RclContext implements RobotContext {
     // In J1..J7 order when every joint is there; otherwise as received, so a read names the missing joints.
     const ordered = jointStateByName(received.value, this.endpoints.joint_names);
     const msg = ordered.ok ? ordered.value : received.value;
-    this.latest = { msg, receivedAtMs: this.nowMs() };
-    const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const waiter of waiters) waiter(msg);
+    this.jointStates.put(msg);
     this.topicHub.jointState(received.value);
   }
 
@@ -301,21 +299,16 @@ export class RclContext implements RobotContext {
   }
 
   latestJointState(): ReceivedJointState | undefined {
-    return this.latest;
+    return this.jointStates.latest;
   }
 
   nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {
-    return new Promise((resolve) => {
-      const waiter = (msg: JointStateMsg) => {
-        clearTimeout(timer);
-        resolve(msg);
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(waiter);
-        resolve(undefined);
-      }, timeoutMs);
-      this.waiters.add(waiter);
-    });
+    return this.jointStates.next(timeoutMs);
+  }
+
+  /** The latest joint state received. */
+  private get latest(): ReceivedJointState | undefined {
+    return this.jointStates.latest;
   }
 
   computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {
