@@ -1,20 +1,21 @@
 /**
  * The latest joint state a backend received, with the callers waiting for the next one: what every backend keeps of
- * its joint-state topic (the rclnodejs context uses it; the simulator keeps the same in lib/sim/context.ts for now).
+ * its joint-state topic (the rclnodejs context and the simulator are composed of it).
  */
+import type { Clock } from '../sim/clock.ts';
 import type { ReceivedJointState } from './context.ts';
 import type { JointStateMsg } from './messages.ts';
 
 type Waiter = (msg: JointStateMsg) => void;
 
 export class JointStateCache {
-  readonly #nowMs: () => number;
+  readonly #clock: Pick<Clock, 'nowMs' | 'after'>;
   #latest: ReceivedJointState | undefined;
   #waiters = new Set<Waiter>();
 
-  /** `nowMs`: the backend's clock, which stamps each message's arrival. */
-  constructor(nowMs: () => number) {
-    this.#nowMs = nowMs;
+  /** `clock`: the backend's clock, which stamps each message's arrival and times the waits. */
+  constructor(clock: Pick<Clock, 'nowMs' | 'after'>) {
+    this.#clock = clock;
   }
 
   /** The latest message and when it arrived; undefined before the first. */
@@ -24,23 +25,23 @@ export class JointStateCache {
 
   /** Keeps `msg` as the latest, stamped now, and hands it to every caller waiting for the next one. */
   put(msg: JointStateMsg): void {
-    this.#latest = { msg, receivedAtMs: this.#nowMs() };
+    this.#latest = { msg, receivedAtMs: this.#clock.nowMs() };
     const waiters = this.#waiters;
     this.#waiters = new Set();
     for (const waiter of waiters) waiter(msg);
   }
 
-  /** The next message to arrive, or undefined when none comes within `timeoutMs`. */
+  /** The next message to arrive, or undefined when none comes within `timeoutMs` of the clock. */
   next(timeoutMs: number): Promise<JointStateMsg | undefined> {
     return new Promise((resolve) => {
-      const waiter = (msg: JointStateMsg) => {
-        clearTimeout(timer);
-        resolve(msg);
-      };
-      const timer = setTimeout(() => {
+      const timer = this.#clock.after(timeoutMs, () => {
         this.#waiters.delete(waiter);
         resolve(undefined);
-      }, timeoutMs);
+      });
+      const waiter: Waiter = (msg) => {
+        timer.cancel();
+        resolve(msg);
+      };
       this.#waiters.add(waiter);
     });
   }

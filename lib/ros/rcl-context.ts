@@ -58,6 +58,7 @@ import {
   type TriggerResponse,
 } from './messages.ts';
 import { JointStateCache } from './joint-state-cache.ts';
+import { systemClock } from '../sim/clock.ts';
 import { RclDescription } from './rcl-description.ts';
 import { RclGoals, type TrajectoryGoalEnd } from './rcl-goals.ts';
 import { RclJog } from './rcl-jog.ts';
@@ -132,7 +133,7 @@ export class RclContext implements RobotContext {
   private readonly topicHub: RclTopics;
   private readonly logListeners = new Set<(line: string) => void>();
   /** The latest joint state and the callers waiting for the next. */
-  private readonly jointStates = new JointStateCache(() => this.nowMs());
+  private readonly jointStates = new JointStateCache(systemClock);
   private trajectoryEndsAtMs = 0;
   /** The last published trajectory was a hold point (a stop): until trajectoryEndsAtMs the arm brakes. */
   private holding = false;
@@ -295,7 +296,7 @@ export class RclContext implements RobotContext {
   }
 
   nowMs(): number {
-    return performance.now();
+    return systemClock.nowMs();
   }
 
   latestJointState(): ReceivedJointState | undefined {
