@@ -21,7 +21,8 @@ const LOAD_S = 4;
 const ROUNDS = 3;
 const MOVES = 15;
 const STOPS = 20;
-const DOMAIN = '139';
+// ARMGATE_ROS2_DOMAIN_BASE (as scripts/ros2/test.sh reads it): the bench's own ROS domain, apart from other runs on the machine.
+const DOMAIN = process.env.ARMGATE_ROS2_DOMAIN_BASE ?? '139';
 
 /** The environment of the built core (scripts/ros2/env.sh), or why there is none. */
 export function ros2Env(): { env: NodeJS.ProcessEnv } | { missing: string } {
@@ -241,7 +242,7 @@ async function eventLatency(url: string, count = 300): Promise<number[]> {
 
 /**
  * Where the last stops' time went, by armgate's own trajectory log (ms from the stop's start): the hold point
- * published, the planner's stop answered (with the goals' cancels confirmed), the stop answered.
+ * published, the planner's stop answered, the stop answered.
  */
 async function stopPhases(url: string): Promise<{ hold: number[]; planner: number[]; answered: number[] }> {
   const res = await fetch(`${url}/trajectory/logs?n=300`);
@@ -343,7 +344,7 @@ export const ros2Section: Section = {
           rows: [row('ros2'), row('sim')],
           notes: [
             'move to here: POST /robot/move/joints to the current position (no motion): what a move costs besides moving.',
-            "inside the stop: armgate's own timings of each stop (its trajectory log), ms from the stop's start to the hold point published on the controller's topic, to the planner's stop service answered and the goals' cancels confirmed (sent together), and to the answer.",
+            "inside the stop: armgate's own timings of each stop (its trajectory log), ms from the stop's start to the hold point published on the controller's topic, to the planner's stop service (cobot/stop) answered, and to the answer (the goals' cancels go out with cobot/stop; their confirmations are not waited for).",
             "/stop -> /joint_states brakes: from the stop's request to the stamp of the first joint state whose fastest joint is slower than before the stop (or at rest), the stack's /joint_states read through /events?rate_hz=200 (its count in brackets).",
             "stamp -> /events: from the joint state's header stamp (the stack's clock, or the simulator's) to its event on /events.",
             "Both servers are server.ts in their own process, as npm start runs it; the stack is tests/ros/stack: ros2_control's real joint_trajectory_controller and joint_state_broadcaster (ros2_control_node, mock hardware at 100 Hz), the cobot server and move_group's services.",

@@ -378,24 +378,25 @@ export class RclContext implements RobotContext {
   }
 
   /**
-   * Cancels the goals in flight and calls the stop service at once, then waits for both: the servers confirming
-   * the cancels, the stop service (waited for server_wait_s to appear, unless `waitForServer` is false: the
-   * shutdown's stop).
+   * Cancels the goals in flight and calls the stop service at once, and answers with the stop service's answer
+   * (waited for server_wait_s to appear, unless `waitForServer` is false: the shutdown's stop). The servers'
+   * confirmations of the cancels are not waited for: they come in the background, logged with their time (a cancel
+   * not confirmed is logged as such), and each cancelled goal's own request answers once its cancel is confirmed.
    */
   async callStop(options: StopCallOptions = {}): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
     // A paused trajectory goal waiting for its resume ends here too; no re-timed rest is sent after a stop.
     this.jogger.halt();
     this.trajectoryGoal.stop('stopped');
-    // The cancels and the stop service go out together (each a round trip to the stack, about 2 to 20 ms over DDS
-    // on a loaded machine): the stop answers after the slower of the two, not after both in turn.
+    // The stop service goes out in this turn, the cancels on the next (after the hold point, lib/ros/rcl-goals.ts):
+    // each a round trip to the stack (about 2 to 20 ms over DDS on a loaded machine, the cancel's the longer), and
+    // the answer waits for the stop service's alone.
     const t0 = performance.now();
-    const since = (t: number) => (t - t0).toFixed(2);
-    const cancels = this.goals.cancelAll('stopped').then((n) => ({ n, ms: since(performance.now()) }));
-    const triggered = this.callTrigger(options.waitForServer === false ? 0 : this.endpoints.timeouts.server_wait_s);
-    const trigger = await triggered;
-    const stopMs = since(performance.now());
-    const { n: cancelled, ms: cancelMs } = await cancels;
-    this.log(`stop timings ms: cancels confirmed ${cancelMs}, stop service answered ${stopMs}`);
+    const since = () => (performance.now() - t0).toFixed(2);
+    const { count: cancelled, confirmed } = this.goals.abortAll('stopped');
+    if (cancelled > 0)
+      void confirmed.then(() => this.log(`stop timings ms: cancels of ${cancelled} goal(s) confirmed ${since()}`));
+    const trigger = await this.callTrigger(options.waitForServer === false ? 0 : this.endpoints.timeouts.server_wait_s);
+    this.log(`stop timings ms: stop service answered ${since()}`);
     if (!trigger.ok || cancelled === 0) return trigger;
     return ok({
       success: trigger.value.success,
@@ -429,7 +430,16 @@ export class RclContext implements RobotContext {
 
   armActivity(): ArmActivity | undefined {
     if (this.jogger.active()) return { kind: 'jog', detail: 'the arm is being jogged' };
-    if (this.goals.motions > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
+    const motions = this.goals.motions;
+    // A stop answers before the stack confirms its cancels: until then no new goal goes out (the cancel comes first).
+    if (motions > 0)
+      return {
+        kind: 'goal',
+        detail:
+          motions === this.goals.stopping
+            ? 'a stopped motion goal is being cancelled on the stack (not confirmed yet)'
+            : 'a motion goal is executing',
+      };
     // A trajectory sent with wait is a trajectory, as on the simulator: a newer one preempts it.
     if (this.goals.size > 0) return { kind: 'trajectory', detail: 'a trajectory goal is executing' };
     if (this.channel.activePath()?.paused || this.trajectoryGoal.active()?.path.paused)

@@ -79,6 +79,13 @@ export class RclGoals {
     return n;
   }
 
+  /** The motion goals a stop aborted whose cancel their server has not confirmed yet (counted in {@link motions}). */
+  get stopping(): number {
+    let n = 0;
+    for (const flight of this.inFlight) if (!flight.trajectory && flight.byStop) n++;
+    return n;
+  }
+
   /** Motion goals paused and waiting for a resume. */
   get paused(): number {
     return this.gate.size;
@@ -179,6 +186,17 @@ export class RclGoals {
 
   /** Aborts everything in flight with `reason` and waits for the servers to confirm the cancels; returns how many. */
   async cancelAll(reason: string): Promise<number> {
+    const { count, confirmed } = this.abortAll(reason);
+    await confirmed;
+    return count;
+  }
+
+  /**
+   * Aborts everything in flight with `reason` now (each accepted goal's cancel request goes out on the next turn):
+   * how many, and what resolves once the servers confirmed the cancels (a cancel not answered within
+   * server_wait_s, or failed, is logged and resolves it too).
+   */
+  abortAll(reason: string): { readonly count: number; readonly confirmed: Promise<void> } {
     const flights = [...this.inFlight];
     for (const flight of flights) {
       flight.byStop = true;
@@ -186,8 +204,8 @@ export class RclGoals {
     }
     this.pausing = false;
     const paused = this.gate.end(reason);
-    await Promise.all(flights.map((f) => f.cancelled ?? Promise.resolve()));
-    return flights.length + paused;
+    const confirmed = Promise.all(flights.map((f) => f.cancelled ?? Promise.resolve())).then(() => undefined);
+    return { count: flights.length + paused, confirmed };
   }
 
   /**

@@ -38,6 +38,51 @@ describe('rclnodejs context: the motion timeout cancels goals and named motions'
   });
 });
 
+describe('rclnodejs context: a stop does not wait for the stack to confirm its cancels', () => {
+  let t: RclTestServer;
+  before(async () => {
+    t = await startRclTestServer({ timeouts: { server_wait_s: 5, fk_s: 0.3 } });
+  });
+  after(() => t.close());
+
+  it("answers with cobot/stop's answer while the cancel is unconfirmed; no new goal goes out until it is; the stopped move answers then", async () => {
+    // The action server takes 2 s to take a cancel (a loaded stack): the stop's answer does not wait for it.
+    t.standin.knobs.cancelResponseDelayMs = 2000;
+    try {
+      let moveAnswered = false;
+      const move = call<MotionBody>(t.url, '/robot/move/joints', { joints: OTHER, speed: 0.05 }).finally(() => {
+        moveAnswered = true;
+      });
+      await sleep(300);
+      const stop = await call<{ planner_stopped: boolean; hold_published: boolean; message: string }>(
+        t.url,
+        '/stop',
+        {},
+      );
+      assert.equal(stop.status, 200);
+      assert.equal(stop.body.planner_stopped, true, stop.body.message);
+      assert.equal(stop.body.hold_published, true, stop.body.message);
+      assert.equal(moveAnswered, false, 'the stopped move answers once its cancel is confirmed, after the stop');
+      assert.deepEqual(t.standin.cancels, ['cobot/move_to_joints'], 'the cancel went out before the answer');
+      // Until the stack confirms the cancel, no new goal goes out: a move is a 409 that says why.
+      const busy = await call(t.url, '/robot/move/joints', { joints: OTHER, speed: 0.5 });
+      assert.equal(busy.status, 409);
+      assert.match(detailOf(busy), /a stopped motion goal is being cancelled on the stack \(not confirmed yet\)/);
+      assert.equal(moveAnswered, false, 'the cancel is still unconfirmed');
+      const moved = await move;
+      assert.deepEqual(moved.body, { success: false, message: 'stopped' });
+      const log = (await call<{ lines: string[] }>(t.url, '/trajectory/logs?n=100')).body.lines.join('\n');
+      assert.match(log, /stop timings ms: stop service answered [\d.]+/);
+      assert.match(log, /stop timings ms: cancels of 1 goal\(s\) confirmed [\d.]+/);
+    } finally {
+      t.standin.knobs.cancelResponseDelayMs = 0;
+    }
+    await sleep(1000);
+    const again = await call<MotionBody>(t.url, '/robot/move/named', { name: 'work', speed: 0.5 });
+    assert.equal(again.body.success, true, 'the arm is free once the cancel is confirmed');
+  });
+});
+
 describe('rclnodejs context: an interface type that is not installed', () => {
   let t: RclTestServer;
   before(async () => {

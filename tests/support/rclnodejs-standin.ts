@@ -11,7 +11,8 @@
  * - /compute_ik (GetPositionIK) answers from the simulator's IK (SUCCESS with the solution, or
  *   NO_IK_SOLUTION; INVALID_LINK_NAME, INVALID_GROUP_NAME and FRAME_TRANSFORM_FAILURE for names
  *   the simulator does not know), or the answer `knobs.ikAnswer` scripts;
- * - a motion goal's request may be answered late (`knobs.goalResponseDelayMs`); `executions` records
+ * - a motion goal's request may be answered late (`knobs.goalResponseDelayMs`), a cancel request too
+ *   (`knobs.cancelResponseDelayMs`); `executions` records
  *   when each motion goal's execution began;
  * - the controller's FollowJointTrajectory action server executes on the simulated controller and
  *   answers as ros2_controllers' joint trajectory controller does (unknown or duplicate joints
@@ -147,6 +148,8 @@ export interface StandinKnobs {
   rejectGoals: boolean;
   /** How long a motion goal's server takes to answer the goal request (a late goal response), in ms. */
   goalResponseDelayMs: number;
+  /** How long an action server takes to take and answer a cancel request (a late cancel response), in ms. */
+  cancelResponseDelayMs: number;
   /** The SRDF served as a string parameter of a node through `<node>/get_parameters`. */
   srdf:
     | {
@@ -308,6 +311,7 @@ export function createStandin(sim: SimContext): Standin {
     failGoals: undefined,
     rejectGoals: false,
     goalResponseDelayMs: 0,
+    cancelResponseDelayMs: 0,
     srdf: undefined,
     extraTopics: [],
     hiddenTopics: new Set(),
@@ -539,6 +543,8 @@ export function createStandin(sim: SimContext): Standin {
       cancels.push(this.action);
       timeline.push(`cancel ${this.action}`);
       await later();
+      if (knobs.cancelResponseDelayMs > 0)
+        await new Promise<void>((resolve) => setTimeout(resolve, knobs.cancelResponseDelayMs));
       if (this.status >= GOAL.succeeded) return { return_code: 3, goals_canceling: [] };
       this.status = GOAL.canceling;
       this.abort.abort('cancelled');
