@@ -26,7 +26,6 @@ import type {
   TopicInfo,
   TrajectoryWaitOptions,
 } from './context.ts';
-import { triggerResponseFromRos } from './convert.ts';
 import type { EndpointsFile } from './endpoints.ts';
 import type {
   GetPositionFkRequest,
@@ -48,13 +47,14 @@ import { RclGoals } from './rcl-goals.ts';
 import { RclJog } from './rcl-jog.ts';
 import { RclJointStates } from './rcl-joint-states.ts';
 import { RclMotionGoals } from './rcl-motion-goals.ts';
+import { RclStop } from './rcl-stop.ts';
 import { servoFor } from './rcl-servo.ts';
 import { computeFkOverRos, solveIkOverRos } from './rcl-kinematics.ts';
 import { RclTopics } from './rcl-topics.ts';
 import { RclTrajectoryChannel } from './rcl-trajectory-channel.ts';
 import { RclTrajectoryGoal } from './rcl-trajectory-goal.ts';
 import { KeepOutScene, planWithMoveIt } from './rcl-moveit.ts';
-import { RclCalls, unavailable } from './rcl-calls.ts';
+import { RclCalls } from './rcl-calls.ts';
 import type { RclModule, RclNode } from './rclnodejs-api.ts';
 
 /** The settings the rclnodejs context needs, taken from the loaded configuration. */
@@ -87,8 +87,9 @@ const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in th
  * ROS-typed reaches a handler. Composed of parts, one job each: the joint states
  * (lib/ros/rcl-joint-states.ts), the controller's topic (lib/ros/rcl-trajectory-channel.ts), a trajectory goal
  * followed in plan time (lib/ros/rcl-trajectory-goal.ts), the motion goals (lib/ros/rcl-motion-goals.ts) and
- * their flights (lib/ros/rcl-goals.ts), the execution rate (lib/ros/rcl-execution-rate.ts), the jog
- * (lib/ros/rcl-jog.ts), the recorded topics (lib/ros/rcl-topics.ts) and MoveIt's services.
+ * their flights (lib/ros/rcl-goals.ts), the execution rate (lib/ros/rcl-execution-rate.ts), the stop
+ * (lib/ros/rcl-stop.ts), the jog (lib/ros/rcl-jog.ts), the recorded topics (lib/ros/rcl-topics.ts) and MoveIt's
+ * services.
  */
 export class RclContext implements RobotContext {
   readonly endpoints: EndpointsFile;
@@ -111,6 +112,8 @@ export class RclContext implements RobotContext {
   private readonly motionGoals: RclMotionGoals;
   /** Pause, resume and the speed override. */
   private readonly rate: RclExecutionRate;
+  /** The stop: the goals cancelled and the stack's stop service called together. */
+  private readonly stopper: RclStop;
   /** The SRDF's named positions and the URDF, read from the stack once. */
   private readonly description: RclDescription;
   /** Keeps the keep-out boxes in MoveIt's planning scene (when there are any). */
@@ -176,7 +179,7 @@ export class RclContext implements RobotContext {
       scaled: (goal) => this.rate.scaled(goal),
       armActivity,
       groupStates: () => this.groupStates(),
-      callTrigger: () => this.callTrigger(this.endpoints.timeouts.server_wait_s),
+      callTrigger: () => this.stopper.callTrigger(this.endpoints.timeouts.server_wait_s),
       log,
     });
     // When the envelope's TCP chain is not in the endpoints file's URDF (the stack's `tcp` link), start-up reads
@@ -184,6 +187,7 @@ export class RclContext implements RobotContext {
     const safety = safetyStateFor(config);
     this.jogger = this.createJogger(safety.ok ? ok(safety.value) : safety);
     const { trajectoryGoal, jogger } = this;
+    this.stopper = new RclStop({ endpoints, calls: this.calls, goals, jogger, trajectoryGoal, log });
     this.rate = new RclExecutionRate({
       endpoints,
       goals,
@@ -363,45 +367,12 @@ export class RclContext implements RobotContext {
     return this.trajectoryGoal.execute(msg, options);
   }
 
-  private async callTrigger(serverWaitS: number): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
-    const iface = this.endpoints.interfaces.stop;
-    const timeoutMs = this.endpoints.timeouts.server_wait_s * 1000;
-    const answer = await this.calls.call(iface, 'stop service', {}, timeoutMs, serverWaitS);
-    if (!answer.ok) return answer;
-    const response = triggerResponseFromRos(answer.value);
-    if (!response.ok)
-      return err(unavailable(iface.name, `stop service ${iface.name} gave a malformed response: ${response.error}`));
-    this.log(
-      `stop service ${iface.name}: ${response.value.success ? 'success' : 'failure'}${response.value.message ? `: ${response.value.message}` : ''}`,
-    );
-    return response;
-  }
-
   /**
-   * Cancels the goals in flight and calls the stop service at once, and answers with the stop service's answer
-   * (waited for server_wait_s to appear, unless `waitForServer` is false: the shutdown's stop). The servers'
-   * confirmations of the cancels are not waited for: they come in the background, logged with their time (a cancel
-   * not confirmed is logged as such), and each cancelled goal's own request answers once its cancel is confirmed.
+   * Cancels the goals in flight and calls the stop service at once (lib/ros/rcl-stop.ts): the jog and a trajectory
+   * goal's request end first.
    */
-  async callStop(options: StopCallOptions = {}): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
-    // A paused trajectory goal waiting for its resume ends here too; no re-timed rest is sent after a stop.
-    this.jogger.halt();
-    this.trajectoryGoal.stop('stopped');
-    // The stop service goes out in this turn, the cancels on the next (after the hold point, lib/ros/rcl-goals.ts):
-    // each a round trip to the stack (about 2 to 20 ms over DDS on a loaded machine, the cancel's the longer), and
-    // the answer waits for the stop service's alone.
-    const t0 = performance.now();
-    const since = () => (performance.now() - t0).toFixed(2);
-    const { count: cancelled, confirmed } = this.goals.abortAll('stopped');
-    if (cancelled > 0)
-      void confirmed.then(() => this.log(`stop timings ms: cancels of ${cancelled} goal(s) confirmed ${since()}`));
-    const trigger = await this.callTrigger(options.waitForServer === false ? 0 : this.endpoints.timeouts.server_wait_s);
-    this.log(`stop timings ms: stop service answered ${since()}`);
-    if (!trigger.ok || cancelled === 0) return trigger;
-    return ok({
-      success: trigger.value.success,
-      message: `cancelled ${cancelled} motion goal(s); ${trigger.value.message}`,
-    });
+  callStop(options: StopCallOptions = {}): Promise<Result<TriggerResponse, InterfaceUnavailable>> {
+    return this.stopper.callStop(options);
   }
 
   /** Jogs by streaming short trajectories on the controller's topic (lib/ros/rcl-jog.ts). */
