@@ -6,7 +6,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { type SafetyState, safetyStateFor } from '../safety/store.ts';
 import { createTargetGuard } from '../safety/targets.ts';
-import { systemClock } from '../sim/clock.ts';
+import { type Clock, systemClock } from '../sim/clock.ts';
 import type {
   ArmActivity,
   ExecutionRateAnswer,
@@ -74,6 +74,8 @@ export interface RclContextOptions {
    * why not); default: stderr. They are in the trajectory log too.
    */
   readonly notice?: (line: string) => void;
+  /** The context's clock: joint states' arrival, the waits, the jog's period (default: the process clock). */
+  readonly clock?: Clock;
 }
 
 const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in the robot description (SRDF).';
@@ -97,7 +99,7 @@ export class RclContext implements RobotContext {
   private readonly config: RclConfig;
   private readonly rcl: RclModule;
   private readonly node: RclNode;
-  private readonly clock = systemClock;
+  private readonly clock: Clock;
   private readonly calls: RclCalls;
   private readonly goals: RclGoals;
   /** The topics a sequence records, and their subscriptions. */
@@ -130,7 +132,9 @@ export class RclContext implements RobotContext {
     node: RclNode,
     definitions: DefinitionSource,
     notice: (line: string) => void,
+    clock: Clock,
   ) {
+    this.clock = clock;
     this.config = config;
     this.endpoints = config.endpoints;
     this.limits = config.limits;
@@ -146,7 +150,7 @@ export class RclContext implements RobotContext {
     node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) =>
       this.jointStates.receive(raw),
     );
-    const { endpoints, limits, clock, goals, jointStates } = this;
+    const { endpoints, limits, goals, jointStates } = this;
     // The publisher is made at start-up so the controller has matched it before the first trajectory.
     this.channel = new RclTrajectoryChannel({
       endpoints,
@@ -208,6 +212,7 @@ export class RclContext implements RobotContext {
       limits: this.limits,
       jointNames: this.endpoints.joint_names,
       nowMs: () => this.nowMs(),
+      after: (ms: number, fn: () => void) => this.clock.after(ms, fn),
       state: () => this.jointStates.fresh(),
       nextState: (timeoutMs: number) => this.jointStates.nextInOrder(timeoutMs),
       publish: (msg: JointTrajectoryMsg) => this.channel.publishJog(msg),
@@ -248,7 +253,7 @@ export class RclContext implements RobotContext {
     try {
       const notice = options.notice ?? ((line: string) => process.stderr.write(`armgate: ${line}\n`));
       const definitions = options.definitions ?? DefinitionSource.fromEnv(process.env);
-      const context = new RclContext(config, rcl, node, definitions, notice);
+      const context = new RclContext(config, rcl, node, definitions, notice, options.clock ?? systemClock);
       node.spin();
       context.spinning = true;
       context.keepOutScene?.start();
