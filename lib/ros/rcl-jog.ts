@@ -14,7 +14,7 @@
  * moment (the controller interpolates from its commanded state: cubic between points with velocities), so a late
  * period finds the arm a little into its braking and ramps from there, within the limits. The jog starts from the
  * measured joint state. Its end (at rest in command) waits for joint states that say the arm rests, then is told.
- * Time is wall time (the port's clock); the period is a timer.
+ * Time is the port's clock (the process clock in production); the period is a timer on it.
  */
 import type { Chain } from '../kinematics/chain.ts';
 import { holdPoint } from '../motion/hold.ts';
@@ -23,6 +23,7 @@ import { createSample, type JointSample } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { createEnvelopeChecker, type Envelope } from '../safety/envelope.ts';
+import type { Timer } from '../sim/clock.ts';
 import { RestWatch } from './at-rest.ts';
 import { type ServoPort, ServoJog } from './rcl-servo.ts';
 import type { ExecutionRateAnswer, JogEvent, JogRequest, JogStatus } from './context.ts';
@@ -41,6 +42,8 @@ export interface RclJogPort {
   readonly jointNames: readonly string[];
   /** Wall clock (ms). */
   nowMs(): number;
+  /** Runs `fn` once, `ms` from now, on the same clock (the jog's period). */
+  after(ms: number, fn: () => void): Timer;
   /** The latest joint state in J1..J7 order if fresh, else undefined. */
   state(): JointStateMsg | undefined;
   /** The next joint state (J1..J7 order) within `timeoutMs`, else undefined. */
@@ -72,7 +75,7 @@ export class RclJog {
   private readonly basis: JointSample;
   private readonly out: JointSample;
   private sent: Sent | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Timer | undefined;
   /** A jog is in force: streaming, or at rest in command and waiting for the arm to settle. */
   private inForce = false;
   /** Counts jogs and their phases: a settle wait that sees it change was superseded. */
@@ -254,7 +257,7 @@ export class RclJog {
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
@@ -311,7 +314,7 @@ export class RclJog {
       void this.settle(ended.reason, ended.limit);
       return;
     }
-    this.timer = setTimeout(() => this.tick(), JOG_PERIOD_MS);
+    this.timer = this.port.after(JOG_PERIOD_MS, () => this.tick());
   }
 
   private setMoving(moving: boolean): void {

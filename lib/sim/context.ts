@@ -38,7 +38,7 @@ import { jointStateMsg } from './arm.ts';
 import { type Clock, systemClock, type Timer } from './clock.ts';
 import { type ControllerEvent, TrajectoryController } from './controller.ts';
 import { describeControllerEvent } from './controller-log.ts';
-import { JointStateCache } from './joint-state-cache.ts';
+import { JointStateCache } from '../ros/joint-state-cache.ts';
 import { jogCollision, sceneOf } from './scene.ts';
 import { ProgressDeadline } from './deadline.ts';
 import { SimDriver } from './driver.ts';
@@ -227,7 +227,7 @@ export class SimContext implements RobotContext {
   }
 
   latestJointState(): ReceivedJointState | undefined {
-    return this.jointStates.latest();
+    return this.jointStates.latest;
   }
 
   nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {

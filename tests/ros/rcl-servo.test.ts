@@ -14,6 +14,7 @@ import { RclJog } from '../../lib/ros/rcl-jog.ts';
 import type { JointJogMsg, ServoCommandKind, Stamp, TwistStampedMsg } from '../../lib/ros/rcl-servo.ts';
 import { ok } from '../../lib/result.ts';
 import type { JointLimits } from '../../lib/robot/limits.ts';
+import { systemClock } from '../../lib/sim/clock.ts';
 
 const NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const VMAX = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];
@@ -56,6 +57,7 @@ function rig(options: { present?: boolean; switchDelayMs?: number; envelope?: bo
     limits: LIMITS,
     jointNames: NAMES,
     nowMs: () => performance.now(),
+    after: (ms: number, fn: () => void) => systemClock.after(ms, fn),
     state,
     nextState: async (timeoutMs: number) => {
       await sleep(Math.min(timeoutMs, 10));
