@@ -161,5 +161,8 @@ export function busyMessage(busy: ArmActivity): string {
 /** The 409 for a busy arm: {@link busyMessage}, and while the arm decelerates the seconds until it is at rest. */
 export function busyRefusal(busy: ArmActivity): Busy {
   const detail = busyMessage(busy);
-  return busy.kind === 'stopping' ? { kind: 'busy', detail, retryAfterS: busy.restInS ?? 0 } : { kind: 'busy', detail };
+  // While the arm decelerates, or a stopped goal's cancel is still unconfirmed (restInS given): a Retry-After.
+  return busy.kind === 'stopping' || busy.restInS !== undefined
+    ? { kind: 'busy', detail, retryAfterS: busy.restInS ?? 0 }
+    : { kind: 'busy', detail };
 }

@@ -29,7 +29,7 @@ export type ArmActivityKind = 'move' | 'trajectory' | 'sequence' | 'goal' | 'sto
 export interface ArmActivity {
   readonly kind: ArmActivityKind;
   readonly detail: string;
-  /** While stopping: the wall seconds until the arm is at rest (a client may retry then). */
+  /** While stopping, or while a stopped goal's cancel is unconfirmed: the seconds until the arm is at rest (retry then). */
   readonly restInS?: number;
 }
 

@@ -408,14 +408,13 @@ export class RclContext implements RobotContext {
     if (this.jogger.active()) return { kind: 'jog', detail: 'the arm is being jogged' };
     const motions = this.goals.motions;
     // A stop answers before the stack confirms its cancels: until then no new goal goes out (the cancel comes first).
-    if (motions > 0)
+    if (motions > 0 && motions === this.goals.stopping)
       return {
         kind: 'goal',
-        detail:
-          motions === this.goals.stopping
-            ? 'a stopped motion goal is being cancelled on the stack (not confirmed yet)'
-            : 'a motion goal is executing',
+        detail: 'a stopped motion goal is being cancelled on the stack (not confirmed yet)',
+        restInS: Math.max(0, this.channel.endsAtMs - this.nowMs()) / 1000,
       };
+    if (motions > 0) return { kind: 'goal', detail: 'a motion goal is executing' };
     // A trajectory sent with wait is a trajectory, as on the simulator: a newer one preempts it.
     if (this.goals.size > 0) return { kind: 'trajectory', detail: 'a trajectory goal is executing' };
     if (this.channel.activePath()?.paused || this.trajectoryGoal.active()?.path.paused)

@@ -65,9 +65,15 @@ describe('rclnodejs context: a stop does not wait for the stack to confirm its c
       assert.equal(moveAnswered, false, 'the stopped move answers once its cancel is confirmed, after the stop');
       assert.deepEqual(t.standin.cancels, ['cobot/move_to_joints'], 'the cancel went out before the answer');
       // Until the stack confirms the cancel, no new goal goes out: a move is a 409 that says why.
-      const busy = await call(t.url, '/robot/move/joints', { joints: OTHER, speed: 0.5 });
+      const busy = await fetch(`${t.url}/robot/move/joints`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ joints: OTHER, speed: 0.5 }),
+      });
       assert.equal(busy.status, 409);
-      assert.match(detailOf(busy), /a stopped motion goal is being cancelled on the stack \(not confirmed yet\)/);
+      assert.ok(Number(busy.headers.get('retry-after')) >= 1, 'a Retry-After, as while the arm decelerates');
+      const busyBody = { status: busy.status, body: await busy.json() };
+      assert.match(detailOf(busyBody), /a stopped motion goal is being cancelled on the stack \(not confirmed yet\)/);
       assert.equal(moveAnswered, false, 'the cancel is still unconfirmed');
       const moved = await move;
       assert.deepEqual(moved.body, { success: false, message: 'stopped' });
