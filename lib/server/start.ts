@@ -213,7 +213,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   arbiter.addSource(() => context.armActivity());
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = context.onControllerLog((line) => trajectoryLog.push(line));
-  const events = new EventBus();
+  // The joint states' rates are counted on the context's clock, the one their publisher runs on.
+  const events = new EventBus({ now: () => context.nowMs() });
   // A pause that a sequence runner does not confirm ends everything, as POST /stop does.
   const control = new MotionControl(
     arbiter,

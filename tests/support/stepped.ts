@@ -1,0 +1,72 @@
+/**
+ * Tests on a clock they step (lib/sim/clock.ts): the app in memory over a simulator whose timers, deadlines, joint
+ * states and event rates all run on one {@link SteppedClock}, and the waits that move that clock instead of sleeping.
+ * Nothing here depends on the machine's load: a motion takes the time of the clock it runs on, however long the
+ * machine needs to compute it.
+ */
+import assert from 'node:assert/strict';
+import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SimContext } from '../../lib/sim/context.ts';
+import { createTestApp, type SettingsOverrides, type TestApp, testConfig } from './server.ts';
+
+/** How many turns of the event loop a step leaves for what it started (an event stream's reader in memory). */
+const TURNS_PER_STEP = 1;
+
+/** Lets the work a step of the clock started run on (a frame through an in-memory stream to its reader). */
+async function turns(n = TURNS_PER_STEP): Promise<void> {
+  for (let k = 0; k < n; k++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** The app in memory with its simulator, event bus and progress on `clock` (a fresh stepped clock by default). */
+export async function createSteppedApp(
+  overrides: SettingsOverrides = {},
+  clock: SteppedClock = new SteppedClock(0, Date.now()),
+): Promise<{ app: TestApp; clock: SteppedClock }> {
+  const context = await SimContext.create(await testConfig(overrides), clock);
+  return { app: await createTestApp(overrides, { context, clock }), clock };
+}
+
+/** Steps `clock` by `stepMs` until `promise` settles (at most `limitMs` of the clock); returns what it settled with. */
+export async function steppedUntilSettled<T>(
+  clock: SteppedClock,
+  promise: Promise<T>,
+  what: string,
+  limitMs = 60_000,
+  stepMs = 2,
+): Promise<T> {
+  let settled = false;
+  const watched = promise.finally(() => {
+    settled = true;
+  });
+  watched.catch(() => undefined);
+  const end = clock.nowMs() + limitMs;
+  while (!settled) {
+    if (clock.nowMs() >= end) assert.fail(`${what}: not settled within ${limitMs} ms of the clock`);
+    await clock.advance(stepMs);
+    await turns();
+  }
+  return watched;
+}
+
+/**
+ * Polls `get` each `stepMs` of `clock` (the clock moved between polls, no sleeping) until `ok` holds; fails with the
+ * last value after `limitMs` of the clock.
+ */
+export async function waitOnClock<T>(
+  clock: SteppedClock,
+  what: string,
+  get: () => Promise<T>,
+  ok: (value: T) => boolean,
+  limitMs = 20_000,
+  stepMs = 10,
+): Promise<T> {
+  const end = clock.nowMs() + limitMs;
+  for (;;) {
+    const value = await get();
+    if (ok(value)) return value;
+    if (clock.nowMs() >= end)
+      assert.fail(`timed out waiting for ${what} (${limitMs} ms of the clock); last: ${JSON.stringify(value)}`);
+    await clock.advance(stepMs);
+    await turns();
+  }
+}
