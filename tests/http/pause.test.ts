@@ -120,8 +120,14 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   /** The answer of a request sent before, the clock stepped until it comes. */
   const answer = <T>(pending: Promise<T>, what: string) => steppedUntilSettled(clock, pending, what);
   const sleep = (ms: number) => clock.advance(ms);
-  const waitFor = <T>(what: string, get: () => Promise<T>, ok: (value: T) => boolean, limitMs = 20_000, stepMs = 2) =>
-    waitOnClock(clock, what, get, ok, limitMs, stepMs);
+  const waitFor = <T>(
+    what: string,
+    get: () => Promise<T>,
+    ok: (value: T) => boolean,
+    limitMs = 20_000,
+    stepMs = 2,
+    machineMs = 0,
+  ) => waitOnClock(clock, what, get, ok, limitMs, stepMs, machineMs);
   const state = () => getJointState();
   const getJointState = async () => {
     const res = await server.request('/robot/joint_states', { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -366,7 +372,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     });
     assert.equal(started.status, 200, await started.text());
     // The runner is a process of its own: it starts in the machine's time, while the clock moves on (the arm rests).
-    await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.3), 3_600_000);
+    await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.3), 30_000, 2, 60_000);
     samples.length = 0;
     recording = true;
     const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
@@ -384,8 +390,9 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       'the sequence to finish',
       () => send<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body),
       (s) => s.status === 'finished',
-      3_600_000,
+      60_000,
       10,
+      60_000,
     ).catch(async () => call<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body));
     assert.equal(done.status, 'finished');
     assert.equal((done as { returncode?: number }).returncode, 0);

@@ -7,7 +7,14 @@
 import assert from 'node:assert/strict';
 import { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
-import { createTestApp, type SettingsOverrides, type TestApp, testConfig } from './server.ts';
+import {
+  createTestApp,
+  type SettingsOverrides,
+  startTestServer,
+  type TestApp,
+  type TestServer,
+  testConfig,
+} from './server.ts';
 
 /** How many turns of the event loop a step leaves for what it started (an event stream's reader in memory). */
 const TURNS_PER_STEP = 1;
@@ -24,6 +31,18 @@ export async function createSteppedApp(
 ): Promise<{ app: TestApp; clock: SteppedClock }> {
   const context = await SimContext.create(await testConfig(overrides), clock);
   return { app: await createTestApp(overrides, { context, clock }), clock };
+}
+
+/**
+ * A live server (a real socket) whose simulator, event bus and progress run on `clock`: what must go over a socket
+ * (a client that disconnects) does, in the machine's time, while the motion runs on the clock the test steps.
+ */
+export async function startSteppedServer(
+  overrides: SettingsOverrides = {},
+  clock: SteppedClock = new SteppedClock(0, Date.now()),
+): Promise<{ server: TestServer; clock: SteppedClock }> {
+  const context = await SimContext.create(await testConfig(overrides), clock);
+  return { server: await startTestServer(overrides, { context, clock }), clock };
 }
 
 /** Steps `clock` by `stepMs` until `promise` settles (at most `limitMs` of the clock); returns what it settled with. */
@@ -50,7 +69,9 @@ export async function steppedUntilSettled<T>(
 
 /**
  * Polls `get` each `stepMs` of `clock` (the clock moved between polls, no sleeping) until `ok` holds; fails with the
- * last value after `limitMs` of the clock.
+ * last value after `limitMs` of the clock. `machineMs`: what is waited for is also work done in the machine's time (a
+ * request over a socket, a worker thread, a child process) while the clock runs ahead: the wait lasts at least that
+ * long in the machine's time too, however loaded the machine.
  */
 export async function waitOnClock<T>(
   clock: SteppedClock,
@@ -59,12 +80,14 @@ export async function waitOnClock<T>(
   ok: (value: T) => boolean,
   limitMs = 20_000,
   stepMs = 10,
+  machineMs = 0,
 ): Promise<T> {
   const end = clock.nowMs() + limitMs;
+  const machineEnd = performance.now() + machineMs;
   for (;;) {
     const value = await get();
     if (ok(value)) return value;
-    if (clock.nowMs() >= end)
+    if (clock.nowMs() >= end && performance.now() >= machineEnd)
       assert.fail(`timed out waiting for ${what} (${limitMs} ms of the clock); last: ${JSON.stringify(value)}`);
     await clock.advance(stepMs);
     await turns();
