@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
+import type { InMemory } from './live.ts';
 import {
   createTestApp,
   type SettingsOverrides,
@@ -43,6 +44,17 @@ export async function startSteppedServer(
 ): Promise<{ server: TestServer; clock: SteppedClock }> {
   const context = await SimContext.create(await testConfig(overrides), clock);
   return { server: await startTestServer(overrides, { context, clock }), clock };
+}
+
+/**
+ * The app as a target of tests/support/live.ts's helpers (send, post, getJson, jointStates): each request steps the
+ * clock until it is answered (a move answers at its goal, a pause at rest). Requests sent together step it together.
+ */
+export function steppedTarget(app: TestApp, clock: SteppedClock): InMemory {
+  return {
+    request: (input, init) =>
+      steppedUntilSettled(clock, app.request(input, init), `${init?.method ?? 'GET'} ${String(input)}`),
+  };
 }
 
 /** Steps `clock` by `stepMs` until `promise` settles (at most `limitMs` of the clock); returns what it settled with. */
