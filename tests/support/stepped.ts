@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
-import type { InMemory } from './live.ts';
+import { type InMemory, type JointStates, jointStates } from './live.ts';
 import {
   createTestApp,
   type SettingsOverrides,
@@ -57,13 +57,18 @@ export function steppedTarget(app: TestApp, clock: SteppedClock): InMemory {
   };
 }
 
-/** Steps `clock` by `stepMs` until `promise` settles (at most `limitMs` of the clock); returns what it settled with. */
+/**
+ * Steps `clock` by `stepMs` until `promise` settles; returns what it settled with. Fails once `limitMs` of the clock
+ * and `machineMs` of the machine's time have passed: a request may also wait on work done in the machine's time (an
+ * upload read, a check in a worker thread) while the clock runs ahead with nothing to do.
+ */
 export async function steppedUntilSettled<T>(
   clock: SteppedClock,
   promise: Promise<T>,
   what: string,
   limitMs = 60_000,
   stepMs = 2,
+  machineMs = 60_000,
 ): Promise<T> {
   let settled = false;
   const watched = promise.finally(() => {
@@ -71,8 +76,10 @@ export async function steppedUntilSettled<T>(
   });
   watched.catch(() => undefined);
   const end = clock.nowMs() + limitMs;
+  const machineEnd = performance.now() + machineMs;
   while (!settled) {
-    if (clock.nowMs() >= end) assert.fail(`${what}: not settled within ${limitMs} ms of the clock`);
+    if (clock.nowMs() >= end && performance.now() >= machineEnd)
+      assert.fail(`${what}: not settled within ${limitMs} ms of the clock and ${machineMs} ms of the machine's`);
     await clock.advance(stepMs);
     await turns();
   }
@@ -104,4 +111,16 @@ export async function waitOnClock<T>(
     await clock.advance(stepMs);
     await turns();
   }
+}
+
+/** Waits (on `clock`, in steps of 2 ms) until every joint velocity of `app`'s arm is 0; the joint state then. */
+export function atRestOnClock(app: InMemory, clock: SteppedClock, limitMs = 5000): Promise<JointStates> {
+  return waitOnClock(
+    clock,
+    'the arm at rest',
+    () => jointStates(app),
+    (s) => s.velocity.every((v) => v === 0),
+    limitMs,
+    2,
+  );
 }
