@@ -9,6 +9,7 @@ import { type Clock, SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../support/server.ts';
 import { send, type Target } from '../support/live.ts';
+import { createSteppedApp, steppedTarget } from '../support/stepped.ts';
 import { JOINTS, WORK } from '../support/arm.ts';
 
 // End to end over a live server on the simulated arm. The module keeps one server per process
@@ -106,8 +107,10 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
   let named: { name: string; joints: Record<string, number> }[] = [];
 
   before(async () => {
-    server = await createTestApp({ sim: { time_scale: 20 } });
-    url = server;
+    // On a clock the test steps: each request steps it until answered (a move at its goal), no time of the machine's.
+    const stepped = await createSteppedApp({ sim: { time_scale: 20 } });
+    server = stepped.app;
+    url = steppedTarget(server, stepped.clock);
     named = (await get<{ name: string; joints: Record<string, number> }[]>(url, '/robot/positions')).body;
   });
   after(async () => {
