@@ -365,10 +365,14 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     const started = await server.request('/sequences/start', {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}` },
-      body: sequenceForm({
-        home: { joints: [...WORK], speed: 1 },
-        waypoints: [{ joints: FAR, speed: 1 }],
-      }),
+      // The default 3 iterations, without the default 5 s between them (a sleep of the runner's, in the machine's time).
+      body: sequenceForm(
+        {
+          home: { joints: [...WORK], speed: 1 },
+          waypoints: [{ joints: FAR, speed: 1 }],
+        },
+        { delay_between_iterations: '0' },
+      ),
     });
     assert.equal(started.status, 200, await started.text());
     // The runner is a process of its own: it starts in the machine's time, while the clock moves on (the arm rests).

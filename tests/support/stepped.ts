@@ -90,7 +90,8 @@ export async function steppedUntilSettled<T>(
  * Polls `get` each `stepMs` of `clock` (the clock moved between polls, no sleeping) until `ok` holds; fails with the
  * last value after `limitMs` of the clock. `machineMs`: what is waited for is also work done in the machine's time (a
  * request over a socket, a worker thread, a child process) while the clock runs ahead: the wait lasts at least that
- * long in the machine's time too, however loaded the machine.
+ * long in the machine's time too, however loaded the machine; each step then also leaves a millisecond of the machine's
+ * time (a busy loop of steps would hold a core the awaited work needs on a small machine).
  */
 export async function waitOnClock<T>(
   clock: SteppedClock,
@@ -110,6 +111,8 @@ export async function waitOnClock<T>(
       assert.fail(`timed out waiting for ${what} (${limitMs} ms of the clock); last: ${JSON.stringify(value)}`);
     await clock.advance(stepMs);
     await turns();
+    // Waiting on the machine's work: a millisecond of its time each step, so as not to hold a core it needs.
+    if (machineMs > 0) await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
 
