@@ -128,6 +128,11 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     stepMs = 2,
     machineMs = 0,
   ) => waitOnClock(clock, what, get, ok, limitMs, stepMs, machineMs);
+  /**
+   * The bounds of a wait for a motion to start: it is planned (a move) or checked in a worker thread (a trajectory) in
+   * the machine's time, while the clock runs on, so 15 s of that time as well as 20 s of the clock.
+   */
+  const STARTS = [20_000, 2, 15_000] as const;
   const state = () => getJointState();
   const getJointState = async () => {
     const res = await server.request('/robot/joint_states', { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -191,7 +196,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       joints: FAR,
       speed: 1,
     });
-    await waitFor('the arm at speed', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.8);
+    await waitFor('the arm at speed', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.8, ...STARTS);
     const sentAt = clock.nowMs();
     const paused = await call<{ paused: boolean; message: string; what: string | null }>('POST', '/robot/pause');
     const answeredS = (clock.nowMs() - sentAt) / 1000;
@@ -273,7 +278,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       points: [{ positions: target, time_from_start: 1.5 }],
       wait: true,
     });
-    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3, ...STARTS);
     const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
     assert.equal(paused.body.paused, true, paused.body.message);
     assert.ok((await state()).velocity.every((v) => v === 0));
@@ -306,7 +311,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       'the move started',
       async () => samples.find(moving),
       (s) => s !== undefined,
-      20_000,
+      ...STARTS,
     );
     const startS = (samples.find(moving) as JointSample).stampS;
     await sleep(durationS * 300);
@@ -339,7 +344,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   it('pause then stop: the move answers stopped, nothing is paused any more; resume with nothing paused is 409', async () => {
     await moveHome();
     const move = send<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 1 });
-    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3, ...STARTS);
     assert.equal((await call<{ paused: boolean }>('POST', '/robot/pause')).body.paused, true);
     const stopped = await call('POST', '/stop');
     assert.equal(stopped.status, 200);
@@ -414,7 +419,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       points: [{ positions: target, time_from_start: 2 }],
     });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
-    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.2);
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.2, ...STARTS);
     const paused = await call<{ paused: boolean; what: string | null }>('POST', '/robot/pause', undefined, OPERATE);
     assert.equal(paused.body.paused, true, JSON.stringify(paused.body));
     assert.match(paused.body.what ?? '', /trajectory/);
@@ -474,7 +479,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
         joints: FAR,
         speed: 0.3,
       });
-      await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.1), 20_000);
+      await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.1), ...STARTS);
       const burst: [string, string][] = [
         ['POST', '/robot/pause'],
         ['POST', '/robot/resume'],

@@ -85,6 +85,8 @@ describe('a motion request while the arm decelerates after a stop', () => {
       (s) => Math.abs(s.velocity[0] ?? 0) > 0.8,
       20_000,
       2,
+      // The move is planned in the machine's time while the clock runs on.
+      15_000,
     );
     const stopped = await post(app, '/stop');
     assert.equal(stopped.status, 200);
@@ -123,6 +125,8 @@ describe('a motion request while the arm decelerates after a stop', () => {
       (s) => Math.abs(s.velocity[0] ?? 0) > 0.8,
       20_000,
       2,
+      // The move is planned in the machine's time while the clock runs on.
+      15_000,
     );
     assert.equal((await post(app, '/stop')).status, 200);
     const here = (await jointStates(app)).position;

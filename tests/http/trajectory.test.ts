@@ -415,6 +415,8 @@ describe('trajectories end to end on the simulated arm', () => {
         (s) => s.velocity.some((v) => v !== 0),
         5000,
         5,
+        // The move is planned in the machine's time while the clock runs on.
+        15_000,
       );
     }
   });

@@ -117,14 +117,27 @@ export async function waitOnClock<T>(
   }
 }
 
-/** Waits (on `clock`, in steps of 2 ms) until every joint velocity of `app`'s arm is 0; the joint state then. */
-export function atRestOnClock(app: InMemory, clock: SteppedClock, limitMs = 5000): Promise<JointStates> {
-  return waitOnClock(
+/**
+ * Waits (on `clock`, in steps of 2 ms) until the arm rests: every joint velocity 0 on two polls a step apart, at the
+ * same position. One poll is not enough on a stepped clock: its steps fall on the controller's periods, so a sample
+ * at the instant a trajectory reverses through a point (its velocity exactly 0 there) is no rare coincidence.
+ */
+export async function atRestOnClock(app: InMemory, clock: SteppedClock, limitMs = 5000): Promise<JointStates> {
+  let previous: JointStates | undefined;
+  const still = (s: JointStates) => s.velocity.every((v) => v === 0);
+  const rested = await waitOnClock(
     clock,
     'the arm at rest',
-    () => jointStates(app),
-    (s) => s.velocity.every((v) => v === 0),
+    async () => {
+      const now = await jointStates(app);
+      const pair = { previous, now };
+      previous = now;
+      return pair;
+    },
+    ({ previous: p, now }) =>
+      p !== undefined && still(p) && still(now) && p.position.every((q, j) => q === now.position[j]),
     limitMs,
     2,
   );
+  return rested.now;
 }
