@@ -399,9 +399,11 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       'the sequence to finish',
       () => send<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body),
       (s) => s.status === 'finished',
-      60_000,
-      10,
-      60_000,
+      // Steps of 50 ms (a poll each, as the machine's clock polled every 25-100 ms): the runner's goals and their
+      // answers cross its IPC channel in the machine's time, so a loaded machine also gets 2 minutes of that.
+      120_000,
+      50,
+      120_000,
     ).catch(async () => call<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body));
     assert.equal(done.status, 'finished');
     assert.equal((done as { returncode?: number }).returncode, 0);
