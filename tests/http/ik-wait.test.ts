@@ -196,7 +196,8 @@ describe('confirmed completion of trajectories (wait)', () => {
   it('with wait answers stopped when /stop ends the trajectory, and the arm rests short of its end', async () => {
     const start = (await atRest(server)).position;
     const goal = away(start, -0.8);
-    const waited = post<Sent>(server, '/trajectory/send', {
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const waited = post<Sent>(app, '/trajectory/send', {
       points: [{ positions: goal, time_from_start: 20 }],
       wait: true,
     });
@@ -205,7 +206,7 @@ describe('confirmed completion of trajectories (wait)', () => {
     const busy = await post(server, '/robot/move/named', { name: 'home' });
     assert.equal(busy.status, 409, 'a waited trajectory holds the arm');
     assert.equal((await post(server, '/stop')).status, 200);
-    const { status, body } = await waited;
+    const { status, body } = await steppedUntilSettled(clock, waited, 'the waited trajectory');
     assert.equal(status, 200);
     assert.equal(body.outcome, 'stopped', body.message);
     const rest = (await atRest(server)).position;
@@ -214,7 +215,8 @@ describe('confirmed completion of trajectories (wait)', () => {
 
   it('with wait answers preempted when a newer trajectory replaces it (the newer one runs)', async () => {
     const start = (await atRest(server)).position;
-    const waited = post<Sent>(server, '/trajectory/send', {
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const waited = post<Sent>(app, '/trajectory/send', {
       points: [{ positions: away(start, 0.8), time_from_start: 20 }],
       wait: true,
     });
@@ -224,7 +226,7 @@ describe('confirmed completion of trajectories (wait)', () => {
       points: [{ positions: away(start, 0.05), time_from_start: 1 }],
     });
     assert.equal(newer.status, 200, `a newer trajectory preempts a waited one: ${JSON.stringify(newer.body)}`);
-    const { status, body } = await waited;
+    const { status, body } = await steppedUntilSettled(clock, waited, 'the waited trajectory');
     assert.equal(status, 200);
     assert.equal(body.outcome, 'preempted', body.message);
     const rest = (await atRest(server)).position;

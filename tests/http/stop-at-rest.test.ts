@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { SteppedClock } from '../../lib/sim/clock.ts';
 import { atRest, type InMemory, jointStates, post, send, WORK } from '../support/live.ts';
 import { PROJECT_ROOT, type TestApp } from '../support/server.ts';
-import { createSteppedApp, steppedTarget, waitOnClock } from '../support/stepped.ts';
+import { createSteppedApp, steppedTarget, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
 /** The bundled limits with every acceleration limit divided by `factor` (a long, observable deceleration). */
 async function slowLimitsFile(dir: string, factor: number): Promise<string> {
@@ -77,7 +77,8 @@ describe('a motion request while the arm decelerates after a stop', () => {
     await atRest(app);
     const far = [...WORK];
     far[0] = 2.5;
-    const moving = moveJoints(app, far);
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const moving = moveJoints(server, far);
     await waitOnClock(
       clock,
       'joint1 at speed',
@@ -105,7 +106,7 @@ describe('a motion request while the arm decelerates after a stop', () => {
     assert.equal(res.headers.get('retry-after'), String(Math.max(1, Math.ceil(leftS))));
     assert.match(body.detail, /decelerating/);
     // The stopped move answers "stopped" once the arm is at rest.
-    const ended = await moving;
+    const ended = await steppedUntilSettled(clock, moving, 'the stopped move');
     assert.equal(ended.body.success, false);
     assert.match(ended.body.message, /stopped/);
     const again = await moveJoints(app, WORK);
@@ -117,7 +118,8 @@ describe('a motion request while the arm decelerates after a stop', () => {
     await atRest(app);
     const far = [...WORK];
     far[0] = -2.5;
-    const moving = moveJoints(app, far);
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const moving = moveJoints(server, far);
     await waitOnClock(
       clock,
       'joint1 at speed',
@@ -140,6 +142,6 @@ describe('a motion request while the arm decelerates after a stop', () => {
     });
     assert.equal(sent.status, 409, await sent.text());
     assert.ok(Number(sent.headers.get('retry-after')) >= 1);
-    await moving;
+    await steppedUntilSettled(clock, moving, 'the stopped move');
   });
 });

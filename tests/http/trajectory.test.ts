@@ -23,7 +23,13 @@ import {
   send,
 } from '../support/live.ts';
 import type { TestApp } from '../support/server.ts';
-import { atRestOnClock, createSteppedApp, steppedTarget, waitOnClock } from '../support/stepped.ts';
+import {
+  atRestOnClock,
+  createSteppedApp,
+  steppedTarget,
+  steppedUntilSettled,
+  waitOnClock,
+} from '../support/stepped.ts';
 
 const TIME_SCALE = 10;
 const TOPIC = '/iiwa_arm_controller/joint_trajectory';
@@ -384,7 +390,11 @@ describe('trajectories end to end on the simulated arm', () => {
 
     it('answers 409 while a move request holds the arm (for JSON and CSV), then works again', async () => {
       await atRest(url);
-      const move = post<{ success: boolean; message: string }>(url, '/robot/move/named', { name: 'home', speed: 0.2 });
+      // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+      const move = post<{ success: boolean; message: string }>(server, '/robot/move/named', {
+        name: 'home',
+        speed: 0.2,
+      });
       try {
         await waitForMotion();
         const count = published.length;
@@ -397,7 +407,7 @@ describe('trajectories end to end on the simulated arm', () => {
         assert.equal(csv.status, 409);
         assert.equal(published.length, count, 'nothing published while busy');
       } finally {
-        const done = await move;
+        const done = await steppedUntilSettled(clock, move, 'the move');
         assert.equal(done.status, 200);
         assert.equal(done.body.success, true, done.body.message);
       }
