@@ -11,6 +11,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { MotionPlanRequest } from '../ros/context.ts';
 import { type JointTrajectoryMsg, secondsOf } from '../ros/messages.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
+import { systemClock } from '../sim/clock.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { latestArmState } from '../trajectory/request.ts';
 import { type MotionResult, WATCH_NEEDS, watchCall } from './motion.ts';
@@ -101,7 +102,8 @@ export async function dryRun(
   }
   const { safety, plans } = ctx.services;
   const ttlS = safety?.planTtlS ?? 60;
-  const nowMs = Date.now();
+  // The app's clock (the process clock in production): a plan's life is counted on the time the arm runs on.
+  const nowMs = (ctx.services.clock ?? systemClock).epochMs();
   const expiresAtMs = nowMs + ttlS * 1000;
   const id = newPlanId();
   const trajectory = answer.value.trajectory;
@@ -125,7 +127,7 @@ export async function executePlan(
   ctx: OpContext<(typeof EXECUTE_NEEDS)[number]>,
   id: string,
 ): Promise<Result<MotionResult, ApiError>> {
-  const found = ctx.services.plans.lookup(id, Date.now());
+  const found = ctx.services.plans.lookup(id, (ctx.services.clock ?? systemClock).epochMs());
   if (found.kind === 'unknown')
     return err({ kind: 'not_found', detail: `no plan '${id.slice(0, 64)}': plan again with dry_run: true` });
   if (found.kind === 'expired')

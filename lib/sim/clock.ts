@@ -56,6 +56,8 @@ export class SteppedClock implements Clock {
   private readonly startMs: number;
   private seq = 0;
   private scheduled: Scheduled[] = [];
+  /** The advance in progress (advances run one at a time). */
+  private advancing: Promise<void> = Promise.resolve();
 
   constructor(startMs = 0, epochStartMs = Date.UTC(2026, 0, 1)) {
     this.now = startMs;
@@ -84,8 +86,18 @@ export class SteppedClock implements Clock {
     return this.scheduled.filter((s) => !s.cancelled).length;
   }
 
-  /** Moves the clock `ms` on, running each timer due on the way at its time. */
-  async advance(ms: number): Promise<void> {
+  /**
+   * Moves the clock `ms` on, running each timer due on the way at its time. Advances asked for at once (two waits
+   * of a test stepping the same clock) run one after the other, each from where the one before ended: the clock
+   * never goes back.
+   */
+  advance(ms: number): Promise<void> {
+    const run = this.advancing.then(() => this.advanceNow(ms));
+    this.advancing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async advanceNow(ms: number): Promise<void> {
     const end = this.now + ms;
     await settle();
     for (;;) {

@@ -210,8 +210,10 @@ export class SimContext implements RobotContext {
 
   private onControllerEvent(event: ControllerEvent): void {
     // The arm came to rest: publish at once, so a read right after a motion's result shows the goal.
-    // So too when a paused trajectory rests on its path (the pause answers then). Inside an update: no catch-up.
-    if ((event.kind === 'hold' || event.kind === 'paused') && this.publishTimer) this.publishJointState(false);
+    // So too when a paused trajectory rests on its path, or a jog (the pause answers then). Inside an update: no catch-up.
+    const rested =
+      event.kind === 'hold' || event.kind === 'paused' || (event.kind === 'jog' && event.state === 'resting');
+    if (rested && this.publishTimer) this.publishJointState(false);
     this.motion.onControllerEvent(event);
     for (const listener of this.listeners) listener(event);
   }

@@ -3,19 +3,35 @@
  * request that started a move is gone (REST), or the connection that carried an MCP tool call
  * closes without a cancel (plain JSON and SSE answers): the arm decelerates within its acceleration
  * limits and comes to rest short of the goal, and the trajectory log says why. With
- * `safety.dead_man: false` the motion goes on to its goal.
+ * `safety.dead_man: false` the motion goes on to its goal. The sockets are real (the disconnect is the machine's);
+ * the simulator runs on a clock the test steps (tests/support/stepped.ts), so the motion's timing is the clock's.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RobotContext } from '../../lib/ros/context.ts';
 import type { JointStateMsg } from '../../lib/ros/messages.ts';
-import { atRest, LOG_LINE, logLines, sleep, waitFor, WORK } from '../support/live.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
+import { type JointStates, jointStates, LOG_LINE, logLines, WORK } from '../support/live.ts';
+import type { TestServer } from '../support/server.ts';
+import { startSteppedServer, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
 /** joint1 1.5 rad from work: about 2 s at speed 0.5. */
 const GOAL = WORK.map((q, j) => (j === 0 ? q + 1.5 : q));
 const CONTROLLER_RATE_HZ = 500;
+/** The clock of the server under test (each describe starts its own). */
+let clock: SteppedClock;
+const sleep = (ms: number) => clock.advance(ms);
+/** Waits (on the clock) until every joint velocity is 0. */
+const atRest = (server: TestServer, limitMs = 5000): Promise<JointStates> =>
+  waitOnClock(
+    clock,
+    'the arm at rest',
+    () => jointStates(server),
+    (s) => s.velocity.every((v) => v === 0),
+    limitMs,
+    2,
+  );
 
 interface Sample {
   readonly tS: number;
@@ -64,14 +80,17 @@ function openPost(
 
 /** Waits until joint1 moves faster than `speed` rad/s; returns that sample. */
 async function movingFast(samples: Sample[], speed = 0.4): Promise<Sample> {
-  // Generous: planning and the first ticks are slow on a loaded machine; what is asserted comes after.
-  const deadline = performance.now() + 15_000;
-  for (;;) {
-    const last = samples.at(-1);
-    if (last && Math.abs(last.velocity[0] ?? 0) > speed) return last;
-    assert.ok(performance.now() < deadline, `joint1 never moved faster than ${speed} rad/s`);
-    await sleep(5);
-  }
+  const last = await waitOnClock(
+    clock,
+    `joint1 faster than ${speed} rad/s`,
+    async () => samples.at(-1),
+    (s) => s !== undefined && Math.abs(s.velocity[0] ?? 0) > speed,
+    15_000,
+    2,
+    // The request crosses a real socket (and a trajectory's check a worker thread) in the machine's time.
+    15_000,
+  );
+  return last as Sample;
 }
 
 /**
@@ -101,11 +120,15 @@ const logText = async (server: TestServer) =>
 
 /** Back to work at full speed, so the next case starts from the same place. */
 async function backToWork(server: TestServer): Promise<void> {
-  const res = await fetch(`${server.url}/robot/move/joints`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ joints: WORK, speed: 1 }),
-  });
+  const res = await steppedUntilSettled(
+    clock,
+    fetch(`${server.url}/robot/move/joints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ joints: WORK, speed: 1 }),
+    }),
+    'the move back to work',
+  );
   assert.equal(res.status, 200, await res.text());
 }
 
@@ -128,8 +151,8 @@ async function dropMidMove(
     // the bound below starts here, not when the test saw the arm move fast (its own polling delay).
     const dropped = recording.samples.length;
     const atDrop = recording.samples[dropped - 1] ?? fast;
-    // A generous wall deadline for the polling only; how soon the arm came to rest is checked on the stamps.
-    const rest = await atRest(server.url, 10_000);
+    // A generous bound for the polling only; how soon the arm came to rest is checked on the stamps.
+    const rest = await atRest(server, 10_000);
     await sleep(100);
     const after = recording.samples.slice(Math.max(0, dropped - 1));
     assertWithinAcceleration(recording.samples, server.context.limits.maxAccRadS2);
@@ -189,8 +212,8 @@ async function mcpSession(url: string): Promise<Record<string, string>> {
 describe('the dead-man: a client that disconnects during a move stops the arm', () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ sim: { controller_rate_hz: CONTROLLER_RATE_HZ } });
-    await atRest(server.url);
+    ({ server, clock } = await startSteppedServer({ sim: { controller_rate_hz: CONTROLLER_RATE_HZ } }));
+    await atRest(server);
   });
   after(async () => {
     await server.close();
@@ -257,8 +280,8 @@ describe('the dead-man: a client that disconnects during a move stops the arm', 
 describe('with safety.dead_man false, a motion outlives its caller', () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ sim: { time_scale: 4 }, safety: { dead_man: false } });
-    await atRest(server.url);
+    ({ server, clock } = await startSteppedServer({ sim: { time_scale: 4 }, safety: { dead_man: false } }));
+    await atRest(server);
   });
   after(async () => {
     await server.close();
@@ -266,16 +289,18 @@ describe('with safety.dead_man false, a motion outlives its caller', () => {
 
   it('REST: the move goes on to its goal after the client disconnected; the log says so', async () => {
     const call = openPost(server.url, '/robot/move/joints', { joints: GOAL, speed: 0.5 });
-    await waitFor(
+    await waitOnClock(
+      clock,
       'the arm moving',
       () => fetch(`${server.url}/robot/joint_states`).then((r) => r.json() as Promise<{ velocity: number[] }>),
       (s) => Math.abs(s.velocity[0] ?? 0) > 0.2,
       5000,
       5,
+      15_000,
     );
     call.drop();
     await sleep(50);
-    const rest = await atRest(server.url, 5000);
+    const rest = await atRest(server, 5000);
     assert.ok(Math.abs((rest.position[0] ?? 0) - (GOAL[0] ?? 0)) < 1e-3, `at the goal: joint1 ${rest.position[0]}`);
     const lines = await logText(server);
     assert.ok(

@@ -1,7 +1,8 @@
 /**
  * Inverse kinematics on request (POST /robot/ik, solve_ik) and confirmed completion of trajectories
  * (wait on /trajectory/send and /trajectory/send_csv, and the send_trajectory tool), on a live
- * server over the simulated arm.
+ * server over the simulated arm. The trajectories and the MCP agents' motions run on a clock the test steps
+ * (tests/support/stepped.ts); inverse kinematics is compute time of the machine's and stays on its clock.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -9,8 +10,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpTransport } from '../support/mcp.ts';
 import { matFromAbc } from '../../lib/kinematics/rotation.ts';
 import { dhFlangePose } from '../support/dh.ts';
-import { atRest, issuesOf, jointStates, maxDiff, post, sleep, WORK } from '../support/live.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
+import { atRest, type InMemory, issuesOf, jointStates, maxDiff, post, WORK } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
+import {
+  atRestOnClock,
+  createSteppedApp,
+  steppedTarget,
+  steppedUntilSettled,
+  waitOnClock,
+} from '../support/stepped.ts';
 
 const TIME_SCALE = 10;
 
@@ -129,16 +138,33 @@ describe('POST /robot/ik and solve_ik on the simulated arm', () => {
 });
 
 describe('confirmed completion of trajectories (wait)', () => {
-  let server: TestApp;
+  let app: TestApp;
+  let clock: SteppedClock;
+  /** The app, each request stepping the clock until it is answered. */
+  let server: InMemory;
+  const sleep = (ms: number) => clock.advance(ms);
+  const atRest = (target: InMemory, limitMs = 5000) => atRestOnClock(target, clock, limitMs);
   before(async () => {
-    server = await createTestApp({ sim: { time_scale: TIME_SCALE } });
+    ({ app, clock } = await createSteppedApp({ sim: { time_scale: TIME_SCALE } }));
+    server = steppedTarget(app, clock);
     await atRest(server);
   });
   after(async () => {
-    await server.close();
+    await app.close();
   });
 
   const away = (q: readonly number[], d: number) => q.map((v, j) => (j === 0 ? v + d : v));
+  /** Until the arm moves: a trajectory is checked in a worker thread, in the machine's time, before it runs. */
+  const moving = () =>
+    waitOnClock(
+      clock,
+      'the arm moving',
+      () => jointStates(app),
+      (st) => st.velocity.some((v) => v !== 0),
+      20_000,
+      2,
+      15_000,
+    );
 
   it('without wait answers at publication, with no outcome', async () => {
     const start = (await atRest(server)).position;
@@ -154,14 +180,15 @@ describe('confirmed completion of trajectories (wait)', () => {
   it('with wait answers finished once the controller reached the last point', async () => {
     const start = (await atRest(server)).position;
     const goal = away(start, 0.1);
-    const started = performance.now();
+    const started = clock.nowMs();
     const { status, body } = await post<Sent>(server, '/trajectory/send', {
       points: [{ positions: goal, time_from_start: 2 }],
       wait: true,
     });
     assert.equal(status, 200, JSON.stringify(body));
     assert.equal(body.outcome, 'finished', body.message);
-    const wallS = (performance.now() - started) / 1000;
+    // The app's clock (the time the trajectory runs on).
+    const wallS = (clock.nowMs() - started) / 1000;
     assert.ok(wallS >= 2 / TIME_SCALE - 0.02, `answered after ${wallS} s, the trajectory takes ${2 / TIME_SCALE} s`);
     assert.ok(maxDiff((await jointStates(server)).position, goal) < 1e-3, 'the arm is at the last point');
   });
@@ -169,15 +196,17 @@ describe('confirmed completion of trajectories (wait)', () => {
   it('with wait answers stopped when /stop ends the trajectory, and the arm rests short of its end', async () => {
     const start = (await atRest(server)).position;
     const goal = away(start, -0.8);
-    const waited = post<Sent>(server, '/trajectory/send', {
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const waited = post<Sent>(app, '/trajectory/send', {
       points: [{ positions: goal, time_from_start: 20 }],
       wait: true,
     });
+    await moving();
     await sleep(300);
     const busy = await post(server, '/robot/move/named', { name: 'home' });
     assert.equal(busy.status, 409, 'a waited trajectory holds the arm');
     assert.equal((await post(server, '/stop')).status, 200);
-    const { status, body } = await waited;
+    const { status, body } = await steppedUntilSettled(clock, waited, 'the waited trajectory');
     assert.equal(status, 200);
     assert.equal(body.outcome, 'stopped', body.message);
     const rest = (await atRest(server)).position;
@@ -186,16 +215,18 @@ describe('confirmed completion of trajectories (wait)', () => {
 
   it('with wait answers preempted when a newer trajectory replaces it (the newer one runs)', async () => {
     const start = (await atRest(server)).position;
-    const waited = post<Sent>(server, '/trajectory/send', {
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const waited = post<Sent>(app, '/trajectory/send', {
       points: [{ positions: away(start, 0.8), time_from_start: 20 }],
       wait: true,
     });
+    await moving();
     await sleep(300);
     const newer = await post<Sent>(server, '/trajectory/send', {
       points: [{ positions: away(start, 0.05), time_from_start: 1 }],
     });
     assert.equal(newer.status, 200, `a newer trajectory preempts a waited one: ${JSON.stringify(newer.body)}`);
-    const { status, body } = await waited;
+    const { status, body } = await steppedUntilSettled(clock, waited, 'the waited trajectory');
     assert.equal(status, 200);
     assert.equal(body.outcome, 'preempted', body.message);
     const rest = (await atRest(server)).position;
@@ -224,29 +255,35 @@ describe('confirmed completion of trajectories (wait)', () => {
     const csv = `t,${start.map((_, j) => `joint${j + 1}`).join(',')}\n1,${goal.join(',')}\n`;
     const form = new FormData();
     form.set('file', new Blob([csv], { type: 'text/csv' }), 'small.csv');
-    const res = await server.request(`/trajectory/send_csv?wait=true`, { method: 'POST', body: form });
+    const res = await server.request('/trajectory/send_csv?wait=true', { method: 'POST', body: form });
     const body = (await res.json()) as Sent & { file: string };
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.outcome, 'finished', body.message);
     assert.equal(body.file, 'small.csv');
-    const bad = await server.request(`/trajectory/send_csv?wait=maybe`, { method: 'POST', body: form });
+    const bad = await server.request('/trajectory/send_csv?wait=maybe', { method: 'POST', body: form });
     assert.equal(bad.status, 422);
     assert.deepEqual(issuesOf(await bad.json())[0]?.loc, ['query', 'wait']);
   });
 });
 
 describe('agents over MCP: cancellation and progress', () => {
-  let server: TestApp;
+  let app: TestApp;
+  let clock: SteppedClock;
+  /** The app, each request stepping the clock until it is answered (the MCP client's own requests do not). */
+  let server: InMemory;
   let client: Client;
+  const sleep = (ms: number) => clock.advance(ms);
+  const atRest = (target: InMemory, limitMs = 5000) => atRestOnClock(target, clock, limitMs);
   before(async () => {
-    server = await createTestApp({ sim: { time_scale: 2 } });
+    ({ app, clock } = await createSteppedApp({ sim: { time_scale: 2 } }));
+    server = steppedTarget(app, clock);
     client = new Client({ name: 'agent-test', version: '1' });
-    await client.connect(mcpTransport(server));
+    await client.connect(mcpTransport(app));
     await atRest(server);
   });
   after(async () => {
     await client.close();
-    await server.close();
+    await app.close();
   });
 
   it('cancelling a motion tool call stops the arm short of its goal, as stop does', async () => {
@@ -255,6 +292,16 @@ describe('agents over MCP: cancellation and progress', () => {
     const call = client.callTool({ name: 'move_to_joints', arguments: { joints: goal, speed: 0.1 } }, undefined, {
       signal: controller.signal,
     });
+    // The call is planned in the machine's time: the 600 ms of the clock count from the motion's start.
+    await waitOnClock(
+      clock,
+      'the arm moving',
+      () => jointStates(server),
+      (st) => st.velocity.some((v) => v !== 0),
+      20_000,
+      2,
+      15_000,
+    );
     await sleep(600);
     controller.abort('the agent changed its mind');
     await assert.rejects(call);
@@ -268,10 +315,14 @@ describe('agents over MCP: cancellation and progress', () => {
   it('sends progress notifications at least once a second while a motion runs', async () => {
     await atRest(server);
     const seen: { progress: number; total?: number | undefined; message?: string | undefined }[] = [];
-    const result = await client.callTool(
-      { name: 'move_to_joints', arguments: { joints: [0.3, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 } },
-      undefined,
-      { onprogress: (p) => seen.push(p), timeout: 60_000 },
+    const result = await steppedUntilSettled(
+      clock,
+      client.callTool(
+        { name: 'move_to_joints', arguments: { joints: [0.3, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 } },
+        undefined,
+        { onprogress: (p) => seen.push(p), timeout: 60_000 },
+      ),
+      'the move_to_joints call',
     );
     assert.equal((result.structuredContent as { success: boolean }).success, true);
     assert.ok(seen.length >= 2, `${seen.length} progress notifications`);

@@ -1,5 +1,6 @@
 /**
- * Jogging over REST on the simulator at time_scale 1: POST /robot/jog (held, the dead-man, Cartesian, limits, the
+ * Jogging over REST on the simulator at time_scale 1, the app in memory on a clock the test steps
+ * (tests/support/stepped.ts: the ttl, the holds and the waits are times of the clock, no sleeping): POST /robot/jog (held, the dead-man, Cartesian, limits, the
  * envelope, stop, 409s both ways, pause and override, bad input, events and the audit trail) and POST /robot/jog/step.
  */
 import assert from 'node:assert/strict';
@@ -9,15 +10,19 @@ import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import type { Chain } from '../../lib/kinematics/chain.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { TestApp } from '../support/server.ts';
+import { createSteppedApp, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
 type Limit = { readonly kind: string } | null;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Time passing: the clock moves on. */
+const sleep = (ms: number) => clock.advance(ms);
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const VMAX = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];
 const AMAX = [8.5521, 8.5521, 8.7266, 11.3446, 12.2173, 15.708, 15.708];
 
 let app: TestApp;
+let clock: SteppedClock;
 let dir: string;
 let auditFile: string;
 let chain: Chain;
@@ -27,14 +32,14 @@ let events: { type: string; data: Record<string, unknown> }[] = [];
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'armgate-jog-'));
   auditFile = path.join(dir, 'audit.jsonl');
-  app = await createTestApp({
+  ({ app, clock } = await createSteppedApp({
     sim: { time_scale: 1, obstacles: [{ name: 'table', center: [0.4, 0, 0.2], size: [0.3, 0.3, 0.4] }] },
     safety: {
       workspace: { min: [-1, -1, 0.05], max: [0.5, 1, 1.4] },
       keep_out: [{ name: 'fixture', min: [-0.3, 0.3, 0], max: [0.7, 0.7, 1.2] }],
     },
     audit: { path: auditFile },
-  });
+  }));
   const safety = app.services.safety;
   if (!safety) throw new Error('no safety state');
   chain = safety.chain;
@@ -56,12 +61,18 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const post = (route: string, body?: unknown, headers: Record<string, string> = {}) =>
+/** A POST whose answer is not waited for here (answer() steps the clock until it comes). */
+const send = (route: string, body?: unknown, headers: Record<string, string> = {}) =>
   app.request(route, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
+/** The answer of a request sent before, the clock stepped (2 ms at a time) until it comes. */
+const answer = <T>(pending: Promise<T>, what = 'the answer') => steppedUntilSettled(clock, pending, what);
+/** A POST, the clock stepped until it answers (a move answers at its goal, a pause at rest). */
+const post = (route: string, body?: unknown, headers: Record<string, string> = {}) =>
+  answer(send(route, body, headers), `POST ${route}`);
 const state = async () =>
   (await (await app.request('/robot/joint_states')).json()) as { position: number[]; velocity: number[] };
 const positions = async () => (await state()).position;
@@ -71,21 +82,22 @@ const tcp = (q: readonly number[]) => {
   return Array.from(ws.tipPos);
 };
 
-/** Waits until the jog is over (the arm at rest, the lease given back). */
+/** Waits until the jog is over (the arm at rest, the lease given back), at most `timeoutMs` of the clock. */
 async function jogOver(timeoutMs = 5000): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  while (performance.now() < until) {
-    if (app.services.jog?.owner() === undefined && (await state()).velocity.every((v) => v === 0)) return;
-    await sleep(10);
-  }
-  assert.fail('the jog did not end');
+  await waitOnClock(
+    clock,
+    'the jog to end',
+    async () => app.services.jog?.owner() === undefined && (await state()).velocity.every((v) => v === 0),
+    (over) => over,
+    timeoutMs,
+  );
 }
 
 /** Sends `body` every 50 ms for `ms`; returns the positions at the last answer. */
 async function hold(body: unknown, ms: number): Promise<number[]> {
-  const until = performance.now() + ms;
+  const until = clock.nowMs() + ms;
   let last: number[] = [];
-  while (performance.now() < until) {
+  while (clock.nowMs() < until) {
     const res = await post('/robot/jog', body);
     // The controller's state when the command was taken (it catches up first), not the last published one.
     last = [...(app.context.jogStatus?.().positions ?? [])];
@@ -154,8 +166,8 @@ describe('POST /robot/jog', () => {
   it('a Cartesian jog along x keeps the TCP on its line within 1 mm', async () => {
     const p0 = tcp(WORK);
     const samples: number[][] = [];
-    const until = performance.now() + 300;
-    while (performance.now() < until) {
+    const until = clock.nowMs() + 300;
+    while (clock.nowMs() < until) {
       await post('/robot/jog', { linear: [-1, 0, 0], frame: 'base' });
       samples.push(await positions());
       await sleep(30);
@@ -175,8 +187,8 @@ describe('POST /robot/jog', () => {
     near[6] = 2.95;
     await moveTo(near);
     let limit: Limit = null;
-    const until = performance.now() + 600;
-    while (performance.now() < until) {
+    const until = clock.nowMs() + 600;
+    while (clock.nowMs() < until) {
       limit = ((await (await post('/robot/jog', { joints: [0, 0, 0, 0, 0, 0, 1] })).json()) as { limit: Limit }).limit;
       await sleep(40);
     }
@@ -193,8 +205,8 @@ describe('POST /robot/jog', () => {
     assert.ok(x <= 0.5 && x > 0.48, `the TCP stopped at x = ${x}`);
     await toWork();
     let limit: Limit = null;
-    const until = performance.now() + 1500;
-    while (performance.now() < until) {
+    const until = clock.nowMs() + 1500;
+    while (clock.nowMs() < until) {
       limit = ((await (await post('/robot/jog', { linear: [0, 1, 0] })).json()) as { limit: Limit }).limit;
       await sleep(40);
     }
@@ -206,8 +218,8 @@ describe('POST /robot/jog', () => {
 
   it("a jog toward an obstacle stops before the simulator's collision check meets it, and says so", async () => {
     let limit: Limit = null;
-    const until = performance.now() + 1500;
-    while (performance.now() < until) {
+    const until = clock.nowMs() + 1500;
+    while (clock.nowMs() < until) {
       limit = ((await (await post('/robot/jog', { linear: [0, 0, -1] })).json()) as { limit: Limit }).limit;
       await sleep(40);
     }
@@ -227,10 +239,10 @@ describe('POST /robot/jog', () => {
   it('POST /stop ends a jog at once; commands that arrived before its answer do not restart it', async () => {
     await post('/robot/jog', { joints: [1, 0, 0, 0, 0, 0, 0], ttl_ms: 500 });
     await sleep(100);
-    const stop = post('/stop');
-    const inFlight = [0, 1, 2].map(() => post('/robot/jog', { joints: [1, 0, 0, 0, 0, 0, 0], ttl_ms: 500 }));
-    assert.equal((await stop).status, 200);
-    for (const res of await Promise.all(inFlight)) assert.equal(res.status, 409, await res.text());
+    const stop = send('/stop');
+    const inFlight = [0, 1, 2].map(() => send('/robot/jog', { joints: [1, 0, 0, 0, 0, 0, 0], ttl_ms: 500 }));
+    assert.equal((await answer(stop)).status, 200);
+    for (const res of await answer(Promise.all(inFlight))) assert.equal(res.status, 409, await res.text());
     await jogOver(1000);
     const rest = await positions();
     await sleep(300);
@@ -242,12 +254,12 @@ describe('POST /robot/jog', () => {
   });
 
   it('409 both ways: a jog while a move holds the arm, a move while a jog holds it', async () => {
-    const move = post('/robot/move/joints', { joints: [-0.6, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 });
+    const move = send('/robot/move/joints', { joints: [-0.6, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 });
     await sleep(150);
     const refused = await post('/robot/jog', { joints: [0, 1, 0, 0, 0, 0, 0] });
     assert.equal(refused.status, 409);
     assert.match(((await refused.json()) as { detail: string }).detail, /moving to joint angles/);
-    assert.equal((await move).status, 200);
+    assert.equal((await answer(move, 'the move')).status, 200);
     await post('/robot/jog', { joints: [0, 0.2, 0, 0, 0, 0, 0], ttl_ms: 300 });
     const blocked = await post('/robot/move/joints', { joints: WORK, speed: 1 });
     assert.equal(blocked.status, 409);

@@ -9,6 +9,7 @@ import { type Clock, SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../support/server.ts';
 import { send, type Target } from '../support/live.ts';
+import { createSteppedApp, steppedTarget, steppedUntilSettled } from '../support/stepped.ts';
 import { JOINTS, WORK } from '../support/arm.ts';
 
 // End to end over a live server on the simulated arm. The module keeps one server per process
@@ -102,12 +103,16 @@ const positionOf = (p: Pose) => [p.position.x, p.position.y, p.position.z];
 
 describe('motion endpoints on the simulated arm (time_scale 20)', () => {
   let server: TestApp;
+  let clock: SteppedClock;
   let url: Target = '';
   let named: { name: string; joints: Record<string, number> }[] = [];
 
   before(async () => {
-    server = await createTestApp({ sim: { time_scale: 20 } });
-    url = server;
+    // On a clock the test steps: each request steps it until answered (a move at its goal), no time of the machine's.
+    const stepped = await createSteppedApp({ sim: { time_scale: 20 } });
+    server = stepped.app;
+    clock = stepped.clock;
+    url = steppedTarget(server, clock);
     named = (await get<{ name: string; joints: Record<string, number> }[]>(url, '/robot/positions')).body;
   });
   after(async () => {
@@ -428,11 +433,17 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
     await toWork();
     // ~1.2 rad at speed 0.02 on J1 (1.71 rad/s): ~35 s of simulated time, ~1.8 s at time_scale 20
     const far = [1.2, 0.3, 0, -1.2, 0, 1.2, 0.3];
-    const first = post(url, '/robot/move/joints', { joints: far, speed: 0.02 });
+    // Sent without stepping: the clock moves only with the checks' own requests and waits, in their order.
+    const first = post(server, '/robot/move/joints', { joints: far, speed: 0.02 });
     try {
       await duringMotion(first);
     } finally {
-      await first.catch(() => undefined); // never leave the request behind a failed check
+      // never leave the request behind a failed check
+      await steppedUntilSettled(
+        clock,
+        first.catch(() => undefined),
+        'the first move',
+      );
     }
     const result = await first;
     assert.equal(result.status, 200);
@@ -467,7 +478,7 @@ describe('motion endpoints on the simulated arm (time_scale 20)', () => {
       stillRunning(`409 for ${route} answered at once`);
       assert.match((reply.body as { detail: string }).detail, /busy/);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await clock.advance(50);
     const later = await get<JointState>(url, '/robot/joint_states');
     stillRunning('joint_states answered');
     assert.notDeepEqual(later.body.position, moving.position, 'the position changes during motion');

@@ -1,6 +1,7 @@
 /**
- * Pause, resume and the speed override end to end on a live server over the simulated arm at
- * time_scale 1 (issue 24): during a move, a waited trajectory and a sequence the arm brakes to rest
+ * Pause, resume and the speed override end to end through the app in memory over the simulated arm at
+ * time_scale 1 (issue 24), all on a clock the test steps (tests/support/stepped.ts): no sleeping, and the
+ * timings (braking, held, the override's ratio) are those of the clock, whatever the machine's load: during a move, a waited trajectory and a sequence the arm brakes to rest
  * within what its acceleration limits allow, no joint-state sample beyond them, on the planned
  * path (within 1 mm); resume ends at the goal and the original request answers success; override
  * 50 % mid-motion doubles the remaining time; pause then stop; resume with nothing paused; roles;
@@ -12,10 +13,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { bundledLimits, WORK } from '../support/arm.ts';
-import { getJson, sleep, waitFor } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestApp } from '../support/server.ts';
+import { createSteppedApp, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
 
 /** The bundled acceleration limits (rad/s^2), J1..J7 (read before the tests). */
 let MAX_ACC: readonly number[] = [];
@@ -85,7 +87,8 @@ function checkSamples(samples: readonly JointSample[], a: readonly number[], b: 
 const brakingS = (velocity: readonly number[]) => Math.max(...velocity.map((v, j) => Math.abs(v) / (MAX_ACC[j] ?? 1)));
 
 describe('pause, resume and override on the simulated arm (time_scale 1)', () => {
-  let server: TestServer;
+  let server: TestApp;
+  let clock: SteppedClock;
   let events: SseStream;
   const samples: JointSample[] = [];
   let recording = false;
@@ -94,7 +97,8 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   let dir: string;
   let auditFile: string;
 
-  const call = async <T = Record<string, unknown>>(
+  /** A request whose answer is waited for with the clock standing still (it may come only as the clock moves on). */
+  const send = async <T = Record<string, unknown>>(
     method: string,
     path: string,
     body?: unknown,
@@ -102,7 +106,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   ): Promise<{ status: number; body: T; headers: Headers }> => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${server.url}${path}`, {
+    const res = await server.request(path, {
       method,
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -110,9 +114,28 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     const text = await res.text();
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
   };
+  /** A request, the clock stepped (2 ms at a time) until it answers. */
+  const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, token = ADMIN) =>
+    steppedUntilSettled(clock, send<T>(method, path, body, token), `${method} ${path}`);
+  /** The answer of a request sent before, the clock stepped until it comes. */
+  const answer = <T>(pending: Promise<T>, what: string) => steppedUntilSettled(clock, pending, what);
+  const sleep = (ms: number) => clock.advance(ms);
+  const waitFor = <T>(
+    what: string,
+    get: () => Promise<T>,
+    ok: (value: T) => boolean,
+    limitMs = 20_000,
+    stepMs = 2,
+    machineMs = 0,
+  ) => waitOnClock(clock, what, get, ok, limitMs, stepMs, machineMs);
+  /**
+   * The bounds of a wait for a motion to start: it is planned (a move) or checked in a worker thread (a trajectory) in
+   * the machine's time, while the clock runs on, so 15 s of that time as well as 20 s of the clock.
+   */
+  const STARTS = [20_000, 2, 15_000] as const;
   const state = () => getJointState();
   const getJointState = async () => {
-    const res = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const res = await server.request('/robot/joint_states', { headers: { authorization: `Bearer ${ADMIN}` } });
     return (await res.json()) as { position: number[]; velocity: number[] };
   };
   const atRest = async () => {
@@ -131,7 +154,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     MAX_ACC = (await bundledLimits()).maxAccRadS2;
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-pause-'));
     auditFile = path.join(dir, 'audit.jsonl');
-    server = await startTestServer({
+    ({ app: server, clock } = await createSteppedApp({
       audit: { path: auditFile },
       web: {
         token: ADMIN,
@@ -141,8 +164,8 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
         ],
       },
       sim: { time_scale: 1, joint_state_rate_hz: 100 },
-    });
-    events = await openSse(server.url, '/events?rate_hz=100', {
+    }));
+    events = await openSse(server, '/events?rate_hz=100', {
       token: ADMIN,
       onEvent: (event: SseEvent) => {
         if (['pause', 'resume', 'override', 'motion'].includes(event.type))
@@ -169,14 +192,14 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     samples.length = 0;
     recording = true;
     const from = events.events.length;
-    const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+    const move = send<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
       joints: FAR,
       speed: 1,
     });
-    await waitFor('the arm at speed', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.8);
-    const sentAt = performance.now();
+    await waitFor('the arm at speed', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.8, ...STARTS);
+    const sentAt = clock.nowMs();
     const paused = await call<{ paused: boolean; message: string; what: string | null }>('POST', '/robot/pause');
-    const answeredS = (performance.now() - sentAt) / 1000;
+    const answeredS = (clock.nowMs() - sentAt) / 1000;
     assert.equal(paused.status, 200, JSON.stringify(paused.body));
     assert.equal(paused.body.paused, true, paused.body.message);
     assert.match(paused.body.what ?? '', /moving to joint angles/);
@@ -217,7 +240,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     assert.equal((await call<{ status: string }>('GET', '/sequences/status')).body.status, 'idle');
     const resumed = await call<{ resumed: boolean; message: string }>('POST', '/robot/resume');
     assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
-    const ended = await move;
+    const ended = await answer(move, 'the move');
     assert.equal(ended.status, 200);
     assert.equal(ended.body.success, true, ended.body.message);
     recording = false;
@@ -251,17 +274,17 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     const target = [...WORK];
     target[0] = 1.2;
     target[3] = -1.0;
-    const sent = call<{ outcome?: string; message?: string }>('POST', '/trajectory/send', {
+    const sent = send<{ outcome?: string; message?: string }>('POST', '/trajectory/send', {
       points: [{ positions: target, time_from_start: 1.5 }],
       wait: true,
     });
-    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3, ...STARTS);
     const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
     assert.equal(paused.body.paused, true, paused.body.message);
     assert.ok((await state()).velocity.every((v) => v === 0));
     await sleep(1000);
     assert.equal((await call('POST', '/robot/resume')).status, 200);
-    const outcome = await sent;
+    const outcome = await answer(sent, 'the trajectory');
     assert.equal(outcome.status, 200, JSON.stringify(outcome.body));
     assert.equal(outcome.body.outcome, 'finished', outcome.body.message);
     recording = false;
@@ -277,26 +300,26 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       dry_run: true,
     });
     const durationS = plan.body.plan.duration_s;
-    // Timed on the joint states' stamps (epoch seconds of this machine's clock, as Date.now()): the motion
+    // Timed on the joint states' stamps (epoch seconds of the app's clock, as clock.epochMs()): the motion
     // starts at its first moving sample and ends at its first sample at rest, whatever planning and the
     // event stream cost on a loaded machine.
     samples.length = 0;
     recording = true;
-    const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 0.3 });
+    const move = send<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 0.3 });
     const moving = (s: JointSample) => s.velocity.some((v) => v !== 0);
     await waitFor(
       'the move started',
       async () => samples.find(moving),
       (s) => s !== undefined,
-      20_000,
+      ...STARTS,
     );
     const startS = (samples.find(moving) as JointSample).stampS;
     await sleep(durationS * 300);
-    const setS = Date.now() / 1000;
+    const setS = clock.epochMs() / 1000;
     const set = await call<{ percent: number }>('PUT', '/robot/override', { percent: 50 });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal(set.body.percent, 50);
-    const ended = await move;
+    const ended = await answer(move, 'the move');
     assert.equal(ended.body.success, true, ended.body.message);
     await waitFor(
       'the arm at rest',
@@ -320,12 +343,12 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
 
   it('pause then stop: the move answers stopped, nothing is paused any more; resume with nothing paused is 409', async () => {
     await moveHome();
-    const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 1 });
-    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3);
+    const move = send<{ success: boolean; message: string }>('POST', '/robot/move/joints', { joints: FAR, speed: 1 });
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.3, ...STARTS);
     assert.equal((await call<{ paused: boolean }>('POST', '/robot/pause')).body.paused, true);
     const stopped = await call('POST', '/stop');
     assert.equal(stopped.status, 200);
-    const ended = await move;
+    const ended = await answer(move, 'the move');
     assert.equal(ended.body.success, false);
     assert.match(ended.body.message, /stopped/);
     const resume = await call<{ detail: string }>('POST', '/robot/resume');
@@ -344,16 +367,21 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
 
   it('a sequence: pause holds its goal (status paused, where), resume lets it finish', async () => {
     await moveHome();
-    const started = await fetch(`${server.url}/sequences/start`, {
+    const started = await server.request('/sequences/start', {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}` },
-      body: sequenceForm({
-        home: { joints: [...WORK], speed: 1 },
-        waypoints: [{ joints: FAR, speed: 1 }],
-      }),
+      // The default 3 iterations, without the default 5 s between them (a sleep of the runner's, in the machine's time).
+      body: sequenceForm(
+        {
+          home: { joints: [...WORK], speed: 1 },
+          waypoints: [{ joints: FAR, speed: 1 }],
+        },
+        { delay_between_iterations: '0' },
+      ),
     });
     assert.equal(started.status, 200, await started.text());
-    await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.3), 30_000);
+    // The runner is a process of its own: it starts in the machine's time, while the clock moves on (the arm rests).
+    await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.3), 30_000, 2, 60_000);
     samples.length = 0;
     recording = true;
     const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
@@ -366,15 +394,16 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     assert.ok(status.body.paused_since);
     await sleep(1000);
     assert.equal((await call('POST', '/robot/resume')).status, 200);
+    // Polled with the token (an unauthenticated poll was answered 401 and waited out its whole bound).
     const done = await waitFor(
       'the sequence to finish',
-      () =>
-        getJson<{ status: string; returncode?: number }>(server.url, '/sequences/status').catch(() => ({
-          status: '?',
-        })),
+      () => send<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body),
       (s) => s.status === 'finished',
-      60_000,
-      100,
+      // Steps of 50 ms (a poll each, as the machine's clock polled every 25-100 ms): the runner's goals and their
+      // answers cross its IPC channel in the machine's time, so a loaded machine also gets 2 minutes of that.
+      120_000,
+      50,
+      120_000,
     ).catch(async () => call<{ status: string; returncode?: number }>('GET', '/sequences/status').then((r) => r.body));
     assert.equal(done.status, 'finished');
     assert.equal((done as { returncode?: number }).returncode, 0);
@@ -392,7 +421,7 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       points: [{ positions: target, time_from_start: 2 }],
     });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
-    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.2);
+    await waitFor('the arm moving', state, (s) => Math.abs(s.velocity[0] ?? 0) > 0.2, ...STARTS);
     const paused = await call<{ paused: boolean; what: string | null }>('POST', '/robot/pause', undefined, OPERATE);
     assert.equal(paused.body.paused, true, JSON.stringify(paused.body));
     assert.match(paused.body.what ?? '', /trajectory/);
@@ -448,11 +477,11 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
   it('pause, resume and stop at once, in any order: never a 5xx; after the stop the arm rests and is free', async () => {
     for (let round = 0; round < 4; round++) {
       await moveHome();
-      const move = call<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
+      const move = send<{ success: boolean; message: string }>('POST', '/robot/move/joints', {
         joints: FAR,
         speed: 0.3,
       });
-      await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.1), 20_000);
+      await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.1), ...STARTS);
       const burst: [string, string][] = [
         ['POST', '/robot/pause'],
         ['POST', '/robot/resume'],
@@ -463,10 +492,10 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
       ];
       // A different order each round (rotate), all sent at once.
       const order = [...burst.slice(round), ...burst.slice(0, round)];
-      const answers = await Promise.all(order.map(([method, route]) => call(method, route)));
+      const answers = await answer(Promise.all(order.map(([method, route]) => send(method, route))), 'the burst');
       for (const [k, answer] of answers.entries())
         assert.ok(answer.status < 500, `${order[k]?.join(' ')}: ${answer.status} ${JSON.stringify(answer.body)}`);
-      const moved = await move;
+      const moved = await answer(move, 'the move');
       assert.equal(moved.body.success, false, `the stop ended the move: ${JSON.stringify(moved.body)}`);
       await waitFor('the arm at rest', state, (s) => s.velocity.every((v) => v === 0), 10_000);
       const resume = await call<{ detail: string }>('POST', '/robot/resume');

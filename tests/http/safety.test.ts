@@ -2,7 +2,8 @@
  * The safety envelope for every motion source, and plan then execute, end to end on the simulated
  * arm (issue 15): moves, trajectories from JSON and CSV, sequence goals and plans are held to the
  * workspace and the keep-out boxes; a dry run plans without moving and its plan runs once, only
- * from its start and before it expires.
+ * from its start and before it expires. The app in memory on a clock the test steps (tests/support/stepped.ts): the
+ * motions and a plan's life are times of that clock.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,21 +12,21 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpTransport } from '../support/mcp.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
 import {
-  atRest,
   getJson,
+  type InMemory,
   issuesOf,
   logLines,
   maxDiff,
   post,
   positions,
-  sleep,
   waitFor,
   WORK,
-  type Target,
 } from '../support/live.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { TestApp } from '../support/server.ts';
+import { atRestOnClock, createSteppedApp, steppedTarget } from '../support/stepped.ts';
 
 /** Joint 1 at +90 degrees swings the work pose's TCP to (0, 0.4, 0.61): into the fixture. */
 const INTO_FIXTURE = [1.57, 0, 0, -1.57, 0, 1.57, 0];
@@ -50,16 +51,21 @@ interface MoveAnswer {
 
 describe('safety envelope and plans on the simulated arm', () => {
   let server: TestApp;
-  let url: Target;
+  let clock: SteppedClock;
+  /** The app, each request stepping the clock until it is answered. */
+  let url: InMemory;
   let bagRoot: string;
+  /** Time passing: the clock moves on. */
+  const sleep = (ms: number) => clock.advance(ms);
+  const atRest = (target: InMemory) => atRestOnClock(target, clock);
   before(async () => {
     bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-safety-'));
-    server = await createTestApp({
+    ({ app: server, clock } = await createSteppedApp({
       sim: { time_scale: 20 },
       sequences: { bag_root: bagRoot },
       safety: { workspace: { min: [-1, -1, 0.2], max: [1, 1, 1.1] }, keep_out: [FIXTURE], plan_ttl_s: PLAN_TTL_S },
-    });
-    url = server;
+    }));
+    url = steppedTarget(server, clock);
   });
   after(async () => {
     await server.close();
@@ -188,6 +194,7 @@ describe('safety envelope and plans on the simulated arm', () => {
       sequenceForm(config, { n_iterations: '1', delay_between_iterations: '0' }),
     );
     assert.equal(started.status, 200, `started: ${JSON.stringify(started.body)}`);
+    // The runner is a process of its own: polled in the machine's time (each poll steps the clock a little).
     const done = await waitFor(
       'the sequence to finish',
       () => getJson<{ status: string; returncode?: number }>(url, '/sequences/status'),
@@ -215,7 +222,7 @@ describe('safety envelope and plans on the simulated arm', () => {
     assert.ok(plan.path.joints.length >= 2 && plan.path.joints.length <= 50, 'a downsampled path');
     assert.equal(plan.path.tcp.length, plan.path.joints.length, 'a TCP point per path point');
     assert.ok(typeof plan.min_clearance_m === 'number' && plan.min_clearance_m > 0, 'its clearance to the envelope');
-    assert.ok(Date.parse(plan.expires_at) > Date.now(), 'it expires later');
+    assert.ok(Date.parse(plan.expires_at) > clock.epochMs(), 'it expires later');
     await sleep(100);
     assert.ok(maxDiff(await positions(url), before) < 1e-9, 'the dry run moved nothing');
 

@@ -1,14 +1,17 @@
 /**
  * A stop at rest leaves the arm free at once; while the arm still decelerates after a stop, a motion request gets
- * 409 with Retry-After and the time left (issue 24, item 6). The simulated arm at time_scale 1.
+ * 409 with Retry-After and the time left (issue 24, item 6). The simulated arm at time_scale 1, the app in memory on a
+ * clock the test steps (tests/support/stepped.ts): each request steps it until answered, the waits move it.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { atRest, jointStates, post, send, waitFor, WORK } from '../support/live.ts';
-import { createTestApp, PROJECT_ROOT, type TestApp } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
+import { atRest, type InMemory, jointStates, post, send, WORK } from '../support/live.ts';
+import { PROJECT_ROOT, type TestApp } from '../support/server.ts';
+import { createSteppedApp, steppedTarget, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
 /** The bundled limits with every acceleration limit divided by `factor` (a long, observable deceleration). */
 async function slowLimitsFile(dir: string, factor: number): Promise<string> {
@@ -23,15 +26,18 @@ async function slowLimitsFile(dir: string, factor: number): Promise<string> {
   return file;
 }
 
-const moveJoints = (app: TestApp, joints: readonly number[], speed = 1) =>
+const moveJoints = (app: InMemory, joints: readonly number[], speed = 1) =>
   post<{ success: boolean; message: string }>(app, '/robot/move/joints', { joints, speed });
 
 describe('a stop at rest never blocks the next command', () => {
-  let app: TestApp;
+  let server: TestApp;
+  let app: InMemory;
   before(async () => {
-    app = await createTestApp();
+    const stepped = await createSteppedApp();
+    server = stepped.app;
+    app = steppedTarget(server, stepped.clock);
   });
-  after(() => app.close());
+  after(() => server.close());
 
   it('stop at rest then move, 20 times in a row: 20 successes', async () => {
     await atRest(app);
@@ -51,16 +57,19 @@ describe('a stop at rest never blocks the next command', () => {
 });
 
 describe('a motion request while the arm decelerates after a stop', () => {
-  let app: TestApp;
+  let server: TestApp;
+  let clock: SteppedClock;
+  let app: InMemory;
   let dir: string;
   /** Acceleration limits an eighth of the bundled ones: joint1 needs 1.6 s to brake from full speed. */
   const FACTOR = 8;
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-stop-'));
-    app = await createTestApp({ web: { joint_limits: await slowLimitsFile(dir, FACTOR) } });
+    ({ app: server, clock } = await createSteppedApp({ web: { joint_limits: await slowLimitsFile(dir, FACTOR) } }));
+    app = steppedTarget(server, clock);
   });
   after(async () => {
-    await app.close();
+    await server.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -68,11 +77,17 @@ describe('a motion request while the arm decelerates after a stop', () => {
     await atRest(app);
     const far = [...WORK];
     far[0] = 2.5;
-    const moving = moveJoints(app, far);
-    await waitFor(
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const moving = moveJoints(server, far);
+    await waitOnClock(
+      clock,
       'joint1 at speed',
-      () => jointStates(app),
+      () => jointStates(server),
       (s) => Math.abs(s.velocity[0] ?? 0) > 0.8,
+      20_000,
+      2,
+      // The move is planned in the machine's time while the clock runs on.
+      15_000,
     );
     const stopped = await post(app, '/stop');
     assert.equal(stopped.status, 200);
@@ -91,7 +106,7 @@ describe('a motion request while the arm decelerates after a stop', () => {
     assert.equal(res.headers.get('retry-after'), String(Math.max(1, Math.ceil(leftS))));
     assert.match(body.detail, /decelerating/);
     // The stopped move answers "stopped" once the arm is at rest.
-    const ended = await moving;
+    const ended = await steppedUntilSettled(clock, moving, 'the stopped move');
     assert.equal(ended.body.success, false);
     assert.match(ended.body.message, /stopped/);
     const again = await moveJoints(app, WORK);
@@ -103,11 +118,17 @@ describe('a motion request while the arm decelerates after a stop', () => {
     await atRest(app);
     const far = [...WORK];
     far[0] = -2.5;
-    const moving = moveJoints(app, far);
-    await waitFor(
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const moving = moveJoints(server, far);
+    await waitOnClock(
+      clock,
       'joint1 at speed',
-      () => jointStates(app),
+      () => jointStates(server),
       (s) => Math.abs(s.velocity[0] ?? 0) > 0.8,
+      20_000,
+      2,
+      // The move is planned in the machine's time while the clock runs on.
+      15_000,
     );
     assert.equal((await post(app, '/stop')).status, 200);
     const here = (await jointStates(app)).position;
@@ -121,6 +142,6 @@ describe('a motion request while the arm decelerates after a stop', () => {
     });
     assert.equal(sent.status, 409, await sent.text());
     assert.ok(Number(sent.headers.get('retry-after')) >= 1);
-    await moving;
+    await steppedUntilSettled(clock, moving, 'the stopped move');
   });
 });

@@ -2,15 +2,17 @@
  * POST /trajectory/send, POST /trajectory/send_csv and GET /trajectory/logs end to end on a live
  * server over the simulated arm (issue 4): what is published on the controller topic (watched
  * through the context's topic subscription), what the controller does with it (the trajectory
- * log) and whether the arm moves (GET /robot/joint_states).
+ * log) and whether the arm moves (GET /robot/joint_states). The app in memory on a clock the test steps
+ * (tests/support/stepped.ts): each request steps it until answered, the waits move it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { type FileContent, csvForm, fileForm } from '../support/multipart.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
 import {
-  atRest,
   describeIssues,
+  type InMemory,
   issuesOf,
   JOINT_NAMES,
   jointStates,
@@ -18,11 +20,16 @@ import {
   logLines,
   maxDiff,
   post,
-  sleep,
   send,
-  type Target,
 } from '../support/live.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { TestApp } from '../support/server.ts';
+import {
+  atRestOnClock,
+  createSteppedApp,
+  steppedTarget,
+  steppedUntilSettled,
+  waitOnClock,
+} from '../support/stepped.ts';
 
 const TIME_SCALE = 10;
 const TOPIC = '/iiwa_arm_controller/joint_trajectory';
@@ -59,13 +66,18 @@ const row = (t: number, q: readonly number[] = CSV_POINTS[0].q) => [t, ...q].joi
 
 describe('trajectories end to end on the simulated arm', () => {
   let server: TestApp;
-  let url: Target;
+  let clock: SteppedClock;
+  /** The app, each request stepping the clock until it is answered. */
+  let url: InMemory;
+  /** Time passing: the clock moves on. */
+  const sleep = (ms: number) => clock.advance(ms);
+  const atRest = (target: InMemory) => atRestOnClock(target, clock);
   const published: JointTrajectoryMsg[] = [];
   let unsubscribe: () => void = () => undefined;
 
   before(async () => {
-    server = await createTestApp({ sim: { time_scale: TIME_SCALE } });
-    url = server;
+    ({ app: server, clock } = await createSteppedApp({ sim: { time_scale: TIME_SCALE } }));
+    url = steppedTarget(server, clock);
     unsubscribe = server.context.subscribe(TOPIC, (msg) => published.push(msg as JointTrajectoryMsg));
   });
   after(async () => {
@@ -378,7 +390,11 @@ describe('trajectories end to end on the simulated arm', () => {
 
     it('answers 409 while a move request holds the arm (for JSON and CSV), then works again', async () => {
       await atRest(url);
-      const move = post<{ success: boolean; message: string }>(url, '/robot/move/named', { name: 'home', speed: 0.2 });
+      // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+      const move = post<{ success: boolean; message: string }>(server, '/robot/move/named', {
+        name: 'home',
+        speed: 0.2,
+      });
       try {
         await waitForMotion();
         const count = published.length;
@@ -391,7 +407,7 @@ describe('trajectories end to end on the simulated arm', () => {
         assert.equal(csv.status, 409);
         assert.equal(published.length, count, 'nothing published while busy');
       } finally {
-        const done = await move;
+        const done = await steppedUntilSettled(clock, move, 'the move');
         assert.equal(done.status, 200);
         assert.equal(done.body.success, true, done.body.message);
       }
@@ -402,13 +418,16 @@ describe('trajectories end to end on the simulated arm', () => {
     });
 
     async function waitForMotion(): Promise<void> {
-      const deadline = Date.now() + 5000;
-      while (Date.now() < deadline) {
-        const s = await jointStates(url);
-        if (s.velocity.some((v) => v !== 0)) return;
-        await sleep(5);
-      }
-      assert.fail('the move did not start');
+      await waitOnClock(
+        clock,
+        'the move to start',
+        () => jointStates(server),
+        (s) => s.velocity.some((v) => v !== 0),
+        5000,
+        5,
+        // The move is planned in the machine's time while the clock runs on.
+        15_000,
+      );
     }
   });
 

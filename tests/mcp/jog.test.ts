@@ -1,15 +1,21 @@
-/** The MCP tool `jog`: one bounded step, answered at rest, exact to 1e-3 (simulator at time_scale 1). */
+/**
+ * The MCP tool `jog`: one bounded step, answered at rest, exact to 1e-3 (simulator at time_scale 1, on a clock the
+ * test steps until each call answers: tests/support/stepped.ts).
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import { mcpTransport } from '../support/mcp.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { TestApp } from '../support/server.ts';
+import { createSteppedApp, steppedUntilSettled } from '../support/stepped.ts';
 
 let app: TestApp;
+let clock: SteppedClock;
 let client: Client;
 before(async () => {
-  app = await createTestApp({ sim: { time_scale: 1 } });
+  ({ app, clock } = await createSteppedApp({ sim: { time_scale: 1 } }));
   client = new Client({ name: 'jog-test', version: '1' });
   await client.connect(mcpTransport(app));
 });
@@ -24,7 +30,7 @@ interface Stepped {
   joints: number[];
 }
 const step = async (args: Record<string, unknown>) => {
-  const result = await client.callTool({ name: 'jog', arguments: args });
+  const result = await steppedUntilSettled(clock, client.callTool({ name: 'jog', arguments: args }), 'the jog tool');
   assert.notEqual(result.isError, true, JSON.stringify(result.content));
   return result.structuredContent as unknown as Stepped;
 };
@@ -83,7 +89,11 @@ describe('the MCP tool jog', () => {
 
   it('refuses a step beyond its bound as a tool error naming the argument, and nothing moves', async () => {
     const before = (await state()).position;
-    const result = await client.callTool({ name: 'jog', arguments: { axis: 'z', delta: 0.06 } });
+    const result = await steppedUntilSettled(
+      clock,
+      client.callTool({ name: 'jog', arguments: { axis: 'z', delta: 0.06 } }),
+      'the jog tool',
+    );
     assert.equal(result.isError, true);
     assert.match(JSON.stringify(result.content), /delta/);
     assert.deepEqual((await state()).position, before);

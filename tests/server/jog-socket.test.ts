@@ -2,6 +2,9 @@
  * The jog WebSocket at GET /robot/jog on a live server (simulator at time_scale 1): the token by header or
  * subprotocol (never echoed or logged), roles and Origin, status at 10 Hz and more while jogging, a socket that drops
  * brings the arm to rest, one jogging client, and bad input: NaN, huge messages, binary frames and floods.
+ * The sockets and the status ticker are the machine's (real time: the status rate is checked in it); the simulator
+ * runs on a clock the test steps (tests/support/stepped.ts), so the jog's ttl, its motion and its braking after a
+ * drop are figures of that clock, not of the machine's load.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,19 +12,28 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { TestServer } from '../support/server.ts';
+import { startSteppedServer, waitOnClock } from '../support/stepped.ts';
 
 const TOKEN = 'operator-token-3c5e7a9b1d';
 const VIEWER = 'viewer-token-9f8e7d6c5b';
 const ADMIN = 'admin-token-1a2b3c4d5e6f';
+/** The machine's time passing (a socket's messages, the status ticker). */
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Both times passing: `ms` of the machine's, then `ms` of the simulator's clock. */
+const pace = async (ms: number) => {
+  await sleep(ms);
+  await clock.advance(ms);
+};
 const asProtocol = (token: string) => `armgate.token.${Buffer.from(token).toString('base64url')}`;
 
 let server: TestServer;
 let dir: string;
+let clock: SteppedClock;
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'armgate-jog-socket-'));
-  server = await startTestServer({
+  ({ server, clock } = await startSteppedServer({
     audit: { path: path.join(dir, 'audit.jsonl') },
     web: {
       token: ADMIN,
@@ -31,7 +43,7 @@ before(async () => {
       ],
     },
     sim: { time_scale: 1 },
-  });
+  }));
 });
 after(async () => {
   await server.close();
@@ -70,17 +82,21 @@ const positions = async () =>
     }
   ).position;
 
+/** Waits (at most `timeoutMs` of the clock) until the arm rests and nothing jogs; its position. */
 async function atRest(timeoutMs = 3000): Promise<number[]> {
-  const until = performance.now() + timeoutMs;
-  while (performance.now() < until) {
-    const s = (await (await fetch(`${server.url}/robot/joint_states`, { headers: bearer(ADMIN) })).json()) as {
-      position: number[];
-      velocity: number[];
-    };
-    if (s.velocity.every((v) => v === 0) && server.services.jog?.owner() === undefined) return s.position;
-    await sleep(20);
-  }
-  assert.fail('the arm did not come to rest');
+  const s = await waitOnClock(
+    clock,
+    'the arm at rest',
+    async () =>
+      (await (await fetch(`${server.url}/robot/joint_states`, { headers: bearer(ADMIN) })).json()) as {
+        position: number[];
+        velocity: number[];
+      },
+    (s) => s.velocity.every((v) => v === 0) && server.services.jog?.owner() === undefined,
+    timeoutMs,
+    10,
+  );
+  return s.position;
 }
 
 describe('the jog WebSocket', () => {
@@ -116,7 +132,8 @@ describe('the jog WebSocket', () => {
     const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
     // A jog of one command first: its last status says it ended, and that nothing jogs.
     ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 1], ttl_ms: 40 }));
-    for (let i = 0; i < 100 && !messages.some((m) => m.ended); i++) await sleep(10);
+    // Up to 10 s of both times for the last status to come over the socket (the machine may be loaded).
+    for (let i = 0; i < 1000 && !messages.some((m) => m.ended); i++) await pace(10);
     const ended = messages.find((m) => m.ended);
     assert.deepEqual([ended?.ended, ended?.jogging], ['ttl', false]);
     messages.length = 0;
@@ -125,7 +142,7 @@ describe('the jog WebSocket', () => {
     const until = since + 500;
     while (performance.now() < until) {
       ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 1], ttl_ms: 300 }));
-      await sleep(40);
+      await pace(40);
     }
     const statuses = messages.filter((m) => m.type === 'status' && m.jogging === true);
     const elapsedS = (performance.now() - since) / 1000;

@@ -1,4 +1,5 @@
 /** A Server-Sent Events client for tests and benchmarks: fetch with headers, frames parsed as they come. */
+import { send, type Target } from './live.ts';
 
 /** One event as received. */
 export interface SseEvent {
@@ -22,16 +23,20 @@ export interface SseStream {
   close(): void;
 }
 
-/** Opens GET `path` on `url` as an SSE stream (a non-200 answer resolves with no events and the status). */
+/**
+ * Opens GET `path` on `url` (a live server's base URL, or an app in memory) as an SSE stream (a non-200 answer
+ * resolves with no events and the status).
+ */
 export async function openSse(
-  url: string,
+  url: Target,
   path: string,
   options: { token?: string; onEvent?: (event: SseEvent) => void } = {},
 ): Promise<SseStream> {
   const abort = new AbortController();
   const headers: Record<string, string> = { accept: 'text/event-stream' };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const response = await fetch(`${url}${path}`, { headers, signal: abort.signal });
+  const response = await send(url, path, { headers, signal: abort.signal });
+  const reader = response.status === 200 ? response.body?.getReader() : undefined;
   const events: SseEvent[] = [];
   const comments: string[] = [];
   const waiters = new Set<() => void>();
@@ -40,15 +45,17 @@ export async function openSse(
   };
   let done = false;
   const ended = (async () => {
-    if (response.status !== 200 || !response.body) {
+    if (!reader) {
       await response.body?.cancel();
       return;
     }
     const decoder = new TextDecoder();
     let buffer = '';
     try {
-      for await (const chunk of response.body) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      for (;;) {
+        const { done: over, value: chunk } = await reader.read();
+        if (over) break;
+        buffer += decoder.decode(chunk, { stream: true });
         let end = buffer.indexOf('\n\n');
         while (end >= 0) {
           const frame = buffer.slice(0, end);
@@ -113,6 +120,8 @@ export async function openSse(
     },
     close() {
       abort.abort();
+      // In memory the abort reaches the app (it unsubscribes); the reader ends here either way.
+      reader?.cancel().catch(() => undefined);
     },
   };
 }

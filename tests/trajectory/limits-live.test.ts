@@ -4,7 +4,9 @@
  * naming point, joint and figure, and the arm does not move; what is accepted is executed with
  * joint states (finite differences of positions, reported velocities) within the limits; with
  * validate_limits false the drives clip; CSV rows obey the JSON bounds; a 10 MB CSV does not hold
- * the event loop.
+ * the event loop. The app in memory on a clock the test steps (tests/support/stepped.ts): each request steps it until
+ * answered and the waits move it, so the motions take no time of the machine's; the stalls of the event loop while
+ * the 10 MB CSV is handled stay a check in the machine's time.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -13,20 +15,20 @@ import { Worker } from 'node:worker_threads';
 import { after, before, describe, it } from 'node:test';
 import type { JointStateMsg, JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { csvForm } from '../support/multipart.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
 import {
-  atRest,
   describeIssues,
+  type InMemory,
   issuesOf,
   jointStates,
   logLines,
   maxDiff,
   post,
-  sleep,
-  waitFor,
   send,
   type Target,
 } from '../support/live.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { TestApp } from '../support/server.ts';
+import { atRestOnClock, createSteppedApp, steppedTarget, waitOnClock } from '../support/stepped.ts';
 
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
 const ACC = [8.5521, 8.5521, 8.7266, 11.3446, 12.2173, 15.708, 15.708];
@@ -41,14 +43,26 @@ interface Sample {
 
 describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', () => {
   let server: TestApp;
-  let url: Target;
+  let clock: SteppedClock;
+  /** The app, each request stepping the clock until it is answered. */
+  let url: InMemory;
+  /** Time passing: the clock moves on. */
+  const sleep = (ms: number) => clock.advance(ms);
+  const atRest = (target: Target, limitMs = 5000) => atRestOnClock(target as InMemory, clock, limitMs);
+  const waitFor = <T>(
+    what: string,
+    get: () => Promise<T>,
+    ok: (value: T) => boolean,
+    limitMs: number,
+    stepMs: number,
+  ) => waitOnClock(clock, what, get, ok, limitMs, stepMs);
   const published: JointTrajectoryMsg[] = [];
   let samples: Sample[] = [];
   const unsubscribe: (() => void)[] = [];
 
   before(async () => {
-    server = await createTestApp({ sim: { time_scale: 1 } });
-    url = server;
+    ({ app: server, clock } = await createSteppedApp({ sim: { time_scale: 1 } }));
+    url = steppedTarget(server, clock);
     const { trajectory, joint_states } = server.context.endpoints.interfaces;
     unsubscribe.push(server.context.subscribe(trajectory.name, (msg) => published.push(msg as JointTrajectoryMsg)));
     unsubscribe.push(
@@ -331,13 +345,15 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     const host = hostStalls();
     let reads = 0;
     let done = false;
+    // In the machine's time (the real-time tier: the event loop's stalls are its figure): the app answers without
+    // stepping the clock, and the reader paces itself with a real timer.
     const reader = (async () => {
       while (!done) {
-        const res = await send(url, `/robot/joint_states`);
+        const res = await send(server, `/robot/joint_states`);
         assert.equal(res.status, 200);
         await res.text();
         reads++;
-        await sleep(5);
+        await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
     const gcs: string[] = [];
@@ -351,7 +367,7 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     observer.observe({ entryTypes: ['gc'] });
     delay.enable();
     const started = performance.now();
-    const res = await post(url, '/trajectory/send_csv', form);
+    const res = await post(server, '/trajectory/send_csv', form);
     const tookMs = performance.now() - started;
     delay.disable();
     const hostMs = await host.end();
