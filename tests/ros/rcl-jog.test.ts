@@ -5,6 +5,10 @@
  * time_scale 1): a held joint jog moves only that joint, the dead-man brings the arm to rest, /stop ends a jog
  * (commands in flight do not restart it), 409 both ways, a step is exact, and the messages on the topic each end at
  * rest within the limits.
+ * The simulator, the rclnodejs context (joint states' arrival, the jog's 20 ms period) and the app run on one clock the
+ * test steps (tests/support/stepped.ts): the jog's ttl, its motion and its braking are figures of that clock, not of
+ * the machine's load. The requests go to the app in memory; the jog WebSocket goes over the live server's socket (its
+ * messages in the machine's time, the motion on the clock).
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -12,54 +16,71 @@ import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts
 import type { JogEndReason } from '../../lib/motion/jog.ts';
 import WebSocket from 'ws';
 import { secondsOf } from '../../lib/ros/messages.ts';
+import { SteppedClock } from '../../lib/sim/clock.ts';
 import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
+import { steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const VMAX = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];
 const AMAX = [8.5521, 8.5521, 8.7266, 11.3446, 12.2173, 15.708, 15.708];
+/** The machine's time passing (a socket's messages). */
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Both times passing: `ms` of the machine's (the socket's messages arrive), then `ms` of the clock. */
+const pace = async (ms: number) => {
+  await sleep(ms);
+  await clock.advance(ms);
+};
 
 let t: RclTestServer;
+let clock: SteppedClock;
 /** The jog's moments since the last reset (state, reason). */
 let moments: { state: string; reason?: JogEndReason }[] = [];
 before(async () => {
-  t = await startRclTestServer({ sim: { sim: { time_scale: 1 } } });
+  clock = new SteppedClock(0, Date.now());
+  t = await steppedUntilSettled(clock, startRclTestServer({ sim: { sim: { time_scale: 1 } }, clock }), 'start-up');
+  // A read with no joint state yet waits for the next on the clock: the first comes before any read.
+  assert.ok(await clock.until(() => t.context.latestJointState() !== undefined, 2, 2000), 'a first joint state');
   t.server.services.jog?.onEvents((event) => {
     moments.push({ state: event.state, ...(event.reason ? { reason: event.reason } : {}) });
   });
 });
 after(() => t.close());
 
-const post = (route: string, body?: unknown) =>
-  fetch(`${t.url}${route}`, {
+/** A POST to the app in memory, not waited for here. */
+const send = (route: string, body?: unknown) =>
+  t.server.request(route, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
+/** A POST, the clock stepped (2 ms at a time) until it answers (a move answers at its goal, a pause at rest). */
+const post = (route: string, body?: unknown) => steppedUntilSettled(clock, send(route, body), `POST ${route}`);
 const state = async () =>
-  (await (await fetch(`${t.url}/robot/joint_states`)).json()) as { position: number[]; velocity: number[] };
+  (await (await t.server.request('/robot/joint_states')).json()) as { position: number[]; velocity: number[] };
 const positions = async () => (await state()).position;
 const atRest = (v: readonly number[]) => v.every((x) => Math.abs(x) < 1e-3);
 
-/** Waits until the jog is over: the lease given back and the arm at rest. */
+/** Waits (at most `timeoutMs` of the clock) until the jog is over: the lease given back and the arm at rest. */
 async function jogOver(timeoutMs = 5000): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  while (performance.now() < until) {
-    if (t.server.services.jog?.owner() === undefined && atRest((await state()).velocity)) return;
-    await sleep(20);
-  }
-  assert.fail('the jog did not end');
+  await waitOnClock(
+    clock,
+    'the jog to end',
+    state,
+    (s) => t.server.services.jog?.owner() === undefined && atRest(s.velocity),
+    timeoutMs,
+    10,
+  );
 }
 
-/** Sends `body` every 50 ms for `ms`; returns the measured positions at the last answer. */
+/** Sends `body` every 50 ms of the clock for `ms` of it; returns the measured positions at the last answer. */
 async function hold(body: unknown, ms: number): Promise<number[]> {
-  const until = performance.now() + ms;
+  const until = clock.nowMs() + ms;
   let last: number[] = [];
-  while (performance.now() < until) {
+  while (clock.nowMs() < until) {
     const res = await post('/robot/jog', body);
     assert.equal(res.status, 200, await res.text());
     last = [...(t.context.jogStatus().positions ?? [])];
-    await sleep(50);
+    await clock.advance(50);
   }
   return last;
 }
@@ -120,7 +141,7 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
 
   it('all zeros brake at once (released); a step is exact (1e-3) and at rest when it answers', async () => {
     await post('/robot/jog', { joints: [0, 0, 0, 0, 0, 0, 1], ttl_ms: 500 });
-    await sleep(150);
+    await clock.advance(150);
     const released = await post('/robot/jog', { joints: [0, 0, 0, 0, 0, 0, 0] });
     assert.equal(((await released.json()) as { jogging: boolean }).jogging, false);
     await jogOver(2000);
@@ -137,7 +158,7 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
 
   it('POST /stop ends a jog at once; commands that arrived before its answer do not restart it', async () => {
     await post('/robot/jog', { joints: [1, 0, 0, 0, 0, 0, 0], ttl_ms: 500 });
-    await sleep(150);
+    await clock.advance(150);
     // Handed to the server in this order, each stamped on arrival as the listener does: the commands arrive before the
     // stop's answer for certain (over sockets their order at the server is up to the machine: a loaded one may read
     // them after the answer, and then they are new commands that jog, as documented).
@@ -151,11 +172,12 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
       );
     const stop = inMemory('/stop');
     const inFlight = [0, 1, 2].map(() => inMemory('/robot/jog', { joints: [1, 0, 0, 0, 0, 0, 0], ttl_ms: 500 }));
-    assert.equal((await stop).status, 200);
-    for (const res of await Promise.all(inFlight)) assert.equal(res.status, 409, await res.text());
+    assert.equal((await steppedUntilSettled(clock, stop, 'POST /stop')).status, 200);
+    for (const res of await steppedUntilSettled(clock, Promise.all(inFlight), 'the commands in flight'))
+      assert.equal(res.status, 409, await res.text());
     await jogOver(2000);
     const rest = await positions();
-    await sleep(300);
+    await clock.advance(300);
     const later = await positions();
     for (const [j, q] of later.entries()) assert.ok(Math.abs(q - (rest[j] ?? 0)) < 1e-4, 'nothing moved after');
     assert.deepEqual(moments.at(-1), { state: 'ended', reason: 'stop' });
@@ -165,12 +187,22 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
   });
 
   it('409 both ways: a jog while a move holds the arm, a move while a jog holds it', async () => {
-    const move = post('/robot/move/joints', { joints: [-0.6, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 });
-    await sleep(200);
+    const move = send('/robot/move/joints', { joints: [-0.6, 0, 0, -1.57, 0, 1.57, 0], speed: 0.2 });
+    // The move holds the arm once its request is read (in the machine's time), then moves for a while of the clock.
+    await waitOnClock(
+      clock,
+      'the move to hold the arm',
+      async () => t.server.services.arbiter.activity(),
+      (a) => a !== undefined,
+      20_000,
+      2,
+      20_000,
+    );
+    await clock.advance(200);
     const refused = await post('/robot/jog', { joints: [0, 1, 0, 0, 0, 0, 0] });
     assert.equal(refused.status, 409);
     assert.match(((await refused.json()) as { detail: string }).detail, /moving to joint angles/);
-    assert.equal((await move).status, 200);
+    assert.equal((await steppedUntilSettled(clock, move, 'the move')).status, 200);
     await jogOver();
     const jog = await post('/robot/jog', { joints: [0, 0.2, 0, 0, 0, 0, 0], ttl_ms: 300 });
     assert.equal(jog.status, 200, await jog.text());
@@ -183,17 +215,17 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
 
   it('pause holds the jog still while commands keep coming', async () => {
     await post('/robot/jog', { joints: [0, 0, 1, 0, 0, 0, 0], ttl_ms: 500 });
-    await sleep(100);
+    await clock.advance(100);
     const paused = await post('/robot/pause');
     const text = await paused.text();
     assert.equal(paused.status, 200, text);
     assert.equal((JSON.parse(text) as { paused: boolean }).paused, true, text);
-    await sleep(100);
+    await clock.advance(100);
     const held = await positions();
     for (let i = 0; i < 4; i++) {
       const still = await post('/robot/jog', { joints: [0, 0, 1, 0, 0, 0, 0], ttl_ms: 500 });
       assert.match(((await still.json()) as { message: string }).message, /paused/);
-      await sleep(50);
+      await clock.advance(50);
     }
     const q = await positions();
     for (const [j, value] of q.entries())
@@ -211,11 +243,15 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
       ws.once('open', () => resolve());
       ws.once('error', reject);
     });
+    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     for (let i = 0; i < 8; i++) {
       ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.5] }));
-      await sleep(50);
+      await pace(50);
     }
     ws.close();
+    // The close reaches the server in the machine's time: the clock stands meanwhile (the ttl does not lapse).
+    await closed;
+    await sleep(50);
     await jogOver();
     assert.ok(
       statuses.some((s) => s.type === 'status' && s.jogging === true),
@@ -236,12 +272,12 @@ describe('jogging on ros2: short trajectories streamed on the controller topic',
     };
     const p0 = tcp(await positions());
     const samples: number[][] = [];
-    const until = performance.now() + 400;
-    while (performance.now() < until) {
+    const until = clock.nowMs() + 400;
+    while (clock.nowMs() < until) {
       const res = await post('/robot/jog', { linear: [-1, 0, 0], frame: 'base' });
       assert.equal(res.status, 200, await res.text());
       samples.push(await positions());
-      await sleep(30);
+      await clock.advance(30);
     }
     await jogOver();
     samples.push(await positions());

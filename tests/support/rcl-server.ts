@@ -12,6 +12,7 @@ import type { EndpointsFile } from '../../lib/ros/endpoints.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { catalog } from '../../handlers/index.ts';
 import type { Config } from '../../lib/settings/load.ts';
+import type { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { createStandin, type Standin } from './rclnodejs-standin.ts';
 import { type StandinGraph, serveStandinGraph } from './standin-graph.ts';
@@ -42,12 +43,19 @@ export interface RclTestOptions {
   readonly srdfFromNode?: boolean;
   /** Applied to the stand-in before the context is created (types not installed, ...). */
   readonly prepare?: (standin: Standin) => void;
+  /**
+   * One clock for the simulator behind the stand-in, the rclnodejs context (joint states' arrival, the waits, the
+   * jog's period) and the app (tests/support/stepped.ts): the motion then takes the time of the clock the test steps,
+   * however loaded the machine. Default: the process clock.
+   */
+  readonly clock?: SteppedClock;
 }
 
 /** Starts the simulator, the stand-in, the rclnodejs context and a server on 127.0.0.1:0. */
 export async function startRclTestServer(options: RclTestOptions = {}): Promise<RclTestServer> {
   const simConfig = await testConfig(options.sim ?? {});
-  const sim = await SimContext.create(simConfig);
+  const { clock } = options;
+  const sim = await SimContext.create(simConfig, clock);
   const standin = createStandin(sim);
   options.prepare?.(standin);
   const srdfXml = await readFile(new URL('../../share/armgate/srdf/iiwa7.srdf', import.meta.url), 'utf8');
@@ -65,9 +73,14 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
     groupStates: options.srdfFromNode ? undefined : simConfig.groupStates,
   });
   const config: Config = own.config;
-  const context = await RclContext.create(config, standin.module);
+  const context = await RclContext.create(config, standin.module, clock ? { clock } : {});
   const graph = await serveStandinGraph(standin.module, FIXTURE_AMENT_PREFIX);
-  const server = await startServer(config, catalog, { context, log: () => undefined, runnerEnv: graph.env });
+  const server = await startServer(config, catalog, {
+    context,
+    log: () => undefined,
+    runnerEnv: graph.env,
+    ...(clock ? { clock } : {}),
+  });
   return {
     url: server.url,
     server,
@@ -80,8 +93,9 @@ export async function startRclTestServer(options: RclTestOptions = {}): Promise<
       await server.close();
       await graph.close();
       // A call the context abandoned (a named motion after its timeout) may still be winding
-      // down in the simulator: let it finish, or its goal timer outlives the test.
-      for (let i = 0; i < 100 && sim.armActivity(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      // down in the simulator: let it finish, or its goal timer outlives the test (on a stepped clock: step it).
+      for (let i = 0; i < 100 && sim.armActivity(); i++)
+        await (clock ? clock.advance(50) : new Promise((resolve) => setTimeout(resolve, 50)));
       await sim.close();
       await own.cleanup();
     },
