@@ -1,5 +1,7 @@
 // `npm start`: runs server.ts as compiled JavaScript. The sources (server.ts and everything it
-// imports from lib/ and handlers/) are bundled by esbuild into one file under .build/, once; every
+// imports from lib/ and handlers/) are bundled by esbuild into one file under .build/, once (with a
+// chunk beside it for each module imported dynamically, loaded with its packages only when it is
+// imported: the ROS 2 context and rclnodejs, the Foxglove face, the simulator's context); every
 // start checks that bundle against the sources (a SHA-256 of each file it was built from, the
 // esbuild version and this script) and rebuilds before starting when any of them differs, so a
 // changed source is never served stale. Packages stay in node_modules (imported as they are), and
@@ -152,12 +154,20 @@ const WORKER_ENTRIES = [
   { entry: 'lib/trajectory/worker.ts', name: 'trajectory-worker', constant: 'ARMGATE_COMPILED_TRAJECTORY_WORKER' },
 ];
 
-/** Bundles one entry into .build/<name>-<hash>.mjs (and its map); returns the file name and the sources it read. */
+/**
+ * Bundles one entry into .build/<name>-<hash>.mjs, and each module it imports dynamically (the ROS 2 context, the Foxglove
+ * face, the simulator) into a chunk of its own, .build/chunk-<hash>.mjs, with maps: a module and the packages it imports
+ * are loaded when the import runs, not at start (esbuild's splitting; without it the packages a dynamically imported
+ * module imports were imported by the one bundle at start). Names carry esbuild's hash of the content (and of the chunks
+ * they import), so a file once written never changes. Returns the entry's file name, every file written and the sources
+ * read.
+ */
 async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes, unique }) {
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: [entry],
+    entryPoints: { [name]: entry },
     bundle: true,
+    splitting: true,
     packages: 'external',
     platform: 'node',
     format: 'esm',
@@ -165,22 +175,41 @@ async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes,
     write: false,
     metafile: true,
     sourcemap: 'linked',
-    outfile: path.join(OUT_DIR, `${name}.mjs`),
+    outdir: OUT_DIR,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    outExtension: { '.js': '.mjs' },
     plugins,
     define,
     logLevel: 'silent',
   });
-  const code = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
-  const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
+  const entryPath = Object.entries(result.metafile.outputs).find(([, output]) => output.entryPoint !== undefined)?.[0];
+  const code = result.outputFiles.find((f) => entryPath !== undefined && f.path === path.resolve(ROOT, entryPath));
   if (!code) throw new Error(`esbuild produced no bundle of ${entry}`);
+  // The entry is named by the SHA-256 of its text, which names the chunks it imports (by their content's hash).
+  const esbuildName = path.basename(code.path);
   const file = `${name}-${sha256(code.contents).slice(0, 16)}.mjs`;
-  const text = code.text.replace(`//# sourceMappingURL=${name}.mjs.map`, `//# sourceMappingURL=${file}.map`);
-  writeAtomically(path.join(OUT_DIR, `${file}.map`), map?.text ?? '', unique);
-  writeAtomically(path.join(OUT_DIR, file), text, unique);
+  const files = [file, `${file}.map`];
+  for (const output of result.outputFiles) {
+    const own = path.basename(output.path);
+    if (output === code) {
+      writeAtomically(
+        path.join(OUT_DIR, file),
+        code.text.replace(`//# sourceMappingURL=${esbuildName}.map`, `//# sourceMappingURL=${file}.map`),
+        unique,
+      );
+    } else if (own === `${esbuildName}.map`) {
+      writeAtomically(path.join(OUT_DIR, `${file}.map`), output.contents, unique);
+    } else {
+      if (output.text.includes(esbuildName)) throw new Error(`the chunk ${own} imports the entry ${entry}`);
+      writeAtomically(output.path, output.contents, unique);
+      files.push(own);
+    }
+  }
   for (const input of Object.keys(result.metafile.inputs)) {
     if (!hashes.has(input)) throw new Error(`${input} was bundled without passing the source hook`);
   }
-  return { file, inputs: Object.keys(result.metafile.inputs) };
+  return { file, files, inputs: Object.keys(result.metafile.inputs) };
 }
 
 /** Bundles the sources into .build/server-<hash>.mjs (and the worker entries) and names them in the manifest (all written atomically). */
@@ -200,17 +229,18 @@ async function build() {
     const built = await bundleEntry(esbuild, { entry: worker.entry, name: worker.name, plugins, hashes, unique });
     for (const input of built.inputs) read.add(input);
     define[worker.constant] = JSON.stringify(pathToFileURL(path.join(OUT_DIR, built.file)).href);
-    derived.push(built.file);
-    keep.push(built.file, `${built.file}.map`);
+    derived.push(...built.files.filter((f) => f.endsWith('.mjs')));
+    keep.push(...built.files);
   }
   const server = await bundleEntry(esbuild, { entry: ENTRY, name: 'server', plugins, define, hashes, unique });
   for (const input of server.inputs) read.add(input);
   const inputs = {};
   for (const file of [...read].sort()) inputs[file] = hashes.get(file);
   const bundle = server.file;
+  derived.push(...server.files.filter((f) => f.endsWith('.mjs') && f !== bundle));
   const manifest = { bundle, tool: toolKey(esbuild.version), inputs, derived };
   writeAtomically(MANIFEST, `${JSON.stringify(manifest, null, 1)}\n`, unique);
-  prune([bundle, `${bundle}.map`, ...keep]);
+  prune([...server.files, ...keep]);
   if (process.stderr.isTTY) {
     const ms = Math.round(performance.now() - started);
     process.stderr.write(`armgate: compiled ${Object.keys(inputs).length} source files into .build/ (${ms} ms)\n`);
