@@ -3,7 +3,8 @@
 // chunk beside it for each module imported dynamically, loaded with its packages only when it is
 // imported: the ROS 2 context and rclnodejs, the Foxglove face, the simulator's context); every
 // start checks that bundle against the sources (a SHA-256 of each file it was built from, the
-// esbuild version and this script) and rebuilds before starting when any of them differs, so a
+// esbuild version and this script; a file whose size, times and inode are those it had well before
+// the build is not read again: stampOf) and rebuilds before starting when any of them differs, so a
 // changed source is never served stale. Packages stay in node_modules (imported as they are), and
 // files the server reads at run time (settings, docs/, lib/ui/static, share/) are read live.
 // Why: under tsx every start compiled ~150 files through module hooks on a second thread, which
@@ -29,6 +30,24 @@ const ENTRY = 'server.ts';
 const PRUNE_AFTER_MS = 10 * 60_000;
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * A file's stamp: what changes whenever its content does (size, modification and change times, inode). A start trusts
+ * an input whose stamp is the one recorded at build without reading it, as git trusts its index, unless the file changed
+ * within RACY_MS of the build (a write in the same tick of the file system's clock as the build's read keeps the
+ * stamp): that file is read and hashed at every start. The change time cannot be set back (touch, cp -p, tar and rsync
+ * set the modification time only). Hashing the inputs was ~25 ms of every start, 11 MB of it mujoco-js's JavaScript.
+ */
+const stampOf = (stat) => `${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}:${stat.ino}`;
+const RACY_MS = 2000;
+
+/** A build's record of each input it read: its stamp (taken before reading) and the SHA-256 of what it read. */
+function readInput(file, inputs) {
+  const stat = statSync(path.join(ROOT, file));
+  const bytes = readFileSync(path.join(ROOT, file));
+  inputs.set(file, { hash: sha256(bytes), stamp: stampOf(stat) });
+  return bytes;
+}
 
 /** The package whose WebAssembly binary is written out of its JavaScript (see the head of this file). */
 const MUJOCO_JS = 'node_modules/mujoco-js/dist/mujoco_wasm.js';
@@ -63,8 +82,12 @@ function currentBundle() {
     return undefined;
   }
   if (manifest.tool !== toolKey(esbuildVersion)) return undefined;
+  const stamps = typeof manifest.stamps === 'object' && manifest.stamps !== null ? manifest.stamps : {};
+  const trustedBefore = typeof manifest.builtAt === 'number' ? manifest.builtAt - RACY_MS : Number.NEGATIVE_INFINITY;
   for (const [file, hash] of Object.entries(manifest.inputs)) {
     try {
+      const stat = statSync(path.join(ROOT, file));
+      if (stamps[file] === stampOf(stat) && stat.ctimeMs < trustedBefore) continue;
       if (sha256(readFileSync(path.join(ROOT, file))) !== hash) return undefined;
     } catch {
       return undefined;
@@ -89,9 +112,8 @@ function keepModuleUrls(hashes) {
     name: 'armgate-module-urls',
     setup(build) {
       build.onLoad({ filter: /\.ts$/ }, (args) => {
-        const bytes = readFileSync(args.path);
         // The hash of exactly what was compiled: a file changed during the build is rebuilt next start.
-        hashes.set(path.relative(ROOT, args.path).split(path.sep).join('/'), sha256(bytes));
+        const bytes = readInput(path.relative(ROOT, args.path).split(path.sep).join('/'), hashes);
         const url = JSON.stringify(pathToFileURL(args.path).href);
         return { contents: bytes.toString('utf8').replaceAll('import.meta.url', url), loader: 'ts' };
       });
@@ -109,14 +131,16 @@ function keepModuleUrls(hashes) {
 function splitMujoco(hashes, unique) {
   let text;
   try {
-    text = readFileSync(path.join(ROOT, MUJOCO_JS));
+    text = readInput(MUJOCO_JS, hashes);
   } catch {
     return undefined;
   }
   const match = MUJOCO_INLINE_BINARY.exec(text.toString('latin1'));
-  if (!match) return undefined;
-  const hash = sha256(text);
-  hashes.set(MUJOCO_JS, hash);
+  if (!match) {
+    hashes.delete(MUJOCO_JS);
+    return undefined;
+  }
+  const hash = hashes.get(MUJOCO_JS).hash;
   const dir = `mujoco-${hash.slice(0, 16)}`;
   const js = text
     .toString('utf8')
@@ -215,6 +239,8 @@ async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes,
 /** Bundles the sources into .build/server-<hash>.mjs (and the worker entries) and names them in the manifest (all written atomically). */
 async function build() {
   const esbuild = await import('esbuild');
+  // Before any input is read: a stamp is trusted only for a file that changed well before this.
+  const builtAt = Date.now();
   const hashes = new Map();
   const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
   mkdirSync(OUT_DIR, { recursive: true });
@@ -235,10 +261,14 @@ async function build() {
   const server = await bundleEntry(esbuild, { entry: ENTRY, name: 'server', plugins, define, hashes, unique });
   for (const input of server.inputs) read.add(input);
   const inputs = {};
-  for (const file of [...read].sort()) inputs[file] = hashes.get(file);
+  const stamps = {};
+  for (const file of [...read].sort()) {
+    inputs[file] = hashes.get(file).hash;
+    stamps[file] = hashes.get(file).stamp;
+  }
   const bundle = server.file;
   derived.push(...server.files.filter((f) => f.endsWith('.mjs') && f !== bundle));
-  const manifest = { bundle, tool: toolKey(esbuild.version), inputs, derived };
+  const manifest = { bundle, tool: toolKey(esbuild.version), inputs, stamps, builtAt, derived };
   writeAtomically(MANIFEST, `${JSON.stringify(manifest, null, 1)}\n`, unique);
   prune([...server.files, ...keep]);
   if (process.stderr.isTTY) {
