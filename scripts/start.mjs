@@ -5,8 +5,9 @@
 // start checks that bundle against the sources (a SHA-256 of each file it was built from, the
 // esbuild version and this script; a file whose size, times and inode are those it had well before
 // the build is not read again: stampOf) and rebuilds before starting when any of them differs, so a
-// changed source is never served stale. Packages stay in node_modules (imported as they are), and
-// files the server reads at run time (settings, docs/, lib/ui/static, share/) are read live.
+// changed source is never served stale. The packages' JavaScript is compiled in too (an input as a
+// source is; PACKAGES_KEPT are imported from node_modules as they are), and files the server reads at
+// run time (settings, docs/, lib/ui/static, share/, the docs pages' assets) are read live.
 // Why: under tsx every start compiled ~150 files through module hooks on a second thread, which
 // took about a second and ~150 MB more memory (see docs/benchmarks.md, startup section).
 // One package is not imported as it is: mujoco-js carries its WebAssembly binary as an 11 MB base64
@@ -117,6 +118,11 @@ function keepModuleUrls(hashes) {
         const url = JSON.stringify(pathToFileURL(args.path).href);
         return { contents: bytes.toString('utf8').replaceAll('import.meta.url', url), loader: 'ts' };
       });
+      // The packages' files, compiled into the bundle as they are: hashed as the sources are (an update rebuilds).
+      build.onLoad({ filter: /\.(js|mjs|cjs|json)$/ }, (args) => {
+        const bytes = readInput(path.relative(ROOT, args.path).split(path.sep).join('/'), hashes);
+        return { contents: bytes, loader: args.path.endsWith('.json') ? 'json' : 'js' };
+      });
     },
   };
 }
@@ -154,19 +160,28 @@ function splitMujoco(hashes, unique) {
   return dir;
 }
 
-/** The bundle imports the split copy of mujoco-js (relative to the bundle, both under .build/). */
+/** The bundle imports the split copy of mujoco-js (relative to the bundle, both under .build/), or the package as it is. */
 function mujocoFromSplit(dir) {
   return {
     name: 'armgate-mujoco-split',
     setup(build) {
       build.onResolve({ filter: /^mujoco-js$/ }, (args) =>
-        args.kind === 'import-statement' || args.kind === 'dynamic-import'
+        dir !== undefined && (args.kind === 'import-statement' || args.kind === 'dynamic-import')
           ? { path: `./${dir}/mujoco_wasm.mjs`, external: true }
-          : undefined,
+          : { path: 'mujoco-js', external: true },
       );
     },
   };
 }
+
+/**
+ * The packages imported from node_modules as they are, not compiled into the bundle: rclnodejs (native code, imported by
+ * name when the ROS 2 backend starts), ws's optional native helpers, and the packages read as files at run time
+ * (the docs pages' assets, the live page's) or run as a process (tsx, esbuild).
+ */
+const PACKAGES_KEPT = ['rclnodejs', 'bufferutil', 'utf-8-validate', 'swagger-ui-dist', 'redoc', 'tsx', 'esbuild'];
+const BANNER =
+  "import { createRequire as armgateCreateRequire } from 'node:module';\nconst require = armgateCreateRequire(import.meta.url);";
 
 /**
  * Entries bundled besides server.ts, each into its own .build/<name>-<hash>.mjs before the server's bundle: the
@@ -192,7 +207,11 @@ async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes,
     entryPoints: { [name]: entry },
     bundle: true,
     splitting: true,
-    packages: 'external',
+    // Packages are compiled in with the sources (node's loader resolved, read and compiled ~400 of their files one
+    // by one at every start: ~200 ms); not those loaded as native code or by name at run time.
+    external: PACKAGES_KEPT,
+    // A package written as CommonJS requires node's modules with the `require` of a CommonJS module.
+    banner: { js: BANNER },
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -246,7 +265,7 @@ async function build() {
   mkdirSync(OUT_DIR, { recursive: true });
   const mujocoDir = splitMujoco(hashes, unique);
   const started = performance.now();
-  const plugins = [keepModuleUrls(hashes), ...(mujocoDir ? [mujocoFromSplit(mujocoDir)] : [])];
+  const plugins = [keepModuleUrls(hashes), mujocoFromSplit(mujocoDir)];
   const read = new Set(mujocoDir ? [MUJOCO_JS] : []);
   const define = {};
   const derived = mujocoDir ? [`${mujocoDir}/mujoco_wasm.mjs`, `${mujocoDir}/mujoco_wasm.wasm`] : [];
