@@ -1,9 +1,13 @@
 // `npm start`: runs server.ts as compiled JavaScript. The sources (server.ts and everything it
-// imports from lib/ and handlers/) are bundled by esbuild into one file under .build/, once; every
+// imports from lib/ and handlers/) are bundled by esbuild into one file under .build/, once (with a
+// chunk beside it for each module imported dynamically, loaded with its packages only when it is
+// imported: the ROS 2 context and rclnodejs, the Foxglove face, the simulator's context); every
 // start checks that bundle against the sources (a SHA-256 of each file it was built from, the
-// esbuild version and this script) and rebuilds before starting when any of them differs, so a
-// changed source is never served stale. Packages stay in node_modules (imported as they are), and
-// files the server reads at run time (settings, docs/, lib/ui/static, share/) are read live.
+// esbuild version and this script; a file whose size, times and inode are those it had well before
+// the build is not read again: stampOf) and rebuilds before starting when any of them differs, so a
+// changed source is never served stale. The packages' JavaScript is compiled in too (an input as a
+// source is; PACKAGES_KEPT are imported from node_modules as they are), and files the server reads at
+// run time (settings, docs/, lib/ui/static, share/, the docs pages' assets) are read live.
 // Why: under tsx every start compiled ~150 files through module hooks on a second thread, which
 // took about a second and ~150 MB more memory (see docs/benchmarks.md, startup section).
 // One package is not imported as it is: mujoco-js carries its WebAssembly binary as an 11 MB base64
@@ -27,6 +31,24 @@ const ENTRY = 'server.ts';
 const PRUNE_AFTER_MS = 10 * 60_000;
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * A file's stamp: what changes whenever its content does (size, modification and change times, inode). A start trusts
+ * an input whose stamp is the one recorded at build without reading it, as git trusts its index, unless the file changed
+ * within RACY_MS of the build (a write in the same tick of the file system's clock as the build's read keeps the
+ * stamp): that file is read and hashed at every start. The change time cannot be set back (touch, cp -p, tar and rsync
+ * set the modification time only). Hashing the inputs was ~25 ms of every start, 11 MB of it mujoco-js's JavaScript.
+ */
+const stampOf = (stat) => `${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}:${stat.ino}`;
+const RACY_MS = 2000;
+
+/** A build's record of each input it read: its stamp (taken before reading) and the SHA-256 of what it read. */
+function readInput(file, inputs) {
+  const stat = statSync(path.join(ROOT, file));
+  const bytes = readFileSync(path.join(ROOT, file));
+  inputs.set(file, { hash: sha256(bytes), stamp: stampOf(stat) });
+  return bytes;
+}
 
 /** The package whose WebAssembly binary is written out of its JavaScript (see the head of this file). */
 const MUJOCO_JS = 'node_modules/mujoco-js/dist/mujoco_wasm.js';
@@ -61,8 +83,12 @@ function currentBundle() {
     return undefined;
   }
   if (manifest.tool !== toolKey(esbuildVersion)) return undefined;
+  const stamps = typeof manifest.stamps === 'object' && manifest.stamps !== null ? manifest.stamps : {};
+  const trustedBefore = typeof manifest.builtAt === 'number' ? manifest.builtAt - RACY_MS : Number.NEGATIVE_INFINITY;
   for (const [file, hash] of Object.entries(manifest.inputs)) {
     try {
+      const stat = statSync(path.join(ROOT, file));
+      if (stamps[file] === stampOf(stat) && stat.ctimeMs < trustedBefore) continue;
       if (sha256(readFileSync(path.join(ROOT, file))) !== hash) return undefined;
     } catch {
       return undefined;
@@ -87,11 +113,15 @@ function keepModuleUrls(hashes) {
     name: 'armgate-module-urls',
     setup(build) {
       build.onLoad({ filter: /\.ts$/ }, (args) => {
-        const bytes = readFileSync(args.path);
         // The hash of exactly what was compiled: a file changed during the build is rebuilt next start.
-        hashes.set(path.relative(ROOT, args.path).split(path.sep).join('/'), sha256(bytes));
+        const bytes = readInput(path.relative(ROOT, args.path).split(path.sep).join('/'), hashes);
         const url = JSON.stringify(pathToFileURL(args.path).href);
         return { contents: bytes.toString('utf8').replaceAll('import.meta.url', url), loader: 'ts' };
+      });
+      // The packages' files, compiled into the bundle as they are: hashed as the sources are (an update rebuilds).
+      build.onLoad({ filter: /\.(js|mjs|cjs|json)$/ }, (args) => {
+        const bytes = readInput(path.relative(ROOT, args.path).split(path.sep).join('/'), hashes);
+        return { contents: bytes, loader: args.path.endsWith('.json') ? 'json' : 'js' };
       });
     },
   };
@@ -107,14 +137,16 @@ function keepModuleUrls(hashes) {
 function splitMujoco(hashes, unique) {
   let text;
   try {
-    text = readFileSync(path.join(ROOT, MUJOCO_JS));
+    text = readInput(MUJOCO_JS, hashes);
   } catch {
     return undefined;
   }
   const match = MUJOCO_INLINE_BINARY.exec(text.toString('latin1'));
-  if (!match) return undefined;
-  const hash = sha256(text);
-  hashes.set(MUJOCO_JS, hash);
+  if (!match) {
+    hashes.delete(MUJOCO_JS);
+    return undefined;
+  }
+  const hash = hashes.get(MUJOCO_JS).hash;
   const dir = `mujoco-${hash.slice(0, 16)}`;
   const js = text
     .toString('utf8')
@@ -128,19 +160,28 @@ function splitMujoco(hashes, unique) {
   return dir;
 }
 
-/** The bundle imports the split copy of mujoco-js (relative to the bundle, both under .build/). */
+/** The bundle imports the split copy of mujoco-js (relative to the bundle, both under .build/), or the package as it is. */
 function mujocoFromSplit(dir) {
   return {
     name: 'armgate-mujoco-split',
     setup(build) {
       build.onResolve({ filter: /^mujoco-js$/ }, (args) =>
-        args.kind === 'import-statement' || args.kind === 'dynamic-import'
+        dir !== undefined && (args.kind === 'import-statement' || args.kind === 'dynamic-import')
           ? { path: `./${dir}/mujoco_wasm.mjs`, external: true }
-          : undefined,
+          : { path: 'mujoco-js', external: true },
       );
     },
   };
 }
+
+/**
+ * The packages imported from node_modules as they are, not compiled into the bundle: rclnodejs (native code, imported by
+ * name when the ROS 2 backend starts), ws's optional native helpers, and the packages read as files at run time
+ * (the docs pages' assets, the live page's) or run as a process (tsx, esbuild).
+ */
+const PACKAGES_KEPT = ['rclnodejs', 'bufferutil', 'utf-8-validate', 'swagger-ui-dist', 'redoc', 'tsx', 'esbuild'];
+const BANNER =
+  "import { createRequire as armgateCreateRequire } from 'node:module';\nconst require = armgateCreateRequire(import.meta.url);";
 
 /**
  * Entries bundled besides server.ts, each into its own .build/<name>-<hash>.mjs before the server's bundle: the
@@ -152,46 +193,79 @@ const WORKER_ENTRIES = [
   { entry: 'lib/trajectory/worker.ts', name: 'trajectory-worker', constant: 'ARMGATE_COMPILED_TRAJECTORY_WORKER' },
 ];
 
-/** Bundles one entry into .build/<name>-<hash>.mjs (and its map); returns the file name and the sources it read. */
+/**
+ * Bundles one entry into .build/<name>-<hash>.mjs, and each module it imports dynamically (the ROS 2 context, the Foxglove
+ * face, the simulator) into a chunk of its own, .build/chunk-<hash>.mjs, with maps: a module and the packages it imports
+ * are loaded when the import runs, not at start (esbuild's splitting; without it the packages a dynamically imported
+ * module imports were imported by the one bundle at start). Names carry esbuild's hash of the content (and of the chunks
+ * they import), so a file once written never changes. Returns the entry's file name, every file written and the sources
+ * read.
+ */
 async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes, unique }) {
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: [entry],
+    entryPoints: { [name]: entry },
     bundle: true,
-    packages: 'external',
+    splitting: true,
+    // Packages are compiled in with the sources (node's loader resolved, read and compiled ~400 of their files one
+    // by one at every start: ~200 ms); not those loaded as native code or by name at run time.
+    external: PACKAGES_KEPT,
+    // A package written as CommonJS requires node's modules with the `require` of a CommonJS module.
+    banner: { js: BANNER },
     platform: 'node',
     format: 'esm',
     target: 'node20',
     write: false,
     metafile: true,
     sourcemap: 'linked',
-    outfile: path.join(OUT_DIR, `${name}.mjs`),
+    outdir: OUT_DIR,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    outExtension: { '.js': '.mjs' },
     plugins,
     define,
     logLevel: 'silent',
   });
-  const code = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
-  const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
+  const entryPath = Object.entries(result.metafile.outputs).find(([, output]) => output.entryPoint !== undefined)?.[0];
+  const code = result.outputFiles.find((f) => entryPath !== undefined && f.path === path.resolve(ROOT, entryPath));
   if (!code) throw new Error(`esbuild produced no bundle of ${entry}`);
+  // The entry is named by the SHA-256 of its text, which names the chunks it imports (by their content's hash).
+  const esbuildName = path.basename(code.path);
   const file = `${name}-${sha256(code.contents).slice(0, 16)}.mjs`;
-  const text = code.text.replace(`//# sourceMappingURL=${name}.mjs.map`, `//# sourceMappingURL=${file}.map`);
-  writeAtomically(path.join(OUT_DIR, `${file}.map`), map?.text ?? '', unique);
-  writeAtomically(path.join(OUT_DIR, file), text, unique);
+  const files = [file, `${file}.map`];
+  for (const output of result.outputFiles) {
+    const own = path.basename(output.path);
+    if (output === code) {
+      writeAtomically(
+        path.join(OUT_DIR, file),
+        code.text.replace(`//# sourceMappingURL=${esbuildName}.map`, `//# sourceMappingURL=${file}.map`),
+        unique,
+      );
+    } else if (own === `${esbuildName}.map`) {
+      writeAtomically(path.join(OUT_DIR, `${file}.map`), output.contents, unique);
+    } else {
+      if (output.text.includes(esbuildName)) throw new Error(`the chunk ${own} imports the entry ${entry}`);
+      writeAtomically(output.path, output.contents, unique);
+      files.push(own);
+    }
+  }
   for (const input of Object.keys(result.metafile.inputs)) {
     if (!hashes.has(input)) throw new Error(`${input} was bundled without passing the source hook`);
   }
-  return { file, inputs: Object.keys(result.metafile.inputs) };
+  return { file, files, inputs: Object.keys(result.metafile.inputs) };
 }
 
 /** Bundles the sources into .build/server-<hash>.mjs (and the worker entries) and names them in the manifest (all written atomically). */
 async function build() {
   const esbuild = await import('esbuild');
+  // Before any input is read: a stamp is trusted only for a file that changed well before this.
+  const builtAt = Date.now();
   const hashes = new Map();
   const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
   mkdirSync(OUT_DIR, { recursive: true });
   const mujocoDir = splitMujoco(hashes, unique);
   const started = performance.now();
-  const plugins = [keepModuleUrls(hashes), ...(mujocoDir ? [mujocoFromSplit(mujocoDir)] : [])];
+  const plugins = [keepModuleUrls(hashes), mujocoFromSplit(mujocoDir)];
   const read = new Set(mujocoDir ? [MUJOCO_JS] : []);
   const define = {};
   const derived = mujocoDir ? [`${mujocoDir}/mujoco_wasm.mjs`, `${mujocoDir}/mujoco_wasm.wasm`] : [];
@@ -200,17 +274,22 @@ async function build() {
     const built = await bundleEntry(esbuild, { entry: worker.entry, name: worker.name, plugins, hashes, unique });
     for (const input of built.inputs) read.add(input);
     define[worker.constant] = JSON.stringify(pathToFileURL(path.join(OUT_DIR, built.file)).href);
-    derived.push(built.file);
-    keep.push(built.file, `${built.file}.map`);
+    derived.push(...built.files.filter((f) => f.endsWith('.mjs')));
+    keep.push(...built.files);
   }
   const server = await bundleEntry(esbuild, { entry: ENTRY, name: 'server', plugins, define, hashes, unique });
   for (const input of server.inputs) read.add(input);
   const inputs = {};
-  for (const file of [...read].sort()) inputs[file] = hashes.get(file);
+  const stamps = {};
+  for (const file of [...read].sort()) {
+    inputs[file] = hashes.get(file).hash;
+    stamps[file] = hashes.get(file).stamp;
+  }
   const bundle = server.file;
-  const manifest = { bundle, tool: toolKey(esbuild.version), inputs, derived };
+  derived.push(...server.files.filter((f) => f.endsWith('.mjs') && f !== bundle));
+  const manifest = { bundle, tool: toolKey(esbuild.version), inputs, stamps, builtAt, derived };
   writeAtomically(MANIFEST, `${JSON.stringify(manifest, null, 1)}\n`, unique);
-  prune([bundle, `${bundle}.map`, ...keep]);
+  prune([...server.files, ...keep]);
   if (process.stderr.isTTY) {
     const ms = Math.round(performance.now() - started);
     process.stderr.write(`armgate: compiled ${Object.keys(inputs).length} source files into .build/ (${ms} ms)\n`);

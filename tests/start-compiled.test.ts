@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, cp, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -186,6 +186,44 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       assert.doesNotMatch(changed.stdout, /the bundle ran/, 'the old bundle did not run');
       const manifestAfter = JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8'));
       assert.notEqual(manifestAfter.bundle, built);
+    } finally {
+      await settings.cleanup();
+      await project.cleanup();
+    }
+  });
+
+  it('rebuilds when a source changes keeping its size and modification time (a start reads only files whose stamp changed)', async () => {
+    const project = await copyProject();
+    const settings = await writeSettings();
+    try {
+      // lib/server/start.ts is given a modification time of whole seconds (a time set back is set exactly), and the
+      // copy is older than the build by more than the racy window: the build's stamps of it are trusted after.
+      const file = path.join(project.dir, 'lib', 'server', 'start.ts');
+      const mtime = Math.floor(Date.now() / 1000) - 3600;
+      await utimes(file, mtime, mtime);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const first = await start(project.dir, settings.file);
+      assert.equal(first.code, 0, first.stderr);
+      const { bundle } = JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8'));
+      // One line of lib/server/start.ts replaced by one of the same length, and the file's times set back.
+      const before = await stat(file);
+      const text = await readFile(file, 'utf8');
+      const edit = "process.stdout.write('the same-size edit ran\\n');";
+      // A one-line comment at the top level, as long as the edit at least.
+      const line = text.split('\n').find((l) => /^\/\*\*.*\*\/$/.test(l) && l.length >= edit.length);
+      assert.ok(line, 'a one-line comment to replace');
+      await writeFile(file, text.replace(line, edit.padEnd(line.length, ' ')));
+      await utimes(file, mtime, mtime);
+      const after = await stat(file);
+      assert.equal(after.size, before.size);
+      assert.equal(after.mtimeMs, before.mtimeMs);
+      const changed = await start(project.dir, settings.file);
+      assert.equal(changed.code, 0, changed.stderr);
+      assert.match(changed.stdout, /^the same-size edit ran$/m);
+      assert.notEqual(
+        JSON.parse(await readFile(path.join(project.dir, '.build', 'manifest.json'), 'utf8')).bundle,
+        bundle,
+      );
     } finally {
       await settings.cleanup();
       await project.cleanup();

@@ -41,8 +41,11 @@ export interface AppOptions {
   readonly admission: AdmissionPolicy;
   /** The docs pages' assets, loaded when a docs path is first asked for (lib/http/docs.ts's docsAssetsOnDemand). */
   readonly docs: () => Promise<DocsAssets>;
-  /** The OpenAPI document served at /openapi.json (already built with the active limits). */
-  readonly openApiDocument: unknown;
+  /**
+   * Builds the OpenAPI document served at /openapi.json (with the active limits): called on the first request for it,
+   * not at start-up (~20 ms of a start under load), and kept.
+   */
+  readonly openApiDocument: () => unknown;
   /** Routes answered without authentication, by path pattern (e.g. OAuth discovery: 404 saying to use the token). */
   readonly open?: readonly {
     readonly path: RegExp;
@@ -112,7 +115,7 @@ export function createApp(options: AppOptions): App {
     ? (method: string, path: string, status: number, ms: number) =>
         log({ level: 'info', msg: 'request', method, path, status, ms })
     : logRequestLine;
-  const openApiBody = JSON.stringify(options.openApiDocument);
+  let openApiBody: string | undefined;
   const { services, ros } = options.state;
   const table = options.routes;
   const router = Router<IRequest, [RestCall]>();
@@ -162,7 +165,10 @@ export function createApp(options: AppOptions): App {
     });
   };
 
-  router.get('/openapi.json', () => new Response(openApiBody, { headers: { 'content-type': 'application/json' } }));
+  router.get('/openapi.json', () => {
+    openApiBody ??= JSON.stringify(options.openApiDocument());
+    return new Response(openApiBody, { headers: { 'content-type': 'application/json' } });
+  });
   for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file', '/docs/guide/:file']) {
     router.get(path, async (request: IRequest) => docsResponse(await options.docs(), new URL(request.url).pathname));
   }

@@ -254,7 +254,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     ...(state.services.guesses ? { guesses: state.services.guesses } : {}),
     admission,
     docs: docsAssetsOnDemand(),
-    openApiDocument: buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
+    openApiDocument: () => buildOpenApiDocument(active, config.limits, EVENTS_OPENAPI),
     // OAuth discovery answers 404 without a token: a 401 there makes clients such as mcp-remote start OAuth registration.
     open: [
       { path: OAUTH_DISCOVERY_PATH, respond: oauthDiscoveryResponse },
