@@ -239,7 +239,10 @@ describe('the jog WebSocket', () => {
     for (let i = 0; i < 5; i++) ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.5], ttl_ms: 60 }));
     // The ttl lapses on the simulator's clock: both times pass until the jog's last status says it ended.
     for (let i = 0; i < 200 && !messages.some((m) => m.ended); i++) await pace(10);
-    assert.ok(messages.some((m) => m.ended), 'the jog ended by its ttl');
+    assert.ok(
+      messages.some((m) => m.ended),
+      'the jog ended by its ttl',
+    );
     ws.close();
     await closed;
     await server.services.audit?.flush();
