@@ -678,7 +678,7 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
   );
 
   await check(
-    'one jogging client at a time: with another client on the jog socket, a held button says so and moves nothing',
+    'one jogging client at a time: while another client jogs over the socket, a held button says so and moves nothing',
     async () => {
       // The page's own socket closes 5 s after its last release: wait until it has let the slot go.
       await page.waitForTimeout(5500);
@@ -692,6 +692,10 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
         other.once('error', reject);
       });
       if (!/"type":"status"/.test(first)) throw new Error(`the other client's first message: ${first}`);
+      // The other client jogs joint 1 slowly (an open socket that does not jog holds nothing): the page's J7 must not.
+      const jogOther = () => other.send(JSON.stringify({ joints: [0.02, 0, 0, 0, 0, 0, 0], ttl_ms: 500 }));
+      jogOther();
+      const keepJogging = setInterval(jogOther, 100);
       let text = '';
       try {
         await page.locator('[data-jog="J7+"]').hover();
@@ -700,12 +704,14 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
         text = (await page.locator('[data-jog-state]').textContent()) ?? '';
       } finally {
         await page.mouse.up();
+        clearInterval(keepJogging);
         other.close();
       }
       if (!/another client jogs/.test(text)) throw new Error(`the panel says '${text}'`);
+      await atRest(server, 5000);
       const after = (await jointStates(server)).position;
-      const drift = Math.max(...after.map((q, i) => Math.abs(q - (before[i] ?? 0))));
-      if (drift > 1e-4) throw new Error(`the arm moved ${drift} rad`);
+      const drift = Math.max(...after.slice(1).map((q, i) => Math.abs(q - (before[i + 1] ?? 0))));
+      if (drift > 1e-4) throw new Error(`joints 2-7 moved ${drift} rad: only the other client's joint 1 may`);
     },
   );
 
