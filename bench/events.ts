@@ -7,10 +7,8 @@
  * clients in a child (events-client.ts), so the CPU figure is the server's own (plus the few
  * moves this process sends); /stop is sent from another child (stop.ts's client).
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import { startTestServer } from '../tests/support/server.ts';
+import { forkClients, keepMoving, measured, stopSamples } from './crowd-harness.ts';
 import type { Section } from './section.ts';
 import { median, summary } from './stats.ts';
 import { stopClient } from './stop.ts';
@@ -20,10 +18,6 @@ const RATE_HZ = 50;
 const SECONDS = 5;
 const STOP_SAMPLES = 40;
 const STOP_TARGET_P99_MS = 20;
-const A = [0.6, 0.4, 0, -1.2, 0.2, 1.2, 0.3];
-const B = [-0.6, 0.2, 0.2, -1.5, -0.2, 1.4, -0.3];
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface ClientResult {
   readonly counts?: number[];
@@ -33,72 +27,6 @@ interface ClientResult {
   readonly error?: string;
 }
 
-/** The child process with the clients: one job at a time. */
-interface Clients {
-  run(job: Record<string, unknown>): Promise<ClientResult>;
-  close(): void;
-}
-
-async function clients(): Promise<Clients> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./events-client.ts', import.meta.url)), {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`events client exited (code ${code})`)));
-  });
-  return {
-    run(job) {
-      return new Promise((resolve, reject) => {
-        child.once('message', (m: ClientResult) => (m.error ? reject(new Error(m.error)) : resolve(m)));
-        child.send(job);
-      });
-    },
-    close() {
-      child.removeAllListeners('exit');
-      if (child.connected) child.disconnect();
-    },
-  };
-}
-
-/** Moves the arm between two poses until `done()` (a stopped move just goes on with the next). */
-function keepMoving(server: TestServer): { done: () => Promise<void> } {
-  let running = true;
-  const loop = (async () => {
-    for (let k = 0; running; k++) {
-      const res = await fetch(`${server.url}/robot/move/joints`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ joints: k % 2 === 0 ? A : B, speed: 0.3 }),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) await sleep(50);
-    }
-  })();
-  return {
-    done: async () => {
-      running = false;
-      await loop;
-    },
-  };
-}
-
-/** Runs a job while measuring the server's CPU (% of one core) and worst event-loop delay. */
-async function measured(
-  run: () => Promise<ClientResult>,
-): Promise<{ result: ClientResult; cpuPct: number; loopMs: number }> {
-  const loop = monitorEventLoopDelay({ resolution: 1 });
-  loop.enable();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const result = await run();
-  const cpu = process.cpuUsage(cpu0);
-  const elapsedMs = performance.now() - t0;
-  loop.disable();
-  return { result, cpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, loopMs: loop.max / 1e6 };
-}
-
 export const eventsSection: Section = {
   id: 'events',
   description:
@@ -106,20 +34,11 @@ export const eventsSection: Section = {
   async run() {
     // No token: the /stop client of the stop section sends none (the token check costs nothing measurable).
     const server = await startTestServer();
-    const child = await clients();
+    const child = await forkClients<ClientResult>(new URL('./events-client.ts', import.meta.url), 'events client');
     const stopper = await stopClient();
-    const stops = async () => {
-      // One unmeasured stop first: the stop client's own first request in its fresh process takes about 60 ms (from
-      // curl, the server's first /stop takes 10 ms), which is not what a stop costs.
-      await stopper.stop(server.url);
-      await sleep(200);
-      const ms: number[] = [];
-      for (let k = 0; k < STOP_SAMPLES; k++) {
-        ms.push(await stopper.stop(server.url));
-        await sleep(200);
-      }
-      return summary(ms);
-    };
+    // One unmeasured stop first: the stop client's own first request in its fresh process takes about 60 ms (from
+    // curl, the server's first /stop takes 10 ms), which is not what a stop costs.
+    const stops = () => stopSamples(stopper, server.url, STOP_SAMPLES);
     const mover = keepMoving(server);
     const rows: (string | number)[][] = [];
     const stopRows: (string | number)[][] = [];

@@ -4,72 +4,21 @@
  * beside it, and POST /stop p50/p99 with no Foxglove client and with 50. The server runs in this process, the
  * clients in a child (foxglove-client.ts), /stop from another (stop.ts's client).
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import { startTestServer } from '../tests/support/server.ts';
+import { forkClients, keepMoving, measured, stopSamples } from './crowd-harness.ts';
 import type { Section } from './section.ts';
-import { median, summary } from './stats.ts';
+import { median } from './stats.ts';
 import { stopClient } from './stop.ts';
 import { type Table, verdict } from './table.ts';
 
 const SECONDS = 5;
 const STOP_SAMPLES = 40;
 const STOP_TARGET_P99_MS = 20;
-const A = [0.6, 0.4, 0, -1.2, 0.2, 1.2, 0.3];
-const B = [-0.6, 0.2, 0.2, -1.5, -0.2, 1.4, -0.3];
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface ClientResult {
   readonly counts?: number[];
   readonly seconds?: number;
   readonly error?: string;
-}
-
-async function clients(): Promise<{ run(job: Record<string, unknown>): Promise<ClientResult>; close(): void }> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./foxglove-client.ts', import.meta.url)), {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`foxglove client exited (code ${code})`)));
-  });
-  return {
-    run(job) {
-      return new Promise((resolve, reject) => {
-        child.once('message', (m: ClientResult) => (m.error ? reject(new Error(m.error)) : resolve(m)));
-        child.send(job);
-      });
-    },
-    close() {
-      child.removeAllListeners('exit');
-      if (child.connected) child.disconnect();
-    },
-  };
-}
-
-/** Moves the arm between two poses until `done()` (a stopped move just goes on with the next). */
-function keepMoving(server: TestServer): { done: () => Promise<void> } {
-  let running = true;
-  const loop = (async () => {
-    for (let k = 0; running; k++) {
-      const res = await fetch(`${server.url}/robot/move/joints`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ joints: k % 2 === 0 ? A : B, speed: 0.3 }),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) await sleep(50);
-    }
-  })();
-  return {
-    done: async () => {
-      running = false;
-      await loop;
-    },
-  };
 }
 
 export const foxgloveSection: Section = {
@@ -80,18 +29,9 @@ export const foxgloveSection: Section = {
     const server = await startTestServer({ foxglove: { enabled: true, port: 0 } });
     const url = server.foxglove?.url;
     if (!url) throw new Error('the Foxglove server did not start');
-    const child = await clients();
+    const child = await forkClients<ClientResult>(new URL('./foxglove-client.ts', import.meta.url), 'foxglove client');
     const stopper = await stopClient();
-    const stops = async () => {
-      await stopper.stop(server.url); // the stop client's own first request (see events.ts)
-      await sleep(200);
-      const ms: number[] = [];
-      for (let k = 0; k < STOP_SAMPLES; k++) {
-        ms.push(await stopper.stop(server.url));
-        await sleep(200);
-      }
-      return summary(ms);
-    };
+    const stops = () => stopSamples(stopper, server.url, STOP_SAMPLES);
     const mover = keepMoving(server);
     const rows: (string | number)[][] = [];
     const stopRows: (string | number)[][] = [];
@@ -99,14 +39,7 @@ export const foxgloveSection: Section = {
       const s0 = await stops();
       stopRows.push(['no Foxglove client', s0.p50, s0.p99, verdict(s0.p99 < STOP_TARGET_P99_MS)]);
       for (const n of [1, 50]) {
-        const loop = monitorEventLoopDelay({ resolution: 1 });
-        loop.enable();
-        const cpu0 = process.cpuUsage();
-        const t0 = performance.now();
-        const result = await child.run({ url, clients: n, seconds: SECONDS });
-        const cpu = process.cpuUsage(cpu0);
-        const cpuPct = ((cpu.user + cpu.system) / 1000 / (performance.now() - t0)) * 100;
-        loop.disable();
+        const { result, cpuPct, loopMs } = await measured(() => child.run({ url, clients: n, seconds: SECONDS }));
         const counts = result.counts ?? [];
         const seconds = result.seconds ?? SECONDS;
         rows.push([
@@ -114,7 +47,7 @@ export const foxgloveSection: Section = {
           counts.reduce((a, b) => a + b, 0) / seconds,
           median(counts) / seconds,
           cpuPct,
-          loop.max / 1e6,
+          loopMs,
           server.foxglove?.counts.dropped ?? 0,
         ]);
         if (n === 50) {
