@@ -50,27 +50,14 @@ export function screenUpgrade(
       403,
       `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
     );
-  const principal = authenticate(authorizationOf(request), request.socket.remoteAddress ?? '');
-  if (!principal.ok && principal.error.kind === 'too_many_requests') {
-    state.services.audit?.recordRefusal(
-      'foxglove',
-      request.socket.remoteAddress ?? '',
-      'GET',
-      (request.url ?? '/').split('?')[0] ?? '/',
-      429,
-      principal.error.detail,
-    );
-    return refuse(socket, 429, principal.error.detail, { 'Retry-After': principal.error.retryAfterS });
-  }
+  const address = request.socket.remoteAddress ?? '';
+  const principal = authenticate(authorizationOf(request), address);
   if (!principal.ok) {
-    state.services.audit?.recordRefusal(
-      'foxglove',
-      request.socket.remoteAddress ?? '',
-      'GET',
-      (request.url ?? '/').split('?')[0] ?? '/',
-      401,
-      principal.error.kind === 'validation' ? '' : principal.error.detail,
-    );
+    const tooMany = principal.error.kind === 'too_many_requests' ? principal.error : undefined;
+    const detail = principal.error.kind === 'validation' ? '' : principal.error.detail;
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    state.services.audit?.recordRefusal('foxglove', address, 'GET', path, tooMany ? 429 : 401, detail);
+    if (tooMany) return refuse(socket, 429, tooMany.detail, { 'Retry-After': tooMany.retryAfterS });
     return refuse(
       socket,
       401,

@@ -16,9 +16,9 @@ import { createTestApp, type TestApp } from '../support/server.ts';
 import {
   atRestOnClock,
   createSteppedApp,
+  movingOnClock,
   steppedTarget,
   steppedUntilSettled,
-  waitOnClock,
 } from '../support/stepped.ts';
 
 const TIME_SCALE = 10;
@@ -155,16 +155,7 @@ describe('confirmed completion of trajectories (wait)', () => {
 
   const away = (q: readonly number[], d: number) => q.map((v, j) => (j === 0 ? v + d : v));
   /** Until the arm moves: a trajectory is checked in a worker thread, in the machine's time, before it runs. */
-  const moving = () =>
-    waitOnClock(
-      clock,
-      'the arm moving',
-      () => jointStates(app),
-      (st) => st.velocity.some((v) => v !== 0),
-      20_000,
-      2,
-      15_000,
-    );
+  const moving = () => movingOnClock(app, clock);
 
   it('without wait answers at publication, with no outcome', async () => {
     const start = (await atRest(server)).position;
@@ -293,15 +284,7 @@ describe('agents over MCP: cancellation and progress', () => {
       signal: controller.signal,
     });
     // The call is planned in the machine's time: the 600 ms of the clock count from the motion's start.
-    await waitOnClock(
-      clock,
-      'the arm moving',
-      () => jointStates(server),
-      (st) => st.velocity.some((v) => v !== 0),
-      20_000,
-      2,
-      15_000,
-    );
+    await movingOnClock(server, clock);
     await sleep(600);
     controller.abort('the agent changed its mind');
     await assert.rejects(call);

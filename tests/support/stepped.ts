@@ -118,6 +118,28 @@ export async function waitOnClock<T>(
 }
 
 /**
+ * Waits (on `clock`, in steps of `stepMs`) until some joint moves; `machineMs` as in {@link waitOnClock}: the motion
+ * is planned or checked in the machine's time (a planner, a worker thread) while the clock runs on.
+ */
+export function movingOnClock(
+  app: InMemory,
+  clock: SteppedClock,
+  limitMs = 20_000,
+  stepMs = 2,
+  machineMs = 15_000,
+): Promise<JointStates> {
+  return waitOnClock(
+    clock,
+    'the arm moving',
+    () => jointStates(app),
+    (s) => s.velocity.some((v) => v !== 0),
+    limitMs,
+    stepMs,
+    machineMs,
+  );
+}
+
+/**
  * Waits (on `clock`, in steps of 2 ms) until the arm rests: every joint velocity 0 on two polls a step apart, at the
  * same position. One poll is not enough on a stepped clock: its steps fall on the controller's periods, so a sample
  * at the instant a trajectory reverses through a point (its velocity exactly 0 there) is no rare coincidence.
