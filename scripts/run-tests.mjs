@@ -1,6 +1,7 @@
 // Finds tests/**/*.test.ts and runs them with node's test runner through tsx (Node 20's --test
 // does not expand globs itself). Extra arguments pass through, e.g. --test-name-pattern. A test that
 // hangs (a request never answered) fails after 5 minutes instead of holding CI until its limit.
+// A second reporter lists the failed tests at the very end (scripts/failed-tests-reporter.mjs).
 // tests/ros2/ is left out: those suites need the ROS 2 core and run with `npm run test:ros2`.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -18,6 +19,10 @@ const args = [
   '--test',
   '--test-concurrency=2',
   '--test-timeout=300000',
+  '--test-reporter=tap',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${path.join(root, 'scripts', 'failed-tests-reporter.mjs')}`,
+  '--test-reporter-destination=stdout',
   ...process.argv.slice(2),
   ...files,
 ];
