@@ -279,11 +279,11 @@ function isZero(target: JogTarget): boolean {
     : target.linear.every((f) => f === 0) && target.angular.every((f) => f === 0);
 }
 
-/** A jog target in a few words: "joint2 +0.50" or "linear (1, 0, 0) in the base frame". */
+/** A jog target in a few words: "joint2 +0.50" (a fraction too small for 2 decimals as it is) or "linear (1, 0, 0) in the base frame". */
 export function describeTarget(target: JogTarget): string {
   if (target.kind === 'joints') {
     const moving = target.fractions
-      .map((f, j) => (f === 0 ? '' : `joint${j + 1} ${f > 0 ? '+' : ''}${f.toFixed(2)}`))
+      .map((f, j) => (f === 0 ? '' : `joint${j + 1} ${f > 0 ? '+' : ''}${Math.abs(f) < 0.005 ? f : f.toFixed(2)}`))
       .filter(Boolean);
     return moving.length > 0 ? moving.join(', ') : 'no joint';
   }

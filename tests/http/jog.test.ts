@@ -311,6 +311,12 @@ describe('POST /robot/jog', () => {
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], frame: 'tool' }, ['body', 'frame']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 5 }, ['body', 'ttl_ms']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 10_000 }, ['body', 'ttl_ms']],
+      [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 19 }, ['body', 'ttl_ms']],
+      [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 501 }, ['body', 'ttl_ms']],
+      [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 20.5 }, ['body', 'ttl_ms']],
+      ['{"joints": [0.5, 0, 0, 0, 0, 0, 0], "ttl_ms": 1e-100}', ['body', 'ttl_ms']],
+      [{ joints: [1.0000000000000002, 0, 0, 0, 0, 0, 0] }, ['body', 'joints', 0]],
+      [{ linear: [0, -1.0000000000000002, 0] }, ['body', 'linear', 1]],
       [{}, ['body', 'joints']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], speed: 1 }, ['body', 'speed']],
       // JSON.parse keeps "__proto__" as a key of its own: an unknown key like any other, never a prototype.
@@ -328,6 +334,28 @@ describe('POST /robot/jog', () => {
     await sleep(50);
     assert.deepEqual(await positions(), WORK, 'nothing moved');
     assert.equal(app.services.jog?.owner(), undefined, 'nothing jogs');
+  });
+
+  it('fractions as small as 1e-100 and 5e-324 are taken, move nothing and end by their ttl, the arm free after', async () => {
+    for (const body of [
+      { joints: [5e-324, 0, 0, 0, 0, 0, -1e-100], ttl_ms: 100 },
+      { linear: [1e-100, 0, -5e-324], angular: [0, 5e-324, 0], ttl_ms: 100 },
+      { angular: [1e-100, 0, 0], frame: 'tool', ttl_ms: 100 },
+    ]) {
+      events = [];
+      const res = await post('/robot/jog', body);
+      const answer = (await res.json()) as { jogging: boolean; message: string };
+      assert.equal(res.status, 200, JSON.stringify(answer));
+      assert.equal(answer.jogging, true);
+      // The answer names what was asked, not a rounded 0.
+      assert.match(answer.message, /e-(100|324)/, answer.message);
+      await jogOver(1000);
+      const q = await positions();
+      assert.ok(q.every(Number.isFinite), `positions ${q}`);
+      assert.deepEqual(q, WORK, `${JSON.stringify(body)} moved the arm`);
+      assert.equal(events.find((e) => e.type === 'jog' && e.data.state === 'ended')?.data.reason, 'ttl');
+    }
+    assert.equal((await post('/robot/move/joints', { joints: WORK, speed: 1 })).status, 200, 'the arm is free');
   });
 
   it('the audit trail records who jogged, its start and its end', async () => {
