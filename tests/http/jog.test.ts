@@ -196,6 +196,8 @@ describe('POST /robot/jog', () => {
     const q7 = (await positions())[6] ?? 0;
     assert.ok(q7 <= 3.05 && q7 > 3.05 - 1e-3, `joint7 at ${q7}`);
     assert.equal(limit?.kind, 'joint_limit');
+    // Held against the limit until the commands stopped: /events says it ended at a limit.
+    assert.equal(events.find((e) => e.type === 'jog' && e.data.state === 'ended')?.data.reason, 'limit');
   });
 
   it('a jog toward the workspace box or a keep-out box stops outside (inside the workspace)', async () => {
