@@ -93,12 +93,16 @@ async function jogOver(timeoutMs = 5000): Promise<void> {
   );
 }
 
+/** When (the clock's ms) the last command of {@link hold} was answered. */
+let lastCommandAtMs = 0;
+
 /** Sends `body` every 50 ms for `ms`; returns the positions at the last answer. */
 async function hold(body: unknown, ms: number): Promise<number[]> {
   const until = clock.nowMs() + ms;
   let last: number[] = [];
   while (clock.nowMs() < until) {
     const res = await post('/robot/jog', body);
+    lastCommandAtMs = clock.nowMs();
     // The controller's state when the command was taken (it catches up first), not the last published one.
     last = [...(app.context.jogStatus?.().positions ?? [])];
     assert.equal(res.status, 200, await res.text());
@@ -129,6 +133,12 @@ beforeEach(async () => {
 describe('POST /robot/jog', () => {
   it('a held joint jog moves only that joint; after the last command the arm rests within ttl + braking', async () => {
     const last = await hold({ joints: [0, 0, 0, 0, 1, 0, 0] }, 600);
+    await waitOnClock(clock, 'the arm at rest', state, (s) => s.velocity.every((v) => v === 0), 5000, 2);
+    // At rest within ttl (200 ms) + the braking time from jog speed (at 0.9 of the acceleration limit), give or take
+    // the 2 ms steps of this wait and a controller period.
+    const restAfterMs = clock.nowMs() - lastCommandAtMs;
+    const brakingMs = ((0.25 * (VMAX[4] ?? 0)) / (0.9 * (AMAX[4] ?? 1))) * 1000;
+    assert.ok(restAfterMs <= 200 + brakingMs + 6, `at rest ${restAfterMs} ms after the last command`);
     await jogOver();
     const q = await positions();
     for (const [j, value] of q.entries()) if (j !== 4) assert.equal(value, WORK[j], `joint ${j + 1} moved`);
