@@ -415,6 +415,30 @@ describe('POST /robot/jog/step', () => {
     );
   });
 
+  it("a step cut short by its client's all-zero command or next step says so (success false); the next is exact", async () => {
+    type Step = { success: boolean; reason: string; message: string; joints: number[] };
+    const first = send('/robot/jog/step', { joint: 7, delta: 0.2 });
+    await sleep(100);
+    const zero = await post('/robot/jog', { joints: [0, 0, 0, 0, 0, 0, 0] });
+    assert.equal(((await zero.json()) as { jogging: boolean }).jogging, false);
+    const released = (await (await answer(first, 'the step')).json()) as Step;
+    assert.deepEqual([released.success, released.reason], [false, 'released'], JSON.stringify(released));
+    assert.match(released.message, /released before the end of the step/);
+    assert.ok((released.joints[6] ?? 0) < 0.2 - 0.01, `joint7 at ${released.joints[6]}`);
+    // A newer step of the same client ends the one in force first: that one is short, the newer one exact.
+    const start = released.joints[5] ?? 0;
+    const longer = send('/robot/jog/step', { joint: 6, delta: 0.2 });
+    await sleep(60);
+    const newer = send('/robot/jog/step', { joint: 6, delta: -0.05 });
+    const [a, b] = (await Promise.all(
+      (await answer(Promise.all([longer, newer]), 'both steps')).map((r) => r.json()),
+    )) as [Step, Step];
+    assert.deepEqual([a.success, a.reason], [false, 'released'], JSON.stringify(a));
+    assert.ok((a.joints[5] ?? 0) - start < 0.2 - 0.01, `joint6 went ${(a.joints[5] ?? 0) - start}`);
+    assert.equal(b.success, true, JSON.stringify(b));
+    assert.ok(Math.abs((b.joints[5] ?? 0) - ((a.joints[5] ?? 0) - 0.05)) < 1e-3, `joint6 at ${b.joints[5]}`);
+  });
+
   it('a step into a limit stops short and says so; bounds on every field', async () => {
     const near = [...WORK];
     near[0] = -2.9;
