@@ -58,7 +58,9 @@ export const operation = defineOperation({
             ? `stopped short at a limit: ${limit?.detail ?? 'a limit'}; at rest`
             : reason === 'released'
               ? 'released before the end of the step by another command of this client (a release or a newer step); at rest'
-              : 'stopped before the end of the step; at rest',
+              : reason === 'stop'
+                ? "stopped before the end of the step; the stop's hold brakes the arm to rest"
+                : 'stopped before the end of the step; at rest',
         reason,
         joints: positions.map((q) => Math.round(q * 1e9) / 1e9),
         limit,

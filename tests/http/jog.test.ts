@@ -439,6 +439,26 @@ describe('POST /robot/jog/step', () => {
     assert.ok(Math.abs((b.joints[5] ?? 0) - ((a.joints[5] ?? 0) - 0.05)) < 1e-3, `joint6 at ${b.joints[5]}`);
   });
 
+  it('POST /stop ends a step at once: it answers success false, reason stop; the arm rests short of its goal', async () => {
+    const step = send('/robot/jog/step', { joint: 1, delta: -0.2 });
+    await sleep(80);
+    assert.equal((await post('/stop')).status, 200);
+    const stopped = (await (await answer(step, 'the step')).json()) as {
+      success: boolean;
+      reason: string;
+      message: string;
+      joints: number[];
+    };
+    // As a stopped move does, it answers at once: the stop's hold brakes the arm (a few ms more) and holds it.
+    assert.deepEqual([stopped.success, stopped.reason], [false, 'stop'], JSON.stringify(stopped));
+    assert.match(stopped.message, /the stop's hold brakes the arm to rest/);
+    await jogOver(1000);
+    const rest = await positions();
+    assert.ok((rest[0] ?? 0) > -0.2 + 0.01, `joint1 at ${rest[0]}`);
+    await sleep(300);
+    assert.deepEqual(await positions(), rest, 'held there');
+  });
+
   it('a step into a limit stops short and says so; bounds on every field', async () => {
     const near = [...WORK];
     near[0] = -2.9;
