@@ -26,6 +26,13 @@ import { requireRos2, TestStack, useDomain } from './support/stack.ts';
 requireRos2();
 useDomain(2);
 
+/**
+ * How long a sequence's first goal may take to reach the stack: the runner is a new process and a new DDS participant,
+ * which must start, discover the stack and its topics and open the bag first (at load average 25, beside two busy
+ * processes, 10 s was not enough: 30 s from the runner's start to its recording was seen). A bound, not a pace.
+ */
+const FIRST_GOAL_MS = 60_000;
+
 interface Status {
   status: string;
   returncode?: number;
@@ -199,7 +206,7 @@ describe('sequence runner on ros2 over real DDS', () => {
     const from = stack.events.length;
     const started = await startSequence(url, 'stopped', 3, 0.1);
     assert.equal(started.status, 200, await started.text());
-    await stack.waitFor((e) => e.event === 'goal', 10_000, from);
+    await stack.waitFor((e) => e.event === 'goal', FIRST_GOAL_MS, from);
     await sleep(500);
     const pid = (await status(url)).pid;
     const stopped = await call(url, '/stop', {});
@@ -233,7 +240,7 @@ describe('sequence runner on ros2 over real DDS', () => {
     const from = stack.events.length;
     const started = await startSequence(url, 'paused', 1, 0.2);
     assert.equal(started.status, 200, await started.text());
-    await stack.waitFor((e) => e.event === 'goal', 10_000, from);
+    await stack.waitFor((e) => e.event === 'goal', FIRST_GOAL_MS, from);
     // Paused while a goal moves the arm (between two goals the runner may send the next before it hears of the pause).
     for (let i = 0; i < 200 && !(await stack.state()).moving; i++) await sleep(20);
     await sleep(200);
@@ -376,7 +383,7 @@ describe('sequence runner on ros2 over real DDS', () => {
     const started = await startSequence(url, 'killed', 3, 0.1);
     assert.equal(started.status, 200, await started.text());
     // Mid-sequence: its first goal has reached the stack (the runner opened the bag before it), and it moves.
-    await stack.waitFor((e) => e.event === 'goal', 20_000, from);
+    await stack.waitFor((e) => e.event === 'goal', FIRST_GOAL_MS, from);
     await sleep(500);
     const pid = (await status(url)).pid;
     assert.ok(pid, 'the runner pid');
