@@ -10,6 +10,8 @@ export type MoveAnswer =
 export interface Recording {
   /** The topics recorded, as `name (type)`. */
   readonly topics: readonly string[];
+  /** Waits (bounded) until what the recorded topics published up to now has arrived: at the end of a run, before the close. */
+  catchUp?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -37,6 +37,8 @@ async function finish(code: number, line?: string): Promise<never> {
   if (exiting) return new Promise<never>(() => undefined);
   exiting = true;
   if (line) (code === EXIT.ok ? log : warn)(line);
+  // A run that ended well records up to its end (nothing is in flight); a stop cancels first.
+  if (code === EXIT.ok) await recording?.catchUp?.().catch(() => undefined);
   try {
     await backend?.close(line ?? 'the sequence ended', CANCEL_WAIT_MS);
   } catch (e) {
