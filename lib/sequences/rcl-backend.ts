@@ -78,6 +78,7 @@ export class RclBackend implements RunnerBackend {
   private readonly rcl: RclModule;
   private readonly node: RclNode;
   private readonly settings: RunnerRosSettings;
+  private readonly calls: RclCalls;
   private readonly goals: RclGoals;
   private readonly definitions: DefinitionSource;
   private readonly warn: (line: string) => void;
@@ -101,7 +102,8 @@ export class RclBackend implements RunnerBackend {
     this.settings = settings;
     this.definitions = definitions;
     this.warn = warn;
-    this.goals = new RclGoals(new RclCalls(node, rcl, settings.timeouts.server_wait_s), settings.timeouts, log);
+    this.calls = new RclCalls(node, rcl, settings.timeouts.server_wait_s);
+    this.goals = new RclGoals(this.calls, settings.timeouts, log);
     this.guard = settings.safety ? targetGuardOfPlain(settings.safety) : undefined;
   }
 
@@ -133,6 +135,16 @@ export class RclBackend implements RunnerBackend {
     const node = new rcl.Node(options.nodeName);
     node.spin();
     return new RclBackend(rcl, node, settings, options.definitions, options.log, options.warn);
+  }
+
+  /**
+   * Makes the action clients of the run now, before its bag and its first goal: Cyclone DDS drops a server's answer to
+   * a client the server has not discovered yet (100 ms), so a client made at its first goal could lose that goal's
+   * acknowledgement on a loaded machine. A type that is not installed shows at the goal (no_server).
+   */
+  prepare(actions: { readonly joints: string; readonly pose: string }): void {
+    this.calls.actionClient({ name: actions.joints, type: this.settings.joints_type });
+    this.calls.actionClient({ name: actions.pose, type: this.settings.pose_type });
   }
 
   async move(action: string, point: SequencePoint): Promise<MoveAnswer> {

@@ -147,6 +147,7 @@ async function main(): Promise<void> {
   const { config, iterations, delayS, actions, bag } = job;
   const moves = await createBackend(job.backend, job.ros);
   backend = moves;
+  moves.prepare?.(actions);
   const rate = pendingRate ?? job.rate;
   if (rate !== undefined && rate !== 1) await moves.setRate?.(rate);
   if (bag) {
