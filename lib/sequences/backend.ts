@@ -10,6 +10,8 @@ export type MoveAnswer =
 export interface Recording {
   /** The topics recorded, as `name (type)`. */
   readonly topics: readonly string[];
+  /** Waits (bounded) until what the recorded topics published up to now has arrived: at the end of a run, before the close. */
+  catchUp?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,8 @@ export interface Recording {
  * (rcl-backend.ts).
  */
 export interface RunnerBackend {
+  /** Makes what the run's goals go through ahead of them, where the backend has clients of its own (ros2). */
+  prepare?(actions: { readonly joints: string; readonly pose: string }): void;
   /** Sends the point's goal (MoveToJoints or MoveToPose) to `action` and waits for its result. */
   move(action: string, point: SequencePoint): Promise<MoveAnswer>;
   /** Starts recording `topics` (empty: every topic offered) into a new bag folder; throws with the reason when it cannot. */

@@ -42,6 +42,26 @@ export interface RunnerRosSettings {
 
 /** How often the graph is polled while discovering topics to record. */
 const DISCOVERY_POLL_MS = 250;
+/**
+ * How long a bag waits at the end of a run for the joint states stamped up to the close to arrive: the stack's /joint_states come
+ * from another process than the goals' results (ros2_control's broadcaster), so when the last result arrives the
+ * states up to it may still be on their way or queued (beside two busy processes: the last recorded state of a run
+ * was 220 ms short of the arm's rest).
+ */
+const STATES_DRAIN_MS = 500;
+/** Stamps further than this from this machine's clock are not compared with it (another clock, or sim time). */
+const COMPARABLE_STAMP_NS = 10_000_000_000n;
+
+/**
+ * The header stamp (ns since the epoch) of a serialized message whose first field is a std_msgs/Header (CDR with
+ * its 4-byte encapsulation: little-endian when the kind's low bit is set); undefined when too short.
+ */
+export function headerStampNs(raw: Uint8Array): bigint | undefined {
+  if (raw.length < 12) return undefined;
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const little = ((raw[1] ?? 0) & 1) === 1;
+  return BigInt(view.getInt32(4, little)) * 1_000_000_000n + BigInt(view.getUint32(8, little));
+}
 
 /** Now as ns since the epoch, to the microsecond. */
 function epochNs(): bigint {
@@ -58,6 +78,7 @@ export class RclBackend implements RunnerBackend {
   private readonly rcl: RclModule;
   private readonly node: RclNode;
   private readonly settings: RunnerRosSettings;
+  private readonly calls: RclCalls;
   private readonly goals: RclGoals;
   private readonly definitions: DefinitionSource;
   private readonly warn: (line: string) => void;
@@ -81,7 +102,8 @@ export class RclBackend implements RunnerBackend {
     this.settings = settings;
     this.definitions = definitions;
     this.warn = warn;
-    this.goals = new RclGoals(new RclCalls(node, rcl, settings.timeouts.server_wait_s), settings.timeouts, log);
+    this.calls = new RclCalls(node, rcl, settings.timeouts.server_wait_s);
+    this.goals = new RclGoals(this.calls, settings.timeouts, log);
     this.guard = settings.safety ? targetGuardOfPlain(settings.safety) : undefined;
   }
 
@@ -113,6 +135,16 @@ export class RclBackend implements RunnerBackend {
     const node = new rcl.Node(options.nodeName);
     node.spin();
     return new RclBackend(rcl, node, settings, options.definitions, options.log, options.warn);
+  }
+
+  /**
+   * Makes the action clients of the run now, before its bag and its first goal: Cyclone DDS drops a server's answer to
+   * a client the server has not discovered yet (100 ms), so a client made at its first goal could lose that goal's
+   * acknowledgement on a loaded machine. A type that is not installed shows at the goal (no_server).
+   */
+  prepare(actions: { readonly joints: string; readonly pose: string }): void {
+    this.calls.actionClient({ name: actions.joints, type: this.settings.joints_type });
+    this.calls.actionClient({ name: actions.pose, type: this.settings.pose_type });
   }
 
   async move(action: string, point: SequencePoint): Promise<MoveAnswer> {
@@ -254,6 +286,9 @@ export class RclBackend implements RunnerBackend {
     const failed = (e: unknown) => this.warn(`bag write failed: ${(e as Error).message}`);
     const subscriptions: RclEntity[] = [];
     let malformed = false;
+    const statesTopic = this.settings.joint_states ? rosName(this.settings.joint_states.name) : undefined;
+    const recordsStates = chosen.some((t) => t.source === undefined && rosName(t.name) === statesTopic);
+    let lastStateNs: bigint | undefined;
     try {
       for (const topic of chosen) {
         if (topic.source !== undefined) continue;
@@ -271,6 +306,10 @@ export class RclBackend implements RunnerBackend {
               return;
             }
             bag.writeSerialized(topic.name, raw, epochNs()).catch(failed);
+            if (recordsStates && rosName(topic.name) === statesTopic) {
+              const stamp = headerStampNs(raw);
+              if (stamp !== undefined && (lastStateNs === undefined || stamp > lastStateNs)) lastStateNs = stamp;
+            }
           }),
         );
       }
@@ -295,6 +334,17 @@ export class RclBackend implements RunnerBackend {
     }
     return {
       topics: chosen.map((t) => `${t.name} (${t.type}${t.source ? ', computed by armgate' : ''})`),
+      catchUp: async () => {
+        // The joint states stamped up to now, so that the bag ends where the arm is (bounded; only when their stamps
+        // are this machine's clock).
+        const until = epochNs();
+        const comparable = () =>
+          lastStateNs !== undefined &&
+          (until > lastStateNs ? until - lastStateNs : lastStateNs - until) < COMPARABLE_STAMP_NS;
+        if (this.released || !recordsStates || !comparable()) return;
+        for (const end = Date.now() + STATES_DRAIN_MS; (lastStateNs ?? 0n) < until && Date.now() < end; )
+          await sleep(10);
+      },
       close: async () => {
         if (!this.released) for (const s of subscriptions) this.node.destroySubscription(s);
         await bag.close();

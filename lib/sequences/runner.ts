@@ -37,6 +37,8 @@ async function finish(code: number, line?: string): Promise<never> {
   if (exiting) return new Promise<never>(() => undefined);
   exiting = true;
   if (line) (code === EXIT.ok ? log : warn)(line);
+  // A run that ended well records up to its end (nothing is in flight); a stop cancels first.
+  if (code === EXIT.ok) await recording?.catchUp?.().catch(() => undefined);
   try {
     await backend?.close(line ?? 'the sequence ended', CANCEL_WAIT_MS);
   } catch (e) {
@@ -145,6 +147,7 @@ async function main(): Promise<void> {
   const { config, iterations, delayS, actions, bag } = job;
   const moves = await createBackend(job.backend, job.ros);
   backend = moves;
+  moves.prepare?.(actions);
   const rate = pendingRate ?? job.rate;
   if (rate !== undefined && rate !== 1) await moves.setRate?.(rate);
   if (bag) {

@@ -136,6 +136,18 @@ describe('sequence runner on robot.backend ros2: its own node, action clients an
       ['cobot/move_to_joints', 'cobot/move_to_joints', 'cobot/move_to_pose', 'cobot/move_to_joints'],
       'home, waypoint 1, waypoint 2 (pose), home',
     );
+    // Both action clients made before the run's first goal (Cyclone DDS drops the answer to a client the server has
+    // not discovered yet: one made at its first goal could lose that goal's answer on a loaded machine).
+    const firstGoal = t.standin.requests.findIndex((r, i) => i >= sent && r.name === 'cobot/move_to_joints');
+    const runnerClients = t.standin.actionClients.filter((c) => c.node === `armgate_sequence_runner_${status.pid}`);
+    assert.deepEqual(
+      runnerClients.map((c) => [c.name, c.atRequest <= firstGoal]).sort(),
+      [
+        ['cobot/move_to_joints', true],
+        ['cobot/move_to_pose', true],
+      ],
+      JSON.stringify(runnerClients),
+    );
     assert.match(logs, /not recording \/rosout: no definition of rcl_interfaces\/msg\/Log/);
     assert.match(
       logs,

@@ -158,7 +158,9 @@ describe('armgate on ros2 over real DDS: every route and tool against the test s
 
   it('cancels the goal in flight on POST /stop, then calls cobot/stop, and the arm holds', async () => {
     const from = stack.events.length;
-    await checkStopCancels(url);
+    await checkStopCancels(url, () =>
+      stack.waitFor((e) => e.event === 'goal' && e.iface === 'move_to_joints', 10_000, from),
+    );
     await stack.waitFor((e) => e.event === 'cancel', 2000, from);
     await stack.waitFor((e) => e.event === 'stop', 2000, from);
     assert.equal((await stack.state()).moving, false, 'the stack says the arm is at rest');

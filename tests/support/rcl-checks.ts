@@ -134,11 +134,16 @@ export async function checkMoves(url: string, tol = 2e-3): Promise<void> {
 
 /**
  * A slow move stopped by POST /stop: the move answers 200 success false, /stop says the hold point
- * went out and the planner stopped, and the arm then holds still.
+ * went out and the planner stopped, and the arm then holds still. The stop goes once `inFlight`
+ * resolves (on a real graph: once the stack saw the move's goal; a fixed delay does not make sure
+ * of it on a loaded machine, and a stop before the goal went out cancels nothing on the stack).
  */
-export async function checkStopCancels(url: string, startDelayMs = 300): Promise<void> {
+export async function checkStopCancels(
+  url: string,
+  inFlight: () => Promise<unknown> = () => sleep(300),
+): Promise<void> {
   const move = call<MotionBody>(url, '/robot/move/joints', { joints: OTHER, speed: 0.05 });
-  await sleep(startDelayMs);
+  await inFlight();
   const stop = await call<{ message: string; planner_stopped: boolean; hold_published: boolean }>(url, '/stop', {});
   assert.equal(stop.status, 200);
   assert.equal(stop.body.planner_stopped, true, stop.body.message);

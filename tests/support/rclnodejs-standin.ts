@@ -257,6 +257,8 @@ export interface Standin {
   readonly executions: { readonly name: string; readonly atMs: number }[];
   /** How often init() and shutdown() were called. */
   readonly lifecycle: { init: number; shutdown: number };
+  /** Action clients as they were created: the node's name, the action, and how many requests had been made then. */
+  readonly actionClients: { readonly node: string; readonly name: string; readonly atRequest: number }[];
 }
 
 const GOAL = { accepted: 1, executing: 2, canceling: 3, succeeded: 4, canceled: 5, aborted: 6 };
@@ -326,6 +328,7 @@ export function createStandin(sim: SimContext): Standin {
   const timeline: string[] = [];
   const executions: { name: string; atMs: number }[] = [];
   const lifecycle = { init: 0, shutdown: 0 };
+  const actionClients: { node: string; name: string; atRequest: number }[] = [];
   const ifaces = sim.endpoints.interfaces;
 
   const servedServices = (): Map<string, string> => {
@@ -665,10 +668,11 @@ export function createStandin(sim: SimContext): Standin {
   class StandinActionClient implements RclActionClient {
     readonly type: string;
     readonly name: string;
-    constructor(_node: RclNode, type: string, name: string) {
+    constructor(node: RclNode, type: string, name: string) {
       checkType(type);
       this.type = type;
       this.name = name;
+      actionClients.push({ node: (node as StandinNode).nodeName, name, atRequest: requests.length });
     }
     async sendGoal(goal: object, feedbackCallback?: (feedback: unknown) => void): Promise<RclGoalHandle> {
       requests.push({ name: this.name, request: goal });
@@ -794,5 +798,5 @@ export function createStandin(sim: SimContext): Standin {
     Node: StandinNode,
     ActionClient: StandinActionClient,
   };
-  return { module, knobs, published, requests, cancels, timeline, executions, lifecycle };
+  return { module, knobs, published, requests, cancels, timeline, executions, lifecycle, actionClients };
 }

@@ -331,7 +331,28 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
     const raw = server as unknown as {
       processGoalRequest(header: unknown, request: { goal?: { toPlainObject?: () => unknown } }): void;
       processCancelRequest(header: unknown, request: unknown): void;
+      _executeCancelRequest(header: unknown, request: unknown): Promise<void>;
+      _sendResultResponse(header: unknown, result: unknown): void;
     };
+    // A response that cannot be sent is dropped with a warning, as rclcpp_action's server does: Cyclone DDS
+    // refuses to send one (RCL_RET_TIMEOUT, "error not set") when the server has not matched the client's
+    // response reader within 100 ms (a client created just before its request, on a loaded machine).
+    // rclnodejs throws it from its executor, which ended the whole stack process (terminate).
+    const dropped = (what: string, send: () => unknown) => {
+      try {
+        const sent = send();
+        if (sent instanceof Promise) sent.catch((e: Error) => log(`${name}: failed to send ${what}: ${e.message}`));
+      } catch (e) {
+        log(`${name}: failed to send ${what}: ${(e as Error).message}`);
+      }
+    };
+    const cancelResponse = raw._executeCancelRequest.bind(server);
+    raw._executeCancelRequest = (header, request) => {
+      dropped('cancel response', () => cancelResponse(header, request));
+      return Promise.resolve();
+    };
+    const resultResponse = raw._sendResultResponse.bind(server);
+    raw._sendResultResponse = (header, result) => dropped('result response', () => resultResponse(header, result));
     // Every cancel request as it arrives, also for a goal that has already ended (rclnodejs calls the
     // cancel callback, and so emits `cancel`, only for a goal still cancelable).
     const originalCancel = raw.processCancelRequest.bind(server);
@@ -339,7 +360,10 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
       emit({ event: 'cancel_request', iface });
       originalCancel(header, request);
     };
-    const original = raw.processGoalRequest.bind(server);
+    // A goal whose response was dropped stays accepted and is not executed (rclcpp_action neither executes it).
+    const processGoal = raw.processGoalRequest.bind(server);
+    const original = (header: unknown, request: Parameters<typeof processGoal>[1]) =>
+      dropped('goal response', () => processGoal(header, request));
     raw.processGoalRequest = (header, request) => {
       emit({ event: 'goal', iface, goal: request.goal?.toPlainObject?.() ?? null });
       const fault = faults.get(iface);
