@@ -153,39 +153,84 @@ export function readImportGraph(): ImportGraph {
   return { files, arrows, lines };
 }
 
-/** The import cycles: the strongly connected components of more than one file (or a file importing itself). */
-export function cycles(graph: ImportGraph): string[][] {
+/** The strongly connected components of more than one node of a directed graph (or a node with an arrow to itself). */
+function stronglyConnected(nodes: readonly string[], arrows: ReadonlyMap<string, readonly string[]>): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
   const onStack = new Set<string>();
   const found: string[][] = [];
-  const visit = (file: string) => {
-    index.set(file, next);
-    low.set(file, next);
+  const visit = (node: string) => {
+    index.set(node, next);
+    low.set(node, next);
     next++;
-    stack.push(file);
-    onStack.add(file);
-    for (const target of graph.arrows.get(file) ?? []) {
+    stack.push(node);
+    onStack.add(node);
+    for (const target of arrows.get(node) ?? []) {
       if (!index.has(target)) {
         visit(target);
-        low.set(file, Math.min(low.get(file) as number, low.get(target) as number));
-      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file) as number, index.get(target) as number));
+        low.set(node, Math.min(low.get(node) as number, low.get(target) as number));
+      } else if (onStack.has(target)) low.set(node, Math.min(low.get(node) as number, index.get(target) as number));
     }
-    if (low.get(file) === index.get(file)) {
+    if (low.get(node) === index.get(node)) {
       const component: string[] = [];
       let member: string;
       do {
         member = stack.pop() as string;
         onStack.delete(member);
         component.push(member);
-      } while (member !== file);
-      if (component.length > 1 || graph.arrows.get(file)?.includes(file)) found.push(component.sort());
+      } while (member !== node);
+      if (component.length > 1 || arrows.get(node)?.includes(node)) found.push(component.sort());
     }
   };
-  for (const file of graph.files) if (!index.has(file)) visit(file);
+  for (const node of nodes) if (!index.has(node)) visit(node);
   return found;
+}
+
+/** The import cycles: the strongly connected components of more than one file (or a file importing itself). */
+export function cycles(graph: ImportGraph): string[][] {
+  return stronglyConnected(graph.files, graph.arrows);
+}
+
+/** The folder of a file (`lib/ros` of `lib/ros/context.ts`; `.` of `server.ts`). */
+export function folderOf(file: string): string {
+  const slash = file.lastIndexOf('/');
+  return slash < 0 ? '.' : file.slice(0, slash);
+}
+
+/** A set of folders that import each other, and the file arrows between them that make it. */
+export interface FolderCycle {
+  readonly folders: readonly string[];
+  /** `from -> to`, file by file, between two folders of the set. */
+  readonly arrows: readonly string[];
+}
+
+/**
+ * The import cycles between folders: files collapsed to their folder, the strongly connected sets of more than one
+ * folder. A folder whose files sit on two floors of the house makes one, even when the files make none.
+ */
+export function folderCycles(graph: ImportGraph): FolderCycle[] {
+  const folders = [...new Set(graph.files.map(folderOf))].sort();
+  const between = new Map<string, string[]>();
+  for (const [from, targets] of graph.arrows)
+    for (const to of targets) {
+      const a = folderOf(from);
+      const b = folderOf(to);
+      if (a === b) continue;
+      const list = between.get(a) ?? [];
+      if (!list.includes(b)) list.push(b);
+      between.set(a, list);
+    }
+  return stronglyConnected(folders, between).map((set) => {
+    const inSet = new Set(set);
+    const arrows: string[] = [];
+    for (const [from, targets] of graph.arrows)
+      for (const to of targets)
+        if (folderOf(from) !== folderOf(to) && inSet.has(folderOf(from)) && inSet.has(folderOf(to)))
+          arrows.push(`${from} -> ${to}`);
+    return { folders: set, arrows: arrows.sort() };
+  });
 }
 
 /** Arrows from a file to a file on a higher floor (`from -> to`), and files no floor names. */
@@ -220,6 +265,7 @@ export function figures(graph: ImportGraph = readImportGraph()) {
     arrowsUp: arrowsUp(graph).up.length,
     libImportingHandlers: libImportingHandlers(graph).length,
     cycles: found.map((c) => c.length),
+    folderCycles: folderCycles(graph).map((c) => c.folders.length),
     largest: [...graph.lines]
       .sort((a, b) => b[1] - a[1])
       .slice(0, 5)
@@ -230,6 +276,11 @@ export function figures(graph: ImportGraph = readImportGraph()) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const graph = readImportGraph();
   console.log(JSON.stringify(figures(graph), null, 2));
+  const knots = folderCycles(graph);
+  for (const knot of knots) {
+    console.log(`folders importing each other (${knot.folders.length}): ${knot.folders.join(' ')}`);
+    for (const arrow of knot.arrows) console.log(`  ${arrow}`);
+  }
   if (process.argv.includes('--detail')) {
     console.log('cycles:', JSON.stringify(cycles(graph), null, 1));
     console.log('arrows up:', JSON.stringify(arrowsUp(graph), null, 1));
