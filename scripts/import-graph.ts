@@ -91,6 +91,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/settings/issues.ts',
       'lib/result.ts',
       'lib/random.ts',
+      // The clock every timer and deadline runs on (the process clock, or a stepped one in tests).
+      'lib/clock.ts',
     ],
   },
 ];

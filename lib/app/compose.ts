@@ -18,7 +18,7 @@ import type { RobotContext } from '../ros/context.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { SequenceSupervisor, type SupervisorOptions } from '../sequences/supervisor.ts';
 import type { Config } from '../settings/load.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { Services } from './services.ts';
 
 /** Lines kept by the trajectory module's log (GET /trajectory/logs). */

@@ -1,4 +1,4 @@
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { GuessLimiter } from '../admission/guesses.ts';
 import type { EventBus } from '../events/bus.ts';

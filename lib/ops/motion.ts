@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
 import { callerGone } from '../motion/dead-man.ts';
-import { systemClock } from '../sim/clock.ts';
+import { systemClock } from '../clock.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';

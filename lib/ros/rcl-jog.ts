@@ -23,7 +23,7 @@ import { createSample, type JointSample } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { createEnvelopeChecker, type Envelope } from '../safety/envelope.ts';
-import type { Timer } from '../sim/clock.ts';
+import type { Timer } from '../clock.ts';
 import { RestWatch } from './at-rest.ts';
 import { type ServoPort, ServoJog } from './rcl-servo.ts';
 import type { ExecutionRateAnswer, JogEvent, JogRequest, JogStatus } from './context.ts';

@@ -8,7 +8,7 @@ import { holdPoint, holdRestS } from '../motion/hold.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { InterfaceUnavailable, PublishOptions } from './context.ts';
 import { jointTrajectoryToRos } from './convert.ts';
 import type { EndpointsFile } from './endpoints.ts';

@@ -4,7 +4,7 @@
  * old one), and the request waits on that one instead; a stop ends the wait.
  */
 import { ok, type Result } from '../result.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import { trajectoryGoalOutcome } from './answers.ts';
 import type { InterfaceUnavailable, TrajectoryWaitOptions } from './context.ts';
 import { followJointTrajectoryGoalToRos, followJointTrajectoryResultFromRos } from './convert.ts';

@@ -23,7 +23,7 @@ import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';
