@@ -62,8 +62,6 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/ros/messages.ts',
       'lib/ros/convert.ts',
       'lib/ros/joint-state.ts',
-      'lib/ros/endpoints.ts',
-      'lib/ros/endpoints-original.ts',
       'lib/settings/',
       'lib/safety/',
       'lib/motion/vocabulary.ts',
@@ -88,7 +86,7 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/trajectory/dynamics.ts',
       'lib/trajectory/poly.ts',
       'lib/trajectory/bounds.ts',
-      'lib/settings/issues.ts',
+      'lib/describe-issue.ts',
       'lib/result.ts',
       'lib/random.ts',
       // The clock every timer and deadline runs on (the process clock, or a stepped one in tests).

@@ -26,7 +26,7 @@ import type {
   TopicInfo,
   TrajectoryWaitOptions,
 } from './context.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type {
   GetPositionFkRequest,
   GetPositionFkResponse,

@@ -4,7 +4,7 @@
  */
 import { err, ok, type Result } from '../result.ts';
 import type { ArmActivity, ExecutionRateAnswer, ExecutionRateOptions, InterfaceUnavailable } from './context.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { unavailable } from './rcl-calls.ts';
 import type { RclGoals } from './rcl-goals.ts';
 import type { RclJog } from './rcl-jog.ts';

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import { RestWatch, restsAt } from './at-rest.ts';
 import type { ReceivedJointState } from './context.ts';
 import { jointStateByName, jointStateFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { JointStateCache } from './joint-state-cache.ts';
 import type { JointStateMsg } from './messages.ts';
 

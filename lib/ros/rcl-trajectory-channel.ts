@@ -11,7 +11,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { Clock } from '../clock.ts';
 import type { InterfaceUnavailable, PublishOptions } from './context.ts';
 import { jointTrajectoryToRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { type JointTrajectoryMsg, type JointTrajectoryPointMsg, secondsOf } from './messages.ts';
 import { isHoldPoint, messageOf, pathOf } from './plan-time.ts';
 import { unavailable } from './rcl-calls.ts';

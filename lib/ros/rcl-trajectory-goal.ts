@@ -8,7 +8,7 @@ import type { Clock } from '../clock.ts';
 import { trajectoryGoalOutcome } from './answers.ts';
 import type { InterfaceUnavailable, TrajectoryWaitOptions } from './context.ts';
 import { followJointTrajectoryGoalToRos, followJointTrajectoryResultFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { FJT_SUCCESSFUL, type JointTrajectoryMsg, secondsOf, type TrajectoryOutcome } from './messages.ts';
 import type { RclGoals, TrajectoryGoalEnd } from './rcl-goals.ts';
 import type { RclJointStates } from './rcl-joint-states.ts';

@@ -16,7 +16,7 @@ import type {
   TopicInfo,
   TrajectoryWaitOptions,
 } from '../ros/context.ts';
-import type { EndpointsFile } from '../ros/endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type {
   GetPositionFkRequest,
   GetPositionFkResponse,

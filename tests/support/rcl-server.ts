@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { RclContext } from '../../lib/ros/rcl-context.ts';
-import type { EndpointsFile } from '../../lib/ros/endpoints.ts';
+import type { EndpointsFile } from '../../lib/settings/endpoints.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { catalog } from '../../handlers/index.ts';
 import type { Config } from '../../lib/settings/load.ts';
