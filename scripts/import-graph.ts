@@ -83,8 +83,6 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       // Taught positions as data: their names and their YAML file read and written (the settings read it at start-up).
       'lib/positions/taught.ts',
       'lib/net/',
-      'lib/trajectory/dynamics.ts',
-      'lib/trajectory/poly.ts',
       'lib/trajectory/bounds.ts',
       'lib/describe-issue.ts',
       'lib/result.ts',

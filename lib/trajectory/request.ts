@@ -13,7 +13,7 @@ import type { JointLimits } from '../robot/limits.ts';
 import type { RobotContext } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
 import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
-import { type ArmState, refreshStart } from './dynamics.ts';
+import { type ArmState, refreshStart } from '../planning/dynamics.ts';
 import type { OpContext } from '../core/operation.ts';
 import { PUBLISH_NEEDS, publishPoints, type TrajectorySent } from './publish.ts';
 import { checkOffThread } from './worker-pool.ts';
