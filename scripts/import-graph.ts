@@ -65,7 +65,7 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/settings/',
       'lib/safety/',
       'lib/motion/vocabulary.ts',
-      'lib/motion/hold.ts',
+      'lib/ros/hold.ts',
       // The jog engine: pure, the simulated controller runs it.
       'lib/motion/jog.ts',
       'lib/motion/jog-types.ts',

@@ -2,7 +2,7 @@ import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { MotionArbiter } from './arbiter.ts';
-import { holdPoint } from './hold.ts';
+import { holdPoint } from '../ros/hold.ts';
 
 /** What a stop did. */
 export interface StopReport {

@@ -4,7 +4,7 @@
  * resume, override), a stop's hold point, and until when what was sent last holds the arm (a trajectory goal's end
  * is noted here too: the controller executes one thing at a time).
  */
-import { holdPoint, holdRestS } from '../motion/hold.ts';
+import { holdPoint, holdRestS } from './hold.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
