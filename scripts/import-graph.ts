@@ -45,7 +45,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/audit/',
       'lib/events/',
       'lib/logs/',
-      'lib/motion/',
+      // Who moves the arm and how it stops: the arbiter, pause and stop, the jog session, the dead-man.
+      'lib/control/',
       'lib/plans/',
       // The taught positions' store and its atomic file replacement.
       'lib/positions/',
@@ -64,14 +65,9 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/ros/joint-state.ts',
       'lib/settings/',
       'lib/safety/',
-      'lib/motion/vocabulary.ts',
       'lib/ros/hold.ts',
-      // The jog engine: pure, the simulated controller runs it.
-      'lib/motion/jog.ts',
-      'lib/motion/jog-types.ts',
-      'lib/motion/jog-tuning.ts',
-      'lib/motion/jog-math.ts',
-      'lib/motion/jog-guard.ts',
+      // The words of a motion and the jog engine: pure, the simulated controller runs it.
+      'lib/motion/',
     ],
   },
   {

@@ -8,9 +8,9 @@ import { type AuditSettings, AuditTrail } from '../audit/trail.ts';
 import { EventBus } from '../events/bus.ts';
 import { feedEvents } from '../events/sources.ts';
 import { LogRing } from '../logs/ring.ts';
-import { MotionArbiter } from '../motion/arbiter.ts';
-import { JogControl } from '../motion/jog-session.ts';
-import { MotionControl } from '../motion/pause.ts';
+import { MotionArbiter } from '../control/arbiter.ts';
+import { JogControl } from '../control/jog-session.ts';
+import { MotionControl } from '../control/pause.ts';
 import { PlanStore } from '../plans/store.ts';
 import { PositionStore } from '../positions/store.ts';
 import type { TaughtPosition } from '../positions/taught.ts';
@@ -68,7 +68,7 @@ export interface ComposedServices<O extends ComposeOptions> {
 
 /**
  * Builds the Services bag over `context`: the arbiter, the pendant (pause, resume, the override and the stop,
- * lib/motion/pause.ts), the trajectory log, the sequence supervisor, the plans, and the optional parts `options` asks
+ * lib/control/pause.ts), the trajectory log, the sequence supervisor, the plans, and the optional parts `options` asks
  * for.
  */
 export function composeServices<O extends ComposeOptions>(context: RobotContext, options: O): ComposedServices<O> {

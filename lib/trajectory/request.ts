@@ -8,7 +8,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiError } from '../core/errors.ts';
 import { err, type Result } from '../result.ts';
-import { busyRefusal, STOPPED_SINCE_ARRIVAL } from '../motion/arbiter.ts';
+import { busyRefusal, STOPPED_SINCE_ARRIVAL } from '../control/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { RobotContext } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
@@ -74,7 +74,7 @@ async function pointMessages(packed: PackedPoints): Promise<JointTrajectoryPoint
   return out;
 }
 
-/** The refusal of a request a stop came after (the arbiter's, lib/motion/arbiter.ts), or undefined. */
+/** The refusal of a request a stop came after (the arbiter's, lib/control/arbiter.ts), or undefined. */
 function stoppedSinceArrival(ctx: OpContext<'arbiter'>): ApiError | undefined {
   const { arbiter } = ctx.services;
   if (ctx.arrivedAtStop === undefined || ctx.arrivedAtStop === arbiter.stopCount) return undefined;
