@@ -29,7 +29,6 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       'lib/body/',
       'lib/openapi/',
       'lib/ui/',
-      'lib/events/sse.ts',
       'handlers/',
       'lib/ops/',
       'lib/trajectory/',

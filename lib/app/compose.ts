@@ -6,7 +6,7 @@
 import { GuessLimiter, type GuessPolicy } from '../admission/guesses.ts';
 import { type AuditSettings, AuditTrail } from '../audit/trail.ts';
 import { EventBus } from '../events/bus.ts';
-import { feedEvents } from '../events/sources.ts';
+import { feedEvents } from './event-sources.ts';
 import { LogRing } from '../logs/ring.ts';
 import { MotionArbiter } from '../control/arbiter.ts';
 import { JogControl } from '../control/jog-session.ts';

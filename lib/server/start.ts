@@ -19,7 +19,7 @@ import type { Services } from '../app/services.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker, configureTrajectoryWorker } from '../trajectory/worker-pool.ts';
-import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
+import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../http/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
