@@ -40,7 +40,7 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
     paths: [
       'lib/app/',
       // The wrong-token counts per client address: one limiter in the services, read by every face.
-      'lib/admission/guesses.ts',
+      'lib/auth/',
       'lib/audit/',
       'lib/events/',
       'lib/logs/',

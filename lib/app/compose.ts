@@ -3,7 +3,7 @@
  * alone (tests/support/services.ts) both build their Services bag here, the tests leaving out what they need not have
  * (the event bus, the audit trail, the taught positions, the jog, the wrong-token limiter).
  */
-import { GuessLimiter, type GuessPolicy } from '../admission/guesses.ts';
+import { GuessLimiter, type GuessPolicy } from '../auth/guesses.ts';
 import { type AuditSettings, AuditTrail } from '../audit/trail.ts';
 import { EventBus } from '../events/bus.ts';
 import { feedEvents } from './event-sources.ts';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import type { GuessLimiter } from '../admission/guesses.ts';
+import type { GuessLimiter } from '../auth/guesses.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { MotionArbiter } from '../control/arbiter.ts';

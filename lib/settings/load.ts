@@ -39,7 +39,7 @@ export interface WebLimits {
   readonly lingeringTimeMs: number;
   /** Longest wait for the next bytes of a refused request's body while draining it (ms). */
   readonly lingeringTimeoutMs: number;
-  /** Wrong tokens one client address may send before it is slowed (lib/admission/guesses.ts). */
+  /** Wrong tokens one client address may send before it is slowed (lib/auth/guesses.ts). */
   readonly tokenGuessBurst: number;
   /** Seconds per further wrong token once the burst is spent. */
   readonly tokenGuessRefillS: number;
