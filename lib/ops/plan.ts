@@ -13,7 +13,7 @@ import { type JointTrajectoryMsg, secondsOf } from '../ros/messages.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
 import { systemClock } from '../clock.ts';
 import type { SafetyState } from '../safety/store.ts';
-import { latestArmState } from '../trajectory/request.ts';
+import { latestArmState } from './trajectory-request.ts';
 import { type MotionResult, WATCH_NEEDS, watchCall } from './motion.ts';
 import type { OpContext } from '../core/operation.ts';
 

@@ -10,7 +10,7 @@ import type { PositionChangeError, PositionStore } from '../positions/store.ts';
 import { err, ok, type Result } from '../result.ts';
 import { describeLimitViolation, findLimitViolation } from '../robot/limits.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
-import { latestArmState } from '../trajectory/request.ts';
+import { latestArmState } from './trajectory-request.ts';
 
 /** What save_position and delete_position answer. */
 export interface TeachResult {

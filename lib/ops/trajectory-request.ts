@@ -12,11 +12,11 @@ import { busyRefusal, STOPPED_SINCE_ARRIVAL } from '../control/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { RobotContext } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
-import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
+import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from '../trajectory/check.ts';
 import { type ArmState, refreshStart } from '../planning/dynamics.ts';
 import type { OpContext } from '../core/operation.ts';
-import { PUBLISH_NEEDS, publishPoints, type TrajectorySent } from './publish.ts';
-import { checkOffThread } from './worker-pool.ts';
+import { PUBLISH_NEEDS, publishPoints, type TrajectorySent } from './trajectory-publish.ts';
+import { checkOffThread } from '../trajectory/worker-pool.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
 const POINTS_PER_TURN = 1024;
