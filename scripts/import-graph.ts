@@ -28,6 +28,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
       // The bounded reader of a request body both faces use.
       'lib/body/',
       'lib/openapi/',
+      // The docs' tables (the README's endpoints, docs/mcp.md's tools), derived from the operations and both faces.
+      'lib/docs/',
       'lib/ui/',
       'handlers/',
       'lib/ops/',
