@@ -1,6 +1,6 @@
-// The house's import graph over lib/ and handlers/ (and server.ts): its files, arrows, cycles and the arrows that run
-// back up the floors of the design (/work/shared/design/architecture.md, "The floors"). tests/architecture.test.ts
-// checks it; run this file (`tsx scripts/import-graph.ts`) for the figures.
+// The house's import graph over lib/ and handlers/ (and server.ts): its files, arrows, cycles (between files and between
+// folders) and the arrows that run back up the floors of the design (/work/shared/design/architecture.md, "The
+// floors"). tests/architecture.test.ts checks it; `npm run house` prints the figures and fails when one of them is not 0.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -280,5 +280,17 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.log('cycles:', JSON.stringify(cycles(graph), null, 1));
     console.log('arrows up:', JSON.stringify(arrowsUp(graph), null, 1));
     console.log('lib importing handlers:', libImportingHandlers(graph));
+  }
+  // All four are 0 (tests/architecture.test.ts): the command fails as soon as one is not, so they stay 0.
+  const broken = {
+    cycles: cycles(graph).length,
+    folderCycles: knots.length,
+    arrowsUp: arrowsUp(graph).up.length + arrowsUp(graph).unplaced.length,
+    libImportingHandlers: libImportingHandlers(graph).length,
+  };
+  const named = Object.entries(broken).filter(([, n]) => n > 0);
+  if (named.length > 0) {
+    console.error(`the house is broken: ${named.map(([what, n]) => `${what} ${n}`).join(', ')} (--detail names them)`);
+    process.exitCode = 1;
   }
 }

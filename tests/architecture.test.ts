@@ -51,6 +51,10 @@ describe('the house: the import graph of lib/ and handlers/ keeps the floors of 
     assert.deepEqual(cycles(graph), []);
   });
 
+  it('has no import cycle between folders either: each folder sits on its floors without a folder above importing it back', () => {
+    assert.deepEqual(folderCycles(graph), []);
+  });
+
   it('has no file under lib/ importing a handler: the entry point hands start-up the catalog, start-up the faces', () => {
     assert.deepEqual(libImportingHandlers(graph), []);
   });
