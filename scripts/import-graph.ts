@@ -57,7 +57,8 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'backends', paths: ['lib/sim/', 'lib/ros/', 'lib/bag/'] },
   {
     // What the backends implement and are configured by: the ROS context interface and its messages, the settings,
-    // the safety envelope, the words of a motion.
+    // the safety envelope, the words of a motion. lib/ros holds the interface beside the rclnodejs context (the design
+    // card's layout): the files above name the interface's; no folder lib/ros imports imports lib/ros back.
     name: 'the ROS context interface, settings and safety',
     paths: [
       'lib/ros/context.ts',
