@@ -58,7 +58,7 @@ export const FLOORS: readonly { readonly name: string; readonly paths: readonly 
   {
     // What the backends implement and are configured by: the ROS context interface and its messages, the settings,
     // the safety envelope, the words of a motion. lib/ros holds the interface beside the rclnodejs context (the design
-    // card's layout): the files above name the interface's; no folder lib/ros imports imports lib/ros back.
+    // card's layout): the files above are the interface's; none of the folders lib/ros imports imports it back.
     name: 'the ROS context interface, settings and safety',
     paths: [
       'lib/ros/context.ts',
