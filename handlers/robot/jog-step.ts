@@ -49,15 +49,18 @@ export const operation = defineOperation({
         arrivedAtStop: ctx.arrivedAtStop,
       });
       if (!stepped.ok) return stepped;
-      const { reason, positions, limit } = stepped.value;
-      const full = reason === 'released';
+      const { complete, reason, positions, limit } = stepped.value;
       return ok({
-        success: full,
-        message: full
+        success: complete,
+        message: complete
           ? `stepped ${what} by ${input.delta}; at rest`
           : reason === 'limit'
             ? `stopped short at a limit: ${limit?.detail ?? 'a limit'}; at rest`
-            : 'stopped before the end of the step; at rest',
+            : reason === 'released'
+              ? 'released before the end of the step by another command of this client (a release or a newer step); at rest'
+              : reason === 'stop'
+                ? "stopped before the end of the step; the stop's hold brakes the arm to rest"
+                : 'stopped before the end of the step; at rest',
         reason,
         joints: positions.map((q) => Math.round(q * 1e9) / 1e9),
         limit,

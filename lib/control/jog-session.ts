@@ -48,6 +48,8 @@ export interface JogAnswer {
 
 /** How a step ended: at rest, where, and why. */
 export interface JogStepOutcome {
+  /** The step was made in full (it ended at its goal, not at a limit, a stop or another command of its client). */
+  readonly complete: boolean;
   readonly reason: JogEndReason;
   readonly positions: readonly number[];
   readonly limit: JogLimit | null;
@@ -60,6 +62,8 @@ interface Session {
   readonly unsubscribe: () => void;
   readonly ended: Promise<JogEvent>;
   stopped: boolean;
+  /** Its client sent another command meanwhile (a release, a newer target, a newer step): a step is cut short. */
+  superseded: boolean;
 }
 
 /** What the jog layer is told of the app. */
@@ -126,6 +130,7 @@ export class JogControl {
       });
     if (facts.arrivedAtStop !== undefined && facts.arrivedAtStop !== this.options.arbiter.stopCount)
       return err({ kind: 'busy', detail: 'a stop came after this command arrived; nothing was moved' });
+    if (session) session.superseded = true;
     if (zero) {
       if (!session)
         return ok({ success: true, jogging: false, message: 'nothing jogs: nothing to release', limit: null });
@@ -170,6 +175,7 @@ export class JogControl {
     const current = this.session;
     // The client's own jog brakes to rest first; another client's is a 409.
     if (current?.owner.key === facts.owner.key) {
+      current.superseded = true;
       context.releaseJog?.('released');
       await current.ended;
     } else if (current)
@@ -180,8 +186,10 @@ export class JogControl {
     const started = this.start(context, target, undefined, goal, facts);
     if (!started.ok) return started;
     const end = await started.value.ended;
+    const reason = started.value.stopped ? 'stop' : (end.reason ?? 'released');
     return ok({
-      reason: started.value.stopped ? 'stop' : (end.reason ?? 'released'),
+      complete: reason === 'released' && !started.value.superseded,
+      reason,
       positions: end.positions,
       limit: end.limit ?? null,
     });
@@ -221,6 +229,7 @@ export class JogControl {
       unsubscribe,
       ended,
       stopped: false,
+      superseded: false,
     };
     this.session = session;
     const taken = context.jog?.({ target, ttlS: (ttlMs ?? this.options.ttlMs) / 1000, ...(goal ? { goal } : {}) }) ?? {
@@ -279,11 +288,11 @@ function isZero(target: JogTarget): boolean {
     : target.linear.every((f) => f === 0) && target.angular.every((f) => f === 0);
 }
 
-/** A jog target in a few words: "joint2 +0.50" or "linear (1, 0, 0) in the base frame". */
+/** A jog target in a few words: "joint2 +0.50" (a fraction too small for 2 decimals as it is) or "linear (1, 0, 0) in the base frame". */
 export function describeTarget(target: JogTarget): string {
   if (target.kind === 'joints') {
     const moving = target.fractions
-      .map((f, j) => (f === 0 ? '' : `joint${j + 1} ${f > 0 ? '+' : ''}${f.toFixed(2)}`))
+      .map((f, j) => (f === 0 ? '' : `joint${j + 1} ${f > 0 ? '+' : ''}${Math.abs(f) < 0.005 ? f : f.toFixed(2)}`))
       .filter(Boolean);
     return moving.length > 0 ? moving.join(', ') : 'no joint';
   }

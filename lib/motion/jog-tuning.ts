@@ -16,6 +16,8 @@ export const CARTESIAN_VEL_SHARE = 0.5;
 export const POSE_GAIN = 20;
 /** The TCP speed (m/s) the pull back onto the reference may always use (a step's last fraction of a millimetre). */
 export const PULL_SPEED_MS = 0.01;
+/** The TCP's turn rate (rad/s) the pull back onto the reference orientation may always use. */
+export const PULL_RATE_RAD_S = 0.04;
 /** Distance (rad) a Cartesian jog keeps from the joint limits where it stops. */
 export const JOINT_MARGIN_RAD = 0.01;
 /** A step goal is reached within this (rad or m), with the pose error below it too. */

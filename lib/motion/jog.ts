@@ -40,6 +40,7 @@ import {
   GOAL_TOLERANCE,
   JOINT_ACC_SHARE,
   POSE_GAIN,
+  PULL_RATE_RAD_S,
   PULL_SPEED_MS,
   REST_SPEED,
   SINGULAR_SLOW,
@@ -446,13 +447,19 @@ export class JogEngine {
     // Feedback on the error left at the end of the period: error / dt would be a dead-beat; POSE_GAIN damps it.
     const gain = Math.min(POSE_GAIN, 1 / dtS);
     for (let i = 0; i < 6; i++) this.corrTwist[i] = sNext * (this.twist[i] ?? 0) + gain * (this.err[i] ?? 0);
-    // The TCP never goes faster than the jog asks (the pull back onto the line included).
-    const asked = Math.max(
+    // The TCP never moves or turns faster than the jog asks (the pull back onto the line and the orientation included).
+    capNorm(
+      this.corrTwist,
+      0,
       sNext * Math.hypot(this.twist[0] ?? 0, this.twist[1] ?? 0, this.twist[2] ?? 0),
       PULL_SPEED_MS,
     );
-    const linear = Math.hypot(this.corrTwist[0] ?? 0, this.corrTwist[1] ?? 0, this.corrTwist[2] ?? 0);
-    if (linear > asked) for (let i = 0; i < 3; i++) this.corrTwist[i] = ((this.corrTwist[i] ?? 0) * asked) / linear;
+    capNorm(
+      this.corrTwist,
+      3,
+      sNext * Math.hypot(this.twist[3] ?? 0, this.twist[4] ?? 0, this.twist[5] ?? 0),
+      PULL_RATE_RAD_S,
+    );
     dampedPinvApply(this.ws.jacobian, this.n, this.corrTwist, this.damping, this.corr, this.pinvWork);
     rampToward(this.limits, state, this.corr, 1, dtS, this.qdNext, this.qNext);
     return sNext;
@@ -492,4 +499,11 @@ export class JogEngine {
       return { kind: 'singularity', detail: 'the arm would come too near a singularity: the jog stops before it' };
     return this.stopGuard.check(this.qStop, this.qNext, this.qdNext, dtS);
   }
+}
+
+/** Scales `v[at..at+2]` down to the norm `asked` (never below `floor`) when it is longer. */
+function capNorm(v: Float64Array, at: number, asked: number, floor: number): void {
+  const cap = Math.max(asked, floor);
+  const norm = Math.hypot(v[at] ?? 0, v[at + 1] ?? 0, v[at + 2] ?? 0);
+  if (norm > cap) for (let i = at; i < at + 3; i++) v[i] = ((v[i] ?? 0) * cap) / norm;
 }

@@ -232,7 +232,9 @@ export const JogStepResultSchema = v.pipe(
     message: v.pipe(v.string(), v.description('What happened, in one sentence.')),
     reason: v.pipe(
       v.picklist(['released', 'ttl', 'socket closed', 'stop', 'limit']),
-      v.description("Why the step ended: 'released' (made in full), 'limit' or 'stop'."),
+      v.description(
+        "Why the step ended: 'released' (made in full; with success false, released first by another command of the same client: an all-zero jog command or a newer step), 'limit' or 'stop'.",
+      ),
     ),
     joints: v.pipe(v.array(v.number()), v.description('The joint positions at rest after the step (rad, J1..J7).')),
     limit: JogLimitSchema,

@@ -12,7 +12,8 @@
  * - a named position button moves nothing on one click or a tap of Enter; held 0.7 s (key or pointer) it moves;
  * - the teach form saves where the arm stands (listed as taught; an SRDF name's 409 said), held it moves there;
  * - a jog button held (pointer or key) jogs that joint only; the arm rests (GET /robot/joint_states) after release,
- *   the pointer leaving, the page losing focus, Esc; a Cartesian jog stops at a limit the panel names;
+ *   the pointer leaving, the page losing focus, Esc; a Cartesian jog stops at a limit the panel names; the jog
+ *   speed slider scales the speed (J1 at 25 % and 100 %: exactly slider x joint_speed x its velocity limit);
  * - the Stop button (`data-action="stop"`) stops a running move, and stays in view on a tablet;
  * - Pause and Resume pause a running move and let it finish; the override slider sets the override;
  * - the safety envelope (issue 15; the server runs with an armgate.safety block): the top bar
@@ -741,6 +742,34 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
       await page.locator('[data-jog-speed]').fill('0.5');
     },
   );
+
+  await check('the jog speed slider scales the jog: J1 held at 25 % and at 100 % of the jog speed', async () => {
+    // armgate.jog.joint_speed is 0.25 (the default): J1 (1.71 rad/s limit) at slider s goes s x 0.25 x 1.71 rad/s.
+    for (const slider of [0.25, 1]) {
+      const go = await api(server, '/robot/move/joints', { joints: WORK, speed: 1 });
+      if (!(go.body as { success: boolean }).success) throw new Error(`the move failed: ${JSON.stringify(go.body)}`);
+      await atRest(server, 5000);
+      await page.locator('[data-jog-speed]').fill(String(slider));
+      await page.locator('[data-jog="J1-"]').hover();
+      await page.mouse.down();
+      let fastest = 0;
+      try {
+        await page.locator('[data-jog-state="jogging"]').waitFor();
+        // Read 6 times while held: the jog at its speed in (nearly) all of them, never above it.
+        for (let k = 0; k < 6; k++) {
+          await page.waitForTimeout(80);
+          fastest = Math.max(fastest, Math.abs((await jointStates(server)).velocity[0] ?? 0));
+        }
+      } finally {
+        await page.mouse.up();
+      }
+      const asked = slider * 0.25 * 1.71;
+      if (Math.abs(fastest - asked) > 1e-6)
+        throw new Error(`at ${slider * 100} % J1 went at most ${fastest.toFixed(6)} rad/s, not ${asked} rad/s`);
+      await atRest(server, 3000);
+    }
+    await page.locator('[data-jog-speed]').fill('0.5');
+  });
 
   await check('a screenshot is written', async () => {
     // Swung away from the keep-out box (behind the arm in this view), the focus ring off the buttons.

@@ -93,12 +93,16 @@ async function jogOver(timeoutMs = 5000): Promise<void> {
   );
 }
 
+/** When (the clock's ms) the last command of {@link hold} was answered. */
+let lastCommandAtMs = 0;
+
 /** Sends `body` every 50 ms for `ms`; returns the positions at the last answer. */
 async function hold(body: unknown, ms: number): Promise<number[]> {
   const until = clock.nowMs() + ms;
   let last: number[] = [];
   while (clock.nowMs() < until) {
     const res = await post('/robot/jog', body);
+    lastCommandAtMs = clock.nowMs();
     // The controller's state when the command was taken (it catches up first), not the last published one.
     last = [...(app.context.jogStatus?.().positions ?? [])];
     assert.equal(res.status, 200, await res.text());
@@ -129,6 +133,12 @@ beforeEach(async () => {
 describe('POST /robot/jog', () => {
   it('a held joint jog moves only that joint; after the last command the arm rests within ttl + braking', async () => {
     const last = await hold({ joints: [0, 0, 0, 0, 1, 0, 0] }, 600);
+    await waitOnClock(clock, 'the arm at rest', state, (s) => s.velocity.every((v) => v === 0), 5000, 2);
+    // At rest within ttl (200 ms) + the braking time from jog speed (at 0.9 of the acceleration limit), give or take
+    // the 2 ms steps of this wait and a controller period.
+    const restAfterMs = clock.nowMs() - lastCommandAtMs;
+    const brakingMs = ((0.25 * (VMAX[4] ?? 0)) / (0.9 * (AMAX[4] ?? 1))) * 1000;
+    assert.ok(restAfterMs <= 200 + brakingMs + 6, `at rest ${restAfterMs} ms after the last command`);
     await jogOver();
     const q = await positions();
     for (const [j, value] of q.entries()) if (j !== 4) assert.equal(value, WORK[j], `joint ${j + 1} moved`);
@@ -196,6 +206,8 @@ describe('POST /robot/jog', () => {
     const q7 = (await positions())[6] ?? 0;
     assert.ok(q7 <= 3.05 && q7 > 3.05 - 1e-3, `joint7 at ${q7}`);
     assert.equal(limit?.kind, 'joint_limit');
+    // Held against the limit until the commands stopped: /events says it ended at a limit.
+    assert.equal(events.find((e) => e.type === 'jog' && e.data.state === 'ended')?.data.reason, 'limit');
   });
 
   it('a jog toward the workspace box or a keep-out box stops outside (inside the workspace)', async () => {
@@ -311,6 +323,12 @@ describe('POST /robot/jog', () => {
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], frame: 'tool' }, ['body', 'frame']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 5 }, ['body', 'ttl_ms']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 10_000 }, ['body', 'ttl_ms']],
+      [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 19 }, ['body', 'ttl_ms']],
+      [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 501 }, ['body', 'ttl_ms']],
+      [{ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 20.5 }, ['body', 'ttl_ms']],
+      ['{"joints": [0.5, 0, 0, 0, 0, 0, 0], "ttl_ms": 1e-100}', ['body', 'ttl_ms']],
+      [{ joints: [1.0000000000000002, 0, 0, 0, 0, 0, 0] }, ['body', 'joints', 0]],
+      [{ linear: [0, -1.0000000000000002, 0] }, ['body', 'linear', 1]],
       [{}, ['body', 'joints']],
       [{ joints: [0.5, 0, 0, 0, 0, 0, 0], speed: 1 }, ['body', 'speed']],
       // JSON.parse keeps "__proto__" as a key of its own: an unknown key like any other, never a prototype.
@@ -328,6 +346,28 @@ describe('POST /robot/jog', () => {
     await sleep(50);
     assert.deepEqual(await positions(), WORK, 'nothing moved');
     assert.equal(app.services.jog?.owner(), undefined, 'nothing jogs');
+  });
+
+  it('fractions as small as 1e-100 and 5e-324 are taken, move nothing and end by their ttl, the arm free after', async () => {
+    for (const body of [
+      { joints: [5e-324, 0, 0, 0, 0, 0, -1e-100], ttl_ms: 100 },
+      { linear: [1e-100, 0, -5e-324], angular: [0, 5e-324, 0], ttl_ms: 100 },
+      { angular: [1e-100, 0, 0], frame: 'tool', ttl_ms: 100 },
+    ]) {
+      events = [];
+      const res = await post('/robot/jog', body);
+      const answer = (await res.json()) as { jogging: boolean; message: string };
+      assert.equal(res.status, 200, JSON.stringify(answer));
+      assert.equal(answer.jogging, true);
+      // The answer names what was asked, not a rounded 0.
+      assert.match(answer.message, /e-(100|324)/, answer.message);
+      await jogOver(1000);
+      const q = await positions();
+      assert.ok(q.every(Number.isFinite), `positions ${q}`);
+      assert.deepEqual(q, WORK, `${JSON.stringify(body)} moved the arm`);
+      assert.equal(events.find((e) => e.type === 'jog' && e.data.state === 'ended')?.data.reason, 'ttl');
+    }
+    assert.equal((await post('/robot/move/joints', { joints: WORK, speed: 1 })).status, 200, 'the arm is free');
   });
 
   it('the audit trail records who jogged, its start and its end', async () => {
@@ -373,6 +413,50 @@ describe('POST /robot/jog/step', () => {
     assert.ok(
       Math.abs((after[0] ?? 0) - (before[0] ?? 0)) < 1e-3 && Math.abs((after[1] ?? 0) - (before[1] ?? 0)) < 1e-3,
     );
+  });
+
+  it("a step cut short by its client's all-zero command or next step says so (success false); the next is exact", async () => {
+    type Step = { success: boolean; reason: string; message: string; joints: number[] };
+    const first = send('/robot/jog/step', { joint: 7, delta: 0.2 });
+    await sleep(100);
+    const zero = await post('/robot/jog', { joints: [0, 0, 0, 0, 0, 0, 0] });
+    assert.equal(((await zero.json()) as { jogging: boolean }).jogging, false);
+    const released = (await (await answer(first, 'the step')).json()) as Step;
+    assert.deepEqual([released.success, released.reason], [false, 'released'], JSON.stringify(released));
+    assert.match(released.message, /released before the end of the step/);
+    assert.ok((released.joints[6] ?? 0) < 0.2 - 0.01, `joint7 at ${released.joints[6]}`);
+    // A newer step of the same client ends the one in force first: that one is short, the newer one exact.
+    const start = released.joints[5] ?? 0;
+    const longer = send('/robot/jog/step', { joint: 6, delta: 0.2 });
+    await sleep(60);
+    const newer = send('/robot/jog/step', { joint: 6, delta: -0.05 });
+    const [a, b] = (await Promise.all(
+      (await answer(Promise.all([longer, newer]), 'both steps')).map((r) => r.json()),
+    )) as [Step, Step];
+    assert.deepEqual([a.success, a.reason], [false, 'released'], JSON.stringify(a));
+    assert.ok((a.joints[5] ?? 0) - start < 0.2 - 0.01, `joint6 went ${(a.joints[5] ?? 0) - start}`);
+    assert.equal(b.success, true, JSON.stringify(b));
+    assert.ok(Math.abs((b.joints[5] ?? 0) - ((a.joints[5] ?? 0) - 0.05)) < 1e-3, `joint6 at ${b.joints[5]}`);
+  });
+
+  it('POST /stop ends a step at once: it answers success false, reason stop; the arm rests short of its goal', async () => {
+    const step = send('/robot/jog/step', { joint: 1, delta: -0.2 });
+    await sleep(80);
+    assert.equal((await post('/stop')).status, 200);
+    const stopped = (await (await answer(step, 'the step')).json()) as {
+      success: boolean;
+      reason: string;
+      message: string;
+      joints: number[];
+    };
+    // As a stopped move does, it answers at once: the stop's hold brakes the arm (a few ms more) and holds it.
+    assert.deepEqual([stopped.success, stopped.reason], [false, 'stop'], JSON.stringify(stopped));
+    assert.match(stopped.message, /the stop's hold brakes the arm to rest/);
+    await jogOver(1000);
+    const rest = await positions();
+    assert.ok((rest[0] ?? 0) > -0.2 + 0.01, `joint1 at ${rest[0]}`);
+    await sleep(300);
+    assert.deepEqual(await positions(), rest, 'held there');
   });
 
   it('a step into a limit stops short and says so; bounds on every field', async () => {

@@ -155,12 +155,61 @@ describe('the jog WebSocket', () => {
     const unsubscribe = server.services.jog?.onEvents((e) => {
       if (e.state === 'ended') reasons.push(e.reason ?? '');
     });
+    // What /events carries of it (the bus's frames).
+    const published: Record<string, unknown>[] = [];
+    const unlisten = server.services.events?.subscribe(
+      {
+        send: (frame) => {
+          const text = Buffer.from(frame).toString();
+          const data = /data: (.*)/.exec(text)?.[1];
+          if (/event: jog\b/.test(text) && data) published.push(JSON.parse(data) as Record<string, unknown>);
+        },
+        end: () => undefined,
+      },
+      { jointStateHz: 0 },
+    );
     ws.terminate();
     await closed;
     const rest = await atRest(1000);
     unsubscribe?.();
+    unlisten?.();
     assert.deepEqual(reasons, ['socket closed']);
+    assert.deepEqual(
+      published.map((e) => [e.state, e.reason, e.by, e.via]),
+      [['ended', 'socket closed', 'operator', 'websocket']],
+    );
     assert.ok((rest[6] ?? 0) - (droppedAt[6] ?? 0) < 0.25 * 3.14 * 0.3 + 0.05, 'braked right away');
+  });
+
+  it("POST /stop ends the socket's jog at once: its last status says stop, the socket stays open, a later message jogs anew", async () => {
+    await atRest();
+    const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
+    ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.5], ttl_ms: 500 }));
+    for (let i = 0; i < 500 && !messages.some((m) => m.jogging === true && m.moving === true); i++) await pace(5);
+    assert.ok(
+      messages.some((m) => m.jogging === true),
+      'the socket jogs',
+    );
+    const stop = await fetch(`${server.url}/stop`, { method: 'POST', headers: bearer(ADMIN) });
+    assert.equal(stop.status, 200);
+    for (let i = 0; i < 200 && !messages.some((m) => m.ended); i++) await sleep(10);
+    const ended = messages.find((m) => m.ended);
+    assert.deepEqual([ended?.ended, ended?.jogging], ['stop', false], JSON.stringify(ended));
+    assert.equal(ws.readyState, WebSocket.OPEN, 'the socket stays open');
+    // Its ttl (500 ms) would have held it: nothing moves after the stop.
+    const rest = await atRest(2000);
+    await pace(600);
+    assert.deepEqual(await positions(), rest, 'nothing moved after the stop');
+    messages.length = 0;
+    ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, -0.5], ttl_ms: 40 }));
+    for (let i = 0; i < 500 && !messages.some((m) => m.ended); i++) await pace(5);
+    assert.ok(
+      messages.some((m) => m.jogging === true),
+      'a message sent after the stop answered jogs again',
+    );
+    ws.close();
+    await closed;
+    await atRest();
   });
 
   it('one jogging client at a time: a socket opened while another jogs is closed with 4409 and a reason', async () => {
