@@ -1,11 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { operations } from '../handlers/index.ts';
-import { endpointsTable, toolsTable } from '../lib/openapi/doc-tables.ts';
+import { endpointsTable, toolsTable } from '../lib/docs/tables.ts';
 import { PROJECT_ROOT } from '../lib/settings/resolve.ts';
 
 /**
- * Writes the docs' tables that list the operations from the handler files (lib/openapi/doc-tables.ts): the README's
+ * Writes the docs' tables that list the operations from the handler files (lib/docs/tables.ts): the README's
  * endpoint table and docs/mcp.md's tool table. With --check it writes nothing and exits 1 when a committed table
  * differs (tests/docs-tables.test.ts checks the same).
  */

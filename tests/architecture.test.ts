@@ -5,6 +5,7 @@ import {
   cycles,
   FLOORS,
   floorOf,
+  folderCycles,
   type ImportGraph,
   libImportingHandlers,
   readImportGraph,
@@ -50,6 +51,10 @@ describe('the house: the import graph of lib/ and handlers/ keeps the floors of 
     assert.deepEqual(cycles(graph), []);
   });
 
+  it('has no import cycle between folders either: each folder sits on its floors without a folder above importing it back', () => {
+    assert.deepEqual(folderCycles(graph), []);
+  });
+
   it('has no file under lib/ importing a handler: the entry point hands start-up the catalog, start-up the faces', () => {
     assert.deepEqual(libImportingHandlers(graph), []);
   });
@@ -79,6 +84,22 @@ describe('the house: the import graph of lib/ and handlers/ keeps the floors of 
     const core = FLOORS.findIndex((floor) => floor.name === 'core');
     for (const file of graph.files.filter((f) => f.startsWith('lib/core/')))
       for (const target of graph.arrows.get(file) ?? []) assert.ok(floorOf(target) >= core, `${file} -> ${target}`);
+  });
+
+  it('sees folders that import each other where the files make no cycle (a folder spanning two floors)', () => {
+    const knot = graphOf({
+      'lib/ros/context.ts': ['lib/motion/jog.ts', 'lib/ros/messages.ts'],
+      'lib/motion/hold.ts': ['lib/ros/messages.ts'],
+      'lib/sim/context.ts': ['lib/ros/context.ts', 'lib/motion/hold.ts'],
+    });
+    assert.deepEqual(cycles(knot), []);
+    assert.deepEqual(folderCycles(knot), [
+      {
+        folders: ['lib/motion', 'lib/ros'],
+        arrows: ['lib/motion/hold.ts -> lib/ros/messages.ts', 'lib/ros/context.ts -> lib/motion/jog.ts'],
+      },
+    ]);
+    assert.deepEqual(folderCycles(graphOf({ 'lib/sim/context.ts': ['lib/ros/context.ts', 'lib/motion/hold.ts'] })), []);
   });
 
   it('the checks fail on what they look for (a cycle, a file under lib/ importing a handler, an arrow up)', () => {

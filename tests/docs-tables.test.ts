@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { operations } from '../handlers/index.ts';
-import { endpointsTable, toolsTable } from '../lib/openapi/doc-tables.ts';
+import { endpointsTable, toolsTable } from '../lib/docs/tables.ts';
 
 describe('the docs tables that list the operations are the catalog (npm run docs:tables writes them)', () => {
   it("README.md's endpoint table has a row per operation path, with its methods", async () => {

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { OVERRIDE_MAX, OVERRIDE_MIN } from '../../lib/motion/pause.ts';
+import { OVERRIDE_MAX, OVERRIDE_MIN } from '../../lib/control/pause.ts';
 import { roleAllows } from '../../lib/core/roles.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';

@@ -1,6 +1,6 @@
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { StopResultSchema, stopResult } from '../stop.ts';
+import { StopResultSchema, stopResult } from '../../lib/ops/stop.ts';
 
 /** The robot stack's stop route, POST /robot/stop: the same stop as POST /stop (REST only; the tool is stop). */
 export const operation = defineOperation({

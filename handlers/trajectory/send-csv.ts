@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { boolField } from '../../lib/http/schemas.ts';
 import { defineOperation, type Upload } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
-import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/trajectory/request.ts';
+import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/ops/trajectory-request.ts';
 import { SentSchema, TRAJECTORY_ERRORS } from './send.ts';
 
 /** Input of POST /trajectory/send_csv: the uploaded file, and the query's separator and validate_limits. */

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { TrajectoryBodySchema } from '../../lib/trajectory/schema.ts';
-import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/trajectory/request.ts';
+import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/ops/trajectory-request.ts';
 
 export { MAX_POINTS } from '../../lib/trajectory/bounds.ts';
 export { TrajectoryPointSchema } from '../../lib/trajectory/schema.ts';

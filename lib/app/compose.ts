@@ -3,14 +3,14 @@
  * alone (tests/support/services.ts) both build their Services bag here, the tests leaving out what they need not have
  * (the event bus, the audit trail, the taught positions, the jog, the wrong-token limiter).
  */
-import { GuessLimiter, type GuessPolicy } from '../admission/guesses.ts';
+import { GuessLimiter, type GuessPolicy } from '../auth/guesses.ts';
 import { type AuditSettings, AuditTrail } from '../audit/trail.ts';
 import { EventBus } from '../events/bus.ts';
-import { feedEvents } from '../events/sources.ts';
+import { feedEvents } from './event-sources.ts';
 import { LogRing } from '../logs/ring.ts';
-import { MotionArbiter } from '../motion/arbiter.ts';
-import { JogControl } from '../motion/jog-session.ts';
-import { MotionControl } from '../motion/pause.ts';
+import { MotionArbiter } from '../control/arbiter.ts';
+import { JogControl } from '../control/jog-session.ts';
+import { MotionControl } from '../control/pause.ts';
 import { PlanStore } from '../plans/store.ts';
 import { PositionStore } from '../positions/store.ts';
 import type { TaughtPosition } from '../positions/taught.ts';
@@ -18,7 +18,7 @@ import type { RobotContext } from '../ros/context.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { SequenceSupervisor, type SupervisorOptions } from '../sequences/supervisor.ts';
 import type { Config } from '../settings/load.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { Services } from './services.ts';
 
 /** Lines kept by the trajectory module's log (GET /trajectory/logs). */
@@ -68,7 +68,7 @@ export interface ComposedServices<O extends ComposeOptions> {
 
 /**
  * Builds the Services bag over `context`: the arbiter, the pendant (pause, resume, the override and the stop,
- * lib/motion/pause.ts), the trajectory log, the sequence supervisor, the plans, and the optional parts `options` asks
+ * lib/control/pause.ts), the trajectory log, the sequence supervisor, the plans, and the optional parts `options` asks
  * for.
  */
 export function composeServices<O extends ComposeOptions>(context: RobotContext, options: O): ComposedServices<O> {

@@ -1,11 +1,11 @@
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import type { GuessLimiter } from '../admission/guesses.ts';
+import type { GuessLimiter } from '../auth/guesses.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
-import type { MotionArbiter } from '../motion/arbiter.ts';
-import type { JogControl } from '../motion/jog-session.ts';
-import type { MotionControl } from '../motion/pause.ts';
+import type { MotionArbiter } from '../control/arbiter.ts';
+import type { JogControl } from '../control/jog-session.ts';
+import type { MotionControl } from '../control/pause.ts';
 import type { PlanStore } from '../plans/store.ts';
 import type { PositionStore } from '../positions/store.ts';
 import type { SafetyState } from '../safety/store.ts';
@@ -40,7 +40,7 @@ export interface Services {
   readonly guesses?: GuessLimiter;
   /** Jogging (one jogging client at a time); absent where the app has none (handlers called alone). */
   readonly jog?: JogControl;
-  /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/motion/dead-man.ts); absent means on. */
+  /** `safety.dead_man`: a motion whose caller is gone is stopped (lib/control/dead-man.ts); absent means on. */
   readonly deadMan?: boolean;
   /** The clock the app's own timers run on (a motion's progress); absent: the process clock. Tests step it. */
   readonly clock?: Clock;

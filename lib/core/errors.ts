@@ -22,7 +22,7 @@ export type ApiError =
   | { readonly kind: 'conflict'; readonly detail: string }
   | { readonly kind: 'payload_too_large'; readonly detail: string }
   | { readonly kind: 'unavailable'; readonly detail: string }
-  /** Too many wrong tokens from one address (lib/admission/guesses.ts): Retry-After says when one more is compared. */
+  /** Too many wrong tokens from one address (lib/auth/guesses.ts): Retry-After says when one more is compared. */
   | { readonly kind: 'too_many_requests'; readonly detail: string; readonly retryAfterS: number }
   | { readonly kind: 'internal'; readonly detail: string };
 

@@ -40,7 +40,7 @@ export type ServiceName = keyof Services;
 export interface OpContext<N extends ServiceName = ServiceName> extends Omit<AppState, 'services'> {
   /** The app's services the operation declared it needs (`needs`), or all of them when it declares none. */
   readonly services: Pick<Services, N>;
-  /** Aborted when the caller gives up on the call: an MCP cancellation, or the caller gone (its connection closed: lib/motion/dead-man.ts). */
+  /** Aborted when the caller gives up on the call: an MCP cancellation, or the caller gone (its connection closed: lib/control/dead-man.ts). */
   readonly signal: AbortSignal;
   /** Reports progress (e.g. seconds done of total); a no-op when the caller did not ask for progress. */
   readonly progress: (done: number, total?: number, message?: string) => void;

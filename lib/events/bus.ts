@@ -3,7 +3,7 @@
  * the sequence supervisor, the log rings, the joint-state stream) publish here, and every
  * subscriber (an SSE client of GET /events) gets the same bytes. Each event is serialized once,
  * whatever the number of subscribers; a subscriber's own work per event is a rate check and a
- * write into its bounded buffer (see lib/events/sse.ts), so a slow consumer never slows the rest.
+ * write into its bounded buffer (see lib/http/sse.ts), so a slow consumer never slows the rest.
  */
 
 /** The event types of GET /events. */

@@ -16,7 +16,7 @@ export interface CallFacts {
   readonly calledAs: string;
   /** The arbiter's stop count when the call's frame arrived. */
   readonly arrivedAtStop: number;
-  /** Aborted when the connection that called is gone (the dead-man, lib/motion/dead-man.ts). */
+  /** Aborted when the connection that called is gone (the dead-man, lib/control/dead-man.ts). */
   readonly signal: AbortSignal;
 }
 

@@ -20,7 +20,7 @@ import type { Principal } from '../core/roles.ts';
 import type { AdmissionPolicy } from '../admission/origin.ts';
 import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
-import { FOXGLOVE_CLIENT_GONE } from '../motion/dead-man.ts';
+import { FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
 import { fetchAsset } from './assets.ts';
 import {

@@ -2,7 +2,7 @@ import { Response } from '@whatwg-node/fetch';
 import { type IRequest, Router } from 'itty-router';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
-import type { GuessLimiter } from '../admission/guesses.ts';
+import type { GuessLimiter } from '../auth/guesses.ts';
 import { principalAuth, STOP_DESPITE_GUESSES, type TokenEntry, tokenOwner } from './auth.ts';
 import type { AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
@@ -104,7 +104,7 @@ function withCors(response: Response, origin: string): Response {
  * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
  */
 export function createApp(options: AppOptions): App {
-  // Wrong tokens are counted per client address: guessing is slowed (lib/admission/guesses.ts).
+  // Wrong tokens are counted per client address: guessing is slowed (lib/auth/guesses.ts).
   const tokens =
     options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]);
   const authenticate = principalAuth(tokens, options.guesses);

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Principal, Role } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { ApiError } from '../core/errors.ts';
-import type { GuessLimiter } from '../admission/guesses.ts';
+import type { GuessLimiter } from '../auth/guesses.ts';
 
 /** A token the server accepts: its name (what logs and the audit trail show), the secret and its role. */
 export interface TokenEntry {
@@ -59,7 +59,7 @@ function digestOwner(entries: readonly TokenEntry[]): (given: Buffer) => Princip
  *
  * With a {@link GuessLimiter}, wrong tokens are counted per client address (`address`, the socket's peer; '' in
  * memory): an address past its burst of wrong tokens gets 429 with Retry-After for any token but those already served
- * to it, which are still compared and served at once (lib/admission/guesses.ts says why).
+ * to it, which are still compared and served at once (lib/auth/guesses.ts says why).
  */
 export function principalAuth(
   entries: readonly TokenEntry[],

@@ -12,7 +12,7 @@ import { type AnyOperation, type AppState, inputSchemaOf, type RestBinding } fro
 import type { Principal } from '../core/roles.ts';
 import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
-import { goneSignal, HTTP_CLIENT_GONE } from '../motion/dead-man.ts';
+import { goneSignal, HTTP_CLIENT_GONE } from '../control/dead-man.ts';
 import { parseJsonText, readJsonText } from './body.ts';
 import { errorResponse } from './errors.ts';
 import { parseMultipart } from './multipart.ts';

@@ -209,7 +209,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       return ++inWindow > spec.maxMessagesPerS;
     };
     // A socket's messages, up to maxMessagesPerS a second, are not put on the trail one by one: what they do is (a
-    // jog's start and end, lib/motion/jog-session.ts).
+    // jog's start and end, lib/control/jog-session.ts).
     const facts: Omit<CallFacts, 'arrivedAtStop'> = {
       ...state,
       caller: principal,

@@ -4,7 +4,7 @@ import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { Arrival } from '../core/roles.ts';
 import { type AdmissionPolicy, sdkAllowLists } from '../admission/origin.ts';
-import { MCP_CALL_ABANDONED } from '../motion/dead-man.ts';
+import { MCP_CALL_ABANDONED } from '../control/dead-man.ts';
 import type { McpFace, ToolCaller } from './face.ts';
 import {
   authInfoOf,

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { type ApiError, unavailable } from '../core/errors.ts';
 import type { MotionState } from '../events/bus.ts';
-import { callerGone } from '../motion/dead-man.ts';
-import { systemClock } from '../sim/clock.ts';
+import { callerGone } from '../control/dead-man.ts';
+import { systemClock } from '../clock.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
@@ -76,7 +76,7 @@ export const CANCELLED_REASON = 'the client cancelled the call';
  * Watches a call that moves the arm: progress every half second (seconds since the start, of
  * `totalS` when known), and when the caller cancels (an MCP client's notifications/cancelled)
  * everything stops exactly as the stop operation does. So it does when the caller is gone (the
- * dead-man, lib/motion/dead-man.ts), unless `armgate.safety.dead_man` is false; the trajectory log
+ * dead-man, lib/control/dead-man.ts), unless `armgate.safety.dead_man` is false; the trajectory log
  * says why. Returns the function that ends the watch.
  */
 export function watchCall(

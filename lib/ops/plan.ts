@@ -11,9 +11,9 @@ import { err, ok, type Result } from '../result.ts';
 import type { MotionPlanRequest } from '../ros/context.ts';
 import { type JointTrajectoryMsg, secondsOf } from '../ros/messages.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
-import { systemClock } from '../sim/clock.ts';
+import { systemClock } from '../clock.ts';
 import type { SafetyState } from '../safety/store.ts';
-import { latestArmState } from '../trajectory/request.ts';
+import { latestArmState } from './trajectory-request.ts';
 import { type MotionResult, WATCH_NEEDS, watchCall } from './motion.ts';
 import type { OpContext } from '../core/operation.ts';
 

@@ -5,12 +5,12 @@
  */
 import { type ApiError, invalid, unavailable } from '../core/errors.ts';
 import type { OpContext } from '../core/operation.ts';
-import { REST_VELOCITY_RAD_S } from '../motion/hold.ts';
+import { REST_VELOCITY_RAD_S } from '../ros/hold.ts';
 import type { PositionChangeError, PositionStore } from '../positions/store.ts';
 import { err, ok, type Result } from '../result.ts';
 import { describeLimitViolation, findLimitViolation } from '../robot/limits.ts';
 import { createEnvelopeChecker } from '../safety/envelope.ts';
-import { latestArmState } from '../trajectory/request.ts';
+import { latestArmState } from './trajectory-request.ts';
 
 /** What save_position and delete_position answer. */
 export interface TeachResult {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { err, ok, type Result } from '../result.ts';
-import { describeIssue } from '../settings/issues.ts';
+import { describeIssue } from '../describe-issue.ts';
 
 /** Per-joint limits in J1..J7 order (radians, rad/s, rad/s^2, rad/s^3) plus Cartesian limits. */
 export interface JointLimits {

@@ -1,4 +1,4 @@
-import { REST_VELOCITY_RAD_S } from '../motion/hold.ts';
+import { REST_VELOCITY_RAD_S } from './hold.ts';
 
 /** How long (ms) the messages must say so, back to back: five periods of a 100 Hz topic. */
 export const REST_WINDOW_MS = 50;

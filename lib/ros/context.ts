@@ -3,7 +3,7 @@ import type { JogEndReason, JogLimit, JogStepGoal, JogTarget } from '../motion/j
 import type { JointLimits } from '../robot/limits.ts';
 import type { GroupState } from '../robot/srdf.ts';
 import type { Result } from '../result.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type {
   GetPositionFkRequest,
   GetPositionFkResponse,

@@ -2,7 +2,7 @@
  * The latest joint state a backend received, with the callers waiting for the next one: what every backend keeps of
  * its joint-state topic (the rclnodejs context and the simulator are composed of it).
  */
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { ReceivedJointState } from './context.ts';
 import type { JointStateMsg } from './messages.ts';
 

@@ -4,7 +4,7 @@
  * controller's message again, and whether a message is a stop's hold point. Pure: the caller gives the state and
  * the clock's time.
  */
-import { holdRestS } from '../motion/hold.ts';
+import { holdRestS } from './hold.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { durationFromS, type JointStateMsg, type JointTrajectoryMsg, secondsOf } from './messages.ts';

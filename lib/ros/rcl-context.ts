@@ -6,7 +6,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { type SafetyState, safetyStateFor } from '../safety/store.ts';
 import { createTargetGuard } from '../safety/targets.ts';
-import { type Clock, systemClock } from '../sim/clock.ts';
+import { type Clock, systemClock } from '../clock.ts';
 import type {
   ArmActivity,
   ExecutionRateAnswer,
@@ -26,7 +26,7 @@ import type {
   TopicInfo,
   TrajectoryWaitOptions,
 } from './context.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type {
   GetPositionFkRequest,
   GetPositionFkResponse,

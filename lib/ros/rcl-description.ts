@@ -6,7 +6,7 @@ import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { InterfaceUnavailable } from './context.ts';
 import { getParametersRequest, stringParameterFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { type Iface, type RclCalls, rosName, unavailable } from './rcl-calls.ts';
 
 export class RclDescription {

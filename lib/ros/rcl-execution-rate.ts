@@ -4,7 +4,7 @@
  */
 import { err, ok, type Result } from '../result.ts';
 import type { ArmActivity, ExecutionRateAnswer, ExecutionRateOptions, InterfaceUnavailable } from './context.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { unavailable } from './rcl-calls.ts';
 import type { RclGoals } from './rcl-goals.ts';
 import type { RclJog } from './rcl-jog.ts';
@@ -52,7 +52,7 @@ export class RclExecutionRate {
    * keeps its own. A trajectory armgate published or sent as a FollowJointTrajectory goal is followed
    * in plan time and its rest re-timed here on the same path (lib/ros/retimed-path.ts). A sequence
    * runner's goals (sent by the runner's own node) are paused by the runner itself, told over IPC
-   * before this is called (lib/motion/pause.ts waits for its acknowledgement). What cannot be paused
+   * before this is called (lib/control/pause.ts waits for its acknowledgement). What cannot be paused
    * (a trajectory with a future header stamp) is a 503, and POST /stop stops it.
    */
   async set(

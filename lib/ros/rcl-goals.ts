@@ -1,7 +1,7 @@
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from './context.ts';
 import { feedbackStateFromRos, motionResultFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type { MotionResultMsg, TriggerResponse } from './messages.ts';
 import { type Iface, type RclCalls, unavailable } from './rcl-calls.ts';
 import { GOAL_STATUS, type RclActionClient, type RclGoalHandle } from './rclnodejs-api.ts';

@@ -7,7 +7,7 @@
  *
  * Each period's message is two points from receipt (header stamp 0): the engine's commanded state one period ahead
  * (positions and velocities), then the hold point that brakes from there to rest within the acceleration limits
- * (lib/motion/hold.ts). So every message ends at rest (joint_trajectory_controller refuses a trajectory that ends
+ * (lib/ros/hold.ts). So every message ends at rest (joint_trajectory_controller refuses a trajectory that ends
  * moving), and if the stream stops (armgate stalls, a stop took over), the controller brakes the arm by itself.
  *
  * The engine steps from where the controller's commanded state is now: what the last message commands at this
@@ -17,13 +17,13 @@
  * Time is the port's clock (the process clock in production); the period is a timer on it.
  */
 import type { Chain } from '../kinematics/chain.ts';
-import { holdPoint } from '../motion/hold.ts';
+import { holdPoint } from './hold.ts';
 import { type JogEndReason, JogEngine, type JogLimit, type JogSpeeds } from '../motion/jog.ts';
 import { createSample, type JointSample } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { createEnvelopeChecker, type Envelope } from '../safety/envelope.ts';
-import type { Timer } from '../sim/clock.ts';
+import type { Timer } from '../clock.ts';
 import { RestWatch } from './at-rest.ts';
 import { type ServoPort, ServoJog } from './rcl-servo.ts';
 import type { ExecutionRateAnswer, JogEvent, JogRequest, JogStatus } from './context.ts';

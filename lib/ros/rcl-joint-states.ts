@@ -3,11 +3,11 @@
  * in the shared cache with the callers waiting for the next, and handed on to the recorded topics; and what the
  * motions read of it: a state fresh enough to act on, the next one, whether the arm rests.
  */
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import { RestWatch, restsAt } from './at-rest.ts';
 import type { ReceivedJointState } from './context.ts';
 import { jointStateByName, jointStateFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { JointStateCache } from './joint-state-cache.ts';
 import type { JointStateMsg } from './messages.ts';
 

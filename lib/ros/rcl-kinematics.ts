@@ -7,7 +7,7 @@ import { err, ok, type Result } from '../result.ts';
 import { ikFailureMessage } from './answers.ts';
 import type { IkOptions, InterfaceUnavailable, ReceivedJointState } from './context.ts';
 import { fkRequestToRos, fkResponseFromRos, ikRequestToRos, ikResponseFromRos, jointStateByName } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import {
   durationFromS,
   type GetPositionFkRequest,

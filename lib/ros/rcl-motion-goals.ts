@@ -9,7 +9,7 @@ import { type SafetyTarget, type TargetGuard, targetOutsideEnvelope } from '../s
 import { REST_SPAN_RAD } from './at-rest.ts';
 import type { ArmActivity, GoalOptions, InterfaceUnavailable } from './context.ts';
 import { moveToJointsGoalToRos, moveToNamedToRos, moveToPoseGoalToRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type {
   MotionResultMsg,
   MoveToJointsGoal,

@@ -12,7 +12,7 @@ import type { KeepOutBox } from '../safety/envelope.ts';
 import { type TargetGuard, targetOutsideEnvelope } from '../safety/targets.ts';
 import { firstEnvelopeViolation } from '../safety/trajectory.ts';
 import type { InterfaceUnavailable, MotionPlanAnswer, MotionPlanRequest } from './context.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { type JointStateMsg, type JointTrajectoryMsg, moveitErrorName, secondsOf } from './messages.ts';
 import {
   applySceneResponseFromRos,

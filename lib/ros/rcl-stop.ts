@@ -6,7 +6,7 @@
 import { err, ok, type Result } from '../result.ts';
 import type { InterfaceUnavailable, StopCallOptions } from './context.ts';
 import { triggerResponseFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type { TriggerResponse } from './messages.ts';
 import { type RclCalls, unavailable } from './rcl-calls.ts';
 import type { RclGoals } from './rcl-goals.ts';

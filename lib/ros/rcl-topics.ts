@@ -5,7 +5,7 @@
 import type { DefinitionSource } from '../bag/installed.ts';
 import type { TopicInfo } from './context.ts';
 import { plainOf } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { isHiddenName, rosName } from './rcl-calls.ts';
 import type { RclEntity, RclNode } from './rclnodejs-api.ts';
 

@@ -4,14 +4,14 @@
  * resume, override), a stop's hold point, and until when what was sent last holds the arm (a trajectory goal's end
  * is noted here too: the controller executes one thing at a time).
  */
-import { holdPoint, holdRestS } from '../motion/hold.ts';
+import { holdPoint, holdRestS } from './hold.ts';
 import type { JointTrajectory } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { InterfaceUnavailable, PublishOptions } from './context.ts';
 import { jointTrajectoryToRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { type JointTrajectoryMsg, type JointTrajectoryPointMsg, secondsOf } from './messages.ts';
 import { isHoldPoint, messageOf, pathOf } from './plan-time.ts';
 import { unavailable } from './rcl-calls.ts';

@@ -4,11 +4,11 @@
  * old one), and the request waits on that one instead; a stop ends the wait.
  */
 import { ok, type Result } from '../result.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 import { trajectoryGoalOutcome } from './answers.ts';
 import type { InterfaceUnavailable, TrajectoryWaitOptions } from './context.ts';
 import { followJointTrajectoryGoalToRos, followJointTrajectoryResultFromRos } from './convert.ts';
-import type { EndpointsFile } from './endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { FJT_SUCCESSFUL, type JointTrajectoryMsg, secondsOf, type TrajectoryOutcome } from './messages.ts';
 import type { RclGoals, TrajectoryGoalEnd } from './rcl-goals.ts';
 import type { RclJointStates } from './rcl-joint-states.ts';

@@ -4,7 +4,7 @@ import type { Durability } from '../bag/metadata.ts';
 import { type BagTopic, Rosbag2Writer } from '../bag/writer.ts';
 import { moveToJointsGoalToRos, moveToPoseGoalToRos } from '../ros/convert.ts';
 import { ok } from '../result.ts';
-import type { EndpointsFile } from '../ros/endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import { isHiddenName, RclCalls, rosName } from '../ros/rcl-calls.ts';
 import { RclGoals } from '../ros/rcl-goals.ts';
 import type { RclEntity, RclModule, RclNamesAndTypes, RclNode, RclOptions } from '../ros/rclnodejs-api.ts';

@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LogRing } from '../logs/ring.ts';
-import type { Lease } from '../motion/arbiter.ts';
+import type { Lease } from '../control/arbiter.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { MotionResultMsg } from '../ros/messages.ts';
 import { err, ok, type Result } from '../result.ts';

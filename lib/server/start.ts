@@ -19,11 +19,11 @@ import type { Services } from '../app/services.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker, configureTrajectoryWorker } from '../trajectory/worker-pool.ts';
-import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../events/sse.ts';
+import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../http/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
-import type { Clock } from '../sim/clock.ts';
+import type { Clock } from '../clock.ts';
 
 /** What a motion cancelled by shutdown answers. */
 export const SHUTDOWN_REASON = 'the service is shutting down';

@@ -7,11 +7,11 @@ import { normalizeOrigin } from '../net/address.ts';
 import { findLimitViolation, type JointLimits, parseJointLimits } from '../robot/limits.ts';
 import { type GroupState, parseGroupStates } from '../robot/srdf.ts';
 import { parsePositionsFile, type TaughtPosition } from '../positions/taught.ts';
-import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from '../ros/endpoints.ts';
-import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from '../ros/endpoints-original.ts';
+import { type EndpointsFile, EndpointsFileSchema, resolveEndpoints } from './endpoints.ts';
+import { isOriginalEndpoints, type RouteSwitch, readOriginalEndpoints } from './endpoints-original.ts';
 import { err, ok, type Result } from '../result.ts';
 import { type FoxgloveConfig, foxgloveConfig } from './foxglove.ts';
-import { describeIssue } from './issues.ts';
+import { describeIssue } from '../describe-issue.ts';
 import { resolveFileRef } from './resolve.ts';
 import { armgateSettings, type ArmgateSettings, SettingsFileSchema } from './schema.ts';
 
@@ -39,7 +39,7 @@ export interface WebLimits {
   readonly lingeringTimeMs: number;
   /** Longest wait for the next bytes of a refused request's body while draining it (ms). */
   readonly lingeringTimeoutMs: number;
-  /** Wrong tokens one client address may send before it is slowed (lib/admission/guesses.ts). */
+  /** Wrong tokens one client address may send before it is slowed (lib/auth/guesses.ts). */
   readonly tokenGuessBurst: number;
   /** Seconds per further wrong token once the burst is spent. */
   readonly tokenGuessRefillS: number;

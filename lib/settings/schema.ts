@@ -63,7 +63,7 @@ const SafetySchema = v.strictObject({
   ),
   link_radius_m: between('distance in metres', 0, 0.5, ' m', 0.08),
   plan_ttl_s: between('seconds', 1, 3600, ' s', 60),
-  /** Stop a motion whose caller is gone (its HTTP connection closed, an MCP call abandoned); see lib/motion/dead-man.ts. */
+  /** Stop a motion whose caller is gone (its HTTP connection closed, an MCP call abandoned); see lib/control/dead-man.ts. */
   dead_man: flag(true),
 });
 

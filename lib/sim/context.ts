@@ -16,7 +16,7 @@ import type {
   TopicInfo,
   TrajectoryWaitOptions,
 } from '../ros/context.ts';
-import type { EndpointsFile } from '../ros/endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import type {
   GetPositionFkRequest,
   GetPositionFkResponse,
@@ -35,7 +35,7 @@ import type { JointTrajectory } from '../planning/trajectory.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { Config } from '../settings/load.ts';
 import { jointStateMsg } from './arm.ts';
-import { type Clock, systemClock, type Timer } from './clock.ts';
+import { type Clock, systemClock, type Timer } from '../clock.ts';
 import { type ControllerEvent, TrajectoryController } from './controller.ts';
 import { describeControllerEvent } from './controller-log.ts';
 import { JointStateCache } from '../ros/joint-state-cache.ts';

@@ -2,7 +2,7 @@ import { createSample, type JointSample, type JointTrajectory, trajectoryDuratio
 import type { JointLimits } from '../robot/limits.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointTrajectoryMsg } from '../ros/messages.ts';
-import { START_TOLERANCE_RAD, HOLD_TOLERANCE_RAD } from '../trajectory/dynamics.ts';
+import { START_TOLERANCE_RAD, HOLD_TOLERANCE_RAD } from '../planning/dynamics.ts';
 import { advancePath, type PathProgress } from '../planning/time-scaling.ts';
 import type { ControllerEvent } from './controller-events.ts';
 import { type ClipInfo, createClipInfo, driveStep } from './drive.ts';

@@ -6,7 +6,7 @@
  * timer; while the rate is below 1 or changing it checks every {@link POLL_MS}.
  */
 
-import { type Clock, type Timer, systemClock } from './clock.ts';
+import { type Clock, type Timer, systemClock } from '../clock.ts';
 
 /** How often the budget is re-counted while the rate is not 1 (ms). */
 export const POLL_MS = 25;

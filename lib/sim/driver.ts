@@ -1,4 +1,4 @@
-import type { Clock, Timer } from './clock.ts';
+import type { Clock, Timer } from '../clock.ts';
 
 /**
  * Drives the simulation in scaled time: sim seconds = time_scale x wall seconds since start.

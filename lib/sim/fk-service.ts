@@ -1,7 +1,7 @@
 /** The simulator's forward kinematics service (MoveIt's compute_fk): link poses, the TCP with the tool offset. */
 import { quatFromMat } from '../kinematics/rotation.ts';
 import type { InterfaceUnavailable } from '../ros/context.ts';
-import type { EndpointsFile } from '../ros/endpoints.ts';
+import type { EndpointsFile } from '../settings/endpoints.ts';
 import {
   type GetPositionFkRequest,
   type GetPositionFkResponse,

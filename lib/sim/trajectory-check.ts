@@ -12,7 +12,7 @@ import {
   type LimitViolation,
   type Quantity,
   START_TOLERANCE_RAD,
-} from '../trajectory/dynamics.ts';
+} from '../planning/dynamics.ts';
 
 /** Points per slice of {@link checkRequested} (lib/sim/controller.ts follows in slices): a few milliseconds of checks. */
 export const SLICE_POINTS = 2048;

@@ -11,7 +11,13 @@ import type { TrajectoryPoint } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { coerceScalarStrings } from '../core/schema-shape.ts';
 import { parseTrajectoryCsv } from './csv.ts';
-import { type ArmState, describeViolation, holdPointJump, type LimitViolation, planExecution } from './dynamics.ts';
+import {
+  type ArmState,
+  describeViolation,
+  holdPointJump,
+  type LimitViolation,
+  planExecution,
+} from '../planning/dynamics.ts';
 import { type ApiTrajectoryPoint, firstNonIncreasingTime, limitViolations, toTrajectoryPoints } from './points.ts';
 import { TrajectoryBodySchema } from './schema.ts';
 import type { Chain } from '../kinematics/chain.ts';

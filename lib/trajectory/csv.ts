@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { err, ok, type Result } from '../result.ts';
 import { angleProblem, MAX_POINTS, timeProblem } from './bounds.ts';
-import type { ApiTrajectoryPoint } from './publish.ts';
+import type { ApiTrajectoryPoint } from './points.ts';
 
 /** Where a CSV file is wrong: 1-based row (the header is row 1), the column name, and why. */
 export interface CsvProblem {

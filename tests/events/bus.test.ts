@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventBus, type EventSink } from '../../lib/events/bus.ts';
-import { parseRate } from '../../lib/events/sse.ts';
+import { parseRate } from '../../lib/http/sse.ts';
 
 const Q = [0, 0, 0, -1.57, 0, 1.57, 0];
 const ZERO = [0, 0, 0, 0, 0, 0, 0];

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventBus } from '../../lib/events/bus.ts';
-import { eventsHandler, STREAMS_PER_TURN } from '../../lib/events/sse.ts';
+import { eventsHandler, STREAMS_PER_TURN } from '../../lib/http/sse.ts';
 
 const Q = [0, 0, 0, -1.57, 0, 1.57, 0];
 const ZERO = [0, 0, 0, 0, 0, 0, 0];

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { EventBus } from '../../lib/events/bus.ts';
-import { eventsHandler, MAX_BUFFERED_BYTES } from '../../lib/events/sse.ts';
+import { eventsHandler, MAX_BUFFERED_BYTES } from '../../lib/http/sse.ts';
 import { maxDiff, sleep, WORK } from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.ts';

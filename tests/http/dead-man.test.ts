@@ -11,7 +11,7 @@ import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RobotContext } from '../../lib/ros/context.ts';
 import type { JointStateMsg } from '../../lib/ros/messages.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import { type JointStates, jointStates, LOG_LINE, logLines, WORK } from '../support/live.ts';
 import type { TestServer } from '../support/server.ts';
 import { startSteppedServer, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';

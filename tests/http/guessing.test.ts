@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
-import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../../lib/admission/guesses.ts';
+import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../../lib/auth/guesses.ts';
 import { refusalsPath } from '../../lib/audit/trail.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
 import { connect, portOf } from '../support/raw-http.ts';
@@ -93,7 +93,7 @@ describe('token guessing is slowed per client address, on both faces', () => {
       const other = await from('203.0.113.99', `guess-elsewhere`, face);
       assert.equal(other.status, 401, 'another address has its own burst');
       await other.body?.cancel();
-      // The rule's price (lib/admission/guesses.ts): a token never served to a guessing address waits its turn.
+      // The rule's price (lib/auth/guesses.ts): a token never served to a guessing address waits its turn.
       const viewer = await from(address, VIEWER, face);
       assert.equal(viewer.status, 429, 'a token not yet served to a guessing address is not compared');
       await viewer.body?.cancel();

@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpTransport } from '../support/mcp.ts';
 import { matFromAbc } from '../../lib/kinematics/rotation.ts';
 import { dhFlangePose } from '../support/dh.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import { atRest, type InMemory, issuesOf, jointStates, maxDiff, post, WORK } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import {

@@ -10,7 +10,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Chain } from '../../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import { minSingularValue6 } from '../../lib/kinematics/linalg.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestApp } from '../support/server.ts';
 import { createSteppedApp, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 

@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { catalog } from '../../handlers/index.ts';
 import type { Chain } from '../../lib/kinematics/chain.ts';
 import { type Armgate, createArmgate } from '../../lib/server/start.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { loadTestSettings, withOwnPositionsFile } from '../support/server.ts';
 import { steppedUntilSettled, waitOnClock } from '../support/stepped.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify } from 'yaml';
 import { type Quaternion, quatAngle, quatFromAbc } from '../../lib/kinematics/rotation.ts';
-import { type Clock, SteppedClock } from '../../lib/sim/clock.ts';
+import { type Clock, SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { PROJECT_ROOT, createTestApp, type TestApp, testConfig } from '../support/server.ts';
 import { send, type Target } from '../support/live.ts';

@@ -17,7 +17,7 @@ import { sequenceForm } from '../support/multipart.ts';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.ts';
 import type { TestApp } from '../support/server.ts';
 import { createSteppedApp, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 
 /** The bundled acceleration limits (rad/s^2), J1..J7 (read before the tests). */
 let MAX_ACC: readonly number[] = [];

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import { atRest, type InMemory, jointStates, post, send, WORK } from '../support/live.ts';
 import { PROJECT_ROOT, type TestApp } from '../support/server.ts';
 import { createSteppedApp, steppedTarget, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';

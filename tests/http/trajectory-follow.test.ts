@@ -1,5 +1,5 @@
 /**
- * POST /trajectory/send on the simulated arm on a clock the test steps (lib/sim/clock.ts): what is published on
+ * POST /trajectory/send on the simulated arm on a clock the test steps (lib/clock.ts): what is published on
  * the controller topic, and the arm following the points to the last one, sampled every 10 ms of the clock, so the
  * samples are where the trajectory puts the arm then whatever the machine's load (moved from trajectory.test.ts,
  * whose app runs on the wall clock: one app per process).
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JointTrajectoryMsg } from '../../lib/ros/messages.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { JOINT_NAMES, jointStates, type JointStates, logLines, maxDiff, post, type Target } from '../support/live.ts';
 import { createTestApp, testConfig } from '../support/server.ts';

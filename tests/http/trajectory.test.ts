@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { type FileContent, csvForm, fileForm } from '../support/multipart.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import {
   describeIssues,
   type InMemory,

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import { mcpTransport } from '../support/mcp.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestApp } from '../support/server.ts';
 import { createSteppedApp, steppedUntilSettled } from '../support/stepped.ts';
 

@@ -2,7 +2,7 @@
  * Progress of the motion tools over MCP carries a `total` (issue 25), so a client can draw a bar:
  * a move reports seconds since the call began of the seconds it is expected to take, from the start
  * of its execution on (while it plans, the duration is not known yet). Progress never passes its
- * total, and the total is about the motion's duration. The server runs on a clock the test steps (lib/sim/clock.ts):
+ * total, and the total is about the motion's duration. The server runs on a clock the test steps (lib/clock.ts):
  * the simulator and a motion's progress ticks, so the notifications come every 500 ms of that clock whatever the load.
  */
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { WORK } from '../support/live.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

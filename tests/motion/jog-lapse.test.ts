@@ -1,11 +1,11 @@
 /**
  * A jog whose command lapsed while the event loop was held (the next command arrives after its ttl): the command that
  * finds it ended starts a new jog under a new lease, and no jog ever runs without one. The simulator on a clock the
- * test steps (lib/sim/clock.ts), the jog service of the app.
+ * test steps (lib/clock.ts), the jog service of the app.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { createTestApp, type TestApp, testConfig } from '../support/server.ts';
 

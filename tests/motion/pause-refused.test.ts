@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventBus } from '../../lib/events/bus.ts';
 import { LogRing } from '../../lib/logs/ring.ts';
-import { MotionArbiter } from '../../lib/motion/arbiter.ts';
-import { MotionControl } from '../../lib/motion/pause.ts';
+import { MotionArbiter } from '../../lib/control/arbiter.ts';
+import { MotionControl } from '../../lib/control/pause.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
 import { err, ok } from '../../lib/result.ts';
 

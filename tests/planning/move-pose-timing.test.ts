@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestApp } from '../support/server.ts';
 import { createSteppedApp, steppedUntilSettled } from '../support/stepped.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REST_VELOCITY_RAD_S } from '../../lib/motion/hold.ts';
+import { REST_VELOCITY_RAD_S } from '../../lib/ros/hold.ts';
 import { REST_SPAN_RAD, REST_WINDOW_MS, RestWatch } from '../../lib/ros/at-rest.ts';
 
 const Q = [0.4, 0.2, 0, -1.3, 0, 1.4, 0.2];

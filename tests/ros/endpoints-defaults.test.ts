@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BACKEND_DEFAULTS } from '../../lib/ros/endpoints.ts';
+import { BACKEND_DEFAULTS } from '../../lib/settings/endpoints.ts';
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
 
 // The endpoints file's tcp_link and srdf depend on the backend when it leaves them out: the

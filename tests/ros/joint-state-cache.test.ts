@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { JointStateCache } from '../../lib/ros/joint-state-cache.ts';
 import type { JointStateMsg } from '../../lib/ros/messages.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 
 const state = (q: number): JointStateMsg => ({
   header: { stamp: { sec: 0, nanosec: 0 }, frame_id: '' },

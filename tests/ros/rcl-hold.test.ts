@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { holdPoint } from '../../lib/motion/hold.ts';
+import { holdPoint } from '../../lib/ros/hold.ts';
 import { durationFromS, type JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { RclContext } from '../../lib/ros/rcl-context.ts';
 import type { Config } from '../../lib/settings/load.ts';

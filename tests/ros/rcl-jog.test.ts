@@ -16,7 +16,7 @@ import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts
 import type { JogEndReason } from '../../lib/motion/jog.ts';
 import WebSocket from 'ws';
 import { secondsOf } from '../../lib/ros/messages.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 import { steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 

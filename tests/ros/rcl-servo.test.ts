@@ -14,7 +14,7 @@ import { RclJog } from '../../lib/ros/rcl-jog.ts';
 import type { JointJogMsg, ServoCommandKind, Stamp, TwistStampedMsg } from '../../lib/ros/rcl-servo.ts';
 import { ok } from '../../lib/result.ts';
 import type { JointLimits } from '../../lib/robot/limits.ts';
-import { systemClock } from '../../lib/sim/clock.ts';
+import { systemClock } from '../../lib/clock.ts';
 
 const NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const VMAX = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];

@@ -18,7 +18,7 @@ import {
   type SequenceStatus,
 } from '../support/rcl-checks.ts';
 import { processExists } from '../support/live.ts';
-import { MotionArbiter } from '../../lib/motion/arbiter.ts';
+import { MotionArbiter } from '../../lib/control/arbiter.ts';
 import { SequenceSupervisor } from '../../lib/sequences/supervisor.ts';
 import { FIXTURE_AMENT_PREFIX, type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestServer } from '../support/server.ts';
 import { startSteppedServer, waitOnClock } from '../support/stepped.ts';
 

@@ -8,7 +8,7 @@ import {
   MOVEIT_SUCCESS,
   type GetPositionFkRequest,
 } from '../../lib/ros/messages.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';

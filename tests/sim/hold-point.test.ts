@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { HOLD_MIN_TIME_S, holdPoint } from '../../lib/motion/hold.ts';
+import { HOLD_MIN_TIME_S, holdPoint } from '../../lib/ros/hold.ts';
 import { planPtp } from '../../lib/planning/ptp.ts';
 import type { JointLimits } from '../../lib/robot/limits.ts';
 import { secondsOf } from '../../lib/ros/messages.ts';

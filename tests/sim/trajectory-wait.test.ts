@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { durationFromS, type JointTrajectoryMsg } from '../../lib/ros/messages.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { simConfig } from './sim-config.ts';
 import { JOINTS, WORK } from '../support/arm.ts';
 
 // Confirmed completion on the simulator: SimContext.executeTrajectory answers with the simulated
 // controller's outcome. time_scale 4: a 1 s trajectory runs in 0.25 s. The simulator runs on a clock the test
-// steps (lib/sim/clock.ts): waits advance it, nothing sleeps, and the durations are the clock's, whatever the load.
+// steps (lib/clock.ts): waits advance it, nothing sleeps, and the durations are the clock's, whatever the load.
 
 const clock = new SteppedClock(0, Date.now());
 /** Waits `ms` of the simulator's clock. */

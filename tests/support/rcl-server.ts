@@ -8,11 +8,11 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { RclContext } from '../../lib/ros/rcl-context.ts';
-import type { EndpointsFile } from '../../lib/ros/endpoints.ts';
+import type { EndpointsFile } from '../../lib/settings/endpoints.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { catalog } from '../../handlers/index.ts';
 import type { Config } from '../../lib/settings/load.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { createStandin, type Standin } from './rclnodejs-standin.ts';
 import { type StandinGraph, serveStandinGraph } from './standin-graph.ts';

@@ -1,12 +1,12 @@
 /**
- * Tests on a clock they step (lib/sim/clock.ts): the app in memory over a simulator whose timers, deadlines, joint
+ * Tests on a clock they step (lib/clock.ts): the app in memory over a simulator whose timers, deadlines, joint
  * states and event rates all run on one {@link SteppedClock}, and the waits that move that clock instead of sleeping.
  * A motion takes the time of the clock it runs on, however long the machine needs to compute it, so the figures a test
  * asserts of it do not depend on the machine's load. Work done in the machine's time (planning, a worker's check, a
  * socket, a child process) is waited for while the clock runs on: the waits below also have bounds in that time.
  */
 import assert from 'node:assert/strict';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { type InMemory, type JointStates, jointStates } from './live.ts';
 import {

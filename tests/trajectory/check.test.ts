@@ -13,7 +13,7 @@ import {
   checkTrajectoryRequest,
   packedPoint,
 } from '../../lib/trajectory/check.ts';
-import type { ArmState } from '../../lib/trajectory/dynamics.ts';
+import type { ArmState } from '../../lib/planning/dynamics.ts';
 import { DEFAULT_MAX_UPLOADS } from '../../lib/settings/schema.ts';
 import {
   checkOffThread,

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CsvProblem, parseTrajectoryCsv } from '../../lib/trajectory/csv.ts';
-import type { ApiTrajectoryPoint } from '../../lib/trajectory/publish.ts';
+import type { ApiTrajectoryPoint } from '../../lib/trajectory/points.ts';
 
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
 const EXPECTED: ApiTrajectoryPoint[] = [

@@ -1,5 +1,5 @@
 /**
- * lib/trajectory/dynamics.ts and lib/trajectory/poly.ts without a server: the execution the
+ * lib/planning/dynamics.ts and lib/planning/poly.ts without a server: the execution the
  * controller makes of a trajectory (filled velocities, the start from the current state) and its
  * analytic check against the joint limits, compared with dense sampling of the same spline.
  */
@@ -23,8 +23,8 @@ import {
   type LimitViolation,
   planExecution,
   refreshStart,
-} from '../../lib/trajectory/dynamics.ts';
-import { evalPoly, type PolyRange, rangeOn, rootsInside } from '../../lib/trajectory/poly.ts';
+} from '../../lib/planning/dynamics.ts';
+import { evalPoly, type PolyRange, rangeOn, rootsInside } from '../../lib/planning/poly.ts';
 import { bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
 const ZERO = [0, 0, 0, 0, 0, 0, 0];

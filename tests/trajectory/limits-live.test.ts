@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { after, before, describe, it } from 'node:test';
 import type { JointStateMsg, JointTrajectoryMsg } from '../../lib/ros/messages.ts';
 import { csvForm } from '../support/multipart.ts';
-import type { SteppedClock } from '../../lib/sim/clock.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
 import {
   describeIssues,
   type InMemory,

@@ -10,7 +10,7 @@ import type { EventBus } from '../events/bus.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JogEvent, JogStatus, RobotContext } from '../ros/context.ts';
 import type { Lease, MotionArbiter } from './arbiter.ts';
-import type { JogEndReason, JogLimit, JogStepGoal, JogTarget } from './jog.ts';
+import type { JogEndReason, JogLimit, JogStepGoal, JogTarget } from '../motion/jog.ts';
 
 /** Who jogs: the token's name, its role and the face (never the token). */
 type Caller = AuditedCaller;

@@ -2,7 +2,7 @@ import type { LogRing } from '../logs/ring.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { JointStateMsg } from '../ros/messages.ts';
 import type { SequenceStatus, SequenceSupervisor } from '../sequences/supervisor.ts';
-import type { EventBus } from './bus.ts';
+import type { EventBus } from '../events/bus.ts';
 
 /** What feeds the bus besides the motion and stop points (which publish themselves on the app's bus, ctx.services.events). */
 export interface EventSources {

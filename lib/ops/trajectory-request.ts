@@ -8,15 +8,15 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiError } from '../core/errors.ts';
 import { err, type Result } from '../result.ts';
-import { busyRefusal, STOPPED_SINCE_ARRIVAL } from '../motion/arbiter.ts';
+import { busyRefusal, STOPPED_SINCE_ARRIVAL } from '../control/arbiter.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import type { RobotContext } from '../ros/context.ts';
 import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
-import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from './check.ts';
-import { type ArmState, refreshStart } from './dynamics.ts';
+import { type CheckSource, type PackedPoints, packedPoint, violationIssue } from '../trajectory/check.ts';
+import { type ArmState, refreshStart } from '../planning/dynamics.ts';
 import type { OpContext } from '../core/operation.ts';
-import { PUBLISH_NEEDS, publishPoints, type TrajectorySent } from './publish.ts';
-import { checkOffThread } from './worker-pool.ts';
+import { PUBLISH_NEEDS, publishPoints, type TrajectorySent } from './trajectory-publish.ts';
+import { checkOffThread } from '../trajectory/worker-pool.ts';
 
 /** Message points built per turn of the event loop (a few milliseconds). */
 const POINTS_PER_TURN = 1024;
@@ -74,7 +74,7 @@ async function pointMessages(packed: PackedPoints): Promise<JointTrajectoryPoint
   return out;
 }
 
-/** The refusal of a request a stop came after (the arbiter's, lib/motion/arbiter.ts), or undefined. */
+/** The refusal of a request a stop came after (the arbiter's, lib/control/arbiter.ts), or undefined. */
 function stoppedSinceArrival(ctx: OpContext<'arbiter'>): ApiError | undefined {
   const { arbiter } = ctx.services;
   if (ctx.arrivedAtStop === undefined || ctx.arrivedAtStop === arbiter.stopCount) return undefined;

@@ -4,7 +4,7 @@
  * A pause holds whatever moves on its own path (a move, a trajectory, a plan's execution, a
  * sequence's goal) without cancelling it; while paused the arm belongs to the paused motion (other
  * motion requests get 409 saying so); a resume continues it; a stop ends it as any other. The stop is the pendant's
- * too (`stop`, lib/motion/stop.ts): a pause a sequence runner does not confirm ends in one, and a stop ends the pause.
+ * too (`stop`, lib/control/stop.ts): a pause a sequence runner does not confirm ends in one, and a stop ends the pause.
  */
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
@@ -86,7 +86,7 @@ export class MotionControl {
   }
 
   /**
-   * Stops everything the service started (POST /stop's work, lib/motion/stop.ts): the arm revoked, the runners ended,
+   * Stops everything the service started (POST /stop's work, lib/control/stop.ts): the arm revoked, the runners ended,
    * a hold point, the planner's stop; the pause is over with it. `reason`: what a motion cut short answers.
    */
   stop(reason = 'stopped'): Promise<StopReport> {

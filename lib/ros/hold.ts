@@ -1,5 +1,5 @@
 import type { JointLimits } from '../robot/limits.ts';
-import { durationFromS, type JointTrajectoryPointMsg } from '../ros/messages.ts';
+import { durationFromS, type JointTrajectoryPointMsg } from './messages.ts';
 
 /** The shortest time a hold point is given (s): never 0 s, which a position-controlled drive (FRI) takes as a step. */
 export const HOLD_MIN_TIME_S = 0.1;

@@ -2,7 +2,7 @@ import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { MotionArbiter } from './arbiter.ts';
-import { holdPoint } from './hold.ts';
+import { holdPoint } from '../ros/hold.ts';
 
 /** What a stop did. */
 export interface StopReport {
@@ -15,7 +15,7 @@ export interface StopReport {
 /**
  * What a stop reaches: the one owner of the arm, the context the hold and the planner's stop go to, the sequence
  * runners it ends, the trajectory module's log and the event bus it reports to, and the pause it ends. The pendant
- * (MotionControl, lib/motion/pause.ts) hands them: a stop is one of its buttons, and nothing here calls back into it
+ * (MotionControl, lib/control/pause.ts) hands them: a stop is one of its buttons, and nothing here calls back into it
  * but `pause.cleared`.
  */
 export interface StopParts {

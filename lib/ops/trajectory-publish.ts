@@ -1,13 +1,13 @@
 import { type ApiError, unavailable } from '../core/errors.ts';
-import { WATCH_NEEDS, watchCall } from '../ops/motion.ts';
+import { WATCH_NEEDS, watchCall } from './motion.ts';
 import type { OpContext } from '../core/operation.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointTrajectoryMsg, JointTrajectoryPointMsg, TrajectoryOutcomeKind } from '../ros/messages.ts';
 
 import { type MotionState, motionStateOfOutcome } from '../events/bus.ts';
-import { firstNonIncreasing } from './points.ts';
+import { firstNonIncreasing } from '../trajectory/points.ts';
 
-export type { ApiTrajectoryPoint } from './points.ts';
+export type { ApiTrajectoryPoint } from '../trajectory/points.ts';
 
 /** What a publication answers: publication only, not execution. */
 export interface TrajectorySent {

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { describeIssue } from '../settings/issues.ts';
+import { describeIssue } from '../describe-issue.ts';
 import { err, ok, type Result } from '../result.ts';
 
 /**

@@ -3,10 +3,10 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { Response } from '@whatwg-node/fetch';
 import { type ApiError, invalid } from '../core/errors.ts';
-import { withDirectBody } from '../http/direct-body.ts';
-import { errorResponse } from '../http/errors.ts';
+import { withDirectBody } from './direct-body.ts';
+import { errorResponse } from './errors.ts';
 import { err, ok, type Result } from '../result.ts';
-import type { EventBus } from './bus.ts';
+import type { EventBus } from '../events/bus.ts';
 
 /** The path of the event stream. */
 export const EVENTS_PATH = '/events';

@@ -8,7 +8,7 @@
  * t = 0) and then point to point: linear when either end has positions only, cubic Hermite with
  * velocities at both ends, quintic with accelerations too. After the last point it holds still.
  */
-import { segmentCoefficients, type TrajectoryPoint } from '../planning/trajectory.ts';
+import { segmentCoefficients, type TrajectoryPoint } from './trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { derivative, evalPoly, type PolyRange, rangeOn, startRange, widenRange } from './poly.ts';
 
