@@ -114,3 +114,10 @@ export function stopPointAtJointLimit(
   }
   return undefined;
 }
+
+/** Scales `v[at..at+2]` down to the norm `asked` (never below `floor`) when it is longer. */
+export function capNorm(v: Float64Array, at: number, asked: number, floor: number): void {
+  const cap = Math.max(asked, floor);
+  const norm = Math.hypot(v[at] ?? 0, v[at + 1] ?? 0, v[at + 2] ?? 0);
+  if (norm > cap) for (let i = at; i < at + 3; i++) v[i] = ((v[i] ?? 0) * cap) / norm;
+}

@@ -23,7 +23,7 @@ import { dampedPinvApply, minSingularValue6 } from '../kinematics/linalg.ts';
 import type { JointSample } from '../planning/trajectory.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import { StopPointGuard } from './jog-guard.ts';
-import { advanceAlongTwist, brakingBound, rampToward, sameTarget, stopPointAtJointLimit } from './jog-math.ts';
+import { advanceAlongTwist, brakingBound, capNorm, rampToward, sameTarget, stopPointAtJointLimit } from './jog-math.ts';
 import type {
   JogEndReason,
   JogGuards,
@@ -47,16 +47,7 @@ import {
   SINGULAR_STOP,
 } from './jog-tuning.ts';
 
-export type {
-  JogEndReason,
-  JogGuards,
-  JogLimit,
-  JogLimitKind,
-  JogSpeeds,
-  JogStepGoal,
-  JogStepReport,
-  JogTarget,
-} from './jog-types.ts';
+export type * from './jog-types.ts';
 export { SINGULAR_SLOW, SINGULAR_STOP } from './jog-tuning.ts';
 
 interface Command {
@@ -499,11 +490,4 @@ export class JogEngine {
       return { kind: 'singularity', detail: 'the arm would come too near a singularity: the jog stops before it' };
     return this.stopGuard.check(this.qStop, this.qNext, this.qdNext, dtS);
   }
-}
-
-/** Scales `v[at..at+2]` down to the norm `asked` (never below `floor`) when it is longer. */
-function capNorm(v: Float64Array, at: number, asked: number, floor: number): void {
-  const cap = Math.max(asked, floor);
-  const norm = Math.hypot(v[at] ?? 0, v[at + 1] ?? 0, v[at + 2] ?? 0);
-  if (norm > cap) for (let i = at; i < at + 3; i++) v[i] = ((v[i] ?? 0) * cap) / norm;
 }
