@@ -8,7 +8,8 @@
  * Why not "a right token is always served": an answer that serves the right token at once tells a guesser which token
  * was right however many wrong ones were refused, so refusing the wrong ones would slow nothing. The price: a client
  * whose token was never served from an address that is guessing waits as long as the guessing lasts, except for a
- * stop: lib/http/app.ts carries out a right token's stop and answers it with the same 429 (docs/safe-deployment.md).
+ * stop: authentication still compares its token (lib/http/auth.ts, `stopOnly`) and the faces carry out a right
+ * token's stop, answered with the same 429 (docs/safe-deployment.md).
  *
  * IPv6 addresses count by their /64 (a host usually holds the whole prefix). The table is bounded: beyond
  * {@link GUESS_ADDRESSES_MAX} addresses the least recently seen one is forgotten.

@@ -143,6 +143,64 @@ describe('token guessing is slowed per client address, on both faces', () => {
     await again.body?.cancel();
   });
 
+  it('MCP past the limit: a right token never served there calls the stop tool and the arm stops, answered as the same 429 as a wrong one', async () => {
+    const address = '203.0.113.40';
+    for (let i = 0; i < GUESS_BURST; i++) await (await from(address, `mcp-stop-guess-${i}`, 'joints')).body?.cancel();
+    /** A tools/call of `stop` with `token`, in a session opened elsewhere (its id is whatever the client holds). */
+    const stopTool = (token: string) =>
+      app.fetch(
+        new Request(`${ORIGIN}/mcp/mcp`, {
+          method: 'POST',
+          headers: {
+            host: '127.0.0.1:8007',
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': 'a-session-opened-before-the-guessing',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: { name: 'stop', arguments: {} },
+          }),
+        }),
+        address,
+      );
+    const move = app.fetch(
+      new Request(`${ORIGIN}/robot/move/joints`, {
+        method: 'POST',
+        headers: { host: '127.0.0.1:8007', authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ joints: [-1.2, 0.5, 0.5, -0.8, 0.5, 0.8, 1.0], speed: 0.05 }),
+      }),
+      '203.0.113.41',
+    );
+    for (let i = 0; i < 500 && app.services.arbiter.activity() === undefined; i++) await setImmediatePromise();
+    assert.ok(app.services.arbiter.activity() !== undefined, 'the move holds the arm');
+    const wrong = await stopTool('mcp-stop-guess-wrong');
+    assert.equal(wrong.status, 429);
+    const wrongBody = (await wrong.json()) as { detail: string };
+    for (let i = 0; i < 20; i++) await setImmediatePromise();
+    assert.ok(app.services.arbiter.activity() !== undefined, "a wrong token's stop tool stops nothing");
+    const right = await stopTool(VIEWER);
+    assert.equal(right.status, 429, 'the answer is the limit, as for a wrong token');
+    const rightBody = (await right.json()) as { detail: string };
+    const seconds = (detail: string) => detail.replace(/\d+ s/, 'N s');
+    assert.equal(
+      seconds(rightBody.detail),
+      seconds(wrongBody.detail),
+      'the same words: nothing tells the token was right',
+    );
+    assert.match(rightBody.detail, /a stop with a valid token is carried out all the same/);
+    const stopped = (await (await move).json()) as { success: boolean; message: string };
+    assert.equal(stopped.success, false, 'the move was cut short by the stop tool');
+    assert.match(stopped.message, /stop/i);
+    assert.equal(app.services.arbiter.activity(), undefined, 'the arm is free');
+    const init = await from(address, VIEWER, 'mcp');
+    assert.equal(init.status, 429, 'past the limit the read token still waits: only a stop is carried out');
+    await init.body?.cancel();
+  });
+
   it('the audit trail summarises the guessing: one line per address and reason with the count', async () => {
     await app.services.audit?.flush();
     const lines = (await readFile(refusalsPath(file), 'utf8'))
