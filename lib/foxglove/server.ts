@@ -5,7 +5,8 @@
  * parameters. Each upgrade passes the HTTP face's rules first: a connection cap (503), Host and Origin
  * (lib/admission: a WebSocket carries commands, so a foreign Origin is refused as a state-changing request is), then
  * the token (`?token=` or an Authorization header; 401), which gives the connection its role. A client whose send
- * buffer grows past `send_buffer_limit` is dropped, never buffered without bound. Bad input is answered with a
+ * buffer grows past `send_buffer_limit` (1 MiB by default; asset answers being flushed aside, at most
+ * MAX_FETCHES_IN_FLIGHT of them) is dropped with a close saying why, never buffered without bound. Bad input is answered with a
  * status message (or a close, for a frame too large), never a crash.
  */
 import { randomUUID } from 'node:crypto';
@@ -84,9 +85,18 @@ interface Client {
   /** Aborted when the connection closes: a motion it started is stopped (dead-man). */
   readonly gone: AbortController;
   callsInFlight: number;
+  /** Asset fetches read or being sent (a slot is freed once its answer is flushed to the socket). */
   fetchesInFlight: number;
+  /** Bytes of asset answers queued and not yet flushed: bounded by the fetches in flight, not by the limit. */
+  assetBytes: number;
   dropped: boolean;
 }
+
+/**
+ * How long a client dropped for its send buffer has to take its close frame (queued behind what it did not read)
+ * before its socket is destroyed.
+ */
+export const DROP_GRACE_MS = 5000;
 
 /** Starts the server on the configured address and port. */
 export async function startFoxglove(options: FoxgloveServerOptions): Promise<RunningFoxglove> {
@@ -109,23 +119,51 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
+  /**
+   * Drops a client whose send buffer passed the limit: nothing more is queued for it, a close frame (1008, saying why)
+   * follows what it did not read, and its socket is destroyed after {@link DROP_GRACE_MS} if it has not read that far.
+   */
+  const drop = (client: Client) => {
+    client.dropped = true;
+    counts.dropped++;
+    log({
+      level: 'warn',
+      msg: 'foxglove client dropped',
+      reason: 'send buffer limit',
+      bytes: client.ws.bufferedAmount,
+      principal: client.principal.name,
+    });
+    client.ws.close(1008, `reads too slowly: over ${config.sendBufferLimit} bytes queued (foxglove.send_buffer_limit)`);
+    setTimeout(() => client.ws.terminate(), DROP_GRACE_MS).unref();
+  };
+  /** True when what is queued for a client, asset answers aside, is past the limit: it is dropped then. */
+  const overLimit = (client: Client) => {
+    if (client.ws.bufferedAmount - client.assetBytes <= config.sendBufferLimit) return false;
+    drop(client);
+    return true;
+  };
   /** Sends a frame, or drops the client when its send buffer is past the limit. */
   const send = (client: Client, data: string | Uint8Array): void => {
-    if (client.dropped || client.ws.readyState !== client.ws.OPEN) return;
-    if (client.ws.bufferedAmount > config.sendBufferLimit) {
-      client.dropped = true;
-      counts.dropped++;
-      log({
-        level: 'warn',
-        msg: 'foxglove client dropped',
-        reason: 'send buffer limit',
-        bytes: client.ws.bufferedAmount,
-      });
-      client.ws.terminate();
+    if (client.dropped || client.ws.readyState !== client.ws.OPEN || overLimit(client)) return;
+    counts.sent++;
+    client.ws.send(data);
+  };
+  /**
+   * Sends an asset's answer (a file of up to MAX_ASSET_BYTES, larger than the limit maybe): counted apart from the
+   * limit until flushed, so that a client reading a mesh is not dropped for it; its fetch slot is freed only then, so
+   * that a client holds at most MAX_FETCHES_IN_FLIGHT of them.
+   */
+  const sendAsset = (client: Client, data: Uint8Array): void => {
+    if (client.dropped || client.ws.readyState !== client.ws.OPEN || overLimit(client)) {
+      client.fetchesInFlight--;
       return;
     }
     counts.sent++;
-    client.ws.send(data);
+    client.assetBytes += data.byteLength;
+    client.ws.send(data, () => {
+      client.assetBytes -= data.byteLength;
+      client.fetchesInFlight--;
+    });
   };
   const json = (client: Client, message: unknown) => send(client, JSON.stringify(message));
   const status = (client: Client, level: number, message: string) =>
@@ -191,9 +229,12 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       client.fetchesInFlight++;
       try {
         found = await fetchAsset(message.uri);
-      } finally {
+      } catch (e) {
         client.fetchesInFlight--;
+        throw e;
       }
+      // The slot is the answer's until it is flushed (sendAsset frees it).
+      return sendAsset(client, fetchAssetResponseFrame(requestId as number, found));
     }
     send(client, fetchAssetResponseFrame(requestId as number, found));
   };
@@ -344,6 +385,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       gone: new AbortController(),
       callsInFlight: 0,
       fetchesInFlight: 0,
+      assetBytes: 0,
       dropped: false,
     };
     clients.add(client);
