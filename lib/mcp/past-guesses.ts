@@ -35,6 +35,9 @@ export function mcpStopsPastGuesses(
   const stops = new Map(tools.filter(({ op }) => op.effect === 'stop' && !op.input).map(({ name, op }) => [name, op]));
   return async (request, call) => {
     const text = request.method === 'POST' ? await readBoundedText(request, STOP_BODY_MAX_BYTES) : undefined;
+    // The 429 is written first (the app answered it before this ran on): no answer waits on what follows, none is
+    // timed by it.
+    await new Promise((resolve) => setImmediate(resolve));
     if (!call || text === undefined) return;
     let body: unknown;
     try {
