@@ -1,8 +1,8 @@
 /**
  * Token guessing slowed, per client address (pure: the clock is injected). Each address has a bucket of wrong tokens:
  * a burst at first (web.limits.token_guess_burst, 10), one more every web.limits.token_guess_refill_s (1 s). While the bucket is empty, a token from
- * that address is compared only with the tokens already served to that address; any other token is answered 429 with
- * Retry-After without being compared. So a client whose token was served from its address goes on at once (its stop
+ * that address is served only if it is one of the tokens already served to that address; any other token is answered
+ * 429 with Retry-After, right or wrong (lib/http/auth.ts compares it only for a stop, below). So a client whose token was served from its address goes on at once (its stop
  * too) while a guesser beside it gets 429s, and a guesser learns nothing faster than one token per refill.
  *
  * Why not "a right token is always served": an answer that serves the right token at once tells a guesser which token
