@@ -196,7 +196,7 @@ async function crowdRows(client: StopClient, server: TestServer, csv: string): P
     ];
     const only = process.env.BENCH_CROWDS?.split(',');
     for (const [label, kind, count, samples, delayMs, move] of crowds) {
-      if (only && !only.includes(kind)) continue;
+      if (only && !only.includes(kind) && !only.includes(`${kind}:${count}`)) continue;
       const { value, startMb, peakMb } = await rssMb(async () => {
         const t0 = performance.now();
         const ready = await crowd.open(kind, url, count, kind === 'uploads' ? csv : undefined);
@@ -374,7 +374,10 @@ function stopTable(rows: readonly Row[]): Table {
   };
 }
 
-/** The crowd rows alone (`npm run bench -- crowds`; BENCH_CROWDS=events-50hz,held picks rows by crowd kind). */
+/**
+ * The crowd rows alone (`npm run bench -- crowds`; BENCH_CROWDS=events-50hz,held picks rows by crowd kind, and
+ * BENCH_CROWDS=uploads:16 one row by kind and count).
+ */
 export const crowdsSection: Section = {
   id: 'crowds',
   description:

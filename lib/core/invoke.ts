@@ -4,8 +4,9 @@
  *
  * 1. the caller: none (it did not pass authentication) is refused, never run and not on the trail; a role too weak
  *    for the operation is refused (403 naming the role needed) before the input is even read;
- * 2. the input: read (a face's deferred reader: REST reads its body only now), then validated with the operation's
- *    schema under the active joint limits (422 issues located as the face says where each field was), the REST
+ * 2. the input: read (a face's deferred reader: REST reads its body only now), numbers and booleans sent as strings
+ *    converted where the schema wants them ("0.5"), then validated with the operation's schema under the active joint
+ *    limits (422 issues located as the face says where each field was), the REST
  *    binding's defaults filled in;
  * 3. dry-run routing: a motion that would move (not `dry_run: true`) is put to the face's confirmation first, if it has
  *    one (MCP's mcp.confirm_motion);
@@ -21,6 +22,7 @@ import * as v from 'valibot';
 import { err, ok, type Result } from '../result.ts';
 import { recordCall } from './audit.ts';
 import { type ApiError, locatedIssues } from './errors.ts';
+import { coerceScalarStrings } from './schema-shape.ts';
 import {
   type AnyOperation,
   type AppState,
@@ -214,7 +216,9 @@ function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: b
       });
     return NO_INPUT;
   }
-  const parsed = v.safeParse(schema, fields);
+  // Numbers and booleans sent as strings ("0.5", "true") are taken on every face, as FastAPI took them in a REST body;
+  // anything else stays the schema's to judge (an unknown key is a 422: docs/api.md, numbers sent as strings).
+  const parsed = v.safeParse(schema, coerceScalarStrings(schema, fields));
   if (!parsed.success) return err(locatedIssues(parsed.issues, locate, schema));
   const value = withDefaults(op, facts.face, parsed.output);
   return ok(

@@ -36,7 +36,9 @@ export const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/;
 /**
  * A JSON value with the numbers and booleans that arrived as strings converted where the schema wants a number or a
  * boolean ("0.5" -> 0.5, "true" -> true), as FastAPI accepted them, through objects, arrays and tuples. Anything else
- * is left for the schema to judge (an unknown key stays unknown, "fast" stays a string and is refused).
+ * is left for the schema to judge (an unknown key stays unknown, "fast" stays a string and is refused). The one rule of
+ * every face: lib/core/invoke.ts applies it before validating (docs/api.md, numbers sent as strings). What holds no
+ * such string is returned as it is (no copy: a jog socket's commands come 100 a second).
  */
 export function coerceScalarStrings(schema: v.GenericSchema, value: unknown): unknown {
   let shaped = schema as unknown as Walkable;
@@ -51,24 +53,47 @@ export function coerceScalarStrings(schema: v.GenericSchema, value: unknown): un
     return value;
   }
   if (Array.isArray(value)) {
-    if (shaped.item) return value.map((item) => coerceScalarStrings(shaped.item as v.GenericSchema, item));
-    if (shaped.items) {
-      const items = shaped.items;
-      return value.map((item, i) => (items[i] ? coerceScalarStrings(items[i], item) : item));
+    const itemOf = shaped.item
+      ? () => shaped.item as v.GenericSchema
+      : shaped.items
+        ? (i: number) => shaped.items?.[i]
+        : undefined;
+    if (!itemOf) return value;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const entry = itemOf(i);
+      const item: unknown = value[i];
+      const converted = entry ? coerceScalarStrings(entry, item) : item;
+      if (converted !== item) {
+        out ??= value.slice();
+        out[i] = converted;
+      }
     }
-    return value;
+    return out ?? value;
   }
   if (typeof value === 'object' && value !== null && shaped.entries) {
-    // No prototype: a "__proto__" key (JSON.parse keeps it as a key of its own) stays a key, so the schema sees it
-    // and refuses it as unknown, instead of an assignment that would set the object's prototype and drop the key.
-    const out: Record<string, unknown> = Object.create(null);
-    for (const [key, item] of Object.entries(value)) {
+    let out: Record<string, unknown> | undefined;
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
       const entry = shaped.entries[key];
-      out[key] = entry ? coerceScalarStrings(entry, item) : item;
+      const item = (value as Record<string, unknown>)[key];
+      const converted = entry ? coerceScalarStrings(entry, item) : item;
+      if (converted === item) continue;
+      // No prototype: a "__proto__" key (JSON.parse keeps it as a key of its own) stays a key, so the schema sees it
+      // and refuses it as unknown, instead of an assignment that would set the object's prototype and drop the key.
+      out ??= ownEntries(value);
+      out[key] = converted;
     }
-    return out;
+    return out ?? value;
   }
   return value;
+}
+
+/** An object's own enumerable keys and values as an object without prototype (a "__proto__" key stays a key). */
+function ownEntries(value: object): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const [key, item] of Object.entries(value)) out[key] = item;
+  return out;
 }
 
 /**

@@ -4,8 +4,10 @@
  * of a latched channel gets its last message at once), armgate's operations as services, fetchAsset, read-only
  * parameters. Each upgrade passes the HTTP face's rules first: a connection cap (503), Host and Origin
  * (lib/admission: a WebSocket carries commands, so a foreign Origin is refused as a state-changing request is), then
- * the token (`?token=` or an Authorization header; 401), which gives the connection its role. A client whose send
- * buffer grows past `send_buffer_limit` is dropped, never buffered without bound. Bad input is answered with a
+ * the token (`?token=` or an Authorization header; 401), which gives the connection its role (from an address past
+ * its wrong tokens, any token gets a connection with the stop services only, a right one's stop carried out). A client whose send
+ * buffer grows past `send_buffer_limit` (1 MiB by default; asset answers being flushed aside, at most
+ * MAX_FETCHES_IN_FLIGHT of them) is dropped with a close saying why, never buffered without bound. Bad input is answered with a
  * status message (or a close, for a frame too large), never a crash.
  */
 import { randomUUID } from 'node:crypto';
@@ -18,7 +20,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import type { AdmissionPolicy } from '../admission/origin.ts';
-import { authorizationAuth, type TokenEntry } from '../http/auth.ts';
+import { authorizationAuth, STOP_DESPITE_GUESSES, type TokenEntry } from '../http/auth.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
 import { FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
@@ -36,7 +38,7 @@ import {
   serviceCallResponseFrame,
   SUBPROTOCOL,
 } from './protocol.ts';
-import { screenUpgrade } from './upgrade.ts';
+import { type Admitted, screenUpgrade } from './upgrade.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub, HubChannel } from './hub.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
@@ -78,15 +80,37 @@ export interface RunningFoxglove {
 interface Client {
   readonly ws: WebSocket;
   readonly principal: Principal;
+  /** A connection from an address past its wrong tokens: the stop services only (see PAST_GUESSES_PRINCIPAL). */
+  readonly pastGuesses:
+    | { readonly stopOnly: Principal | undefined; readonly detail: string; readonly address: string }
+    | undefined;
   readonly services: ReadonlyMap<number, ServedService>;
   /** subscription id -> channel id */
   readonly subscriptions: Map<number, number>;
   /** Aborted when the connection closes: a motion it started is stopped (dead-man). */
   readonly gone: AbortController;
   callsInFlight: number;
+  /** Asset fetches read or being sent (a slot is freed once its answer is flushed to the socket). */
   fetchesInFlight: number;
+  /** Bytes of asset answers queued and not yet flushed: bounded by the fetches in flight, not by the limit. */
+  assetBytes: number;
   dropped: boolean;
 }
+
+/** Connections for the stop services only held at once per client address (a newer one closes the oldest). */
+export const PAST_GUESSES_PER_ADDRESS = 2;
+/** Who a connection past the guess limit is, whatever its token: it has the stop services only (a read role's). */
+const PAST_GUESSES_PRINCIPAL: Principal = { name: 'past the guess limit', role: 'read' };
+
+/**
+ * How long a client dropped for its send buffer has to take its close frame (queued behind what it did not read)
+ * before its socket is destroyed.
+ */
+export const DROP_GRACE_MS = 5000;
+
+/** What a connection past the guess limit is told (a status at once, and for anything but a stop service). */
+const pastGuessesText = (detail: string) =>
+  `${detail}: this connection offers the stop services only (${STOP_DESPITE_GUESSES})`;
 
 /** Starts the server on the configured address and port. */
 export async function startFoxglove(options: FoxgloveServerOptions): Promise<RunningFoxglove> {
@@ -109,23 +133,51 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
+  /**
+   * Drops a client whose send buffer passed the limit: nothing more is queued for it, a close frame (1008, saying why)
+   * follows what it did not read, and its socket is destroyed after {@link DROP_GRACE_MS} if it has not read that far.
+   */
+  const drop = (client: Client) => {
+    client.dropped = true;
+    counts.dropped++;
+    log({
+      level: 'warn',
+      msg: 'foxglove client dropped',
+      reason: 'send buffer limit',
+      bytes: client.ws.bufferedAmount,
+      principal: client.principal.name,
+    });
+    client.ws.close(1008, `reads too slowly: over ${config.sendBufferLimit} bytes queued (foxglove.send_buffer_limit)`);
+    setTimeout(() => client.ws.terminate(), DROP_GRACE_MS).unref();
+  };
+  /** True when what is queued for a client, asset answers aside, is past the limit: it is dropped then. */
+  const overLimit = (client: Client) => {
+    if (client.ws.bufferedAmount - client.assetBytes <= config.sendBufferLimit) return false;
+    drop(client);
+    return true;
+  };
   /** Sends a frame, or drops the client when its send buffer is past the limit. */
   const send = (client: Client, data: string | Uint8Array): void => {
-    if (client.dropped || client.ws.readyState !== client.ws.OPEN) return;
-    if (client.ws.bufferedAmount > config.sendBufferLimit) {
-      client.dropped = true;
-      counts.dropped++;
-      log({
-        level: 'warn',
-        msg: 'foxglove client dropped',
-        reason: 'send buffer limit',
-        bytes: client.ws.bufferedAmount,
-      });
-      client.ws.terminate();
+    if (client.dropped || client.ws.readyState !== client.ws.OPEN || overLimit(client)) return;
+    counts.sent++;
+    client.ws.send(data);
+  };
+  /**
+   * Sends an asset's answer (a file of up to MAX_ASSET_BYTES, larger than the limit maybe): counted apart from the
+   * limit until flushed, so that a client reading a mesh is not dropped for it; its fetch slot is freed only then, so
+   * that a client holds at most MAX_FETCHES_IN_FLIGHT of them.
+   */
+  const sendAsset = (client: Client, data: Uint8Array): void => {
+    if (client.dropped || client.ws.readyState !== client.ws.OPEN || overLimit(client)) {
+      client.fetchesInFlight--;
       return;
     }
     counts.sent++;
-    client.ws.send(data);
+    client.assetBytes += data.byteLength;
+    client.ws.send(data, () => {
+      client.assetBytes -= data.byteLength;
+      client.fetchesInFlight--;
+    });
   };
   const json = (client: Client, message: unknown) => send(client, JSON.stringify(message));
   const status = (client: Client, level: number, message: string) =>
@@ -191,9 +243,12 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       client.fetchesInFlight++;
       try {
         found = await fetchAsset(message.uri);
-      } finally {
+      } catch (e) {
         client.fetchesInFlight--;
+        throw e;
       }
+      // The slot is the answer's until it is flushed (sendAsset frees it).
+      return sendAsset(client, fetchAssetResponseFrame(requestId as number, found));
     }
     send(client, fetchAssetResponseFrame(requestId as number, found));
   };
@@ -229,6 +284,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     const payload = frame.subarray(13 + encodingLength);
     const service = client.services.get(serviceId);
     if (!service) return failure(client, serviceId, callId, `no service ${serviceId} for this connection`);
+    if (client.pastGuesses) return stopPastGuesses(client, service, serviceId, callId, arrivedAtStop);
     if (encoding !== 'cdr' && encoding !== 'json')
       return failure(client, serviceId, callId, `encoding '${encoding.slice(0, 20)}' is not supported (cdr, json)`);
     if (client.callsInFlight >= MAX_CALLS_IN_FLIGHT && service.op.effect !== 'stop')
@@ -284,6 +340,39 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     send(client, serviceCallResponseFrame(serviceId, callId, encoding, data));
   };
 
+  /**
+   * A stop service called on a connection past the guess limit: answered at once with the same failure whatever the
+   * token, then carried out for a right one (its principal; the call's own request is not read: a stop takes none).
+   */
+  const stopPastGuesses = (
+    client: Client,
+    service: ServedService,
+    serviceId: number,
+    callId: number,
+    arrivedAtStop: number,
+  ) => {
+    const past = client.pastGuesses;
+    if (!past) return;
+    failure(client, serviceId, callId, `${service.spec.op}: ${past.detail}; ${STOP_DESPITE_GUESSES}`);
+    const caller = past.stopOnly;
+    if (!caller) return;
+    setImmediate(() => {
+      callOperation(
+        service.op,
+        {},
+        {
+          principal: caller,
+          calledAs: `the Foxglove service ${service.spec.name}`,
+          arrivedAtStop,
+          signal: client.gone.signal,
+        },
+        state,
+      ).catch((e: unknown) =>
+        log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e).slice(0, 300) }),
+      );
+    });
+  };
+
   const onText = (client: Client, text: string) => {
     let message: Record<string, unknown>;
     try {
@@ -293,6 +382,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     }
     if (typeof message !== 'object' || message === null || Array.isArray(message))
       return status(client, LEVEL_ERROR, 'a message must be a JSON object with an op');
+    if (client.pastGuesses) return status(client, LEVEL_ERROR, pastGuessesText(client.pastGuesses.detail));
     switch (message.op) {
       case 'subscribe':
         return onSubscribe(client, message);
@@ -335,18 +425,40 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     return status(client, LEVEL_ERROR, `unknown binary opcode ${op}`);
   };
 
-  const onConnection = (ws: WebSocket, principal: Principal) => {
+  /** Connections past the guess limit by client address, oldest first. */
+  const pastGuessesByAddress = new Map<string, Client[]>();
+
+  const onConnection = (ws: WebSocket, admitted: Admitted, address: string) => {
+    const past = admitted.pastGuesses ? { ...admitted.pastGuesses, address } : undefined;
+    const principal = admitted.pastGuesses ? PAST_GUESSES_PRINCIPAL : admitted.principal;
+    const served = servicesFor(allServices, principal.role);
     const client: Client = {
       ws,
       principal,
-      services: new Map(servicesFor(allServices, principal.role).map((s) => [s.id, s])),
+      pastGuesses: past,
+      // Past the guess limit: the services that bring the arm to rest and take no input (stop, pause), nothing else.
+      services: new Map(
+        (past ? served.filter((s) => s.op.effect === 'stop' && s.op.input === undefined) : served).map((s) => [
+          s.id,
+          s,
+        ]),
+      ),
       subscriptions: new Map(),
       gone: new AbortController(),
       callsInFlight: 0,
       fetchesInFlight: 0,
+      assetBytes: 0,
       dropped: false,
     };
     clients.add(client);
+    if (past) {
+      // At most PAST_GUESSES_PER_ADDRESS of them per address: a newer one closes the oldest.
+      const held = pastGuessesByAddress.get(address) ?? [];
+      held.push(client);
+      pastGuessesByAddress.set(address, held);
+      while (held.length > PAST_GUESSES_PER_ADDRESS)
+        held.shift()?.ws.close(1008, 'a newer connection past the guess limit from this address took its place');
+    }
     log({ level: 'info', msg: 'foxglove client connected', principal: principal.name, role: principal.role });
     ws.on('message', (data, isBinary) => {
       try {
@@ -360,6 +472,11 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     ws.on('error', () => ws.terminate());
     ws.on('close', () => {
       clients.delete(client);
+      if (past) {
+        const held = pastGuessesByAddress.get(address)?.filter((c) => c !== client) ?? [];
+        if (held.length > 0) pastGuessesByAddress.set(address, held);
+        else pastGuessesByAddress.delete(address);
+      }
       for (const id of [...client.subscriptions.keys()]) unsubscribe(client, id);
       // Its motions in flight see their caller gone: stopped, unless armgate.safety.dead_man is false (lib/ops/motion.ts).
       client.gone.abort(FOXGLOVE_CLIENT_GONE);
@@ -367,14 +484,15 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     json(client, {
       op: 'serverInfo',
       name: 'armgate',
-      capabilities,
+      capabilities: past ? capabilities.filter((c) => c === 'services') : capabilities,
       supportedEncodings: ['cdr', 'json'],
-      metadata: { role: principal.role, principal: principal.name },
+      metadata: past ? { access: 'stop services only' } : { role: principal.role, principal: principal.name },
       sessionId: randomUUID(),
     });
+    if (past) status(client, LEVEL_WARNING, pastGuessesText(past.detail));
     json(client, {
       op: 'advertise',
-      channels: hub.channels.map((c) => ({
+      channels: (past ? [] : hub.channels).map((c) => ({
         id: c.id,
         topic: c.topic,
         encoding: 'cdr',
@@ -391,8 +509,8 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     socket.on('error', () => socket.destroy());
     if (clients.size + pending >= config.maxConnections)
       return refuseUpgrade(socket, 503, `at most ${config.maxConnections} Foxglove connections`, { 'Retry-After': 2 });
-    const principal = screenUpgrade(request, socket, options, authenticate);
-    if (!principal) return;
+    const admitted = screenUpgrade(request, socket, options, authenticate);
+    if (!admitted) return;
     // Counted until the handshake ends either way (ws answers a bad handshake itself and never calls back).
     pending++;
     let handed = false;
@@ -402,7 +520,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     wss.handleUpgrade(request, socket, head, (ws) => {
       handed = true;
       pending--;
-      onConnection(ws, principal);
+      onConnection(ws, admitted, request.socket.remoteAddress ?? '');
     });
   };
 

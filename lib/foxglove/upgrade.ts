@@ -3,11 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Principal } from '../core/roles.ts';
 import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
-import type { ApiError } from '../core/errors.ts';
 import type { AppState } from '../core/operation.ts';
 import { refuseUpgrade as refuse } from '../http/raw-answer.ts';
 import { parseHost } from '../net/address.ts';
-import type { Result } from '../result.ts';
+import type { Authentication } from '../http/auth.ts';
 import { SUBPROTOCOL } from './protocol.ts';
 
 /** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token. */
@@ -20,16 +19,25 @@ function authorizationOf(request: IncomingMessage): string {
 }
 
 /**
+ * Who an admitted upgrade is: a principal (the connection has its role), or, from an address past its wrong tokens, a
+ * connection for the stop services only, whatever its token (the same for a right one and a wrong one): `stopOnly` is
+ * the principal of a right token, for whom a stop is carried out (never shown; lib/http/auth.ts).
+ */
+export type Admitted =
+  | { readonly principal: Principal; readonly pastGuesses?: undefined }
+  | { readonly pastGuesses: { readonly stopOnly: Principal | undefined; readonly detail: string } };
+
+/**
  * The HTTP face's rules for an upgrade, after the connection cap: Host (403), Origin (403: a WebSocket carries
- * commands), the token (429 past the guesses, 401) and the subprotocol (400). Returns the principal, or undefined once
- * the socket is answered and closed.
+ * commands), the token (401; past the guesses, a connection for the stop services only, see {@link Admitted}) and the
+ * subprotocol (400). Returns who is admitted, or undefined once the socket is answered and closed.
  */
 export function screenUpgrade(
   request: IncomingMessage,
   socket: Duplex,
   options: { readonly admission: AdmissionPolicy; readonly state: AppState },
-  authenticate: (header: string, address?: string) => Result<Principal, ApiError>,
-): Principal | undefined {
+  authenticate: (header: string, address?: string) => Authentication,
+): Admitted | undefined {
   const { state } = options;
   const host = request.headers.host ?? '';
   const admission = admit(options.admission, {
@@ -52,23 +60,27 @@ export function screenUpgrade(
     );
   const address = request.socket.remoteAddress ?? '';
   const principal = authenticate(authorizationOf(request), address);
+  let admitted: Admitted | undefined;
   if (!principal.ok) {
     const tooMany = principal.error.kind === 'too_many_requests' ? principal.error : undefined;
     const detail = principal.error.kind === 'validation' ? '' : principal.error.detail;
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     state.services.audit?.recordRefusal('foxglove', address, 'GET', path, tooMany ? 429 : 401, detail);
-    if (tooMany) return refuse(socket, 429, tooMany.detail, { 'Retry-After': tooMany.retryAfterS });
-    return refuse(
-      socket,
-      401,
-      'Not authenticated: open ws://HOST:PORT/?token=<token> or send "Authorization: Bearer <token>"',
-      { 'WWW-Authenticate': 'Bearer' },
-    );
+    // Past the limit a stop is never kept from a right token: the connection offers the stop services only, to every
+    // token alike (a Foxglove stop is a call on a connection; a refused upgrade would keep it out).
+    if (tooMany) admitted = { pastGuesses: { stopOnly: principal.stopOnly, detail: tooMany.detail } };
+    else
+      return refuse(
+        socket,
+        401,
+        'Not authenticated: open ws://HOST:PORT/?token=<token> or send "Authorization: Bearer <token>"',
+        { 'WWW-Authenticate': 'Bearer' },
+      );
   }
   const offered = String(request.headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((p) => p.trim());
   if (!offered.includes(SUBPROTOCOL))
     return refuse(socket, 400, `the client must offer the subprotocol ${SUBPROTOCOL}`);
-  return principal.value;
+  return admitted ?? (principal.ok ? { principal: principal.value } : undefined);
 }

@@ -3,7 +3,7 @@ import { type IRequest, Router } from 'itty-router';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { errorResponse, json } from './errors.ts';
 import type { GuessLimiter } from '../auth/guesses.ts';
-import { principalAuth, STOP_DESPITE_GUESSES, type TokenEntry, tokenOwner } from './auth.ts';
+import { principalAuth, STOP_DESPITE_GUESSES, type TokenEntry } from './auth.ts';
 import type { AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
@@ -17,7 +17,7 @@ import {
   CORS_EXPOSE_HEADERS,
 } from '../admission/origin.ts';
 import type { RestCall } from './rest.ts';
-import type { OperationRoute, RouteTable } from './routes.ts';
+import type { RouteTable } from './routes.ts';
 
 export type { MountHandler } from './routes.ts';
 
@@ -108,7 +108,6 @@ export function createApp(options: AppOptions): App {
   const tokens =
     options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]);
   const authenticate = principalAuth(tokens, options.guesses);
-  const ownerOfToken = tokenOwner(tokens);
   const log = options.log ?? logLine;
   /** One line per request: the fields given to `options.log` when there is one, else written directly to stdout. */
   const logRequest = options.log
@@ -137,32 +136,48 @@ export function createApp(options: AppOptions): App {
     const reason = caller.error.kind === 'too_many_requests' ? 'too many wrong tokens' : detail;
     const face = path.startsWith('/mcp/') ? 'mcp' : 'rest';
     services.audit?.recordRefusal(face, address, request.method, path, statusOf(caller.error), reason);
-    const stop = caller.error.kind === 'too_many_requests' ? restingRoute(request.method, path) : undefined;
-    if (stop && caller.error.kind === 'too_many_requests') {
-      stopPastGuesses(request, stop, arrivedAtStop);
+    const stops = caller.error.kind === 'too_many_requests' ? stopsPastGuesses(request.method, path) : undefined;
+    if (stops && caller.error.kind === 'too_many_requests') {
+      stops(request, caller.stopOnly, arrivedAtStop);
       return { refused: errorResponse({ ...caller.error, detail: `${caller.error.detail}; ${STOP_DESPITE_GUESSES}` }) };
     }
     return { refused: errorResponse(caller.error) };
   };
-  /** The route of a request that brings the arm to rest and takes no input (POST /stop, /robot/stop, /robot/pause). */
-  const restingRoute = (method: string, path: string) => {
-    const route = table.operationAt(method, path);
-    return route?.operation.effect === 'stop' && route.operation.input === undefined ? route : undefined;
-  };
   /**
-   * A stop from an address past its wrong tokens: a right token is never kept from stopping the arm (someone behind
-   * the same address may be guessing), yet the answer is the same 429 whether the token was right or not, so that a
-   * guesser learns nothing from a stop. The token is compared (constant time, not counted) and a right one's stop runs
-   * through its route as any stop, once the 429 is on its way (no answer waits on it, none is timed by it).
+   * How a request past its address's guess limit may still stop the arm, when its route may hold a stop: a REST route
+   * that brings the arm to rest and takes no input (POST /stop, /robot/stop, /robot/pause), or a mounted route that
+   * says which stops a request holds (the MCP endpoint: a stop tool's call). A right token's stop is never kept out
+   * (someone behind the same address may be guessing), yet the answer is the same 429 whether the token was right or
+   * not, so that a guesser learns nothing from a stop: `stopOnly` (the token's principal, from authentication, which
+   * compared it in constant time without counting it) is undefined for a wrong one, and the stop runs once the 429 is
+   * on its way (no answer waits on it, none is timed by it).
    */
-  const stopPastGuesses = (request: Request, route: OperationRoute, arrivedAtStop: number | undefined) => {
-    const caller = ownerOfToken(request.headers.get('authorization') ?? '');
-    if (!caller) return;
-    setImmediate(() => {
-      route
-        .handler(request, { services, ros, caller, arrivedAtStop })
-        .catch((e: unknown) => log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }));
-    });
+  const stopsPastGuesses = (
+    method: string,
+    path: string,
+  ): ((request: Request, stopOnly: Principal | undefined, arrivedAtStop: number | undefined) => void) | undefined => {
+    const route = table.operationAt(method, path);
+    if (route)
+      return route.operation.effect === 'stop' && route.operation.input === undefined
+        ? (request, caller, arrivedAtStop) => {
+            if (!caller) return;
+            setImmediate(() => {
+              route
+                .handler(request, { services, ros, caller, arrivedAtStop })
+                .catch((e: unknown) =>
+                  log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }),
+                );
+            });
+          }
+        : undefined;
+    const mount = table.find(method, path);
+    const carry = mount && 'stopsPastGuesses' in mount ? mount.stopsPastGuesses : undefined;
+    if (!carry) return undefined;
+    // The body is read whatever the token (the same work either way); only a right token's stops are carried out.
+    return (request, caller, arrivedAtStop) =>
+      void carry(request, caller ? { caller, arrivedAtStop } : undefined).catch((e: unknown) =>
+        log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }),
+      );
   };
 
   router.get('/openapi.json', () => {

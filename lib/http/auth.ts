@@ -24,17 +24,12 @@ export const STOP_DESPITE_GUESSES =
   'a stop with a valid token is carried out all the same; this answer cannot say whether it was';
 
 /**
- * Who a Bearer header's token belongs to, compared with every token in constant time and counted nowhere (undefined:
- * no such token, or no Bearer header). For the one request the guess limit must not keep from a right token: a stop,
- * whose answer past the limit is the same 429 either way (lib/http/app.ts).
+ * What authentication answers: the principal, or the refusal. A refusal past the guess limit (429) of a token that was
+ * right carries `stopOnly`, its principal, which a face may use for one thing only: to carry out a stop the request
+ * holds, while it answers the same 429 as for a wrong token (lib/http/app.ts for REST and MCP, lib/foxglove/server.ts).
+ * It is never shown: the answer cannot tell a right token from a wrong one.
  */
-export function tokenOwner(entries: readonly TokenEntry[]): (header: string) => Principal | undefined {
-  const ownerOf = digestOwner(entries);
-  return (header) => {
-    const match = BEARER.exec(header);
-    return match ? ownerOf(digest(match[1] ?? '')) : undefined;
-  };
-}
+export type Authentication = Result<Principal, ApiError> & { readonly stopOnly?: Principal };
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -59,12 +54,13 @@ function digestOwner(entries: readonly TokenEntry[]): (given: Buffer) => Princip
  *
  * With a {@link GuessLimiter}, wrong tokens are counted per client address (`address`, the socket's peer; '' in
  * memory): an address past its burst of wrong tokens gets 429 with Retry-After for any token but those already served
- * to it, which are still compared and served at once (lib/auth/guesses.ts says why).
+ * to it, which are served at once (lib/auth/guesses.ts says why); a right token's 429 carries `stopOnly`
+ * ({@link Authentication}), so that a stop is never kept from it.
  */
 export function principalAuth(
   entries: readonly TokenEntry[],
   limiter?: GuessLimiter,
-): (request: Request, address?: string) => Result<Principal, ApiError> {
+): (request: Request, address?: string) => Authentication {
   const check = authorizationAuth(entries, limiter);
   return (request, address) => check(request.headers.get('authorization') ?? '', address);
 }
@@ -76,7 +72,7 @@ export function principalAuth(
 export function authorizationAuth(
   entries: readonly TokenEntry[],
   limiter?: GuessLimiter,
-): (header: string, address?: string) => Result<Principal, ApiError> {
+): (header: string, address?: string) => Authentication {
   if (entries.length === 0) return () => ok(ANONYMOUS);
   const lookUp = digestOwner(entries);
   return (header, address = '') => {
@@ -96,11 +92,14 @@ export function authorizationAuth(
     }
     const decision = limiter.decide(address);
     if (decision.kind === 'served_only' && !limiter.servedHere(address, given)) {
-      return err({
+      const refused = err({
         kind: 'too_many_requests',
         detail: `too many wrong tokens from this address; try again in ${decision.retryAfterS} s`,
         retryAfterS: decision.retryAfterS,
-      });
+      } as const);
+      // Compared all the same (every token, constant time, not counted): a right one may still stop the arm.
+      const stopOnly = lookUp(given);
+      return stopOnly ? { ...refused, stopOnly } : refused;
     }
     const found = lookUp(given);
     if (found) limiter.right(address, given);

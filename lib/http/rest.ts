@@ -10,7 +10,7 @@ import { type ApiError, invalid } from '../core/errors.ts';
 import { type Decoded, Deferred, invoke } from '../core/invoke.ts';
 import { type AnyOperation, type AppState, inputSchemaOf, type RestBinding } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
-import { coerceScalarStrings, isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
+import { isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
 import { goneSignal, HTTP_CLIENT_GONE } from '../control/dead-man.ts';
 import { parseJsonText, readJsonText } from './body.ts';
@@ -176,8 +176,8 @@ async function restInput(
     if (!doc.ok) return doc;
     if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value))
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
-    // Numbers and booleans sent as strings ("0.5"), as FastAPI took them; unknown keys stay a 422.
-    const fields = coerceScalarStrings(schema, doc.value) as Record<string, unknown>;
+    // Numbers sent as strings ("0.5") are converted by the pipeline, on every face (lib/core/invoke.ts).
+    const fields = doc.value as Record<string, unknown>;
     const twice = givenTwice(rest, fields);
     if (twice) return twice;
     return ok({ fields: { ...fields, ...query.value, ...pathFields(rest, request) } });

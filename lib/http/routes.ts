@@ -47,7 +47,17 @@ export interface MountRoute {
   readonly handler: MountHandler;
   /** It schedules its own work once it has read its body (the MCP endpoint's POST): the turn queue lets it in at once. */
   readonly ownTurns?: boolean;
+  /** The stops its requests may hold, carried out past the guess limit (see {@link StopsPastGuesses}). */
+  readonly stopsPastGuesses?: StopsPastGuesses;
 }
+
+/**
+ * Carries out the stops a request to a mounted route holds (the MCP endpoint: a stop tool's call), for a request past
+ * its address's guess limit, once the app has answered it 429 (lib/http/app.ts): with `call`, a right token's (its
+ * principal, for the stop only); without, a wrong one's, whose body is read all the same (the same work either way)
+ * and nothing is carried out.
+ */
+export type StopsPastGuesses = (request: Request, call: Arrival | undefined) => Promise<void>;
 
 /** A route answered by an HTTP upgrade (the listener's 'upgrade' event, dispatched by path). */
 export interface WebSocketRoute {
@@ -67,6 +77,8 @@ export interface Mount {
   readonly kind?: 'stream' | 'mount';
   /** The methods whose requests schedule their own work (see {@link MountRoute.ownTurns}). */
   readonly ownTurns?: readonly string[];
+  /** See {@link MountRoute.stopsPastGuesses}. */
+  readonly stopsPastGuesses?: StopsPastGuesses;
 }
 
 /** The kind of an operation's route, from its data: its effect, and a multipart body for an upload. */
@@ -164,9 +176,10 @@ export function routeTable(
   }));
   for (const mount of mounts) {
     const kind = mount.kind ?? 'mount';
+    const stops = mount.stopsPastGuesses ? { stopsPastGuesses: mount.stopsPastGuesses } : {};
     for (const method of mount.ownTurns ?? [])
-      routes.push({ kind, method, path: mount.path, handler: mount.handler, ownTurns: true });
-    routes.push({ kind, method: '*', path: mount.path, handler: mount.handler });
+      routes.push({ kind, method, path: mount.path, handler: mount.handler, ownTurns: true, ...stops });
+    routes.push({ kind, method: '*', path: mount.path, handler: mount.handler, ...stops });
   }
   for (const ws of websockets) routes.push({ kind: 'websocket', method: 'GET', ...ws });
   return new RouteTable(routes);

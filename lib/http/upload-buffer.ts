@@ -3,7 +3,8 @@
  * end and no copy afterwards (a 10 MiB file joined and copied in one turn of the event loop held it for tens of ms,
  * and every upload left three 10 MiB buffers for the garbage collector). The buffer is allocated once at the size
  * the request announced (at most the file limit), or grows by doubling when it announced none; the bytes end in an
- * ArrayBuffer that nothing else shares, so that it can be handed to a worker thread as it is.
+ * ArrayBuffer that nothing else shares, so that it can be handed to a worker thread as it is. Its memory goes back to
+ * the system once it is collected (see ownBytes).
  */
 
 /** The first size of a buffer for a body that announced no length (chunked). */
@@ -11,11 +12,23 @@ const FIRST_BYTES = 64 * 1024;
 
 /**
  * `size` bytes in an ArrayBuffer of their own, not zeroed: a zeroed 10 MiB buffer cost 2-5 ms of memset in the turn an
- * upload's file began (glibc serves it from the heap once a freed one has raised its mmap threshold), and 16 uploads
- * beginning in one turn held the loop that long 16 times over (issue 37). The bytes past those appended are never
- * read: {@link UploadBuffer.bytes} is a view of the appended ones.
+ * upload's file began, and 16 uploads beginning in one turn held the loop that long 16 times over (issue 37). The bytes
+ * past those appended are never read: {@link UploadBuffer.bytes} is a view of the appended ones.
+ *
+ * A buffer of a MiB or more is asked for as {@link ALWAYS_MAPPED} bytes at least, above glibc's largest mmap threshold
+ * (32 MiB on 64 bits): malloc maps it on its own and unmaps it when it is freed, so that its memory goes back to the
+ * system. A 10 MiB one was served from the heap once the first freed had raised the threshold to its size, and kept
+ * there when freed: 16 uploads at once left the server's RSS about 160 MB higher for good, a long-lived server climbed
+ * to 825 MB (tests/server/uploads-memory.test.ts, docs/benchmarks.md). Only the pages written are resident (the
+ * kernel zeroes each on its first write, a few at a time as chunks arrive); the ArrayBuffer's length, which V8 counts
+ * as external memory (process.memoryUsage().arrayBuffers), is the larger figure, and makes V8 collect sooner.
  */
-const ownBytes = (size: number): Uint8Array => Buffer.allocUnsafeSlow(size);
+const ownBytes = (size: number): Uint8Array =>
+  Buffer.allocUnsafeSlow(size >= MAPPED_FROM ? Math.max(size, ALWAYS_MAPPED) : size);
+/** Buffers of this size or more are mapped on their own (below it, malloc's heap serves them as before). */
+const MAPPED_FROM = 1024 * 1024;
+/** More than glibc's DEFAULT_MMAP_THRESHOLD_MAX (32 MiB): such a block is always mmapped and never raises the threshold. */
+export const ALWAYS_MAPPED = 32 * 1024 * 1024 + 4096;
 
 export class UploadBuffer {
   #bytes: Uint8Array;

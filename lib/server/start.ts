@@ -9,6 +9,7 @@ import { openWebSocket } from '../http/websocket.ts';
 import { admissionPolicy } from '../admission/origin.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
+import { mcpStopsPastGuesses } from '../mcp/past-guesses.ts';
 import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue } from './turns.ts';
 import { createListener } from './listener.ts';
@@ -239,7 +240,13 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const routes = routeTable(
     files,
     [
-      { path: '/mcp/mcp', handler: mcp.handler, ownTurns: ['POST'] },
+      // Past the guess limit, a right token's stop tool call is carried out all the same (lib/mcp/past-guesses.ts).
+      {
+        path: '/mcp/mcp',
+        handler: mcp.handler,
+        ownTurns: ['POST'],
+        stopsPastGuesses: mcpStopsPastGuesses(tools, state),
+      },
       { path: EVENTS_PATH, handler: eventsHandler(events), kind: 'stream' },
       { path: '/ui/robot.urdf', handler: ui.robotDescription },
       { path: '/ui/package/*', handler: ui.packageFile },

@@ -27,7 +27,17 @@ const CAPABILITIES = [
   'time',
 ] as const;
 
-/** The stack's `foxglove` block, with foxglove_bridge's defaults (address: loopback, see docs/foxglove.md). */
+/**
+ * Bytes queued for one Foxglove client beyond which it is dropped, by default: 1 MiB, a few seconds of every channel
+ * for a client that lags (the Foxglove SDK's server keeps 1,024 messages per client; foxglove_bridge's older
+ * send_buffer_limit is 10 MB, which 100 clients that never read would hold as 1 GB).
+ */
+export const SEND_BUFFER_LIMIT = 1_048_576;
+
+/**
+ * The stack's `foxglove` block, with foxglove_bridge's defaults (address: loopback, see docs/foxglove.md) but for
+ * send_buffer_limit, armgate's own.
+ */
 export const FoxgloveBlockSchema = v.looseObject({
   enabled: flag(false),
   port: v.optional(port, 8765),
@@ -42,7 +52,8 @@ export const FoxgloveBlockSchema = v.looseObject({
     v.array(v.picklist(CAPABILITIES, `expected one of ${CAPABILITIES.join(', ')}`), 'expected a list of capabilities'),
     [...CAPABILITIES],
   ),
-  send_buffer_limit: count('bytes', 65_536, 1_000_000_000, 10_000_000, ' bytes'),
+  // armgate's default, not foxglove_bridge's 10 MB: 100 clients that never read would hold 1 GB (docs/foxglove.md).
+  send_buffer_limit: count('bytes', 65_536, 1_000_000_000, SEND_BUFFER_LIMIT, ' bytes'),
 });
 
 /**

@@ -428,7 +428,7 @@ describe('the Foxglove server on the simulated arm', () => {
     assert.deepEqual(params, [{ name: 'armgate.backend', value: 'sim' }]);
   });
 
-  it('drops a client that does not read once its send buffer passes send_buffer_limit; the others go on', async () => {
+  it('drops a client that does not read once its send buffer passes send_buffer_limit, with a close saying why; the others go on', async () => {
     const slow = await as(READ);
     const fast = await as(READ);
     const tf = slow.channel('/tf').id;
@@ -441,7 +441,12 @@ describe('the Foxglove server on the simulated arm', () => {
     (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     const before = server.foxglove?.counts.dropped ?? 0;
     await until(() => (server.foxglove?.counts.dropped ?? 0) > before, 60_000, 'the slow client dropped');
-    assert.ok(server.logs.some((l) => l.msg === 'foxglove client dropped'));
+    assert.ok(server.logs.some((l) => l.msg === 'foxglove client dropped' && l.principal === 'viewer'));
+    // Reading again, it reaches the close behind what it had not read: 1008 and why (within the 5 s grace).
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const closed = await slow.closed;
+    assert.equal(closed.code, 1008, `closed ${closed.code} ${closed.reason}`);
+    assert.match(closed.reason, /reads too slowly: over 262144 bytes queued \(foxglove\.send_buffer_limit\)/);
     const [state] = (await fast.take('/joint_states')) as JointState[];
     assert.equal(state?.name.length, 7);
   });

@@ -33,7 +33,7 @@ describe("the stack's foxglove block", () => {
     const config = await withFoxglove({ enabled: true });
     assert.equal(config.foxglove?.host, '127.0.0.1');
     assert.equal(config.foxglove?.port, 8765);
-    assert.equal(config.foxglove?.sendBufferLimit, 10_000_000);
+    assert.equal(config.foxglove?.sendBufferLimit, 1_048_576, "armgate's default, not foxglove_bridge's 10 MB");
     assert.equal(config.foxglove?.maxConnections, 100);
     assert.equal(config.foxglove?.tls, undefined);
     const custom = await withFoxglove({

@@ -55,12 +55,14 @@ function readerOf(schema: string): MessageReader {
 export function connect(
   url: string,
   headers: Record<string, string> = {},
-  options: { readonly timeoutMs?: number; readonly ca?: string | Buffer } = {},
+  options: { readonly timeoutMs?: number; readonly ca?: string | Buffer; readonly localAddress?: string } = {},
 ): Promise<Connected> {
   const timeoutMs = options.timeoutMs ?? 20_000;
   const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL], {
     headers,
     ...(options.ca ? { ca: options.ca } : {}),
+    // Any 127.x.y.z is another client address on Linux (the guess limit counts per address).
+    ...(options.localAddress ? { localAddress: options.localAddress } : {}),
   });
   const client = new FoxgloveClient({ ws: ws as never });
   const channels: Channel[] = [];
@@ -90,13 +92,18 @@ export function connect(
       info = i;
     });
     const ready = () => {
-      if (!info || channels.length === 0) return;
+      if (!info || !advertised) return;
       if (info.capabilities.includes('services') && services.length === 0 && !servicesSeen) return;
       clearTimeout(timer);
       resolve(connected);
     };
     let servicesSeen = false;
-    client.on('advertise', () => setImmediate(ready));
+    // The channels were advertised (a connection past the guess limit is advertised none).
+    let advertised = false;
+    client.on('advertise', () => {
+      advertised = true;
+      setImmediate(ready);
+    });
     client.on('advertiseServices', () => {
       servicesSeen = true;
       setImmediate(ready);

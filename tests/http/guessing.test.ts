@@ -8,6 +8,7 @@ import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../
 import { refusalsPath } from '../../lib/audit/trail.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
 import { connect, portOf } from '../support/raw-http.ts';
+import { connect as foxgloveConnect } from '../foxglove/support.ts';
 
 const GUESS_BURST = GUESS_POLICY.burst;
 const GUESS_REFILL_S = GUESS_POLICY.refillS;
@@ -143,6 +144,64 @@ describe('token guessing is slowed per client address, on both faces', () => {
     await again.body?.cancel();
   });
 
+  it('MCP past the limit: a right token never served there calls the stop tool and the arm stops, answered as the same 429 as a wrong one', async () => {
+    const address = '203.0.113.40';
+    for (let i = 0; i < GUESS_BURST; i++) await (await from(address, `mcp-stop-guess-${i}`, 'joints')).body?.cancel();
+    /** A tools/call of `stop` with `token`, in a session opened elsewhere (its id is whatever the client holds). */
+    const stopTool = (token: string) =>
+      app.fetch(
+        new Request(`${ORIGIN}/mcp/mcp`, {
+          method: 'POST',
+          headers: {
+            host: '127.0.0.1:8007',
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': 'a-session-opened-before-the-guessing',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: { name: 'stop', arguments: {} },
+          }),
+        }),
+        address,
+      );
+    const move = app.fetch(
+      new Request(`${ORIGIN}/robot/move/joints`, {
+        method: 'POST',
+        headers: { host: '127.0.0.1:8007', authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ joints: [-1.2, 0.5, 0.5, -0.8, 0.5, 0.8, 1.0], speed: 0.05 }),
+      }),
+      '203.0.113.41',
+    );
+    for (let i = 0; i < 500 && app.services.arbiter.activity() === undefined; i++) await setImmediatePromise();
+    assert.ok(app.services.arbiter.activity() !== undefined, 'the move holds the arm');
+    const wrong = await stopTool('mcp-stop-guess-wrong');
+    assert.equal(wrong.status, 429);
+    const wrongBody = (await wrong.json()) as { detail: string };
+    for (let i = 0; i < 20; i++) await setImmediatePromise();
+    assert.ok(app.services.arbiter.activity() !== undefined, "a wrong token's stop tool stops nothing");
+    const right = await stopTool(VIEWER);
+    assert.equal(right.status, 429, 'the answer is the limit, as for a wrong token');
+    const rightBody = (await right.json()) as { detail: string };
+    const seconds = (detail: string) => detail.replace(/\d+ s/, 'N s');
+    assert.equal(
+      seconds(rightBody.detail),
+      seconds(wrongBody.detail),
+      'the same words: nothing tells the token was right',
+    );
+    assert.match(rightBody.detail, /a stop with a valid token is carried out all the same/);
+    const stopped = (await (await move).json()) as { success: boolean; message: string };
+    assert.equal(stopped.success, false, 'the move was cut short by the stop tool');
+    assert.match(stopped.message, /stop/i);
+    assert.equal(app.services.arbiter.activity(), undefined, 'the arm is free');
+    const init = await from(address, VIEWER, 'mcp');
+    assert.equal(init.status, 429, 'past the limit the read token still waits: only a stop is carried out');
+    await init.body?.cancel();
+  });
+
   it('the audit trail summarises the guessing: one line per address and reason with the count', async () => {
     await app.services.audit?.flush();
     const lines = (await readFile(refusalsPath(file), 'utf8'))
@@ -210,6 +269,67 @@ describe('guessing over a socket counts the peer address', () => {
     assert.match((JSON.parse(refused.body) as { detail: string }).detail, /too many wrong tokens from this address/);
     assert.equal((await read('127.0.0.5', 'wrong-over-rest')).status, 429, 'the REST face counts the same guesses');
     assert.equal((await upgrade('127.0.0.5', ADMIN)).status, 101, 'the right token from that address still opens');
+  });
+});
+
+describe('Foxglove past the guess limit', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({
+      web: {
+        token: ADMIN,
+        tokens: [{ name: 'viewer', token: VIEWER, role: 'read' }],
+        limits: { token_guess_refill_s: REFILL_S },
+      },
+      foxglove: { enabled: true, port: 0, address: '127.0.0.1' },
+    });
+  });
+  after(() => server.close());
+
+  it("a connection past the limit offers the stop services only, whatever its token; a right token's stop stops the arm, answered as a wrong one's", async () => {
+    const from = '127.0.0.8';
+    const url = server.foxglove?.url ?? '';
+    const open = (token: string) => foxgloveConnect(`${url}/?token=${token}`, {}, { localAddress: from });
+    for (let i = 0; i < GUESS_BURST; i++)
+      await assert.rejects(open(`fox-guess-${i}`), (e: { status?: number }) => e.status === 401);
+    const wrong = await open('fox-guess-beyond');
+    const right = await open(VIEWER);
+    for (const c of [wrong, right]) {
+      assert.deepEqual(
+        c.services.map((s) => s.name),
+        ['/armgate/stop', '/armgate/pause'],
+        'the stop services, nothing else',
+      );
+      assert.equal(c.channels.length, 0, 'no channel');
+      assert.match(
+        c.statuses[0]?.message ?? '',
+        /too many wrong tokens from this address; .*: this connection offers the stop services only/,
+      );
+    }
+    assert.deepEqual(right.info.metadata, wrong.info.metadata, 'nothing tells the token was right');
+    // A slow move from another address (a token served there): its answer says how it ended.
+    const move = fetch(`${server.url}/robot/move/joints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ joints: [1.2, -0.5, 0.5, -0.8, 0.5, 0.8, 1.0], speed: 0.05 }),
+    });
+    for (let i = 0; i < 500 && server.services.arbiter.activity() === undefined; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.ok(server.services.arbiter.activity() !== undefined, 'the move holds the arm');
+    const refused = await wrong.call('/armgate/stop', {});
+    assert.ok(!refused.ok);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(server.services.arbiter.activity() !== undefined, "a wrong token's stop stops nothing");
+    const carried = await right.call('/armgate/stop', {});
+    assert.ok(!carried.ok, 'answered as a wrong token is');
+    const seconds = (text: string) => text.replace(/\d+ s/, 'N s');
+    assert.equal(seconds(carried.message), seconds(refused.message), 'the same words');
+    assert.match(carried.message, /a stop with a valid token is carried out all the same/);
+    const stopped = (await (await move).json()) as { success: boolean; message: string };
+    assert.equal(stopped.success, false, 'the move was cut short by the stop');
+    assert.match(stopped.message, /stop/i);
+    wrong.close();
+    right.close();
   });
 });
 

@@ -123,7 +123,8 @@ const CALLS: Record<string, { good: Node; bad: [string, Node][] }> = {
       ['6 joints', { joints: J.slice(0, 6) }],
       ['8 joints', { joints: [...J, 0] }],
       ['joint7 = 3.5 rad, beyond every limit', { joints: [0, 0, 0, 0, 0, 0, 3.5] }],
-      ['a joint as text', { joints: ['0', 0, 0, 0, 0, 0, 0] }],
+      // A number as decimal text ('0') is taken on every face (docs/api.md, numbers sent as strings); a word is not.
+      ['a joint as a word', { joints: ['zero', 0, 0, 0, 0, 0, 0] }],
     ],
   },
   solve_ik: {

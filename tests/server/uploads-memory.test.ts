@@ -1,0 +1,88 @@
+/**
+ * The memory of uploads is given back (issue 37, uploads): 16 uploads of 10 MiB at once, three times over, leave the
+ * server's RSS where it was once they are answered. Each upload's buffer was a 10 MiB allocation that glibc served
+ * from its heap once the first one freed had raised its mmap threshold, and kept when freed: RSS climbed by about
+ * 160 MB and stayed (the bench's long-lived server reached 825 MB). The server runs in a child process of its own
+ * (tests/support/upload-server-child.ts) so that the RSS read is the server's alone.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+
+const MiB = 1024 * 1024;
+/** A CSV of about `bytes`, every position of joint 1 out of range (99 rad): a check would refuse it; nothing moves. */
+function badCsv(bytes: number): string {
+  const lines = ['t,joint1,joint2,joint3,joint4,joint5,joint6,joint7'];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = `${(i * 0.01).toFixed(6)},99.000000000000,0.000000000000,0.000000000000,-1.570000000000,0,1.57,0`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('uploads give their memory back', () => {
+  let child: ChildProcess;
+  let url: string;
+  const ask = <T>(message: string) =>
+    new Promise<T>((resolve) => {
+      child.once('message', (m) => resolve(m as T));
+      child.send(message);
+    });
+  before(async () => {
+    child = fork(fileURLToPath(new URL('../support/upload-server-child.ts', import.meta.url)), {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      execArgv: ['--expose-gc', '--import', 'tsx'],
+    });
+    url = await new Promise<string>((resolve, reject) => {
+      child.once('message', (m) => resolve((m as { url: string }).url));
+      child.once('exit', (code) => reject(new Error(`the server child exited (code ${code})`)));
+    });
+  });
+  after(async () => {
+    child.removeAllListeners('exit');
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('close');
+      await exited;
+    }
+  });
+
+  it('16 uploads of 10 MiB at once, three times: the RSS once they are answered is within 64 MiB of before', async () => {
+    const before = await ask<{ rss: number }>('memory');
+    const csv = badCsv(10 * MiB - 4096);
+    const statuses: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      // A stop every 100 ms while they come in: each upload a stop came after is 409 once its body is in (not checked).
+      let stopping = true;
+      const stops = (async () => {
+        while (stopping) {
+          await (await fetch(`${url}/stop`, { method: 'POST' })).arrayBuffer();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          const form = new FormData();
+          form.append('file', new Blob([csv]), 'large.csv');
+          const res = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: form });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      stopping = false;
+      await stops;
+      statuses.push(...answers);
+    }
+    assert.equal(statuses.length, 48);
+    assert.ok(
+      statuses.every((status) => status === 409 || status === 422),
+      `every upload refused, nothing moved: ${statuses.join(' ')}`,
+    );
+    const afterwards = await ask<{ rss: number }>('memory');
+    const grownMiB = (afterwards.rss - before.rss) / MiB;
+    assert.ok(grownMiB < 64, `RSS ${(before.rss / MiB).toFixed(0)} -> ${(afterwards.rss / MiB).toFixed(0)} MiB`);
+  });
+});
