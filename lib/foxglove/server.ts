@@ -18,7 +18,6 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { AnyOperation, AppState } from '../core/operation.ts';
-import type { Principal } from '../core/roles.ts';
 import type { AdmissionPolicy } from '../admission/origin.ts';
 import { authorizationAuth, STOP_DESPITE_GUESSES, type TokenEntry } from '../http/auth.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
@@ -42,7 +41,9 @@ import { type Admitted, screenUpgrade } from './upgrade.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub, HubChannel } from './hub.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
+import { type Client, clientSender, PAST_GUESSES_PER_ADDRESS, PAST_GUESSES_PRINCIPAL } from './client.ts';
 
+export { DROP_GRACE_MS, PAST_GUESSES_PER_ADDRESS } from './client.ts';
 export {
   MAX_CALLS_IN_FLIGHT,
   MAX_CLIENT_FRAME,
@@ -77,37 +78,6 @@ export interface RunningFoxglove {
   close(): Promise<void>;
 }
 
-interface Client {
-  readonly ws: WebSocket;
-  readonly principal: Principal;
-  /** A connection from an address past its wrong tokens: the stop services only (see PAST_GUESSES_PRINCIPAL). */
-  readonly pastGuesses:
-    | { readonly stopOnly: Principal | undefined; readonly detail: string; readonly address: string }
-    | undefined;
-  readonly services: ReadonlyMap<number, ServedService>;
-  /** subscription id -> channel id */
-  readonly subscriptions: Map<number, number>;
-  /** Aborted when the connection closes: a motion it started is stopped (dead-man). */
-  readonly gone: AbortController;
-  callsInFlight: number;
-  /** Asset fetches read or being sent (a slot is freed once its answer is flushed to the socket). */
-  fetchesInFlight: number;
-  /** Bytes of asset answers queued and not yet flushed: bounded by the fetches in flight, not by the limit. */
-  assetBytes: number;
-  dropped: boolean;
-}
-
-/** Connections for the stop services only held at once per client address (a newer one closes the oldest). */
-export const PAST_GUESSES_PER_ADDRESS = 2;
-/** Who a connection past the guess limit is, whatever its token: it has the stop services only (a read role's). */
-const PAST_GUESSES_PRINCIPAL: Principal = { name: 'past the guess limit', role: 'read' };
-
-/**
- * How long a client dropped for its send buffer has to take its close frame (queued behind what it did not read)
- * before its socket is destroyed.
- */
-export const DROP_GRACE_MS = 5000;
-
 /** What a connection past the guess limit is told (a status at once, and for anything but a stop service). */
 const pastGuessesText = (detail: string) =>
   `${detail}: this connection offers the stop services only (${STOP_DESPITE_GUESSES})`;
@@ -133,52 +103,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
-  /**
-   * Drops a client whose send buffer passed the limit: nothing more is queued for it, a close frame (1008, saying why)
-   * follows what it did not read, and its socket is destroyed after {@link DROP_GRACE_MS} if it has not read that far.
-   */
-  const drop = (client: Client) => {
-    client.dropped = true;
-    counts.dropped++;
-    log({
-      level: 'warn',
-      msg: 'foxglove client dropped',
-      reason: 'send buffer limit',
-      bytes: client.ws.bufferedAmount,
-      principal: client.principal.name,
-    });
-    client.ws.close(1008, `reads too slowly: over ${config.sendBufferLimit} bytes queued (foxglove.send_buffer_limit)`);
-    setTimeout(() => client.ws.terminate(), DROP_GRACE_MS).unref();
-  };
-  /** True when what is queued for a client, asset answers aside, is past the limit: it is dropped then. */
-  const overLimit = (client: Client) => {
-    if (client.ws.bufferedAmount - client.assetBytes <= config.sendBufferLimit) return false;
-    drop(client);
-    return true;
-  };
-  /** Sends a frame, or drops the client when its send buffer is past the limit. */
-  const send = (client: Client, data: string | Uint8Array): void => {
-    if (client.dropped || client.ws.readyState !== client.ws.OPEN || overLimit(client)) return;
-    counts.sent++;
-    client.ws.send(data);
-  };
-  /**
-   * Sends an asset's answer (a file of up to MAX_ASSET_BYTES, larger than the limit maybe): counted apart from the
-   * limit until flushed, so that a client reading a mesh is not dropped for it; its fetch slot is freed only then, so
-   * that a client holds at most MAX_FETCHES_IN_FLIGHT of them.
-   */
-  const sendAsset = (client: Client, data: Uint8Array): void => {
-    if (client.dropped || client.ws.readyState !== client.ws.OPEN || overLimit(client)) {
-      client.fetchesInFlight--;
-      return;
-    }
-    counts.sent++;
-    client.assetBytes += data.byteLength;
-    client.ws.send(data, () => {
-      client.assetBytes -= data.byteLength;
-      client.fetchesInFlight--;
-    });
-  };
+  const { send, sendAsset } = clientSender(config.sendBufferLimit, counts, log);
   const json = (client: Client, message: unknown) => send(client, JSON.stringify(message));
   const status = (client: Client, level: number, message: string) =>
     json(client, { op: 'status', level, message: message.length > 500 ? `${message.slice(0, 500)}...` : message });
