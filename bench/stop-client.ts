@@ -2,7 +2,7 @@
  * The stop client of the stop bench (forked by stop.ts), so that the latency it times is the
  * server's and not this client's turns on a shared event loop: on each `{ url, via }` message it
  * stops the arm, by POST /stop or (via 'mcp') by the MCP stop tool in a session it keeps, and
- * answers `{ ms }` (or `{ error }`); ends when the parent disconnects.
+ * answers `{ ms, sentAtMs }` (sentAtMs: the wall clock's ms since 1970 when it was sent) or `{ error }`; ends when the parent disconnects.
  */
 const JSON_ONLY = { 'content-type': 'application/json', accept: 'application/json' };
 const sessions = new Map<string, string>();
@@ -57,7 +57,9 @@ process.on('message', (message: unknown) => {
       const text = await res.text();
       const failed = res.status !== 200 || (via === 'mcp' && !text.includes('"status":"stopped"'));
       process.send?.(
-        failed ? { error: `stop answered ${res.status}: ${text.slice(0, 200)}` } : { ms: performance.now() - t0 },
+        failed
+          ? { error: `stop answered ${res.status}: ${text.slice(0, 200)}` }
+          : { ms: performance.now() - t0, sentAtMs: performance.timeOrigin + t0 },
       );
     })
     .catch((e: unknown) => process.send?.({ error: e instanceof Error ? e.message : String(e) }));

@@ -29,6 +29,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 interface Row {
   readonly label: string;
   readonly latenciesMs: number[];
+  /** Of the stops that found the arm moving: from the request to the first joint state showing the brake (ms). */
+  readonly brakingMs: number[];
   readonly worstLoopDelayMs: number;
   /** The worst gap between 5 ms ticks of the server's loop, and the loop thread's running and waiting time in it. */
   readonly worstStall: WorstStall | undefined;
@@ -38,6 +40,8 @@ interface Row {
 /** A child process that stops the arm (POST /stop, or the MCP stop tool) and times it. */
 export interface StopClient {
   stop(url: string, via?: 'rest' | 'mcp'): Promise<number>;
+  /** When the last stop was sent: the wall clock's ms since 1970 (as joint states are stamped). */
+  lastSentAtMs(): number | undefined;
   close(): void;
 }
 
@@ -46,19 +50,26 @@ export async function stopClient(): Promise<StopClient> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./stop-client.ts', import.meta.url)), {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  let pending: ((m: { ms?: number; error?: string }) => void) | undefined;
+  type Answer = { ms?: number; sentAtMs?: number; error?: string };
+  let pending: ((m: Answer) => void) | undefined;
+  let sentAtMs: number | undefined;
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`stop client exited (code ${code})`)));
   });
-  child.on('message', (m: { ms?: number; error?: string }) => pending?.(m));
+  child.on('message', (m: Answer) => pending?.(m));
   return {
     stop(url, via = 'rest') {
       return new Promise((resolve, reject) => {
-        pending = (m) => (m.ms !== undefined ? resolve(m.ms) : reject(new Error(m.error ?? 'no answer')));
+        pending = (m) => {
+          sentAtMs = m.sentAtMs;
+          if (m.ms !== undefined) resolve(m.ms);
+          else reject(new Error(m.error ?? 'no answer'));
+        };
         child.send({ url, via });
       });
     },
+    lastSentAtMs: () => sentAtMs,
     close() {
       child.removeAllListeners('exit');
       if (child.connected) child.disconnect();
@@ -121,7 +132,43 @@ async function rssMb<T>(during: () => Promise<T>): Promise<{ value: T; startMb: 
   }
 }
 
-/** Runs `samples` rounds of: start the load (`begin`), wait `delayMs`, POST /stop, let the load end. */
+interface StateSample {
+  /** The joint state's stamp: the wall clock's ms since 1970. */
+  readonly stampMs: number;
+  /** Its fastest joint's speed (rad/s). */
+  readonly speed: number;
+}
+
+/** The joint states the server publishes, read in its process (no client of its own to add to a crowd). */
+function jointStates(server: TestServer): { samples: StateSample[]; close: () => void } {
+  const samples: StateSample[] = [];
+  const topic = server.context.endpoints.interfaces.joint_states.name;
+  const close = server.context.subscribe(topic, (message) => {
+    const msg = message as { header: { stamp: { sec: number; nanosec: number } }; velocity?: number[] };
+    const stampMs = msg.header.stamp.sec * 1000 + msg.header.stamp.nanosec / 1e6;
+    samples.push({ stampMs, speed: Math.max(0, ...(msg.velocity ?? []).map(Math.abs)) });
+  });
+  return { samples, close };
+}
+
+/**
+ * From `sentAtMs` to the stamp of the first joint state showing the brake (its fastest joint 5 % slower than in the
+ * last state before the stop, or at rest); undefined when the arm was not moving (under 1 mrad/s) or no state shows it.
+ */
+export function brakeBeganMs(samples: readonly StateSample[], sentAtMs: number): number | undefined {
+  let before: StateSample | undefined;
+  for (const s of samples) {
+    if (s.stampMs <= sentAtMs) before = s;
+    else if (!before || before.speed < 1e-3) return undefined;
+    else if (s.speed < before.speed * 0.95 || s.speed < 1e-3) return s.stampMs - sentAtMs;
+  }
+  return undefined;
+}
+
+/**
+ * Runs `samples` rounds of: start the load (`begin`), wait `delayMs`, POST /stop, let the load end; where the arm was
+ * moving, when the brake began by the joint states' stamps.
+ */
 async function measure(
   client: StopClient,
   server: TestServer,
@@ -133,18 +180,28 @@ async function measure(
   via: 'rest' | 'mcp' = 'rest',
 ): Promise<Row> {
   const latenciesMs: number[] = [];
+  const brakingMs: number[] = [];
+  const states = jointStates(server);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const stalls = watchStalls();
-  for (let k = 0; k < samples; k++) {
-    const load = begin();
-    await sleep(delayMs);
-    latenciesMs.push(await client.stop(server.url, via));
-    await load;
-    server.logs.length = 0;
+  try {
+    for (let k = 0; k < samples; k++) {
+      const load = begin();
+      await sleep(delayMs);
+      latenciesMs.push(await client.stop(server.url, via));
+      await load;
+      const sentAtMs = client.lastSentAtMs();
+      const braking = sentAtMs === undefined ? undefined : brakeBeganMs(states.samples, sentAtMs);
+      if (braking !== undefined) brakingMs.push(braking);
+      states.samples.length = 0;
+      server.logs.length = 0;
+    }
+  } finally {
+    states.close();
   }
   loop.disable();
-  return { label, latenciesMs, worstLoopDelayMs: loop.max / 1e6, worstStall: stalls.stop(), note };
+  return { label, latenciesMs, brakingMs, worstLoopDelayMs: loop.max / 1e6, worstStall: stalls.stop(), note };
 }
 
 const post = (url: string, path: string, body: unknown) =>
@@ -347,10 +404,12 @@ function stopTable(rows: readonly Row[]): Table {
       'worst ms',
       'worst event-loop delay ms',
       'worst stall: ms, of it running / waiting for a CPU',
+      'braking began p50 / p99 ms (stops)',
       'target',
     ],
     rows: rows.map((r) => {
       const s = summary(r.latenciesMs);
+      const braking = r.brakingMs.length > 0 ? summary(r.brakingMs) : undefined;
       return [
         r.label,
         String(r.latenciesMs.length),
@@ -361,11 +420,14 @@ function stopTable(rows: readonly Row[]): Table {
         r.worstStall
           ? `${r.worstStall.wallMs.toFixed(0)}, ${r.worstStall.runningMs.toFixed(0)} / ${r.worstStall.waitingMs.toFixed(0)}`
           : '-',
-        `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS)}`,
+        braking ? `${braking.p50.toFixed(1)} / ${braking.p99.toFixed(1)} (${r.brakingMs.length})` : '-',
+        `p99 < ${TARGET_P99_MS} ms: ${verdict(s.p99 < TARGET_P99_MS && (!braking || braking.p99 < TARGET_P99_MS))}`,
       ];
     }),
     notes: [
       ...rows.filter((r) => r.note).map((r) => `${r.label}: ${r.note}`),
+      'braking began: of the stops that found the arm moving, from the request (the clock of the stop client) to the stamp of',
+      '  the first joint state whose fastest joint is 5 % slower than before it, or at rest (the 100 Hz states: up to 10 ms late)',
       'worst stall: the longest gap between 5 ms ticks of the event loop of the server, with the time its thread ran and the',
       '  time it waited, runnable, for a CPU (Linux schedstat): running is work of the server, waiting the load of the machine',
       'closed loop: armgate, autocannon and the /stop client are three busy processes on 2 cores, so the figure includes',
