@@ -215,15 +215,34 @@ describe('jogging through MoveIt Servo on ros2 over real DDS', () => {
   });
 
   it('POST /stop ends a Servo jog at once: a zero command, nothing after', async () => {
-    const from = stack.events.length;
-    const res = await post('/robot/jog', { joints: [0, 1, 0, 0, 0, 0, 0], ttl_ms: 500 });
-    assert.equal(res.status, 200, detailOf(res));
-    await sleep(150);
-    assert.equal((await post('/stop', {})).status, 200);
-    const sent = await quiet(from);
-    assert.ok(sent.length >= 3, `${sent.length} commands`);
-    assert.deepEqual(velocities(sent.at(-1) as StackEvent), [0, 0, 0, 0, 0, 0, 0], 'the last one is zero');
-    const span = Number(sent.at(-1)?.stamp_s) - Number(sent[0]?.stamp_s);
-    assert.ok(span < 0.45, `commands stopped with the stop (${span} s), before the 500 ms ttl`);
+    // The stop goes once Servo has taken three of the jog's commands (a stop before its command type is switched
+    // has nothing to stop there). It shows the stop ends the jog when armgate read it before the 500 ms ttl lapsed
+    // (answered within the ttl after the jog went); on a loaded machine it may come later: then another attempt.
+    for (let attempt = 1; ; attempt++) {
+      const from = stack.events.length;
+      const jogSentS = Date.now() / 1000;
+      const res = await post('/robot/jog', { joints: [0, 1, 0, 0, 0, 0, 0], ttl_ms: 500 });
+      assert.equal(res.status, 200, detailOf(res));
+      await stack.waitFor(() => commands(from).length >= 3, 8000, from);
+      const stopSentS = Date.now() / 1000;
+      assert.equal((await post('/stop', {})).status, 200);
+      const stopAnsweredS = Date.now() / 1000;
+      const sent = await quiet(from);
+      assert.ok(sent.length >= 3, `${sent.length} commands`);
+      assert.deepEqual(velocities(sent.at(-1) as StackEvent), [0, 0, 0, 0, 0, 0, 0], 'the last one is zero');
+      if (stopAnsweredS < jogSentS + 0.5 - CLOCK_S) {
+        assert.ok(
+          sent.slice(0, -1).every((e) => !isZero(e)),
+          'one zero: the stop ended the jog (no ttl lapsed before)',
+        );
+        const zeroS = Number(sent.at(-1)?.stamp_s);
+        assert.ok(
+          zeroS >= stopSentS - CLOCK_S && zeroS <= stopAnsweredS + CLOCK_S,
+          `the zero went with the stop (stamp ${zeroS}, stop sent ${stopSentS}, answered ${stopAnsweredS}), before the 500 ms ttl`,
+        );
+        return;
+      }
+      assert.ok(attempt < 3, `the stop was not answered within the 500 ms ttl in ${attempt} attempts`);
+    }
   });
 });
