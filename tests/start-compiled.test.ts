@@ -4,7 +4,7 @@ import { appendFile, cp, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after as afterAll, describe, it } from 'node:test';
-import { PROJECT_ROOT, writeSettings } from './support/server.ts';
+import { PROJECT_ROOT, writeSettings } from './support/settings-file.ts';
 
 /**
  * `npm start` (scripts/start.mjs) runs the compiled bundle under .build/ and never a stale one.
