@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type SettingsOverrides, writeSettings } from './support/server.ts';
+import { type SettingsOverrides, writeSettings } from './support/settings-file.ts';
 
 /** The repository root: server.ts is run from here, as `npm start` does. */
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { listeningUrl, runServerCli } from './support/cli.ts';
-import { writeSettings } from './support/server.ts';
+import { writeSettings } from './support/settings-file.ts';
 
 const TOKEN = 'cli-secret-5c1f-0a9e';
 

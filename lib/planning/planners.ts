@@ -174,7 +174,8 @@ function* ompl(request: PoseRequest, env: PlanEnv): Generator<void, Result<Joint
   const deadlineMs = env.nowMs() + env.planningTimeS * 1000;
   const found = yield* planRrtConnect(space, [...request.startRad], goal.value, { deadlineMs, nowMs: env.nowMs });
   if (!found.ok) return failed(`ompl (RRT-Connect): ${found.error} (${env.planningTimeS} s budget)`);
-  const path = smoothPath(space, shortcutPath(space, found.value, 200), 3);
+  const shortcut = yield* shortcutPath(space, found.value, 200);
+  const path = yield* smoothPath(space, shortcut, 3);
   return ok(timeParameterize(path, env.limits, request.scales));
 }
 

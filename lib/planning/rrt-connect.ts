@@ -118,6 +118,8 @@ export function* planRrtConnect(
           const path = [...fromA, ...fromB.slice(1)];
           return ok(aIsStart ? path : path.reverse());
         }
+        // A greedy connect can take many steps, each collision-checked: the caller gets its turn between them.
+        yield;
       }
     }
     [a, b] = [b, a];
@@ -127,8 +129,16 @@ export function* planRrtConnect(
   return err('no collision-free path found in time');
 }
 
-/** Random shortcutting: joins two random points of the path when the straight segment is valid. */
-export function shortcutPath(space: JointSpace, path: readonly Q[], attempts: number, resolutionRad = 0.02): Q[] {
+/**
+ * Random shortcutting: joins two random points of the path when the straight segment is valid. A generator that yields
+ * after every attempt (each a collision-checked segment; 200 of them took a second or more in one go).
+ */
+export function* shortcutPath(
+  space: JointSpace,
+  path: readonly Q[],
+  attempts: number,
+  resolutionRad = 0.02,
+): Generator<void, Q[]> {
   let current = path.map((q) => [...q]);
   for (let k = 0; k < attempts && current.length > 2; k++) {
     const i = Math.floor(space.random() * (current.length - 2));
@@ -136,15 +146,21 @@ export function shortcutPath(space: JointSpace, path: readonly Q[], attempts: nu
     if (j >= current.length) continue;
     if (segmentValid(space, current[i] as Q, current[j] as Q, resolutionRad))
       current = [...current.slice(0, i + 1), ...current.slice(j)];
+    yield;
   }
   return current;
 }
 
 /**
  * Chaikin corner cutting, each corner replaced by points at 1/4 and 3/4 of its edges only when
- * the new edges stay valid: a smoother polyline through free space.
+ * the new edges stay valid: a smoother polyline through free space. A generator that yields after every corner.
  */
-export function smoothPath(space: JointSpace, path: readonly Q[], passes: number, resolutionRad = 0.02): Q[] {
+export function* smoothPath(
+  space: JointSpace,
+  path: readonly Q[],
+  passes: number,
+  resolutionRad = 0.02,
+): Generator<void, Q[]> {
   let current = path.map((q) => [...q]);
   for (let pass = 0; pass < passes; pass++) {
     if (current.length < 3) break;
@@ -163,6 +179,7 @@ export function smoothPath(space: JointSpace, path: readonly Q[], passes: number
       )
         next.push(p, r);
       else next.push(mid);
+      yield;
     }
     next.push(current[current.length - 1] as Q);
     current = next;

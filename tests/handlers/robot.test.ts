@@ -6,10 +6,15 @@ import * as positions from '../../handlers/robot/positions.ts';
 import { matFromAbc, matFromQuat } from '../../lib/kinematics/rotation.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
 import { err } from '../../lib/result.ts';
+import { SteppedClock } from '../../lib/sim/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';
 import { callFor } from '../support/services.ts';
+import { steppedUntilSettled } from '../support/stepped.ts';
+
+/** The step of the clock the reads without a joint state wait on (ms). */
+const STEP_MS = 10;
 
 const get = (path: string) => new Request(`http://armgate.test${path}`);
 
@@ -91,19 +96,28 @@ describe('robot read handlers against the simulated arm', () => {
 
 describe('robot read handlers when the stack is unavailable', () => {
   it('GET /robot/joint_states and /robot/pose answer 503 after 2 s without a joint state', async () => {
-    const sim = await SimContext.create(await testConfig({ sim: { publish_joint_states: false } }));
+    // On a clock the test steps (the wait is the simulator's clock's): 2 s of it, whatever the machine's load (a
+    // wall-clock bound of 1.9-3.5 s failed at 4.7 s on a loaded machine).
+    const clock = new SteppedClock(0, Date.now());
+    const sim = await SimContext.create(await testConfig({ sim: { publish_joint_states: false } }), clock);
     try {
-      const started = performance.now();
-      const [states, tcp] = await Promise.all([
-        jointStates.handler(get('/robot/joint_states'), callFor(sim)),
-        pose.handler(get('/robot/pose'), callFor(sim)),
-      ]);
-      const waited = performance.now() - started;
+      const started = clock.nowMs();
+      const [states, tcp] = await steppedUntilSettled(
+        clock,
+        Promise.all([
+          jointStates.handler(get('/robot/joint_states'), callFor(sim)),
+          pose.handler(get('/robot/pose'), callFor(sim)),
+        ]),
+        'the reads without a joint state',
+        10_000,
+        STEP_MS,
+      );
+      const waited = clock.nowMs() - started;
       assert.equal(states.status, 503);
       assert.equal(tcp.status, 503);
       const detail = ((await states.json()) as { detail: string }).detail;
       assert.match(detail, /\/joint_states/);
-      assert.ok(waited >= 1900 && waited < 3500, `waited ${waited} ms`);
+      assert.ok(waited >= 2000 && waited <= 2000 + STEP_MS, `waited ${waited} ms of the clock`);
     } finally {
       await sim.close();
     }

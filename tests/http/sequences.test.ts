@@ -84,7 +84,8 @@ describe('sequences end to end on the simulated arm', () => {
   });
 
   it('runs 2 iterations (a joint and a Cartesian point): started, running with progress, 409 to a second start and to motions, reads work, finished 0, each point reached, a bag of every topic', async () => {
-    const marker = `sequence-lifecycle-${process.pid}-${Date.now()}`;
+    const since = Date.now();
+    const marker = `sequence-lifecycle-${process.pid}-${since}`;
     const res = await start(
       { ...CONFIG, name: marker },
       { n_iterations: '2', delay_between_iterations: '0.1', bag_path: 'runA', topics: '' },
@@ -174,7 +175,7 @@ describe('sequences end to end on the simulated arm', () => {
     assert.ok(maxDiff(await positions(url), WORK) < 1e-6, 'the run ends at home');
 
     // The uploaded configuration never touched the disk.
-    assert.deepEqual(await tempFilesWith(marker), [], 'no file holds the configuration');
+    assert.deepEqual(await tempFilesWith(marker, since), [], 'no file holds the configuration');
 
     // The bag: rosbag2 MCAP with ros2msg schemas and CDR messages, every topic the simulator offers.
     const folder = path.join(bagRoot, 'runA');

@@ -81,7 +81,13 @@ describe('a sequence bag replays the arm in 3D (robot_description, tf, tf_static
   it('records /joint_states, the trajectory topic, /robot_description, /tf_static and /tf with rosbag2 metadata', async () => {
     const waypoint = [0.4, 0.2, 0, -1.3, 0, 1.4, 0];
     const config = { home: { joints: [...WORK], speed: 1 }, waypoints: [{ joints: waypoint, speed: 1 }] };
-    const res = await post<{ pid: number }>(server, '/sequences/start', sequenceForm(config, { bag_path: 'arm3d' }));
+    // Two iterations 0.5 s apart (the defaults, 3 iterations 5 s apart, made this test 10 s of waiting): the arm moves
+    // in each, and the recording holds about 50 joint states at 100 Hz or more, however fast the moves run.
+    const res = await post<{ pid: number }>(
+      server,
+      '/sequences/start',
+      sequenceForm(config, { bag_path: 'arm3d', n_iterations: '2', delay_between_iterations: '0.5' }),
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const done = await waitFor(
       'the sequence to finish',

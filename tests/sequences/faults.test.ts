@@ -97,7 +97,8 @@ describe('armgate SIGKILLed during a recorded sequence', () => {
 
   it('the runner cancels, closes its bag (indexed reader, metadata.yaml) and exits within seconds; no configuration folder of the run remains', async () => {
     const server = await startCli(bagRoot);
-    const marker = `faults-server-kill-${process.pid}-${Date.now()}`;
+    const since = Date.now();
+    const marker = `faults-server-kill-${process.pid}-${since}`;
     let pid = 0;
     let killedAtMs = 0;
     try {
@@ -127,7 +128,7 @@ describe('armgate SIGKILLed during a recorded sequence', () => {
     );
     const lost = killedAtMs - lastMs(bag.messages);
     assert.ok(lost < 1000, `the recording stops ${lost} ms before the kill`);
-    assert.deepEqual(await tempFilesWith(marker), [], 'no file holds the configuration');
+    assert.deepEqual(await tempFilesWith(marker, since), [], 'no file holds the configuration');
   });
 });
 
@@ -147,7 +148,8 @@ describe('faults on a running server', () => {
   });
 
   it('a SIGKILLed runner leaves a bag that a stream reader reads up to about its last second', async () => {
-    const marker = `faults-runner-kill-${process.pid}-${Date.now()}`;
+    const since = Date.now();
+    const marker = `faults-runner-kill-${process.pid}-${since}`;
     let pid = 0;
     let killedAtMs = 0;
     try {
@@ -156,7 +158,7 @@ describe('faults on a running server', () => {
       const status = await getJson<Status>(server.url, '/sequences/status');
       assert.equal(status.pid, pid);
       assert.deepEqual(
-        await tempFilesWith(marker),
+        await tempFilesWith(marker, since),
         [],
         'the configuration reached the runner as a message, not a file',
       );

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { PROJECT_ROOT } from '../support/server.ts';
+import { PROJECT_ROOT } from '../support/settings-file.ts';
 
 const LINE_MODULE = path.join(PROJECT_ROOT, 'lib', 'logs', 'line.ts');
 

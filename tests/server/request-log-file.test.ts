@@ -4,7 +4,7 @@ import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { PROJECT_ROOT, writeSettings } from '../support/server.ts';
+import { PROJECT_ROOT, writeSettings } from '../support/settings-file.ts';
 
 /**
  * The request log as `npm start` writes it with stdout on a file (as under a service manager):

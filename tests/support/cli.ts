@@ -1,7 +1,7 @@
 /** The command line server (`server.ts`) as a child process, for tests of start-up and signals. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { PROJECT_ROOT } from './server.ts';
+import { PROJECT_ROOT } from './settings-file.ts';
 
 export interface CliRun {
   readonly child: ChildProcess;

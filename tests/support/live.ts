@@ -1,6 +1,6 @@
 /** Small helpers for end-to-end tests against a live armgate server. */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -212,21 +212,35 @@ export function assertNoJump(
   }
 }
 
-/** Files in os.tmpdir() and its folders one level down that contain `marker` (the configuration must never touch the disk). */
-export async function tempFilesWith(marker: string): Promise<string[]> {
+/**
+ * Files in os.tmpdir() and its folders one level down that contain `marker` (the configuration must never touch the
+ * disk). Only files whose status changed at or after `sinceMs` (epoch ms, taken before the run began; less a second
+ * for the file system's coarse clock) are read: writing a file changes its ctime, which nothing can set back, so a
+ * file unchanged since then cannot hold a marker made after it. The other suites' files in a shared /tmp (a GB of
+ * bags here) are skipped unread.
+ */
+export async function tempFilesWith(marker: string, sinceMs: number): Promise<string[]> {
   const found: string[] = [];
+  const changedAfterMs = sinceMs - 1000;
   const look = async (file: string) => {
+    const stats = await stat(file).catch(() => undefined);
     // A configuration is small; bags and the like of other suites are skipped unread.
-    if (((await stat(file).catch(() => undefined))?.size ?? Infinity) > 1024 * 1024) return;
+    if (!stats || stats.size > 1024 * 1024 || stats.ctimeMs < changedAfterMs) return;
     const text = await readFile(file, 'utf8').catch(() => '');
     if (text.includes(marker)) found.push(file);
   };
-  for (const entry of await readdir(tmpdir(), { withFileTypes: true }).catch(() => [])) {
-    const full = path.join(tmpdir(), entry.name);
-    if (entry.isFile()) await look(full);
-    else if (entry.isDirectory())
-      for (const inner of await readdir(full, { withFileTypes: true }).catch(() => []))
-        if (inner.isFile()) await look(path.join(full, inner.name));
-  }
+  // Looked at together (thousands of files from other suites: one at a time took seconds).
+  const lookAll = (dir: string, entries: Dirent[]) =>
+    Promise.all(entries.filter((e) => e.isFile()).map((e) => look(path.join(dir, e.name))));
+  const top = await readdir(tmpdir(), { withFileTypes: true }).catch(() => []);
+  await Promise.all([
+    lookAll(tmpdir(), top),
+    ...top
+      .filter((e) => e.isDirectory())
+      .map(async (e) => {
+        const full = path.join(tmpdir(), e.name);
+        await lookAll(full, await readdir(full, { withFileTypes: true }).catch(() => []));
+      }),
+  ]);
   return found;
 }

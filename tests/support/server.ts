@@ -1,9 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import { type Config, loadConfig } from '../../lib/settings/load.ts';
-import { PROJECT_ROOT } from '../../lib/settings/resolve.ts';
+import { PROJECT_ROOT, type SettingsOverrides, settingsYaml, writeSettings } from './settings-file.ts';
 import {
   type Armgate,
   createArmgate,
@@ -13,43 +12,6 @@ import {
 } from '../../lib/server/start.ts';
 import { catalog } from '../../handlers/index.ts';
 import type { Catalog } from '../../lib/core/operation.ts';
-
-/** Nested settings overrides, merged over the bundled settings.yaml. */
-export type SettingsOverrides = Record<string, Record<string, unknown>>;
-
-/** The bundled settings with `overrides` merged block by block, as a YAML document. */
-export function settingsYaml(overrides: SettingsOverrides = {}): string {
-  const base: SettingsOverrides = {
-    web: {
-      enabled: true,
-      host: '127.0.0.1',
-      port: 0,
-      token: '',
-      endpoints: 'pkg://armgate/config/endpoints.yaml',
-      joint_limits: 'pkg://armgate/config/joint_limits.yaml',
-    },
-    robot: { backend: 'sim' },
-    sim: { time_scale: 1, joint_state_rate_hz: 100, publish_joint_states: true, initial_position: 'work' },
-    sequences: { bag_root: './bags' },
-  };
-  const merged: SettingsOverrides = {};
-  for (const key of new Set([...Object.keys(base), ...Object.keys(overrides)])) {
-    merged[key] = { ...(base[key] ?? {}), ...(overrides[key] ?? {}) };
-  }
-  return stringify(merged);
-}
-
-/** Writes a settings file into a fresh temporary folder; returns its path and a cleanup. */
-export async function writeSettings(
-  overrides: SettingsOverrides = {},
-  extraFiles: Record<string, string> = {},
-): Promise<{ file: string; dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'armgate-test-'));
-  const file = path.join(dir, 'settings.yaml');
-  await writeFile(file, settingsYaml(overrides));
-  for (const [name, text] of Object.entries(extraFiles)) await writeFile(path.join(dir, name), text);
-  return { file, dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
 
 /** Loads a settings document (YAML) through the real loader, from a file in a temp folder; throws on errors. */
 export async function loadTestSettings(yamlText: string): Promise<Config> {
@@ -138,4 +100,4 @@ export function createTestApp(
   return buildTestApp(createArmgate, overrides, options);
 }
 
-export { PROJECT_ROOT };
+export { PROJECT_ROOT, type SettingsOverrides, settingsYaml, writeSettings };
