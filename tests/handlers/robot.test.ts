@@ -6,7 +6,7 @@ import * as positions from '../../handlers/robot/positions.ts';
 import { matFromAbc, matFromQuat } from '../../lib/kinematics/rotation.ts';
 import type { RobotContext } from '../../lib/ros/context.ts';
 import { err } from '../../lib/result.ts';
-import { SteppedClock } from '../../lib/sim/clock.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { dhFlangePose } from '../support/dh.ts';
 import { testConfig } from '../support/server.ts';
