@@ -24,6 +24,18 @@ const INIT_MCP = JSON.stringify({
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guess-test', version: '1' } },
 });
 
+/** The detail of a 429 past the guess limit (a wrong and a right token both get one), its seconds blanked out. */
+async function limitDetail(res: Response): Promise<string> {
+  assert.equal(res.status, 429, 'the answer is the limit, as for a wrong token');
+  return ((await res.json()) as { detail: string }).detail.replace(/\d+ s/, 'N s');
+}
+
+/** A right token's answer past the limit says what a wrong token's does: nothing tells the token was right. */
+function sameAsWrong(right: string, wrong: string): void {
+  assert.equal(right, wrong, 'the same words: nothing tells the token was right');
+  assert.match(right, /a stop with a valid token is carried out all the same/);
+}
+
 describe('token guessing is slowed per client address, on both faces', () => {
   let app: TestApp;
   let dir: string;
@@ -120,21 +132,10 @@ describe('token guessing is slowed per client address, on both faces', () => {
     };
     const first = move();
     await moving();
-    const wrong = await from(address, 'stop-guess-wrong', 'stop');
-    assert.equal(wrong.status, 429);
-    const wrongBody = (await wrong.json()) as { detail: string };
+    const wrong = await limitDetail(await from(address, 'stop-guess-wrong', 'stop'));
     for (let i = 0; i < 5; i++) await setImmediatePromise();
     assert.ok(app.services.arbiter.activity() !== undefined, "a wrong token's stop stops nothing");
-    const right = await from(address, VIEWER, 'stop');
-    assert.equal(right.status, 429, 'the answer is the limit, as for a wrong token');
-    const rightBody = (await right.json()) as { detail: string };
-    const seconds = (detail: string) => detail.replace(/\d+ s/, 'N s');
-    assert.equal(
-      seconds(rightBody.detail),
-      seconds(wrongBody.detail),
-      'the same words: nothing tells the token was right',
-    );
-    assert.match(rightBody.detail, /a stop with a valid token is carried out all the same/);
+    sameAsWrong(await limitDetail(await from(address, VIEWER, 'stop')), wrong);
     const stopped = (await (await first).json()) as { success: boolean; message: string };
     assert.equal(stopped.success, false, 'the move was cut short by the stop');
     assert.match(stopped.message, /stop/i);
@@ -178,21 +179,10 @@ describe('token guessing is slowed per client address, on both faces', () => {
     );
     for (let i = 0; i < 500 && app.services.arbiter.activity() === undefined; i++) await setImmediatePromise();
     assert.ok(app.services.arbiter.activity() !== undefined, 'the move holds the arm');
-    const wrong = await stopTool('mcp-stop-guess-wrong');
-    assert.equal(wrong.status, 429);
-    const wrongBody = (await wrong.json()) as { detail: string };
+    const wrong = await limitDetail(await stopTool('mcp-stop-guess-wrong'));
     for (let i = 0; i < 20; i++) await setImmediatePromise();
     assert.ok(app.services.arbiter.activity() !== undefined, "a wrong token's stop tool stops nothing");
-    const right = await stopTool(VIEWER);
-    assert.equal(right.status, 429, 'the answer is the limit, as for a wrong token');
-    const rightBody = (await right.json()) as { detail: string };
-    const seconds = (detail: string) => detail.replace(/\d+ s/, 'N s');
-    assert.equal(
-      seconds(rightBody.detail),
-      seconds(wrongBody.detail),
-      'the same words: nothing tells the token was right',
-    );
-    assert.match(rightBody.detail, /a stop with a valid token is carried out all the same/);
+    sameAsWrong(await limitDetail(await stopTool(VIEWER)), wrong);
     const stopped = (await (await move).json()) as { success: boolean; message: string };
     assert.equal(stopped.success, false, 'the move was cut short by the stop tool');
     assert.match(stopped.message, /stop/i);
