@@ -237,6 +237,9 @@ async function ranSince(session: Session): Promise<Coverage> {
   };
 }
 
+/** The period of the simulator's joint-state topic in the walk's settings (100 Hz), ms. */
+const JOINT_STATE_PERIOD_MS = 10;
+
 /** Lets work queued behind an answer run (log lines flushed, a connection's close handled): machine time, ms. */
 const AFTERMATH_MS = 40;
 
@@ -271,9 +274,9 @@ export async function walk(requests: readonly WalkRequest[]): Promise<WalkReport
     const context = await SimContext.create(own.config, clock);
     const server = await startServer(own.config, catalog, { context, clock });
     const port = Number(new URL(server.url).port);
-    /** Steps the clock (the simulator runs a move on it) and lets what a step started run. */
-    const step = async () => {
-      await clock.advance(2);
+    /** Steps the clock by `ms` (the simulator runs a move on it) and lets what a step started run. */
+    const step = async (ms = 2) => {
+      await clock.advance(ms);
       await new Promise<void>((resolve) => setImmediate(resolve));
     };
     await clock.advance(50);
@@ -305,7 +308,7 @@ async function noConnections(server: import('node:http').Server): Promise<void> 
 async function walkOne(
   request: WalkRequest,
   port: number,
-  step: () => Promise<void>,
+  step: (ms?: number) => Promise<void>,
   ran: () => Promise<Coverage>,
   server: import('node:http').Server,
 ): Promise<WalkReport> {
@@ -328,9 +331,19 @@ async function walkOne(
     );
   };
   const moves = request.kind === 'http' && request.method !== 'GET';
-  const meanwhile = moves ? step : undefined;
+  const meanwhile = moves ? () => step() : undefined;
+  // Before each request, a new joint state (a period of the simulator's 100 Hz topic): a request finds the state it
+  // answers new, as one does in service (a client reads at most as often as the topic publishes, curl far less).
+  const newState = () => step(JOINT_STATE_PERIOD_MS);
   if (request.kind === 'mcp') sessionId = await openMcpSession(port);
   const send = async (connection: Connection) => {
+    await newState();
+    const answer = await connection.request(next(), meanwhile);
+    if (answer.status >= 400) throw new Error(`${describe(request)} answered ${answer.status}: ${answer.body}`);
+    return answer;
+  };
+  /** The measured request: its new joint state came before the window. */
+  const measured = async (connection: Connection) => {
     const answer = await connection.request(next(), meanwhile);
     if (answer.status >= 400) throw new Error(`${describe(request)} answered ${answer.status}: ${answer.body}`);
     return answer;
@@ -353,9 +366,10 @@ async function walkOne(
   // A new connection, as curl sends a request: connect, send, read, close.
   const walks: Walked[] = [];
   {
+    await newState();
     await ran();
     const connection = await Connection.open(port);
-    const answer = await send(connection);
+    const answer = await measured(connection);
     await connection.close();
     await noConnections(server);
     await sleep(AFTERMATH_MS);
@@ -365,9 +379,10 @@ async function walkOne(
   {
     const connection = await Connection.open(port);
     await send(connection);
+    await newState();
     await sleep(AFTERMATH_MS);
     await ran();
-    const answer = await send(connection);
+    const answer = await measured(connection);
     await sleep(AFTERMATH_MS);
     walks.push({ connection: 'kept', status: answer.status, ...(await ran()) });
     await connection.close();
