@@ -5,7 +5,7 @@ import { formatWalk, parseWalk, walk } from '../scripts/walk.ts';
 /** Issue 35's target: GET /robot/joint_states through at most 10 files of lib/ and handlers/. */
 const TARGET_FILES = 10;
 /** What the walk measures today: it may only come down (toward the target), never go up. */
-const CEILING_FILES = 20;
+const CEILING_FILES = 19;
 
 describe('the walk of a request (scripts/walk.ts: V8 precise coverage around one request over a socket)', () => {
   it(`GET /robot/joint_states runs through at most ${CEILING_FILES} files of lib/ and handlers/ (target ${TARGET_FILES}), on a new connection and on one kept alive`, async () => {
