@@ -259,10 +259,13 @@ export async function walk(requests: readonly WalkRequest[]): Promise<WalkReport
   await session.post('Profiler.enable');
   // Started before the app's modules load, so that every one of its functions is counted from its first call.
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-  // The app's request lines go to stdout (lib/logs/line.ts: the default sink, as `npm start` writes them): kept
-  // off the terminal while the walk runs.
+  // The app's log lines go to stdout (lib/logs/line.ts: the default sink, as `npm start` writes them): kept off the
+  // terminal while the walk runs; anything else written meanwhile (a test runner's reports) goes through.
   const write = process.stdout.write;
-  process.stdout.write = (() => true) as typeof process.stdout.write;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) =>
+    typeof chunk === 'string' && chunk.startsWith('{"time":')
+      ? true
+      : (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest)) as typeof process.stdout.write;
   try {
     const { SteppedClock } = await import('../lib/clock.ts');
     const { SimContext } = await import('../lib/sim/context.ts');
