@@ -269,7 +269,15 @@ export function figures(graph: ImportGraph = readImportGraph()) {
   };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv[1] &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) &&
+  process.argv.includes('--walk')
+) {
+  // `npm run house -- --walk 'GET /robot/joint_states'`: the files a request runs through, measured (scripts/walk.ts).
+  const { walkMain } = await import('./walk.ts');
+  process.exitCode = await walkMain(process.argv.slice(2));
+} else if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const graph = readImportGraph();
   console.log(JSON.stringify(figures(graph), null, 2));
   const knots = folderCycles(graph);

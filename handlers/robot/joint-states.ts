@@ -3,7 +3,6 @@ import { unavailable } from '../../lib/core/errors.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok } from '../../lib/result.ts';
-import { currentJointState } from '../../lib/ros/joint-state.ts';
 
 /** sensor_msgs/JointState as the API returns it: four arrays in J1..J7 order. */
 export const JointStateSchema = v.pipe(
@@ -44,7 +43,7 @@ export const operation = defineOperation({
   mcp: { title: 'Joint states' },
   needs: [],
   run: async (_input, ctx) => {
-    const state = await currentJointState(ctx.ros);
+    const state = await ctx.ros.jointStateCache.current();
     if (!state.ok) return err(unavailable(state.error));
     let answer = answers.get(state.value);
     if (answer === undefined) {

@@ -84,6 +84,26 @@ export function admissionPolicy(settings: AdmissionSettings): AdmissionPolicy {
   return { names, hostPorts, corsOrigins };
 }
 
+/** Most Host values a policy keeps parsed; past them it starts again (a client sending many costs no memory). */
+const HOSTS_KEPT = 64;
+
+/** The Host values each policy has parsed, as sent: a client sends the same one with every request. */
+const parsedHosts = new WeakMap<AdmissionPolicy, Map<string, HostPort | undefined>>();
+
+/** A Host header parsed (undefined: malformed), once per value a policy sees. */
+function hostOf(policy: AdmissionPolicy, value: string): HostPort | undefined {
+  let parsed = parsedHosts.get(policy);
+  if (!parsed) {
+    parsed = new Map();
+    parsedHosts.set(policy, parsed);
+  }
+  if (parsed.has(value)) return parsed.get(value);
+  if (parsed.size >= HOSTS_KEPT) parsed.clear();
+  const host = parseHost(value);
+  parsed.set(value, host);
+  return host;
+}
+
 /** True when the policy serves this Host. */
 export function hostAdmitted(policy: AdmissionPolicy, host: HostPort): boolean {
   return policy.names.has(host.name) || (host.port !== undefined && policy.hostPorts.has(`${host.name}:${host.port}`));
@@ -111,7 +131,7 @@ const forbidden = (detail: string): Admission => ({ kind: 'refuse', error: { kin
  * web.cors_origins origin, or carry no Origin (not a browser, unless Sec-Fetch-Site says cross-site).
  */
 export function admit(policy: AdmissionPolicy, facts: RequestFacts): Admission {
-  const host = parseHost(facts.host);
+  const host = hostOf(policy, facts.host);
   if (!host || !hostAdmitted(policy, host)) {
     return forbidden(
       `Host ${quoted(facts.host)} is not served here (a guard against DNS rebinding); ` +

@@ -17,7 +17,7 @@ import {
   CORS_EXPOSE_HEADERS,
 } from '../admission/origin.ts';
 import type { RestCall } from './rest.ts';
-import type { RouteTable } from './routes.ts';
+import type { MountHandler, RouteTable } from './routes.ts';
 
 export type { MountHandler } from './routes.ts';
 
@@ -96,6 +96,12 @@ function withCors(response: Response, origin: string): Response {
   response.headers.set('access-control-expose-headers', CORS_EXPOSE_HEADERS);
   response.headers.append('vary', 'Origin');
   return response;
+}
+
+/** A mounted route's call: authenticated (a request gets here only with its caller, or it was answered 401). */
+function mountCall(handler: MountHandler, request: Request, call: RestCall): Promise<Response> | Response {
+  if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
+  return handler(request, { caller: call.caller, arrivedAtStop: call.arrivedAtStop });
 }
 
 /**
@@ -201,11 +207,9 @@ export function createApp(options: AppOptions): App {
     } else if (!mounted.has(route.path)) {
       mounted.add(route.path);
       const handler = route.handler;
-      router.all(route.path, (request: IRequest, call: RestCall) => {
-        // Mounted routes are authenticated: a request gets here only with its caller (or it was answered 401).
-        if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
-        return handler(request as unknown as Request, { caller: call.caller, arrivedAtStop: call.arrivedAtStop });
-      });
+      router.all(route.path, (request: IRequest, call: RestCall) =>
+        mountCall(handler, request as unknown as Request, call),
+      );
     }
   }
   // A route with path parameters answers another method with 405 and its methods, as an exact path does below.
@@ -260,13 +264,17 @@ export function createApp(options: AppOptions): App {
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
             const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
-            // The routes without path parameters, by method and path: found with one lookup before the router (whose
-            // URL parse, query object and pattern loop are most of a read's routing). A path the table does not hold
-            // exactly (a parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
-            const exact = table.operationAt(request.method, path);
-            const routed = exact
-              ? await exact.handler(request, call)
-              : ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined);
+            // The routes without path parameters or wildcard, by method and path (a mount of every method too): found
+            // with one lookup of the table before the router (whose URL parse, query object and pattern loop are most of
+            // a read's routing). A path the table does not hold exactly (a parameter, a trailing slash, a dot segment)
+            // goes to the router, which answers as it always did.
+            const exact = table.find(request.method, path);
+            const routed =
+              exact === undefined || exact.kind === 'websocket'
+                ? ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined)
+                : 'operation' in exact
+                  ? await exact.handler(request, call)
+                  : await mountCall(exact.handler, request, call);
             response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
           }
         }

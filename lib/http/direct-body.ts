@@ -1,5 +1,5 @@
 /**
- * A response body that writes itself on Node's response, for the server that has one (lib/server/request-view.ts):
+ * A response body that writes itself on Node's response, for the server that has one (lib/server/request.ts):
  * the event stream writes its frames on the socket directly rather than through a stream piped into the response
  * (docs/events-and-live-page.md). The Response still carries an ordinary body for any other way it is served (the
  * app in memory, the fetch adapter).

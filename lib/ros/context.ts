@@ -172,6 +172,16 @@ export interface JogEvent {
   readonly positions: readonly number[];
 }
 
+/** The joint-state port: what the backend keeps of its joint-state topic (lib/ros/joint-state-cache.ts). */
+export interface JointStatePort {
+  /** The latest message received and when; undefined before the first. */
+  readonly latest: ReceivedJointState | undefined;
+  /** The next message to arrive, or undefined when none comes within `timeoutMs`. */
+  next(timeoutMs: number): Promise<JointStateMsg | undefined>;
+  /** The joint state a read answers, in J1..J7 order: the latest if under 2 s old, else the next within 2 s. */
+  current(): Promise<Result<JointStateMsg, InterfaceUnavailable>>;
+}
+
 export interface RobotContext {
   /** The endpoints file in force (interface names, planning group, frames, timeouts). */
   readonly endpoints: EndpointsFile;
@@ -179,6 +189,8 @@ export interface RobotContext {
   readonly limits: JointLimits;
   /** The context's monotonic clock in milliseconds (receipt times use it). */
   nowMs(): number;
+  /** The joint-state topic as the operations read it (the backend's cache of it). */
+  readonly jointStateCache: JointStatePort;
   /** The latest joint-state message received, if any. */
   latestJointState(): ReceivedJointState | undefined;
   /** Resolves with the next joint-state message, or undefined after `timeoutMs`. */

@@ -23,21 +23,8 @@ export function inJointOrder(
 
 /**
  * The current joint state in J1..J7 order: the latest message if it arrived within the last
- * 2 s, otherwise the next one within 2 s; none is an `unavailable` error.
+ * 2 s, otherwise the next one within 2 s; none is an `unavailable` error (the context's joint-state port).
  */
-export async function currentJointState(context: RobotContext): Promise<Result<JointStateMsg, InterfaceUnavailable>> {
-  const iface = context.endpoints.interfaces.joint_states.name;
-  const latest = context.latestJointState();
-  const msg =
-    latest && context.nowMs() - latest.receivedAtMs <= JOINT_STATE_WAIT_MS
-      ? latest.msg
-      : await context.nextJointState(JOINT_STATE_WAIT_MS);
-  if (!msg) {
-    return err({
-      kind: 'unavailable',
-      iface,
-      message: `no joint state on ${iface} within ${JOINT_STATE_WAIT_MS / 1000} s: is the controller running?`,
-    });
-  }
-  return inJointOrder(msg, context.endpoints.joint_names, iface);
+export function currentJointState(context: RobotContext): Promise<Result<JointStateMsg, InterfaceUnavailable>> {
+  return context.jointStateCache.current();
 }

@@ -16,6 +16,7 @@ import type {
   IkOptions,
   InterfaceUnavailable,
   JogEvent,
+  JointStatePort,
   JogRequest,
   JogStatus,
   MotionPlanAnswer,
@@ -96,6 +97,7 @@ const DEFAULT_DESCRIPTION = 'Named position of the planning group, defined in th
 export class RclContext implements RobotContext {
   readonly endpoints: EndpointsFile;
   readonly limits: JointLimits;
+  readonly jointStateCache: JointStatePort;
   private readonly config: RclConfig;
   private readonly rcl: RclModule;
   private readonly node: RclNode;
@@ -147,6 +149,7 @@ export class RclContext implements RobotContext {
     this.description = new RclDescription(this.calls, this.endpoints, config.groupStates);
     const { joint_states, move_to_joints, move_to_pose } = this.endpoints.interfaces;
     this.jointStates = new RclJointStates(this.endpoints, this.clock, log, (msg) => this.topicHub.jointState(msg));
+    this.jointStateCache = this.jointStates.cache;
     node.createSubscription(joint_states.type, joint_states.name, { enableTypedArray: true }, (raw) =>
       this.jointStates.receive(raw),
     );

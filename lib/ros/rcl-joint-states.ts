@@ -21,7 +21,8 @@ export class RclJointStates {
   readonly #names: readonly string[];
   readonly #topic: string;
   readonly #clock: Pick<Clock, 'nowMs' | 'after'>;
-  readonly #cache: JointStateCache;
+  /** The topic's cache: the context's joint-state port. */
+  readonly cache: JointStateCache;
   readonly #log: (line: string) => void;
   /** Each message as received (not reordered): the recorded topics take it. */
   readonly #onReceived: (msg: JointStateMsg) => void;
@@ -36,7 +37,7 @@ export class RclJointStates {
     this.#names = endpoints.joint_names;
     this.#topic = endpoints.interfaces.joint_states.name;
     this.#clock = clock;
-    this.#cache = new JointStateCache(clock);
+    this.cache = new JointStateCache(clock, endpoints);
     this.#log = log;
     this.#onReceived = onReceived;
   }
@@ -51,18 +52,18 @@ export class RclJointStates {
     }
     // In J1..J7 order when every joint is there; otherwise as received, so a read names the missing joints.
     const ordered = jointStateByName(received.value, this.#names);
-    this.#cache.put(ordered.ok ? ordered.value : received.value);
+    this.cache.put(ordered.ok ? ordered.value : received.value);
     this.#onReceived(received.value);
   }
 
   /** The latest joint state received and when; undefined before the first. */
   get latest(): ReceivedJointState | undefined {
-    return this.#cache.latest;
+    return this.cache.latest;
   }
 
   /** The next joint state to arrive, or undefined when none comes within `timeoutMs`. */
   next(timeoutMs: number): Promise<JointStateMsg | undefined> {
-    return this.#cache.next(timeoutMs);
+    return this.cache.next(timeoutMs);
   }
 
   /** The latest joint state in the endpoints' joint order (any age), or undefined. */

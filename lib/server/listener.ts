@@ -5,17 +5,17 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
 import type { RouteTable } from '../http/routes.ts';
 import type { WebLimits } from '../settings/load.ts';
-import { Caps, type Holding } from './caps.ts';
 import {
   answerAndLinger,
+  Caps,
   drainAfterAnswer,
+  type Holding,
   isLingering,
   LINGER_MAX_BYTES,
   type LingerBounds,
-} from './lingering-close.ts';
-import { readRequestTarget } from './request-target.ts';
-import { absoluteUrl, BodylessRequest, writeResponse } from './request-view.ts';
-import { hasBody, watchBodies } from './slow-bodies.ts';
+} from './caps.ts';
+import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
+import { watchBodies } from './slow-bodies.ts';
 
 /** Writes one structured log line (the app's sink). */
 export type LogSink = (fields: Record<string, string | number>) => void;
@@ -31,7 +31,7 @@ export interface ListenerOptions {
   /**
    * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses, the event stream
    * a GET holds, and the REST reads the app is handed as a light view when they carry no body
-   * (lib/server/request-view.ts; the app answers them as it answers every request, only the objects around them are
+   * (lib/server/request.ts; the app answers them as it answers every request, only the objects around them are
    * lighter), and the WebSocket routes the one upgrade dispatcher hands their upgrades (GET /robot/jog).
    */
   readonly routes: Pick<RouteTable, 'isStop' | 'isStream' | 'isRestRead' | 'upgradeAt'>;
@@ -180,7 +180,7 @@ export function createListener(options: ListenerOptions): Listener {
       const refused = caps.refusal(req.socket as Socket, holding, routes.isStop(method, path));
       if (refused) {
         // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
-        // so that the client reads the 503 rather than a reset (lib/server/lingering-close.ts).
+        // so that the client reads the 503 rather than a reset (lib/server/caps.ts).
         answerAndLinger(req, rawAnswer(503, refused.detail, { 'Retry-After': limits.retryAfterS }), lingerBounds);
         log({ level: 'info', msg: 'request', method, path: (req.url ?? '').slice(0, 200), status: 503, ms: 0 });
         return;

@@ -25,12 +25,6 @@ const CHECK_EVERY_MS = 250;
  * arriving meanwhile is not queued behind hundreds of answers and closes. */
 const CUTS_PER_TURN = 16;
 
-/** True when a request announces a body (Content-Length above 0, or chunked). */
-export function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
-
 /**
  * Watches bodies; `cut` is called once for a body found too slow, with the error its readers are to fail with (the
  * caller answers 408 and ends the connection).

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { type AnyOperation, type AppState, type Catalog, hasRest, type RestOperation } from '../core/operation.ts';
-import { createApp, pathOf } from '../http/app.ts';
+import { createApp } from '../http/app.ts';
 import { kindOf, type RouteTable, routeTable } from '../http/routes.ts';
 import { docsAssetsOnDemand } from '../http/docs.ts';
 import { openWebSocket } from '../http/websocket.ts';
@@ -11,7 +11,7 @@ import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { mcpStopsPastGuesses } from '../mcp/past-guesses.ts';
 import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
-import { createTurnQueue } from './turns.ts';
+import { createTurnQueue, inOrder } from './turns.ts';
 import { createListener } from './listener.ts';
 import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -270,19 +270,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     ],
     ...(options.log ? { log: options.log } : {}),
   });
-  // Each request is stamped with the arbiter's count of stops on arrival: one that arrived before a stop cannot move after it.
-  const fetch = (request: Request, address = ''): Promise<Response> => {
-    const arrivedAtStop = arbiter.stopCount;
-    const path = pathOf(request.url);
-    if (routes.isStop(request.method, path)) {
-      // The stop's answer is written before its events (and the joint states meanwhile) are fanned out.
-      const release = events.hold();
-      return app(request, arrivedAtStop, address).finally(release);
-    }
-    return routes.runsAtOnce(request.method, path)
-      ? app(request, arrivedAtStop, address)
-      : inTurn(() => app(request, arrivedAtStop, address));
-  };
+  // Each request stamped with the arbiter's count of stops on arrival, stops at once, the rest in turns (lib/server/turns.ts).
+  const fetch = inOrder(app, inTurn, { routes, arbiter, events });
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   const startFoxglove = async (): Promise<FoxgloveFace | undefined> => {
     if (!config.foxglove) return undefined;

@@ -92,7 +92,7 @@ export class SimContext implements RobotContext {
   private readonly deadlines = new Set<ProgressDeadline>();
   /** Ends of the pauses still waiting for the arm to come to rest. */
   private readonly pauseWaits = new Set<() => void>();
-  private readonly jointStates: JointStateCache;
+  readonly jointStateCache: JointStateCache;
   /** The last joint state's stamp (ms since the epoch): stamps never go back. */
   private lastStampMs = 0;
   private publishTimer: Timer | undefined;
@@ -107,7 +107,7 @@ export class SimContext implements RobotContext {
     this.limits = config.limits;
     this.model = model;
     this.clock = clock;
-    this.jointStates = new JointStateCache(clock);
+    this.jointStateCache = new JointStateCache(clock, config.endpoints);
     this.states = config.groupStates ?? [];
     this.effort = new Float64Array(config.limits.jointNames.length);
     const initial = config.sim.initial_position;
@@ -202,7 +202,7 @@ export class SimContext implements RobotContext {
     const stampMs = Math.max(this.lastStampMs, this.clock.epochMs() - this.driver.stateAgeMs());
     this.lastStampMs = stampMs;
     const msg = jointStateMsg(this.model, this.controller.state, stampMs, this.effort);
-    this.jointStates.put(msg);
+    this.jointStateCache.put(msg);
     this.deliver(this.endpoints.interfaces.joint_states.name, msg);
     if (this.subscribers.get(ROBOT_STATE_TOPICS.tf.name)?.size)
       this.deliver(ROBOT_STATE_TOPICS.tf.name, this.robotState.tf(msg));
@@ -229,11 +229,11 @@ export class SimContext implements RobotContext {
   }
 
   latestJointState(): ReceivedJointState | undefined {
-    return this.jointStates.latest;
+    return this.jointStateCache.latest;
   }
 
   nextJointState(timeoutMs: number): Promise<JointStateMsg | undefined> {
-    return this.jointStates.next(timeoutMs);
+    return this.jointStateCache.next(timeoutMs);
   }
 
   async computeFk(request: GetPositionFkRequest): Promise<Result<GetPositionFkResponse, InterfaceUnavailable>> {

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
  * The REST reads (GET of an exact path) reach the app from the listener as a light view of Node's request, not
- * through @whatwg-node's adapter (lib/server/request-view.ts). Over the socket every one of them answers exactly
+ * through @whatwg-node's adapter (lib/server/request.ts). Over the socket every one of them answers exactly
  * what the same app answers a real fetch Request in memory: the same admission (Host, Origin, CORS), authentication,
  * roles, query validation, status, headers and body, and each has its request line.
  */
