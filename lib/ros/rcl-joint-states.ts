@@ -83,9 +83,14 @@ export class RclJointStates {
     return this.inOrder(latest.msg);
   }
 
-  /** The arm rests at `target` by a joint state of the last {@link FRESH_STATE_MS} (lib/ros/at-rest.ts). */
-  restsAt(target: readonly number[]): boolean {
-    const state = this.fresh(FRESH_STATE_MS);
+  /**
+   * The arm rests at `target` by a joint state of the last {@link FRESH_STATE_MS} (lib/ros/at-rest.ts); when the latest
+   * is older than that but the topic is alive (a state within {@link REST_STATE_MS}), by the next one to arrive: a
+   * late topic (a loaded machine, a slow network) delays the answer rather than turning it into a goal to the stack.
+   */
+  async restsAt(target: readonly number[]): Promise<boolean> {
+    let state = this.fresh(FRESH_STATE_MS);
+    if (state === undefined && this.fresh(REST_STATE_MS) !== undefined) state = await this.nextInOrder(REST_STATE_MS);
     return state !== undefined && restsAt(state.position, state.velocity, target);
   }
 

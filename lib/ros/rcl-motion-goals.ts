@@ -51,7 +51,7 @@ export class RclMotionGoals {
     const iface = endpoints.interfaces.move_to_joints;
     const refused = this.outsideEnvelope({ kind: 'joints', qRad: goal.joints }, iface.name);
     if (refused) return ok(refused);
-    if (this.restsAt(goal.joints)) {
+    if (await this.restsAt(goal.joints)) {
       const message = `already at the target (every joint within ${REST_SPAN_RAD} rad, at rest): nothing was sent to ${iface.name}`;
       this.#ports.log(`goal for ${iface.name}: ${message}`);
       return ok({ success: true, message });
@@ -108,8 +108,8 @@ export class RclMotionGoals {
    * moves it (no goal, trajectory, jog, pause or stop's brake): a motion there has nothing to do, and the stack's
    * round trips (its plan, a controller goal, the result) cost about 100 ms over DDS for it. Found on a real graph.
    */
-  private restsAt(target: readonly number[]): boolean {
-    return this.#ports.jointStates.restsAt(target) && !this.#ports.armActivity();
+  private async restsAt(target: readonly number[]): Promise<boolean> {
+    return (await this.#ports.jointStates.restsAt(target)) && !this.#ports.armActivity();
   }
 
   /**

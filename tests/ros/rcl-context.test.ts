@@ -165,6 +165,28 @@ describe('rclnodejs context over the stand-in: every handler end to end', () => 
     await moveOk(url, '/robot/move/named', { name: 'work', speed: 0.5 });
   });
 
+  it('answers a move to where the arm rests by the next joint state when the latest is late, without a goal', async () => {
+    const here = (await jointState(url)).position;
+    const goals = () => t.standin.requests.filter((r) => r.name === 'cobot/move_to_joints').length;
+    const before = goals();
+    let late = true;
+    t.standin.knobs.jointStates = (msg) => (late ? undefined : msg);
+    try {
+      // The latest state is now older than the 50 ms a motion acts on, the topic still alive (within 500 ms).
+      await sleep(120);
+      const answer = call<MotionBody>(url, '/robot/move/joints', { joints: here, speed: 0.5 });
+      await sleep(30);
+      late = false;
+      const stay = await answer;
+      assert.equal(stay.status, 200);
+      assert.equal(stay.body.success, true, JSON.stringify(stay.body));
+      assert.match(stay.body.message, /already at the target .*nothing was sent to cobot\/move_to_joints/);
+      assert.equal(goals(), before, 'no MoveToJoints goal for a move to where the arm is, however late its states');
+    } finally {
+      t.standin.knobs.jointStates = undefined;
+    }
+  });
+
   it('moves to a taught position as a MoveToJoints goal (the named-pose service knows SRDF names only); SRDF names stay read-only', async () => {
     const taught = [0.3, 0.4, 0, -1.3, 0, 1.2, 0.1];
     const joints = Object.fromEntries(JOINTS.map((name, i) => [name, taught[i]]));

@@ -140,8 +140,8 @@ export interface StandinKnobs {
   readonly silent: Set<string>;
   /** Types that are "not installed": creating an entity of that type throws, as rclnodejs does. */
   readonly missingTypes: Set<string>;
-  /** Rewrites each joint-state message before delivery (reorder, add or drop joints). */
-  jointStates: ((msg: RosJointState) => RosJointState) | undefined;
+  /** Rewrites each joint-state message before delivery (reorder, add or drop joints); undefined: not delivered. */
+  jointStates: ((msg: RosJointState) => RosJointState | undefined) | undefined;
   /** Every motion goal (MoveToJoints, MoveToPose) ends ABORTED with success false and this message, without moving. */
   failGoals: string | undefined;
   /** Every action goal is rejected. */
@@ -750,6 +750,7 @@ export function createStandin(sim: SimContext): Standin {
         if (this.destroyed || !this.spinning) return;
         let delivered = rclShaped(msg);
         if (isJointStates && knobs.jointStates) delivered = knobs.jointStates(delivered as RosJointState);
+        if (delivered === undefined) return;
         callback(cdr ? Buffer.from(cdr.writeMessage(delivered)) : delivered);
       });
       this.unsubscribes.set(entity, stop);
