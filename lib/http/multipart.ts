@@ -74,9 +74,16 @@ export async function parseMultipart(
     const fields: Record<string, string> = {};
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
+    /** The files' buffers: given back for the next uploads when the body is refused (lib/body/upload-pool.ts). */
+    const buffers: UploadBuffer[] = [];
     let failure: ApiError | undefined;
+    const release = () => {
+      for (const buffer of buffers) buffer.release();
+      buffers.length = 0;
+    };
     const fail = (error: ApiError) => {
       failure ??= error;
+      release();
       resolve(err(failure));
     };
     parser.on('file', (name, stream, info) => {
@@ -101,6 +108,7 @@ export async function parseMultipart(
       seen.add(name);
       // The file is no longer than the body the request announced, nor than the limit: one buffer of that size.
       const data = new UploadBuffer(Number.isSafeInteger(declared) ? declared : 0, maxFile);
+      buffers.push(data);
       stream.on('data', (chunk: Buffer) => {
         if (!failure && !data.append(chunk))
           fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` });
@@ -132,7 +140,10 @@ export async function parseMultipart(
     parser.on('fieldsLimit', () => fail(invalid(['body'], 'too many fields', 'multipart')));
     parser.on('error', (e: Error) => fail(invalid(['body'], `malformed multipart body: ${e.message}`, 'multipart')));
     parser.on('close', () => {
-      if (!failure) resolve(ok({ fields, files }));
+      if (failure) return;
+      // The files' buffers are the caller's now: a failure reported after this (the stream erring late) keeps them.
+      buffers.length = 0;
+      resolve(ok({ fields, files }));
     });
     // Feed busboy from the web stream (the server's ponyfill is not a Node stream), with backpressure.
     const pump = async () => {
@@ -157,6 +168,7 @@ export async function parseMultipart(
         // The client went away: the request ends as its own case (lib/http/app.ts), not as a bad body.
         if (e instanceof BodyTimeoutError || isClientAbort(e, request)) {
           failure ??= invalid(['body'], 'the client closed the request', 'aborted');
+          release();
           reject(e);
           return;
         }

@@ -9,6 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_UPLOADS } from '../settings/schema.ts';
+import { giveBackUploadBuffer } from '../body/upload-pool.ts';
 import type { CheckRequest, CheckResult, CheckSource } from './check.ts';
 import type { WorkerJob, WorkerReply } from './worker.ts';
 
@@ -113,6 +114,7 @@ class TrajectoryWorker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_ENTRY, { name: 'armgate-trajectory-check' });
     worker.on('message', (reply: WorkerReply) => {
+      if (reply.input) giveBackUploadBuffer(reply.input);
       const waiting = this.pending.get(reply.id);
       if (!waiting) return;
       clearTimeout(waiting.timer);
