@@ -20,7 +20,7 @@ export const ALWAYS_MAPPED = 32 * 1024 * 1024 + 4096;
 export const POOL_MAX = 32;
 
 /** Buffers kept are let go after this long without an upload taking or giving back one (ms). */
-export const POOL_IDLE_MS = 250;
+export const POOL_IDLE_MS = 500;
 
 const kept: ArrayBuffer[] = [];
 let lastUseMs = 0;
