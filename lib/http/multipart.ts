@@ -142,7 +142,7 @@ export async function parseMultipart(
         if (failure || !part) return;
         if (part.kind === 'file') {
           // A file reaching the limit is refused, as busboy's 'limit' did.
-          if (part.data.bytes().byteLength + bytes.byteLength >= maxFile || !part.data.append(bytes))
+          if (part.data.length + bytes.byteLength >= maxFile || !part.data.append(bytes))
             return tooLarge(part.filename);
           return;
         }

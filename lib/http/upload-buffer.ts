@@ -56,6 +56,11 @@ export class UploadBuffer {
     return true;
   }
 
+  /** How many bytes were taken. */
+  get length(): number {
+    return this.#length;
+  }
+
   /** The bytes taken: a view from offset 0 of the buffer's own ArrayBuffer (which may be longer). */
   bytes(): Uint8Array {
     return this.#bytes.subarray(0, this.#length);
