@@ -16,8 +16,8 @@
 /** More than glibc's DEFAULT_MMAP_THRESHOLD_MAX (32 MiB): such a block is always mmapped and never raises the threshold. */
 export const ALWAYS_MAPPED = 32 * 1024 * 1024 + 4096;
 
-/** Most buffers kept (web.limits.max_uploads is 16 by default: uploads at once, each holding one). */
-export const POOL_MAX = 32;
+/** Most buffers kept: web.limits.max_uploads by default (uploads received at once, each holding one). */
+export const POOL_MAX = 16;
 
 /** Buffers kept are let go after this long without an upload taking or giving back one (ms). */
 export const POOL_IDLE_MS = 500;
