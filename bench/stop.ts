@@ -272,7 +272,7 @@ async function crowdRows(client: StopClient, server: TestServer, csv: string): P
           : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
       const times = value.uploadMs.length > 0 ? summary(value.uploadMs) : undefined;
       const uploadTimes = times
-        ? `; each upload's wall time from sending to its answer p50 ${times.p50.toFixed(0)} / worst ${times.max.toFixed(0)} ms`
+        ? `; each upload's wall time from sending to its answer p50 ${times.p50.toFixed(0)} / p95 ${times.p95.toFixed(0)} / worst ${times.max.toFixed(0)} ms (${value.uploadMs.length} answered)`
         : '';
       rows.push({
         ...value.row,

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { boolField } from '../../lib/http/schemas.ts';
 import { defineOperation, type Upload } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
+import { giveBackUploadBuffer } from '../../lib/body/upload-pool.ts';
 import { checkAndPublish, TRAJECTORY_NEEDS } from '../../lib/ops/trajectory-request.ts';
 import { SentSchema, TRAJECTORY_ERRORS } from './send.ts';
 
@@ -79,14 +80,21 @@ export const operation = defineOperation({
     },
   },
   needs: TRAJECTORY_NEEDS,
-  run: ({ file, separator, validate_limits, wait }, ctx) =>
-    checkAndPublish(
-      { kind: 'csv', bytes: file.bytes, separator, validateLimits: validate_limits, wait },
-      [file.bytes.buffer as ArrayBuffer],
-      `POST /trajectory/send_csv (${file.filename})`,
-      { file: file.filename },
-      ctx,
-    ),
+  run: async ({ file, separator, validate_limits, wait }, ctx) => {
+    try {
+      return await checkAndPublish(
+        { kind: 'csv', bytes: file.bytes, separator, validateLimits: validate_limits, wait },
+        [file.bytes.buffer as ArrayBuffer],
+        `POST /trajectory/send_csv (${file.filename})`,
+        { file: file.filename },
+        ctx,
+      );
+    } finally {
+      // Refused before the check (409): the buffer goes to the next upload. Checked: it went to the checker's thread,
+      // which sends it back with its answer (lib/trajectory/worker-pool.ts); detached here, nothing is given back.
+      giveBackUploadBuffer(file.bytes);
+    }
+  },
 });
 
 /** POST /trajectory/send_csv */

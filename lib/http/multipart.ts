@@ -1,11 +1,10 @@
-import { once } from 'node:events';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import busboy from 'busboy';
 import { err, ok, type Result } from '../result.ts';
 import { BodyTimeoutError, describeContentType, isClientAbort } from './body.ts';
 import { type ApiError, invalid } from '../core/errors.ts';
 import { MAX_UPLOAD_BYTES } from './limits.ts';
 import { UploadBuffer } from './upload-buffer.ts';
+import { boundaryOf, MultipartParser, type PartHead } from './multipart-parser.ts';
 
 /** An uploaded file part, buffered within the size limit. */
 export interface UploadedFile {
@@ -33,7 +32,7 @@ export interface MultipartLimits {
 }
 
 /**
- * Streams a multipart/form-data body through busboy with size limits. Unknown, duplicate or
+ * Streams a multipart/form-data body through the parser (lib/http/multipart-parser.ts) with size limits. Unknown, duplicate or
  * oversized parts are refused (422, or 413 for size), as is a malformed body; nothing larger than
  * the limits is buffered.
  */
@@ -53,88 +52,137 @@ export async function parseMultipart(
   if (declared > maxFile + 256 * 1024)
     return err({ kind: 'payload_too_large', detail: `upload is larger than ${maxFile} bytes` });
   if (!request.body) return err(invalid(['body'], 'the multipart body is empty', 'missing'));
-  let parser: busboy.Busboy;
-  try {
-    parser = busboy({
-      headers: { 'content-type': type },
-      // One spare part of each kind, so an extra part reaches the handlers below and is named.
-      limits: {
-        fileSize: maxFile,
-        files: limits.fileParts.length + 1,
-        fields: limits.fieldParts.length + 1,
-        fieldSize: limits.maxFieldBytes ?? 64 * 1024,
-        parts: limits.fileParts.length + limits.fieldParts.length + 2,
-      },
-    });
-  } catch (e) {
-    return err(invalid(['body'], `malformed multipart body: ${(e as Error).message}`, 'multipart'));
-  }
+  const boundary = boundaryOf(type);
+  if (!boundary) return err(invalid(['body'], 'malformed multipart body: Multipart: Boundary not found', 'multipart'));
+  // One spare part of each kind, so that an extra part reaches the checks below and is named.
+  const most = {
+    files: limits.fileParts.length + 1,
+    fields: limits.fieldParts.length + 1,
+    parts: limits.fileParts.length + limits.fieldParts.length + 2,
+    fieldBytes: limits.maxFieldBytes ?? 64 * 1024,
+  };
   const reader = request.body.getReader();
   return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
+    /** The files' buffers: given back for the next uploads when the body is refused (lib/body/upload-pool.ts). */
+    const buffers: UploadBuffer[] = [];
     let failure: ApiError | undefined;
+    const release = () => {
+      for (const buffer of buffers) buffer.release();
+      buffers.length = 0;
+    };
     const fail = (error: ApiError) => {
       failure ??= error;
+      release();
       resolve(err(failure));
     };
-    parser.on('file', (name, stream, info) => {
-      // A truncated body errors the part's stream too; without a listener that would crash the process.
-      stream.on('error', (e: Error) =>
-        fail(invalid(['body', name], `malformed multipart body: ${e.message}`, 'multipart')),
-      );
+    const counts = { parts: 0, files: 0, fields: 0 };
+    /** The part being read: a file into its buffer, or a field's bytes (at most most.fieldBytes). */
+    let part:
+      | { kind: 'file'; name: string; filename: string; mimeType: string; data: UploadBuffer }
+      | { kind: 'field'; name: string; charset: string; chunks: Buffer[]; bytes: number; truncated: boolean }
+      | undefined;
+    const tooLarge = (filename: string) =>
+      fail({ kind: 'payload_too_large', detail: `file '${filename}' is larger than ${maxFile} bytes` });
+    const beginFile = (name: string, head: PartHead): boolean => {
+      if (++counts.files > most.files) {
+        fail(invalid(['body'], `too many files (expected ${limits.fileParts.join(', ')})`, 'multipart'));
+        return false;
+      }
       if (!limits.fileParts.includes(name)) {
-        stream.resume();
-        return fail(
-          invalid(
-            ['body', name],
-            `unexpected file part '${name}' (expected ${limits.fileParts.join(', ')})`,
-            'extra_forbidden',
-          ),
-        );
+        const expected = limits.fileParts.join(', ');
+        fail(invalid(['body', name], `unexpected file part '${name}' (expected ${expected})`, 'extra_forbidden'));
+        return false;
       }
       if (seen.has(name)) {
-        stream.resume();
-        return fail(invalid(['body', name], `part '${name}' given more than once`));
+        fail(invalid(['body', name], `part '${name}' given more than once`));
+        return false;
       }
       seen.add(name);
       // The file is no longer than the body the request announced, nor than the limit: one buffer of that size.
       const data = new UploadBuffer(Number.isSafeInteger(declared) ? declared : 0, maxFile);
-      stream.on('data', (chunk: Buffer) => {
-        if (!failure && !data.append(chunk))
-          fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` });
-      });
-      stream.on('limit', () =>
-        fail({ kind: 'payload_too_large', detail: `file '${info.filename}' is larger than ${maxFile} bytes` }),
-      );
-      stream.on('close', () => {
-        if (!failure) files[name] = { filename: info.filename ?? '', mimeType: info.mimeType, data: data.bytes() };
-      });
-    });
-    parser.on('field', (name, value, info) => {
-      if (!limits.fieldParts.includes(name))
-        return fail(
-          invalid(
-            ['body', name],
-            `unexpected field '${name}' (expected ${[...limits.fieldParts, ...limits.fileParts].join(', ')})`,
-            'extra_forbidden',
-          ),
-        );
-      if (info.valueTruncated) return fail(invalid(['body', name], `field '${name}' is too long`, 'too_long'));
+      buffers.push(data);
+      part = { kind: 'file', name, filename: head.filename ?? '', mimeType: head.mimeType, data };
+      return true;
+    };
+    const beginField = (name: string, head: PartHead): boolean => {
+      if (++counts.fields > most.fields) {
+        fail(invalid(['body'], 'too many fields', 'multipart'));
+        return false;
+      }
+      part = { kind: 'field', name, charset: head.charset, chunks: [], bytes: 0, truncated: false };
+      return true;
+    };
+    const endField = (field: { name: string; charset: string; chunks: Buffer[]; truncated: boolean }) => {
+      const { name } = field;
+      if (!limits.fieldParts.includes(name)) {
+        const expected = [...limits.fieldParts, ...limits.fileParts].join(', ');
+        return fail(invalid(['body', name], `unexpected field '${name}' (expected ${expected})`, 'extra_forbidden'));
+      }
+      if (field.truncated) return fail(invalid(['body', name], `field '${name}' is too long`, 'too_long'));
       if (name in fields) return fail(invalid(['body', name], `field '${name}' given more than once`));
-      fields[name] = value;
+      fields[name] = textOf(Buffer.concat(field.chunks), field.charset);
+    };
+    const parser = new MultipartParser(boundary, {
+      begin: (head) => {
+        part = undefined;
+        if (failure) return false;
+        if (++counts.parts >= most.parts) {
+          fail(invalid(['body'], 'too many parts', 'multipart'));
+          return false;
+        }
+        if (!head) return false;
+        // A part without a name is named as busboy named it.
+        const name = head.name ?? 'undefined';
+        return head.isFile ? beginFile(name, head) : beginField(name, head);
+      },
+      data: (bytes) => {
+        if (failure || !part) return;
+        if (part.kind === 'file') {
+          // A file reaching the limit is refused, as busboy's 'limit' did.
+          if (part.data.length + bytes.byteLength >= maxFile || !part.data.append(bytes))
+            return tooLarge(part.filename);
+          return;
+        }
+        const room = most.fieldBytes - part.bytes;
+        if (bytes.byteLength >= room) part.truncated = true;
+        part.chunks.push(Buffer.from(bytes.subarray(0, Math.min(room, bytes.byteLength))));
+        part.bytes += Math.min(room, bytes.byteLength);
+      },
+      end: () => {
+        const ended = part;
+        part = undefined;
+        if (failure || !ended) return;
+        if (ended.kind === 'file') {
+          const { name, filename, mimeType, data } = ended;
+          files[name] = { filename, mimeType, data: data.bytes() };
+        } else endField(ended);
+      },
     });
-    parser.on('partsLimit', () => fail(invalid(['body'], 'too many parts', 'multipart')));
-    parser.on('filesLimit', () =>
-      fail(invalid(['body'], `too many files (expected ${limits.fileParts.join(', ')})`, 'multipart')),
-    );
-    parser.on('fieldsLimit', () => fail(invalid(['body'], 'too many fields', 'multipart')));
-    parser.on('error', (e: Error) => fail(invalid(['body'], `malformed multipart body: ${e.message}`, 'multipart')));
-    parser.on('close', () => {
-      if (!failure) resolve(ok({ fields, files }));
-    });
-    // Feed busboy from the web stream (the server's ponyfill is not a Node stream), with backpressure.
+    /** Reads a chunk; false once the body is refused. */
+    const read = (chunk: Uint8Array): boolean => {
+      try {
+        parser.push(chunk);
+      } catch (e) {
+        fail(invalid(['body'], `malformed multipart body: ${(e as Error).message}`, 'multipart'));
+      }
+      return !failure;
+    };
+    const finish = () => {
+      try {
+        parser.end();
+      } catch (e) {
+        // Cut short inside a file: the error names its part, as the file's stream did with busboy.
+        const where = part?.kind === 'file' ? ['body', part.name] : ['body'];
+        return fail(invalid(where, `malformed multipart body: ${(e as Error).message}`, 'multipart'));
+      }
+      if (failure) return;
+      // The files' buffers are the caller's now.
+      buffers.length = 0;
+      resolve(ok({ fields, files }));
+    };
     const pump = async () => {
       try {
         for (;;) {
@@ -143,11 +191,11 @@ export async function parseMultipart(
             await reader.cancel();
             return;
           }
-          if (done) {
-            parser.end();
+          if (done) return finish();
+          if (!read(value)) {
+            await reader.cancel();
             return;
           }
-          if (!parser.write(value)) await once(parser, 'drain');
           // One chunk of each upload per turn of the event loop: 16 uploads arriving at full speed do not parse
           // megabytes in one turn, a stop read meanwhile waits for a few chunks at most, and what a body holds
           // unread is the stream's buffer (reading pauses beyond it).
@@ -157,6 +205,7 @@ export async function parseMultipart(
         // The client went away: the request ends as its own case (lib/http/app.ts), not as a bad body.
         if (e instanceof BodyTimeoutError || isClientAbort(e, request)) {
           failure ??= invalid(['body'], 'the client closed the request', 'aborted');
+          release();
           reject(e);
           return;
         }
@@ -165,4 +214,13 @@ export async function parseMultipart(
     };
     void pump();
   });
+}
+
+/** A field's bytes as text in the charset its part names (UTF-8 when none, or one not known). */
+function textOf(bytes: Uint8Array, charset: string): string {
+  try {
+    return new TextDecoder(charset).decode(bytes);
+  } catch {
+    return new TextDecoder().decode(bytes);
+  }
 }

@@ -6,6 +6,7 @@
  * ArrayBuffer that nothing else shares, so that it can be handed to a worker thread as it is. Its memory goes back to
  * the system once it is collected (see ownBytes).
  */
+import { ALWAYS_MAPPED, giveBackUploadBuffer, takeUploadBuffer } from '../body/upload-pool.ts';
 
 /** The first size of a buffer for a body that announced no length (chunked). */
 const FIRST_BYTES = 64 * 1024;
@@ -15,20 +16,18 @@ const FIRST_BYTES = 64 * 1024;
  * upload's file began, and 16 uploads beginning in one turn held the loop that long 16 times over (issue 37). The bytes
  * past those appended are never read: {@link UploadBuffer.bytes} is a view of the appended ones.
  *
- * A buffer of a MiB or more is asked for as {@link ALWAYS_MAPPED} bytes at least, above glibc's largest mmap threshold
- * (32 MiB on 64 bits): malloc maps it on its own and unmaps it when it is freed, so that its memory goes back to the
- * system. A 10 MiB one was served from the heap once the first freed had raised the threshold to its size, and kept
- * there when freed: 16 uploads at once left the server's RSS about 160 MB higher for good, a long-lived server climbed
- * to 825 MB (tests/server/uploads-memory.test.ts, docs/benchmarks.md). Only the pages written are resident (the
- * kernel zeroes each on its first write, a few at a time as chunks arrive); the ArrayBuffer's length, which V8 counts
- * as external memory (process.memoryUsage().arrayBuffers), is the larger figure, and makes V8 collect sooner.
+ * A buffer of a MiB or more is a mapped one of {@link ALWAYS_MAPPED} bytes (lib/body/upload-pool.ts), above glibc's
+ * largest mmap threshold (32 MiB on 64 bits): malloc maps it on its own and unmaps it when it is freed, so that its
+ * memory goes back to the system. A 10 MiB one was served from the heap once the first freed had raised the threshold
+ * to its size, and kept there when freed: 16 uploads at once left the server's RSS about 160 MB higher for good, a
+ * long-lived server climbed to 825 MB (tests/server/uploads-memory.test.ts, docs/benchmarks.md). Only the pages
+ * written are resident. The pool keeps such buffers for the next uploads while uploads keep coming, written and
+ * promoted already (a new one costs the loop its pages' first writes and scavenges for V8's external memory).
  */
 const ownBytes = (size: number): Uint8Array =>
-  Buffer.allocUnsafeSlow(size >= MAPPED_FROM ? Math.max(size, ALWAYS_MAPPED) : size);
+  size >= MAPPED_FROM && size <= ALWAYS_MAPPED ? new Uint8Array(takeUploadBuffer()) : Buffer.allocUnsafeSlow(size);
 /** Buffers of this size or more are mapped on their own (below it, malloc's heap serves them as before). */
 const MAPPED_FROM = 1024 * 1024;
-/** More than glibc's DEFAULT_MMAP_THRESHOLD_MAX (32 MiB): such a block is always mmapped and never raises the threshold. */
-export const ALWAYS_MAPPED = 32 * 1024 * 1024 + 4096;
 
 export class UploadBuffer {
   #bytes: Uint8Array;
@@ -49,6 +48,7 @@ export class UploadBuffer {
     if (needed > this.#bytes.byteLength) {
       const grown = ownBytes(Math.min(this.#maxBytes, Math.max(needed, this.#bytes.byteLength * 2)));
       grown.set(this.#bytes.subarray(0, this.#length));
+      giveBackUploadBuffer(this.#bytes);
       this.#bytes = grown;
     }
     this.#bytes.set(chunk, this.#length);
@@ -56,8 +56,20 @@ export class UploadBuffer {
     return true;
   }
 
+  /** How many bytes were taken. */
+  get length(): number {
+    return this.#length;
+  }
+
   /** The bytes taken: a view from offset 0 of the buffer's own ArrayBuffer (which may be longer). */
   bytes(): Uint8Array {
     return this.#bytes.subarray(0, this.#length);
+  }
+
+  /** Gives the buffer back for the next upload (a refused file): nothing may be appended or read afterwards. */
+  release(): void {
+    giveBackUploadBuffer(this.#bytes);
+    this.#bytes = new Uint8Array(0);
+    this.#length = 0;
   }
 }

@@ -109,9 +109,11 @@ export async function checkAndPublish(
   const before = latestArmState(context, limits);
   const safety = ctx.services.safety;
   const envelope = safety?.envelope ? { chain: safety.chain, envelope: safety.envelope } : undefined;
+  // Waiting for the checker, it is refused as soon as its turn comes if a stop came meanwhile (not checked for nothing).
   const result = await checkOffThread(
     { source, state: before?.state, limits, ...(envelope ? { envelope } : {}) },
     transfer,
+    () => stoppedSinceArrival(ctx),
   );
   if (!result.ok) return err(result.error);
   const stoppedMeanwhile = stoppedSinceArrival(ctx);

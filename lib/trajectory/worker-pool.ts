@@ -1,14 +1,16 @@
 /**
  * The main thread's side of the trajectory worker: one long-lived worker thread, started on the
  * first request, that parses and checks trajectories so that a 10 MiB CSV or a 1 MiB JSON body
- * never holds the event loop. Jobs are answered in order; at most {@link MAX_PENDING} JSON bodies
- * and web.limits.max_uploads CSV uploads wait at a time (more is a 503); the job being checked may
- * take at most {@link JOB_TIMEOUT_MS} from the moment it is first in line (then the worker is
- * replaced): a job's wait behind the others does not count. The worker does not keep the process
+ * never holds the event loop. Jobs are checked in order, one posted at a time; at most {@link MAX_PENDING} JSON
+ * bodies and web.limits.max_uploads CSV uploads wait at a time (more is a 503); a job a stop came after is answered
+ * without its check when its turn comes; the job being checked may take at most {@link JOB_TIMEOUT_MS} from the moment
+ * it is posted (then the worker is replaced): a job's wait behind the others does not count. The worker does not keep the process
  * alive while idle; {@link closeTrajectoryWorker} ends it (server close).
  */
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_UPLOADS } from '../settings/schema.ts';
+import { giveBackUploadBuffer } from '../body/upload-pool.ts';
+import type { ApiError } from '../core/errors.ts';
 import type { CheckRequest, CheckResult, CheckSource } from './check.ts';
 import type { WorkerJob, WorkerReply } from './worker.ts';
 
@@ -18,10 +20,12 @@ export const MAX_PENDING = 8;
 export const JOB_TIMEOUT_MS = 30_000;
 
 interface Pending {
+  readonly id: number;
   readonly kind: CheckSource['kind'];
+  readonly request: CheckRequest;
+  readonly transfer: ArrayBuffer[];
+  readonly refusal: (() => ApiError | undefined) | undefined;
   readonly resolve: (result: CheckResult) => void;
-  /** Set once the job is first in line (the worker is checking it). */
-  timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -65,41 +69,60 @@ const failure = (detail: string): CheckResult => ({ ok: false, error: { kind: 'u
 
 class TrajectoryWorker {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
+  /** Jobs waiting for the worker, in order (still on this thread: nothing is posted before its turn). */
+  private readonly queue: Pending[] = [];
+  /** The job the worker is checking, and the clock of its timeout. */
+  private current: { readonly job: Pending; readonly timer: ReturnType<typeof setTimeout> } | undefined;
   private nextId = 1;
 
-  check(request: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckResult> {
+  check(
+    request: CheckRequest,
+    transfer: ArrayBuffer[],
+    refusal: (() => ApiError | undefined) | undefined,
+  ): Promise<CheckResult> {
     const kind = request.source.kind;
-    let waiting = 0;
-    for (const job of this.pending.values()) if (job.kind === kind) waiting++;
+    let waiting = this.current?.job.kind === kind ? 1 : 0;
+    for (const job of this.queue) if (job.kind === kind) waiting++;
     if (waiting >= waitingLimits[kind]) {
       const what = kind === 'csv' ? 'CSV uploads' : 'requests';
       return Promise.resolve(failure(`the trajectory checker has ${waiting} ${what} waiting; try again shortly`));
     }
-    const worker = this.start();
-    const id = this.nextId++;
     return new Promise((resolve) => {
-      this.pending.set(id, { kind, resolve });
-      this.timeFirstInLine();
-      // A job in progress keeps the process alive; an idle worker does not.
-      worker.ref();
-      const job: WorkerJob = { id, request };
-      worker.postMessage(job, transfer);
+      this.queue.push({ id: this.nextId++, kind, request, transfer, refusal, resolve });
+      this.dispatch();
     });
   }
 
   /**
-   * Starts the clock of the job first in line (the worker answers in order: it is the one being checked), so that
-   * the timeout bounds a check and not the wait behind max_uploads others on a loaded machine.
+   * Posts the next job to the worker when it is free. A job whose request would be refused now anyway (a stop came
+   * since it arrived) is answered with that refusal without being checked: the jobs a stop came after are answered
+   * at once, one check time at most after it, instead of one after another. A job's timeout runs from when it is
+   * posted: its wait behind the others does not count.
    */
-  private timeFirstInLine(): void {
-    const first = this.pending.values().next().value;
-    if (!first || first.timer) return;
-    first.timer = setTimeout(
-      () => this.fail(`the trajectory check took longer than ${jobTimeoutMs / 1000} s`),
-      jobTimeoutMs,
-    );
-    first.timer.unref();
+  private dispatch(): void {
+    while (!this.current) {
+      const job = this.queue.shift();
+      if (!job) {
+        this.worker?.unref();
+        return;
+      }
+      const refused = job.refusal?.();
+      if (refused) {
+        job.resolve({ ok: false, error: refused });
+        continue;
+      }
+      const worker = this.start();
+      const timer = setTimeout(
+        () => this.fail(`the trajectory check took longer than ${jobTimeoutMs / 1000} s`),
+        jobTimeoutMs,
+      );
+      timer.unref();
+      this.current = { job, timer };
+      // A job in progress keeps the process alive; an idle worker does not.
+      worker.ref();
+      const message: WorkerJob = { id: job.id, request: job.request };
+      worker.postMessage(message, job.transfer);
+    }
   }
 
   /** Ends the worker; waiting jobs fail with 503. */
@@ -113,13 +136,13 @@ class TrajectoryWorker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_ENTRY, { name: 'armgate-trajectory-check' });
     worker.on('message', (reply: WorkerReply) => {
-      const waiting = this.pending.get(reply.id);
-      if (!waiting) return;
-      clearTimeout(waiting.timer);
-      this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref();
-      else this.timeFirstInLine();
-      waiting.resolve(reply.result);
+      if (reply.input) giveBackUploadBuffer(reply.input);
+      const current = this.current;
+      if (!current || current.job.id !== reply.id) return;
+      clearTimeout(current.timer);
+      this.current = undefined;
+      current.job.resolve(reply.result);
+      this.dispatch();
     });
     worker.on('error', (e: Error) => this.fail(`the trajectory checker failed: ${e.message}`));
     worker.on('exit', () => {
@@ -131,15 +154,17 @@ class TrajectoryWorker {
     return worker;
   }
 
-  /** Fails every waiting job and drops the worker (the next job starts a new one). */
+  /** Fails the job being checked and every waiting one, and drops the worker (the next job starts a new one). */
   private fail(detail: string): void {
     const worker = this.worker;
     this.worker = undefined;
-    for (const [id, waiting] of this.pending) {
-      clearTimeout(waiting.timer);
-      this.pending.delete(id);
-      waiting.resolve(failure(detail));
+    const current = this.current;
+    this.current = undefined;
+    if (current) {
+      clearTimeout(current.timer);
+      current.job.resolve(failure(detail));
     }
+    for (const job of this.queue.splice(0)) job.resolve(failure(detail));
     if (worker) void worker.terminate();
   }
 }
@@ -148,11 +173,17 @@ let shared: TrajectoryWorker | undefined;
 
 /**
  * Runs the check of one trajectory request on the worker thread. `transfer` lists buffers of the
- * request handed over rather than copied (the caller must not use them afterwards).
+ * request handed over rather than copied when its turn comes (the caller must not use them afterwards, unless the
+ * job was refused before). `refusal`: asked when the job's turn comes; an error it gives is the job's answer, unchecked
+ * (a stop came since the request arrived).
  */
-export function checkOffThread(request: CheckRequest, transfer: ArrayBuffer[] = []): Promise<CheckResult> {
+export function checkOffThread(
+  request: CheckRequest,
+  transfer: ArrayBuffer[] = [],
+  refusal?: () => ApiError | undefined,
+): Promise<CheckResult> {
   shared ??= new TrajectoryWorker();
-  return shared.check(request, transfer);
+  return shared.check(request, transfer, refusal);
 }
 
 /** Ends the trajectory worker, if one runs (the next request starts a new one). */

@@ -17,6 +17,8 @@ export interface WorkerJob {
 export interface WorkerReply {
   readonly id: number;
   readonly result: CheckResult;
+  /** A CSV job's buffer, sent back (transferred) for the next upload (lib/body/upload-pool.ts). */
+  readonly input?: ArrayBuffer;
 }
 
 function run(job: WorkerJob): void {
@@ -32,7 +34,11 @@ function run(job: WorkerJob): void {
     transfer.push(times.buffer as ArrayBuffer, positions.buffer as ArrayBuffer);
     if (velocities) transfer.push(velocities.buffer as ArrayBuffer);
   }
-  const reply: WorkerReply = { id: job.id, result };
+  // The CSV's bytes were decoded into a string: nothing checked refers to them any more.
+  const source = job.request.source;
+  const input = source.kind === 'csv' ? (source.bytes.buffer as ArrayBuffer) : undefined;
+  if (input) transfer.push(input);
+  const reply: WorkerReply = { id: job.id, result, ...(input ? { input } : {}) };
   parentPort?.postMessage(reply, transfer);
 }
 

@@ -256,6 +256,23 @@ describe('the trajectory worker thread', () => {
     assert.ok(nices.includes(Math.min(19, own + CHECKER_NICENESS)), `threads' nice values: ${nices.join(', ')}`);
   });
 
+  it('answers a waiting job its refusal, unchecked, when its turn comes: jobs a stop came after do not wait for checks', async () => {
+    const long = { points: Array.from({ length: 20_000 }, (_, i) => ({ positions: q(0), time_from_start: i + 1 })) };
+    const short = { points: [{ positions: q(0.01), time_from_start: 1 }] };
+    let stopped = false;
+    const refusal = () => (stopped ? { kind: 'busy' as const, detail: 'a stop came since' } : undefined);
+    const first = checkOffThread(json(long), [], refusal);
+    // Valid bodies behind it: checked, each would be ok; the stop comes while they wait.
+    const waiting = Array.from({ length: 5 }, () => checkOffThread(json(short), [], refusal));
+    stopped = true;
+    const results = await Promise.all(waiting);
+    for (const r of results) assert.ok(!r.ok && r.error.kind === 'busy', JSON.stringify(r).slice(0, 200));
+    // The job being checked when the stop came is answered by its check (the caller refuses it after).
+    assert.ok((await first).ok);
+    stopped = false;
+    assert.ok((await checkOffThread(json(short), [], refusal)).ok);
+  });
+
   it('fails the jobs still waiting when it is closed, and starts again on the next job', async () => {
     const body = { points: Array.from({ length: 20_000 }, (_, i) => ({ positions: q(0), time_from_start: i + 1 })) };
     const waiting = checkOffThread(json(body));

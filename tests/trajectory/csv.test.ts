@@ -1,7 +1,9 @@
 /** parseTrajectoryCsv (lib/trajectory/csv.ts): the CSV rules of POST /trajectory/send_csv without a server. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CsvProblem, parseTrajectoryCsv } from '../../lib/trajectory/csv.ts';
+import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
+import { type CsvProblem, csvRecords, parseTrajectoryCsv } from '../../lib/trajectory/csv.ts';
 import type { ApiTrajectoryPoint } from '../../lib/trajectory/points.ts';
 
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
@@ -311,5 +313,44 @@ describe('parseTrajectoryCsv', () => {
       const p = problem(`${HEADER}\n1,0,0,0,0,0,0,${'x'.repeat(10_000)}\n`);
       assert.ok(p.msg.length < 200, p.msg);
     });
+  });
+});
+
+describe('csvRecords', () => {
+  it("reads any text's records as csv-parse does (plain ones split directly)", () => {
+    const options = { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true };
+    fc.assert(
+      fc.property(
+        fc.string({
+          unit: fc.constantFrom(',', ';', ' ', ' ', '\n', '\n', '1', '.', '-', 'e', 'x', 'a'),
+          maxLength: 80,
+        }),
+        fc.constantFrom(',', ';', 'a', '.'),
+        (text, separator) => {
+          const expected = parse(text, { ...options, delimiter: separator }) as string[][];
+          const records = csvRecords(text, separator);
+          assert.ok(records.ok);
+          assert.deepEqual(records.value, expected, JSON.stringify(text));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('gives the same records for a 10 MB trajectory file as csv-parse', () => {
+    const rows = ['t,joint1,joint2,joint3,joint4,joint5,joint6,joint7'];
+    for (let i = 1; i <= 90_000; i++)
+      rows.push(`${(i * 0.01).toFixed(6)}, ${[0.1, 0, 0, -1.57, 0, 1.57, 0].map((x) => x.toFixed(12)).join(' ,')}`);
+    const text = `${rows.join('\n')}\n`;
+    const records = csvRecords(text, ',');
+    assert.ok(records.ok);
+    const expected = parse(text, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: false,
+      trim: true,
+      delimiter: ',',
+    });
+    assert.deepEqual(records.value, expected);
   });
 });
