@@ -94,11 +94,23 @@ function summarize(value: unknown, depth: number): unknown {
 }
 
 /**
+ * An input already summarized for the trail (made before the call runs: an upload's bytes may be handed to another
+ * thread while it runs, which leaves them empty here).
+ */
+export class InputSummary {
+  readonly value: unknown;
+  constructor(value: unknown) {
+    this.value = value;
+  }
+}
+
+/**
  * The input of a call as the trail shows it: files are named and sized, never copied (an upload:
  * its name and bytes; an inline JSON file such as a sequence configuration: its top-level keys and
  * size); a raw JSON body (a trajectory) by its size and point count; everything else bounded.
  */
 export function summarizeInput(op: AuditedOperation, input: unknown): unknown {
+  if (input instanceof InputSummary) return input.value;
   if (input === undefined) return undefined;
   if (typeof input !== 'object' || input === null) return summarize(input, 0);
   const fields = { ...(input as Record<string, unknown>) };

@@ -20,7 +20,7 @@
  */
 import * as v from 'valibot';
 import { err, ok, type Result } from '../result.ts';
-import { recordCall } from './audit.ts';
+import { auditedBeforeRun, recordCall } from './audit.ts';
 import { type ApiError, locatedIssues } from './errors.ts';
 import { coerceScalarStrings } from './schema-shape.ts';
 import {
@@ -353,10 +353,11 @@ function validateAndRun(
   const audited = plain ? given : input.ok ? input.value.value : undefined;
   if (!input.ok) return Promise.resolve(finish(op, facts, caller, started, audited, input));
   const { value, filenames } = input.value;
+  const summary = facts.audit === false ? audited : auditedBeforeRun(facts.services.audit, op, audited);
   const run = () =>
     op
       .run(value, new CallContext(op, facts, caller, filenames))
-      .then((result) => finish(op, facts, caller, started, audited, result));
+      .then((result) => finish(op, facts, caller, started, summary, result));
   // Dry-run routing: only a motion that would move is put to the face's confirmation.
   if (facts.confirm && op.effect === 'motion' && !isDryRun(value))
     return facts
@@ -364,7 +365,7 @@ function validateAndRun(
       .then((declined) =>
         declined === undefined
           ? run()
-          : finish(op, facts, caller, started, audited, err({ kind: 'forbidden', detail: declined })),
+          : finish(op, facts, caller, started, summary, err({ kind: 'forbidden', detail: declined })),
       );
   return run();
 }
