@@ -1,10 +1,10 @@
 /**
  * What a POST body to the MCP endpoint holds, as far as routing needs to know (initialize, the request ids, the
- * cancellations, a stop tool's call, the direct path's one request), and tools/call arguments made what the SDK's
- * schema wants. The SDK and the Server validate the rest.
+ * cancellations, a stop tool's call, progress asked for), and tools/call arguments made what the SDK's schema wants.
+ * The SDK's transport and the Server validate the rest.
  */
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
-import type { JsonRpcRequest, RequestId } from './session-transport.ts';
+import type { RequestId } from './session-transport.ts';
 import { isRecord } from './wire.ts';
 
 /** What a parsed POST body holds, as far as routing needs to know. */
@@ -14,8 +14,6 @@ export interface Batch {
   readonly requestIds: RequestId[];
   /** Request ids that notifications/cancelled in it name. */
   readonly cancelled: RequestId[];
-  /** The body when it is one request the direct path can take (not initialize, not asking for progress). */
-  readonly direct: JsonRpcRequest | undefined;
   /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
   readonly wantsProgress: boolean;
   /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
@@ -29,21 +27,6 @@ export const isId = (value: unknown): value is RequestId => typeof value === 'st
 /** True when a request's params carry `_meta.progressToken`. */
 const asksProgress = (params: unknown): boolean =>
   isRecord(params) && isRecord(params._meta) && params._meta.progressToken !== undefined;
-
-/**
- * True when a request's envelope is one the SDK takes as it is: its id a string or an integer, its `_meta` (if any) an
- * object whose progressToken (if any) is a string or an integer. Anything else goes to the SDK transport, which answers
- * its own error, so that the direct path never runs a call the SDK would refuse.
- */
-function wellFormed(request: Record<string, unknown>): boolean {
-  const id = request.id;
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
-  const params = request.params;
-  if (!isRecord(params) || params._meta === undefined) return true;
-  if (!isRecord(params._meta)) return false;
-  const token = params._meta.progressToken;
-  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
-}
 
 /** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
 export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
@@ -68,16 +51,10 @@ export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
       if (isId(id)) cancelled.push(id);
     }
   }
-  const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
-  const direct =
-    single && requestIds.length === 1 && !isInitialize && wellFormed(body)
-      ? (body as unknown as JsonRpcRequest)
-      : undefined;
   return {
     isInitialize,
     requestIds,
     cancelled,
-    direct,
     wantsProgress,
     callsTool,
     urgent: stops || cancelled.length > 0,
