@@ -1,10 +1,11 @@
 /**
  * What a POST body to the MCP endpoint holds, as far as routing needs to know (initialize, the request ids, the
- * cancellations, a stop tool's call, progress asked for), and tools/call arguments made what the SDK's schema wants.
- * The SDK's transport and the Server validate the rest.
+ * cancellations, a stop tool's call, progress asked for, the one request the hand-off can take), and tools/call
+ * arguments made what the SDK's schema wants. The SDK's transport and the Server validate the rest.
  */
+import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
-import type { RequestId } from './session-transport.ts';
+import type { JsonRpcRequest, RequestId } from './session-transport.ts';
 import { isRecord } from './wire.ts';
 
 /** What a parsed POST body holds, as far as routing needs to know. */
@@ -14,6 +15,11 @@ export interface Batch {
   readonly requestIds: RequestId[];
   /** Request ids that notifications/cancelled in it name. */
   readonly cancelled: RequestId[];
+  /**
+   * The body when it is one request whose envelope the SDK's transport takes as it is (not initialize): what the
+   * hand-off to the Server may take (lib/mcp/server.ts).
+   */
+  readonly single: JsonRpcRequest | undefined;
   /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
   readonly wantsProgress: boolean;
   /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
@@ -51,10 +57,16 @@ export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
       if (isId(id)) cancelled.push(id);
     }
   }
+  const single =
+    // The SDK's own check of a request's envelope: the hand-off never runs a call its transport would refuse.
+    isRecord(body) && requestIds.length === 1 && !isInitialize && isJSONRPCRequest(body)
+      ? (body as unknown as JsonRpcRequest)
+      : undefined;
   return {
     isInitialize,
     requestIds,
     cancelled,
+    single,
     wantsProgress,
     callsTool,
     urgent: stops || cancelled.length > 0,

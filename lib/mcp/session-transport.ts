@@ -1,7 +1,7 @@
 /**
  * A session's transport: the SDK's web-standard transport, twice (one answering in plain JSON, one on SSE streams),
- * joined into the one Transport its Server is connected to. Every request goes through the SDK's transport and the
- * Server; this file only routes each message to the transport whose HTTP request it belongs to.
+ * joined into the one Transport its Server is connected to, and a hand-off of one plain request straight to the
+ * Server. Every request is handled by the Server; this file only routes each message to the HTTP answer it belongs to.
  */
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -11,7 +11,6 @@ import {
   LATEST_PROTOCOL_VERSION,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { Arrival } from '../core/roles.ts';
 
 /** Why a request to the client (elicitation) fails during a call answered in plain JSON. */
@@ -26,7 +25,17 @@ const SIBLING_INITIALIZE = 'armgate-initialize-sibling';
 /** A JSON-RPC request id. */
 export type RequestId = string | number;
 
+/** A JSON-RPC request as the hand-off takes it (the Server validates its params). */
+export interface JsonRpcRequest {
+  readonly jsonrpc: '2.0';
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params?: Record<string, unknown>;
+}
+
 type SdkTransport = WebStandardStreamableHTTPServerTransport;
+/** Where a request's answer goes: the SDK transport whose HTTP request carried it, or the hand-off waiting for it. */
+type Answerer = SdkTransport | ((answer: JSONRPCMessage) => void);
 
 /** A JSON-RPC error answer to a request. */
 export const errorAnswer = (id: RequestId, code: number, message: string): JSONRPCMessage => ({
@@ -48,7 +57,8 @@ export interface SessionTransportOptions {
  * The transport a session's Server is connected to. The SDK's transport answers a POST either in JSON or on an SSE
  * stream, chosen when it is made, so a session has one of each, both of its id: a POST goes to the one that answers
  * as the client asks (`handle`), and every message the Server sends goes back through the transport whose request it
- * answers or belongs to. What is left here is what the SDK's transport cannot know: a request to the client about a
+ * answers or belongs to. One plain request answered in JSON may skip the SDK's transport (`call`): the same Server
+ * answers it, and the endpoint hands it over only when the SDK's transport would take it. What is left here is what the SDK's transport cannot know: a request to the client about a
  * call answered in JSON has no stream to travel on (it fails at once), and a cancelled request's answer is ended
  * (the SDK's Protocol aborts the handler and sends nothing).
  */
@@ -59,10 +69,8 @@ export class SessionTransport implements Transport {
   readonly sessionId: string;
   private readonly json: SdkTransport;
   private readonly stream: SdkTransport;
-  /** The transport that answers each request in flight, by JSON-RPC id. */
-  private readonly answering = new Map<RequestId, SdkTransport>();
-  /** The answers of requests answered in JSON, as they passed on their way to the SDK's transport, by id. */
-  private readonly answers = new Map<RequestId, JSONRPCMessage>();
+  /** Where the answer of each request in flight goes, by JSON-RPC id. */
+  private readonly answering = new Map<RequestId, Answerer>();
   /** The transport that took the session's initialize; the other is readied by a sibling initialize. */
   private initializedBy: SdkTransport | undefined;
   private closed = false;
@@ -121,21 +129,19 @@ export class SessionTransport implements Transport {
       this.initializedBy = transport;
       await this.initializeSibling(transport === this.json ? this.stream : this.json, request);
     }
-    return transport === this.json ? this.jsonAnswer(response, options?.parsedBody) : response;
+    return response;
   }
 
   /**
-   * The SDK's JSON answer, its body written from the answers as they passed through `send` (the same messages, in
-   * the order of the requests): the SDK's fetch Response holds them as a stream, which costs ~30 us to read back. A
-   * batch is answered with an array whatever its length (the SDK answers a batch of one request with that answer).
+   * Hands one request straight to the Server and resolves with its answer: the endpoint's way for a single plain
+   * request answered in JSON, once it has checked what the SDK's transport would (lib/mcp/server.ts, `handOff`). The
+   * SDK's transport costs ~60 us a request more (its envelope checks by schema, a fetch Response read back).
    */
-  private jsonAnswer(response: Response, body: unknown): Response {
-    const ids = requestIdsOf(body);
-    const answers = ids.map((id) => this.answers.get(id));
-    for (const id of ids) this.answers.delete(id);
-    if (response.status !== 200 || ids.length === 0 || answers.some((a) => a === undefined)) return response;
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'mcp-session-id': this.sessionId };
-    return new PonyfillResponse(JSON.stringify(Array.isArray(body) ? answers : answers[0]), { status: 200, headers });
+  call(request: JsonRpcRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
+    return new Promise((resolve) => {
+      this.answering.set(request.id, resolve);
+      this.onmessage?.(request as JSONRPCMessage, extra);
+    });
   }
 
   /** Readies `sibling` for the session with an initialize of its own, answered here: the Server saw the client's. */
@@ -203,7 +209,7 @@ export class SessionTransport implements Transport {
     const transport = this.answering.get(related);
     // About a request already answered (or cancelled): nothing carries it any more.
     if (!transport) return Promise.resolve();
-    if (transport === this.json) {
+    if (transport !== this.stream) {
       if ('id' in message) {
         // A request to the client about a call it takes a JSON answer for has no stream to travel on: it fails at once.
         const refusal: JSONRPCMessage = { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: NO_STREAM } };
@@ -212,7 +218,7 @@ export class SessionTransport implements Transport {
       // A notification (progress) about it has nowhere to go either.
       return Promise.resolve();
     }
-    return transport.send(message, { relatedRequestId: related });
+    return this.stream.send(message, { relatedRequestId: related });
   }
 
   /** Ends every answer still open: the session ends. */
@@ -220,10 +226,11 @@ export class SessionTransport implements Transport {
     for (const id of [...this.answering.keys()]) this.end(id, -32000, 'Connection closed: the session ended');
   }
 
-  /** Hands an answer to its transport, keeping it first when that transport answers in JSON (see jsonAnswer). */
-  private deliver(transport: SdkTransport, answer: JSONRPCMessage): Promise<void> {
-    if (transport === this.json && 'id' in answer && answer.id !== undefined) this.answers.set(answer.id, answer);
-    return transport.send(answer);
+  /** Hands an answer to where its request waits: the SDK transport that carried it, or the hand-off. */
+  private deliver(to: Answerer, answer: JSONRPCMessage): Promise<void> {
+    if (typeof to !== 'function') return to.send(answer);
+    to(answer);
+    return Promise.resolve();
   }
 
   /** Closes both transports; the answers still open end with an error first (a JSON answer would wait forever). */
@@ -235,17 +242,6 @@ export class SessionTransport implements Transport {
     await this.stream.close();
     this.onclose?.();
   }
-}
-
-/** The ids of the requests in a POST body, in order. */
-function requestIdsOf(body: unknown): RequestId[] {
-  const ids: RequestId[] = [];
-  for (const message of Array.isArray(body) ? body : [body]) {
-    if (typeof message !== 'object' || message === null) continue;
-    const { id, method } = message as { id?: unknown; method?: unknown };
-    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) ids.push(id);
-  }
-  return ids;
 }
 
 /** True when a POST body is (or holds) an initialize request. */
@@ -271,4 +267,33 @@ export function authInfoOf(call: Arrival): AuthInfo {
     scopes: [principal.role],
     extra: arrivedAtStop === undefined ? { principal } : { principal, arrivedAtStop },
   };
+}
+
+/** A request's HTTP facts as the SDK hands them to a Server: its headers and URL, each made only if a handler looks. */
+class LazyRequestInfo {
+  readonly #request: Request;
+  #headers: Record<string, string> | undefined;
+  #url: URL | undefined;
+
+  constructor(request: Request) {
+    this.#request = request;
+  }
+
+  get headers(): Record<string, string> {
+    this.#headers ??= Object.fromEntries(this.#request.headers.entries());
+    return this.#headers;
+  }
+
+  get url(): URL {
+    this.#url ??= new URL(this.#request.url);
+    return this.#url;
+  }
+}
+
+/** What the SDK's transport hands a Server with a request (who sent it, its HTTP facts), for the hand-off. */
+export function lazyRequestInfo(
+  request: Request,
+  call: Arrival,
+): Required<Pick<MessageExtraInfo, 'authInfo' | 'requestInfo'>> {
+  return { authInfo: authInfoOf(call), requestInfo: new LazyRequestInfo(request) };
 }

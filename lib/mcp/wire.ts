@@ -1,6 +1,7 @@
 /**
  * The HTTP side of the MCP endpoint's messages: what a client accepts, relaying an SSE answer, a batch's JSON answer.
  */
+import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 
 /** An SSE comment sent first on every stream, so the status and headers leave at once. */
 const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
@@ -8,6 +9,23 @@ const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
 /** True for a plain object (not null, not an array). */
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** True for `application/json` with any parameters, as the SDK transport requires of a POST. */
+export function isJsonType(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  const semi = contentType.indexOf(';');
+  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * The SDK transport's JSON answer to a batch as an array: it answers a batch holding one request with that request's
+ * answer alone, and JSON-RPC answers a batch with an array whatever its length.
+ */
+export async function batchAnswer(response: Response): Promise<Response> {
+  if (response.status !== 200 || !isJsonType(response.headers.get('content-type'))) return response;
+  const text = await response.text();
+  return new PonyfillResponse(text.startsWith('{') ? `[${text}]` : text, { status: 200, headers: response.headers });
+}
 
 /**
  * What the client takes in answer to a POST: either form ('both', the SDK client's Accept), only a
