@@ -73,30 +73,33 @@ export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
   };
 }
 
+/** What a JSON value is, said in an error. */
+const kindOf = (value: unknown): string => (Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value);
+
 /**
- * tools/call arguments as the SDK's schema wants them: `null` means none (some clients send it),
- * anything else that is not an object is a JSON-RPC invalid-params answer naming it, instead of
- * the SDK's raw schema dump.
+ * tools/call params as the SDK's schema wants them: `arguments: null` means none (some clients send it); params that
+ * are not an object, a name that is not a string, or arguments that are not an object are a JSON-RPC invalid-params
+ * answer naming the field, instead of the SDK's raw schema dump (an internal error, -32603).
  */
 export function normalizeToolCalls(body: unknown): Response | undefined {
   for (const message of Array.isArray(body) ? body : [body]) {
     if (typeof message !== 'object' || message === null) continue;
-    const { method, params, id } = message as { method?: unknown; params?: { arguments?: unknown }; id?: unknown };
-    if (method !== 'tools/call' || typeof params !== 'object' || params === null) continue;
-    const args = params.arguments;
-    if (args === null) delete params.arguments;
-    else if (args !== undefined && (typeof args !== 'object' || Array.isArray(args)))
-      return new PonyfillResponse(
+    const { method, params, id } = message as { method?: unknown; params?: unknown; id?: unknown };
+    if (method !== 'tools/call') continue;
+    const invalid = (detail: string) =>
+      new PonyfillResponse(
         JSON.stringify({
           jsonrpc: '2.0',
           id: typeof id === 'string' || typeof id === 'number' ? id : null,
-          error: {
-            code: -32602,
-            message: `Invalid params: arguments must be an object (got ${Array.isArray(args) ? 'an array' : typeof args})`,
-          },
+          error: { code: -32602, message: `Invalid params: ${detail}` },
         }),
         { status: 200, headers: { 'content-type': 'application/json' } },
       );
+    if (!isRecord(params)) return invalid(`params must be an object with the tool's name (got ${kindOf(params)})`);
+    if (typeof params.name !== 'string') return invalid(`name must be a string (got ${kindOf(params.name)})`);
+    const args = params.arguments;
+    if (args === null) delete params.arguments;
+    else if (args !== undefined && !isRecord(args)) return invalid(`arguments must be an object (got ${kindOf(args)})`);
   }
   return undefined;
 }

@@ -173,6 +173,26 @@ describe('MCP transport over a live server', () => {
     }
   });
 
+  it('answers a tools/call without params or with a name that is not a string -32602 naming it, on JSON and SSE alike', async () => {
+    const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    for (const accept of ['application/json', 'application/json, text/event-stream']) {
+      const headers = { accept, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+      for (const [params, field] of [
+        [undefined, /params must be an object/],
+        [{ name: 5 }, /name must be a string \(got number\)/],
+        [{ name: null, _meta: { progressToken: 1 } }, /name must be a string \(got null\)/],
+      ] as const) {
+        const res = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', ...(params ? { params } : {}) }, headers);
+        const body = (await res.json()) as { id: number; error?: { code: number; message: string } };
+        assert.equal(body.error?.code, -32602, `${JSON.stringify(params)} (${accept}): invalid params`);
+        assert.equal(body.id, 4, 'the error answers the request id');
+        assert.match(body.error?.message ?? '', field, 'says which field is wrong');
+        assert.ok(!(body.error?.message ?? '').includes('invalid_type'), 'no raw schema dump');
+      }
+    }
+  });
+
   it('annotates every tool: reads are read-only, motions destructive and open-world, stop not destructive', async () => {
     const { client } = await connect();
     try {
