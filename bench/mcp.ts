@@ -315,7 +315,7 @@ export const mcpSection: Section = {
       rows: Object.entries(us).map(([k, v]) => [k, v]),
       notes: [
         "Request object: building the Request the handler gets (the server adapter's @whatwg-node Request; both faces pay it).",
-        "JSON answer, get_joint_states: a plain-JSON tools/call through the SDK's transport (JSON mode) and the session's Server to armgate's tool;",
+        "JSON answer, get_joint_states: a plain-JSON tools/call handed to the session's Server (the SDK's Protocol) and armgate's tool, past the SDK's transport (its checks made first);",
         'JSON answer, a tool that does nothing: the same request to a bare SDK Server whose tool answers at once (the MCP machinery alone);',
         "SSE answer: the same with a progressToken, so through the SDK's transport in SSE mode (used when progress is asked for).",
       ],
