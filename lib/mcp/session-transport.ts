@@ -71,8 +71,10 @@ export class SessionTransport implements Transport {
   private readonly stream: SdkTransport;
   /** Where the answer of each request in flight goes, by JSON-RPC id. */
   private readonly answering = new Map<RequestId, Answerer>();
-  /** The transport that took the session's initialize; the other is readied by a sibling initialize. */
-  private initializedBy: SdkTransport | undefined;
+  /** True once the session's initialize was taken (by either transport; the other is then readied). */
+  private initialized = false;
+  /** The transport being readied by the sibling initialize (whose answer is made here), while that lasts. */
+  private readying: SdkTransport | undefined;
   private closed = false;
 
   constructor(options: SessionTransportOptions) {
@@ -125,8 +127,8 @@ export class SessionTransport implements Transport {
   ): Promise<Response> {
     const transport = streamed ? this.stream : this.json;
     const response = await transport.handleRequest(request, options);
-    if (this.initializedBy === undefined && response.status === 200 && isInitialize(options?.parsedBody)) {
-      this.initializedBy = transport;
+    if (!this.initialized && response.status === 200 && isInitialize(options?.parsedBody)) {
+      this.initialized = true;
       await this.initializeSibling(transport === this.json ? this.stream : this.json, request);
     }
     return response;
@@ -160,12 +162,17 @@ export class SessionTransport implements Transport {
     const host = request.headers.get('host');
     if (host !== null) headers.set('host', host);
     const init = new Request(request.url, { method: 'POST', headers, body: JSON.stringify(message) });
-    await (await sibling.handleRequest(init, { parsedBody: message })).text();
+    this.readying = sibling;
+    try {
+      await (await sibling.handleRequest(init, { parsedBody: message })).text();
+    } finally {
+      this.readying = undefined;
+    }
   }
 
   private received(from: SdkTransport, message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if ('method' in message && 'id' in message) {
-      if (message.id === SIBLING_INITIALIZE && message.method === 'initialize' && from !== this.initializedBy) {
+      if (from === this.readying && message.id === SIBLING_INITIALIZE && message.method === 'initialize') {
         void from.send({ jsonrpc: '2.0', id: SIBLING_INITIALIZE, result: {} });
         return;
       }

@@ -747,6 +747,30 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.match(JSON.stringify(asked.result?.content), /accepts only a JSON answer/, 'saying why');
   });
 
+  it('serves a session whatever id its initialize had, on JSON and SSE answers', async () => {
+    const { fetchIn, probe } = make();
+    for (const id of ['armgate-initialize-sibling', 0, 'x']) {
+      const init = await fetchIn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(INIT('2025-06-18', id)),
+      });
+      const answer = (await init.json()) as { id: unknown; result?: { serverInfo?: { name: string } } };
+      assert.equal(answer.id, id, 'the initialize is answered under its id');
+      assert.equal(answer.result?.serverInfo?.name, 'probe', "by the session's Server");
+      const session = init.headers.get('mcp-session-id') ?? '';
+      for (const accept of ['application/json', 'text/event-stream']) {
+        const res = await fetchIn(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept, 'mcp-session-id': session },
+          body: JSON.stringify(CALL(9, 'count')),
+        });
+        assert.match(await res.text(), /"id":9,?.*counted|counted.*"id":9/s, `the session answers (${accept})`);
+      }
+    }
+    assert.equal(probe.paths.length, 6, 'every call ran');
+  });
+
   it('runs no call whose envelope the SDK would refuse: an id that is not a string or an integer, a bad progressToken', async () => {
     const { fetchIn, probe } = make();
     const session = await rawSession(fetchIn);
