@@ -298,7 +298,12 @@ export const mcpSection: Section = {
           `< 1 ms, <= 1.25x the 404 POST below (${(json / post404).toFixed(2)}x)`,
           json < 1 && json <= 1.25 * post404,
         ),
-        row('MCP tools/call, SDK client (JSON answer)', 'sdk', '< 1 ms, <= 1.5x', sdk < 1 && sdk <= 1.5 * rest),
+        row(
+          'MCP tools/call, SDK client (JSON answer)',
+          'sdk',
+          '< 1 ms, within 2x (issue 35)',
+          sdk < 1 && sdk <= 2 * rest,
+        ),
         row('MCP tools/call with progressToken (SSE answer, fetch)', 'mcpSse', ''),
         row('GET of an unknown path (404, fetch)', 'get404', ''),
         row('POST of the tools/call body to an unknown path (404, fetch)', 'post404', ''),
