@@ -1,8 +1,9 @@
 /**
  * What a POST body to the MCP endpoint holds, as far as routing needs to know (initialize, the request ids, the
- * cancellations, a stop tool's call, the direct path's one request), and tools/call arguments made what the SDK's
- * schema wants. The SDK and the Server validate the rest.
+ * cancellations, a stop tool's call, progress asked for, the one request the hand-off can take), and tools/call
+ * arguments made what the SDK's schema wants. The SDK's transport and the Server validate the rest.
  */
+import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 import type { JsonRpcRequest, RequestId } from './session-transport.ts';
 import { isRecord } from './wire.ts';
@@ -14,8 +15,11 @@ export interface Batch {
   readonly requestIds: RequestId[];
   /** Request ids that notifications/cancelled in it name. */
   readonly cancelled: RequestId[];
-  /** The body when it is one request the direct path can take (not initialize, not asking for progress). */
-  readonly direct: JsonRpcRequest | undefined;
+  /**
+   * The body when it is one request whose envelope the SDK's transport takes as it is (not initialize): what the
+   * hand-off to the Server may take (lib/mcp/server.ts).
+   */
+  readonly single: JsonRpcRequest | undefined;
   /** True when a request in it sends a progressToken (its answer must stream to carry progress). */
   readonly wantsProgress: boolean;
   /** True when it holds a tools/call (which may ask the client something first: mcp.confirm_motion). */
@@ -29,21 +33,6 @@ export const isId = (value: unknown): value is RequestId => typeof value === 'st
 /** True when a request's params carry `_meta.progressToken`. */
 const asksProgress = (params: unknown): boolean =>
   isRecord(params) && isRecord(params._meta) && params._meta.progressToken !== undefined;
-
-/**
- * True when a request's envelope is one the SDK takes as it is: its id a string or an integer, its `_meta` (if any) an
- * object whose progressToken (if any) is a string or an integer. Anything else goes to the SDK transport, which answers
- * its own error, so that the direct path never runs a call the SDK would refuse.
- */
-function wellFormed(request: Record<string, unknown>): boolean {
-  const id = request.id;
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
-  const params = request.params;
-  if (!isRecord(params) || params._meta === undefined) return true;
-  if (!isRecord(params._meta)) return false;
-  const token = params._meta.progressToken;
-  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
-}
 
 /** Reads what routing needs from a JSON-RPC message or batch (the SDK and the Server validate the rest). */
 export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
@@ -68,46 +57,49 @@ export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
       if (isId(id)) cancelled.push(id);
     }
   }
-  const single = isRecord(body) && body.jsonrpc === '2.0' && (body.params === undefined || isRecord(body.params));
-  const direct =
-    single && requestIds.length === 1 && !isInitialize && wellFormed(body)
+  const single =
+    // The SDK's own check of a request's envelope: the hand-off never runs a call its transport would refuse.
+    isRecord(body) && requestIds.length === 1 && !isInitialize && isJSONRPCRequest(body)
       ? (body as unknown as JsonRpcRequest)
       : undefined;
   return {
     isInitialize,
     requestIds,
     cancelled,
-    direct,
+    single,
     wantsProgress,
     callsTool,
     urgent: stops || cancelled.length > 0,
   };
 }
 
+/** What a JSON value is, said in an error. */
+const kindOf = (value: unknown): string => (Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value);
+
 /**
- * tools/call arguments as the SDK's schema wants them: `null` means none (some clients send it),
- * anything else that is not an object is a JSON-RPC invalid-params answer naming it, instead of
- * the SDK's raw schema dump.
+ * tools/call params as the SDK's schema wants them: `arguments: null` means none (some clients send it); params that
+ * are not an object, a name that is not a string, or arguments that are not an object are a JSON-RPC invalid-params
+ * answer naming the field, instead of the SDK's raw schema dump (an internal error, -32603).
  */
 export function normalizeToolCalls(body: unknown): Response | undefined {
   for (const message of Array.isArray(body) ? body : [body]) {
     if (typeof message !== 'object' || message === null) continue;
-    const { method, params, id } = message as { method?: unknown; params?: { arguments?: unknown }; id?: unknown };
-    if (method !== 'tools/call' || typeof params !== 'object' || params === null) continue;
-    const args = params.arguments;
-    if (args === null) delete params.arguments;
-    else if (args !== undefined && (typeof args !== 'object' || Array.isArray(args)))
-      return new PonyfillResponse(
+    const { method, params, id } = message as { method?: unknown; params?: unknown; id?: unknown };
+    if (method !== 'tools/call') continue;
+    const invalid = (detail: string) =>
+      new PonyfillResponse(
         JSON.stringify({
           jsonrpc: '2.0',
           id: typeof id === 'string' || typeof id === 'number' ? id : null,
-          error: {
-            code: -32602,
-            message: `Invalid params: arguments must be an object (got ${Array.isArray(args) ? 'an array' : typeof args})`,
-          },
+          error: { code: -32602, message: `Invalid params: ${detail}` },
         }),
         { status: 200, headers: { 'content-type': 'application/json' } },
       );
+    if (!isRecord(params)) return invalid(`params must be an object with the tool's name (got ${kindOf(params)})`);
+    if (typeof params.name !== 'string') return invalid(`name must be a string (got ${kindOf(params.name)})`);
+    const args = params.arguments;
+    if (args === null) delete params.arguments;
+    else if (args !== undefined && !isRecord(args)) return invalid(`arguments must be an object (got ${kindOf(args)})`);
   }
   return undefined;
 }

@@ -7,7 +7,6 @@ import {
   ElicitResultSchema,
   McpError,
   ReadResourceRequestSchema,
-  type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { API_INFO } from '../openapi/document.ts';
@@ -98,20 +97,8 @@ function elicitConfirmation(server: Server): ConfirmMotion {
   };
 }
 
-/**
- * Answers a tools/call from its params, as the session's Server does (an unknown tool or a bad name is an McpError
- * of code -32602): the direct path of lib/mcp/server.ts calls it without the SDK's Protocol.
- */
-export type ToolCaller = (params: Record<string, unknown>, extra: CallExtra) => Promise<CallToolResult>;
-
-/** A session's MCP face: the SDK Server (initialize, lists, resources, streams) and its tools/call as a function. */
-export interface McpFace {
-  readonly server: Server;
-  readonly callTool: ToolCaller;
-}
-
-/** A new MCP face with the tools and resources (one per session). */
-export function createMcpFace(options: McpFaceOptions): McpFace {
+/** A session's MCP face: the SDK's low-level Server with the tools and resources (one per session). */
+export function createMcpFace(options: McpFaceOptions): Server {
   const { tools, state } = options;
   const resources = options.resources;
   const byName = new Map(tools.map((tool) => [tool.name, tool.op]));
@@ -126,23 +113,21 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     },
   );
   const confirm = options.confirmMotion ? elicitConfirmation(server) : undefined;
-  const callByName: ToolCaller = async (params, extra) => {
-    const name = params.name;
-    if (typeof name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid params: name must be a string');
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = request.params.name;
     const op = byName.get(name);
     if (!op)
       throw new McpError(
         ErrorCode.InvalidParams,
         `unknown tool '${name.slice(0, 100)}'; tools: ${tools.map((t) => t.name).join(', ')}`,
       );
-    return callTool(op, params.arguments, extra, { state, confirm, toolNames });
-  };
+    return callTool(op, request.params.arguments, extra, { state, confirm, toolNames });
+  });
   // A token sees only the tools its role may call (the call checks it again); a request without a caller sees none.
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const caller = principalOf(extra);
     return { tools: caller ? listTools(tools, caller.role, state.ros.limits) : [] };
   });
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callByName(request.params, extra));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: resources.map(({ read: _read, ...listed }) => listed),
   }));
@@ -164,10 +149,5 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     };
     return { contents: [{ uri, mimeType: resource.mimeType, text: JSON.stringify(await resource.read(ctx)) }] };
   });
-  return { server, callTool: callByName };
-}
-
-/** A new low-level MCP server with the tools and resources (one per session). */
-export function createMcpServer(options: McpFaceOptions): Server {
-  return createMcpFace(options).server;
+  return server;
 }

@@ -1,30 +1,41 @@
 /**
- * A session's transport: the SDK's web-standard transport for everything, plus the direct path (one request answered
- * with plain JSON: through the Server, or for tools/call by the face's own function without it).
+ * A session's transport: the SDK's web-standard transport, twice (one answering in plain JSON, one on SSE streams),
+ * joined into the one Transport its Server is connected to, and a hand-off of one plain request straight to the
+ * Server. Every request is handled by the Server; this file only routes each message to the HTTP answer it belongs to.
  */
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type JSONRPCMessage, type MessageExtraInfo, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Arrival } from '../core/roles.ts';
-import type { ToolCaller } from './face.ts';
-import type { CallExtra } from './tools.ts';
 
 /** Why a request to the client (elicitation) fails during a call answered in plain JSON. */
 const NO_STREAM = 'the client accepts only a JSON answer, so no request can reach it during this call';
 /** JSON-RPC "request cancelled" (the code the SDK uses for a cancelled request). */
 export const CANCELLED_CODE = -32800;
+/** What the SDK transport requires a POST to accept; the endpoint accepts either and answers in kind. */
+export const ACCEPT_BOTH = 'application/json, text/event-stream';
+/** The id of the initialize that readies the second transport of a session (answered here, never by the Server). */
+const SIBLING_INITIALIZE = 'armgate-initialize-sibling';
 
 /** A JSON-RPC request id. */
 export type RequestId = string | number;
 
-/** A JSON-RPC request as the fast path takes it (the Server validates its params). */
+/** A JSON-RPC request as the hand-off takes it (the Server validates its params). */
 export interface JsonRpcRequest {
   readonly jsonrpc: '2.0';
   readonly id: RequestId;
   readonly method: string;
   readonly params?: Record<string, unknown>;
 }
+
+type SdkTransport = WebStandardStreamableHTTPServerTransport;
+/** Where a request's answer goes: the SDK transport whose HTTP request carried it, or the hand-off waiting for it. */
+type Answerer = SdkTransport | ((answer: JSONRPCMessage) => void);
 
 /** A JSON-RPC error answer to a request. */
 export const errorAnswer = (id: RequestId, code: number, message: string): JSONRPCMessage => ({
@@ -33,199 +44,219 @@ export const errorAnswer = (id: RequestId, code: number, message: string): JSONR
   error: { code, message },
 });
 
+/** What a session's SDK transports are made with: its id, and the Host and Origin values its DNS-rebinding check admits. */
+export interface SessionTransportOptions {
+  readonly id: string;
+  readonly allowedHosts: string[];
+  readonly allowedOrigins: string[];
+  /** Called when a DELETE ends the session (before its transports close). */
+  readonly onDeleted: (id: string) => void;
+}
+
 /**
- * The transport a session's Server is connected to: the SDK's web-standard transport for
- * everything (initialize, session and protocol checks, SSE streams, DELETE), plus a direct path for
- * the common case, one request answered with plain JSON. A direct request goes to the Server
- * without the SDK transport's per-request work (header copy, URL parse, a second schema parse of
- * the envelope, a stream per request) and its answer comes back as one object.
+ * The transport a session's Server is connected to. The SDK's transport answers a POST either in JSON or on an SSE
+ * stream, chosen when it is made, so a session has one of each, both of its id: a POST goes to the one that answers
+ * as the client asks (`handle`), and every message the Server sends goes back through the transport whose request it
+ * answers or belongs to. One plain request answered in JSON may skip the SDK's transport (`call`): the same Server
+ * answers it, and the endpoint hands it over only when the SDK's transport would take it. What is left here is what the SDK's transport cannot know: a request to the client about a
+ * call answered in JSON has no stream to travel on (it fails at once), and a cancelled request's answer is ended
+ * (the SDK's Protocol aborts the handler and sends nothing).
  */
 export class SessionTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
-  readonly sdk: WebStandardStreamableHTTPServerTransport;
-  /** Direct requests waiting for their answer, by JSON-RPC id. */
-  private readonly direct = new Map<RequestId, (answer: JSONRPCMessage) => void>();
-  /** Requests of the SDK path whose answers are collected into one JSON answer (the client takes no stream). */
-  readonly collected = new Set<RequestId>();
-  /** The signals of tool calls answered without the Server: aborted when the session closes, as the Server's are. */
-  private readonly ownCalls = new Set<LazyAbort>();
+  readonly sessionId: string;
+  private readonly json: SdkTransport;
+  private readonly stream: SdkTransport;
+  /** Where the answer of each request in flight goes, by JSON-RPC id. */
+  private readonly answering = new Map<RequestId, Answerer>();
+  /** True once the session's initialize was taken (by either transport; the other is then readied). */
+  private initialized = false;
+  /** The transport being readied by the sibling initialize (whose answer is made here), while that lasts. */
+  private readying: SdkTransport | undefined;
+  private closed = false;
 
-  constructor(sdk: WebStandardStreamableHTTPServerTransport) {
-    this.sdk = sdk;
-    sdk.onmessage = (message, extra) => this.onmessage?.(message, extra);
-    sdk.onerror = (error) => this.onerror?.(error);
-    sdk.onclose = () => {
-      for (const [id, answer] of this.direct) answer(errorAnswer(id, -32000, 'Connection closed: the session ended'));
-      this.direct.clear();
-      for (const call of this.ownCalls) call.abort('the session ended');
-      this.ownCalls.clear();
-      this.onclose?.();
+  constructor(options: SessionTransportOptions) {
+    this.sessionId = options.id;
+    const make = (enableJsonResponse: boolean): SdkTransport => {
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => options.id,
+        enableJsonResponse,
+        enableDnsRebindingProtection: true,
+        allowedHosts: options.allowedHosts,
+        allowedOrigins: options.allowedOrigins,
+        // A DELETE: the answers still open end first (the SDK's transport then closes without ending a JSON answer).
+        onsessionclosed: (id) => {
+          this.endAll();
+          options.onDeleted(id);
+        },
+      });
+      transport.onmessage = (message, extra) => this.received(transport, message, extra);
+      transport.onerror = (error) => this.onerror?.(error);
+      transport.onclose = () => void this.close();
+      return transport;
     };
+    this.json = make(true);
+    this.stream = make(false);
   }
 
-  get sessionId(): string | undefined {
-    return this.sdk.sessionId;
+  async start(): Promise<void> {
+    await this.json.start();
+    await this.stream.start();
   }
 
-  start(): Promise<void> {
-    return this.sdk.start();
+  /** True while a request of the session waits for its answer. */
+  get busy(): boolean {
+    return this.answering.size > 0;
   }
 
-  close(): Promise<void> {
-    return this.sdk.close();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const related = options?.relatedRequestId;
-    if ('method' in message && 'id' in message && related !== undefined && this.answersInJson(related)) {
-      // A request to a client about a call it takes a JSON answer for has no stream to travel on: it fails at once.
-      const refusal: JSONRPCMessage = { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: NO_STREAM } };
-      queueMicrotask(() => this.onmessage?.(refusal));
-      return Promise.resolve();
-    }
-    const answerTo = 'id' in message && !('method' in message) ? message.id : undefined;
-    const id = answerTo ?? options?.relatedRequestId;
-    const waiting = id === undefined ? undefined : this.direct.get(id);
-    if (!waiting) {
-      return this.sdk.send(message, related === undefined ? undefined : { relatedRequestId: related });
-    }
-    // A notification about a direct request has no stream to travel on: the client asked for JSON.
-    if (answerTo !== undefined) {
-      this.direct.delete(answerTo);
-      waiting(message);
-    }
-    return Promise.resolve();
-  }
-
-  /** True when the request is answered in plain JSON (direct or collected): nothing else can reach the client. */
-  private answersInJson(id: RequestId): boolean {
-    return this.direct.has(id) || this.collected.has(id);
-  }
-
-  /** Hands one request to the Server and resolves with its answer (or with `cancelled` when `stop` runs). */
-  call(request: JsonRpcRequest, extra: MessageExtraInfo): { answer: Promise<JSONRPCMessage>; stop: () => void } {
-    let stop = () => {};
-    const answer = new Promise<JSONRPCMessage>((resolve) => {
-      this.direct.set(request.id, resolve);
-      stop = () => {
-        if (this.direct.delete(request.id)) resolve(errorAnswer(request.id, CANCELLED_CODE, 'Request cancelled'));
-      };
-    });
-    this.onmessage?.(request as JSONRPCMessage, extra);
-    return { answer, stop };
+  /** True when request `id` of this session still waits for its answer. */
+  inFlight(id: RequestId): boolean {
+    return this.answering.has(id);
   }
 
   /**
-   * A tools/call answered by the face's own function, without the Server (the SDK Protocol's schema parses of the
-   * message, the params and the result cost more than reading the arm): its answer and a stop that cancels it
-   * (notifications/cancelled) by aborting the call's signal, as the Protocol would. The answer is plain JSON, so
-   * progress has nowhere to go and a request to the client (elicitation) fails at once; a client that takes a stream
-   * gets those through the Server.
+   * Hands a POST (or DELETE) to the SDK transport that answers as asked: on a stream, or in plain JSON. The first
+   * initialize also readies the other transport, so that later requests may take either.
    */
-  callTool(
-    callTool: ToolCaller,
+  async handle(
     request: Request,
-    from: Arrival,
-    call: JsonRpcRequest & { params: Record<string, unknown> },
-  ): { answer: Promise<JSONRPCMessage>; stop: (reason?: string) => void } {
-    const abort = new LazyAbort();
-    this.ownCalls.add(abort);
-    const info = lazyRequestInfo(request, from);
-    const extra = new DirectCallExtra(abort, this.sessionId, call.id, info);
-    let settle: (answer: JSONRPCMessage) => void = () => {};
-    const answer = new Promise<JSONRPCMessage>((resolve) => {
-      settle = resolve;
-    });
-    callTool(call.params, extra)
-      .then(
-        (result) => settle({ jsonrpc: '2.0', id: call.id, result }),
-        (error: unknown) => settle(thrownAnswer(call.id, error)),
-      )
-      .finally(() => this.ownCalls.delete(abort));
-    const stop = (reason = 'cancelled by the client') => {
-      abort.abort(reason);
-      settle(errorAnswer(call.id, CANCELLED_CODE, 'Request cancelled'));
-    };
-    return { answer, stop };
-  }
-}
-
-/**
- * What a direct tool call hands the tool: its signal (made only when looked at), session, request id and the request's
- * facts; notifications and requests to the client go nowhere. A class: an object literal with a getter was a slow
- * object made anew at every call.
- */
-class DirectCallExtra implements CallExtra {
-  readonly sessionId?: string;
-  readonly requestId: RequestId;
-  readonly authInfo?: NonNullable<CallExtra['authInfo']>;
-  readonly requestInfo?: NonNullable<CallExtra['requestInfo']>;
-  readonly sendNotification = NO_NOTIFICATIONS;
-  readonly sendRequest = NO_REQUESTS;
-  readonly #abort: LazyAbort;
-
-  constructor(
-    abort: LazyAbort,
-    sessionId: string | undefined,
-    requestId: RequestId,
-    info: Pick<CallExtra, 'authInfo' | 'requestInfo'>,
-  ) {
-    this.#abort = abort;
-    if (sessionId !== undefined) this.sessionId = sessionId;
-    this.requestId = requestId;
-    if (info.authInfo !== undefined) this.authInfo = info.authInfo;
-    if (info.requestInfo !== undefined) this.requestInfo = info.requestInfo;
-  }
-
-  get signal(): AbortSignal {
-    return this.#abort.signal;
-  }
-}
-
-/** An AbortSignal made only when first asked for: most tool calls (reads) never look, and making one costs ~10 us. */
-class LazyAbort {
-  private controller: AbortController | undefined;
-  private reason: unknown;
-  private aborted = false;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.reason);
+    streamed: boolean,
+    options?: { parsedBody?: unknown; authInfo?: AuthInfo },
+  ): Promise<Response> {
+    const transport = streamed ? this.stream : this.json;
+    const response = await transport.handleRequest(request, options);
+    if (!this.initialized && response.status === 200 && isInitialize(options?.parsedBody)) {
+      this.initialized = true;
+      await this.initializeSibling(transport === this.json ? this.stream : this.json, request);
     }
-    return this.controller.signal;
+    return response;
   }
 
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
+  /**
+   * Hands one request straight to the Server and resolves with its answer: the endpoint's way for a single plain
+   * request answered in JSON, once it has checked what the SDK's transport would (lib/mcp/server.ts, `handOff`). The
+   * SDK's transport costs ~60 us a request more (its envelope checks by schema, a fetch Response read back).
+   */
+  call(request: JsonRpcRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
+    return new Promise((resolve) => {
+      this.answering.set(request.id, resolve);
+      this.onmessage?.(request as JSONRPCMessage, extra);
+    });
+  }
+
+  /** Readies `sibling` for the session with an initialize of its own, answered here: the Server saw the client's. */
+  private async initializeSibling(sibling: SdkTransport, request: Request): Promise<void> {
+    const message = {
+      jsonrpc: '2.0',
+      id: SIBLING_INITIALIZE,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'armgate', version: '0' },
+      },
+    };
+    const headers = new Headers({ accept: ACCEPT_BOTH, 'content-type': 'application/json' });
+    const host = request.headers.get('host');
+    if (host !== null) headers.set('host', host);
+    const init = new Request(request.url, { method: 'POST', headers, body: JSON.stringify(message) });
+    this.readying = sibling;
+    try {
+      await (await sibling.handleRequest(init, { parsedBody: message })).text();
+    } finally {
+      this.readying = undefined;
+    }
+  }
+
+  private received(from: SdkTransport, message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if ('method' in message && 'id' in message) {
+      if (from === this.readying && message.id === SIBLING_INITIALIZE && message.method === 'initialize') {
+        void from.send({ jsonrpc: '2.0', id: SIBLING_INITIALIZE, result: {} });
+        return;
+      }
+      this.answering.set(message.id, from);
+    }
+    this.onmessage?.(message, extra);
+    if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof id === 'string' || typeof id === 'number') this.end(id, CANCELLED_CODE, 'Request cancelled');
+    }
+  }
+
+  /**
+   * Cancels request `id` as a notifications/cancelled from its client would (the Server aborts the handler's signal
+   * with `reason`), and ends its answer.
+   */
+  cancel(id: RequestId, reason: string): void {
+    if (!this.answering.has(id)) return;
+    this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+    this.end(id, CANCELLED_CODE, 'Request cancelled');
+  }
+
+  /** Ends the answer of request `id` with an error, if it still waits for one (the SDK then closes its HTTP answer). */
+  private end(id: RequestId, code: number, message: string): void {
+    const transport = this.answering.get(id);
+    if (!transport) return;
+    this.answering.delete(id);
+    this.deliver(transport, errorAnswer(id, code, message)).catch(() => undefined);
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if ('id' in message && !('method' in message)) {
+      // An answer: through the transport of its request (none when it was cancelled or its session closed).
+      const transport = message.id === undefined ? undefined : this.answering.get(message.id);
+      if (!transport || message.id === undefined) return Promise.resolve();
+      this.answering.delete(message.id);
+      return this.deliver(transport, message);
+    }
+    const related = options?.relatedRequestId;
+    if (related === undefined) return this.stream.send(message);
+    const transport = this.answering.get(related);
+    // About a request already answered (or cancelled): nothing carries it any more.
+    if (!transport) return Promise.resolve();
+    if (transport !== this.stream) {
+      if ('id' in message) {
+        // A request to the client about a call it takes a JSON answer for has no stream to travel on: it fails at once.
+        const refusal: JSONRPCMessage = { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: NO_STREAM } };
+        queueMicrotask(() => this.onmessage?.(refusal));
+      }
+      // A notification (progress) about it has nowhere to go either.
+      return Promise.resolve();
+    }
+    return this.stream.send(message, { relatedRequestId: related });
+  }
+
+  /** Ends every answer still open: the session ends. */
+  private endAll(): void {
+    for (const id of [...this.answering.keys()]) this.end(id, -32000, 'Connection closed: the session ended');
+  }
+
+  /** Hands an answer to where its request waits: the SDK transport that carried it, or the hand-off. */
+  private deliver(to: Answerer, answer: JSONRPCMessage): Promise<void> {
+    if (typeof to !== 'function') return to.send(answer);
+    to(answer);
+    return Promise.resolve();
+  }
+
+  /** Closes both transports; the answers still open end with an error first (a JSON answer would wait forever). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.endAll();
+    await this.json.close();
+    await this.stream.close();
+    this.onclose?.();
   }
 }
 
-/** A direct tool call's notifications (progress): its answer is plain JSON, so they have nowhere to go. */
-const NO_NOTIFICATIONS: CallExtra['sendNotification'] = async () => {};
-
-/** A direct tool call's requests to the client (elicitation): none can reach a client that takes only JSON. */
-const NO_REQUESTS: CallExtra['sendRequest'] = async () => {
-  throw new McpError(-32600, NO_STREAM);
-};
-
-/** The JSON-RPC error answer of a handler that threw, as the SDK's Protocol makes it. */
-function thrownAnswer(id: RequestId, error: unknown): JSONRPCMessage {
-  const { code, message, data } = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
-  return {
-    jsonrpc: '2.0',
-    id,
-    error: {
-      code: Number.isSafeInteger(code) ? (code as number) : -32603,
-      message: typeof message === 'string' ? message : 'Internal error',
-      ...(data !== undefined ? { data } : {}),
-    },
-  };
+/** True when a POST body is (or holds) an initialize request. */
+function isInitialize(body: unknown): boolean {
+  return (Array.isArray(body) ? body : [body]).some(
+    (message) =>
+      typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize',
+  );
 }
 
 /**
@@ -266,7 +297,7 @@ class LazyRequestInfo {
   }
 }
 
-/** What the SDK hands a Server as the request's HTTP facts, built only if a handler looks. */
+/** What the SDK's transport hands a Server with a request (who sent it, its HTTP facts), for the hand-off. */
 export function lazyRequestInfo(
   request: Request,
   call: Arrival,

@@ -170,7 +170,7 @@ export async function callTool(
     face: 'mcp',
     calledAs: `the ${op.name} tool`,
     arrivedAtStop: arrivalOf(extra) ?? state.services.arbiter.stopCount,
-    // Read only when the operation looks: the direct path makes the signal then.
+    // Read only when the operation looks (the pipeline takes the signal lazily).
     signal: () => extra.signal,
     progress: progressOf(extra),
     ...(toolNames ? { toolNames } : {}),
@@ -185,7 +185,7 @@ const toolResults = new WeakMap<AnyOperation, WeakMap<object, CallToolResult>>()
 
 /**
  * The tool result of an operation's output: the structured result and its one-line text. The same output object gives
- * the same (unchanged) result object, so that its JSON can be kept too (see the direct path of lib/mcp/server.ts).
+ * the same (unchanged) result object: a state read many times between updates is summarized once.
  */
 function toolResultOf(op: AnyOperation, value: unknown): CallToolResult {
   // The pipeline hands the same said output for the same output object: its tool result is kept with it.

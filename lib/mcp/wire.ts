@@ -1,8 +1,7 @@
 /**
- * The HTTP side of the MCP endpoint's messages: reading a bounded body, what a client accepts, relaying or collecting
- * an SSE answer, and a JSON answer serialized once per result.
+ * The HTTP side of the MCP endpoint's messages: what a client accepts, relaying an SSE answer, a batch's JSON answer.
  */
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Response as PonyfillResponse } from '@whatwg-node/fetch';
 
 /** An SSE comment sent first on every stream, so the status and headers leave at once. */
 const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
@@ -11,26 +10,21 @@ const STREAM_OPEN = new TextEncoder().encode(': armgate\n\n');
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The JSON of results already answered (a tool result object is reused while the output it shows is the same). */
-const resultJson = new WeakMap<object, string>();
-
-/** The JSON text of an answer, its result serialized once however many requests it answers. */
-export function answerJson(message: JSONRPCMessage): string {
-  if (!('result' in message) || typeof message.result !== 'object' || message.result === null)
-    return JSON.stringify(message);
-  let result = resultJson.get(message.result);
-  if (result === undefined) {
-    result = JSON.stringify(message.result);
-    resultJson.set(message.result, result);
-  }
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`;
-}
-
 /** True for `application/json` with any parameters, as the SDK transport requires of a POST. */
 export function isJsonType(contentType: string | null): boolean {
   if (contentType === null) return false;
   const semi = contentType.indexOf(';');
   return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * The SDK transport's JSON answer to a batch as an array: it answers a batch holding one request with that request's
+ * answer alone, and JSON-RPC answers a batch with an array whatever its length.
+ */
+export async function batchAnswer(response: Response): Promise<Response> {
+  if (response.status !== 200 || !isJsonType(response.headers.get('content-type'))) return response;
+  const text = await response.text();
+  return new PonyfillResponse(text.startsWith('{') ? `[${text}]` : text, { status: 200, headers: response.headers });
 }
 
 /**
@@ -84,29 +78,4 @@ export function relayStream(
     },
   });
   return { stream, stop: () => void reader.cancel().catch(() => undefined) };
-}
-
-/** The JSON-RPC responses in an SDK SSE body (notifications are dropped: a JSON-only client cannot take them). */
-export async function collectResponses(body: ReadableStream<Uint8Array>, stopped: Promise<void>): Promise<unknown[]> {
-  const reader = body.getReader();
-  void stopped.then(() => reader.cancel().catch(() => undefined));
-  const decoder = new TextDecoder();
-  let text = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  const responses: unknown[] = [];
-  for (const event of text.split('\n\n')) {
-    const data = event
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-      .join('\n');
-    if (!data) continue;
-    const message = JSON.parse(data) as unknown;
-    if (isRecord(message) && 'id' in message && ('result' in message || 'error' in message)) responses.push(message);
-  }
-  return responses;
 }

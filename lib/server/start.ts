@@ -224,6 +224,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     createServer: () => createMcpFace({ state, tools, resources: catalog.resources, confirmMotion }),
     streamToolCalls: confirmMotion,
     schedule: inTurn,
+    // The sessions' idleness on the app's clock (a stepped one in tests).
+    ...(options.clock ? { clock: options.clock } : {}),
     // The tools that stop run at once too: those whose operation's route is of the kind 'stop' (lib/http/routes.ts).
     stopTools: new Set(tools.filter((tool) => hasRest(tool.op) && kindOf(tool.op) === 'stop').map((tool) => tool.name)),
   });

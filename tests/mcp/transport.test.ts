@@ -15,9 +15,9 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { McpFace } from '../../lib/mcp/face.ts';
 import type { CallExtra } from '../../lib/mcp/tools.ts';
 import { admissionPolicy } from '../../lib/admission/origin.ts';
+import { SteppedClock } from '../../lib/clock.ts';
 import {
   createMcpEndpoint,
   type McpEndpoint,
@@ -170,6 +170,26 @@ describe('MCP transport over a live server', () => {
       assert.equal(body.id, 3, 'the error answers the request id');
       assert.match(body.error?.message ?? '', /arguments must be an object/, 'says what is wrong');
       assert.ok(!(body.error?.message ?? '').includes('invalid_type'), 'no raw schema dump');
+    }
+  });
+
+  it('answers a tools/call without params or with a name that is not a string -32602 naming it, on JSON and SSE alike', async () => {
+    const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    for (const accept of ['application/json', 'application/json, text/event-stream']) {
+      const headers = { accept, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+      for (const [params, field] of [
+        [undefined, /params must be an object/],
+        [{ name: 5 }, /name must be a string \(got number\)/],
+        [{ name: null, _meta: { progressToken: 1 } }, /name must be a string \(got null\)/],
+      ] as const) {
+        const res = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', ...(params ? { params } : {}) }, headers);
+        const body = (await res.json()) as { id: number; error?: { code: number; message: string } };
+        assert.equal(body.error?.code, -32602, `${JSON.stringify(params)} (${accept}): invalid params`);
+        assert.equal(body.id, 4, 'the error answers the request id');
+        assert.match(body.error?.message ?? '', field, 'says which field is wrong');
+        assert.ok(!(body.error?.message ?? '').includes('invalid_type'), 'no raw schema dump');
+      }
     }
   });
 
@@ -535,23 +555,19 @@ interface Probe {
   /** Aborts the handlers observed, by tool call. */
   readonly aborted: string[];
   started: number;
-  /** Which path answered each tools/call: the session's Server, or the face's function without it (direct). */
-  readonly paths: ('server' | 'direct')[];
+  /** How each tools/call was answered: through the session's Server (the one path, JSON or stream alike). */
+  readonly paths: 'server'[];
 }
 
 /**
- * A face with two test tools (`count` sends 3 progress notifications, `wait` runs until cancelled), its tools/call
- * served by the Server and by the function of the direct path alike, as armgate's face is (lib/mcp/face.ts).
+ * A server with test tools (`count` sends 3 progress notifications, `wait` runs until cancelled, `ask` sends a request
+ * to the client), its tools/call served by the Server as armgate's face is (lib/mcp/face.ts).
  */
-function probeServer(probe: Probe): () => McpFace {
+function probeServer(probe: Probe): () => Server {
   return () => {
     const server = new Server({ name: 'probe', version: '1' }, { capabilities: { tools: {} } });
-    const callTool = async (
-      params: Record<string, unknown>,
-      extra: CallExtra,
-      path: 'server' | 'direct',
-    ): Promise<CallToolResult> => {
-      probe.paths.push(path);
+    const callTool = async (params: Record<string, unknown>, extra: CallExtra): Promise<CallToolResult> => {
+      probe.paths.push('server');
       const token = extra._meta?.progressToken;
       if (params.name === 'count') {
         for (let k = 1; k <= 3; k++) {
@@ -581,8 +597,8 @@ function probeServer(probe: Probe): () => McpFace {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: ['count', 'wait', 'ask'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra, 'server'));
-    return { server, callTool: (params, extra) => callTool(params, extra, 'direct') };
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra));
+    return server;
   };
 }
 
@@ -686,7 +702,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
       await assert.rejects(call, 'the client call rejects');
       for (let k = 0; k < 100 && probe.aborted.length === 0; k++) await delay(5);
       assert.equal(probe.aborted.length, 1, "the handler's signal was aborted");
-      assert.equal(probe.paths[0], withProgress ? 'server' : 'direct', 'a JSON answer is made without the Server');
+      assert.equal(probe.paths[0], 'server', 'a JSON answer and a stream alike come from the Server');
       const next = (await client.callTool({ name: 'count', arguments: {} })) as CallToolResult;
       assert.equal((next.content[0] as { text: string }).text, 'counted', 'the session serves the next call');
       assert.equal(endpoint.sessionCount(), 1, 'one session');
@@ -694,7 +710,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     });
   }
 
-  it('answers a plain tools/call without the Server, with the errors the Server gives', async () => {
+  it('answers a plain tools/call in JSON with the errors it gives on a stream', async () => {
     const { fetchIn, probe } = make();
     const init = await fetchIn(url, {
       method: 'POST',
@@ -722,17 +738,37 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
       'application/json, text/event-stream',
     );
     const direct = await post(CALL(4, 'nope'), 'application/json');
-    assert.deepEqual(
-      probe.paths,
-      ['direct', 'server', 'direct'],
-      'JSON answers without the Server, progress through it',
-    );
+    assert.deepEqual(probe.paths, ['server', 'server', 'server'], 'JSON answers and progress alike through the Server');
     assert.equal(direct.error?.code, -32602, 'an unknown tool is invalid params');
     assert.deepEqual(direct.error, viaServer.error, 'the same error on both paths');
     // A request to the client (elicitation) has no stream to travel on: it fails at once instead of waiting.
     const asked = await post(CALL(5, 'ask'), 'application/json');
     assert.equal(asked.result?.isError, true, 'the request to the client failed');
     assert.match(JSON.stringify(asked.result?.content), /accepts only a JSON answer/, 'saying why');
+  });
+
+  it('serves a session whatever id its initialize had, on JSON and SSE answers', async () => {
+    const { fetchIn, probe } = make();
+    for (const id of ['armgate-initialize-sibling', 0, 'x']) {
+      const init = await fetchIn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(INIT('2025-06-18', id)),
+      });
+      const answer = (await init.json()) as { id: unknown; result?: { serverInfo?: { name: string } } };
+      assert.equal(answer.id, id, 'the initialize is answered under its id');
+      assert.equal(answer.result?.serverInfo?.name, 'probe', "by the session's Server");
+      const session = init.headers.get('mcp-session-id') ?? '';
+      for (const accept of ['application/json', 'text/event-stream']) {
+        const res = await fetchIn(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept, 'mcp-session-id': session },
+          body: JSON.stringify(CALL(9, 'count')),
+        });
+        assert.match(await res.text(), /"id":9,?.*counted|counted.*"id":9/s, `the session answers (${accept})`);
+      }
+    }
+    assert.equal(probe.paths.length, 6, 'every call ran');
   });
 
   it('runs no call whose envelope the SDK would refuse: an id that is not a string or an integer, a bad progressToken', async () => {
@@ -768,7 +804,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const answer = (await (await running).json()) as { id: number; error?: { code: number } };
     assert.equal(answer.error?.code, -32800, 'the running call answers cancelled');
     assert.deepEqual(probe.aborted, ['7'], 'and its signal was aborted');
-    assert.deepEqual(probe.paths, ['direct'], 'the reused id never ran');
+    assert.deepEqual(probe.paths, ['server'], 'the reused id never ran');
   });
 
   it('fails at once a request to the client from a batch answered in JSON (no stream to carry it)', async () => {
@@ -815,12 +851,12 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.equal(scheduled, 2, 'a batch holding a stop call runs at once as a whole');
   });
 
-  it("aborts a direct call's signal when its session is deleted", async () => {
+  it("aborts a JSON-answered call's signal when its session is deleted", async () => {
     const { connect, probe, fetchIn } = make();
     const { client, transport } = await connect('application/json');
     const call = client.callTool({ name: 'wait', arguments: {} });
     for (let k = 0; k < 100 && probe.started === 0; k++) await delay(5);
-    assert.deepEqual(probe.paths, ['direct'], 'the call runs on the direct path');
+    assert.deepEqual(probe.paths, ['server'], 'the call runs');
     const deleted = await fetchIn(url, { method: 'DELETE', headers: { 'mcp-session-id': transport.sessionId ?? '' } });
     assert.equal(deleted.status, 200, 'the session is deleted');
     for (let k = 0; k < 100 && probe.aborted.length === 0; k++) await delay(5);
@@ -829,8 +865,9 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   });
 
   it('rebuilds a session closed for room or idleness on its next request, and never closes a busy one', async () => {
-    // Idle after 1 s: long enough that a loaded machine does not idle-close a session rebuilt below before it is counted.
-    const { connect, endpoint, probe } = make({ maxSessions: 2, idleMs: 1000 });
+    // Idle after 1 s of a stepped clock: it moves only when the test steps it, so no session closes while counted.
+    const clock = new SteppedClock();
+    const { connect, endpoint, probe } = make({ maxSessions: 2, idleMs: 1000, clock });
     const a = await connect();
     const busy = new AbortController();
     const waiting = a.client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: busy.signal });
@@ -838,7 +875,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const b = await connect();
     const c = await connect();
     assert.equal(endpoint.sessionCount(), 2, 'beyond 2 sessions the least recently used idle one is closed');
-    await delay(2500);
+    await clock.advance(2500);
     assert.equal(endpoint.sessionCount(), 1, 'idle sessions are closed; the busy one stays');
     busy.abort();
     await assert.rejects(waiting, 'the cancelled call rejects');
@@ -854,7 +891,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     await Promise.all([a, b, c].map(({ client }) => client.close()));
   });
 
-  it('keeps the SDK DNS-rebinding check on the direct path and the SDK path', async () => {
+  it('keeps the SDK DNS-rebinding check on JSON and SSE answers', async () => {
     const { endpoint } = make();
     const request = (host: string, accept: string, body: unknown, session?: string) =>
       endpoint.handler(
@@ -881,7 +918,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
       );
       assert.equal(res.status, 403, `foreign Host refused (${accept})`);
       const plain = await request('evil.example:8007', accept, CALL(3, 'count'), session);
-      assert.equal(plain.status, 403, `foreign Host refused on the direct path (${accept})`);
+      assert.equal(plain.status, 403, `foreign Host refused without progress (${accept})`);
     }
   });
 
