@@ -21,8 +21,16 @@ import { watchBodies } from './slow-bodies.ts';
 export type LogSink = (fields: Record<string, string | number>) => void;
 
 export interface ListenerOptions {
-  /** The app: what a request in origin-form is handed to, with the client's address (the socket's peer). */
-  readonly fetch: (request: Request, address: string) => Promise<Response>;
+  /**
+   * The app: what a request in origin-form is handed to, with the client's address (the socket's peer) and its stamp
+   * (the arbiter's count of stops when it arrived, see {@link ListenerOptions.arbiter}).
+   */
+  readonly fetch: (request: Request, address: string, arrivedAtStop?: number) => Promise<Response>;
+  /**
+   * The arbiter: its count of stops is read as a request's head is parsed (the request's stamp); the requests parsed
+   * from one read of the socket all take the first one's.
+   */
+  readonly arbiter?: { readonly stopCount: number };
   readonly log: LogSink;
   /** Caps and timeouts (web.limits). */
   readonly limits: WebLimits;
@@ -122,8 +130,24 @@ export function createListener(options: ListenerOptions): Listener {
     idleMs: limits.lingeringTimeoutMs,
     maxBytes: LINGER_MAX_BYTES,
   };
+  /** Each request's stamp, taken when its head was parsed (the adapter hands the request to the app later). */
+  const stamps = new WeakMap<IncomingMessage, number>();
+  /**
+   * The stamp of the requests parsed from one read of a socket: the first one's. Node parses requests pipelined in one
+   * read one at a time and runs what each started in between, so a jog read behind a stop would else be stamped after
+   * the stop's answer, and move the arm, although it arrived before that answer (docs/api.md, Jogging).
+   */
+  const readStamps = new WeakMap<Duplex, { readonly bytesRead: number; readonly stamp: number }>();
+  const stampOf = (socket: Socket): number | undefined => {
+    const now = options.arbiter?.stopCount;
+    if (now === undefined) return undefined;
+    const read = readStamps.get(socket);
+    if (read?.bytesRead === socket.bytesRead) return read.stamp;
+    readStamps.set(socket, { bytesRead: socket.bytesRead, stamp: now });
+    return now;
+  };
   const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
-    options.fetch(request, context.req.socket?.remoteAddress ?? ''),
+    options.fetch(request, context.req.socket?.remoteAddress ?? '', stamps.get(context.req)),
   );
   const answerBodyless = (
     req: IncomingMessage,
@@ -135,7 +159,7 @@ export function createListener(options: ListenerOptions): Listener {
     const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
-      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '')
+      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '', stamps.get(req))
       .then((response) => writeResponse(res, response, stream))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
@@ -167,6 +191,8 @@ export function createListener(options: ListenerOptions): Listener {
     (req, res) => {
       // A request the parser found after a refused body, on a connection that is closing: never served.
       if (isLingering(req.socket as Socket)) return void req.socket.destroy();
+      const stamp = stampOf(req.socket as Socket);
+      if (stamp !== undefined) stamps.set(req, stamp);
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
