@@ -99,6 +99,26 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string] {
   }
 }
 
+/** A request's head as it came (Node keeps its header lines), without the offer to upgrade and its HTTP2-Settings. */
+function headWithoutUpgrade(req: IncomingMessage): string {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    const value = raw[i + 1] ?? '';
+    const lower = name.toLowerCase();
+    if (lower === 'upgrade' || lower === 'http2-settings') continue;
+    if (lower === 'connection') {
+      const kept = value
+        .split(',')
+        .map((token) => token.trim())
+        .filter((token) => token !== '' && !/^(upgrade|http2-settings)$/i.test(token));
+      if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`);
+    } else lines.push(`${name}: ${value}`);
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
 /** What a request holds while it is served: an event stream (a GET of a stream route), an upload (multipart body). */
 function holdingOf(method: string, path: string, req: IncomingMessage, routes: ListenerOptions['routes']): Holding {
   if (routes.isStream(method, path)) return 'event_stream';
@@ -241,9 +261,16 @@ export function createListener(options: ListenerOptions): Listener {
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     endAndClose(socket, rawAnswer(status, detail));
   });
-  // The one upgrade dispatcher: a WebSocket upgrade goes to the route table's WebSocket route of its path; any other
-  // is refused.
+  // The one upgrade dispatcher: a WebSocket upgrade goes to the route table's WebSocket route of its path, one to a
+  // path without such a route is refused; an upgrade to anything else (h2c, as curl --http2 offers on every request) is
+  // not taken: the request is served over HTTP/1.1 as if it had not offered it (RFC 9110, 7.8), POST /stop included.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!/^\s*websocket\s*$/i.test(req.headers.upgrade ?? '')) {
+      // Node's parser stopped at the head of an upgrade: the head without the offer goes back in front of what followed
+      // it, read by a new parser of this server.
+      socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
+      return void server.emit('connection', socket);
+    }
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOfTarget(target.path);
     const route = req.method === 'GET' ? routes.upgradeAt(path) : undefined;

@@ -58,6 +58,46 @@ describe('request targets over a real socket', () => {
     }
   });
 
+  it('serves a request offering an upgrade it does not speak (h2c, as curl --http2 sends) over HTTP/1.1: a stop stops', async () => {
+    // RFC 9110, 7.8: a server ignores an Upgrade it does not take. Answered 404 "no WebSocket", a stop was not made.
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const jointStates = async () => {
+      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return (await r.json()) as { position: number[]; velocity: number[] };
+    };
+    const getStates = async () => (await jointStates()).position;
+    const getVelocities = async () => (await jointStates()).velocity;
+    const states = await getStates();
+    const goal = states.map((q, j) => (j === 0 ? q + 1.0 : q));
+    const sent = await fetch(`${server.url}/trajectory/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ points: [{ positions: goal, time_from_start: 20 }] }),
+    });
+    assert.equal(sent.status, 200, await sent.text());
+    await waitFor('the arm to move', getVelocities, (v) => v.some((x) => x !== 0), 5000, 5);
+    const res = await rawRequest(
+      port,
+      `POST /stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}Content-Length: 0\r\n\r\n`,
+    );
+    assert.equal(res.status, 200, res.body);
+    assert.equal(JSON.parse(res.body).status, 'stopped');
+    const rest = await waitFor('the arm to rest', getVelocities, (v) => v.every((x) => x === 0), 2000, 5);
+    assert.ok(rest.every((x) => x === 0));
+    // A body comes through too, and a read.
+    const body = JSON.stringify({ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 20 });
+    const jog = await rawRequest(
+      port,
+      `POST /robot/jog HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}Content-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.equal(jog.status, 200, jog.body);
+    assert.equal(JSON.parse(jog.body).jogging, true);
+    const read = await rawRequest(port, `GET /robot/joint_states HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}\r\n`);
+    assert.equal(read.status, 200, read.body);
+    assert.equal(JSON.parse(read.body).position.length, 7);
+  });
+
   it('answers an absolute-form GET exactly as its origin-form, query included', async () => {
     for (const path of ['/robot/joint_states', '/sequences/status', '/robot/positions', '/nowhere?x=1']) {
       const absolute = await rawRequest(
