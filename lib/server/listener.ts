@@ -186,6 +186,8 @@ export function createListener(options: ListenerOptions): Listener {
         res.destroy();
       });
   };
+  /** Connections whose request offered an upgrade not taken: read again by a new parser (the upgrade dispatcher). */
+  const reread = new WeakSet<Socket>();
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
     (req, res, error) => {
@@ -249,7 +251,10 @@ export function createListener(options: ListenerOptions): Listener {
     },
   );
   // Every connection is taken: beyond a cap an idle one is shed to make room, or the new one serves only a stop.
-  server.on('connection', (socket: Socket) => caps.connected(socket));
+  server.on('connection', (socket: Socket) => {
+    // A connection read again after an upgrade it offered and was not given is counted once, when it came.
+    if (!reread.has(socket)) caps.connected(socket);
+  });
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -269,6 +274,7 @@ export function createListener(options: ListenerOptions): Listener {
       // Node's parser stopped at the head of an upgrade: the head without the offer goes back in front of what followed
       // it, read by a new parser of this server.
       socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
+      reread.add(socket as Socket);
       return void server.emit('connection', socket);
     }
     const target = readRequestTarget(req.method ?? '', req.url ?? '');

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sleep, waitFor } from '../support/live.ts';
-import { portOf, rawRequest } from '../support/raw-http.ts';
+import { connect, portOf, rawRequest } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { handlers } from '../../handlers/index.ts';
 
@@ -173,5 +173,40 @@ describe('request targets over a real socket', () => {
       !server.logs.some((l) => l.level === 'error'),
       JSON.stringify(server.logs.filter((l) => l.level === 'error')),
     );
+  });
+});
+
+describe('requests offering an upgrade not taken, on a connection kept open', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ web: { token: TOKEN, limits: { max_connections: 16 } } });
+  });
+  after(() => server.close());
+
+  it('are answered one after another and hold the place of one connection, not one each', async () => {
+    const port = portOf(server.url);
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const read = `GET /robot/override HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n`;
+    const kept = await connect(port);
+    try {
+      // 40 of them on one connection: counted as 40 connections they would fill max_connections (16).
+      for (let i = 0; i < 40; i++) {
+        kept.write(`${read}${h2c}\r\n`);
+        assert.equal((await kept.response()).status, 200, `request ${i}`);
+      }
+      // 15 more connections fit beside it, each served, and the first is still open and served.
+      const others = await Promise.all(Array.from({ length: 15 }, () => connect(port)));
+      try {
+        for (const other of others) other.write(`${read}\r\n`);
+        const statuses = await Promise.all(others.map(async (other) => (await other.response()).status));
+        assert.deepEqual(statuses, new Array(15).fill(200));
+      } finally {
+        for (const other of others) other.destroy();
+      }
+      kept.write(`${read}${h2c}\r\n`);
+      assert.equal((await kept.response()).status, 200, 'the first connection still served');
+    } finally {
+      kept.destroy();
+    }
   });
 });
