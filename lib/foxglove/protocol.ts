@@ -5,6 +5,11 @@ import type { Result } from '../result.ts';
 export const SUBPROTOCOL = 'foxglove.websocket.v1';
 /** The largest frame a client may send (bytes); a larger one closes the connection (1009). */
 export const MAX_CLIENT_FRAME = 1024 * 1024;
+/**
+ * Messages a client may send in one second; beyond, the connection is closed (1008) and read no further: each costs
+ * little to send and an answer to handle (a flood of them kept POST /stop waiting for seconds).
+ */
+export const MAX_CLIENT_MESSAGES_PER_S = 1000;
 /** Subscriptions one client may hold at once. */
 export const MAX_SUBSCRIPTIONS = 256;
 /** Service calls one client may have in flight at once. */

@@ -31,6 +31,7 @@ import {
   LEVEL_WARNING,
   MAX_CALLS_IN_FLIGHT,
   MAX_CLIENT_FRAME,
+  MAX_CLIENT_MESSAGES_PER_S,
   MAX_FETCHES_IN_FLIGHT,
   MAX_SUBSCRIPTIONS,
   messageFrame,
@@ -41,12 +42,19 @@ import { type Admitted, screenUpgrade } from './upgrade.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub, HubChannel } from './hub.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
-import { type Client, clientSender, PAST_GUESSES_PER_ADDRESS, PAST_GUESSES_PRINCIPAL } from './client.ts';
+import {
+  type Client,
+  clientSender,
+  DROP_GRACE_MS,
+  PAST_GUESSES_PER_ADDRESS,
+  PAST_GUESSES_PRINCIPAL,
+} from './client.ts';
 
 export { DROP_GRACE_MS, PAST_GUESSES_PER_ADDRESS } from './client.ts';
 export {
   MAX_CALLS_IN_FLIGHT,
   MAX_CLIENT_FRAME,
+  MAX_CLIENT_MESSAGES_PER_S,
   MAX_FETCHES_IN_FLIGHT,
   MAX_SUBSCRIPTIONS,
   SUBPROTOCOL,
@@ -385,7 +393,24 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
         held.shift()?.ws.close(1008, 'a newer connection past the guess limit from this address took its place');
     }
     log({ level: 'info', msg: 'foxglove client connected', principal: principal.name, role: principal.role });
+    // The flood cap: messages counted per second; past it the connection is closed and nothing more is read from it.
+    let windowStart = performance.now();
+    let inWindow = 0;
+    let flooded = false;
     ws.on('message', (data, isBinary) => {
+      if (flooded) return;
+      const now = performance.now();
+      if (now - windowStart >= 1000) {
+        windowStart = now;
+        inWindow = 0;
+      }
+      if (++inWindow > MAX_CLIENT_MESSAGES_PER_S) {
+        flooded = true;
+        log({ level: 'info', msg: 'foxglove client closed', reason: 'flood', principal: principal.name });
+        ws.pause();
+        setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
+        return ws.close(1008, `more than ${MAX_CLIENT_MESSAGES_PER_S} messages a second`);
+      }
       try {
         if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
         else onText(client, data.toString());

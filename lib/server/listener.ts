@@ -21,8 +21,16 @@ import { watchBodies } from './slow-bodies.ts';
 export type LogSink = (fields: Record<string, string | number>) => void;
 
 export interface ListenerOptions {
-  /** The app: what a request in origin-form is handed to, with the client's address (the socket's peer). */
-  readonly fetch: (request: Request, address: string) => Promise<Response>;
+  /**
+   * The app: what a request in origin-form is handed to, with the client's address (the socket's peer) and its stamp
+   * (the arbiter's count of stops when it arrived, see {@link ListenerOptions.arbiter}).
+   */
+  readonly fetch: (request: Request, address: string, arrivedAtStop?: number) => Promise<Response>;
+  /**
+   * The arbiter: its count of stops is read as a request's head is parsed (the request's stamp); the requests parsed
+   * from one read of the socket all take the first one's.
+   */
+  readonly arbiter?: { readonly stopCount: number };
   readonly log: LogSink;
   /** Caps and timeouts (web.limits). */
   readonly limits: WebLimits;
@@ -91,6 +99,26 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string] {
   }
 }
 
+/** A request's head as it came (Node keeps its header lines), without the offer to upgrade and its HTTP2-Settings. */
+function headWithoutUpgrade(req: IncomingMessage): string {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    const value = raw[i + 1] ?? '';
+    const lower = name.toLowerCase();
+    if (lower === 'upgrade' || lower === 'http2-settings') continue;
+    if (lower === 'connection') {
+      const kept = value
+        .split(',')
+        .map((token) => token.trim())
+        .filter((token) => token !== '' && !/^(upgrade|http2-settings)$/i.test(token));
+      if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`);
+    } else lines.push(`${name}: ${value}`);
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
 /** What a request holds while it is served: an event stream (a GET of a stream route), an upload (multipart body). */
 function holdingOf(method: string, path: string, req: IncomingMessage, routes: ListenerOptions['routes']): Holding {
   if (routes.isStream(method, path)) return 'event_stream';
@@ -122,8 +150,24 @@ export function createListener(options: ListenerOptions): Listener {
     idleMs: limits.lingeringTimeoutMs,
     maxBytes: LINGER_MAX_BYTES,
   };
+  /** Each request's stamp, taken when its head was parsed (the adapter hands the request to the app later). */
+  const stamps = new WeakMap<IncomingMessage, number>();
+  /**
+   * The stamp of the requests parsed from one read of a socket: the first one's. Node parses requests pipelined in one
+   * read one at a time and runs what each started in between, so a jog read behind a stop would else be stamped after
+   * the stop's answer, and move the arm, although it arrived before that answer (docs/api.md, Jogging).
+   */
+  const readStamps = new WeakMap<Duplex, { readonly bytesRead: number; readonly stamp: number }>();
+  const stampOf = (socket: Socket): number | undefined => {
+    const now = options.arbiter?.stopCount;
+    if (now === undefined) return undefined;
+    const read = readStamps.get(socket);
+    if (read?.bytesRead === socket.bytesRead) return read.stamp;
+    readStamps.set(socket, { bytesRead: socket.bytesRead, stamp: now });
+    return now;
+  };
   const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
-    options.fetch(request, context.req.socket?.remoteAddress ?? ''),
+    options.fetch(request, context.req.socket?.remoteAddress ?? '', stamps.get(context.req)),
   );
   const answerBodyless = (
     req: IncomingMessage,
@@ -135,13 +179,15 @@ export function createListener(options: ListenerOptions): Listener {
     const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
-      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '')
+      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '', stamps.get(req))
       .then((response) => writeResponse(res, response, stream))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
         res.destroy();
       });
   };
+  /** Connections whose request offered an upgrade not taken: read again by a new parser (the upgrade dispatcher). */
+  const reread = new WeakSet<Socket>();
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
     (req, res, error) => {
@@ -167,6 +213,8 @@ export function createListener(options: ListenerOptions): Listener {
     (req, res) => {
       // A request the parser found after a refused body, on a connection that is closing: never served.
       if (isLingering(req.socket as Socket)) return void req.socket.destroy();
+      const stamp = stampOf(req.socket as Socket);
+      if (stamp !== undefined) stamps.set(req, stamp);
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
@@ -203,7 +251,10 @@ export function createListener(options: ListenerOptions): Listener {
     },
   );
   // Every connection is taken: beyond a cap an idle one is shed to make room, or the new one serves only a stop.
-  server.on('connection', (socket: Socket) => caps.connected(socket));
+  server.on('connection', (socket: Socket) => {
+    // A connection read again after an upgrade it offered and was not given is counted once, when it came.
+    if (!reread.has(socket)) caps.connected(socket);
+  });
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -215,9 +266,17 @@ export function createListener(options: ListenerOptions): Listener {
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     endAndClose(socket, rawAnswer(status, detail));
   });
-  // The one upgrade dispatcher: a WebSocket upgrade goes to the route table's WebSocket route of its path; any other
-  // is refused.
+  // The one upgrade dispatcher: a WebSocket upgrade goes to the route table's WebSocket route of its path, one to a
+  // path without such a route is refused; an upgrade to anything else (h2c, as curl --http2 offers on every request) is
+  // not taken: the request is served over HTTP/1.1 as if it had not offered it (RFC 9110, 7.8), POST /stop included.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!/^\s*websocket\s*$/i.test(req.headers.upgrade ?? '')) {
+      // Node's parser stopped at the head of an upgrade: the head without the offer goes back in front of what followed
+      // it, read by a new parser of this server.
+      socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
+      reread.add(socket as Socket);
+      return void server.emit('connection', socket);
+    }
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOfTarget(target.path);
     const route = req.method === 'GET' ? routes.upgradeAt(path) : undefined;

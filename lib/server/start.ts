@@ -39,8 +39,8 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * answers a path in memory through the same `fetch`, as hono's `app.request()` does, so tests need no socket.
  */
 export interface Armgate {
-  /** Serves a request; `address`: the client's (the socket's peer), '' in memory. */
-  readonly fetch: (request: Request, address?: string) => Promise<Response>;
+  /** Serves a request; `address`: the client's (the socket's peer), '' in memory; `arrivedAtStop`: the listener's stamp. */
+  readonly fetch: (request: Request, address?: string, arrivedAtStop?: number) => Promise<Response>;
   /** A request in memory: a path (or absolute URL, or Request) with fetch's init; Host is the configured address. */
   request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   readonly context: RobotContext;
@@ -339,6 +339,7 @@ export async function startServer(
   const { quiesce, release, routes, startFoxglove, methods, ...app } = await assemble(config, catalog, options);
   const listener = createListener({
     fetch: app.fetch,
+    arbiter: app.services.arbiter,
     log: options.log ?? logLine,
     limits: config.web.limits,
     routes,

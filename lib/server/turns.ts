@@ -63,9 +63,9 @@ export function inOrder(
   app: App,
   inTurn: <T>(task: () => Promise<T>) => Promise<T>,
   { routes, arbiter, events }: RequestOrder,
-): (request: Request, address?: string) => Promise<Response> {
-  return (request, address = '') => {
-    const arrivedAtStop = arbiter.stopCount;
+): (request: Request, address?: string, arrivedAtStop?: number) => Promise<Response> {
+  // The listener stamps a request as its head is parsed (lib/server/listener.ts); one it did not is stamped now.
+  return (request, address = '', arrivedAtStop = arbiter.stopCount) => {
     const path = pathOf(request.url);
     if (routes.isStop(request.method, path)) {
       const release = events.hold();

@@ -12,7 +12,8 @@
  * - a named position button moves nothing on one click or a tap of Enter; held 0.7 s (key or pointer) it moves;
  * - the teach form saves where the arm stands (listed as taught; an SRDF name's 409 said), held it moves there;
  * - a jog button held (pointer or key) jogs that joint only; the arm rests (GET /robot/joint_states) after release,
- *   the pointer leaving, the page losing focus, Esc; a Cartesian jog stops at a limit the panel names; the jog
+ *   the pointer leaving, the page losing focus, Esc; a stop from another client while a button is held ends the jog
+ *   for good, also in a tab without the event stream; a Cartesian jog stops at a limit the panel names; the jog
  *   speed slider scales the speed (J1 at 25 % and 100 %: exactly slider x joint_speed x its velocity limit);
  * - the Stop button (`data-action="stop"`) stops a running move, and stays in view on a tablet;
  * - Pause and Resume pause a running move and let it finish; the override slider sets the override;
@@ -713,6 +714,47 @@ async function runChecks(browser: Browser, server: RunningServer): Promise<Outco
       const after = (await jointStates(server)).position;
       const drift = Math.max(...after.slice(1).map((q, i) => Math.abs(q - (before[i + 1] ?? 0))));
       if (drift > 1e-4) throw new Error(`joints 2-7 moved ${drift} rad: only the other client's joint 1 may`);
+    },
+  );
+
+  await check(
+    'a stop from elsewhere ends a held jog, and the button still held does not jog again (no event stream needed)',
+    async () => {
+      // A second tab whose event stream never answers: the page hears of the stop only through its jog socket.
+      const quiet = await context.newPage();
+      try {
+        await quiet.route(
+          (url) => url.pathname === '/events',
+          () => undefined,
+        );
+        await quiet.goto(`${server.url}/`);
+        await quiet.locator('form.token input').fill(TOKEN);
+        await quiet.keyboard.press('Enter');
+        await quiet.locator('body[data-armed="true"]').waitFor();
+        await atRest(server, 5000);
+        await quiet.locator('[data-jog="J1+"]').hover();
+        await quiet.mouse.down();
+        try {
+          await quiet.locator('[data-jog-state="jogging"]').waitFor();
+          await quiet.waitForTimeout(300);
+          if (Math.abs((await jointStates(server)).velocity[0] ?? 0) < 0.01) throw new Error('J1+ did not jog');
+          // Another client stops the arm while the button is still held.
+          const stopped = await api(server, '/stop');
+          if (stopped.status !== 200) throw new Error(`POST /stop: ${stopped.status}`);
+          await quiet.waitForTimeout(600);
+          const a = await jointStates(server);
+          await quiet.waitForTimeout(300);
+          const b = await jointStates(server);
+          const drift = Math.max(...b.position.map((q, i) => Math.abs(q - (a.position[i] ?? 0))));
+          if (drift > 1e-4 || Math.max(...b.velocity.map(Math.abs)) > 1e-3)
+            throw new Error(`the held button jogged again after the stop: ${drift.toFixed(4)} rad in 300 ms`);
+        } finally {
+          await quiet.mouse.up();
+        }
+      } finally {
+        await quiet.close();
+      }
+      await atRest(server, 5000);
     },
   );
 

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PROJECT_ROOT, startTestServer, type TestServer } from '../support/server.ts';
@@ -426,6 +427,22 @@ describe('the Foxglove server on the simulated arm', () => {
       after.client.getParameters(['armgate.backend', 'armgate.nothing']);
     });
     assert.deepEqual(params, [{ name: 'armgate.backend', value: 'sim' }]);
+  });
+
+  it('closes a client that sends more than 1000 messages in a second (1008), answering at most those, and goes on serving', async () => {
+    // Each message is cheap, its answer (a status) is not: 5000 of them in one burst kept POST /stop waiting for
+    // seconds (found from outside), as the jog WebSocket's flood cap keeps it from happening there.
+    const c = await as(READ);
+    const statuses = () => c.statuses.filter((s) => /no subscription 1\b/.test(s.message)).length;
+    for (let i = 0; i < 5000; i++) c.ws.send('{"op":"unsubscribe","subscriptionIds":[1]}');
+    const open = { code: 0, reason: 'still open 20 s after the burst' };
+    const closed = await Promise.race([c.closed, delay(20_000).then(() => open)]);
+    assert.equal(closed.code, 1008);
+    assert.match(closed.reason, /more than 1000 messages a second/);
+    assert.ok(statuses() <= 1000, `${statuses()} of the 5000 answered`);
+    const after = await as(READ);
+    const [state] = (await after.take('/joint_states')) as JointState[];
+    assert.equal(state?.name.length, 7);
   });
 
   it('drops a client that does not read once its send buffer passes send_buffer_limit, with a close saying why; the others go on', async () => {

@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { handlers } from '../../handlers/index.ts';
 import { type Role, roleAllows, roleNeeded } from '../../lib/core/roles.ts';
 import { sleep } from '../support/live.ts';
-import { portOf, rawRequest } from '../support/raw-http.ts';
+import { connect, portOf, rawRequest } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const TOKENS: Record<Role, string> = {
@@ -109,6 +109,27 @@ describe('the attack suite (over a real socket)', () => {
       }
     }
     assert.ok(attempts > 200, `${attempts} attempts`);
+    await sleep(100);
+    assert.deepEqual(await positions(), start, 'the arm did not move');
+  });
+
+  it("a stop pipelined before jog commands on one connection: each jog sent before the stop's answer is 409, nothing moves", async () => {
+    // Sent in one write, the jogs arrive before the stop is answered: none of them may start a jog (docs/api.md,
+    // Jogging: "a command that arrived before the stop's answer is 409").
+    const start = await positions();
+    const body = JSON.stringify({ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 500 });
+    const head = `Host: ${authority}\r\nAuthorization: Bearer ${TOKENS.operate}\r\n`;
+    const jog = `POST /robot/jog HTTP/1.1\r\n${head}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const stop = `POST /stop HTTP/1.1\r\n${head}Content-Length: 0\r\n\r\n`;
+    const c = await connect(port);
+    try {
+      c.write(stop + jog.repeat(6));
+      const statuses = [];
+      for (let i = 0; i < 7; i++) statuses.push((await c.response()).status);
+      assert.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409], 'the stop, then every jog refused');
+    } finally {
+      c.destroy();
+    }
     await sleep(100);
     assert.deepEqual(await positions(), start, 'the arm did not move');
   });

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sleep, waitFor } from '../support/live.ts';
-import { portOf, rawRequest } from '../support/raw-http.ts';
+import { connect, portOf, rawRequest } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { handlers } from '../../handlers/index.ts';
 
@@ -56,6 +56,46 @@ describe('request targets over a real socket', () => {
       const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
       return ((await r.json()) as { velocity: number[] }).velocity;
     }
+  });
+
+  it('serves a request offering an upgrade it does not speak (h2c, as curl --http2 sends) over HTTP/1.1: a stop stops', async () => {
+    // RFC 9110, 7.8: a server ignores an Upgrade it does not take. Answered 404 "no WebSocket", a stop was not made.
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const jointStates = async () => {
+      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return (await r.json()) as { position: number[]; velocity: number[] };
+    };
+    const getStates = async () => (await jointStates()).position;
+    const getVelocities = async () => (await jointStates()).velocity;
+    const states = await getStates();
+    const goal = states.map((q, j) => (j === 0 ? q + 1.0 : q));
+    const sent = await fetch(`${server.url}/trajectory/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ points: [{ positions: goal, time_from_start: 20 }] }),
+    });
+    assert.equal(sent.status, 200, await sent.text());
+    await waitFor('the arm to move', getVelocities, (v) => v.some((x) => x !== 0), 5000, 5);
+    const res = await rawRequest(
+      port,
+      `POST /stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}Content-Length: 0\r\n\r\n`,
+    );
+    assert.equal(res.status, 200, res.body);
+    assert.equal(JSON.parse(res.body).status, 'stopped');
+    const rest = await waitFor('the arm to rest', getVelocities, (v) => v.every((x) => x === 0), 2000, 5);
+    assert.ok(rest.every((x) => x === 0));
+    // A body comes through too, and a read.
+    const body = JSON.stringify({ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 20 });
+    const jog = await rawRequest(
+      port,
+      `POST /robot/jog HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}Content-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.equal(jog.status, 200, jog.body);
+    assert.equal(JSON.parse(jog.body).jogging, true);
+    const read = await rawRequest(port, `GET /robot/joint_states HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}\r\n`);
+    assert.equal(read.status, 200, read.body);
+    assert.equal(JSON.parse(read.body).position.length, 7);
   });
 
   it('answers an absolute-form GET exactly as its origin-form, query included', async () => {
@@ -133,5 +173,40 @@ describe('request targets over a real socket', () => {
       !server.logs.some((l) => l.level === 'error'),
       JSON.stringify(server.logs.filter((l) => l.level === 'error')),
     );
+  });
+});
+
+describe('requests offering an upgrade not taken, on a connection kept open', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ web: { token: TOKEN, limits: { max_connections: 16 } } });
+  });
+  after(() => server.close());
+
+  it('are answered one after another and hold the place of one connection, not one each', async () => {
+    const port = portOf(server.url);
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const read = `GET /robot/override HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n`;
+    const kept = await connect(port);
+    try {
+      // 40 of them on one connection: counted as 40 connections they would fill max_connections (16).
+      for (let i = 0; i < 40; i++) {
+        kept.write(`${read}${h2c}\r\n`);
+        assert.equal((await kept.response()).status, 200, `request ${i}`);
+      }
+      // 15 more connections fit beside it, each served, and the first is still open and served.
+      const others = await Promise.all(Array.from({ length: 15 }, () => connect(port)));
+      try {
+        for (const other of others) other.write(`${read}\r\n`);
+        const statuses = await Promise.all(others.map(async (other) => (await other.response()).status));
+        assert.deepEqual(statuses, new Array(15).fill(200));
+      } finally {
+        for (const other of others) other.destroy();
+      }
+      kept.write(`${read}${h2c}\r\n`);
+      assert.equal((await kept.response()).status, 200, 'the first connection still served');
+    } finally {
+      kept.destroy();
+    }
   });
 });

@@ -44,6 +44,11 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
     return true;
   };
   const hold = jogHold({ send, ttlMs: TTL_MS });
+  /** Ends any jog at once and forgets the hold (STOP, Esc, a stop from elsewhere: a new press starts anew). */
+  const stopped = () => {
+    releaseAll('stop');
+    hold.linkClosed();
+  };
 
   const openSocket = () => {
     clearTimeout(idleTimer);
@@ -96,6 +101,9 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
     const reason = limitText(status.limit);
     // The last status of a jog: it has ended, at rest (`jogging` may still be true in that one message).
     if (status.ended) {
+      // A stop from anywhere lets go of the held button, as the event stream's stop does (the stream may be away):
+      // else the next tick of the hold would start a new jog once the stop has answered. A new jog needs a new press.
+      if (status.ended === 'stop') stopped();
       const why = status.ended === 'limit' && reason ? `limit: ${reason}` : status.ended;
       return show(status.ended === 'limit' ? 'limited' : 'idle', `at rest (ended: ${why})`);
     }
@@ -152,13 +160,7 @@ export function jogPanel({ root, token, armed, refuse, jogUrl = defaultUrl() }) 
     );
   show('idle', 'at rest');
 
-  return {
-    /** Ends any jog at once and forgets the hold (STOP, Esc, a stop from elsewhere: a new press starts anew). */
-    stopped() {
-      releaseAll('stop');
-      hold.linkClosed();
-    },
-  };
+  return { stopped };
 }
 
 /** The subprotocol the server answers with; the token rides in a second one. */
