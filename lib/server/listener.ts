@@ -14,7 +14,7 @@ import {
   LINGER_MAX_BYTES,
   type LingerBounds,
 } from './caps.ts';
-import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
+import { absoluteUrl, BodylessRequest, hasBody, hasSecondHost, readRequestTarget, writeResponse } from './request.ts';
 import { watchBodies } from './slow-bodies.ts';
 
 /** Writes one structured log line (the app's sink). */
@@ -219,6 +219,7 @@ export function createListener(options: ListenerOptions): Listener {
       const target = readRequestTarget(method, req.url ?? '');
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
       if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
+      if (hasSecondHost(req.rawHeaders)) return answer(res, log, req, 400, { detail: 'more than one Host header' });
       if (target.authority !== undefined) {
         req.url = target.path;
         req.headers.host = target.authority;

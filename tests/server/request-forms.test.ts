@@ -162,6 +162,9 @@ describe('request targets over a real socket', () => {
       `GET robot/positions HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
       `GET ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
       `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`,
+      // Two Host lines (RFC 9112, 3.2): Node keeps the first; the second, here a foreign one, must not go unseen.
+      `POST /robot/move/named HTTP/1.1\r\nHost: ${authority}\r\nHost: evil.example\r\n${auth}Content-Type: application/json\r\nContent-Length: 16\r\n\r\n{"name":"home"}\n`,
+      `GET /robot/positions HTTP/1.1\r\nhost: ${authority}\r\nHOST: ${authority}\r\n\r\n`,
     ];
     for (const request of cases) {
       const res = await rawRequest(port, request);
