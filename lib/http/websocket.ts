@@ -166,7 +166,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       const error = principal.error;
       const tooMany = error.kind === 'too_many_requests';
       const reason = tooMany ? error.detail : `${calledAs} without a valid token`;
-      services.audit?.recordRefusal('rest', address, 'GET', path, tooMany ? 429 : 401, reason);
+      services.audit?.recordRefusal('websocket', address, 'GET', path, tooMany ? 429 : 401, reason);
       if (tooMany) return refuse(socket, 429, error.detail, { 'Retry-After': error.retryAfterS });
       const detail = error.kind === 'unauthorized' ? error.detail : 'refused';
       return refuse(
@@ -249,7 +249,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       const rate = upgrades.take(address);
       if (!rate.ok) {
         const detail = upgrades.describe(`${spec.name} WebSocket`);
-        services.audit?.recordRefusal('rest', address, 'GET', path, 429, detail);
+        services.audit?.recordRefusal('websocket', address, 'GET', path, 429, detail);
         return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
       }
       const principal = screen(req, socket);
