@@ -18,9 +18,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 let open: { ws: WebSocket; count: number }[] = [];
 
-function connect(url: string): Promise<{ ws: WebSocket; count: number }> {
+/** Client `index` connects from an address of its own (127.0.1.N): upgrades are rate-limited per address. */
+function connect(url: string, index: number): Promise<{ ws: WebSocket; count: number }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, ['foxglove.websocket.v1'], { perMessageDeflate: false });
+    const localAddress = `127.0.${1 + (index >> 8)}.${1 + (index & 255)}`;
+    const ws = new WebSocket(url, ['foxglove.websocket.v1'], { perMessageDeflate: false, localAddress });
     const client = { ws, count: 0 };
     ws.on('error', reject);
     ws.on('message', (data, isBinary) => {
@@ -45,7 +47,7 @@ process.on('message', async (job: Job) => {
       process.send?.({});
       return;
     }
-    open = await Promise.all(Array.from({ length: job.clients }, () => connect(job.url)));
+    open = await Promise.all(Array.from({ length: job.clients }, (_, i) => connect(job.url, i)));
     await sleep(1000);
     for (const c of open) c.count = 0;
     const t0 = performance.now();

@@ -4,6 +4,8 @@
  * reason per window. At most {@link REFUSAL_KEYS_MAX} keys per window; further addresses are counted under '*'.
  */
 
+import type { AuditInterface } from './interface.ts';
+
 /** Keys (face, address, reason) counted per window at most; the rest under the address '*'. */
 export const REFUSAL_KEYS_MAX = 256;
 
@@ -13,7 +15,7 @@ export interface RefusalSummary {
   readonly time: string;
   readonly principal: 'anonymous';
   readonly role: 'none';
-  readonly interface: 'rest' | 'mcp' | 'foxglove';
+  readonly interface: AuditInterface;
   /** The first request refused in the window for this key: `METHOD path`. */
   readonly operation: string;
   readonly address: string;
@@ -25,7 +27,7 @@ export interface RefusalSummary {
 }
 
 interface Count {
-  readonly face: 'rest' | 'mcp' | 'foxglove';
+  readonly face: AuditInterface;
   readonly address: string;
   readonly operation: string;
   readonly status: number;
@@ -43,7 +45,7 @@ export class RefusalCounts {
   }
 
   /** Counts one refusal (`operation`: `METHOD path`, already cut). */
-  add(face: 'rest' | 'mcp' | 'foxglove', address: string, operation: string, status: number, reason: string): void {
+  add(face: AuditInterface, address: string, operation: string, status: number, reason: string): void {
     let key = `${face} ${status} ${address} ${reason}`;
     let count = this.#counts.get(key);
     if (!count && this.#counts.size >= REFUSAL_KEYS_MAX) {

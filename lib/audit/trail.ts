@@ -10,7 +10,10 @@
 import { extname } from 'node:path';
 import { logLine } from '../logs/line.ts';
 import { LineFile } from './line-file.ts';
+import type { AuditInterface } from './interface.ts';
 import { RefusalCounts } from './refusals.ts';
+
+export type { AuditInterface } from './interface.ts';
 
 export { ROTATED_KEPT } from './line-file.ts';
 
@@ -48,11 +51,11 @@ export interface AuditedOperation {
   readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
 }
 
-/** Who made a call, as the trail names them: the token's name (never the token), its role and the face. */
+/** Who made a call, as the trail names them: the token's name (never the token), its role and the interface. */
 export interface AuditedCaller {
   readonly name: string;
   readonly role: string;
-  readonly face: 'rest' | 'mcp' | 'foxglove';
+  readonly face: AuditInterface;
 }
 
 /** One line of the trail. */
@@ -60,7 +63,7 @@ export interface AuditRecord {
   readonly time: string;
   readonly principal: string;
   readonly role: string;
-  readonly interface: 'rest' | 'mcp' | 'foxglove';
+  readonly interface: AuditInterface;
   readonly operation: string;
   readonly input?: unknown;
   readonly outcome: AuditOutcome;
@@ -201,7 +204,7 @@ export class AuditTrail {
    * refusals' file gets one line per face, address and reason each {@link REFUSAL_WINDOW_MS} with the count.
    */
   recordRefusal(
-    face: 'rest' | 'mcp' | 'foxglove',
+    face: AuditInterface,
     address: string,
     method: string,
     path: string,

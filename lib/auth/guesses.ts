@@ -11,16 +11,20 @@
  * stop: authentication still compares its token (lib/http/auth.ts, `stopOnly`) and the faces carry out a right
  * token's stop, answered with the same 429 (docs/safe-deployment.md).
  *
- * IPv6 addresses count by their /64 (a host usually holds the whole prefix). The table is bounded: beyond
- * {@link GUESS_ADDRESSES_MAX} addresses the least recently seen one is forgotten.
+ * The buckets are lib/net/address-buckets.ts's: IPv6 addresses count by their /64 (an IPv4-mapped one as its IPv4);
+ * the table is bounded ({@link GUESS_ADDRESSES_MAX} addresses) and forgetting never hands out a fresh burst (only an
+ * address whose bucket is full again and that holds no served token is forgotten; while the table is full of
+ * addresses that still owe, every other address shares one overflow bucket), so the wrong tokens compared in all stay
+ * at most (table + 1) x burst at once, then (table + 1) per refill, however many addresses send them. A right token is
+ * remembered as served even then (the least recently seen address gives way; a guesser cannot make that happen).
  */
 import { timingSafeEqual } from 'node:crypto';
+import { AddressBuckets, type BucketPolicy } from '../net/address-buckets.ts';
+
+export { addressKey } from '../net/address-buckets.ts';
 
 /** How fast guessing may go: wrong tokens an address may send at once, then seconds per further one. */
-export interface GuessPolicy {
-  readonly burst: number;
-  readonly refillS: number;
-}
+export type GuessPolicy = BucketPolicy;
 
 /** The default policy (web.limits.token_guess_burst and token_guess_refill_s). */
 export const GUESS_POLICY: GuessPolicy = { burst: 10, refillS: 1 };
@@ -29,106 +33,57 @@ export const GUESS_ADDRESSES_MAX = 4096;
 /** Tokens remembered as served per address at most. */
 const SERVED_MAX = 8;
 
-interface Entry {
-  /** Wrong tokens still allowed now (fractional while refilling). */
-  credit: number;
-  /** When credit was last worked out (ms of the injected clock). */
-  at: number;
-  /** Digests of the tokens served to this address. */
-  readonly served: Buffer[];
-}
-
 /** What to do with a token from an address: compare it with every token, only with those served here, or refuse it. */
 export type GuessDecision = { readonly kind: 'check' } | { readonly kind: 'served_only'; readonly retryAfterS: number };
 
-/** The key of an address: IPv4 as is, IPv6 by its first four groups (its /64). */
-export function addressKey(address: string): string {
-  if (!address.includes(':')) return address;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return mapped[1];
-  const [head = '', tail = ''] = address.toLowerCase().split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::')
-    ? [...left, ...new Array(8 - left.length - right.length).fill('0'), ...right]
-    : left;
-  return `${groups.slice(0, 4).join(':')}::/64`;
-}
-
-/** The per-address buckets (see the module comment). */
+/** The per-address buckets of wrong tokens, each with the digests of the tokens served there (see the module comment). */
 export class GuessLimiter {
-  readonly #entries = new Map<string, Entry>();
-  readonly #policy: GuessPolicy;
-  readonly #now: () => number;
-  readonly #max: number;
+  readonly #buckets: AddressBuckets<Buffer[]>;
 
   constructor(
     policy: GuessPolicy = GUESS_POLICY,
     now: () => number = () => performance.now(),
     maxAddresses = GUESS_ADDRESSES_MAX,
   ) {
-    this.#policy = policy;
-    this.#now = now;
-    this.#max = maxAddresses;
+    this.#buckets = new AddressBuckets<Buffer[]>(
+      policy,
+      now,
+      maxAddresses,
+      () => [],
+      (served) => served.length > 0,
+    );
   }
 
   /** How many addresses are remembered. */
   get size(): number {
-    return this.#entries.size;
+    return this.#buckets.size;
   }
 
   /** Before a token from `address` is compared: with every token, or (the bucket empty) only with those served here. */
   decide(address: string): GuessDecision {
-    const entry = this.#entries.get(addressKey(address));
-    if (!entry) return { kind: 'check' };
-    this.#refill(entry);
-    if (entry.credit >= 1) return { kind: 'check' };
-    return { kind: 'served_only', retryAfterS: Math.max(1, Math.ceil((1 - entry.credit) * this.#policy.refillS)) };
+    const credit = this.#buckets.credit(address);
+    if (credit >= 1) return { kind: 'check' };
+    return { kind: 'served_only', retryAfterS: this.#buckets.retryAfterS(credit) };
   }
 
   /** True when `digest` is one of the tokens served to `address`, compared in constant time each. */
   servedHere(address: string, digest: Buffer): boolean {
     let found = false;
-    for (const known of this.#entries.get(addressKey(address))?.served ?? [])
-      if (timingSafeEqual(known, digest)) found = true;
+    for (const known of this.#buckets.known(address)?.data ?? []) if (timingSafeEqual(known, digest)) found = true;
     return found;
   }
 
-  /** A wrong token from `address`: one credit spent. */
+  /** A wrong token from `address`: one credit spent (the overflow's when the full table has no room for it). */
   wrong(address: string): void {
-    const entry = this.#touch(addressKey(address));
-    this.#refill(entry);
-    entry.credit = Math.max(0, entry.credit - 1);
+    this.#buckets.spend(address);
   }
 
   /** A right token from `address` (its digest): remembered as served here. */
   right(address: string, digest: Buffer): void {
-    const key = addressKey(address);
     // The common case, a known client again, changes nothing (no reordering on the read path).
-    if (this.#entries.get(key)?.served.some((known) => known.equals(digest))) return;
-    const entry = this.#touch(key);
-    if (entry.served.length >= SERVED_MAX) entry.served.shift();
-    entry.served.push(digest);
-  }
-
-  #refill(entry: Entry): void {
-    const now = this.#now();
-    entry.credit = Math.min(this.#policy.burst, entry.credit + (now - entry.at) / 1000 / this.#policy.refillS);
-    entry.at = now;
-  }
-
-  /** The entry of `key`, made the most recently seen (a new one when absent; the least recently seen forgotten). */
-  #touch(key: string): Entry {
-    let entry = this.#entries.get(key);
-    if (entry) this.#entries.delete(key);
-    else {
-      entry = { credit: this.#policy.burst, at: this.#now(), served: [] };
-      if (this.#entries.size >= this.#max) {
-        const oldest = this.#entries.keys().next().value;
-        if (oldest !== undefined) this.#entries.delete(oldest);
-      }
-    }
-    this.#entries.set(key, entry);
-    return entry;
+    if (this.#buckets.known(address)?.data.some((known) => known.equals(digest))) return;
+    const served = this.#buckets.remember(address).data;
+    if (served.length >= SERVED_MAX) served.shift();
+    served.push(digest);
   }
 }

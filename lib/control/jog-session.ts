@@ -258,7 +258,7 @@ export class JogControl {
       target: describeTarget(target),
       ...(goal ? { step: goal.amount } : {}),
     });
-    this.audit(facts.caller, `jog started over ${facts.owner.via}: ${describeTarget(target)}`, target);
+    this.audit(facts.caller, facts.owner, `jog started over ${facts.owner.via}: ${describeTarget(target)}`, target);
     return ok(session);
   }
 
@@ -274,11 +274,13 @@ export class JogControl {
       reason,
       positions: event.positions.map((q) => Math.round(q * 1e6) / 1e6),
     });
-    this.audit(session.caller, `jog ended: ${reason}`, undefined);
+    this.audit(session.caller, session.owner, `jog ended: ${reason}`, undefined);
   }
 
-  private audit(caller: Caller, message: string, target: JogTarget | undefined): void {
-    this.options.audit?.record(AUDITED, caller, performance.now(), target, { status: 200, success: true, message });
+  /** A line of the trail under the interface the jog goes through (a jog over the jog socket is `websocket`). */
+  private audit(caller: Caller, owner: JogOwner, message: string, target: JogTarget | undefined): void {
+    const by = { ...caller, face: owner.via };
+    this.options.audit?.record(AUDITED, by, performance.now(), target, { status: 200, success: true, message });
   }
 }
 

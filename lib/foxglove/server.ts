@@ -2,7 +2,8 @@
  * A Foxglove WebSocket protocol v1 server (subprotocol `foxglove.websocket.v1`, the spec of foxglove/ws-protocol)
  * on its own port, over `ws`: serverInfo, the hub's channels (advertise, subscribe, unsubscribe; a late subscriber
  * of a latched channel gets its last message at once), armgate's operations as services, fetchAsset, read-only
- * parameters. Each upgrade passes the HTTP face's rules first: a connection cap (503), Host and Origin
+ * parameters. Each upgrade passes the HTTP face's rules first: a connection cap (503), the rate of upgrades per client
+ * address (429 with Retry-After, lib/net/upgrade-rate.ts, whatever the token), Host and Origin
  * (lib/admission: a WebSocket carries commands, so a foreign Origin is refused as a state-changing request is), then
  * the token (`?token=` or an Authorization header; 401), which gives the connection its role (from an address past
  * its wrong tokens, any token gets a connection with the stop services only, a right one's stop carried out). A client whose send
@@ -39,6 +40,8 @@ import {
   SUBPROTOCOL,
 } from './protocol.ts';
 import { type Admitted, screenUpgrade } from './upgrade.ts';
+import { UpgradeRate } from '../net/upgrade-rate.ts';
+import { addressKey } from '../net/address-buckets.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub, HubChannel } from './hub.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
@@ -94,6 +97,7 @@ const pastGuessesText = (detail: string) =>
 export async function startFoxglove(options: FoxgloveServerOptions): Promise<RunningFoxglove> {
   const { config, hub, state, log } = options;
   const authenticate = authorizationAuth(options.tokens, options.state.services.guesses);
+  const upgrades = new UpgradeRate();
   const allServices = config.capabilities.has('services')
     ? servedServices(options.operations, config.serviceWhitelist)
     : [];
@@ -385,10 +389,10 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     };
     clients.add(client);
     if (past) {
-      // At most PAST_GUESSES_PER_ADDRESS of them per address: a newer one closes the oldest.
-      const held = pastGuessesByAddress.get(address) ?? [];
+      // At most PAST_GUESSES_PER_ADDRESS of them per address (an IPv6 /64): a newer one closes the oldest.
+      const held = pastGuessesByAddress.get(addressKey(address)) ?? [];
       held.push(client);
-      pastGuessesByAddress.set(address, held);
+      pastGuessesByAddress.set(addressKey(address), held);
       while (held.length > PAST_GUESSES_PER_ADDRESS)
         held.shift()?.ws.close(1008, 'a newer connection past the guess limit from this address took its place');
     }
@@ -423,9 +427,10 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     ws.on('close', () => {
       clients.delete(client);
       if (past) {
-        const held = pastGuessesByAddress.get(address)?.filter((c) => c !== client) ?? [];
-        if (held.length > 0) pastGuessesByAddress.set(address, held);
-        else pastGuessesByAddress.delete(address);
+        const key = addressKey(address);
+        const held = pastGuessesByAddress.get(key)?.filter((c) => c !== client) ?? [];
+        if (held.length > 0) pastGuessesByAddress.set(key, held);
+        else pastGuessesByAddress.delete(key);
       }
       for (const id of [...client.subscriptions.keys()]) unsubscribe(client, id);
       // Its motions in flight see their caller gone: stopped, unless armgate.safety.dead_man is false (lib/ops/motion.ts).
@@ -459,6 +464,16 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     socket.on('error', () => socket.destroy());
     if (clients.size + pending >= config.maxConnections)
       return refuseUpgrade(socket, 503, `at most ${config.maxConnections} Foxglove connections`, { 'Retry-After': 2 });
+    const address = request.socket.remoteAddress ?? '';
+    // Upgrades per address, before any WebSocket work and whatever the token (lib/net/upgrade-rate.ts). A connection
+    // past the guess limit (the stop services only, PAST_GUESSES_PER_ADDRESS of them) is opened within the same rate.
+    const rate = upgrades.take(address);
+    if (!rate.ok) {
+      const path = (request.url ?? '/').split('?')[0] ?? '/';
+      const detail = upgrades.describe('Foxglove');
+      state.services.audit?.recordRefusal('foxglove', address, 'GET', path, 429, detail);
+      return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
+    }
     const admitted = screenUpgrade(request, socket, options, authenticate);
     if (!admitted) return;
     // Counted until the handshake ends either way (ws answers a bad handshake itself and never calls back).
@@ -470,7 +485,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     wss.handleUpgrade(request, socket, head, (ws) => {
       handed = true;
       pending--;
-      onConnection(ws, admitted, request.socket.remoteAddress ?? '');
+      onConnection(ws, admitted, address);
     });
   };
 

@@ -3,7 +3,8 @@
  * noServer mode; the listener's one upgrade dispatcher hands it the upgrades of its path). What every such route does
  * is here; its file (handlers/robot/jog-socket.ts) adds only what it does with a connection.
  *
- * Before the upgrade: admission (Host and Origin, held to the rule of state-changing requests: a socket carries
+ * Before the upgrade: the rate of upgrades per client address (429 with Retry-After before anything else is looked at,
+ * lib/net/upgrade-rate.ts, as on the Foxglove face; summarised on the audit trail, not logged one by one), admission (Host and Origin, held to the rule of state-changing requests: a socket carries
  * commands), the token (the Authorization header, or the subprotocol `armgate.token.<base64url of the token>` a
  * browser can send: never chosen, logged nor echoed; the server answers with the route's own subprotocol when offered)
  * and the role of the route's operation. After it: a message cap (1009), a flood cap (1008), text messages only
@@ -28,6 +29,7 @@ import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
 import { principalAuth, type TokenEntry } from './auth.ts';
 import { refuseUpgrade } from './raw-answer.ts';
+import { UpgradeRate } from '../net/upgrade-rate.ts';
 
 /** The prefix of the subprotocol that carries the token: `armgate.token.` + base64url(token), no padding. */
 export const TOKEN_PROTOCOL_PREFIX = 'armgate.token.';
@@ -124,6 +126,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
   const calledAs = `the ${spec.name} WebSocket`;
   const authenticate = principalAuth(app.tokens, services.guesses);
   const serve = spec.serve(state);
+  const upgrades = new UpgradeRate();
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: spec.maxMessageBytes,
@@ -163,7 +166,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       const error = principal.error;
       const tooMany = error.kind === 'too_many_requests';
       const reason = tooMany ? error.detail : `${calledAs} without a valid token`;
-      services.audit?.recordRefusal('rest', address, 'GET', path, tooMany ? 429 : 401, reason);
+      services.audit?.recordRefusal('websocket', address, 'GET', path, tooMany ? 429 : 401, reason);
       if (tooMany) return refuse(socket, 429, error.detail, { 'Retry-After': error.retryAfterS });
       const detail = error.kind === 'unauthorized' ? error.detail : 'refused';
       return refuse(
@@ -242,6 +245,13 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
 
   return {
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
+      const address = req.socket.remoteAddress ?? '';
+      const rate = upgrades.take(address);
+      if (!rate.ok) {
+        const detail = upgrades.describe(`${spec.name} WebSocket`);
+        services.audit?.recordRefusal('websocket', address, 'GET', path, 429, detail);
+        return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
+      }
       const principal = screen(req, socket);
       if (!principal) return;
       wss.handleUpgrade(req, socket, head, (ws) => {

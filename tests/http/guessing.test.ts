@@ -208,6 +208,83 @@ describe('token guessing is slowed per client address, on both faces', () => {
   });
 });
 
+describe('beyond the table of addresses: no fresh burst for an address the table has no room for', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await createTestApp({ web: { token: ADMIN, limits: { token_guess_refill_s: REFILL_S } } });
+  });
+  after(() => app.close());
+
+  const get = (address: string, token: string, route = '/robot/joint_states', method = 'GET') =>
+    app.fetch(
+      new Request(`${ORIGIN}${route}`, {
+        method,
+        headers: { host: '127.0.0.1:8007', authorization: `Bearer ${token}` },
+      }),
+      address,
+    );
+  /** An address in its own IPv6 /64 (the i-th of a /48: what one site is given). */
+  const v6 = (i: number, host = 1) => `2001:db8:77:${i.toString(16)}::${host.toString(16)}`;
+
+  it('IPv6 addresses of one /64 share a bucket, and an IPv4-mapped address is its IPv4', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i <= GUESS_BURST; i++)
+      statuses.push((await get(`2001:db8:99:1::${(i + 1).toString(16)}`, `w-${i}`)).status);
+    assert.deepEqual(statuses, [...new Array(GUESS_BURST).fill(401), 429], 'eleven hosts of one /64: one burst');
+    for (let i = 0; i < GUESS_BURST; i++) await (await get('192.0.2.77', `m-${i}`)).body?.cancel();
+    assert.equal((await get('::ffff:192.0.2.77', 'm-beyond')).status, 429, '::ffff:192.0.2.77 is 192.0.2.77');
+    assert.equal((await get('::ffff:c000:24d', 'm-beyond-2')).status, 429, 'and so is ::ffff:c000:24d');
+  });
+
+  it('more addresses than the table holds share one bucket: the wrong tokens compared stay bounded', async () => {
+    const client = '198.51.100.7';
+    const served = await get(client, ADMIN);
+    assert.equal(served.status, 200, 'a client served before the guessing');
+    await served.body?.cancel();
+    // Fill the table (with the addresses already in it): one wrong token from each of other /64s.
+    const held = app.services.guesses?.size ?? 0;
+    for (let i = 0; i < GUESS_ADDRESSES_MAX - held; i++) {
+      const res = await get(v6(i), `fill-${i}`);
+      assert.equal(res.status, 401, `address ${i}: a wrong token within its burst`);
+      await res.body?.cancel();
+    }
+    // 200 more /64s, 3 wrong tokens each: before, each one forgot the oldest address and had a fresh burst (600 x 401).
+    let compared = 0;
+    let limited = 0;
+    for (let i = GUESS_ADDRESSES_MAX; i < GUESS_ADDRESSES_MAX + 200; i++)
+      for (let k = 0; k < 3; k++) {
+        const res = await get(v6(i, k + 1), `overflow-${i}-${k}`);
+        if (res.status === 401) compared++;
+        else if (res.status === 429) {
+          limited++;
+          assert.match(((await res.json()) as { detail: string }).detail, /too many wrong tokens from this address/);
+        } else assert.fail(`status ${res.status}`);
+        await res.body?.cancel();
+      }
+    assert.equal(compared, GUESS_BURST, 'the addresses beyond the table share one burst');
+    assert.equal(limited, 600 - GUESS_BURST);
+    // The first addresses were not forgotten: each still has its own 9 wrong tokens.
+    for (let i = 0; i < 50; i++) {
+      const res = await get(v6(i), `again-${i}`);
+      assert.equal(res.status, 401, `address ${i} keeps its own bucket`);
+      await res.body?.cancel();
+    }
+    const back = await get(client, ADMIN);
+    assert.equal(back.status, 200, 'a client served before the guessing is served at once');
+    await back.body?.cancel();
+    const stop = await get(client, ADMIN, '/stop', 'POST');
+    assert.equal(stop.status, 200, 'its /stop at once');
+    await stop.body?.cancel();
+    const overflowStop = await get(v6(GUESS_ADDRESSES_MAX + 500), ADMIN, '/stop', 'POST');
+    assert.equal(overflowStop.status, 429, 'a new address beyond the table: the same 429 as a wrong token');
+    assert.match(
+      ((await overflowStop.json()) as { detail: string }).detail,
+      /a stop with a valid token is carried out/,
+    );
+    assert.equal(app.services.guesses?.size, GUESS_ADDRESSES_MAX, 'the table stays bounded');
+  });
+});
+
 describe('guessing over a socket counts the peer address', () => {
   let server: TestServer;
   before(async () => {
@@ -340,6 +417,23 @@ describe('the per-address table', () => {
     assert.equal(addressKey('::ffff:10.0.0.1'), '10.0.0.1');
     for (let i = 0; i < GUESS_ADDRESSES_MAX * 3; i++)
       limiter.wrong(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
-    assert.equal(limiter.size, GUESS_ADDRESSES_MAX, 'the least recently seen addresses are forgotten');
+    assert.equal(limiter.size, GUESS_ADDRESSES_MAX, 'the table stays bounded');
+  });
+
+  it('forgets an address only once its bucket is full again; until then a new one shares the overflow', () => {
+    let now = 0;
+    const limiter = new GuessLimiter(GUESS_POLICY, () => now, 4);
+    for (const a of ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4']) limiter.wrong(a);
+    for (let i = 0; i < GUESS_BURST; i++) {
+      assert.equal(limiter.decide(`10.1.0.${i}`).kind, 'check', `overflow guess ${i + 1}`);
+      limiter.wrong(`10.1.0.${i}`);
+    }
+    assert.equal(limiter.decide('10.2.0.1').kind, 'served_only', 'a new address past the overflow: limited');
+    now += GUESS_REFILL_S * 1000;
+    assert.equal(limiter.decide('10.2.0.1').kind, 'check', 'the overflow refills too');
+    now += GUESS_BURST * GUESS_REFILL_S * 1000;
+    limiter.wrong('10.2.0.2');
+    assert.equal(limiter.size, 4, 'a refilled address made room');
+    assert.equal(limiter.decide('10.2.0.2').kind, 'check', 'the new address has its own bucket now');
   });
 });

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestServer } from '../support/server.ts';
 import { startSteppedServer, waitOnClock } from '../support/stepped.ts';
@@ -298,17 +299,29 @@ describe('the jog WebSocket', () => {
     const lines = (await readFile(path.join(dir, 'audit.jsonl'), 'utf8'))
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { principal: string; operation: string; outcome: { message?: string } });
+      .map(
+        (l) =>
+          JSON.parse(l) as { principal: string; interface: string; operation: string; outcome: { message?: string } },
+      );
     assert.deepEqual(
       lines
         .filter((l) => l.operation === 'jog')
         .slice(-2)
-        .map((l) => [l.principal, l.outcome.message?.replace(/:.*/, '')]),
+        .map((l) => [l.principal, l.interface, l.outcome.message?.replace(/:.*/, '')]),
       [
-        ['operator', 'jog started over websocket'],
-        ['operator', 'jog ended'],
+        ['operator', 'websocket', 'jog started over websocket'],
+        ['operator', 'websocket', 'jog ended'],
       ],
+      'the jog socket has its own interface on the trail',
     );
     assert.ok(!lines.some((l) => l.operation === 'jog_command'), 'no line per message');
+    // The upgrades refused for their token (an earlier test) are counted under the same interface.
+    const refusals = (await readFile(refusalsPath(path.join(dir, 'audit.jsonl')), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { interface: string; operation: string; outcome: { status: number } });
+    const jogRefusals = refusals.filter((l) => l.operation === 'GET /robot/jog' && l.outcome.status === 401);
+    assert.ok(jogRefusals.length > 0, 'the 401s of the jog socket are counted');
+    assert.ok(jogRefusals.every((l) => l.interface === 'websocket'));
   });
 });
