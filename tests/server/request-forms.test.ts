@@ -25,7 +25,15 @@ describe('request targets over a real socket', () => {
   });
   after(() => server.close());
 
-  it('POST /stop in absolute-form stops a moving arm, as the origin-form does', async () => {
+  const jointStates = async () => {
+    const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    return (await r.json()) as { position: number[]; velocity: number[] };
+  };
+  const getStates = async () => (await jointStates()).position;
+  const getVelocities = async () => (await jointStates()).velocity;
+
+  /** Sets the arm moving (J1 by 1 rad over 20 s), sends `stopRequest` raw, and checks it stopped: the goal given. */
+  async function stopAMove(stopRequest: string): Promise<number[]> {
     const states = await getStates();
     const goal = states.map((q, j) => (j === 0 ? q + 1.0 : q));
     const sent = await fetch(`${server.url}/trajectory/send`, {
@@ -35,55 +43,28 @@ describe('request targets over a real socket', () => {
     });
     assert.equal(sent.status, 200, await sent.text());
     await waitFor('the arm to move', getVelocities, (v) => v.some((x) => x !== 0), 5000, 5);
-    const res = await rawRequest(
-      port,
-      `POST http://${authority}/stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}Content-Length: 0\r\n\r\n`,
-    );
+    const res = await rawRequest(port, stopRequest);
     assert.equal(res.status, 200, res.body);
     assert.equal(JSON.parse(res.body).status, 'stopped');
     const rest = await waitFor('the arm to rest', getVelocities, (v) => v.every((x) => x === 0), 2000, 5);
     assert.ok(rest.every((x) => x === 0));
+    return goal;
+  }
+
+  it('POST /stop in absolute-form stops a moving arm, as the origin-form does', async () => {
+    const goal = await stopAMove(
+      `POST http://${authority}/stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}Content-Length: 0\r\n\r\n`,
+    );
     const held = await getStates();
     await sleep(200);
     assert.deepEqual(await getStates(), held, 'the arm holds after the absolute-form stop');
     assert.ok((held[0] ?? 0) < (goal[0] ?? 0) - 0.3, 'stopped part way, not at the goal');
-
-    async function getStates(): Promise<number[]> {
-      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      return ((await r.json()) as { position: number[] }).position;
-    }
-    async function getVelocities(): Promise<number[]> {
-      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      return ((await r.json()) as { velocity: number[] }).velocity;
-    }
   });
 
   it('serves a request offering an upgrade it does not speak (h2c, as curl --http2 sends) over HTTP/1.1: a stop stops', async () => {
     // RFC 9110, 7.8: a server ignores an Upgrade it does not take. Answered 404 "no WebSocket", a stop was not made.
     const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
-    const jointStates = async () => {
-      const r = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      return (await r.json()) as { position: number[]; velocity: number[] };
-    };
-    const getStates = async () => (await jointStates()).position;
-    const getVelocities = async () => (await jointStates()).velocity;
-    const states = await getStates();
-    const goal = states.map((q, j) => (j === 0 ? q + 1.0 : q));
-    const sent = await fetch(`${server.url}/trajectory/send`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ points: [{ positions: goal, time_from_start: 20 }] }),
-    });
-    assert.equal(sent.status, 200, await sent.text());
-    await waitFor('the arm to move', getVelocities, (v) => v.some((x) => x !== 0), 5000, 5);
-    const res = await rawRequest(
-      port,
-      `POST /stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}Content-Length: 0\r\n\r\n`,
-    );
-    assert.equal(res.status, 200, res.body);
-    assert.equal(JSON.parse(res.body).status, 'stopped');
-    const rest = await waitFor('the arm to rest', getVelocities, (v) => v.every((x) => x === 0), 2000, 5);
-    assert.ok(rest.every((x) => x === 0));
+    await stopAMove(`POST /stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}${h2c}Content-Length: 0\r\n\r\n`);
     // A body comes through too, and a read.
     const body = JSON.stringify({ joints: [0.5, 0, 0, 0, 0, 0, 0], ttl_ms: 20 });
     const jog = await rawRequest(
