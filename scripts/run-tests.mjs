@@ -12,7 +12,8 @@
 // the project root). Under tsx every test process registered tsx's hooks (~0.25 s of CPU) and compiled ~250 modules
 // through them (~0.9 s of CPU, a second thread): with ~130 test processes on 2 cores, about a third of the suite's
 // CPU (see docs/development.md). The trajectory checker's worker and the sequence runner's process run compiled too
-// (the constants lib/trajectory/worker-pool.ts and lib/sequences/supervisor.ts read, as `npm start`'s build defines).
+// (the constants lib/trajectory/worker-pool.ts and lib/sequences/supervisor.ts read, as `npm start`'s build defines),
+// and so do the processes tests start from the project's files (CHILD_ENTRIES, found by tests/support/node-entry.ts).
 // ARMGATE_TEST_TSX=1 runs the sources through tsx as before (mujoco-js past tsx: tests/support/mujoco-hook.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -49,6 +50,13 @@ const COMPILED_ENTRIES = [
   { entry: 'lib/trajectory/worker.ts', constant: 'ARMGATE_COMPILED_TRAJECTORY_WORKER' },
   { entry: 'lib/sequences/runner.ts', constant: 'ARMGATE_COMPILED_SEQUENCE_RUNNER' },
 ];
+/** Files the tests start as processes of their own: they find the compiled copies (tests/support/node-entry.ts). */
+const CHILD_ENTRIES = [
+  'server.ts',
+  'tests/support/upload-server-child.ts',
+  'tests/support/connection-crowd-child.ts',
+  'tests/support/bag-writer-child.ts',
+];
 
 /** Each source module sees its own location, as under tsx: several read files beside themselves. */
 const keepModuleUrls = {
@@ -81,7 +89,7 @@ function pruneStale(buildRoot) {
 async function compile(outDir) {
   const esbuild = await import('esbuild');
   const started = performance.now();
-  const entryPoints = [...files, ...COMPILED_ENTRIES.map((e) => e.entry)].map((f) => ({
+  const entryPoints = [...files, ...COMPILED_ENTRIES.map((e) => e.entry), ...CHILD_ENTRIES].map((f) => ({
     in: f,
     out: f.replace(/\.ts$/, ''),
   }));
@@ -124,7 +132,8 @@ if (process.env.ARMGATE_TEST_TSX === '1') {
   pruneStale(buildRoot);
   const outDir = path.join(buildRoot, `tests-${process.pid}-${Date.now().toString(36)}`);
   mkdirSync(outDir, { recursive: true });
-  const remove = () => rmSync(outDir, { recursive: true, force: true });
+  // ARMGATE_TEST_KEEP=1 keeps the compiled files (to run one alone, with a profiler); a later run prunes them.
+  const remove = () => process.env.ARMGATE_TEST_KEEP !== '1' && rmSync(outDir, { recursive: true, force: true });
   process.on('exit', remove);
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
   try {
