@@ -6,7 +6,7 @@
 // run compiled too (the constants lib/trajectory/worker-pool.ts and lib/sequences/supervisor.ts read, as `npm start`'s
 // build defines), and so do the processes tests start from the project's files (CHILD_ENTRIES, found by
 // tests/support/node-entry.ts through ARMGATE_TEST_BUILD).
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -72,6 +72,42 @@ const keepModuleUrls = {
   },
 };
 
+/** The package whose WebAssembly binary is written out of its JavaScript (as scripts/start.mjs does for `npm start`). */
+const MUJOCO_JS = 'node_modules/mujoco-js/dist/mujoco_wasm.js';
+/** The one function of mujoco_wasm.js that holds the binary: it decodes the base64 string at load. */
+const MUJOCO_INLINE_BINARY = /function findWasmBinary\(\) \{\n {2}return base64Decode\('([A-Za-z0-9+/=]+)'\);\n\}/;
+
+/**
+ * mujoco-js carries its WebAssembly as an 11 MB base64 string in its JavaScript: each test process that starts a
+ * simulator (~70) parsed that source and decoded the string (~0.15 s of CPU). Written out once per run into `outDir`,
+ * beside a copy of the package's JavaScript that reads the binary from that file; the tests import that copy. Returns
+ * its file URL, or undefined when the package has another shape (then it is imported as it is).
+ */
+function splitMujoco(outDir) {
+  const text = readFileSync(path.join(root, MUJOCO_JS), 'latin1');
+  const match = MUJOCO_INLINE_BINARY.exec(text);
+  if (!match) return undefined;
+  const dir = path.join(outDir, 'mujoco');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'mujoco_wasm.wasm'), Buffer.from(match[1], 'base64'));
+  const js = readFileSync(path.join(root, MUJOCO_JS), 'utf8').replace(
+    MUJOCO_INLINE_BINARY,
+    () => "function findWasmBinary() {\n  return new URL('mujoco_wasm.wasm', import.meta.url).href;\n}",
+  );
+  writeFileSync(path.join(dir, 'mujoco_wasm.mjs'), js);
+  return pathToFileURL(path.join(dir, 'mujoco_wasm.mjs')).href;
+}
+
+/** The compiled files import the split copy of mujoco-js when there is one. */
+function mujocoFrom(url) {
+  return {
+    name: 'armgate-mujoco-split',
+    setup(build) {
+      build.onResolve({ filter: /^mujoco-js$/ }, () => ({ path: url ?? 'mujoco-js', external: true }));
+    },
+  };
+}
+
 /** Removes build directories of runs that ended without removing theirs (killed), once old enough. */
 function pruneStale(buildRoot) {
   for (const name of existsSync(buildRoot) ? readdirSync(buildRoot) : []) {
@@ -114,7 +150,7 @@ async function compile(files, outDir) {
     chunkNames: 'chunks/[name]-[hash]',
     sourcemap: 'linked',
     define,
-    plugins: [keepModuleUrls],
+    plugins: [keepModuleUrls, mujocoFrom(splitMujoco(outDir))],
     logLevel: 'warning',
   });
   await esbuild.stop();
