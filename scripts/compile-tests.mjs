@@ -1,6 +1,6 @@
 // The test files compiled for a run (scripts/run-tests.mjs, scripts/test-times.mjs): esbuild bundles them at every run
 // (each file an entry, the modules they share in chunks, the packages compiled in but for PACKAGES_KEPT) into a
-// directory of its own under .build/, removed at the end (~1-2 s for the whole suite). Nothing is reused from a run
+// directory of its own under .build-tests/, removed at the end (~1-2 s for the whole suite). Nothing is reused from a run
 // before, so a changed source is never run stale. Each source module keeps its own import.meta.url, dirname and
 // filename (fixtures found beside a file, the project root). The trajectory checker's worker and the sequence runner
 // run compiled too (the constants lib/trajectory/worker-pool.ts and lib/sequences/supervisor.ts read, as `npm start`'s
@@ -159,11 +159,12 @@ async function compile(files, outDir) {
 }
 
 /**
- * Compiles `files` into a new directory under .build/ (removed when this process exits, unless ARMGATE_TEST_KEEP=1:
+ * Compiles `files` into a new directory under .build-tests/ (removed when this process exits, unless ARMGATE_TEST_KEEP=1:
  * to run one file alone or with a profiler; a later run prunes it). Returns the directory and each file's compiled copy.
  */
 export async function compileTests(files) {
-  const buildRoot = path.join(root, '.build');
+  // Not under .build/: `npm start` prunes what its manifest does not name there once it is 10 minutes old.
+  const buildRoot = path.join(root, '.build-tests');
   pruneStale(buildRoot);
   const dir = path.join(buildRoot, `tests-${process.pid}-${Date.now().toString(36)}`);
   mkdirSync(dir, { recursive: true });
