@@ -1,6 +1,13 @@
 // A second reporter for `npm test`: at the end of the run it lists every failed test with its file, its
 // path of suite names and the first lines of its error, so the last lines of a long CI log name what failed
 // (the TAP stream above it may be cut). It prints nothing when every test passed.
+import path from 'node:path';
+
+/** Where scripts/run-tests.mjs compiled the test files: a failed test is named by its source file. */
+const BUILD = process.env.ARMGATE_TEST_BUILD;
+const sourceOf = (file) =>
+  BUILD && file?.startsWith(`${BUILD}${path.sep}`) ? file.slice(BUILD.length + 1).replace(/\.mjs$/, '.ts') : file;
+
 export default async function* failedTests(source) {
   const failed = [];
   const open = new Map(); // file -> names of the tests started, by nesting
@@ -18,7 +25,7 @@ export default async function* failedTests(source) {
       .split('\n')
       .slice(0, 8)
       .join('\n    ');
-    failed.push(`- ${data.file ?? '?'}\n  ${path}\n    ${text}`);
+    failed.push(`- ${sourceOf(data.file) ?? '?'}\n  ${path}\n    ${text}`);
   }
   if (failed.length > 0) yield `\n# ${failed.length} failed:\n${failed.join('\n')}\n`;
 }

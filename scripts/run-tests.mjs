@@ -1,34 +1,51 @@
-// Finds tests/**/*.test.ts and runs them with node's test runner through tsx (Node 20's --test
-// does not expand globs itself). Extra arguments pass through, e.g. --test-name-pattern. A test that
-// hangs (a request never answered) fails after 5 minutes instead of holding CI until its limit.
-// A second reporter lists the failed tests at the very end (scripts/failed-tests-reporter.mjs). mujoco-js is loaded
-// as it is, not through tsx (tests/support/mujoco-hook.mjs).
-// tests/ros2/ is left out: those suites need the ROS 2 core and run with `npm run test:ros2`.
+// `npm run test:unit`: runs tests/**/*.test.ts (but tests/ros2/, which needs the ROS 2 core: `npm run test:ros2`) with
+// node's test runner (Node 20's --test does not expand globs itself), N files at a time (ARMGATE_TEST_CONCURRENCY,
+// default below). Extra arguments pass through, e.g. --test-name-pattern; arguments naming test files
+// (tests/http/motion.test.ts) run only those. A test that hangs (a request never answered) fails after 5 minutes
+// instead of holding CI until its limit. A second reporter lists the failed tests at the very end
+// (scripts/failed-tests-reporter.mjs), named by their source files.
+//
+// The test files run compiled by esbuild at every run (scripts/compile-tests.mjs), not through tsx: under tsx every
+// test process registered tsx's hooks (~0.25 s of CPU) and compiled ~250 modules through them (~0.9 s of CPU on a
+// second thread), and node's loader read the packages' files one by one (~0.2 s): with ~130 test processes on 2 cores,
+// about a third of the suite's CPU (docs/development.md). ARMGATE_TEST_TSX=1 runs the sources through tsx as before
+// (mujoco-js past tsx: tests/support/mujoco-hook.mjs).
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { compileTests, root, testFiles } from './compile-tests.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const files = readdirSync(path.join(root, 'tests'), { recursive: true, encoding: 'utf8' })
-  .filter((f) => f.endsWith('.test.ts') && !f.startsWith(`ros2${path.sep}`))
-  .map((f) => path.join('tests', f))
-  .sort();
-const args = [
-  '--import',
-  'tsx',
-  // mujoco-js loaded as it is, not through tsx (~0.7 s less in each test process that starts a simulator).
-  '--import',
-  pathToFileURL(path.join(root, 'tests', 'support', 'mujoco-hook.mjs')).href,
-  '--test',
-  '--test-concurrency=2',
-  '--test-timeout=300000',
+/** Files at a time: the suite waits on sockets, children and timers as much as it computes. */
+const CONCURRENCY = Number(process.env.ARMGATE_TEST_CONCURRENCY ?? 3);
+
+const passed = process.argv.slice(2);
+const chosen = passed.filter((a) => a.endsWith('.test.ts') && existsSync(path.resolve(root, a)));
+const options = passed.filter((a) => !chosen.includes(a));
+const files = testFiles(chosen);
+
+const reporters = [
   '--test-reporter=tap',
   '--test-reporter-destination=stdout',
   `--test-reporter=${path.join(root, 'scripts', 'failed-tests-reporter.mjs')}`,
   '--test-reporter-destination=stdout',
-  ...process.argv.slice(2),
-  ...files,
 ];
-const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-process.exit(result.status ?? 1);
+const common = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=300000', ...reporters, ...options];
+
+let status;
+if (process.env.ARMGATE_TEST_TSX === '1') {
+  const hook = pathToFileURL(path.join(root, 'tests', 'support', 'mujoco-hook.mjs')).href;
+  const args = ['--import', 'tsx', '--import', hook, ...common, ...files];
+  status = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' }).status;
+} else {
+  try {
+    const { dir, compiled } = await compileTests(files);
+    const env = { ...process.env, ARMGATE_TEST_BUILD: dir };
+    const args = ['--enable-source-maps', ...common, ...compiled];
+    status = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env }).status;
+  } catch (e) {
+    process.stderr.write(`run-tests: compiling the test files failed: ${e?.message ?? e}\n`);
+    status = 1;
+  }
+}
+process.exit(status ?? 1);

@@ -1,3 +1,5 @@
+import { type Clock, systemClock } from '../clock.ts';
+
 /** How often the server of a goal in flight is looked for on the graph. */
 const POLL_MS = 250;
 /** How long it must stay gone before its goal is given up: a discovery blip is not a crash. */
@@ -15,30 +17,30 @@ export interface ServerWatch {
  * {@link POLL_MS}. A goal's result never comes when its server dies (a process killed leaves no
  * answer): this is how a waiting request learns it. Over Cyclone DDS a killed process leaves the
  * graph when its participant's lease runs out (10 s by default), so the watch fires about 11 s after
- * the kill; a server that shuts down cleanly leaves at once.
+ * the kill; a server that shuts down cleanly leaves at once. The polls and the second run on `clock`.
  */
-export function watchServer(available: () => boolean, reason: string): ServerWatch {
+export function watchServer(available: () => boolean, reason: string, clock: Clock = systemClock): ServerWatch {
   const lost = new AbortController();
   let goneSinceMs: number | undefined;
-  const timer = setInterval(() => {
+  const timer = clock.every(POLL_MS, () => {
     let up: boolean;
     try {
       up = available();
     } catch {
       // The client is gone (the context is closing): nothing to watch any more.
-      clearInterval(timer);
+      timer.cancel();
       return;
     }
     if (up) {
       goneSinceMs = undefined;
       return;
     }
-    const now = performance.now();
+    const now = clock.nowMs();
     goneSinceMs ??= now;
     if (now - goneSinceMs < GONE_MS) return;
-    clearInterval(timer);
+    timer.cancel();
     lost.abort(reason);
-  }, POLL_MS);
-  timer.unref();
-  return { signal: lost.signal, stop: () => clearInterval(timer) };
+  });
+  timer.unref?.();
+  return { signal: lost.signal, stop: () => timer.cancel() };
 }

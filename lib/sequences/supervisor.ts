@@ -71,7 +71,20 @@ interface Run {
   readonly rateAcks: Map<number, (error?: string) => void>;
 }
 
-const RUNNER = fileURLToPath(new URL('./runner.ts', import.meta.url));
+/**
+ * The file URL of the runner's compiled bundle, set where the sources run compiled (scripts/run-tests.mjs replaces the
+ * name with the string); undeclared where they run under tsx.
+ */
+declare const ARMGATE_COMPILED_SEQUENCE_RUNNER: string | undefined;
+
+/** The runner's process: its compiled bundle when the sources run compiled, else its TypeScript through tsx. */
+const RUNNER =
+  typeof ARMGATE_COMPILED_SEQUENCE_RUNNER === 'string'
+    ? { file: fileURLToPath(ARMGATE_COMPILED_SEQUENCE_RUNNER), execArgv: [] }
+    : {
+        file: fileURLToPath(new URL('./runner.ts', import.meta.url)),
+        execArgv: ['--import', import.meta.resolve('tsx')],
+      };
 
 /** How the supervisor starts runners. */
 export interface SupervisorOptions {
@@ -202,8 +215,8 @@ export class SequenceSupervisor {
     }
     const env = { ...process.env, ...this.options.env };
     delete env.ARMGATE_TOKEN;
-    const child = fork(RUNNER, [], {
-      execArgv: ['--import', import.meta.resolve('tsx')],
+    const child = fork(RUNNER.file, [], {
+      execArgv: RUNNER.execArgv,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env,

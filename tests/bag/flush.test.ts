@@ -17,6 +17,7 @@ import { FLUSH_INTERVAL_MS, Rosbag2Writer } from '../../lib/bag/writer.ts';
 import { assertJointState, readBag, streamRecords } from '../support/bag.ts';
 import { streamMcap } from '../support/bag-stream.ts';
 import { JOINTS } from '../support/arm.ts';
+import { nodeEntry } from '../support/node-entry.ts';
 
 const TOPICS = [
   { name: '/joint_states', type: 'sensor_msgs/msg/JointState' },
@@ -158,11 +159,10 @@ describe('a bag that is never closed', () => {
 
   it('loses at most about the last second when the recording process is SIGKILLed', async () => {
     const folder = path.join(tmp, 'killed');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(import.meta.dirname, '../support/bag-writer-child.ts'), folder],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const entry = nodeEntry(path.join(import.meta.dirname, '../support/bag-writer-child.ts'));
+    const child = spawn(process.execPath, [...entry.execArgv, entry.file, folder], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<unknown>((resolve) => child.once('exit', resolve));
     let out = '';
     child.stdout.on('data', (d: Buffer) => {

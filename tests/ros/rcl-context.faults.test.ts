@@ -6,6 +6,7 @@ import { loadRclnodejs } from '../../lib/ros/rcl-load.ts';
 import { call, detailOf, jointState, type MotionBody, OTHER, sleep, assertNear } from '../support/rcl-checks.ts';
 import { type RclTestServer, startRclTestServer } from '../support/rcl-server.ts';
 import { PROJECT_ROOT, writeSettings } from '../support/server.ts';
+import { nodeEntry } from '../support/node-entry.ts';
 
 // The rclnodejs context over its in-process STAND-IN (tests/support/rclnodejs-standin.ts, backed
 // by the simulator; not ROS 2: no DDS, QoS, typesupport or serialization): the motion timeout,
@@ -118,11 +119,12 @@ describe("start-up with robot.backend 'ros2'", () => {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(process.env))
         if (v !== undefined && k !== 'ROS_DISTRO' && k !== 'AMENT_PREFIX_PATH') env[k] = v;
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', path.join(PROJECT_ROOT, 'server.ts'), '--settings', s.file, '--port', '0'],
-        { cwd: PROJECT_ROOT, env: { ...env, ARMGATE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+      const server = nodeEntry(path.join(PROJECT_ROOT, 'server.ts'));
+      const child = spawn(process.execPath, [...server.execArgv, server.file, '--settings', s.file, '--port', '0'], {
+        cwd: PROJECT_ROOT,
+        env: { ...env, ARMGATE_TOKEN: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => {
         stderr += d.toString();

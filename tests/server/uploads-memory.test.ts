@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { nodeEntry } from '../support/node-entry.ts';
 
 const MiB = 1024 * 1024;
 /** A CSV of about `bytes`, every position of joint 1 out of range (99 rad): a check would refuse it; nothing moves. */
@@ -32,9 +33,10 @@ describe('uploads give their memory back', () => {
       child.send(message);
     });
   before(async () => {
-    child = fork(fileURLToPath(new URL('../support/upload-server-child.ts', import.meta.url)), {
+    const entry = nodeEntry(fileURLToPath(new URL('../support/upload-server-child.ts', import.meta.url)));
+    child = fork(entry.file, {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      execArgv: ['--expose-gc', '--import', 'tsx'],
+      execArgv: ['--expose-gc', ...entry.execArgv],
     });
     url = await new Promise<string>((resolve, reject) => {
       child.once('message', (m) => resolve((m as { url: string }).url));

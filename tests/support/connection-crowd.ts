@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { nodeEntry } from './node-entry.ts';
 
 /** What each connection of a crowd sends: nothing, or the head of a POST whose body never comes (busy). */
 export type CrowdSends = 'nothing' | 'unfinished-body';
@@ -32,9 +33,10 @@ export interface ConnectionCrowd {
 
 /** Forks the crowd child (tests/support/connection-crowd-child.ts). */
 export async function connectionCrowd(): Promise<ConnectionCrowd> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./connection-crowd-child.ts', import.meta.url)), {
+  const entry = nodeEntry(fileURLToPath(new URL('./connection-crowd-child.ts', import.meta.url)));
+  const child: ChildProcess = fork(entry.file, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: ['--import', 'tsx'],
+    execArgv: [...entry.execArgv],
   });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());

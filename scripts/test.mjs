@@ -1,0 +1,44 @@
+// `npm test`: the checks (typecheck, rclnodejs's types, Biome, the OpenAPI drift, redocly's lint) and the unit suite
+// (`npm run test:unit`, scripts/run-tests.mjs), all started at once: each check is one process that mostly waits on
+// one core, and the suite's files wait on sockets, children and timers as much as they compute, so together they take
+// about the suite's time (the checks one after another took ~10-16 s more). The suite's TAP stream goes to stdout as
+// it comes; a check's output is kept and printed after the suite when it failed; the last lines say each one's result
+// and time, and the run fails when any of them failed. Arguments pass through to the unit suite (--test-name-pattern).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const CHECKS = ['typecheck', 'typecheck:rclnodejs', 'lint', 'test:openapi-drift', 'lint:openapi'];
+
+/** Runs `npm run -s <script>`; its output kept, or streamed when `inherit`. */
+function run(script, args = [], inherit = false) {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(npm, ['run', '-s', script, ...(args.length > 0 ? ['--', ...args] : [])], {
+      cwd: root,
+      stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (d) => {
+      output += d;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (d) => {
+      output += d;
+    });
+    child.on('close', (code, signal) =>
+      resolve({ script, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000 }),
+    );
+  });
+}
+
+const checks = Promise.all(CHECKS.map((script) => run(script)));
+const unit = await run('test:unit', process.argv.slice(2), true);
+const results = [...(await checks), unit];
+process.stdout.write('\n');
+for (const r of results) {
+  if (r.script !== 'test:unit' && r.code !== 0) process.stdout.write(r.output);
+  process.stdout.write(`# ${r.code === 0 ? 'ok' : 'FAILED'} npm run ${r.script} (${r.seconds.toFixed(1)} s)\n`);
+}
+process.exit(results.some((r) => r.code !== 0) ? 1 : 0);
