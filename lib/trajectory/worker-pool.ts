@@ -9,6 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_UPLOADS } from '../settings/schema.ts';
+import { type Clock, systemClock, type Timer } from '../clock.ts';
 import { giveBackUploadBuffer } from '../body/upload-pool.ts';
 import type { ApiError } from '../core/errors.ts';
 import type { CheckRequest, CheckResult, CheckSource } from './check.ts';
@@ -52,17 +53,21 @@ interface WaitingLimits {
 
 let waitingLimits: WaitingLimits = { json: MAX_PENDING, csv: DEFAULT_MAX_UPLOADS };
 let jobTimeoutMs = JOB_TIMEOUT_MS;
+let clock: Clock = systemClock;
 
 /**
  * Sets how many CSV uploads may wait for the checker: web.limits.max_uploads (the app does this at start); and the
- * longest a check may take ({@link JOB_TIMEOUT_MS} unless given: tests shorten it).
+ * longest a check may take ({@link JOB_TIMEOUT_MS} unless given: tests shorten it), on `clock` (the process clock
+ * unless given: tests step one).
  */
 export function configureTrajectoryWorker(limits: {
   readonly maxUploads: number;
   readonly jobTimeoutMs?: number;
+  readonly clock?: Clock;
 }): void {
   waitingLimits = { json: MAX_PENDING, csv: limits.maxUploads };
   jobTimeoutMs = limits.jobTimeoutMs ?? JOB_TIMEOUT_MS;
+  clock = limits.clock ?? systemClock;
 }
 
 const failure = (detail: string): CheckResult => ({ ok: false, error: { kind: 'unavailable', detail } });
@@ -72,7 +77,7 @@ class TrajectoryWorker {
   /** Jobs waiting for the worker, in order (still on this thread: nothing is posted before its turn). */
   private readonly queue: Pending[] = [];
   /** The job the worker is checking, and the clock of its timeout. */
-  private current: { readonly job: Pending; readonly timer: ReturnType<typeof setTimeout> } | undefined;
+  private current: { readonly job: Pending; readonly timer: Timer } | undefined;
   private nextId = 1;
 
   check(
@@ -112,11 +117,10 @@ class TrajectoryWorker {
         continue;
       }
       const worker = this.start();
-      const timer = setTimeout(
-        () => this.fail(`the trajectory check took longer than ${jobTimeoutMs / 1000} s`),
-        jobTimeoutMs,
+      const timer = clock.after(jobTimeoutMs, () =>
+        this.fail(`the trajectory check took longer than ${jobTimeoutMs / 1000} s`),
       );
-      timer.unref();
+      timer.unref?.();
       this.current = { job, timer };
       // A job in progress keeps the process alive; an idle worker does not.
       worker.ref();
@@ -139,7 +143,7 @@ class TrajectoryWorker {
       if (reply.input) giveBackUploadBuffer(reply.input);
       const current = this.current;
       if (!current || current.job.id !== reply.id) return;
-      clearTimeout(current.timer);
+      current.timer.cancel();
       this.current = undefined;
       current.job.resolve(reply.result);
       this.dispatch();
@@ -161,7 +165,7 @@ class TrajectoryWorker {
     const current = this.current;
     this.current = undefined;
     if (current) {
-      clearTimeout(current.timer);
+      current.timer.cancel();
       current.job.resolve(failure(detail));
     }
     for (const job of this.queue.splice(0)) job.resolve(failure(detail));

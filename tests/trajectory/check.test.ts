@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
+import { SteppedClock } from '../../lib/clock.ts';
 import { after, before, describe, it } from 'node:test';
 import type { JointLimits } from '../../lib/robot/limits.ts';
 import {
@@ -222,20 +223,38 @@ describe('the trajectory worker thread', () => {
   });
 
   it('times a check from when it is first in line: jobs waiting behind others past the timeout are all answered', async () => {
-    // 24 checks of about 100 ms each (more on a loaded machine) wait together; each may take 2 s once first in line.
-    // Timed from when they were queued, those behind the first 2 s of work failed, and took all the others with them.
-    const uploads = 24;
+    // Three checks wait together; each is in line for 800 ms of a 1,000 ms timeout (a stepped clock: neither the
+    // checker's speed nor the machine's load moves it). Timed from when they were queued, the second and third would
+    // be past it at 1,600 and 2,400 ms, and would take the others with them.
     // The worker started (its start-up is not a check).
     assert.ok((await checkOffThread(csv(`${HEADER}\n1,0.1,0,0,-1.57,0,1.57,0\n`))).ok);
-    configureTrajectoryWorker({ maxUploads: uploads, jobTimeoutMs: 2000 });
+    const clock = new SteppedClock();
+    configureTrajectoryWorker({ maxUploads: 3, jobTimeoutMs: 1000, clock });
+    try {
+      const rows = Array.from({ length: 2_000 }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n');
+      const text = `${HEADER}\n${rows}\n`;
+      const jobs = Array.from({ length: 3 }, () => checkOffThread(csv(text, false)));
+      for (const [k, job] of jobs.entries()) {
+        await clock.advance(800);
+        const result = await job;
+        assert.ok(result.ok, `job ${k + 1} at ${clock.nowMs()} ms of the clock: ${JSON.stringify(result)}`);
+      }
+    } finally {
+      configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
+    }
+  });
+
+  it('fails a check that takes longer than the timeout once first in line, on the clock it is given', async () => {
+    assert.ok((await checkOffThread(csv(`${HEADER}\n1,0.1,0,0,-1.57,0,1.57,0\n`))).ok);
+    const clock = new SteppedClock();
+    configureTrajectoryWorker({ maxUploads: 3, jobTimeoutMs: 1000, clock });
     try {
       const rows = Array.from({ length: 20_000 }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n');
-      const text = `${HEADER}\n${rows}\n`;
-      const t0 = performance.now();
-      const results = await Promise.all(Array.from({ length: uploads }, () => checkOffThread(csv(text, false))));
-      const tookMs = performance.now() - t0;
-      const failed = results.find((r) => !r.ok);
-      assert.equal(failed, undefined, `after ${tookMs.toFixed(0)} ms: ${JSON.stringify(failed)}`);
+      const job = checkOffThread(csv(`${HEADER}\n${rows}\n`, false));
+      await clock.advance(1000);
+      const result = await job;
+      assert.equal(result.ok, false);
+      assert.match(JSON.stringify(result), /took longer than 1 s/);
     } finally {
       configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
     }
