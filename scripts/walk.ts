@@ -458,14 +458,18 @@ export function formatWalk(report: WalkReport, withFunctions = true): string {
   return lines.join('\n');
 }
 
-/** `--walk SPEC` (repeatable) from the command line; `--files-only`: the files without their functions. */
+/**
+ * `--walk SPEC` (repeatable) from the command line; `--files-only`: the files without their functions; `--json`: the
+ * reports as one line of JSON.
+ */
 export async function walkMain(argv: readonly string[]): Promise<number> {
   const specs: string[] = [];
   for (let k = 0; k < argv.length; k++)
     if (argv[k] === '--walk' && argv[k + 1] !== undefined) specs.push(argv[++k] as string);
   if (specs.length === 0) specs.push('GET /robot/joint_states');
   const reports = await walk(specs.map(parseWalk));
-  for (const report of reports) console.log(formatWalk(report, !argv.includes('--files-only')));
+  if (argv.includes('--json')) console.log(JSON.stringify(reports));
+  else for (const report of reports) console.log(formatWalk(report, !argv.includes('--files-only')));
   return 0;
 }
 

@@ -38,6 +38,6 @@ export function recordCall(
  * The input a call's trail line will show, summarized now, before the call runs (its upload's bytes may be handed to
  * the trajectory checker's thread meanwhile), when the trail keeps calls of `op`; otherwise `input` as it is.
  */
-export function auditedBeforeRun(trail: AuditTrail | undefined, op: AnyOperation, input: unknown): unknown {
-  return trail?.wants(op) ? new InputSummary(summarizeInput(op, input)) : input;
+export function auditedBeforeRun(trail: AuditTrail, op: AnyOperation, input: unknown): unknown {
+  return trail.wants(op) ? new InputSummary(summarizeInput(op, input)) : input;
 }

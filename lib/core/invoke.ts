@@ -353,7 +353,8 @@ function validateAndRun(
   const audited = plain ? given : input.ok ? input.value.value : undefined;
   if (!input.ok) return Promise.resolve(finish(op, facts, caller, started, audited, input));
   const { value, filenames } = input.value;
-  const summary = facts.audit === false ? audited : auditedBeforeRun(facts.services.audit, op, audited);
+  const trail = facts.audit === false ? undefined : facts.services.audit;
+  const summary = trail ? auditedBeforeRun(trail, op, audited) : audited;
   const run = () =>
     op
       .run(value, new CallContext(op, facts, caller, filenames))
