@@ -19,6 +19,11 @@ import type { WorkerJob, WorkerReply } from './worker.ts';
 export const MAX_PENDING = 8;
 /** Longest the job first in line may take before the worker is ended and replaced (ms). */
 export const JOB_TIMEOUT_MS = 30_000;
+/**
+ * How long the checker's thread is kept with nothing to check: then it ends, and its heap (a 10 MiB CSV's parsed rows
+ * and points, ~100 MiB) goes back to the system; the next check starts a thread again (tens of milliseconds).
+ */
+export const WORKER_IDLE_MS = 2_000;
 
 interface Pending {
   readonly id: number;
@@ -79,6 +84,8 @@ class TrajectoryWorker {
   /** The job the worker is checking, and the clock of its timeout. */
   private current: { readonly job: Pending; readonly timer: Timer } | undefined;
   private nextId = 1;
+  /** Ends an idle worker (set while nothing is checked or waits). */
+  private idle: Timer | undefined;
 
   check(
     request: CheckRequest,
@@ -109,8 +116,14 @@ class TrajectoryWorker {
       const job = this.queue.shift();
       if (!job) {
         this.worker?.unref();
+        if (this.worker && !this.idle) {
+          this.idle = clock.after(WORKER_IDLE_MS, () => this.endIdle());
+          this.idle.unref?.();
+        }
         return;
       }
+      this.idle?.cancel();
+      this.idle = undefined;
       const refused = job.refusal?.();
       if (refused) {
         job.resolve({ ok: false, error: refused });
@@ -127,6 +140,20 @@ class TrajectoryWorker {
       const message: WorkerJob = { id: job.id, request: job.request };
       worker.postMessage(message, job.transfer);
     }
+  }
+
+  /** True while a checker thread runs (a job in progress, or idle for less than {@link WORKER_IDLE_MS}). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** Ends the worker when nothing is checked or waits (a job that came meanwhile keeps it). */
+  private endIdle(): void {
+    this.idle = undefined;
+    const worker = this.worker;
+    if (!worker || this.current || this.queue.length > 0) return;
+    this.worker = undefined;
+    void worker.terminate();
   }
 
   /** Ends the worker; waiting jobs fail with 503. */
@@ -160,6 +187,8 @@ class TrajectoryWorker {
 
   /** Fails the job being checked and every waiting one, and drops the worker (the next job starts a new one). */
   private fail(detail: string): void {
+    this.idle?.cancel();
+    this.idle = undefined;
     const worker = this.worker;
     this.worker = undefined;
     const current = this.current;
@@ -188,6 +217,11 @@ export function checkOffThread(
 ): Promise<CheckResult> {
   shared ??= new TrajectoryWorker();
   return shared.check(request, transfer, refusal);
+}
+
+/** True while the trajectory checker's thread runs (it ends {@link WORKER_IDLE_MS} after its last check). */
+export function trajectoryCheckerRunning(): boolean {
+  return shared?.running ?? false;
 }
 
 /** Ends the trajectory worker, if one runs (the next request starts a new one). */
