@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { nodeBundle, PACKAGES_KEPT } from './bundle-options.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** A build directory left by a run that was killed is removed by a later run once it is this old. */
@@ -44,19 +45,7 @@ const CHILD_ENTRIES = [
  * (tsx, esbuild) and mujoco-js (11 MB; esbuild gains nothing compiling it). The others are compiled into the chunks:
  * node's loader resolved, read and compiled their files one by one in every test process.
  */
-const PACKAGES_KEPT = [
-  'rclnodejs',
-  'bufferutil',
-  'utf-8-validate',
-  'swagger-ui-dist',
-  'redoc',
-  'tsx',
-  'esbuild',
-  'mujoco-js',
-];
-/** A package written as CommonJS requires node's modules with the `require` of a CommonJS module. */
-const BANNER =
-  "import { createRequire as armgateCreateRequire } from 'node:module';\nconst require = armgateCreateRequire(import.meta.url);";
+const KEPT = [...PACKAGES_KEPT, 'mujoco-js'];
 
 /** Each source module sees its own location, as under tsx: several read files beside themselves. */
 const keepModuleUrls = {
@@ -138,13 +127,7 @@ async function compile(files, outDir) {
   await esbuild.build({
     absWorkingDir: root,
     entryPoints,
-    bundle: true,
-    splitting: true,
-    external: PACKAGES_KEPT,
-    banner: { js: BANNER },
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
+    ...nodeBundle(KEPT),
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',

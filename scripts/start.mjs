@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 // First the dependency check (installs the locked packages on a fresh clone), in this process: one node start fewer than a prestart step.
 import './ensure-deps.mjs';
+import { nodeBundle } from './bundle-options.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT_DIR = path.join(ROOT, '.build');
@@ -56,11 +57,14 @@ const MUJOCO_JS = 'node_modules/mujoco-js/dist/mujoco_wasm.js';
 const MUJOCO_INLINE_BINARY = /function findWasmBinary\(\) \{\n {2}return base64Decode\('([A-Za-z0-9+/=]+)'\);\n\}/;
 
 /**
- * What the bundle depends on besides the sources: the compiler, the way it is called (this file) and where the checkout
+ * What the bundle depends on besides the sources: the compiler, the way it is called (this file and its options) and where the checkout
  * is (the bundle names the sources' files by absolute path: a moved or copied checkout compiles its own).
  */
 function toolKey(esbuildVersion) {
-  return sha256(`${esbuildVersion}\n${ROOT}\n${readFileSync(fileURLToPath(import.meta.url), 'utf8')}`);
+  const how = [import.meta.url, new URL('./bundle-options.mjs', import.meta.url)].map((u) =>
+    readFileSync(fileURLToPath(u), 'utf8'),
+  );
+  return sha256(`${esbuildVersion}\n${ROOT}\n${how.join('\n')}`);
 }
 
 /** The bundle the manifest names, if every file it was built from still has the recorded content. */
@@ -175,15 +179,6 @@ function mujocoFromSplit(dir) {
 }
 
 /**
- * The packages imported from node_modules as they are, not compiled into the bundle: rclnodejs (native code, imported by
- * name when the ROS 2 backend starts), ws's optional native helpers, and the packages read as files at run time
- * (the docs pages' assets, the live page's) or run as a process (tsx, esbuild).
- */
-const PACKAGES_KEPT = ['rclnodejs', 'bufferutil', 'utf-8-validate', 'swagger-ui-dist', 'redoc', 'tsx', 'esbuild'];
-const BANNER =
-  "import { createRequire as armgateCreateRequire } from 'node:module';\nconst require = armgateCreateRequire(import.meta.url);";
-
-/**
  * Entries bundled besides server.ts, each into its own .build/<name>-<hash>.mjs before the server's bundle: the
  * server's sources find a compiled entry's file URL in the global constant `constant` names (esbuild replaces the
  * identifier with the string; under tsx it is undeclared, and the source runs through tsx as before).
@@ -205,16 +200,9 @@ async function bundleEntry(esbuild, { entry, name, plugins, define = {}, hashes,
   const result = await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: { [name]: entry },
-    bundle: true,
-    splitting: true,
     // Packages are compiled in with the sources (node's loader resolved, read and compiled ~400 of their files one
     // by one at every start: ~200 ms); not those loaded as native code or by name at run time.
-    external: PACKAGES_KEPT,
-    // A package written as CommonJS requires node's modules with the `require` of a CommonJS module.
-    banner: { js: BANNER },
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
+    ...nodeBundle(),
     write: false,
     metafile: true,
     sourcemap: 'linked',

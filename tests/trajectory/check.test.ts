@@ -222,42 +222,45 @@ describe('the trajectory worker thread', () => {
     }
   });
 
-  it('times a check from when it is first in line: jobs waiting behind others past the timeout are all answered', async () => {
-    // Three checks wait together; each is in line for 800 ms of a 1,000 ms timeout (a stepped clock: neither the
-    // checker's speed nor the machine's load moves it). Timed from when they were queued, the second and third would
-    // be past it at 1,600 and 2,400 ms, and would take the others with them.
+  /** Runs `body` with the checker started and its timeout 1,000 ms of a stepped clock; the defaults back after. */
+  async function onSteppedTimeout(body: (clock: SteppedClock) => Promise<void>): Promise<void> {
     // The worker started (its start-up is not a check).
     assert.ok((await checkOffThread(csv(`${HEADER}\n1,0.1,0,0,-1.57,0,1.57,0\n`))).ok);
     const clock = new SteppedClock();
     configureTrajectoryWorker({ maxUploads: 3, jobTimeoutMs: 1000, clock });
     try {
-      const rows = Array.from({ length: 2_000 }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n');
-      const text = `${HEADER}\n${rows}\n`;
+      await body(clock);
+    } finally {
+      configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
+    }
+  }
+  /** A CSV of `rows` rows, every point within the limits, one second apart. */
+  const rowsCsv = (rows: number) =>
+    `${HEADER}\n${Array.from({ length: rows }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`;
+
+  it('times a check from when it is first in line: jobs waiting behind others past the timeout are all answered', async () => {
+    // Three checks wait together; each is in line for 800 ms of a 1,000 ms timeout (a stepped clock: neither the
+    // checker's speed nor the machine's load moves it). Timed from when they were queued, the second and third would
+    // be past it at 1,600 and 2,400 ms, and would take the others with them.
+    await onSteppedTimeout(async (clock) => {
+      const text = rowsCsv(2_000);
       const jobs = Array.from({ length: 3 }, () => checkOffThread(csv(text, false)));
       for (const [k, job] of jobs.entries()) {
         await clock.advance(800);
         const result = await job;
         assert.ok(result.ok, `job ${k + 1} at ${clock.nowMs()} ms of the clock: ${JSON.stringify(result)}`);
       }
-    } finally {
-      configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
-    }
+    });
   });
 
   it('fails a check that takes longer than the timeout once first in line, on the clock it is given', async () => {
-    assert.ok((await checkOffThread(csv(`${HEADER}\n1,0.1,0,0,-1.57,0,1.57,0\n`))).ok);
-    const clock = new SteppedClock();
-    configureTrajectoryWorker({ maxUploads: 3, jobTimeoutMs: 1000, clock });
-    try {
-      const rows = Array.from({ length: 20_000 }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n');
-      const job = checkOffThread(csv(`${HEADER}\n${rows}\n`, false));
+    await onSteppedTimeout(async (clock) => {
+      const job = checkOffThread(csv(rowsCsv(20_000), false));
       await clock.advance(1000);
       const result = await job;
       assert.equal(result.ok, false);
       assert.match(JSON.stringify(result), /took longer than 1 s/);
-    } finally {
-      configureTrajectoryWorker({ maxUploads: DEFAULT_MAX_UPLOADS });
-    }
+    });
   });
 
   it(`runs ${CHECKER_NICENESS} nicer than the event loop's thread, which keeps its priority (Linux)`, {
