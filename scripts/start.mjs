@@ -186,6 +186,8 @@ function mujocoFromSplit(dir) {
 const WORKER_ENTRIES = [
   // The trajectory checker's worker thread (lib/trajectory/worker-pool.ts): compiled, it runs no tsx.
   { entry: 'lib/trajectory/worker.ts', name: 'trajectory-worker', constant: 'ARMGATE_COMPILED_TRAJECTORY_WORKER' },
+  // The sequence runner's process (lib/sequences/supervisor.ts): compiled, it starts without tsx's loader.
+  { entry: 'lib/sequences/runner.ts', name: 'sequence-runner', constant: 'ARMGATE_COMPILED_SEQUENCE_RUNNER' },
 ];
 
 /**

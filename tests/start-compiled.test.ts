@@ -179,6 +179,29 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       assert.equal(checked.status, 422, checked.stdout);
       assert.match(checked.stdout, /^the compiled worker ran$/m);
 
+      // The sequence runner's process runs its compiled bundle too (no tsx): a line added to that bundle shows in the
+      // run's log.
+      const runner = manifest.derived.find((f: string) => /^sequence-runner-[0-9a-f]+\.mjs$/.test(f));
+      assert.ok(runner, 'a bundle of the sequence runner');
+      await appendFile(path.join(project.dir, '.build', runner), "\nconsole.log('the compiled runner ran');\n");
+      let runLog = '';
+      const sequenced = await start(project.dir, settings.file, async (url) => {
+        const form = new FormData();
+        const config = { home: { joints: [0, 0.5, 0, -1.2, 0, 1.2, 0], speed: 1 }, waypoints: [] };
+        form.append('config', new Blob([JSON.stringify(config)]), 'sequence.json');
+        form.append('n_iterations', '1');
+        const res = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
+        await res.body?.cancel();
+        for (let i = 0; i < 200 && !/returncode/.test(runLog); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          runLog = `${JSON.stringify(await (await fetch(`${url}/sequences/logs?n=100`)).json())}${JSON.stringify(await (await fetch(`${url}/sequences/status`)).json())}`;
+        }
+        return res.status;
+      });
+      assert.equal(sequenced.status, 200, sequenced.stdout);
+      assert.match(runLog, /the compiled runner ran/);
+      assert.match(runLog, /"returncode":0/);
+
       // What runs is the bundle: a line added to it (and to no source) shows on the next start.
       await appendFile(path.join(project.dir, '.build', built), "\nprocess.stdout.write('the bundle ran\\n');\n");
       const cached = await start(project.dir, settings.file);
