@@ -35,7 +35,6 @@ import {
   MAX_CLIENT_MESSAGES_PER_S,
   MAX_FETCHES_IN_FLIGHT,
   MAX_SUBSCRIPTIONS,
-  messageFrame,
   serviceCallResponseFrame,
   SUBPROTOCOL,
 } from './protocol.ts';
@@ -43,7 +42,8 @@ import { type Admitted, screenUpgrade } from './upgrade.ts';
 import { UpgradeRate } from '../net/upgrade-rate.ts';
 import { addressKey } from '../net/address-buckets.ts';
 import { callOperation, errorText } from './call.ts';
-import type { ChannelHub, HubChannel } from './hub.ts';
+import type { ChannelHub } from './hub.ts';
+import { Subscriptions } from './subscriptions.ts';
 import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
 import {
   type Client,
@@ -102,8 +102,6 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     ? servedServices(options.operations, config.serviceWhitelist)
     : [];
   const clients = new Set<Client>();
-  /** channel id -> (client -> its subscription ids on it) */
-  const subscribers = new Map<number, Map<Client, number[]>>();
   const counts = { sent: 0, dropped: 0 };
   let pending = 0;
   const capabilities = ['services', 'assets', 'parameters'].filter((c) => config.capabilities.has(c));
@@ -120,52 +118,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
   const status = (client: Client, level: number, message: string) =>
     json(client, { op: 'status', level, message: message.length > 500 ? `${message.slice(0, 500)}...` : message });
 
-  hub.connect({
-    wants: (channelId) => (subscribers.get(channelId)?.size ?? 0) > 0,
-    deliver(channel: HubChannel, data, timeNs) {
-      const subs = subscribers.get(channel.id);
-      if (!subs) return;
-      for (const [client, ids] of subs) for (const id of ids) send(client, messageFrame(id, data, timeNs));
-    },
-  });
-
-  const unsubscribe = (client: Client, subscriptionId: number) => {
-    const channelId = client.subscriptions.get(subscriptionId);
-    if (channelId === undefined) return false;
-    client.subscriptions.delete(subscriptionId);
-    const subs = subscribers.get(channelId);
-    const ids = subs?.get(client)?.filter((id) => id !== subscriptionId) ?? [];
-    if (ids.length > 0) subs?.set(client, ids);
-    else subs?.delete(client);
-    return true;
-  };
-
-  const onSubscribe = (client: Client, message: Record<string, unknown>) => {
-    const list = message.subscriptions;
-    if (!Array.isArray(list)) return status(client, LEVEL_ERROR, 'subscribe: subscriptions must be a list');
-    for (const entry of list.slice(0, MAX_SUBSCRIPTIONS + 1)) {
-      const { id, channelId } = (entry ?? {}) as { id?: unknown; channelId?: unknown };
-      if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > 0xffffffff)
-        return status(client, LEVEL_ERROR, 'subscribe: each subscription needs an id (uint32)');
-      const channel = hub.channels.find((c) => c.id === channelId);
-      if (!channel) {
-        status(client, LEVEL_ERROR, `subscribe: no channel ${String(channelId).slice(0, 20)}`);
-        continue;
-      }
-      if (client.subscriptions.has(id as number)) {
-        status(client, LEVEL_ERROR, `subscribe: subscription id ${id} is in use`);
-        continue;
-      }
-      if (client.subscriptions.size >= MAX_SUBSCRIPTIONS)
-        return status(client, LEVEL_ERROR, `subscribe: at most ${MAX_SUBSCRIPTIONS} subscriptions per client`);
-      client.subscriptions.set(id as number, channel.id);
-      const subs = subscribers.get(channel.id) ?? new Map<Client, number[]>();
-      subs.set(client, [...(subs.get(client) ?? []), id as number]);
-      subscribers.set(channel.id, subs);
-      // A latched channel's last message goes to the new subscriber at once (a transient-local topic's late joiner).
-      if (channel.last) send(client, messageFrame(id as number, channel.last.data, channel.last.timeNs));
-    }
-  };
+  const subscriptions = new Subscriptions(hub, { send, status });
 
   const onFetchAsset = async (client: Client, message: Record<string, unknown>) => {
     const requestId = message.requestId;
@@ -322,11 +275,11 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     if (client.pastGuesses) return status(client, LEVEL_ERROR, pastGuessesText(client.pastGuesses.detail));
     switch (message.op) {
       case 'subscribe':
-        return onSubscribe(client, message);
+        return subscriptions.subscribe(client, message);
       case 'unsubscribe': {
         const ids = Array.isArray(message.subscriptionIds) ? message.subscriptionIds.slice(0, MAX_SUBSCRIPTIONS) : [];
         for (const id of ids)
-          if (typeof id !== 'number' || !unsubscribe(client, id))
+          if (typeof id !== 'number' || !subscriptions.unsubscribe(client, id))
             status(client, LEVEL_WARNING, `unsubscribe: no subscription ${String(id).slice(0, 20)}`);
         return;
       }
@@ -432,7 +385,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
         if (held.length > 0) pastGuessesByAddress.set(key, held);
         else pastGuessesByAddress.delete(key);
       }
-      for (const id of [...client.subscriptions.keys()]) unsubscribe(client, id);
+      subscriptions.drop(client);
       // Its motions in flight see their caller gone: stopped, unless armgate.safety.dead_man is false (lib/ops/motion.ts).
       client.gone.abort(FOXGLOVE_CLIENT_GONE);
     });
