@@ -36,11 +36,16 @@ export class Subscriptions {
   subscribe(client: Client, message: Record<string, unknown>): void {
     const { status, send } = this.#sink;
     const list = message.subscriptions;
-    if (!Array.isArray(list)) return status(client, LEVEL_ERROR, 'subscribe: subscriptions must be a list');
+    if (!Array.isArray(list)) {
+      status(client, LEVEL_ERROR, 'subscribe: subscriptions must be a list');
+      return;
+    }
     for (const entry of list.slice(0, MAX_SUBSCRIPTIONS + 1)) {
       const { id, channelId } = (entry ?? {}) as { id?: unknown; channelId?: unknown };
-      if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > 0xffffffff)
-        return status(client, LEVEL_ERROR, 'subscribe: each subscription needs an id (uint32)');
+      if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > 0xffffffff) {
+        status(client, LEVEL_ERROR, 'subscribe: each subscription needs an id (uint32)');
+        return;
+      }
       const channel = this.#hub.channels.find((c) => c.id === channelId);
       if (!channel) {
         status(client, LEVEL_ERROR, `subscribe: no channel ${String(channelId).slice(0, 20)}`);
@@ -50,8 +55,10 @@ export class Subscriptions {
         status(client, LEVEL_ERROR, `subscribe: subscription id ${id} is in use`);
         continue;
       }
-      if (client.subscriptions.size >= MAX_SUBSCRIPTIONS)
-        return status(client, LEVEL_ERROR, `subscribe: at most ${MAX_SUBSCRIPTIONS} subscriptions per client`);
+      if (client.subscriptions.size >= MAX_SUBSCRIPTIONS) {
+        status(client, LEVEL_ERROR, `subscribe: at most ${MAX_SUBSCRIPTIONS} subscriptions per client`);
+        return;
+      }
       client.subscriptions.set(id as number, channel.id);
       const subs = this.#subscribers.get(channel.id) ?? new Map<Client, number[]>();
       subs.set(client, [...(subs.get(client) ?? []), id as number]);
