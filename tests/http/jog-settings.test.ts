@@ -14,6 +14,7 @@ import { type Armgate, createArmgate } from '../../lib/server/start.ts';
 import { SteppedClock } from '../../lib/clock.ts';
 import { SimContext } from '../../lib/sim/context.ts';
 import { loadTestSettings, withOwnPositionsFile } from '../support/server.ts';
+import { TEST_WEB } from '../support/settings-file.ts';
 import { steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
@@ -24,14 +25,7 @@ const JOG = { joint_speed: 0.1, tcp_speed: 0.05, tcp_angular_speed: 0.2, ttl_ms:
 /** A settings file with armgate's own block (its jog block is `jog`), as an operator writes it. */
 const settingsWith = (jog: Record<string, unknown>) =>
   stringify({
-    web: {
-      enabled: true,
-      host: '127.0.0.1',
-      port: 0,
-      token: '',
-      endpoints: 'pkg://armgate/config/endpoints.yaml',
-      joint_limits: 'pkg://armgate/config/joint_limits.yaml',
-    },
+    web: TEST_WEB,
     armgate: { backend: 'sim', sim: { time_scale: 1, initial_position: 'work' }, jog },
   });
 

@@ -13,17 +13,20 @@ export { PROJECT_ROOT };
 /** Nested settings overrides, merged over the bundled settings.yaml. */
 export type SettingsOverrides = Record<string, Record<string, unknown>>;
 
+/** The web block of the test settings: loopback, an ephemeral port, no token, the bundled endpoints and limits. */
+export const TEST_WEB = {
+  enabled: true,
+  host: '127.0.0.1',
+  port: 0,
+  token: '',
+  endpoints: 'pkg://armgate/config/endpoints.yaml',
+  joint_limits: 'pkg://armgate/config/joint_limits.yaml',
+} as const;
+
 /** The bundled settings with `overrides` merged block by block, as a YAML document. */
 export function settingsYaml(overrides: SettingsOverrides = {}): string {
   const base: SettingsOverrides = {
-    web: {
-      enabled: true,
-      host: '127.0.0.1',
-      port: 0,
-      token: '',
-      endpoints: 'pkg://armgate/config/endpoints.yaml',
-      joint_limits: 'pkg://armgate/config/joint_limits.yaml',
-    },
+    web: { ...TEST_WEB },
     robot: { backend: 'sim' },
     sim: { time_scale: 1, joint_state_rate_hz: 100, publish_joint_states: true, initial_position: 'work' },
     sequences: { bag_root: './bags' },
