@@ -39,6 +39,8 @@ export type GuessDecision = { readonly kind: 'check' } | { readonly kind: 'serve
 /** The per-address buckets of wrong tokens, each with the digests of the tokens served there (see the module comment). */
 export class GuessLimiter {
   readonly #buckets: AddressBuckets<Buffer[]>;
+  /** Told when a token served to an address may have been forgotten (see {@link onForget}). */
+  readonly #forgetListeners = new Set<() => void>();
 
   constructor(
     policy: GuessPolicy = GUESS_POLICY,
@@ -81,9 +83,25 @@ export class GuessLimiter {
   /** A right token from `address` (its digest): remembered as served here. */
   right(address: string, digest: Buffer): void {
     // The common case, a known client again, changes nothing (no reordering on the read path).
-    if (this.#buckets.known(address)?.data.some((known) => known.equals(digest))) return;
+    const known = this.#buckets.known(address);
+    if (known?.data.some((token) => token.equals(digest))) return;
+    const size = this.#buckets.size;
     const served = this.#buckets.remember(address).data;
-    if (served.length >= SERVED_MAX) served.shift();
+    // A new address in a full table took the place of the least recently seen one, with the tokens served to it.
+    let forgot = !known && this.#buckets.size === size;
+    if (served.length >= SERVED_MAX) {
+      served.shift();
+      forgot = true;
+    }
     served.push(digest);
+    if (forgot) for (const listener of this.#forgetListeners) listener();
+  }
+
+  /**
+   * Calls `listener` whenever a token served to an address may have been forgotten (the table full, or the address
+   * served more than its share of tokens): for a face that keeps which tokens were served where, to let go of them.
+   */
+  onForget(listener: () => void): void {
+    this.#forgetListeners.add(listener);
   }
 }

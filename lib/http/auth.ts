@@ -55,7 +55,8 @@ function digestOwner(entries: readonly TokenEntry[]): (given: Buffer) => Princip
  * With a {@link GuessLimiter}, wrong tokens are counted per client address (`address`, the socket's peer; '' in
  * memory): an address past its burst of wrong tokens gets 429 with Retry-After for any token but those already served
  * to it, which are served at once (lib/auth/guesses.ts says why); a right token's 429 carries `stopOnly`
- * ({@link Authentication}), so that a stop is never kept from it.
+ * ({@link Authentication}), so that a stop is never kept from it. A client again, with the token last served to it from
+ * its address, is served without asking the limiter, whose answer could not differ (its token is compared all the same).
  */
 export function principalAuth(
   entries: readonly TokenEntry[],
@@ -75,6 +76,7 @@ export function authorizationAuth(
 ): (header: string, address?: string) => Authentication {
   if (entries.length === 0) return () => ok(ANONYMOUS);
   const lookUp = digestOwner(entries);
+  const served = limiter ? servedTokens(limiter) : undefined;
   return (header, address = '') => {
     const match = BEARER.exec(header);
     if (!match) {
@@ -86,9 +88,16 @@ export function authorizationAuth(
       });
     }
     const given = digest(match[1] ?? '');
-    if (!limiter) {
+    if (!limiter || !served) {
       const found = lookUp(given);
       return found ? ok(found) : err({ kind: 'unauthorized', detail: 'Invalid token' });
+    }
+    // A client again, its token already served from its address: compared as every token is, and served without the
+    // limiter, whose answer could not differ (a token served here is served whatever the bucket holds; remembering it
+    // again changes nothing).
+    if (served.has(address, given)) {
+      const found = lookUp(given);
+      if (found) return ok(found);
     }
     const decision = limiter.decide(address);
     if (decision.kind === 'served_only' && !limiter.servedHere(address, given)) {
@@ -102,9 +111,38 @@ export function authorizationAuth(
       return stopOnly ? { ...refused, stopOnly } : refused;
     }
     const found = lookUp(given);
-    if (found) limiter.right(address, given);
-    else limiter.wrong(address);
-    return found ? ok(found) : err({ kind: 'unauthorized', detail: 'Invalid token' });
+    if (!found) {
+      limiter.wrong(address);
+      return err({ kind: 'unauthorized', detail: 'Invalid token' });
+    }
+    limiter.right(address, given);
+    served.add(address, given);
+    return ok(found);
+  };
+}
+
+/** Raw addresses remembered with the token last served to each, at most (past them, the memory starts again). */
+const SERVED_ADDRESSES_MAX = 4096;
+
+/**
+ * The token last served to each client address (as the socket gives it), as the limiter keeps it served there: only
+ * while it does (the limiter says when it may have forgotten one: all of them are let go of then).
+ */
+function servedTokens(limiter: GuessLimiter): {
+  has(address: string, given: Buffer): boolean;
+  add(address: string, given: Buffer): void;
+} {
+  const last = new Map<string, Buffer>();
+  limiter.onForget(() => last.clear());
+  return {
+    has: (address, given) => {
+      const known = last.get(address);
+      return known !== undefined && timingSafeEqual(known, given);
+    },
+    add: (address, given) => {
+      if (last.size >= SERVED_ADDRESSES_MAX && !last.has(address)) last.clear();
+      last.set(address, given);
+    },
   };
 }
 
