@@ -1,8 +1,15 @@
+/**
+ * Who sends a request: Bearer tokens checked in constant time, wrong ones slowed per client address (the guess limiter,
+ * lib/auth/guesses.ts), and the HTTP face's answer to a request that did not pass (401, or 429 while its address
+ * guesses, a stop it holds carried out all the same), on the audit trail's summary of refusals.
+ */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AuditTrail } from '../audit/trail.ts';
 import type { Principal, Role } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
-import type { ApiError } from '../core/errors.ts';
+import { type ApiError, statusOf } from '../core/errors.ts';
 import type { GuessLimiter } from '../auth/guesses.ts';
+import { errorResponse } from './errors.ts';
 
 /** A token the server accepts: its name (what logs and the audit trail show), the secret and its role. */
 export interface TokenEntry {
@@ -26,7 +33,7 @@ export const STOP_DESPITE_GUESSES =
 /**
  * What authentication answers: the principal, or the refusal. A refusal past the guess limit (429) of a token that was
  * right carries `stopOnly`, its principal, which a face may use for one thing only: to carry out a stop the request
- * holds, while it answers the same 429 as for a wrong token (lib/http/app.ts for REST and MCP, lib/foxglove/server.ts).
+ * holds, while it answers the same 429 as for a wrong token ({@link requestCaller} for REST and MCP, lib/foxglove/server.ts).
  * It is never shown: the answer cannot tell a right token from a wrong one.
  */
 export type Authentication = Result<Principal, ApiError> & { readonly stopOnly?: Principal };
@@ -152,5 +159,57 @@ export function bearerAuth(token: string | undefined): (request: Request) => Api
   return (request) => {
     const result = check(request);
     return result.ok ? undefined : result.error;
+  };
+}
+
+/** Paths answered without authentication: the docs pages and the OpenAPI document. */
+const PUBLIC_PATH = /^\/(docs|redoc)(\/assets\/[\w.-]+)?$|^\/docs\/guide\/[\w.-]+\.md$|^\/openapi\.json$/;
+
+/** Carries out, once its 429 is on its way, the stop a request past the guess limit holds (see {@link requestCaller}). */
+export type StopDespiteGuesses = (
+  request: Request,
+  stopOnly: Principal | undefined,
+  arrivedAtStop: number | undefined,
+) => void;
+
+/** What the HTTP face's authentication needs: the tokens, the limiter, the trail, and the routes' stops. */
+export interface RequestCallerOptions {
+  readonly tokens: readonly TokenEntry[];
+  readonly guesses: GuessLimiter | undefined;
+  readonly audit: AuditTrail | undefined;
+  /** How a request to `method path` past the guess limit may still stop the arm; undefined: its route holds no stop. */
+  readonly stopsPastGuesses: (method: string, path: string) => StopDespiteGuesses | undefined;
+}
+
+/**
+ * Who sends a request to the HTTP face: its principal; undefined for the public pages (docs, the OpenAPI document),
+ * which need none; or the 401 (429 while its address guesses) of a request without a valid token: counted on the
+ * audit trail's summary of refusals, per address and reason (never the token). Past the guess limit, the stop a
+ * request holds is carried out for a right token (`stopOnly`), answered with the same 429 as a wrong one's.
+ */
+export function requestCaller(
+  options: RequestCallerOptions,
+): (
+  request: Request,
+  path: string,
+  address: string,
+  arrivedAtStop: number | undefined,
+) => { readonly caller: Principal | undefined } | { readonly refused: Response } {
+  const authenticate = principalAuth(options.tokens, options.guesses);
+  return (request, path, address, arrivedAtStop) => {
+    if (PUBLIC_PATH.test(path)) return { caller: undefined };
+    const caller = authenticate(request, address);
+    if (caller.ok) return { caller: caller.value };
+    const error = caller.error;
+    const detail = 'detail' in error ? error.detail : 'refused';
+    const reason = error.kind === 'too_many_requests' ? 'too many wrong tokens' : detail;
+    const face = path.startsWith('/mcp/') ? 'mcp' : 'rest';
+    options.audit?.recordRefusal(face, address, request.method, path, statusOf(error), reason);
+    const stops = error.kind === 'too_many_requests' ? options.stopsPastGuesses(request.method, path) : undefined;
+    if (stops && error.kind === 'too_many_requests') {
+      stops(request, caller.stopOnly, arrivedAtStop);
+      return { refused: errorResponse({ ...error, detail: `${error.detail}; ${STOP_DESPITE_GUESSES}` }) };
+    }
+    return { refused: errorResponse(error) };
   };
 }
