@@ -16,13 +16,15 @@ import {
   CORS_ALLOW_HEADERS,
   CORS_ALLOW_METHODS,
   CORS_EXPOSE_HEADERS,
-} from '../admission/origin.ts';
+  requestCaller,
+  type StopDespiteGuesses,
+  type TokenEntry,
+} from '../admission/front-door.ts';
 import type { GuessLimiter } from '../auth/guesses.ts';
 import type { ApiError } from '../core/errors.ts';
 import type { AppState, HandlerFile, RestOperation } from '../core/operation.ts';
 import type { Arrival } from '../core/roles.ts';
 import { logLine, logRequestLine } from '../logs/line.ts';
-import { requestCaller, type StopDespiteGuesses, type TokenEntry } from './auth.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { errorResponse, json } from './errors.ts';
@@ -217,7 +219,7 @@ export interface AppOptions {
   readonly token: string | undefined;
   /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
   readonly tokens?: readonly TokenEntry[];
-  /** Which Host, Origin and CORS front ends are admitted (see lib/admission/origin.ts). */
+  /** Which Host, Origin and CORS front ends are admitted (see lib/admission/front-door.ts). */
   readonly admission: AdmissionPolicy;
   /** The docs pages' assets, loaded when a docs path is first asked for (lib/http/docs.ts's docsAssetsOnDemand). */
   readonly docs: () => Promise<DocsAssets>;
@@ -410,7 +412,7 @@ export function createApp(options: AppOptions): App {
         if (open) response = await open.respond(request);
         else {
           const who = callerOf(request, path, address, arrivedAtStop);
-          if ('refused' in who) response = who.refused;
+          if ('refused' in who) response = errorResponse(who.refused);
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
             const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };

@@ -5,7 +5,7 @@ import { type AnyOperation, type AppState, type Catalog, hasRest, type RestOpera
 import { createApp, kindOf, type RouteTable, routeTable } from '../http/routes.ts';
 import { docsAssetsOnDemand } from '../http/docs.ts';
 import { openWebSocket } from '../http/websocket.ts';
-import { admissionPolicy } from '../admission/origin.ts';
+import { admissionPolicy } from '../admission/front-door.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { mcpStopsPastGuesses } from '../mcp/past-guesses.ts';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../../lib/auth/guesses.ts';
 import { refusalsPath } from '../../lib/audit/trail.ts';
-import { authorizationAuth } from '../../lib/http/auth.ts';
+import { authorizationAuth } from '../../lib/admission/front-door.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
 import { connect, portOf } from '../support/raw-http.ts';
 import { connect as foxgloveConnect } from '../foxglove/support.ts';
