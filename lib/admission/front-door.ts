@@ -19,6 +19,8 @@ import { err, ok, type Result } from '../result.ts';
 
 export type { HostPort };
 
+// Admission: where the request comes from (its Host, its Origin), before who sends it.
+
 /** Who may call: host names served on any port, exact host:port pairs, and the CORS origins. */
 export interface AdmissionPolicy {
   /** Lowercase names (IPv6 in brackets) admitted on any port. */
@@ -193,6 +195,8 @@ export function sdkAllowLists(
   return { allowedHosts, allowedOrigins };
 }
 
+// Authentication: who sends the request (after admission: a refused Host or Origin is never authenticated).
+
 /** A token the server accepts: its name (what logs and the audit trail show), the secret and its role. */
 export interface TokenEntry {
   readonly name: string;
@@ -215,8 +219,8 @@ export const STOP_DESPITE_GUESSES =
 /**
  * What authentication answers: the principal, or the refusal. A refusal past the guess limit (429) of a token that was
  * right carries `stopOnly`, its principal, which a face may use for one thing only: to carry out a stop the request
- * holds, while it answers the same 429 as for a wrong token ({@link requestCaller} for REST and MCP, lib/foxglove/server.ts).
- * It is never shown: the answer cannot tell a right token from a wrong one.
+ * holds, while it answers the same 429 as for a wrong token ({@link requestCaller} for REST and MCP,
+ * lib/foxglove/server.ts). It is never shown: the answer cannot tell a right token from a wrong one.
  */
 export type Authentication = Result<Principal, ApiError> & { readonly stopOnly?: Principal };
 
