@@ -249,7 +249,8 @@ function digestOwner(entries: readonly TokenEntry[]): (given: Buffer) => Princip
  * memory): an address past its burst of wrong tokens gets 429 with Retry-After for any token but those already served
  * to it, which are served at once (lib/auth/guesses.ts says why); a right token's 429 carries `stopOnly`
  * ({@link Authentication}), so that a stop is never kept from it. A client again, with the token last served to it from
- * its address, is served without asking the limiter, whose answer could not differ (its token is compared all the same).
+ * its address, is served without asking the limiter, whose answer could not differ (its token is compared all the
+ * same).
  */
 export function principalAuth(
   entries: readonly TokenEntry[],
@@ -351,7 +352,7 @@ export function bearerAuth(token: string | undefined): (request: Request) => Api
 /** Paths answered without authentication: the docs pages and the OpenAPI document. */
 const PUBLIC_PATH = /^\/(docs|redoc)(\/assets\/[\w.-]+)?$|^\/docs\/guide\/[\w.-]+\.md$|^\/openapi\.json$/;
 
-/** Carries out, once its 429 is on its way, the stop a request past the guess limit holds (see {@link requestCaller}). */
+/** Carries out, once its 429 is on its way, the stop a request past the guess limit holds ({@link requestCaller}). */
 export type StopDespiteGuesses = (
   request: Request,
   stopOnly: Principal | undefined,

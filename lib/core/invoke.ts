@@ -60,7 +60,7 @@ export interface Decoded {
  * it (one object per call, its `read` on the prototype) or make one from a function with {@link deferred}.
  */
 export abstract class Deferred {
-  /** `schema`: the input schema the pipeline validates with (under the active limits); undefined: no input, or raw JSON. */
+  /** `schema`: the input schema the pipeline validates with (the active limits'); undefined: no input, or raw JSON. */
   abstract read(schema: v.GenericSchema | undefined): Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
 }
 
