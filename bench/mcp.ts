@@ -4,7 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Request as ServerRequest } from '@whatwg-node/fetch';
 import * as jointStates from '../handlers/robot/joint-states.ts';
-import { admissionPolicy } from '../lib/admission/origin.ts';
+import { admissionPolicy } from '../lib/admission/front-door.ts';
 import { operations } from '../handlers/index.ts';
 import { resources } from '../handlers/resources.ts';
 import type { Arrival } from '../lib/core/roles.ts';

@@ -71,7 +71,7 @@ describe('the house: the import graph of lib/ and handlers/ keeps the floors of 
     );
     assert.deepEqual(between, []);
     assert.ok(
-      graph.arrows.get('lib/mcp/server.ts')?.includes('lib/admission/origin.ts'),
+      graph.arrows.get('lib/mcp/server.ts')?.includes('lib/admission/front-door.ts'),
       'the admission both faces share is its own module',
     );
   });

@@ -23,6 +23,8 @@ import { err, ok, type Result } from '../result.ts';
 import { auditedBeforeRun, recordCall } from './audit.ts';
 import { type ApiError, locatedIssues } from './errors.ts';
 import { coerceScalarStrings } from './schema-shape.ts';
+import type { Services } from '../app/services.ts';
+import type { JointLimits } from '../robot/limits.ts';
 import {
   type AnyOperation,
   type AppState,
@@ -31,10 +33,19 @@ import {
   type OpContext,
   renderError,
   renderTexts,
-  servicesOf,
   type ToolNames,
 } from './operation.ts';
-import { type Caller, type Face, NO_CALLER, type Principal, refusal } from './roles.ts';
+import {
+  type Caller,
+  type Face,
+  NO_CALLER,
+  type Principal,
+  ROLES,
+  type Role,
+  refusal,
+  roleAllows,
+  roleNeeded,
+} from './roles.ts';
 
 /** What a face read from its call, before validation: the input's fields and, for a multipart form, the files' names. */
 export interface Decoded {
@@ -49,7 +60,8 @@ export interface Decoded {
  * it (one object per call, its `read` on the prototype) or make one from a function with {@link deferred}.
  */
 export abstract class Deferred {
-  abstract read(): Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
+  /** `schema`: the input schema the pipeline validates with (the active limits'); undefined: no input, or raw JSON. */
+  abstract read(schema: v.GenericSchema | undefined): Result<Decoded, ApiError> | Promise<Result<Decoded, ApiError>>;
 }
 
 class DeferredFunction extends Deferred {
@@ -106,6 +118,57 @@ export interface CallFacts extends AppState {
   readonly audit?: boolean;
 }
 
+/**
+ * What the pipeline works out once per operation and app rather than at every call, since it is fixed for them: the
+ * roles the operation admits, the services its run may reach (those it declared in `needs`, or all of them), and its
+ * input schema under the active joint limits (a schema built from the limits is built once per limits).
+ */
+class Plan {
+  readonly #op: AnyOperation;
+  /** The roles allowed to call the operation (lib/core/roles.ts's rule, applied to each role once). */
+  readonly admits: ReadonlySet<Role>;
+  /** The services handed to its run: the app's whole bag, or a frozen bag of those it declared. */
+  readonly services: Partial<Services>;
+  /** The input schema under the limits it was last asked with. */
+  #schema: { readonly limits: JointLimits; readonly schema: v.GenericSchema | undefined } | undefined;
+
+  constructor(op: AnyOperation, services: Services) {
+    this.#op = op;
+    const needed = roleNeeded(op);
+    this.admits = new Set(ROLES.filter((role) => roleAllows(role, needed)));
+    const needs = op.needs;
+    this.services = needs ? Object.freeze(Object.fromEntries(needs.map((name) => [name, services[name]]))) : services;
+  }
+
+  /** The input schema under `limits`; undefined: no input. */
+  schema(limits: JointLimits): v.GenericSchema | undefined {
+    let made = this.#schema;
+    if (!made || made.limits !== limits) {
+      made = { limits, schema: inputSchemaOf(this.#op, limits) };
+      this.#schema = made;
+    }
+    return made.schema;
+  }
+}
+
+/** The plans by app (its services bag) and operation. */
+const plans = new WeakMap<Services, WeakMap<AnyOperation, Plan>>();
+
+/** The plan of `op` in the app whose services are `services`, made at its first call. */
+function planOf(op: AnyOperation, services: Services): Plan {
+  let byOp = plans.get(services);
+  if (!byOp) {
+    byOp = new WeakMap();
+    plans.set(services, byOp);
+  }
+  let plan = byOp.get(op);
+  if (!plan) {
+    plan = new Plan(op, services);
+    byOp.set(op, plan);
+  }
+  return plan;
+}
+
 const NEVER_ABORTED = new AbortController().signal;
 const NO_PROGRESS: OpContext['progress'] = () => {};
 const ARGUMENTS = () => 'arguments';
@@ -126,18 +189,13 @@ class CallContext implements OpContext {
   readonly channel?: Channel;
   #signal: AbortSignal | (() => AbortSignal) | undefined;
 
-  constructor(
-    op: AnyOperation,
-    facts: CallFacts,
-    caller: Caller,
-    filenames: Readonly<Record<string, string>> | undefined,
-  ) {
+  constructor(plan: Plan, facts: CallFacts, caller: Caller, filenames: Readonly<Record<string, string>> | undefined) {
     this.progress = facts.progress ?? NO_PROGRESS;
     this.arrivedAtStop = facts.arrivedAtStop;
     this.caller = caller;
     this.calledAs = facts.calledAs;
     // Only the services the operation declared (its run's ctx type has no others): what it did not declare is absent.
-    this.services = servicesOf(op, facts.services) as AppState['services'];
+    this.services = plan.services as AppState['services'];
     this.ros = facts.ros;
     if (filenames) this.filenames = filenames;
     if (facts.channel) this.channel = facts.channel;
@@ -188,8 +246,14 @@ function withDefaults(op: AnyOperation, face: Face, input: unknown): unknown {
   return filled;
 }
 
-/** The fields a face read, validated with the operation's schema under the active limits. */
-function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: boolean): Result<Validated, ApiError> {
+/** The fields a face read, validated with the operation's schema under the active limits (`schema`). */
+function validate(
+  op: AnyOperation,
+  schema: v.GenericSchema | undefined,
+  decoded: Decoded,
+  facts: CallFacts,
+  plain: boolean,
+): Result<Validated, ApiError> {
   const locate = facts.locate ?? ARGUMENTS;
   const fields = decoded.fields ?? {};
   if (plain && (typeof fields !== 'object' || fields === null || Array.isArray(fields)))
@@ -199,7 +263,6 @@ function validate(op: AnyOperation, decoded: Decoded, facts: CallFacts, plain: b
     });
   // A rawJson operation validates its text in run (off the event loop); an input in hand is serialized for it.
   if (op.rawJson) return ok({ value: plain ? { text: JSON.stringify(fields) } : fields });
-  const schema = inputSchemaOf(op, facts.ros.limits);
   if (!schema) {
     // No input: a field is unknown (its schema says additionalProperties: false); a stop stops whatever it was sent with.
     const unknown = op.effect === 'stop' ? undefined : firstKey(fields as object);
@@ -331,17 +394,22 @@ export function invoke(op: AnyOperation, input: unknown, facts: CallFacts): Prom
   const plain = !(input instanceof Deferred);
   // The trail shows what the face had in hand: an input given as is, or (deferred) the input once read and validated.
   const given = plain ? (input ?? {}) : undefined;
-  const refused = refusal(op, caller, facts.calledAs);
+  const plan = planOf(op, facts.services);
+  const refused = plan.admits.has(caller.role) ? undefined : refusal(op, caller, facts.calledAs);
   if (refused) return Promise.resolve(finish(op, facts, caller, started, given, err(refused)));
-  const decoded = plain ? ok({ fields: given }) : input.read();
+  // A rawJson operation validates its text in run: its schema is not the face's to read with.
+  const schema = op.rawJson ? undefined : plan.schema(facts.ros.limits);
+  const decoded = plain ? ok({ fields: given }) : input.read(schema);
   // A face whose input is at hand (every read) goes on without waiting: one promise less on the hot path.
   if (decoded instanceof Promise)
-    return decoded.then((read) => validateAndRun(op, facts, caller, started, plain, given, read));
-  return validateAndRun(op, facts, caller, started, plain, given, decoded);
+    return decoded.then((read) => validateAndRun(op, plan, schema, facts, caller, started, plain, given, read));
+  return validateAndRun(op, plan, schema, facts, caller, started, plain, given, decoded);
 }
 
 function validateAndRun(
   op: AnyOperation,
+  plan: Plan,
+  schema: v.GenericSchema | undefined,
   facts: CallFacts,
   caller: Caller,
   started: number,
@@ -349,7 +417,7 @@ function validateAndRun(
   given: unknown,
   decoded: Result<Decoded, ApiError>,
 ): Promise<Result<unknown, ApiError>> {
-  const input = decoded.ok ? validate(op, decoded.value, facts, plain) : decoded;
+  const input = decoded.ok ? validate(op, schema, decoded.value, facts, plain) : decoded;
   const audited = plain ? given : input.ok ? input.value.value : undefined;
   if (!input.ok) return Promise.resolve(finish(op, facts, caller, started, audited, input));
   const { value, filenames } = input.value;
@@ -357,7 +425,7 @@ function validateAndRun(
   const summary = trail ? auditedBeforeRun(trail, op, audited) : audited;
   const run = () =>
     op
-      .run(value, new CallContext(op, facts, caller, filenames))
+      .run(value, new CallContext(plan, facts, caller, filenames))
       .then((result) => finish(op, facts, caller, started, summary, result));
   // Dry-run routing: only a motion that would move is put to the face's confirmation.
   if (facts.confirm && op.effect === 'motion' && !isDryRun(value))

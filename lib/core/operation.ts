@@ -197,28 +197,6 @@ export function defineOperation(op: AnyOperation): AnyOperation {
   return op;
 }
 
-const narrowed = new WeakMap<Services, WeakMap<readonly ServiceName[], Partial<Services>>>();
-
-/**
- * The services `op` may reach of the app's `services`: those it declares in `needs` (made once per operation and
- * app), or all of them when it declares none.
- */
-export function servicesOf(op: Pick<AnyOperation, 'needs'>, services: Services): Partial<Services> {
-  const needs = op.needs;
-  if (!needs) return services;
-  let byNeeds = narrowed.get(services);
-  if (!byNeeds) {
-    byNeeds = new WeakMap();
-    narrowed.set(services, byNeeds);
-  }
-  let picked = byNeeds.get(needs);
-  if (!picked) {
-    picked = Object.freeze(Object.fromEntries(needs.map((name) => [name, services[name]])));
-    byNeeds.set(needs, picked);
-  }
-  return picked;
-}
-
 /** The operation's input schema with the given joint limits (when it depends on them); undefined: no input. */
 export function inputSchemaOf(op: Pick<AnyOperation, 'input'>, limits: JointLimits): v.GenericSchema | undefined {
   const source = op.input;

@@ -19,8 +19,12 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { AnyOperation, AppState } from '../core/operation.ts';
-import type { AdmissionPolicy } from '../admission/origin.ts';
-import { authorizationAuth, STOP_DESPITE_GUESSES, type TokenEntry } from '../http/auth.ts';
+import {
+  type AdmissionPolicy,
+  authorizationAuth,
+  STOP_DESPITE_GUESSES,
+  type TokenEntry,
+} from '../admission/front-door.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
 import { FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';

@@ -5,7 +5,7 @@
 import { invoke } from '../core/invoke.ts';
 import type { AnyOperation, AppState } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
-import { admissionPolicy } from '../admission/origin.ts';
+import { admissionPolicy } from '../admission/front-door.ts';
 import type { Config } from '../settings/load.ts';
 import { channelDefs, type FeedSources, type ShownPosition, startFeeds } from './feeds.ts';
 import { ChannelHub } from './hub.ts';

@@ -2,11 +2,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Principal } from '../core/roles.ts';
-import { admit, type AdmissionPolicy, sameOrigin } from '../admission/origin.ts';
+import { admit, type AdmissionPolicy, type Authentication, sameOrigin } from '../admission/front-door.ts';
 import type { AppState } from '../core/operation.ts';
 import { refuseUpgrade as refuse } from '../http/raw-answer.ts';
 import { parseHost } from '../net/address.ts';
-import type { Authentication } from '../http/auth.ts';
 import { SUBPROTOCOL } from './protocol.ts';
 
 /** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token. */
@@ -21,7 +20,7 @@ function authorizationOf(request: IncomingMessage): string {
 /**
  * Who an admitted upgrade is: a principal (the connection has its role), or, from an address past its wrong tokens, a
  * connection for the stop services only, whatever its token (the same for a right one and a wrong one): `stopOnly` is
- * the principal of a right token, for whom a stop is carried out (never shown; lib/http/auth.ts).
+ * the principal of a right token, for whom a stop is carried out (never shown; lib/admission/front-door.ts).
  */
 export type Admitted =
   | { readonly principal: Principal; readonly pastGuesses?: undefined }

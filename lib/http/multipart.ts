@@ -202,7 +202,7 @@ export async function parseMultipart(
           await nextTurn();
         }
       } catch (e) {
-        // The client went away: the request ends as its own case (lib/http/app.ts), not as a bad body.
+        // The client went away: the request ends as its own case (lib/http/routes.ts's createApp), not as a bad body.
         if (e instanceof BodyTimeoutError || isClientAbort(e, request)) {
           failure ??= invalid(['body'], 'the client closed the request', 'aborted');
           release();

@@ -8,7 +8,7 @@ import { Response as FetchResponse } from '@whatwg-node/fetch';
 import type * as v from 'valibot';
 import { type ApiError, invalid } from '../core/errors.ts';
 import { type Decoded, Deferred, invoke } from '../core/invoke.ts';
-import { type AnyOperation, type AppState, inputSchemaOf, type RestBinding } from '../core/operation.ts';
+import type { AnyOperation, AppState, RestBinding } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import { isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
@@ -152,18 +152,20 @@ function shapeOf(schema: v.GenericSchema) {
   return shape;
 }
 
-/** The operation's input fields from a REST request (not yet validated: the pipeline does it). */
+/**
+ * The operation's input fields from a REST request (not yet validated: the pipeline does it with `schema`, the input
+ * schema under the active limits, which also says the fields' types).
+ */
 async function restInput(
   op: AnyOperation,
   rest: RestBinding,
   request: Request,
-  call: RestCall,
+  schema: v.GenericSchema | undefined,
 ): Promise<Result<Decoded, ApiError>> {
   if (op.rawJson) {
     const text = await readJsonText(request);
     return text.ok ? ok({ fields: { text: text.value } }) : text;
   }
-  const schema = inputSchemaOf(op, call.ros.limits);
   if (!schema || !rest.body) return bodylessInput(op, rest, request, schema);
   const { entries, types } = shapeOf(schema);
   // The query first: a wrong parameter is refused before the body is read.
@@ -259,7 +261,7 @@ export function restHandler(op: AnyOperation): RestHandler {
     return jsonText(body);
   };
   return (request, call) =>
-    invoke(op, new RequestInput(op, rest, request, call, bodyless), {
+    invoke(op, new RequestInput(op, rest, request, bodyless), {
       services: call.services,
       ros: call.ros,
       caller: call.caller,
@@ -277,22 +279,20 @@ class RequestInput extends Deferred {
   readonly #op: AnyOperation;
   readonly #rest: RestBinding;
   readonly #request: Request;
-  readonly #call: RestCall;
   /** The binding reads no body (query and path only): the input is known at once (no promise on a read's way). */
   readonly #bodyless: boolean;
 
-  constructor(op: AnyOperation, rest: RestBinding, request: Request, call: RestCall, bodyless: boolean) {
+  constructor(op: AnyOperation, rest: RestBinding, request: Request, bodyless: boolean) {
     super();
     this.#op = op;
     this.#rest = rest;
     this.#request = request;
-    this.#call = call;
     this.#bodyless = bodyless;
   }
 
-  read() {
+  read(schema: v.GenericSchema | undefined) {
     return this.#bodyless
-      ? bodylessInput(this.#op, this.#rest, this.#request, inputSchemaOf(this.#op, this.#call.ros.limits))
-      : restInput(this.#op, this.#rest, this.#request, this.#call);
+      ? bodylessInput(this.#op, this.#rest, this.#request, schema)
+      : restInput(this.#op, this.#rest, this.#request, schema);
   }
 }

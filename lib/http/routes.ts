@@ -1,16 +1,34 @@
 /**
- * The route table: every route armgate serves, as data, built once at start-up from the catalog's handler files and
- * the routes mounted beside them (the MCP endpoint, the event stream, the live page's files, WebSockets). Everything
- * that needs to know a route reads it here: the router and its 405 answer and the fast exact-path lookup
- * (lib/http/app.ts), the listener's rules (stops are never refused by a cap, REST reads take the light way, an event
- * stream holds its connection: lib/server/listener.ts), the turn queue's rule (what runs at once:
- * lib/server/start.ts) and the MCP endpoint's (the tools that stop).
+ * The route table and the app that serves it. The table: every route armgate serves, as data, built once at start-up
+ * from the catalog's handler files and the routes mounted beside them (the MCP endpoint, the event stream, the live
+ * page's files, WebSockets). Everything that needs to know a route reads it here: the app's router, its 405 answer
+ * and its fast exact-path lookup ({@link createApp}), the listener's rules (stops are never refused by a cap, REST
+ * reads take the light way, an event stream holds its connection: lib/server/listener.ts), the turn queue's rule
+ * (what runs at once: lib/server/turns.ts) and the MCP endpoint's (the tools that stop).
  */
+import { Response } from '@whatwg-node/fetch';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { HandlerFile, RestOperation } from '../core/operation.ts';
+import { type IRequest, Router } from 'itty-router';
+import {
+  type AdmissionPolicy,
+  admit,
+  CORS_ALLOW_HEADERS,
+  CORS_ALLOW_METHODS,
+  CORS_EXPOSE_HEADERS,
+  requestCaller,
+  type StopDespiteGuesses,
+  type TokenEntry,
+} from '../admission/front-door.ts';
+import type { GuessLimiter } from '../auth/guesses.ts';
+import type { ApiError } from '../core/errors.ts';
+import type { AppState, HandlerFile, RestOperation } from '../core/operation.ts';
 import type { Arrival } from '../core/roles.ts';
-import type { RestHandler } from './rest.ts';
+import { logLine, logRequestLine } from '../logs/line.ts';
+import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
+import { type DocsAssets, docsResponse } from './docs.ts';
+import { errorResponse, json } from './errors.ts';
+import type { RestCall, RestHandler } from './rest.ts';
 
 /**
  * What a route does, for the rules that read the table: `read` changes nothing, `stop` stops (never refused, never
@@ -53,7 +71,7 @@ export interface MountRoute {
 
 /**
  * Carries out the stops a request to a mounted route holds (the MCP endpoint: a stop tool's call), for a request past
- * its address's guess limit, once the app has answered it 429 (lib/http/app.ts): with `call`, a right token's (its
+ * its address's guess limit, once the app has answered it 429 ({@link createApp}): with `call`, a right token's (its
  * principal, for the stop only); without, a wrong one's, whose body is read all the same (the same work either way)
  * and nothing is carried out.
  */
@@ -183,4 +201,251 @@ export function routeTable(
   }
   for (const ws of websockets) routes.push({ kind: 'websocket', method: 'GET', ...ws });
   return new RouteTable(routes);
+}
+
+/**
+ * The app: a fetch handler taking, besides the request, the arbiter's stop count at its arrival (stamped by the server
+ * before anything is awaited) and the client's address (the socket's peer; '' for a request made in memory).
+ */
+export type App = (request: Request, arrivedAtStop?: number, address?: string) => Promise<Response>;
+
+/** A fetch handler plus the extra (non-REST) routes it mounts. */
+export interface AppOptions {
+  /** The route table start-up built from the catalog ({@link routeTable}): the operations' routes and the mounts. */
+  readonly routes: RouteTable;
+  /** The app's services and the ROS context, in every call's context. */
+  readonly state: AppState;
+  /** undefined: no authentication (unless `tokens` has some). An admin token named 'web.token'. */
+  readonly token: string | undefined;
+  /** The tokens with their names and roles (web.tokens and the admin token); when given, `token` is not used. */
+  readonly tokens?: readonly TokenEntry[];
+  /** Which Host, Origin and CORS front ends are admitted (see lib/admission/front-door.ts). */
+  readonly admission: AdmissionPolicy;
+  /** The docs pages' assets, loaded when a docs path is first asked for (lib/http/docs.ts's docsAssetsOnDemand). */
+  readonly docs: () => Promise<DocsAssets>;
+  /**
+   * Builds the OpenAPI document served at /openapi.json (with the active limits): called on the first request for it,
+   * not at start-up (~20 ms of a start under load), and kept.
+   */
+  readonly openApiDocument: () => unknown;
+  /** Routes answered without authentication, by path pattern (e.g. OAuth discovery: 404 saying to use the token). */
+  readonly open?: readonly {
+    readonly path: RegExp;
+    readonly respond: (request: Request) => Response | Promise<Response>;
+  }[];
+  /** How fast wrong tokens may come from one client address (web.limits.token_guess_*); the defaults otherwise. */
+  readonly guesses?: GuessLimiter;
+  /** Writes one line per request; defaults to stdout. */
+  readonly log?: (fields: Record<string, string | number>) => void;
+}
+
+/** The path of an absolute URL, without parsing the whole URL (hot path). */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const query = url.indexOf('?', start);
+  const fragment = url.indexOf('#', start);
+  const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
+}
+
+/** The host (and port) of an absolute URL. */
+function hostOf(url: string): string {
+  const start = url.indexOf('//') + 2;
+  const end = url.indexOf('/', start);
+  return url.slice(start, end < 0 ? undefined : end);
+}
+
+/** The answer to a CORS preflight from an admitted front end. */
+function preflightResponse(origin: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      'access-control-allow-origin': origin,
+      'access-control-allow-methods': CORS_ALLOW_METHODS,
+      'access-control-allow-headers': CORS_ALLOW_HEADERS,
+      'access-control-max-age': '600',
+      vary: 'Origin',
+    },
+  });
+}
+
+/** Adds the CORS headers for an admitted front end's origin to a response. */
+function withCors(response: Response, origin: string): Response {
+  response.headers.set('access-control-allow-origin', origin);
+  response.headers.set('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+  response.headers.append('vary', 'Origin');
+  return response;
+}
+
+/** A mounted route's call: authenticated (a request gets here only with its caller, or it was answered 401). */
+function mountCall(handler: MountHandler, request: Request, call: RestCall): Promise<Response> | Response {
+  if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
+  return handler(request, { caller: call.caller, arrivedAtStop: call.arrivedAtStop });
+}
+
+/**
+ * The HTTP core: admission (Host, Origin and CORS, before anything else), Bearer auth, docs pages,
+ * the REST handlers by method and path, 404 and 405, and one structured log line per request.
+ * Anything a handler throws is a bug: it is logged and answered with a 500 without a stack trace.
+ */
+export function createApp(options: AppOptions): App {
+  const tokens =
+    options.tokens ?? (options.token === undefined ? [] : [{ name: 'web.token', token: options.token, role: 'admin' }]);
+  const log = options.log ?? logLine;
+  /** One line per request: the fields given to `options.log` when there is one, else written directly to stdout. */
+  const logRequest = options.log
+    ? (method: string, path: string, status: number, ms: number) =>
+        log({ level: 'info', msg: 'request', method, path, status, ms })
+    : logRequestLine;
+  let openApiBody: string | undefined;
+  const { services, ros } = options.state;
+  const table = options.routes;
+  const router = Router<IRequest, [RestCall]>();
+  /**
+   * How a request past its address's guess limit may still stop the arm, when its route may hold a stop: a REST route
+   * that brings the arm to rest and takes no input (POST /stop, /robot/stop, /robot/pause), or a mounted route that
+   * says which stops a request holds (the MCP endpoint: a stop tool's call). A right token's stop is never kept out
+   * (someone behind the same address may be guessing), yet the answer is the same 429 whether the token was right or
+   * not, so that a guesser learns nothing from a stop: `stopOnly` (the token's principal, from authentication, which
+   * compared it in constant time without counting it) is undefined for a wrong one, and the stop runs once the 429 is
+   * on its way (no answer waits on it, none is timed by it).
+   */
+  const stopsPastGuesses = (method: string, path: string): StopDespiteGuesses | undefined => {
+    const route = table.operationAt(method, path);
+    if (route)
+      return route.operation.effect === 'stop' && route.operation.input === undefined
+        ? (request, caller, arrivedAtStop) => {
+            if (!caller) return;
+            setImmediate(() => {
+              route
+                .handler(request, { services, ros, caller, arrivedAtStop })
+                .catch((e: unknown) =>
+                  log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }),
+                );
+            });
+          }
+        : undefined;
+    const mount = table.find(method, path);
+    const carry = mount && 'stopsPastGuesses' in mount ? mount.stopsPastGuesses : undefined;
+    if (!carry) return undefined;
+    // The body is read whatever the token (the same work either way); only a right token's stops are carried out.
+    return (request, caller, arrivedAtStop) =>
+      void carry(request, caller ? { caller, arrivedAtStop } : undefined).catch((e: unknown) =>
+        log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }),
+      );
+  };
+  // Who sends each request; wrong tokens are counted per client address: guessing is slowed (lib/auth/guesses.ts).
+  const callerOf = requestCaller({ tokens, guesses: options.guesses, audit: services.audit, stopsPastGuesses });
+
+  router.get('/openapi.json', () => {
+    openApiBody ??= JSON.stringify(options.openApiDocument());
+    return new Response(openApiBody, { headers: { 'content-type': 'application/json' } });
+  });
+  for (const path of ['/docs', '/redoc', '/docs/assets/:file', '/redoc/assets/:file', '/docs/guide/:file']) {
+    router.get(path, async (request: IRequest) => docsResponse(await options.docs(), new URL(request.url).pathname));
+  }
+  // The router reads the table: each operation's route is its handler file's own handler; a mount takes every method.
+  // Routes without path parameters are also found before the router, by one lookup of the table (see below).
+  const mounted = new Set<string>();
+  for (const route of table.routes) {
+    if (route.kind === 'websocket') continue;
+    if ('operation' in route) {
+      const handler = route.handler;
+      // Path parameters are written the OpenAPI way, {name}; the router wants :name.
+      router[route.method.toLowerCase()](route.path.replace(/\{(\w+)\}/g, ':$1'), (request: IRequest, call: RestCall) =>
+        handler(request as unknown as Request, call),
+      );
+    } else if (!mounted.has(route.path)) {
+      mounted.add(route.path);
+      const handler = route.handler;
+      router.all(route.path, (request: IRequest, call: RestCall) =>
+        mountCall(handler, request as unknown as Request, call),
+      );
+    }
+  }
+  // A route with path parameters answers another method with 405 and its methods, as an exact path does below.
+  for (const route of table.routes) {
+    if (!('operation' in route) || route.exact || route !== table.routes.find((r) => r.path === route.path)) continue;
+    const allowed = table.methodsAt(route.path) ?? [];
+    router.all(route.path.replace(/\{(\w+)\}/g, ':$1'), (request: IRequest) =>
+      errorResponse({
+        kind: 'method_not_allowed',
+        detail: `Method ${request.method} not allowed on ${new URL(request.url).pathname}; use ${allowed.join(' or ')}`,
+        allow: [...allowed],
+      }),
+    );
+  }
+  router.all('*', (request: IRequest) => {
+    const { pathname } = new URL(request.url);
+    const allowed = table.methodsAt(pathname);
+    const error: ApiError = allowed
+      ? {
+          kind: 'method_not_allowed',
+          detail: `Method ${request.method} not allowed on ${pathname}; use ${allowed.join(' or ')}`,
+          allow: [...allowed],
+        }
+      : { kind: 'not_found', detail: `Not Found: ${pathname}` };
+    return errorResponse(error);
+  });
+
+  type OpenRoute = NonNullable<AppOptions['open']>[number];
+  const openRoute = (path: string): OpenRoute | undefined => options.open?.find((route) => route.path.test(path));
+
+  return async (request: Request, arrivedAtStop?: number, address = ''): Promise<Response> => {
+    const started = performance.now();
+    const path = pathOf(request.url);
+    const headers = request.headers;
+    const admission = admit(options.admission, {
+      method: request.method,
+      host: headers.get('host') ?? hostOf(request.url),
+      origin: headers.get('origin'),
+      secFetchSite: headers.get('sec-fetch-site'),
+      preflightMethod: headers.get('access-control-request-method'),
+    });
+    let response: Response;
+    try {
+      if (admission.kind === 'refuse') response = errorResponse(admission.error);
+      else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
+      else {
+        const open = openRoute(path);
+        if (open) response = await open.respond(request);
+        else {
+          const who = callerOf(request, path, address, arrivedAtStop);
+          if ('refused' in who) response = errorResponse(who.refused);
+          else {
+            // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
+            const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
+            // The routes without path parameters or wildcard, by method and path (a mount of every method too): found
+            // with one lookup of the table before the router (whose URL parse, query object and pattern loop are most of
+            // a read's routing). A path the table does not hold exactly (a parameter, a trailing slash, a dot segment)
+            // goes to the router, which answers as it always did.
+            const exact = table.find(request.method, path);
+            const routed =
+              exact === undefined || exact.kind === 'websocket'
+                ? ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined)
+                : 'operation' in exact
+                  ? await exact.handler(request, call)
+                  : await mountCall(exact.handler, request, call);
+            response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
+          }
+        }
+        if (admission.corsOrigin) response = withCors(response, admission.corsOrigin);
+      }
+    } catch (e) {
+      if (e instanceof BodyTimeoutError) {
+        // Cut for arriving too slowly (lib/server/slow-bodies.ts): the client's doing; the 408 is already on its way.
+        response = json({ detail: e.message }, 408, { connection: 'close' });
+      } else if (isClientAbort(e, request)) {
+        // The client went away mid-request (a dropped upload, a closed tab): its doing, not a server fault. The request
+        // line below, with this status, is its one log line.
+        response = json({ detail: 'the client closed the request' }, CLIENT_CLOSED_STATUS);
+      } else {
+        log({ level: 'error', msg: 'unhandled error', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+        response = json({ detail: 'Internal server error' }, 500);
+      }
+    }
+    logRequest(request.method, path, response.status, Math.round((performance.now() - started) * 100) / 100);
+    return response;
+  };
 }

@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { type AdmissionPolicy, admit } from '../admission/origin.ts';
+import { type AdmissionPolicy, admit, principalAuth, type TokenEntry } from '../admission/front-door.ts';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { type CallFacts, callerOf, type Decoded, deferred, invoke } from '../core/invoke.ts';
 import {
@@ -27,7 +27,6 @@ import {
 } from '../core/operation.ts';
 import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
-import { principalAuth, type TokenEntry } from './auth.ts';
 import { refuseUpgrade } from './raw-answer.ts';
 import { UpgradeRate } from '../net/upgrade-rate.ts';
 

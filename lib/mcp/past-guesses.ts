@@ -1,8 +1,8 @@
 /**
  * The MCP endpoint's stops past the guess limit: a POST to /mcp/mcp from an address past its wrong tokens is answered
- * 429 whatever its token (lib/http/app.ts), and a stop tool's call in it with a right token is carried out all the
- * same, as POST /stop is (docs/safe-deployment.md, token guessing). The call needs no session: a stop is every role's,
- * and a client whose session was opened before the guessing (or elsewhere) names one the 429 never reaches.
+ * 429 whatever its token (lib/admission/front-door.ts), and a stop tool's call in it with a right token is carried out
+ * all the same, as POST /stop is (docs/safe-deployment.md, token guessing). The call needs no session: a stop is every
+ * role's, and a client whose session was opened before the guessing (or elsewhere) names one the 429 never reaches.
  */
 import { invoke } from '../core/invoke.ts';
 import type { AppState } from '../core/operation.ts';

@@ -4,8 +4,7 @@
  * /stop) is read and answered within a batch's time instead of after every pending read of the turn. Urgent requests
  * are not queued at all; each request is stamped with the arbiter's count of stops when it arrives.
  */
-import { type App, pathOf } from '../http/app.ts';
-import type { RouteTable } from '../http/routes.ts';
+import { type App, pathOf, type RouteTable } from '../http/routes.ts';
 
 /** Handlers started per turn of the event loop. */
 export const HANDLERS_PER_TURN = 8;

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { admissionPolicy } from '../../lib/admission/origin.ts';
+import { admissionPolicy } from '../../lib/admission/front-door.ts';
 import { createMcpEndpoint } from '../../lib/mcp/server.ts';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { atRest, getJson, type JointStates, jointStates, maxDiff, sleep, WORK } from '../support/live.ts';

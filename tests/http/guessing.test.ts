@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../../lib/auth/guesses.ts';
 import { refusalsPath } from '../../lib/audit/trail.ts';
+import { authorizationAuth } from '../../lib/admission/front-door.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
 import { connect, portOf } from '../support/raw-http.ts';
 import { connect as foxgloveConnect } from '../foxglove/support.ts';
@@ -435,5 +436,27 @@ describe('the per-address table', () => {
     limiter.wrong('10.2.0.2');
     assert.equal(limiter.size, 4, 'a refilled address made room');
     assert.equal(limiter.decide('10.2.0.2').kind, 'check', 'the new address has its own bucket now');
+  });
+
+  it("a token served from an address is served at once only while the table keeps it: once forgotten with its address, that address's guessing holds it too", () => {
+    const limiter = new GuessLimiter({ burst: 2, refillS: 3600 }, () => 0, 2);
+    const authenticate = authorizationAuth([{ name: 'web.token', token: ADMIN, role: 'admin' }], limiter);
+    const kindOf = (token: string, address: string) => {
+      const result = authenticate(`Bearer ${token}`, address);
+      return result.ok ? 'ok' : result.error.kind;
+    };
+    assert.equal(kindOf(ADMIN, '192.0.2.1'), 'ok');
+    assert.equal(kindOf(ADMIN, '192.0.2.1'), 'ok', 'served again');
+    // Two more addresses served: the table (2 addresses) forgets the least recently seen one, with its served token.
+    assert.equal(kindOf(ADMIN, '192.0.2.2'), 'ok');
+    assert.equal(kindOf(ADMIN, '192.0.2.3'), 'ok');
+    assert.equal(limiter.size, 2);
+    // 192.0.2.1 guesses past its burst (the table full of served addresses: the overflow's).
+    assert.deepEqual(
+      [kindOf('wrong-1', '192.0.2.1'), kindOf('wrong-2', '192.0.2.1')],
+      ['unauthorized', 'unauthorized'],
+    );
+    assert.equal(kindOf(ADMIN, '192.0.2.1'), 'too_many_requests', 'no longer served there: limited as a new token');
+    assert.equal(kindOf(ADMIN, '192.0.2.3'), 'ok', 'an address the table keeps is served at once');
   });
 });

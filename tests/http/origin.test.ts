@@ -1,5 +1,5 @@
 /**
- * Request admission as pure decisions (lib/admission/origin.ts), the JSON media type rule of
+ * Request admission as pure decisions (lib/admission/front-door.ts), the JSON media type rule of
  * parseJsonBody, and the settings web.allowed_hosts and web.cors_origins as start-up reads them.
  */
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import {
   admit,
   type RequestFacts,
   sdkAllowLists,
-} from '../../lib/admission/origin.ts';
+} from '../../lib/admission/front-door.ts';
 import { normalizeOrigin, parseHost } from '../../lib/net/address.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
 import { type SettingsOverrides, writeSettings } from '../support/server.ts';

@@ -16,7 +16,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CallExtra } from '../../lib/mcp/tools.ts';
-import { admissionPolicy } from '../../lib/admission/origin.ts';
+import { admissionPolicy } from '../../lib/admission/front-door.ts';
 import { SteppedClock } from '../../lib/clock.ts';
 import {
   createMcpEndpoint,
