@@ -61,7 +61,7 @@ export interface McpEndpointOptions {
    */
   readonly streamToolCalls?: boolean;
   /**
-   * Runs a request's work in its turn (lib/server/turns.ts), once its body is read: the server does not queue MCP
+   * Runs a request's work in its turn (lib/server/request.ts), once its body is read: the server does not queue MCP
    * requests itself, so that a call of a stop tool or a cancellation (`stopTools`, notifications/cancelled) runs at
    * once, as POST /stop does. Absent: everything runs at once.
    */

@@ -1,3 +1,9 @@
+/**
+ * The listener: the HTTP/1.1 server in front of the app, and its caps. It takes every connection (counted against the
+ * caps), reads each request's head, stamps it with the arbiter's count of stops, checks it against the caps, and hands
+ * it to the app (lib/server/request.ts: its way through the server); what it answers itself is written by
+ * lib/server/own-answers.ts.
+ */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -6,19 +12,18 @@ import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
 import type { RouteTable } from '../http/routes.ts';
 import type { WebLimits } from '../settings/load.ts';
 import {
+  answer,
   answerAndLinger,
-  Caps,
+  clientErrorAnswer,
   drainAfterAnswer,
-  type Holding,
-  isLingering,
+  endAndClose,
+  headWithoutUpgrade,
   LINGER_MAX_BYTES,
   type LingerBounds,
-} from './caps.ts';
+  type LogSink,
+} from './own-answers.ts';
 import { absoluteUrl, BodylessRequest, hasBody, hasSecondHost, readRequestTarget, writeResponse } from './request.ts';
 import { watchBodies } from './slow-bodies.ts';
-
-/** Writes one structured log line (the app's sink). */
-export type LogSink = (fields: Record<string, string | number>) => void;
 
 export interface ListenerOptions {
   /**
@@ -53,70 +58,175 @@ export interface Listener {
   close(): void;
 }
 
+// The caps: what clients may hold of the service at once (web.limits), one job, that a crowd never keeps a stop out.
+// Open connections in all and per client address, open event streams, uploads being received: counted here, and
+// asked before a request reaches the app, so that a request beyond a cap is answered before its body is read (503, then
+// the lingering close: lib/server/own-answers.ts). A new connection beyond a connection cap makes room by shedding an
+// idle one (nothing being served on it) rather than being refused, so that a crowd of idle connections never keeps a
+// new client, and its stop, out.
+
+export interface CapLimits {
+  readonly maxConnections: number;
+  readonly maxConnectionsPerClient: number;
+  readonly maxEventClients: number;
+  readonly maxUploads: number;
+}
+
+/** Which cap a request is beyond, with the sentence its 503 says. */
+export interface Refusal {
+  readonly cap: 'connections' | 'client_connections' | 'event_clients' | 'uploads';
+  readonly detail: string;
+}
+
+/** What kind of work a request holds while it is served. */
+export type Holding = 'event_stream' | 'upload' | 'none';
+
+/** Longest a connection taken beyond a connection cap may take to send its request (ms): a stop, or a 503. */
+export const BEYOND_CAP_REQUEST_MS = 2000;
+
 /**
- * How long a connection answered by the server itself and closing (a parser's 408 after the idle cut, a 400, CONNECT)
- * waits for the client to close its side before it is destroyed (ms): a client that never reads nor closes does not
- * keep it, half-closed and counted.
+ * True when no request is being served on `socket`: nothing sent yet, headers on their way, or kept alive between
+ * requests. Node's server sets the socket's `_httpMessage` to the response of the request being served and clears it
+ * when that response is done: read here rather than counting every request, which would cost the REST reads. A socket
+ * handed over by an upgrade (a WebSocket) has no parser any more: it is never idle.
  */
-const CLOSING_GRACE_MS = 1000;
+const isIdle = (socket: Socket) => {
+  const http = socket as Socket & { _httpMessage?: unknown; parser?: unknown };
+  return http._httpMessage == null && http.parser != null;
+};
 
-/** Writes `answer` and closes the connection: at once when the client has closed its side, else after the grace. */
-function endAndClose(socket: Duplex, answer: string): void {
-  const close = () => socket.destroy();
-  const grace = setTimeout(close, CLOSING_GRACE_MS).unref();
-  socket.once('close', () => clearTimeout(grace));
-  socket.once('end', close);
-  socket.end(answer);
-}
+/** Counts of what is held, and the decision for a new request. */
+export class Caps {
+  readonly #limits: CapLimits;
+  #connections = 0;
+  /** The open connections of each client address, oldest first. */
+  readonly #byClient = new Map<string, Set<Socket>>();
+  #eventStreams = 0;
+  #uploads = 0;
+  /** Connections taken beyond a connection cap: only a stop is served on them. */
+  readonly #beyond = new WeakMap<Socket, Refusal>();
+  /** What stops counting each connection (once): on its close, or at once when it is shed. */
+  readonly #forgets = new WeakMap<Socket, () => void>();
+  /** Connections shed (destroyed to make room) since start. */
+  #shed = 0;
 
-/** Answers a request on the socket directly (the app never sees it) and logs it as the app logs a request. */
-function answer(
-  res: ServerResponse,
-  log: LogSink,
-  req: IncomingMessage,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, {
-    ...(text === '' ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }),
-    ...headers,
-  });
-  res.end(text);
-  log({ level: 'info', msg: 'request', method: req.method ?? '', path: (req.url ?? '').slice(0, 200), status, ms: 0 });
-}
-
-/** The status and detail for a request Node's HTTP parser refused. */
-function clientErrorAnswer(error: NodeJS.ErrnoException): [number, string] {
-  switch (error.code) {
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'the request did not arrive in time'];
-    case 'HPE_HEADER_OVERFLOW':
-      return [431, 'the request headers are too large'];
-    default:
-      return [400, `malformed HTTP request (${error.code ?? 'parse error'})`];
+  constructor(limits: CapLimits) {
+    this.#limits = limits;
   }
-}
 
-/** A request's head as it came (Node keeps its header lines), without the offer to upgrade and its HTTP2-Settings. */
-function headWithoutUpgrade(req: IncomingMessage): string {
-  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] ?? '';
-    const value = raw[i + 1] ?? '';
-    const lower = name.toLowerCase();
-    if (lower === 'upgrade' || lower === 'http2-settings') continue;
-    if (lower === 'connection') {
-      const kept = value
-        .split(',')
-        .map((token) => token.trim())
-        .filter((token) => token !== '' && !/^(upgrade|http2-settings)$/i.test(token));
-      if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`);
-    } else lines.push(`${name}: ${value}`);
+  /**
+   * Counts a new connection until it closes. Beyond max_connections_per_client the oldest idle connection of its
+   * address is shed (destroyed) to make room; beyond max_connections, the oldest idle connection of the address
+   * holding the most. Only when none is idle (every one is serving a request) is the new one marked as beyond the cap
+   * for its life: it is still read, a stop on it is served and anything else answered 503; it must send its request
+   * within {@link BEYOND_CAP_REQUEST_MS}.
+   */
+  connected(socket: Socket): void {
+    const client = socket.remoteAddress ?? '';
+    const limits = this.#limits;
+    let own = this.#byClient.get(client);
+    if (!own) {
+      own = new Set();
+      this.#byClient.set(client, own);
+    }
+    let counted = true;
+    const forget = () => {
+      if (!counted) return;
+      counted = false;
+      this.#connections--;
+      own.delete(socket);
+      if (own.size === 0 && this.#byClient.get(client) === own) this.#byClient.delete(client);
+    };
+    socket.once('close', forget);
+    this.#forgets.set(socket, forget);
+    let refusal: Refusal | undefined;
+    if (own.size >= limits.maxConnectionsPerClient && !this.#shedOldestIdle(own))
+      refusal = {
+        cap: 'client_connections',
+        detail: `this client address holds ${limits.maxConnectionsPerClient} connections already (web.limits.max_connections_per_client); close some or try again later`,
+      };
+    else if (this.#connections >= limits.maxConnections && !this.#shedFromBusiest())
+      refusal = {
+        cap: 'connections',
+        detail: `the service holds ${limits.maxConnections} connections already (web.limits.max_connections); try again later`,
+      };
+    this.#connections++;
+    own.add(socket);
+    if (refusal) {
+      this.#beyond.set(socket, refusal);
+      const late = setTimeout(() => {
+        if (isIdle(socket)) socket.destroy();
+      }, BEYOND_CAP_REQUEST_MS).unref();
+      socket.once('close', () => clearTimeout(late));
+    }
   }
-  return `${lines.join('\r\n')}\r\n\r\n`;
+
+  /** Destroys the oldest idle connection of `sockets`; false when every one is serving a request. */
+  #shedOldestIdle(sockets: Set<Socket>): boolean {
+    for (const socket of sockets)
+      if (isIdle(socket)) {
+        this.#forgets.get(socket)?.();
+        socket.destroy();
+        this.#shed++;
+        return true;
+      }
+    return false;
+  }
+
+  /** Sheds the oldest idle connection of the address holding the most connections (the next if all of its are busy). */
+  #shedFromBusiest(): boolean {
+    let busiest: Set<Socket> | undefined;
+    for (const sockets of this.#byClient.values()) if (sockets.size > (busiest?.size ?? 0)) busiest = sockets;
+    if (busiest && this.#shedOldestIdle(busiest)) return true;
+    // Every connection of that address serves a request: the others, most connections first.
+    const addresses = [...this.#byClient.values()].filter((s) => s !== busiest).sort((a, b) => b.size - a.size);
+    return addresses.some((sockets) => this.#shedOldestIdle(sockets));
+  }
+
+  /**
+   * Why a request on `socket` holding `holding` is refused, or undefined to serve it. An urgent request (stop) is never
+   * refused: the caps are there so that it always gets through.
+   */
+  refusal(socket: Socket, holding: Holding, urgent: boolean): Refusal | undefined {
+    if (urgent) return undefined;
+    const limits = this.#limits;
+    const beyond = this.#beyond.get(socket);
+    if (beyond) return beyond;
+    if (holding === 'event_stream' && this.#eventStreams >= limits.maxEventClients)
+      return {
+        cap: 'event_clients',
+        detail: `${limits.maxEventClients} event streams are open already (web.limits.max_event_clients); try again later`,
+      };
+    if (holding === 'upload' && this.#uploads >= limits.maxUploads)
+      return {
+        cap: 'uploads',
+        detail: `${limits.maxUploads} uploads are being received already (web.limits.max_uploads); try again later`,
+      };
+    return undefined;
+  }
+
+  /** Counts a served request's holding (an event stream, an upload) until the function returned is called (once). */
+  hold(holding: Exclude<Holding, 'none'>): () => void {
+    if (holding === 'event_stream') this.#eventStreams++;
+    else this.#uploads++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (holding === 'event_stream') this.#eventStreams--;
+      else this.#uploads--;
+    };
+  }
+
+  /** The counts now (tests, logs); `shed`: connections destroyed to make room since start. */
+  counts(): { connections: number; eventStreams: number; uploads: number; shed: number } {
+    return {
+      connections: this.#connections,
+      eventStreams: this.#eventStreams,
+      uploads: this.#uploads,
+      shed: this.#shed,
+    };
+  }
 }
 
 /** What a request holds while it is served: an event stream (a GET of a stream route), an upload (multipart body). */
@@ -145,6 +255,11 @@ export function createListener(options: ListenerOptions): Listener {
   const caps = new Caps(limits);
   /** Connections whose request's body the app is reading (a FIN there ends that request, logged by the app). */
   const readingBody = new WeakSet<Duplex>();
+  /**
+   * Connections answered with a cap's 503 and lingering (closing): the requests the parser still finds on them
+   * (pipelined after the refused body) are never served.
+   */
+  const lingering = new WeakSet<Duplex>();
   const lingerBounds: LingerBounds = {
     timeMs: limits.lingeringTimeMs,
     idleMs: limits.lingeringTimeoutMs,
@@ -212,7 +327,7 @@ export function createListener(options: ListenerOptions): Listener {
     },
     (req, res) => {
       // A request the parser found after a refused body, on a connection that is closing: never served.
-      if (isLingering(req.socket as Socket)) return void req.socket.destroy();
+      if (lingering.has(req.socket)) return void req.socket.destroy();
       const stamp = stampOf(req.socket as Socket);
       if (stamp !== undefined) stamps.set(req, stamp);
       const method = req.method ?? '';
@@ -229,13 +344,14 @@ export function createListener(options: ListenerOptions): Listener {
       const refused = caps.refusal(req.socket as Socket, holding, routes.isStop(method, path));
       if (refused) {
         // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
-        // so that the client reads the 503 rather than a reset (lib/server/caps.ts).
+        // so that the client reads the 503 rather than a reset (lib/server/own-answers.ts).
         answerAndLinger(req, rawAnswer(503, refused.detail, { 'Retry-After': limits.retryAfterS }), lingerBounds);
+        lingering.add(req.socket);
         log({ level: 'info', msg: 'request', method, path: (req.url ?? '').slice(0, 200), status: 503, ms: 0 });
         return;
       }
-      const release = caps.hold(holding);
       if (holding !== 'none') {
+        const release = caps.hold(holding);
         res.once('close', release);
         res.once('finish', release);
       }

@@ -10,7 +10,7 @@ import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
 import { mcpStopsPastGuesses } from '../mcp/past-guesses.ts';
 import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
-import { createTurnQueue, inOrder } from './turns.ts';
+import { createTurnQueue, inOrder } from './request.ts';
 import { createListener } from './listener.ts';
 import { logLine } from '../logs/line.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -216,7 +216,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const tools = activeTools(config, active, catalog.stop);
   const confirmMotion = config.mcp.confirmMotion;
   // Stop wins: POST /stop is handled the moment its request is read; other requests run a few per turn of the
-  // event loop (lib/server/turns.ts), so the loop polls for it between batches however many readers there are.
+  // event loop (lib/server/request.ts), so the loop polls for it between batches however many readers there are.
   // MCP requests queue themselves once their body is read, so that the stop tool and cancellations run at once too.
   const inTurn = createTurnQueue();
   const mcp = createMcpEndpoint(admission, {
@@ -271,7 +271,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     ],
     ...(options.log ? { log: options.log } : {}),
   });
-  // Each request stamped with the arbiter's count of stops on arrival, stops at once, the rest in turns (lib/server/turns.ts).
+  // Each request stamped with the arbiter's count of stops on arrival, stops at once, the rest in turns (lib/server/request.ts).
   const fetch = inOrder(app, inTurn, { routes, arbiter, events });
   const origin = `http://${config.web.host.includes(':') ? `[${config.web.host}]` : config.web.host}:${config.web.port || DEFAULT_PORT}`;
   const startFoxglove = async (): Promise<FoxgloveFace | undefined> => {

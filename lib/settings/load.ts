@@ -35,7 +35,7 @@ export interface WebLimits {
   readonly bodyMinBytesPerS: number;
   /** Retry-After of a 503 at a cap (s). */
   readonly retryAfterS: number;
-  /** Longest a refused request's connection is drained after its 503 (ms; lib/server/caps.ts). */
+  /** Longest a refused request's connection is drained after its 503 (ms; lib/server/own-answers.ts). */
   readonly lingeringTimeMs: number;
   /** Longest wait for the next bytes of a refused request's body while draining it (ms). */
   readonly lingeringTimeoutMs: number;

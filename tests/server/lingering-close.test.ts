@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { LINGER_MAX_BYTES } from '../../lib/server/caps.ts';
+import { LINGER_MAX_BYTES } from '../../lib/server/own-answers.ts';
 import { sleep } from '../support/live.ts';
 import { connect, parseResponse, portOf, type RawConnection, type RawResponse } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createTurnQueue, HANDLERS_PER_TURN } from '../../lib/server/turns.ts';
+import { createTurnQueue, HANDLERS_PER_TURN } from '../../lib/server/request.ts';
 
 describe('createTurnQueue: request handlers a few per turn of the event loop', () => {
   it('starts at most its batch per turn, in order, and lets the loop run between batches', async () => {
