@@ -4,7 +4,7 @@
  * page's files, WebSockets). Everything that needs to know a route reads it here: the app's router, its 405 answer
  * and its fast exact-path lookup ({@link createApp}), the listener's rules (stops are never refused by a cap, REST
  * reads take the light way, an event stream holds its connection: lib/server/listener.ts), the turn queue's rule
- * (what runs at once: lib/server/turns.ts) and the MCP endpoint's (the tools that stop).
+ * (what runs at once: `inOrder` in lib/server/request.ts) and the MCP endpoint's (the tools that stop).
  */
 import { Response } from '@whatwg-node/fetch';
 import type { IncomingMessage } from 'node:http';
