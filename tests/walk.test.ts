@@ -25,8 +25,9 @@ const TARGET_FILES = 10;
  * What the walk measures today: it may only come down (toward the target), never go up. 15: the app merged with its
  * route table (lib/http/routes.ts), admission and authentication one front door (lib/admission/front-door.ts), a
  * client's served token served without the guess limiter, the roles an operation admits worked out once (20 before).
+ * 14: an output whose JSON names no operation is not walked for texts (lib/core/operation.ts off the walk).
  */
-const CEILING_FILES = 15;
+const CEILING_FILES = 14;
 
 describe('the walk of a request (scripts/walk.ts: V8 precise coverage around one request over a socket)', () => {
   it(`GET /robot/joint_states runs through at most ${CEILING_FILES} files of lib/ and handlers/ (target ${TARGET_FILES}), on a new connection and on one kept alive`, async () => {
