@@ -22,13 +22,13 @@ async function walkOf(spec: string): Promise<WalkReport | undefined> {
 /** Issue 35's target: GET /robot/joint_states through at most 10 files of lib/ and handlers/. */
 const TARGET_FILES = 10;
 /**
- * What the walk measures today: it may only come down (toward the target), never go up. 13: the caps counted in the
- * listener (lib/server/listener.ts), the turn queue beside the request's way (lib/server/request.ts) (15 before); 15:
- * the app merged with its route table (lib/http/routes.ts), admission and authentication one front door
- * (lib/admission/front-door.ts), a client's served token served without the guess limiter, the roles an operation
- * admits worked out once (20 before).
+ * What the walk measures today: it may only come down (toward the target), never go up. 12: an output whose JSON
+ * names no operation is not walked for texts (lib/core/operation.ts off the walk); 13: the caps counted in the listener
+ * (lib/server/listener.ts), the turn queue beside the request's way (lib/server/request.ts); 15: the app merged with
+ * its route table (lib/http/routes.ts), admission and authentication one front door (lib/admission/front-door.ts), a
+ * client's served token served without the guess limiter, the roles an operation admits worked out once (20 before).
  */
-const CEILING_FILES = 13;
+const CEILING_FILES = 12;
 
 describe('the walk of a request (scripts/walk.ts: V8 precise coverage around one request over a socket)', () => {
   it(`GET /robot/joint_states runs through at most ${CEILING_FILES} files of lib/ and handlers/ (target ${TARGET_FILES}), on a new connection and on one kept alive`, async () => {

@@ -13,7 +13,8 @@
  * 4. run, with the call's context;
  * 5. the output checked against the operation's output schema (once per distinct output object);
  * 6. the audit trail (every call with a caller, refusals included);
- * 7. the texts: the error's and the output's `{op:name}` references said as the face says them.
+ * 7. the texts: the error's and the output's `{op:name}` references said as the face says them (an output whose JSON
+ *    has no `{op:` is answered as the run answered it; its JSON, made then, is what the faces send: {@link jsonOf}).
  *
  * What comes back is a Result the face only encodes: a Response (lib/http/rest.ts), a CallToolResult
  * (lib/mcp/tools.ts). An error's status is {@link statusOf} of lib/core/errors.ts, the one table of it.
@@ -342,11 +343,49 @@ function answersFor(face: Face, toolNames: ToolNames | undefined): Answers {
   return made;
 }
 
-/** The answer of an output: checked against the schema, its texts said as the face says them. */
-function answerOf(op: AnyOperation, value: unknown, facts: CallFacts): Result<unknown, ApiError> {
+/** The JSON text of each output object answered (outputs are not changed once answered). */
+const jsonTexts = new WeakMap<object, string>();
+
+/**
+ * The JSON text of an output object, what the faces send: made once per object, whatever face sends it and however
+ * many times (a state read many times between updates costs one JSON.stringify).
+ */
+export function jsonOf(value: object): string {
+  let text = jsonTexts.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    jsonTexts.set(value, text);
+  }
+  return text;
+}
+
+/**
+ * False when no text of the output can refer to an operation: its JSON (what the faces send) has no `{op:` in it, so
+ * there is nothing to say and no need to walk it. An output JSON cannot say (a BigInt, a cycle) is walked as before.
+ */
+function mayReferToOperations(value: object): boolean {
+  try {
+    return jsonOf(value).includes('{op:');
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The answer of a run's output: checked against the schema, its texts said as the face says them. The run's own
+ * Result when that changes nothing (most outputs name no operation), so a new output costs no new Result.
+ */
+function answerOf(
+  op: AnyOperation,
+  ran: { readonly ok: true; readonly value: unknown },
+  facts: CallFacts,
+): Result<unknown, ApiError> {
+  const value = ran.value;
   if (typeof value !== 'object' || value === null) {
     const wrong = checkOutput(op, value);
-    return wrong ? err(wrong) : ok(renderTexts(value, facts.face, facts.toolNames));
+    if (wrong) return err(wrong);
+    const said = renderTexts(value, facts.face, facts.toolNames);
+    return said === value ? ran : ok(said);
   }
   const known = answersFor(facts.face, facts.toolNames);
   const answered = known.get(value);
@@ -354,7 +393,8 @@ function answerOf(op: AnyOperation, value: unknown, facts: CallFacts): Result<un
   const wrong = checkOutput(op, value);
   // A wrong output is not kept: it is answered as the bug it is each time.
   if (wrong) return err(wrong);
-  const result = ok(renderTexts(value, facts.face, facts.toolNames));
+  const said = mayReferToOperations(value) ? renderTexts(value, facts.face, facts.toolNames) : value;
+  const result = said === value ? ran : ok(said);
   known.set(value, { op, result });
   return result;
 }
@@ -368,7 +408,7 @@ function finish(
   audited: unknown,
   result: Result<unknown, ApiError>,
 ): Result<unknown, ApiError> {
-  const answer = result.ok ? answerOf(op, result.value, facts) : result;
+  const answer = result.ok ? answerOf(op, result, facts) : result;
   // The trail records the outcome the caller gets (an output its schema refuses: the 500); only a call it keeps (reads
   // only with audit.reads) has its outcome worked out.
   const trail = facts.services.audit;

@@ -7,7 +7,7 @@
 import { Response as FetchResponse } from '@whatwg-node/fetch';
 import type * as v from 'valibot';
 import { type ApiError, invalid } from '../core/errors.ts';
-import { type Decoded, Deferred, invoke } from '../core/invoke.ts';
+import { type Decoded, Deferred, invoke, jsonOf } from '../core/invoke.ts';
 import type { AnyOperation, AppState, RestBinding } from '../core/operation.ts';
 import type { Principal } from '../core/roles.ts';
 import { isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
@@ -39,15 +39,18 @@ function fromText(text: string, type: string | undefined): unknown {
   return text;
 }
 
+/** The input fields of a request without a query string (none: shared by every such request). */
+const NO_QUERY: Result<Readonly<Record<string, unknown>>, ApiError> = ok(Object.freeze({}));
+
 /** The query string as input fields: only the binding's parameters, each once. */
 function queryFields(
   url: string,
   allowed: readonly string[],
   types: Readonly<Record<string, string | undefined>>,
-): Result<Record<string, unknown>, ApiError> {
+): Result<Readonly<Record<string, unknown>>, ApiError> {
   const start = url.indexOf('?');
+  if (start < 0) return NO_QUERY;
   const fields: Record<string, unknown> = {};
-  if (start < 0) return ok(fields);
   const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(url.slice(start + 1))) {
     if (!allowed.includes(key))
@@ -230,13 +233,12 @@ export type RestHandler = (request: Request, call: RestCall) => Promise<Response
 /**
  * The REST face of an operation: a standalone fetch-API handler. The request's input (JSON body, query or multipart
  * form) is read once the pipeline allows the call; the pipeline validates it (422 with the field path), runs it and
- * answers its output, 200 as JSON, or the error with its status. Each distinct output object is serialized once (a
- * state read many times between updates costs one JSON.stringify).
+ * answers its output, 200 as JSON, or the error with its status. Each distinct output object is serialized once
+ * (lib/core/invoke.ts's jsonOf: a state read many times between updates costs one JSON.stringify).
  */
 export function restHandler(op: AnyOperation): RestHandler {
   const rest = op.rest;
   if (!rest) throw new Error(`operation ${op.name} has no REST binding`);
-  const serialized = new WeakMap<object, string>();
   const calledAs = `${rest.method} ${rest.path}`;
   const queryKeys = rest.query ?? [];
   const pathKeys = rest.params ?? [];
@@ -252,13 +254,7 @@ export function restHandler(op: AnyOperation): RestHandler {
   const encode = (result: Result<unknown, ApiError>): Response => {
     if (!result.ok) return errorResponse(result.error);
     const value = result.value;
-    if (typeof value !== 'object' || value === null) return jsonText(JSON.stringify(value));
-    let body = serialized.get(value);
-    if (body === undefined) {
-      body = JSON.stringify(value);
-      serialized.set(value, body);
-    }
-    return jsonText(body);
+    return jsonText(typeof value === 'object' && value !== null ? jsonOf(value) : JSON.stringify(value));
   };
   return (request, call) =>
     invoke(op, new RequestInput(op, rest, request, bodyless), {

@@ -92,6 +92,45 @@ describe('the call pipeline (invoke), as any face calls it', () => {
     assert.match((rest.value as { message: string }).message, /read it with GET \/invoke-probe$/);
   });
 
+  it('says the texts of one output object read many times as each face and tool naming says them, never as another', async () => {
+    // One output object answered at every call (a state read many times between updates), a reference deep in it.
+    const said = { notes: [{ text: 'read it with {op:invoke_probe_read}' }], values: [1, 2] };
+    const plain = { values: [1, 2], names: ['joint1'] };
+    let answer: object = said;
+    const repeat = defineOperation({
+      name: 'invoke_probe_repeat',
+      summary: 'probe',
+      description: 'Answers the same output object at every call.',
+      effect: 'read',
+      idempotent: true,
+      output: v.object({ values: v.array(v.number()) }),
+      errors: {},
+      run: async () => ok(answer as { values: number[] }),
+    });
+    const textOf = (result: Awaited<ReturnType<typeof invoke>>) => {
+      assert.ok(result.ok);
+      return (result.value as typeof said).notes[0]?.text;
+    };
+    const renamed = new Map([['invoke_probe_read', 'probe_reader']]);
+    for (let round = 0; round < 2; round++) {
+      assert.equal(textOf(await invoke(repeat, {}, facts({ face: 'rest' }))), 'read it with GET /invoke-probe');
+      assert.equal(textOf(await invoke(repeat, {}, facts())), 'read it with invoke_probe_read');
+      assert.equal(textOf(await invoke(repeat, {}, facts({ toolNames: renamed }))), 'read it with probe_reader');
+    }
+    assert.equal(said.notes[0]?.text, 'read it with {op:invoke_probe_read}', 'the output object itself is not changed');
+    // An output that names no operation is answered as it is, on every face.
+    answer = plain;
+    for (const face of ['rest', 'mcp'] as const) {
+      const result = await invoke(repeat, {}, facts({ face }));
+      assert.ok(result.ok);
+      assert.equal(result.value, plain);
+    }
+    // A new output object is checked again: one its schema refuses is the 500, though the one before was answered.
+    answer = { values: ['x'] };
+    const wrong = await invoke(repeat, {}, facts({ face: 'rest' }));
+    assert.ok(!wrong.ok && wrong.error.kind === 'internal' && statusOf(wrong.error) === 500);
+  });
+
   it('answers an output its schema refuses as an internal error (500), naming the field', async () => {
     const result = await invoke(read, {}, facts());
     assert.ok(!result.ok && result.error.kind === 'internal');
