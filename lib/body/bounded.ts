@@ -38,4 +38,6 @@ export async function readBoundedText(request: Request, limitBytes: number): Pro
   return utf8(bytes);
 }
 
-const utf8 = (bytes: ArrayBuffer | Uint8Array) => new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+/** One decoder for every body: decoding a whole buffer at once (not streaming) keeps no state between calls. */
+const decoder = new TextDecoder('utf-8', { fatal: false });
+const utf8 = (bytes: ArrayBuffer | Uint8Array) => decoder.decode(bytes);

@@ -5,6 +5,8 @@
 
 /** Why a JSON body's Content-Type is refused for its charset parameter; undefined when it declares none or UTF-8. */
 export function foreignCharset(contentType: string | null): string | undefined {
+  // No parameter at all (`application/json`, as most clients send it): nothing to check.
+  if (contentType === null || !contentType.includes(';')) return undefined;
   for (const param of (contentType ?? '').split(';').slice(1)) {
     const eq = param.indexOf('=');
     if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;

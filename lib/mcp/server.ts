@@ -46,6 +46,8 @@ interface ParsedPost {
   readonly body: unknown;
   readonly batch: Batch;
   readonly kind: Exclude<Accepts, 'none'>;
+  /** Its Content-Type header (read once: the charset check, then the hand-off's). */
+  readonly contentType: string | null;
 }
 
 export interface McpEndpointOptions {
@@ -79,6 +81,20 @@ export interface McpEndpoint {
   /** Closes every session (server shutdown). */
   close(): Promise<void>;
 }
+
+/**
+ * A JSON answer of the session `sessionId`: its Content-Length given with the headers, so that the server adapter
+ * writes the head from them in one call instead of copying them one by one.
+ */
+const jsonAnswer = (text: string, sessionId: string): Response =>
+  new PonyfillResponse(text, {
+    status: 200,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+      'mcp-session-id': sessionId,
+    },
+  });
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   new PonyfillResponse(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
@@ -251,13 +267,13 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
    * Origin for DNS rebinding, media type, protocol version; the envelope was checked with the SDK's schema, see
    * Batch.single). Otherwise the SDK's transport takes it and answers its own error.
    */
-  const handOff = (session: Session, headers: Headers): boolean => {
+  const handOff = (session: Session, headers: Headers, contentType: string | null): boolean => {
     const origin = headers.get('origin');
     const version = headers.get('mcp-protocol-version');
     return (
       session.hosts.has(headers.get('host') ?? '') &&
       (origin === null || session.origins.has(origin)) &&
-      isJsonType(headers.get('content-type')) &&
+      isJsonType(contentType) &&
       (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version))
     );
   };
@@ -269,19 +285,16 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
    * pending any more (the stream ended, or the JSON came).
    */
   const answer = async (session: Session, parsed: ParsedPost, answered: () => void): Promise<Response> => {
-    const { request, from, body, batch, kind } = parsed;
+    const { request, from, body, batch, kind, contentType } = parsed;
     const stream =
       kind === 'stream' ||
       (kind === 'both' && (batch.wantsProgress || (options.streamToolCalls === true && batch.callsTool)));
     session.lastUsedMs = clock.nowMs();
-    if (!stream && batch.single && handOff(session, request.headers)) {
+    if (!stream && batch.single && handOff(session, request.headers, contentType)) {
       const message = await session.transport.call(batch.single, lazyRequestInfo(request, from));
       session.lastUsedMs = clock.nowMs();
       answered();
-      return new PonyfillResponse(JSON.stringify(message), {
-        status: 200,
-        headers: { 'content-type': 'application/json', 'mcp-session-id': session.id },
-      });
+      return jsonAnswer(JSON.stringify(message), session.id);
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
     const response = await session.transport.handle(request, stream, { parsedBody: body, authInfo: authInfoOf(from) });
@@ -322,7 +335,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       return new PonyfillResponse(null, { status: 200 });
     }
 
-    const charset = foreignCharset(request.headers.get('content-type'));
+    const contentType = request.headers.get('content-type');
+    const charset = foreignCharset(contentType);
     if (charset) return jsonRpcError(415, -32000, `Unsupported Media Type: ${charset}`);
     const kind = accepts(request.headers.get('accept'));
     if (kind === 'none')
@@ -338,7 +352,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const malformed = normalizeToolCalls(body);
     if (malformed) return malformed;
     const batch = inspect(body, stopTools);
-    const serve = () => dispatch({ request, from, body, batch, kind }, id);
+    const serve = () => dispatch({ request, from, body, batch, kind, contentType }, id);
     return options.schedule && !batch.urgent ? options.schedule(serve) : serve();
   };
 
@@ -346,7 +360,10 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   const dispatch = async (parsed: ParsedPost, id: string | null): Promise<Response> => {
     const { request, from, batch } = parsed;
     if (id) {
-      const session = await sessionFor(request, id, ownerOf(from));
+      // A session held is found at once; only one closed for idleness or room is rebuilt (awaited).
+      const held = sessions.get(id);
+      const owner = ownerOf(from);
+      const session = held ? (held.owner === owner ? held : undefined) : await sessionFor(request, id, owner);
       if (!session) return sessionNotFound();
       return post(session, parsed);
     }

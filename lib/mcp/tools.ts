@@ -121,10 +121,13 @@ function arrivalOf(extra: Pick<CallExtra, 'authInfo'>): number | undefined {
   return typeof stamped === 'number' ? stamped : undefined;
 }
 
+/** What a call without a progress token does with its progress: nothing (one function for all of them). */
+const NO_PROGRESS: OpContext['progress'] = () => {};
+
 /** Progress notifications for a call that asked for them (a progress token), each greater than the last; else nothing. */
 function progressOf(extra: CallExtra): OpContext['progress'] {
   const token = extra._meta?.progressToken;
-  if (token === undefined) return () => {};
+  if (token === undefined) return NO_PROGRESS;
   let last = -1;
   return (progress, total, message) => {
     // Progress must increase from one notification to the next.

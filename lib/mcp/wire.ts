@@ -33,8 +33,13 @@ export async function batchAnswer(response: Response): Promise<Response> {
  */
 export type Accepts = 'both' | 'stream' | 'json' | 'none';
 
+/** The Accept header of the SDK's client. */
+const ACCEPT_SDK = 'application/json, text/event-stream';
+
 export function accepts(accept: string | null): Accepts {
-  if (accept === null || accept.trim() === '') return 'json';
+  // What the SDK's client and most others send, as they send it: known without scanning.
+  if (accept === ACCEPT_SDK) return 'both';
+  if (accept === null || accept === 'application/json' || accept.trim() === '') return 'json';
   const types = accept.toLowerCase();
   const json = types.includes('application/json') || types.includes('*/*') || types.includes('application/*');
   if (types.includes('text/event-stream')) return json ? 'both' : 'stream';
