@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileTests, root, testFiles } from './compile-tests.mjs';
+import { groupTests } from './test-groups.mjs';
 
 /** Files at a time: the suite waits on sockets, children and timers as much as it computes (3: 125 s quiet; 4: 118 s). */
 const CONCURRENCY = Number(process.env.ARMGATE_TEST_CONCURRENCY ?? 4);
@@ -73,7 +74,8 @@ if (process.env.ARMGATE_TEST_TSX === '1') {
   try {
     const { dir, compiled } = await compileTests(files);
     const env = { ...process.env, ARMGATE_TEST_BUILD: dir };
-    const args = ['--enable-source-maps', ...common, ...compiled];
+    const run = groupTests(root, dir, files, compiled, SLOW_FIRST);
+    const args = ['--enable-source-maps', ...common, ...run];
     status = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env }).status;
   } catch (e) {
     process.stderr.write(`run-tests: compiling the test files failed: ${e?.message ?? e}\n`);
