@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Chain } from '../../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
@@ -19,13 +19,9 @@ import { bundledChain, bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
 const DT = 0.001;
 
-let limits: JointLimits;
-let chain: Chain;
-
-before(async () => {
-  limits = await bundledLimits();
-  chain = await bundledChain();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
+const chain: Chain = await bundledChain();
 
 const lo = (i: number) => limits.minRad[i] ?? 0;
 const hi = (i: number) => limits.maxRad[i] ?? 0;
