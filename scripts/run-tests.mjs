@@ -15,17 +15,17 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileTests, root, testFiles } from './compile-tests.mjs';
-import { groupTests } from './test-groups.mjs';
+import { planRun } from './test-groups.mjs';
 
 /** Files at a time: the suite waits on sockets, children and timers as much as it computes (3: 125 s quiet; 4: 118 s). */
 const CONCURRENCY = Number(process.env.ARMGATE_TEST_CONCURRENCY ?? 4);
 
 /**
- * The files that take longest (wall time in the suite, 2026-11-28: 55 s down to ~13 s under load) start first, the
- * others after them in name order: node's runner starts the files in the order given, and a long file started last
- * (tests/start-compiled.test.ts sorts near the end) ran on alone for ~20 s after the rest had finished. Most of them
- * wait on children, sockets and timers more than they compute, so they overlap with the short files' CPU. A file
- * missing from this list runs in name order; one listed that is gone is skipped.
+ * The files that take longest (wall time in the suite, 2026-11-28: 55 s down to ~13 s under load) start first, each in
+ * a process of its own (scripts/test-groups.mjs: then the groups, then the other files): tests/start-compiled.test.ts
+ * sorted near the end and ran on alone for ~20-30 s after the rest had finished. Most of them wait on children,
+ * sockets and timers more than they compute, so they overlap with the other files' CPU. One listed that is gone is
+ * skipped.
  */
 const SLOW_FIRST = [
   'tests/start-compiled.test.ts',
@@ -46,16 +46,10 @@ const SLOW_FIRST = [
   'tests/docs/clients.test.ts',
 ].map((f) => path.normalize(f));
 
-/** `files` with SLOW_FIRST's at the head, in its order. */
-function slowFirst(files) {
-  const slow = SLOW_FIRST.filter((f) => files.includes(f));
-  return [...slow, ...files.filter((f) => !slow.includes(f))];
-}
-
 const passed = process.argv.slice(2);
 const chosen = passed.filter((a) => a.endsWith('.test.ts') && existsSync(path.resolve(root, a)));
 const options = passed.filter((a) => !chosen.includes(a));
-const files = slowFirst(testFiles(chosen));
+const files = testFiles(chosen);
 
 const reporters = [
   '--test-reporter=tap',
@@ -74,7 +68,7 @@ if (process.env.ARMGATE_TEST_TSX === '1') {
   try {
     const { dir, compiled } = await compileTests(files);
     const env = { ...process.env, ARMGATE_TEST_BUILD: dir };
-    const run = groupTests(root, dir, files, compiled, SLOW_FIRST);
+    const run = planRun(root, dir, files, compiled, SLOW_FIRST);
     const args = ['--enable-source-maps', ...common, ...run];
     status = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env }).status;
   } catch (e) {
