@@ -132,6 +132,7 @@ async function compile(files, outDir) {
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     sourcemap: 'linked',
+    sourcesContent: false,
     define,
     plugins: [keepModuleUrls, mujocoFrom(splitMujoco(outDir))],
     logLevel: 'warning',

@@ -2,11 +2,16 @@
 // path of suite names and the first lines of its error, so the last lines of a long CI log name what failed
 // (the TAP stream above it may be cut). It prints nothing when every test passed.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Where scripts/run-tests.mjs compiled the test files: a failed test is named by its source file. */
 const BUILD = process.env.ARMGATE_TEST_BUILD;
-const sourceOf = (file) =>
-  BUILD && file?.startsWith(`${BUILD}${path.sep}`) ? file.slice(BUILD.length + 1).replace(/\.mjs$/, '.ts') : file;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** A test's file, relative to the project: a compiled file's source, or the source its source map names (groups). */
+const sourceOf = (file) => {
+  if (BUILD && file?.startsWith(`${BUILD}${path.sep}`)) return file.slice(BUILD.length + 1).replace(/\.mjs$/, '.ts');
+  return file?.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, file) : file;
+};
 
 export default async function* failedTests(source) {
   const failed = [];

@@ -5,19 +5,31 @@
 // it comes; a check's output is kept and printed after the suite when it failed; the last lines say each one's result
 // and time, and the run fails when any of them failed. Arguments pass through to the unit suite (--test-name-pattern).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const CHECKS = ['typecheck', 'typecheck:rclnodejs', 'lint', 'test:openapi-drift', 'lint:openapi'];
+const scripts = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts;
+/** The packages' commands first on the PATH, as `npm run` puts them. */
+const env = { ...process.env, PATH: [path.join(root, 'node_modules', '.bin'), process.env.PATH].join(path.delimiter) };
 
-/** Runs `npm run -s <script>`; its output kept, or streamed when `inherit`. */
+/**
+ * Runs package.json's `script` as `npm run -s` would, arguments appended; its output kept, or streamed when `inherit`.
+ * Through a shell directly, not npm (each npm start ~0.15 s of CPU, six of them), but on Windows.
+ */
 function run(script, args = [], inherit = false) {
   const started = performance.now();
+  const [command, argv] =
+    process.platform === 'win32'
+      ? [npm, ['run', '-s', script, ...(args.length > 0 ? ['--', ...args] : [])]]
+      : ['/bin/sh', ['-c', `${scripts[script]} "$@"`, script, ...args]];
   return new Promise((resolve) => {
-    const child = spawn(npm, ['run', '-s', script, ...(args.length > 0 ? ['--', ...args] : [])], {
+    const child = spawn(command, argv, {
       cwd: root,
+      env,
       stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -101,6 +101,28 @@ async function bundles(dir: string): Promise<string[]> {
   return (await readdir(path.join(dir, '.build'))).filter((f) => /^server-[0-9a-f]+\.mjs$/.test(f));
 }
 
+/**
+ * The checkouts the tests below share, removed at the end: a test continues in the checkout the test before it left (its
+ * sources compile, its bundle current), so that it does not copy and compile one of its own only to have a bundle
+ * there (each compile ~1.4 s of CPU; the file compiles 5 times instead of 7). A test run alone makes a new copy.
+ */
+const checkouts: string[] = [];
+let handedOn: Promise<string> | undefined;
+
+/** The checkout the test before left, or a new copy of the project. */
+function currentCheckout(): Promise<string> {
+  handedOn ??= copyProject().then(({ dir }) => {
+    checkouts.push(dir);
+    return dir;
+  });
+  return handedOn;
+}
+
+/** The checkout the next test continues in; undefined when its sources no longer compile. */
+function handOn(dir: string | undefined): void {
+  handedOn = dir === undefined ? undefined : Promise.resolve(dir);
+}
+
 describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }, () => {
   // The same-size edit's copy is made at once, so that the racy window (2 s) it must be older than the build by has
   // passed by the time its test runs: lib/server/start.ts given a modification time of whole seconds (a time set back
@@ -112,10 +134,14 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
     await utimes(file, mtime, mtime);
     return { project, file, mtime, preparedAt: Date.now() };
   })();
-  afterAll(async () => (await sameSizeCopy).project.cleanup());
+  afterAll(async () => {
+    await (await sameSizeCopy).project.cleanup();
+    for (const dir of checkouts) await rm(dir, { recursive: true, force: true });
+  });
 
   it('builds once, runs the bundle it built while the sources are unchanged, and rebuilds on any change', async () => {
-    const project = await copyProject();
+    // A new copy (the first test): its first start compiles.
+    const project = { dir: await currentCheckout() };
     const settings = await writeSettings();
     try {
       // The first start compiles; the compiler's service process is gone before the server serves.
@@ -149,13 +175,11 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       assert.equal(rewritten.code, 0, rewritten.stderr);
       assert.equal(rewritten.status, 200);
       assert.deepEqual(await readFile(path.join(project.dir, '.build', wasm)), wasmBytes);
-      // And the simulator loads that copy, not the package: a line added to it shows on the next start.
+      // Four lines added, each to one file the build wrote, and one start shows each of them (one start rather than
+      // four: the lines added before it are in place at each start anyway).
+      // The simulator loads the split copy of mujoco-js, not the package: the line added to it shows.
       const js = manifest.derived.find((f: string) => f.endsWith('.mjs'));
       await appendFile(path.join(project.dir, '.build', js), "\nprocess.stdout.write('the split mujoco ran\\n');\n");
-      const split = await start(project.dir, settings.file);
-      assert.equal(split.status, 200);
-      assert.match(split.stdout, /^the split mujoco ran$/m);
-
       // The trajectory checker's worker thread runs its compiled bundle too (no tsx): a line added to that bundle shows
       // when a trajectory is checked (this one is refused, too fast from rest: nothing moves).
       const worker = manifest.derived.find((f: string) => /^trajectory-worker-[0-9a-f]+\.mjs$/.test(f));
@@ -164,49 +188,50 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
         path.join(project.dir, '.build', worker),
         "\nprocess.stdout.write('the compiled worker ran\\n');\n",
       );
-      const checked = await start(project.dir, settings.file, async (url, stdout) => {
+      // The sequence runner's process runs its compiled bundle too (no tsx): a line added to that bundle shows in the
+      // run's log.
+      const runner = manifest.derived.find((f: string) => /^sequence-runner-[0-9a-f]+\.mjs$/.test(f));
+      assert.ok(runner, 'a bundle of the sequence runner');
+      await appendFile(path.join(project.dir, '.build', runner), "\nconsole.log('the compiled runner ran');\n");
+      // What runs is the bundle: a line added to it (and to no source) shows on the next start.
+      await appendFile(path.join(project.dir, '.build', built), "\nprocess.stdout.write('the bundle ran\\n');\n");
+
+      let checkedStatus: number | undefined;
+      let sequencedStatus: number | undefined;
+      let runLog = '';
+      const cached = await start(project.dir, settings.file, async (url, stdout) => {
         const res = await fetch(`${url}/trajectory/send`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ points: [{ positions: [1.7, 0, 0, 0, 0, 0, 0], time_from_start: 1 }] }),
         });
         await res.body?.cancel();
+        checkedStatus = res.status;
         // The worker's stdout reaches the process's through the main thread: wait for it before the SIGTERM.
         for (let i = 0; i < 100 && !/the compiled worker ran/.test(stdout()); i++)
           await new Promise((r) => setTimeout(r, 50));
-        return res.status;
-      });
-      assert.equal(checked.status, 422, checked.stdout);
-      assert.match(checked.stdout, /^the compiled worker ran$/m);
 
-      // The sequence runner's process runs its compiled bundle too (no tsx): a line added to that bundle shows in the
-      // run's log.
-      const runner = manifest.derived.find((f: string) => /^sequence-runner-[0-9a-f]+\.mjs$/.test(f));
-      assert.ok(runner, 'a bundle of the sequence runner');
-      await appendFile(path.join(project.dir, '.build', runner), "\nconsole.log('the compiled runner ran');\n");
-      let runLog = '';
-      const sequenced = await start(project.dir, settings.file, async (url) => {
         const form = new FormData();
         const config = { home: { joints: [0, 0.5, 0, -1.2, 0, 1.2, 0], speed: 1 }, waypoints: [] };
         form.append('config', new Blob([JSON.stringify(config)]), 'sequence.json');
         form.append('n_iterations', '1');
-        const res = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
-        await res.body?.cancel();
+        const started = await fetch(`${url}/sequences/start`, { method: 'POST', body: form });
+        await started.body?.cancel();
+        sequencedStatus = started.status;
         for (let i = 0; i < 200 && !/returncode/.test(runLog); i++) {
           await new Promise((r) => setTimeout(r, 50));
           runLog = `${JSON.stringify(await (await fetch(`${url}/sequences/logs?n=100`)).json())}${JSON.stringify(await (await fetch(`${url}/sequences/status`)).json())}`;
         }
-        return res.status;
+        return askJointStates(url);
       });
-      assert.equal(sequenced.status, 200, sequenced.stdout);
-      assert.match(runLog, /the compiled runner ran/);
-      assert.match(runLog, /"returncode":0/);
-
-      // What runs is the bundle: a line added to it (and to no source) shows on the next start.
-      await appendFile(path.join(project.dir, '.build', built), "\nprocess.stdout.write('the bundle ran\\n');\n");
-      const cached = await start(project.dir, settings.file);
       assert.equal(cached.code, 0, cached.stderr);
       assert.equal(cached.status, 200);
+      assert.match(cached.stdout, /^the split mujoco ran$/m);
+      assert.equal(checkedStatus, 422, cached.stdout);
+      assert.match(cached.stdout, /^the compiled worker ran$/m);
+      assert.equal(sequencedStatus, 200, cached.stdout);
+      assert.match(runLog, /the compiled runner ran/);
+      assert.match(runLog, /"returncode":0/);
       assert.match(cached.stdout, /^the bundle ran$/m);
 
       // A source two imports below the entry changes: the next start compiles it and runs it.
@@ -223,7 +248,6 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       assert.notEqual(manifestAfter.bundle, built);
     } finally {
       await settings.cleanup();
-      await project.cleanup();
     }
   });
 
@@ -263,9 +287,10 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
   });
 
   it('rebuilds in a moved or copied checkout: a bundle names its files by absolute path, never the old place', async () => {
-    const project = await copyProject();
+    const project = { dir: await currentCheckout() };
     const settings = await writeSettings();
     const moved = await mkdtemp(path.join(tmpdir(), 'armgate-start-moved-'));
+    checkouts.push(moved);
     try {
       const first = await start(project.dir, settings.file);
       assert.equal(first.status, 200, first.stderr);
@@ -288,19 +313,20 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       const again = await start(moved, settings.file);
       assert.equal(again.status, 200);
       assert.equal((await manifestOf(moved)).bundle, own);
+      // The next test continues in the copy (its bundle current); the original's start.ts is marked.
+      handOn(moved);
     } finally {
       await settings.cleanup();
-      await project.cleanup();
-      await rm(moved, { recursive: true, force: true });
     }
   });
 
   it('refuses to start when a changed source does not compile, rather than run the previous bundle', async () => {
-    const project = await copyProject();
+    const project = { dir: await currentCheckout() };
     const settings = await writeSettings();
     try {
       const first = await start(project.dir, settings.file);
       assert.equal(first.code, 0, first.stderr);
+      handOn(undefined);
       await appendFile(path.join(project.dir, 'lib', 'server', 'start.ts'), '\nexport const broken = ;\n');
       const refused = await start(project.dir, settings.file);
       assert.equal(refused.code, 1);
@@ -308,7 +334,6 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       assert.match(refused.stderr, /armgate: compiling the sources failed: lib\/server\/start\.ts:\d+: /);
     } finally {
       await settings.cleanup();
-      await project.cleanup();
     }
   });
 });

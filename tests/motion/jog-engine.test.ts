@@ -3,7 +3,7 @@
  * joint limits, the TCP's line, the envelope, collisions, singularities, steps, the override.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
 import { minSingularValue6 } from '../../lib/kinematics/linalg.ts';
 import type { Chain } from '../../lib/kinematics/chain.ts';
@@ -13,18 +13,13 @@ import { safetyStateFor } from '../../lib/safety/store.ts';
 import { testConfig } from '../support/server.ts';
 import { DT, SteppedArm, type Trace } from './jog-harness.ts';
 
-let chain: Chain;
-let limits: JointLimits;
-let work: readonly number[];
-
-before(async () => {
-  const config = await testConfig();
-  const safety = safetyStateFor(config);
-  if (!safety.ok) throw new Error(safety.error);
-  chain = safety.value.chain;
-  limits = config.limits;
-  work = config.groupStates?.find((g) => g.name === 'work')?.jointsRad ?? [];
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const config = await testConfig();
+const safety = safetyStateFor(config);
+if (!safety.ok) throw new Error(safety.error);
+const chain: Chain = safety.value.chain;
+const limits: JointLimits = config.limits;
+const work: readonly number[] = config.groupStates?.find((g) => g.name === 'work')?.jointsRad ?? [];
 
 const joint = (fractions: number[]) => ({ kind: 'joints', fractions }) as const;
 const cartesian = (linear: number[], angular = [0, 0, 0], frame: 'base' | 'tool' = 'base') =>

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Chain } from '../../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
@@ -29,13 +29,9 @@ import { bundledChain, bundledLimits, JOINTS } from '../support/arm.ts';
 const BENT = [0, 0.4, 0, -1.4, 0, 1.3, 0];
 const options = { nowMs: () => performance.now() };
 
-let limits: JointLimits;
-let chain: Chain;
-
-before(async () => {
-  limits = await bundledLimits();
-  chain = await bundledChain();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
+const chain: Chain = await bundledChain();
 
 /** Uniform in [0, 1]. */
 const uniform = fc.noBias(fc.integer({ min: 0, max: 1_000_000 })).map((k) => k / 1_000_000);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Chain } from '../../lib/kinematics/chain.ts';
 import { createFkWorkspace, forwardKinematics } from '../../lib/kinematics/fk.ts';
@@ -19,13 +19,9 @@ import { bundledChain, bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 
 const DT = 0.001;
 
-let limits: JointLimits;
-let chain: Chain;
-
-before(async () => {
-  limits = await bundledLimits();
-  chain = await bundledChain();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
+const chain: Chain = await bundledChain();
 
 const lo = (i: number) => limits.minRad[i] ?? 0;
 const hi = (i: number) => limits.maxRad[i] ?? 0;
@@ -34,11 +30,6 @@ const hi = (i: number) => limits.maxRad[i] ?? 0;
 const config = () => fc.tuple(...JOINTS.map((_, i) => fc.double({ min: lo(i), max: hi(i), noNaN: true })));
 /** Uniform in [0, 1]. */
 const uniform = fc.noBias(fc.integer({ min: 0, max: 1_000_000 })).map((k) => k / 1_000_000);
-
-/** assert.ok whose message is built only on failure (these checks run millions of times). */
-function check(condition: boolean, message: () => string): void {
-  if (!condition) assert.fail(message());
-}
 
 /** Minimal rest-to-rest time for `d` under |v| <= v, |a| <= a: trapezoid or, when short, triangle. */
 function minimalTime(d: number, v: number, a: number): number {
@@ -198,26 +189,20 @@ describe('PTP planner (planPtp)', () => {
         everySample(trajectory, DT, (t, q, qd, qdd) => {
           for (let i = 0; i < 7; i++) {
             const v = q[i] ?? 0;
-            check(v >= lo(i) - 1e-12 && v <= hi(i) + 1e-12, () => `${JOINTS[i]} = ${v} at t = ${t}`);
-            check(
-              Math.abs(qd[i] ?? 0) <= (vMax[i] ?? 0) * (1 + 1e-9),
-              () => `${JOINTS[i]} velocity ${qd[i]} > ${vMax[i]} at t = ${t}`,
-            );
+            if (!(v >= lo(i) - 1e-12 && v <= hi(i) + 1e-12)) assert.fail(`${JOINTS[i]} = ${v} at t = ${t}`);
+            if (!(Math.abs(qd[i] ?? 0) <= (vMax[i] ?? 0) * (1 + 1e-9)))
+              assert.fail(`${JOINTS[i]} velocity ${qd[i]} > ${vMax[i]} at t = ${t}`);
             // The sampler's acceleration is that of one cubic segment, and every segment lies in
             // one profile phase (the knots include the phase boundaries), so it is the phase's
             // constant acceleration up to rounding in the cubic's coefficients.
-            check(
-              Math.abs(qdd[i] ?? 0) <= (aMax[i] ?? 0) * (1 + 1e-6),
-              () => `${JOINTS[i]} acceleration ${qdd[i]} > ${aMax[i]} at t = ${t}`,
-            );
+            if (!(Math.abs(qdd[i] ?? 0) <= (aMax[i] ?? 0) * (1 + 1e-6)))
+              assert.fail(`${JOINTS[i]} acceleration ${qdd[i]} > ${aMax[i]} at t = ${t}`);
             // Independently of the sampler's qdd: the velocity is continuous and changes by at
             // most aMax * dt between samples, across the phase boundaries too.
             if (hasPrevious) {
               const dv = Math.abs((qd[i] ?? 0) - (previousQd[i] ?? 0));
-              check(
-                dv <= (aMax[i] ?? 0) * (t - previousT) * (1 + 1e-6) + 1e-12,
-                () => `${JOINTS[i]} velocity jumps by ${dv} at t = ${t}`,
-              );
+              if (!(dv <= (aMax[i] ?? 0) * (t - previousT) * (1 + 1e-6) + 1e-12))
+                assert.fail(`${JOINTS[i]} velocity jumps by ${dv} at t = ${t}`);
             }
           }
           // Together: the normalized progress is the same for every moving joint at every sample,
@@ -227,16 +212,15 @@ describe('PTP planner (planPtp)', () => {
             const progress = ((q[first] ?? 0) - (start[first] ?? 0)) / (delta[first] ?? 1);
             for (const i of moving) {
               const p = ((q[i] ?? 0) - (start[i] ?? 0)) / (delta[i] ?? 1);
-              check(
-                Math.abs(p - progress) < 1e-9,
-                () => `${JOINTS[i]} progress ${p} vs ${JOINTS[first]} ${progress} at t = ${t}`,
-              );
+              if (!(Math.abs(p - progress) < 1e-9))
+                assert.fail(`${JOINTS[i]} progress ${p} vs ${JOINTS[first]} ${progress} at t = ${t}`);
             }
             if (t > 0 && t < duration)
-              check(progress > 0 && progress < 1, () => `progress ${progress} strictly between 0 and 1 at t = ${t}`);
+              if (!(progress > 0 && progress < 1))
+                assert.fail(`progress ${progress} strictly between 0 and 1 at t = ${t}`);
           }
           if (t === 0 || t === duration)
-            for (let i = 0; i < 7; i++) check(qd[i] === 0, () => `at rest at t = ${t}: ${qd[i]}`);
+            for (let i = 0; i < 7; i++) if (!(qd[i] === 0)) assert.fail(`at rest at t = ${t}: ${qd[i]}`);
           previousQd.set(qd);
           hasPrevious = true;
           previousT = t;
@@ -465,18 +449,12 @@ describe('time parameterization of joint-space paths (timeParameterize, the ompl
               const a = waypoints[k]?.[j] ?? 0,
                 b = waypoints[k + 1]?.[j] ?? a;
               const value = q[j] ?? 0;
-              check(
-                value >= Math.min(a, b) - 1e-9 && value <= Math.max(a, b) + 1e-9,
-                () => `${JOINTS[j]} = ${value} at t = ${t} outside [${a}, ${b}] of segment ${k}`,
-              );
-              check(
-                Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * speed * (1 + 1e-6),
-                () => `${JOINTS[j]} velocity ${qd[j]} at t = ${t}`,
-              );
-              check(
-                Math.abs(qdd[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0) * speed * (1 + 1e-6),
-                () => `${JOINTS[j]} acceleration ${qdd[j]} at t = ${t}`,
-              );
+              if (!(value >= Math.min(a, b) - 1e-9 && value <= Math.max(a, b) + 1e-9))
+                assert.fail(`${JOINTS[j]} = ${value} at t = ${t} outside [${a}, ${b}] of segment ${k}`);
+              if (!(Math.abs(qd[j] ?? 0) <= (limits.maxVelRadS[j] ?? 0) * speed * (1 + 1e-6)))
+                assert.fail(`${JOINTS[j]} velocity ${qd[j]} at t = ${t}`);
+              if (!(Math.abs(qdd[j] ?? 0) <= (limits.maxAccRadS2[j] ?? 0) * speed * (1 + 1e-6)))
+                assert.fail(`${JOINTS[j]} acceleration ${qdd[j]} at t = ${t}`);
             }
           });
         },

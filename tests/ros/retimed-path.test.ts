@@ -1,14 +1,12 @@
 /** The ros2 backend's follow of a published trajectory in plan time: pause, resume and override re-time its rest. */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { JointLimits } from '../../lib/robot/limits.ts';
 import { RetimedPath } from '../../lib/ros/retimed-path.ts';
 import { bundledLimits } from '../support/arm.ts';
 
-let limits: JointLimits;
-before(async () => {
-  limits = await bundledLimits();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
 
 const Z = [0, 0, 0, 0, 0, 0, 0];
 /** joint1 from 0 to 0.5 rad in 1 s, straight (the second point has positions only: linear). */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { planPtp } from '../../lib/planning/ptp.ts';
 import {
   createSample,
@@ -15,11 +15,8 @@ const OTHER = [0.6, 0.4, -0.3, -1.1, 0.2, 1.2, 0.5];
 /** 500 Hz, the simulator's default controller rate. */
 const DT = 0.002;
 
-let limits: JointLimits;
-
-before(async () => {
-  limits = await bundledLimits();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
 
 /**
  * A controller driven with explicit times (no timers). Every update is checked for jumps: no joint

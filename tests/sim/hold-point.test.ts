@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { HOLD_MIN_TIME_S, holdPoint } from '../../lib/ros/hold.ts';
 import { planPtp } from '../../lib/planning/ptp.ts';
@@ -11,11 +11,8 @@ import { bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 const OTHER = [0.6, 0.4, -0.3, -1.1, 0.2, 1.2, 0.5];
 const DT = 0.002;
 
-let limits: JointLimits;
-
-before(async () => {
-  limits = await bundledLimits();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
 
 /** The largest |acceleration| of the cubic from (q0, v0) to (q1, 0) over T (it is linear in t: check both ends). */
 function cubicMaxAcc(q0: number, v0: number, q1: number, timeS: number): number {

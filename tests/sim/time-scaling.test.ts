@@ -5,7 +5,7 @@
  * plan (lib/planning/time-scaling.ts's retimeTrajectory) is the same motion as trajectory points.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { planPtp } from '../../lib/planning/ptp.ts';
 import { retimeTrajectory } from '../../lib/planning/time-scaling.ts';
 import { timeParameterize } from '../../lib/planning/timing.ts';
@@ -22,11 +22,8 @@ import { bundledLimits, WORK } from '../support/arm.ts';
 const FAR = [1.5, 0.6, -0.8, -0.6, 0.9, 0.4, 1.2];
 const DT = 0.002;
 
-let limits: JointLimits;
-
-before(async () => {
-  limits = await bundledLimits();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
 
 /** Distance (rad, max over joints) from q to the nearest point of the plan: a coarse scan, then a fine one around the best. */
 function offPath(plan: JointTrajectory, q: readonly number[]): number {

@@ -4,7 +4,7 @@
  * analytic check against the joint limits, compared with dense sampling of the same spline.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
   createSample,
@@ -30,11 +30,8 @@ import { bundledLimits, JOINTS, WORK } from '../support/arm.ts';
 const ZERO = [0, 0, 0, 0, 0, 0, 0];
 const REST: ArmState = { positions: WORK, velocities: ZERO };
 
-let limits: JointLimits;
-
-before(async () => {
-  limits = await bundledLimits();
-});
+// Loaded at the top (not in a top-level hook): the file can share a test process with others (scripts/test-groups.mjs).
+const limits: JointLimits = await bundledLimits();
 
 /** WORK with joint1 at `j1` (and `j7` when given), at time `t`. */
 const at = (t: number, j1: number, j7 = 0): TrajectoryPoint => ({
