@@ -383,11 +383,12 @@ export function createListener(options: ListenerOptions): Listener {
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     endAndClose(socket, rawAnswer(status, detail));
   });
-  // The one upgrade dispatcher: a WebSocket upgrade goes to the route table's WebSocket route of its path, one to a
-  // path without such a route is refused; an upgrade to anything else (h2c, as curl --http2 offers on every request) is
-  // not taken: the request is served over HTTP/1.1 as if it had not offered it (RFC 9110, 7.8), POST /stop included.
+  // The one upgrade dispatcher: a WebSocket upgrade (a GET, RFC 6455 4.1) goes to the route table's WebSocket route of
+  // its path, one to a path without such a route is refused; an upgrade to anything else (h2c, as curl --http2 offers
+  // on every request), or offered by another method than GET, is not taken: the request is served over HTTP/1.1 as if
+  // it had not offered it (RFC 9110, 7.8), POST /stop included.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!/^\s*websocket\s*$/i.test(req.headers.upgrade ?? '')) {
+    if (req.method !== 'GET' || !/^\s*websocket\s*$/i.test(req.headers.upgrade ?? '')) {
       // Node's parser stopped at the head of an upgrade: the head without the offer goes back in front of what followed
       // it, read by a new parser of this server.
       socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
@@ -396,7 +397,7 @@ export function createListener(options: ListenerOptions): Listener {
     }
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOfTarget(target.path);
-    const route = req.method === 'GET' ? routes.upgradeAt(path) : undefined;
+    const route = routes.upgradeAt(path);
     socket.on('error', () => socket.destroy());
     if (route) return route.upgrade(req, socket, head);
     refuseUpgrade(socket, 404, `no WebSocket at ${path.slice(0, 200) || 'this target'}`);

@@ -61,6 +61,14 @@ describe('request targets over a real socket', () => {
     assert.ok((held[0] ?? 0) < (goal[0] ?? 0) - 0.3, 'stopped part way, not at the goal');
   });
 
+  it('serves a request offering a WebSocket upgrade with another method than GET over HTTP/1.1: a stop stops', async () => {
+    // RFC 6455, 4.1: a WebSocket handshake is a GET. A POST offering one is no handshake: its offer is not taken and the
+    // request is served (RFC 9110, 7.8). Answered 404 "no WebSocket at /stop", a stop was not made.
+    const ws =
+      'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    await stopAMove(`POST /stop HTTP/1.1\r\nHost: ${authority}\r\n${auth}${ws}Content-Length: 0\r\n\r\n`);
+  });
+
   it('serves a request offering an upgrade it does not speak (h2c, as curl --http2 sends) over HTTP/1.1: a stop stops', async () => {
     // RFC 9110, 7.8: a server ignores an Upgrade it does not take. Answered 404 "no WebSocket", a stop was not made.
     const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
