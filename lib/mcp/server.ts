@@ -245,19 +245,14 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         `Invalid Request: id ${JSON.stringify(reused).slice(0, 100)} belongs to a request of this session still running`,
       );
     // The dead-man: a call whose connection closes before its answer is abandoned (nobody can receive the answer: there
-    // is no event store to resume from), and cancelled as a notifications/cancelled would; a motion then stops.
-    const abandon = () => {
-      for (const requestId of batch.requestIds) session.transport.cancel(requestId, MCP_CALL_ABANDONED);
-    };
-    const connection = request.signal;
-    if (batch.requestIds.length > 0) {
-      if (connection.aborted) queueMicrotask(abandon);
-      else connection.addEventListener('abort', abandon, { once: true });
-    }
+    // is no event store to resume from), and cancelled as a notifications/cancelled would; a motion then stops. It
+    // watches only a call still running once this turn's work is done (a read answers before: a connection closed
+    // meanwhile is seen then, as `aborted`), since the adapter's signal costs ~2 us a call to subscribe to.
+    const watch = batch.requestIds.length > 0 ? deadMan(request, session, batch) : undefined;
     try {
-      return await answer(session, parsed, () => connection.removeEventListener('abort', abandon));
+      return await answer(session, parsed, () => watch?.());
     } catch (e) {
-      connection.removeEventListener('abort', abandon);
+      watch?.();
       throw e;
     }
   };
@@ -397,6 +392,26 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       sweep.cancel();
       await Promise.all([...sessions.keys()].map(closeSession));
     },
+  };
+}
+
+/**
+ * Watches the connection of `request` from the next turn of the event loop: once it closes, the batch's requests are
+ * cancelled (MCP_CALL_ABANDONED). Answers the function that stops watching (call it once the answers are out).
+ */
+function deadMan(request: Request, session: Session, batch: Batch): () => void {
+  let connection: AbortSignal | undefined;
+  const abandon = () => {
+    for (const requestId of batch.requestIds) session.transport.cancel(requestId, MCP_CALL_ABANDONED);
+  };
+  const start = setImmediate(() => {
+    connection = request.signal;
+    if (connection.aborted) abandon();
+    else connection.addEventListener('abort', abandon, { once: true });
+  });
+  return () => {
+    clearImmediate(start);
+    connection?.removeEventListener('abort', abandon);
   };
 }
 

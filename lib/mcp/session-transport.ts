@@ -11,7 +11,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Arrival } from '../core/roles.ts';
+import type { Arrival, Principal } from '../core/roles.ts';
 
 /** Why a request to the client (elicitation) fails during a call answered in plain JSON. */
 const NO_STREAM = 'the client accepts only a JSON answer, so no request can reach it during this call';
@@ -259,21 +259,29 @@ function isInitialize(body: unknown): boolean {
   );
 }
 
+/** The last auth info made for each principal, with the stop count it carries (frozen: shared by the calls). */
+const authInfos = new WeakMap<Principal, AuthInfo>();
+
 /**
  * Who sent the request, as the SDK hands it to handlers (`extra.authInfo`): the principal the
  * app's authentication found (name and role) under `extra.principal`, and the stop count at the
  * HTTP request's arrival (`extra.arrivedAtStop`). The token itself is never put here (`token` is empty).
+ * Made once per principal and stop count (frozen), not at every call.
  */
 export function authInfoOf(call: Arrival): AuthInfo {
   const principal = call.caller;
   // The stop count at the HTTP request's arrival: a tool call that arrived before a stop cannot move after it.
   const arrivedAtStop = call.arrivedAtStop;
-  return {
+  const known = authInfos.get(principal);
+  if (known !== undefined && known.extra?.arrivedAtStop === arrivedAtStop) return known;
+  const made: AuthInfo = Object.freeze({
     token: '',
     clientId: principal.name,
-    scopes: [principal.role],
-    extra: arrivedAtStop === undefined ? { principal } : { principal, arrivedAtStop },
-  };
+    scopes: Object.freeze([principal.role]) as string[],
+    extra: Object.freeze(arrivedAtStop === undefined ? { principal } : { principal, arrivedAtStop }),
+  });
+  authInfos.set(principal, made);
+  return made;
 }
 
 /** A request's HTTP facts as the SDK hands them to a Server: its headers and URL, each made only if a handler looks. */

@@ -8,7 +8,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import type { ApiError } from '../core/errors.ts';
-import { invoke } from '../core/invoke.ts';
+import { invoke, jsonOf } from '../core/invoke.ts';
 import {
   type AnyOperation,
   type AppState,
@@ -94,22 +94,26 @@ function errorResult(op: AnyOperation, said: ApiError): CallToolResult {
   };
 }
 
-/** A one-line summary of a result for the text content (the full result is in structuredContent). */
+/**
+ * A one-line summary of a result for the text content (the full result is in structuredContent): its JSON, made once
+ * per output object (the pipeline's, {@link jsonOf}) when the result is the output itself.
+ */
 function summarize(op: AnyOperation, result: Record<string, unknown>): string {
   if ('success' in result && 'message' in result)
     return `${result.success ? 'succeeded' : 'did not succeed'}: ${String(result.message)}`;
-  const text = JSON.stringify(result);
+  const text = op.mcp?.wrapAs ? JSON.stringify(result) : jsonOf(result);
   return text.length > 2000 ? `${text.slice(0, 2000)}... (${op.name}: full result in structuredContent)` : text;
 }
 
 /**
  * Who makes a call: the principal the app's authentication found for the HTTP request, handed to
  * the session as the request's authInfo (`extra.principal`; the token itself is never put there).
- * Undefined for a call that did not come through the app's authentication: it is refused.
+ * Undefined for a call that did not come through the app's authentication: it is refused. The front door's own
+ * object, not a copy: the pipeline makes the caller of a principal once (lib/core/invoke.ts, callerOf).
  */
 export function principalOf(extra: Pick<CallExtra, 'authInfo'>): Principal | undefined {
   const given = extra.authInfo?.extra?.principal;
-  return isPrincipal(given) ? { name: given.name, role: given.role } : undefined;
+  return isPrincipal(given) ? given : undefined;
 }
 
 /**
