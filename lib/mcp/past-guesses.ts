@@ -7,7 +7,7 @@
  */
 import { invoke } from '../core/invoke.ts';
 import type { AppState } from '../core/operation.ts';
-import type { StopsPastGuesses } from '../http/routes.ts';
+import type { Arrival } from '../core/roles.ts';
 import { readBoundedText } from '../body/bounded.ts';
 import { isRecord } from './wire.ts';
 import type { NamedTool } from './names.ts';
@@ -30,7 +30,10 @@ function calledTools(body: unknown): string[] {
  * or beyond the caps (lib/http/routes.ts's createApp); undefined when it calls none. The calls go through the one pipeline (role,
  * audit trail) as the tool's own would.
  */
-export function mcpStopsPastGuesses(tools: readonly NamedTool[], state: AppState): StopsPastGuesses {
+export function mcpStopsPastGuesses(
+  tools: readonly NamedTool[],
+  state: AppState,
+): (request: Request) => Promise<((call: Arrival) => Promise<void>) | undefined> {
   const stops = new Map(tools.filter(({ op }) => op.effect === 'stop' && !op.input).map(({ name, op }) => [name, op]));
   return async (request) => {
     const text = request.method === 'POST' ? await readBoundedText(request, STOP_BODY_MAX_BYTES) : undefined;
