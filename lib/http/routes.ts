@@ -2,8 +2,9 @@
  * The route table and the app that serves it. The table: every route armgate serves, as data, built once at start-up
  * from the catalog's handler files and the routes mounted beside them (the MCP endpoint, the event stream, the live
  * page's files, WebSockets). Everything that needs to know a route reads it here: the app's router, its 405 answer
- * and its fast exact-path lookup ({@link createApp}), the listener's rules (stops are never refused by a cap, REST
- * reads take the light way, an event stream holds its connection: lib/server/listener.ts), the turn queue's rule
+ * and its fast exact-path lookup ({@link createApp}), the listener's rules (stops are never refused by a cap, nor an
+ * MCP POST that may hold one in its body: the app answers it 503 and carries out only its stops; REST reads take the
+ * light way, an event stream holds its connection: lib/server/listener.ts), the turn queue's rule
  * (what runs at once: `inOrder` in lib/server/request.ts) and the MCP endpoint's (the tools that stop).
  */
 import { Response } from '@whatwg-node/fetch';
@@ -70,12 +71,25 @@ export interface MountRoute {
 }
 
 /**
- * Carries out the stops a request to a mounted route holds (the MCP endpoint: a stop tool's call), for a request past
- * its address's guess limit, once the app has answered it 429 ({@link createApp}): with `call`, a right token's (its
- * principal, for the stop only); without, a wrong one's, whose body is read all the same (the same work either way)
- * and nothing is carried out.
+ * The stops a request to a mounted route holds (the MCP endpoint: a stop tool's call), for a request the app answers
+ * without serving it: past its address's guess limit (429) or on a connection beyond a cap (503), see
+ * {@link createApp}. It reads the request's body (bounded; the same work whatever the token) and answers what carries
+ * out its stops for a right token's caller, or undefined when it holds none; the app runs that only for a right token,
+ * once the answer is on its way.
  */
-export type StopsPastGuesses = (request: Request, call: Arrival | undefined) => Promise<void>;
+export type StopsPastGuesses = (request: Request) => Promise<StopRunner | undefined>;
+
+/** Carries out the stops a request holds, for its caller (a right token's principal), through the one pipeline. */
+export type StopRunner = (call: Arrival) => Promise<void>;
+
+/**
+ * Why a request the listener let through on a connection beyond a cap is refused, as its 503 says (the words and the
+ * Retry-After of the listener's own answer): only the stops it holds are carried out (see {@link createApp}).
+ */
+export interface BeyondCaps {
+  readonly detail: string;
+  readonly retryAfterS: number;
+}
 
 /** A route answered by an HTTP upgrade (the listener's 'upgrade' event, dispatched by path). */
 export interface WebSocketRoute {
@@ -153,6 +167,17 @@ export class RouteTable {
     return method === 'GET' && this.#byMethod.get(method)?.get(path)?.kind === 'read';
   }
 
+  /**
+   * True when a request there may hold a stop the route itself reads from its body (a POST to a mount with
+   * stopsPastGuesses: the MCP endpoint's tool calls): beyond a cap the listener lets it through to the app, which
+   * answers it 503 and carries out only a right token's stops.
+   */
+  mayHoldStops(method: string, path: string): boolean {
+    if (method !== 'POST') return false;
+    const route = this.find(method, path);
+    return route !== undefined && 'stopsPastGuesses' in route && route.stopsPastGuesses !== undefined;
+  }
+
   /** True when a GET there holds an event stream. */
   isStream(method: string, path: string): boolean {
     return method === 'GET' && this.find(method, path)?.kind === 'stream';
@@ -205,9 +230,15 @@ export function routeTable(
 
 /**
  * The app: a fetch handler taking, besides the request, the arbiter's stop count at its arrival (stamped by the server
- * before anything is awaited) and the client's address (the socket's peer; '' for a request made in memory).
+ * before anything is awaited), the client's address (the socket's peer; '' for a request made in memory) and, for a
+ * request the listener let through on a connection beyond a cap, why ({@link BeyondCaps}: it is answered 503).
  */
-export type App = (request: Request, arrivedAtStop?: number, address?: string) => Promise<Response>;
+export type App = (
+  request: Request,
+  arrivedAtStop?: number,
+  address?: string,
+  beyond?: BeyondCaps,
+) => Promise<Response>;
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
 export interface AppOptions {
@@ -278,6 +309,10 @@ function withCors(response: Response, origin: string): Response {
   return response;
 }
 
+/** The 503 of a request beyond a cap, as the listener answers it itself (lib/server/own-answers.ts). */
+const beyondAnswer = (beyond: BeyondCaps) =>
+  json({ detail: beyond.detail }, 503, { 'retry-after': String(beyond.retryAfterS), connection: 'close' });
+
 /** A mounted route's call: authenticated (a request gets here only with its caller, or it was answered 401). */
 function mountCall(handler: MountHandler, request: Request, call: RestCall): Promise<Response> | Response {
   if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
@@ -302,6 +337,16 @@ export function createApp(options: AppOptions): App {
   const { services, ros } = options.state;
   const table = options.routes;
   const router = Router<IRequest, [RestCall]>();
+  /** The stops a mounted route's request may hold in its body (the MCP endpoint's stop tools), read from it. */
+  const mountStops = (method: string, path: string): StopsPastGuesses | undefined => {
+    const mount = table.find(method, path);
+    return mount && 'stopsPastGuesses' in mount ? mount.stopsPastGuesses : undefined;
+  };
+  /** The stops held by requests beyond a cap whose body was read before authentication (see `beyondCaps`). */
+  const readAlready = new WeakMap<Request, Promise<StopRunner | undefined>>();
+  /** Carries out a right token's stops once the answer is on its way (no answer waits on them, none is timed by them). */
+  const runStops = (run: StopRunner, call: Arrival, failure: string) =>
+    setImmediate(() => void run(call).catch((e: unknown) => log({ level: 'error', msg: failure, error: String(e) })));
   /**
    * How a request past its address's guess limit may still stop the arm, when its route may hold a stop: a REST route
    * that brings the arm to rest and takes no input (POST /stop, /robot/stop, /robot/pause), or a mounted route that
@@ -326,17 +371,45 @@ export function createApp(options: AppOptions): App {
             });
           }
         : undefined;
-    const mount = table.find(method, path);
-    const carry = mount && 'stopsPastGuesses' in mount ? mount.stopsPastGuesses : undefined;
+    const carry = mountStops(method, path);
     if (!carry) return undefined;
-    // The body is read whatever the token (the same work either way); only a right token's stops are carried out.
+    // The body is read whatever the token (the same work either way; read already for a request beyond a cap); only a
+    // right token's stops are carried out.
     return (request, caller, arrivedAtStop) =>
-      void carry(request, caller ? { caller, arrivedAtStop } : undefined).catch((e: unknown) =>
-        log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }),
-      );
+      void (readAlready.get(request) ?? carry(request))
+        .then((run) => {
+          if (caller && run) runStops(run, { caller, arrivedAtStop }, 'a stop past the guess limit failed');
+        })
+        .catch((e: unknown) => log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }));
   };
   // Who sends each request; wrong tokens are counted per client address: guessing is slowed (lib/auth/guesses.ts).
   const callerOf = requestCaller({ tokens, guesses: options.guesses, audit: services.audit, stopsPastGuesses });
+  /**
+   * A request the listener let through on a connection beyond a cap because its route may hold a stop (the MCP
+   * endpoint's tool calls; the listener refuses every other request there before its body): answered with the 503 the
+   * listener would have given (its words, Retry-After, Connection: close) whatever its token, so that the answer tells
+   * no right token from a wrong one. Its body is read first (bounded; the same work for any token), then it is
+   * authenticated as every request is (a wrong token counted as a guess, past the guess limit the stops carried out as
+   * there), and a right token's stops are carried out once the 503 is on its way. Nothing but stops runs for it.
+   */
+  const beyondCaps = async (
+    request: Request,
+    path: string,
+    address: string,
+    arrivedAtStop: number | undefined,
+    beyond: BeyondCaps,
+  ): Promise<Response> => {
+    const carry = mountStops(request.method, path);
+    if (carry) {
+      const reading = carry(request).catch(() => undefined);
+      readAlready.set(request, reading);
+      const run = await reading;
+      const who = callerOf(request, path, address, arrivedAtStop);
+      if (run && 'caller' in who && who.caller)
+        runStops(run, { caller: who.caller, arrivedAtStop }, 'a stop beyond the caps failed');
+    }
+    return beyondAnswer(beyond);
+  };
 
   router.get('/openapi.json', () => {
     openApiBody ??= JSON.stringify(options.openApiDocument());
@@ -392,7 +465,7 @@ export function createApp(options: AppOptions): App {
   type OpenRoute = NonNullable<AppOptions['open']>[number];
   const openRoute = (path: string): OpenRoute | undefined => options.open?.find((route) => route.path.test(path));
 
-  return async (request: Request, arrivedAtStop?: number, address = ''): Promise<Response> => {
+  return async (request: Request, arrivedAtStop?: number, address = '', beyond?: BeyondCaps): Promise<Response> => {
     const started = performance.now();
     const path = pathOf(request.url);
     const headers = request.headers;
@@ -405,7 +478,12 @@ export function createApp(options: AppOptions): App {
     });
     let response: Response;
     try {
-      if (admission.kind === 'refuse') response = errorResponse(admission.error);
+      if (beyond)
+        response =
+          admission.kind === 'admit'
+            ? await beyondCaps(request, path, address, arrivedAtStop, beyond)
+            : beyondAnswer(beyond);
+      else if (admission.kind === 'refuse') response = errorResponse(admission.error);
       else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
       else {
         const open = openRoute(path);

@@ -1,7 +1,8 @@
 /**
- * The MCP endpoint's stops past the guess limit: a POST to /mcp/mcp from an address past its wrong tokens is answered
- * 429 whatever its token (lib/admission/front-door.ts), and a stop tool's call in it with a right token is carried out
- * all the same, as POST /stop is (docs/safe-deployment.md, token guessing). The call needs no session: a stop is every
+ * The MCP endpoint's stops past the guess limit and beyond the caps: a POST to /mcp/mcp from an address past its wrong
+ * tokens is answered 429 whatever its token (lib/admission/front-door.ts), one on a connection beyond a cap 503
+ * (lib/server/listener.ts), and a stop tool's call in it with a right token is carried out all the same, as POST /stop
+ * is (docs/safe-deployment.md, token guessing; docs/api.md, the caps). The call needs no session: a stop is every
  * role's, and a client whose session was opened before the guessing (or elsewhere) names one the 429 never reaches.
  */
 import { invoke } from '../core/invoke.ts';
@@ -24,35 +25,43 @@ function calledTools(body: unknown): string[] {
 }
 
 /**
- * Carries out the stop tools (an operation that stops and takes no input: `stop`, `pause`) a POST calls, for a right
- * token past the guess limit; a wrong token's body is read the same way (no answer can tell them apart) and nothing
- * runs. The calls go through the one pipeline (role, audit trail) as the tool's own would.
+ * Reads a POST's body (bounded; the same work whatever its token) and answers what carries out the stop tools (an
+ * operation that stops and takes no input: `stop`, `pause`) it calls, for a right token's caller past the guess limit
+ * or beyond the caps (lib/http/routes.ts's createApp); undefined when it calls none. The calls go through the one pipeline (role,
+ * audit trail) as the tool's own would.
  */
 export function mcpStopsPastGuesses(
   tools: readonly NamedTool[],
   state: AppState,
-): (request: Request, call: Arrival | undefined) => Promise<void> {
+): (request: Request) => Promise<((call: Arrival) => Promise<void>) | undefined> {
   const stops = new Map(tools.filter(({ op }) => op.effect === 'stop' && !op.input).map(({ name, op }) => [name, op]));
-  return async (request, call) => {
+  return async (request) => {
     const text = request.method === 'POST' ? await readBoundedText(request, STOP_BODY_MAX_BYTES) : undefined;
-    // The 429 is written first (the app answered it before this ran on): no answer waits on what follows, none is
-    // timed by it.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (!call || text === undefined) return;
+    if (text === undefined) return undefined;
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return;
+      return undefined;
     }
-    for (const name of calledTools(body)) {
+    const called = calledTools(body).flatMap((name) => {
       const op = stops.get(name);
-      if (!op) continue;
-      await invoke(
-        op,
-        {},
-        { ...state, caller: call.caller, face: 'mcp', calledAs: `the ${name} tool`, arrivedAtStop: call.arrivedAtStop },
-      );
-    }
+      return op ? [{ name, op }] : [];
+    });
+    if (called.length === 0) return undefined;
+    return async (call) => {
+      for (const { name, op } of called)
+        await invoke(
+          op,
+          {},
+          {
+            ...state,
+            caller: call.caller,
+            face: 'mcp',
+            calledAs: `the ${name} tool`,
+            arrivedAtStop: call.arrivedAtStop,
+          },
+        );
+    };
   };
 }

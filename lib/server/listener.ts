@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
-import type { RouteTable } from '../http/routes.ts';
+import type { BeyondCaps, RouteTable } from '../http/routes.ts';
 import type { WebLimits } from '../settings/load.ts';
 import {
   answer,
@@ -30,7 +30,7 @@ export interface ListenerOptions {
    * The app: what a request in origin-form is handed to, with the client's address (the socket's peer) and its stamp
    * (the arbiter's count of stops when it arrived, see {@link ListenerOptions.arbiter}).
    */
-  readonly fetch: (request: Request, address: string, arrivedAtStop?: number) => Promise<Response>;
+  readonly fetch: (request: Request, address: string, arrivedAtStop?: number, beyond?: BeyondCaps) => Promise<Response>;
   /**
    * The arbiter: its count of stops is read as a request's head is parsed (the request's stamp); the requests parsed
    * from one read of the socket all take the first one's.
@@ -42,12 +42,13 @@ export interface ListenerOptions {
   /** Every method some route serves (start-up derives it from the routes): `OPTIONS *` answers it as Allow. */
   readonly methods: readonly string[];
   /**
-   * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses, the event stream
+   * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses (and the routes
+   * whose requests may hold one in their body, let through beyond a cap to the app, which answers them 503), the event stream
    * a GET holds, and the REST reads the app is handed as a light view when they carry no body
    * (lib/server/request.ts; the app answers them as it answers every request, only the objects around them are
    * lighter), and the WebSocket routes the one upgrade dispatcher hands their upgrades (GET /robot/jog).
    */
-  readonly routes: Pick<RouteTable, 'isStop' | 'isStream' | 'isRestRead' | 'upgradeAt'>;
+  readonly routes: Pick<RouteTable, 'isStop' | 'mayHoldStops' | 'isStream' | 'isRestRead' | 'upgradeAt'>;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -80,6 +81,13 @@ export interface Refusal {
 
 /** What kind of work a request holds while it is served. */
 export type Holding = 'event_stream' | 'upload' | 'none';
+
+/**
+ * Largest declared body of a request let through beyond a cap because its route may hold a stop in its body (an MCP
+ * tool call is a few hundred bytes; the endpoint reads no more than this past a limit, lib/mcp/past-guesses.ts): a
+ * larger one is refused before its body as every other request is.
+ */
+export const BEYOND_CAP_BODY_MAX_BYTES = 64 * 1024;
 
 /** Longest a connection taken beyond a connection cap may take to send its request (ms): a stop, or a 503. */
 export const BEYOND_CAP_REQUEST_MS = 2000;
@@ -246,7 +254,8 @@ const pathOfTarget = (target: string) => {
  * The HTTP server in front of the app: every request form HTTP/1.1 allows reaches the app in origin-form, or is
  * answered here (`OPTIONS *`: 204 with Allow; a target no route can serve, and CONNECT: 4xx). It holds the caps of
  * web.limits (connections in all and per client address, event streams, uploads: beyond one, 503 with Retry-After
- * before the body is read and a lingering close, POST /stop always served) and its timeouts (headers, whole request,
+ * before the body is read and a lingering close, POST /stop always served, an MCP stop tool's call carried out behind
+ * the same 503) and its timeouts (headers, whole request,
  * and a body's minimum rate: 408, the connection closed without lingering: a slow client is not given more time).
  */
 export function createListener(options: ListenerOptions): Listener {
@@ -281,8 +290,20 @@ export function createListener(options: ListenerOptions): Listener {
     readStamps.set(socket, { bytesRead: socket.bytesRead, stamp: now });
     return now;
   };
+  /**
+   * The requests let through beyond a cap because their route may hold a stop in their body (the MCP endpoint): the app
+   * answers them with the cap's 503 and carries out only a right token's stops (lib/http/routes.ts's createApp).
+   */
+  const beyondCaps = new WeakMap<IncomingMessage, BeyondCaps>();
+  /** Connections where such a request is being answered (closing after its 503): no later request on them is served. */
+  const closing = new WeakSet<Duplex>();
   const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
-    options.fetch(request, context.req.socket?.remoteAddress ?? '', stamps.get(context.req)),
+    options.fetch(
+      request,
+      context.req.socket?.remoteAddress ?? '',
+      stamps.get(context.req),
+      beyondCaps.get(context.req),
+    ),
   );
   const answerBodyless = (
     req: IncomingMessage,
@@ -328,6 +349,9 @@ export function createListener(options: ListenerOptions): Listener {
     (req, res) => {
       // A request the parser found after a refused body, on a connection that is closing: never served.
       if (lingering.has(req.socket)) return void req.socket.destroy();
+      // One pipelined behind a request beyond a cap the app answers (503, Connection: close): the connection closes
+      // after that answer, this one is never served.
+      if (closing.has(req.socket)) return;
       const stamp = stampOf(req.socket as Socket);
       if (stamp !== undefined) stamps.set(req, stamp);
       const method = req.method ?? '';
@@ -342,7 +366,16 @@ export function createListener(options: ListenerOptions): Listener {
       const path = pathOfTarget(target.path);
       const holding = holdingOf(method, path, req, routes);
       const refused = caps.refusal(req.socket as Socket, holding, routes.isStop(method, path));
-      if (refused) {
+      if (
+        refused &&
+        routes.mayHoldStops(method, path) &&
+        Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES
+      ) {
+        // Its stops are in its body (an MCP tool call): the app reads it (bounded), answers the same 503 and carries
+        // out a right token's stops; nothing else runs, nothing is held.
+        beyondCaps.set(req, { detail: refused.detail, retryAfterS: limits.retryAfterS });
+        closing.add(req.socket);
+      } else if (refused) {
         // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
         // so that the client reads the 503 rather than a reset (lib/server/own-answers.ts).
         answerAndLinger(req, rawAnswer(503, refused.detail, { 'Retry-After': limits.retryAfterS }), lingerBounds);
@@ -350,7 +383,7 @@ export function createListener(options: ListenerOptions): Listener {
         log({ level: 'info', msg: 'request', method, path: (req.url ?? '').slice(0, 200), status: 503, ms: 0 });
         return;
       }
-      if (holding !== 'none') {
+      if (holding !== 'none' && !refused) {
         const release = caps.hold(holding);
         res.once('close', release);
         res.once('finish', release);

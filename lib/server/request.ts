@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { directBodyOf } from '../http/direct-body.ts';
-import { type App, pathOf, type RouteTable } from '../http/routes.ts';
+import { type App, type BeyondCaps, pathOf, type RouteTable } from '../http/routes.ts';
 
 /** What to do with a request target. */
 export type RequestTarget =
@@ -299,16 +299,17 @@ export function inOrder(
   app: App,
   inTurn: <T>(task: () => Promise<T>) => Promise<T>,
   { routes, arbiter, events }: RequestOrder,
-): (request: Request, address?: string, arrivedAtStop?: number) => Promise<Response> {
+): (request: Request, address?: string, arrivedAtStop?: number, beyond?: BeyondCaps) => Promise<Response> {
   // The listener stamps a request as its head is parsed (lib/server/listener.ts); one it did not is stamped now.
-  return (request, address = '', arrivedAtStop = arbiter.stopCount) => {
+  return (request, address = '', arrivedAtStop = arbiter.stopCount, beyond) => {
     const path = pathOf(request.url);
     if (routes.isStop(request.method, path)) {
       const release = events.hold();
       return app(request, arrivedAtStop, address).finally(release);
     }
-    return routes.runsAtOnce(request.method, path)
-      ? app(request, arrivedAtStop, address)
+    // One beyond a cap is answered 503 once its body is read (only the stops it holds run): never queued behind others.
+    return beyond || routes.runsAtOnce(request.method, path)
+      ? app(request, arrivedAtStop, address, beyond)
       : inTurn(() => app(request, arrivedAtStop, address));
   };
 }
