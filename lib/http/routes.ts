@@ -18,7 +18,6 @@ import {
   CORS_ALLOW_METHODS,
   CORS_EXPOSE_HEADERS,
   requestCaller,
-  type StopDespiteGuesses,
   type TokenEntry,
 } from '../admission/front-door.ts';
 import type { GuessLimiter } from '../auth/guesses.ts';
@@ -29,7 +28,10 @@ import { logLine, logRequestLine } from '../logs/line.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { errorResponse, json } from './errors.ts';
+import { type BeyondCaps, beyondAnswer, refusedStops, type StopsPastGuesses } from './refused-stops.ts';
 import type { RestCall, RestHandler } from './rest.ts';
+
+export type { BeyondCaps, StopRunner, StopsPastGuesses } from './refused-stops.ts';
 
 /**
  * What a route does, for the rules that read the table: `read` changes nothing, `stop` stops (never refused, never
@@ -68,27 +70,6 @@ export interface MountRoute {
   readonly ownTurns?: boolean;
   /** The stops its requests may hold, carried out past the guess limit (see {@link StopsPastGuesses}). */
   readonly stopsPastGuesses?: StopsPastGuesses;
-}
-
-/**
- * The stops a request to a mounted route holds (the MCP endpoint: a stop tool's call), for a request the app answers
- * without serving it: past its address's guess limit (429) or on a connection beyond a cap (503), see
- * {@link createApp}. It reads the request's body (bounded; the same work whatever the token) and answers what carries
- * out its stops for a right token's caller, or undefined when it holds none; the app runs that only for a right token,
- * once the answer is on its way.
- */
-export type StopsPastGuesses = (request: Request) => Promise<StopRunner | undefined>;
-
-/** Carries out the stops a request holds, for its caller (a right token's principal), through the one pipeline. */
-export type StopRunner = (call: Arrival) => Promise<void>;
-
-/**
- * Why a request the listener let through on a connection beyond a cap is refused, as its 503 says (the words and the
- * Retry-After of the listener's own answer): only the stops it holds are carried out (see {@link createApp}).
- */
-export interface BeyondCaps {
-  readonly detail: string;
-  readonly retryAfterS: number;
 }
 
 /** A route answered by an HTTP upgrade (the listener's 'upgrade' event, dispatched by path). */
@@ -309,10 +290,6 @@ function withCors(response: Response, origin: string): Response {
   return response;
 }
 
-/** The 503 of a request beyond a cap, as the listener answers it itself (lib/server/own-answers.ts). */
-const beyondAnswer = (beyond: BeyondCaps) =>
-  json({ detail: beyond.detail }, 503, { 'retry-after': String(beyond.retryAfterS), connection: 'close' });
-
 /** A mounted route's call: authenticated (a request gets here only with its caller, or it was answered 401). */
 function mountCall(handler: MountHandler, request: Request, call: RestCall): Promise<Response> | Response {
   if (!call.caller) return errorResponse({ kind: 'unauthorized', detail: 'Not authenticated' });
@@ -337,80 +314,23 @@ export function createApp(options: AppOptions): App {
   const { services, ros } = options.state;
   const table = options.routes;
   const router = Router<IRequest, [RestCall]>();
-  /** The stops a mounted route's request may hold in its body (the MCP endpoint's stop tools), read from it. */
-  const mountStops = (method: string, path: string): StopsPastGuesses | undefined => {
-    const mount = table.find(method, path);
-    return mount && 'stopsPastGuesses' in mount ? mount.stopsPastGuesses : undefined;
-  };
-  /** The stops held by requests beyond a cap whose body was read before authentication (see `beyondCaps`). */
-  const readAlready = new WeakMap<Request, Promise<StopRunner | undefined>>();
-  /** Carries out a right token's stops once the answer is on its way (no answer waits on them, none is timed by them). */
-  const runStops = (run: StopRunner, call: Arrival, failure: string) =>
-    setImmediate(() => void run(call).catch((e: unknown) => log({ level: 'error', msg: failure, error: String(e) })));
-  /**
-   * How a request past its address's guess limit may still stop the arm, when its route may hold a stop: a REST route
-   * that brings the arm to rest and takes no input (POST /stop, /robot/stop, /robot/pause), or a mounted route that
-   * says which stops a request holds (the MCP endpoint: a stop tool's call). A right token's stop is never kept out
-   * (someone behind the same address may be guessing), yet the answer is the same 429 whether the token was right or
-   * not, so that a guesser learns nothing from a stop: `stopOnly` (the token's principal, from authentication, which
-   * compared it in constant time without counting it) is undefined for a wrong one, and the stop runs once the 429 is
-   * on its way (no answer waits on it, none is timed by it).
-   */
-  const stopsPastGuesses = (method: string, path: string): StopDespiteGuesses | undefined => {
-    const route = table.operationAt(method, path);
-    if (route)
-      return route.operation.effect === 'stop' && route.operation.input === undefined
-        ? (request, caller, arrivedAtStop) => {
-            if (!caller) return;
-            setImmediate(() => {
-              route
-                .handler(request, { services, ros, caller, arrivedAtStop })
-                .catch((e: unknown) =>
-                  log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }),
-                );
-            });
-          }
+  const stops = refusedStops({
+    state: options.state,
+    log,
+    restStop: (method, path) => {
+      const route = table.operationAt(method, path);
+      return route && route.operation.effect === 'stop' && route.operation.input === undefined
+        ? route.handler
         : undefined;
-    const carry = mountStops(method, path);
-    if (!carry) return undefined;
-    // The body is read whatever the token (the same work either way; read already for a request beyond a cap); only a
-    // right token's stops are carried out.
-    return (request, caller, arrivedAtStop) =>
-      void (readAlready.get(request) ?? carry(request))
-        .then((run) => {
-          if (caller && run) runStops(run, { caller, arrivedAtStop }, 'a stop past the guess limit failed');
-        })
-        .catch((e: unknown) => log({ level: 'error', msg: 'a stop past the guess limit failed', error: String(e) }));
-  };
+    },
+    mountStops: (method, path) => {
+      const mount = table.find(method, path);
+      return mount && 'stopsPastGuesses' in mount ? mount.stopsPastGuesses : undefined;
+    },
+  });
+  const stopsPastGuesses = stops.pastGuesses;
   // Who sends each request; wrong tokens are counted per client address: guessing is slowed (lib/auth/guesses.ts).
   const callerOf = requestCaller({ tokens, guesses: options.guesses, audit: services.audit, stopsPastGuesses });
-  /**
-   * A request the listener let through on a connection beyond a cap because its route may hold a stop (the MCP
-   * endpoint's tool calls; the listener refuses every other request there before its body): answered with the 503 the
-   * listener would have given (its words, Retry-After, Connection: close) whatever its token, so that the answer tells
-   * no right token from a wrong one. Its body is read first (bounded; the same work for any token), then it is
-   * authenticated as every request is (a wrong token counted as a guess, past the guess limit the stops carried out as
-   * there), and a right token's stops are carried out once the 503 is on its way. Nothing but stops runs for it.
-   */
-  const beyondCaps = async (
-    request: Request,
-    path: string,
-    address: string,
-    arrivedAtStop: number | undefined,
-    beyond: BeyondCaps,
-  ): Promise<Response> => {
-    const carry = mountStops(request.method, path);
-    if (carry) {
-      const reading = carry(request).catch(() => undefined);
-      readAlready.set(request, reading);
-      const run = await reading;
-      const who = callerOf(request, path, address, arrivedAtStop);
-      if (run && 'caller' in who && who.caller)
-        runStops(run, { caller: who.caller, arrivedAtStop }, 'a stop beyond the caps failed');
-    }
-    return beyondAnswer(beyond);
-  };
-
   router.get('/openapi.json', () => {
     openApiBody ??= JSON.stringify(options.openApiDocument());
     return new Response(openApiBody, { headers: { 'content-type': 'application/json' } });
@@ -481,7 +401,7 @@ export function createApp(options: AppOptions): App {
       if (beyond)
         response =
           admission.kind === 'admit'
-            ? await beyondCaps(request, path, address, arrivedAtStop, beyond)
+            ? await stops.beyondCaps(request, path, address, arrivedAtStop, beyond, callerOf)
             : beyondAnswer(beyond);
       else if (admission.kind === 'refuse') response = errorResponse(admission.error);
       else if (admission.kind === 'preflight') response = preflightResponse(admission.origin);
