@@ -24,6 +24,14 @@ function badCsv(bytes: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Every request on a connection of its own, closed after its answer: none is sent on a kept-alive connection that has
+ * idled out meanwhile. Building a 10 MiB CSV holds this process's event loop (seconds, on a loaded machine) while the
+ * server ends an idle connection (after its 5 s keep-alive timeout): the next request went out on it before the close
+ * was read and failed "other side closed" without reaching the server (undici retries no POST).
+ */
+const CLOSE = { connection: 'close' } as const;
+
 describe('uploads give their memory back', () => {
   let child: ChildProcess;
   let url: string;
@@ -57,7 +65,7 @@ describe('uploads give their memory back', () => {
     // it will after the rounds), so its one-off cost is not counted as the uploads'.
     const small = new FormData();
     small.append('file', new Blob([badCsv(4096)]), 'small.csv');
-    const checked = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: small });
+    const checked = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: small, headers: CLOSE });
     assert.equal(checked.status, 422, await checked.text());
     const before = await ask<NodeJS.MemoryUsage>('memory');
     const csv = badCsv(10 * MiB - 4096);
@@ -67,7 +75,7 @@ describe('uploads give their memory back', () => {
       let stopping = true;
       const stops = (async () => {
         while (stopping) {
-          await (await fetch(`${url}/stop`, { method: 'POST' })).arrayBuffer();
+          await (await fetch(`${url}/stop`, { method: 'POST', headers: CLOSE })).arrayBuffer();
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })();
@@ -75,7 +83,7 @@ describe('uploads give their memory back', () => {
         Array.from({ length: 16 }, async () => {
           const form = new FormData();
           form.append('file', new Blob([csv]), 'large.csv');
-          const res = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: form });
+          const res = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: form, headers: CLOSE });
           await res.arrayBuffer();
           return res.status;
         }),

@@ -239,14 +239,16 @@ describe('the trajectory worker thread', () => {
     `${HEADER}\n${Array.from({ length: rows }, (_, i) => `${i + 1},0,0,0,-1.57,0,1.57,0`).join('\n')}\n`;
 
   it('times a check from when it is first in line: jobs waiting behind others past the timeout are all answered', async () => {
-    // Three checks wait together; each is in line for 800 ms of a 1,000 ms timeout (a stepped clock: neither the
-    // checker's speed nor the machine's load moves it). Timed from when they were queued, the second and third would
-    // be past it at 1,600 and 2,400 ms, and would take the others with them.
+    // Three checks wait together; each takes 800 ms of a 1,000 ms timeout (a stepped clock: neither the checker's
+    // speed nor the machine's load moves it). Timed from when they were queued, the second and third would be past it
+    // at 1,600 and 2,400 ms, and would take the others with them. The clock moves while job k is surely being checked:
+    // job 1 is posted as it is queued, job k + 1 as job k's answer comes (this loop goes on from there, before any
+    // other message of the worker), and the clock moves and runs its timers at once, before the worker can answer.
     await onSteppedTimeout(async (clock) => {
       const text = rowsCsv(2_000);
       const jobs = Array.from({ length: 3 }, () => checkOffThread(csv(text, false)));
       for (const [k, job] of jobs.entries()) {
-        await clock.advance(800);
+        clock.advanceAtOnce(800);
         const result = await job;
         assert.ok(result.ok, `job ${k + 1} at ${clock.nowMs()} ms of the clock: ${JSON.stringify(result)}`);
       }
@@ -256,7 +258,8 @@ describe('the trajectory worker thread', () => {
   it('fails a check that takes longer than the timeout once first in line, on the clock it is given', async () => {
     await onSteppedTimeout(async (clock) => {
       const job = checkOffThread(csv(rowsCsv(20_000), false));
-      await clock.advance(1000);
+      // At once: the check is posted as it is queued, and cannot have been answered before the clock moved.
+      clock.advanceAtOnce(1000);
       const result = await job;
       assert.equal(result.ok, false);
       assert.match(JSON.stringify(result), /took longer than 1 s/);

@@ -29,6 +29,7 @@ import {
 } from '../support/live.ts';
 import type { TestApp } from '../support/server.ts';
 import { atRestOnClock, createSteppedApp, steppedTarget, waitOnClock } from '../support/stepped.ts';
+import { parseTrajectoryCsv } from '../../lib/trajectory/csv.ts';
 
 const HEADER = 't,joint1,joint2,joint3,joint4,joint5,joint6,joint7';
 const ACC = [8.5521, 8.5521, 8.7266, 11.3446, 12.2173, 15.708, 15.708];
@@ -340,7 +341,8 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
       const s = 0.2 * (1 - Math.cos((2 * Math.PI * t) / 200));
       rows.push([t.toFixed(2), ...q.map((v, j) => (v + (j % 2 ? s : -s) * (j < 6 ? 1 : 0)).toFixed(9))].join(','));
     }
-    const form = csvForm(`${rows.join('\n')}\n`, { filename: 'big.csv' });
+    const text = `${rows.join('\n')}\n`;
+    const form = csvForm(text, { filename: 'big.csv' });
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const host = hostStalls();
     let reads = 0;
@@ -385,13 +387,16 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
       times_increasing: true,
     });
     const worstMs = delay.max / 1e6;
-    // The precise figure belongs to the bench (about 25-40 ms here, most of it garbage collection and the
-    // upload itself, which this test sends from the same process). The bound is 100 ms of this process's own
-    // stalls: on a loaded machine the host also holds every thread now and then, so what an idle thread beside
-    // it saw in the same span (hostMs) is added; one long synchronous stretch (parsing 10 MB in one go) still fails.
+    // The figure itself belongs to the bench (about 25-40 ms on an idle machine, most of it garbage collection and the
+    // upload itself, which this test sends from the same process). The bound is a ratio measured in this run, on the
+    // machine as loaded as it is now: half of what decoding and parsing this file on the event loop takes (measured
+    // here, once the upload is answered; the whole check takes about twice that). On a loaded machine the host also
+    // holds every thread now and then, so what an idle thread beside it saw in the same span (hostMs) is added;
+    // parsing or checking the 10 MB in one go on the event loop still fails.
+    const parseMs = parseOnThisThreadMs(text);
     assert.ok(
-      worstMs < 100 + hostMs,
-      `worst event-loop delay ${worstMs.toFixed(1)} ms during ${tookMs.toFixed(0)} ms (an idle thread beside it: ${hostMs.toFixed(1)} ms); garbage collections over 10 ms: ${gcs.join(', ') || 'none'}`,
+      worstMs < parseMs / 2 + hostMs,
+      `worst event-loop delay ${worstMs.toFixed(1)} ms during ${tookMs.toFixed(0)} ms (parsing the file on the event loop: ${parseMs.toFixed(0)} ms; an idle thread beside it: ${hostMs.toFixed(1)} ms); garbage collections over 10 ms: ${gcs.join(', ') || 'none'}`,
     );
     assert.ok(reads >= 5, `${reads} reads answered in ${tookMs.toFixed(0)} ms`);
     const stop = await post(url, '/stop');
@@ -399,6 +404,16 @@ describe('dynamic limits of trajectories on the simulated arm (time_scale 1)', (
     await atRest(url, 5000);
   });
 });
+
+/** How long decoding and parsing the CSV `text` takes on this thread, from its bytes (as the checker's thread does). */
+function parseOnThisThreadMs(text: string): number {
+  const bytes = new TextEncoder().encode(text);
+  const started = performance.now();
+  const parsed = parseTrajectoryCsv(new TextDecoder().decode(bytes), ',');
+  const ms = performance.now() - started;
+  assert.ok(parsed.ok);
+  return ms;
+}
 
 /**
  * The host's own stalls: the worst event-loop delay of an idle worker thread (its own loop and heap, so this
