@@ -100,17 +100,20 @@ export class SteppedClock implements Clock {
   private async advanceNow(ms: number): Promise<void> {
     const end = this.now + ms;
     await settle();
-    for (;;) {
-      const next = this.nextDue();
-      if (!next || next.dueMs > end) break;
-      this.now = Math.max(this.now, next.dueMs);
-      if (next.periodMs === undefined) next.cancelled = true;
-      else next.dueMs += next.periodMs;
-      if (next.cancelled) this.scheduled = this.scheduled.filter((s) => s !== next);
-      next.fn();
-      await settle();
-    }
+    while (this.runNextDue(end)) await settle();
     this.now = end;
+  }
+
+  /** Runs the next timer due by `end` at its time (a periodic one scheduled again); false when none is. */
+  private runNextDue(end: number): boolean {
+    const next = this.nextDue();
+    if (!next || next.dueMs > end) return false;
+    this.now = Math.max(this.now, next.dueMs);
+    if (next.periodMs === undefined) next.cancelled = true;
+    else next.dueMs += next.periodMs;
+    if (next.cancelled) this.scheduled = this.scheduled.filter((s) => s !== next);
+    next.fn();
+    return true;
   }
 
   /**
@@ -121,15 +124,7 @@ export class SteppedClock implements Clock {
    */
   advanceAtOnce(ms: number): void {
     const end = this.now + ms;
-    for (;;) {
-      const next = this.nextDue();
-      if (!next || next.dueMs > end) break;
-      this.now = Math.max(this.now, next.dueMs);
-      if (next.periodMs === undefined) next.cancelled = true;
-      else next.dueMs += next.periodMs;
-      if (next.cancelled) this.scheduled = this.scheduled.filter((s) => s !== next);
-      next.fn();
-    }
+    while (this.runNextDue(end));
     this.now = end;
   }
 
