@@ -1,8 +1,8 @@
 // `npm run test:unit`: runs tests/**/*.test.ts (but tests/ros2/, which needs the ROS 2 core: `npm run test:ros2`) with
 // node's test runner (Node 20's --test does not expand globs itself), N files at a time (ARMGATE_TEST_CONCURRENCY,
 // default below). Extra arguments pass through, e.g. --test-name-pattern; arguments naming test files
-// (tests/http/motion.test.ts) run only those. A test that hangs (a request never answered) fails after 5 minutes
-// instead of holding CI until its limit. A second reporter lists the failed tests at the very end
+// (tests/http/motion.test.ts) or folders of them (tests/http) run only those. A test that hangs (a request never
+// answered) fails after 5 minutes instead of holding CI until its limit. A second reporter lists the failed tests at the very end
 // (scripts/failed-tests-reporter.mjs), named by their source files.
 //
 // The test files run compiled by esbuild at every run (scripts/compile-tests.mjs), not through tsx: under tsx every
@@ -11,7 +11,7 @@
 // about a third of the suite's CPU (docs/development.md). ARMGATE_TEST_TSX=1 runs the sources through tsx as before
 // (mujoco-js past tsx: tests/support/mujoco-hook.mjs).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileTests, root, testFiles } from './compile-tests.mjs';
@@ -46,9 +46,20 @@ const SLOW_FIRST = [
   'tests/docs/clients.test.ts',
 ].map((f) => path.normalize(f));
 
+/** The test files an argument names: a .test.ts file, or a folder's .test.ts files (below it too); none otherwise. */
+function namedTestFiles(arg) {
+  const at = path.resolve(root, arg);
+  if (!existsSync(at)) return [];
+  if (!statSync(at).isDirectory()) return arg.endsWith('.test.ts') ? [arg] : [];
+  return readdirSync(at, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => path.join(arg, f));
+}
+
 const passed = process.argv.slice(2);
-const chosen = passed.filter((a) => a.endsWith('.test.ts') && existsSync(path.resolve(root, a)));
-const options = passed.filter((a) => !chosen.includes(a));
+const named = passed.map(namedTestFiles);
+const chosen = named.flat();
+const options = passed.filter((_, i) => named[i].length === 0);
 const files = testFiles(chosen);
 
 const reporters = [
