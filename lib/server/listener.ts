@@ -43,8 +43,8 @@ export interface ListenerOptions {
   readonly methods: readonly string[];
   /**
    * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses (and the routes
-   * whose requests may hold one in their body, let through beyond a cap to the app, which answers them 503), the event stream
-   * a GET holds, and the REST reads the app is handed as a light view when they carry no body
+   * whose requests may hold one in their body, let through beyond a cap to the app, which answers them 503), the event
+   * stream a GET holds, and the REST reads the app is handed as a light view when they carry no body
    * (lib/server/request.ts; the app answers them as it answers every request, only the objects around them are
    * lighter), and the WebSocket routes the one upgrade dispatcher hands their upgrades (GET /robot/jog).
    */
@@ -255,8 +255,8 @@ const pathOfTarget = (target: string) => {
  * answered here (`OPTIONS *`: 204 with Allow; a target no route can serve, and CONNECT: 4xx). It holds the caps of
  * web.limits (connections in all and per client address, event streams, uploads: beyond one, 503 with Retry-After
  * before the body is read and a lingering close, POST /stop always served, an MCP stop tool's call carried out behind
- * the same 503) and its timeouts (headers, whole request,
- * and a body's minimum rate: 408, the connection closed without lingering: a slow client is not given more time).
+ * the same 503) and its timeouts (headers, whole request, and a body's minimum rate: 408, the connection closed without
+ * lingering: a slow client is not given more time).
  */
 export function createListener(options: ListenerOptions): Listener {
   const { limits, log, routes } = options;
