@@ -10,7 +10,7 @@ import { resources } from '../handlers/resources.ts';
 import type { Arrival } from '../lib/core/roles.ts';
 import { createMcpFace } from '../lib/mcp/face.ts';
 import { namedTools } from '../lib/mcp/names.ts';
-import { createMcpEndpoint, type McpEndpoint } from '../lib/mcp/server.ts';
+import { createMcpEndpoint, jsonAnswer, type McpEndpoint } from '../lib/mcp/server.ts';
 import { startTestServer } from '../tests/support/server.ts';
 import { rawConnection, rawRequest } from './raw-client.ts';
 import type { Section } from './section.ts';
@@ -316,6 +316,8 @@ async function profile(): Promise<Record<string, number>> {
         (
           await armgate.handler(request(armgateSession, 'application/json, text/event-stream', PROGRESS_BODY), ARRIVAL)
         ).text(),
+      "response building as the endpoint's JSON answer does (stringify, ponyfill Response)": async () =>
+        jsonAnswer(JSON.stringify(answer), armgateSession),
     };
     const times = await interleaved(cases, IN_PROCESS_CALLS, 500);
     await canned.close();
@@ -384,6 +386,7 @@ export const mcpSection: Section = {
         "JSON answer, get_joint_states: a plain-JSON tools/call handed to the session's Server (the SDK's Protocol) and armgate's tool, past the SDK's transport (its checks made first);",
         'JSON answer, a tool that does nothing: the same request to a bare SDK Server whose tool answers at once (the MCP machinery alone);',
         "SSE answer: the same with a progressToken, so through the SDK's transport in SSE mode (used when progress is asked for).",
+        "response building (stringify, Response): with the platform's (undici's) Response, which the JSON answer does not use; the endpoint's own is the last row (the ponyfill's Response, its Content-Length given).",
       ],
     };
     const restAlone = alone.us.rest ?? NaN;
