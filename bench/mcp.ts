@@ -10,8 +10,9 @@ import { resources } from '../handlers/resources.ts';
 import type { Arrival } from '../lib/core/roles.ts';
 import { createMcpFace } from '../lib/mcp/face.ts';
 import { namedTools } from '../lib/mcp/names.ts';
-import { createMcpEndpoint, type McpEndpoint } from '../lib/mcp/server.ts';
+import { createMcpEndpoint, jsonAnswer, type McpEndpoint } from '../lib/mcp/server.ts';
 import { startTestServer } from '../tests/support/server.ts';
+import { rawConnection, rawRequest } from './raw-client.ts';
 import type { Section } from './section.ts';
 import { median, quantile } from './stats.ts';
 import { type Table, verdict } from './table.ts';
@@ -143,6 +144,65 @@ async function roundTrips(): Promise<{
   }
 }
 
+/** The requests of {@link serverAlone}, and the status each must be answered with. */
+type RawCase = { readonly request: Buffer; readonly status: number };
+
+/**
+ * The same requests as the round trips (the SDK client's headers for the MCP call), from a client that does next to
+ * nothing ({@link rawConnection}): what the server itself spends on each, in us (p50 of each round, median of rounds),
+ * and its app log's time per request.
+ */
+async function serverAlone(): Promise<{ us: Record<string, number>; logMs: Record<string, number> }> {
+  const server = await startTestServer();
+  const url = `${server.url}/mcp/mcp`;
+  let connection: Awaited<ReturnType<typeof rawConnection>> | undefined;
+  try {
+    const init = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: INIT_BODY,
+    });
+    await init.text();
+    const sdkHeaders = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+      'mcp-protocol-version': VERSION,
+    };
+    const raw: Record<string, RawCase> = {
+      rest: { request: rawRequest('GET', `${server.url}/robot/joint_states`, { accept: '*/*' }), status: 200 },
+      mcp: { request: rawRequest('POST', url, sdkHeaders, CALL_BODY), status: 200 },
+      post404: { request: rawRequest('POST', `${server.url}/bench/no-such-route`, sdkHeaders, CALL_BODY), status: 404 },
+      get404: { request: rawRequest('GET', `${server.url}/bench/no-such-route`, { accept: '*/*' }), status: 404 },
+    };
+    const open = await rawConnection(server.url);
+    connection = open;
+    const cases: Record<string, Timed> = Object.fromEntries(
+      Object.entries(raw).map(([name, { request, status }]) => [
+        name,
+        async () => {
+          const got = await open.send(request);
+          if (got !== status) throw new Error(`server alone: ${name} answered ${got}, expected ${status}`);
+        },
+      ]),
+    );
+    const logsBefore = server.logs.length;
+    const p50: Record<string, number[]> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      const times = await interleaved(cases, CALLS, WARMUP);
+      for (const [name, t] of Object.entries(times)) push(p50, name, quantile(t, 0.5) * 1000);
+    }
+    const served: Record<string, number[]> = {};
+    for (const line of server.logs.slice(logsBefore))
+      if (line.msg === 'request') push(served, `${line.method} ${line.path}`, Number(line.ms));
+    const med = (r: Record<string, number[]>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)]));
+    return { us: med(p50), logMs: med(served) };
+  } finally {
+    connection?.close();
+    await server.close();
+  }
+}
+
 /** Who calls in process: what the app's authentication hands the MCP endpoint (a server without a token). */
 const ARRIVAL: Arrival = { caller: { name: 'anonymous', role: 'admin' }, arrivedAtStop: undefined };
 
@@ -256,6 +316,8 @@ async function profile(): Promise<Record<string, number>> {
         (
           await armgate.handler(request(armgateSession, 'application/json, text/event-stream', PROGRESS_BODY), ARRIVAL)
         ).text(),
+      "response building as the endpoint's JSON answer does (stringify, ponyfill Response)": async () =>
+        jsonAnswer(JSON.stringify(answer), armgateSession),
     };
     const times = await interleaved(cases, IN_PROCESS_CALLS, 500);
     await canned.close();
@@ -274,6 +336,7 @@ export const mcpSection: Section = {
   async run() {
     const trips = await roundTrips();
     const us = await profile();
+    const alone = await serverAlone();
     const rest = trips.p50.rest ?? NaN;
     const row = (label: string, key: string, target: string, met?: boolean) => [
       label,
@@ -323,8 +386,30 @@ export const mcpSection: Section = {
         "JSON answer, get_joint_states: a plain-JSON tools/call handed to the session's Server (the SDK's Protocol) and armgate's tool, past the SDK's transport (its checks made first);",
         'JSON answer, a tool that does nothing: the same request to a bare SDK Server whose tool answers at once (the MCP machinery alone);',
         "SSE answer: the same with a progressToken, so through the SDK's transport in SSE mode (used when progress is asked for).",
+        "response building (stringify, Response): with the platform's (undici's) Response, which the JSON answer does not use; the endpoint's own is the last row (the ponyfill's Response, its Content-Length given).",
       ],
     };
-    return [roundTable, profileTable];
+    const restAlone = alone.us.rest ?? NaN;
+    const aloneRow = (label: string, key: string) => [
+      label,
+      alone.us[key] ?? NaN,
+      (alone.us[key] ?? NaN) / restAlone,
+      (alone.us[key] ?? NaN) - restAlone,
+    ];
+    const aloneTable: Table = {
+      title: `The server alone: the same requests from a raw HTTP/1.1 client (one keep-alive connection, each request one write, ${ROUNDS} rounds of ${CALLS})`,
+      header: ['request', 'p50 us', 'x REST', 'us over REST'],
+      rows: [
+        aloneRow('REST GET /robot/joint_states', 'rest'),
+        aloneRow("MCP tools/call get_joint_states (the SDK client's headers, JSON answer)", 'mcp'),
+        aloneRow('POST of the tools/call body to an unknown path (404)', 'post404'),
+        aloneRow('GET of an unknown path (404)', 'get404'),
+      ],
+      notes: [
+        `app log, p50: REST ${alone.logMs['GET /robot/joint_states']?.toFixed(2)} ms, MCP ${alone.logMs['POST /mcp/mcp']?.toFixed(2)} ms. The spans differ: an MCP POST's runs from its head's arrival (it is let in at once) through the read of its body, its turn in the queue, the Server and the tool, to its answer; a REST read's starts once its turn comes and ends before its answer is written.`,
+        "What the server spends on the MCP call over the REST GET is the 'us over REST' of the MCP row; the rest of the SDK client row's distance in the first table is the client's (fetch and the SDK client, in the same process).",
+      ],
+    };
+    return [roundTable, profileTable, aloneTable];
   },
 };

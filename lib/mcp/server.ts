@@ -86,7 +86,7 @@ export interface McpEndpoint {
  * A JSON answer of the session `sessionId`: its Content-Length given with the headers, so that the server adapter
  * writes the head from them in one call instead of copying them one by one.
  */
-const jsonAnswer = (text: string, sessionId: string): Response =>
+export const jsonAnswer = (text: string, sessionId: string): Response =>
   new PonyfillResponse(text, {
     status: 200,
     headers: {
