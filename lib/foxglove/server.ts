@@ -26,7 +26,7 @@ import {
   type TokenEntry,
 } from '../admission/front-door.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
-import { FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
+import { FOXGLOVE_CLIENT_DROPPED, FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
 import { fetchAsset } from './assets.ts';
 import {
@@ -165,7 +165,11 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
   const failure = (client: Client, serviceId: number, callId: number, message: string) =>
     json(client, { op: 'serviceCallFailure', serviceId, callId, message: message.slice(0, 2000) });
 
-  const onServiceCall = async (client: Client, frame: Buffer) => {
+  /** A service that brings the arm to rest and takes no input (stop, pause): all a closing connection is served. */
+  const stopsOnly = (s: ServedService) => s.op.effect === 'stop' && s.op.input === undefined;
+
+  /** `closing`: the server closed the connection (dropped), so only a stop service is carried out (stop wins). */
+  const onServiceCall = async (client: Client, frame: Buffer, closing: boolean) => {
     const arrivedAtStop = state.services.arbiter.stopCount;
     if (frame.byteLength < 13)
       return status(client, LEVEL_ERROR, 'service call request: frame shorter than its header');
@@ -178,6 +182,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     const payload = frame.subarray(13 + encodingLength);
     const service = client.services.get(serviceId);
     if (!service) return failure(client, serviceId, callId, `no service ${serviceId} for this connection`);
+    if (closing && !stopsOnly(service)) return;
     if (client.pastGuesses) return stopPastGuesses(client, service, serviceId, callId, arrivedAtStop);
     if (encoding !== 'cdr' && encoding !== 'json')
       return failure(client, serviceId, callId, `encoding '${encoding.slice(0, 20)}' is not supported (cdr, json)`);
@@ -311,10 +316,11 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     }
   };
 
-  const onBinary = (client: Client, data: Buffer) => {
+  const onBinary = (client: Client, data: Buffer, closing: boolean) => {
     if (data.byteLength < 1) return status(client, LEVEL_ERROR, 'empty binary message');
     const op = data.readUInt8(0);
-    if (op === CLIENT_OP_SERVICE_CALL_REQUEST) return void onServiceCall(client, data);
+    if (op === CLIENT_OP_SERVICE_CALL_REQUEST) return void onServiceCall(client, data, closing);
+    if (closing) return;
     if (op === 1) return status(client, LEVEL_ERROR, 'message data: clients cannot publish here (no clientPublish)');
     return status(client, LEVEL_ERROR, `unknown binary opcode ${op}`);
   };
@@ -331,12 +337,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       principal,
       pastGuesses: past,
       // Past the guess limit: the services that bring the arm to rest and take no input (stop, pause), nothing else.
-      services: new Map(
-        (past ? served.filter((s) => s.op.effect === 'stop' && s.op.input === undefined) : served).map((s) => [
-          s.id,
-          s,
-        ]),
-      ),
+      services: new Map((past ? served.filter(stopsOnly) : served).map((s) => [s.id, s])),
       subscriptions: new Map(),
       gone: new AbortController(),
       callsInFlight: 0,
@@ -367,13 +368,20 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       }
       if (++inWindow > MAX_CLIENT_MESSAGES_PER_S) {
         flooded = true;
+        // Its calls in flight are abandoned now (their answers cannot reach it; a motion stops), not at 'close', which
+        // comes only when its socket is destroyed: nothing more is read from it.
+        client.gone.abort(FOXGLOVE_CLIENT_DROPPED);
         log({ level: 'info', msg: 'foxglove client closed', reason: 'flood', principal: principal.name });
         ws.pause();
         setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
         return ws.close(1008, `more than ${MAX_CLIENT_MESSAGES_PER_S} messages a second`);
       }
+      // A connection the server closed (dropped for its send buffer) is still read until the client's side of the close
+      // comes or its socket is destroyed: of what it sends then, only a stop service is carried out (stop wins).
+      const closing = client.dropped || ws.readyState !== ws.OPEN;
+      if (closing && !isBinary) return;
       try {
-        if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
+        if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]), closing);
         else onText(client, data.toString());
       } catch (e) {
         log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });
