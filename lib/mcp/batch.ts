@@ -73,6 +73,14 @@ export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
   };
 }
 
+/** True when the initialize in a POST body declares the client's elicitation capability (mcp.confirm_motion asks it). */
+export function declaresElicitation(body: unknown): boolean {
+  for (const message of Array.isArray(body) ? body : [body])
+    if (isRecord(message) && message.method === 'initialize' && isRecord(message.params))
+      return isRecord(message.params.capabilities) && isRecord(message.params.capabilities.elicitation);
+  return false;
+}
+
 /** What a JSON value is, said in an error. */
 const kindOf = (value: unknown): string => (Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value);
 

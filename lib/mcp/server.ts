@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { MCP_CALL_ABANDONED } from '../control/dead-man.ts';
 import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './session-transport.ts';
 import { readBoundedText } from '../body/bounded.ts';
-import { type Batch, inspect, normalizeToolCalls } from './batch.ts';
+import { type Batch, declaresElicitation, inspect, normalizeToolCalls } from './batch.ts';
 import { sessionIds } from './session-ids.ts';
 import { foreignCharset } from '../body/charset.ts';
 import { type Accepts, accepts, batchAnswer, isJsonType, relayStream } from './wire.ts';
@@ -213,7 +213,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         method: 'initialize',
         params: {
           protocolVersion,
-          capabilities: declared.get(id) ?? {},
+          // Forgotten beyond ENDED_IDS_KEPT sessions since: the id still says whether its person can be asked.
+          capabilities: declared.get(id) ?? (ids.elicits(id, owner) ? { elicitation: {} } : {}),
           clientInfo: { name: 'rebuilt session', version: '0' },
         },
       });
@@ -370,7 +371,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       );
     if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
     const owner = ownerOf(from);
-    const session = await openSession(request, ids.issue(owner), owner);
+    const session = await openSession(request, ids.issue(owner, declaresElicitation(parsed.body)), owner);
     hold(session);
     const response = await post(session, parsed);
     if (response.status !== 200) await closeSession(session.id);
