@@ -179,6 +179,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const transport = new SessionTransport({
       id,
       ...allow,
+      stopTools,
       onDeleted: (deleted) => {
         sessions.delete(deleted);
         forget(deleted);
