@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { type Connected, connect, until } from '../foxglove/support.ts';
+import { type Connected, connect, fillSendBuffer } from '../foxglove/support.ts';
 
 const ADMIN = 'admin-token-5e1d9a7c3b77';
 const OPERATE = 'operator-token-abcdef0123';
@@ -27,7 +27,6 @@ interface Motion {
 }
 
 const speed = (s: JointState) => Math.max(...Array.from(s.velocity, Math.abs));
-const socketOf = (c: Connected) => (c.ws as unknown as { _socket: { pause(): void } })._socket;
 
 describe('a Foxglove connection the server closed is served no more calls but a stop', () => {
   let server: TestServer;
@@ -40,18 +39,10 @@ describe('a Foxglove connection the server closed is served no more calls but a 
     open.push(c);
     return c;
   };
-  /** Subscribes `c` 200 times to /tf and stops reading: the server drops it once its send buffer is past the limit. */
+  /** Stops reading `c` until the server drops it for its send buffer. */
   const dropped = async (c: Connected) => {
-    const tf = c.channel('/tf').id;
-    c.ws.send(
-      JSON.stringify({
-        op: 'subscribe',
-        subscriptions: Array.from({ length: 200 }, (_, i) => ({ id: i, channelId: tf })),
-      }),
-    );
-    socketOf(c).pause();
     const before = server.foxglove?.counts.dropped ?? 0;
-    await until(() => (server.foxglove?.counts.dropped ?? 0) > before, 60_000, 'the client not reading dropped');
+    await fillSendBuffer(c, () => (server.foxglove?.counts.dropped ?? 0) > before);
   };
   const auditLines = async () =>
     (await readFile(auditFile, 'utf8').catch(() => ''))
