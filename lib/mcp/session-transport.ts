@@ -192,17 +192,21 @@ export class SessionTransport implements Transport {
       }
       this.answering.set(message.id, from);
       // Cancelled before it came: answered so, never run.
-      if (this.cancelledEarly.size > 0 && this.cancelledBefore(message))
-        return this.end(message.id, CANCELLED_CODE, 'Request cancelled');
+      if (this.cancelledEarly.size > 0 && this.cancelledBefore(message)) {
+        this.end(message.id, CANCELLED_CODE, 'Request cancelled');
+        return;
+      }
     }
     this.onmessage?.(message, extra);
     if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') return;
-      if (this.answering.has(id)) return this.end(id, CANCELLED_CODE, 'Request cancelled');
-      this.cancelledEarly.add(id);
-      if (this.cancelledEarly.size > EARLY_CANCELS_KEPT)
-        for (const old of this.cancelledEarly) if (this.cancelledEarly.delete(old)) break;
+      if (this.answering.has(id)) this.end(id, CANCELLED_CODE, 'Request cancelled');
+      else {
+        this.cancelledEarly.add(id);
+        if (this.cancelledEarly.size > EARLY_CANCELS_KEPT)
+          for (const old of this.cancelledEarly) if (this.cancelledEarly.delete(old)) break;
+      }
     }
   }
 
