@@ -346,7 +346,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
-    const malformed = normalizeToolCalls(body);
+    const malformed = normalizeToolCalls(body, stopTools);
     if (malformed) return malformed;
     const batch = inspect(body, stopTools);
     const serve = () => dispatch({ request, from, body, batch, kind, contentType }, id);
