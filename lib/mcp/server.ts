@@ -70,6 +70,12 @@ export interface McpEndpointOptions {
   readonly schedule?: <T>(task: () => Promise<T>) => Promise<T>;
   /** The names of the tools that stop the arm. */
   readonly stopTools?: ReadonlySet<string>;
+  /**
+   * What carries out the stop tools a parsed body calls (lib/mcp/past-guesses.ts, stopsOfBody): run for a POST refused
+   * for its form or its session (a 400 or 404, a batch refused for one bad call), as a right token's stop is never
+   * kept out (stop wins). Absent: such a stop is refused with the rest.
+   */
+  readonly refusedStops?: (body: unknown) => ((call: Arrival) => Promise<void>) | undefined;
 }
 
 /** The /mcp/mcp endpoint and its sessions. */
@@ -347,10 +353,21 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
     const malformed = normalizeToolCalls(body, stopTools);
-    if (malformed) return malformed;
+    if (malformed) return stopAnyway(malformed, body, from);
     const batch = inspect(body, stopTools);
     const serve = () => dispatch({ request, from, body, batch, kind, contentType }, id);
-    return options.schedule && !batch.urgent ? options.schedule(serve) : serve();
+    const response = await (options.schedule && !batch.urgent ? options.schedule(serve) : serve());
+    return response.status === 400 || response.status === 404 ? stopAnyway(response, body, from) : response;
+  };
+
+  /**
+   * A POST refused for its form or its session (nothing in it ran): the stop tools it calls are carried out all the
+   * same once the refusal is on its way (stop wins), as past the guess limit. The answer is the refusal.
+   */
+  const stopAnyway = (refusal: Response, body: unknown, from: Arrival): Response => {
+    const run = options.refusedStops?.(body);
+    if (run) setImmediate(() => void run(from).catch(() => undefined));
+    return refusal;
   };
 
   /** Answers a parsed POST: in its session, or as the initialize that opens one. */
