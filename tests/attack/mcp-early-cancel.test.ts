@@ -96,5 +96,9 @@ describe('an MCP cancellation that comes before its call', () => {
     assert.equal(JSON.parse(again.text).error?.code, -32800, 'a request reusing the id is the one cancelled');
     const third = await rpc({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_joint_states' } });
     assert.ok(JSON.parse(third.text).result, 'then the id is served again');
+    // The same through the SDK's transport (a batch is never handed straight to the Server).
+    assert.equal((await cancel(10)).status, 202);
+    const batch = await rpc([{ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'get_joint_states' } }]);
+    assert.equal(JSON.parse(batch.text)[0]?.error?.code, -32800, batch.text);
   });
 });
