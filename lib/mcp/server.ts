@@ -72,8 +72,8 @@ export interface McpEndpointOptions {
   readonly stopTools?: ReadonlySet<string>;
   /**
    * What carries out the stop tools a parsed body calls (lib/mcp/past-guesses.ts, stopsOfBody): run for a POST refused
-   * for its form or its session (a 400 or 404, a batch refused for one bad call), as a right token's stop is never
-   * kept out (stop wins). Absent: such a stop is refused with the rest.
+   * for its form or its session (a 400, 404 or the SDK's 415, a batch refused for one bad call), as a right token's
+   * stop is never kept out (stop wins). Absent: such a stop is refused with the rest.
    */
   readonly refusedStops?: (body: unknown) => ((call: Arrival) => Promise<void>) | undefined;
 }
@@ -357,7 +357,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const batch = inspect(body, stopTools);
     const serve = () => dispatch({ request, from, body, batch, kind, contentType }, id);
     const response = await (options.schedule && !batch.urgent ? options.schedule(serve) : serve());
-    return response.status === 400 || response.status === 404 ? stopAnyway(response, body, from) : response;
+    const status = response.status;
+    return status === 400 || status === 404 || status === 415 ? stopAnyway(response, body, from) : response;
   };
 
   /**

@@ -89,6 +89,16 @@ describe('an MCP stop in a POST refused for its form or its session', () => {
     ],
     ['as JSON-RPC 1.0', 400, () => post({ ...STOP(1), jsonrpc: '1.0' })],
     [
+      'sent as text/plain (curl -d sends a form type)',
+      415,
+      () =>
+        app.request(MCP, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain', accept: 'application/json', 'mcp-session-id': session },
+          body: JSON.stringify(STOP(1)),
+        }),
+    ],
+    [
       'beside a call whose arguments are not an object',
       200,
       () =>
