@@ -120,6 +120,26 @@ describe('a Foxglove connection the server closed is served no more calls but a 
     assert.ok(Math.abs((now?.position[0] ?? 0) - (start?.position[0] ?? 0)) < 1e-3, 'J1 did not move');
   });
 
+  it('stops a move of another client when stop is called on a dropped connection (stop wins)', async () => {
+    const operator = await as(OPERATE);
+    const reader = await as(READ);
+    await dropped(operator);
+    const mover = await as(OPERATE);
+    const [start] = (await reader.take('/joint_states')) as JointState[];
+    const target = Array.from(start?.position ?? []).map((q, j) => (j === 0 ? q + 1 : q));
+    const move = mover.call('/armgate/move_to_joints', { joints: target, speed: 0.05 });
+    for (let i = 0; ; i++) {
+      const [s] = (await reader.take('/joint_states')) as JointState[];
+      if (s && speed(s) > 0.01) break;
+      assert.ok(i < 1000, 'the move started');
+    }
+    void operator.call('/armgate/stop', {});
+    const moved = await move;
+    assert.ok(moved.ok, JSON.stringify(moved));
+    assert.equal(moved.value.success, false, `stopped short: ${String(moved.value.message)}`);
+    assert.match(String(moved.value.message), /stop/i);
+  });
+
   it("stops the connection's motion in flight when it is dropped, not when its socket ends", async () => {
     const operator = await as(OPERATE);
     const reader = await as(READ);
