@@ -18,7 +18,19 @@ export const MCP_CALL_ABANDONED =
 export const FOXGLOVE_CLIENT_GONE =
   'the Foxglove client disconnected before the motion finished (the WebSocket connection that called the service is gone)';
 
-const REASONS: ReadonlySet<unknown> = new Set([HTTP_CLIENT_GONE, MCP_CALL_ABANDONED, FOXGLOVE_CLIENT_GONE]);
+/**
+ * Why a Foxglove service's motion stopped: the server closed the connection that called it (the client read too slowly
+ * or sent too many messages), so its answer can never reach it, whenever the client's side of the close comes.
+ */
+export const FOXGLOVE_CLIENT_DROPPED =
+  'the server closed the Foxglove connection that called the service before the motion finished (it read too slowly or sent too many messages): no answer can reach it';
+
+const REASONS: ReadonlySet<unknown> = new Set([
+  HTTP_CLIENT_GONE,
+  MCP_CALL_ABANDONED,
+  FOXGLOVE_CLIENT_GONE,
+  FOXGLOVE_CLIENT_DROPPED,
+]);
 
 /** True when a call's signal was aborted because its caller is gone (not a cancel, not a stop). */
 export function callerGone(signal: AbortSignal): boolean {

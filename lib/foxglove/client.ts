@@ -4,6 +4,7 @@
  * buffered without bound (lib/foxglove/server.ts serves the protocol over these).
  */
 import type { WebSocket } from 'ws';
+import { FOXGLOVE_CLIENT_DROPPED } from '../control/dead-man.ts';
 import type { Principal } from '../core/roles.ts';
 import type { ServedService } from './services.ts';
 
@@ -50,9 +51,12 @@ export function clientSender(
   /**
    * Drops a client whose send buffer passed the limit: nothing more is queued for it, a close frame (1008, saying why)
    * follows what it did not read, and its socket is destroyed after {@link DROP_GRACE_MS} if it has not read that far.
+   * Its calls in flight are abandoned at once (their answers cannot reach it: a motion stops, the dead-man), not when
+   * its side of the close comes.
    */
   const drop = (client: Client) => {
     client.dropped = true;
+    client.gone.abort(FOXGLOVE_CLIENT_DROPPED);
     counts.dropped++;
     log({
       level: 'warn',

@@ -26,7 +26,7 @@ import {
   type TokenEntry,
 } from '../admission/front-door.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
-import { FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
+import { FOXGLOVE_CLIENT_DROPPED, FOXGLOVE_CLIENT_GONE } from '../control/dead-man.ts';
 import { allowedBy, type FoxgloveConfig } from '../settings/foxglove.ts';
 import { fetchAsset } from './assets.ts';
 import {
@@ -48,7 +48,14 @@ import { addressKey } from '../net/address-buckets.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub } from './hub.ts';
 import { Subscriptions } from './subscriptions.ts';
-import { advertisedService, type ServedService, servedServices, servicesFor } from './services.ts';
+import {
+  advertisedService,
+  readRequest,
+  type ServedService,
+  servedServices,
+  servicesFor,
+  takesNoInput,
+} from './services.ts';
 import {
   type Client,
   clientSender,
@@ -165,7 +172,8 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
   const failure = (client: Client, serviceId: number, callId: number, message: string) =>
     json(client, { op: 'serviceCallFailure', serviceId, callId, message: message.slice(0, 2000) });
 
-  const onServiceCall = async (client: Client, frame: Buffer) => {
+  /** `closing`: the server closed the connection (dropped), so only a stop service is carried out (stop wins). */
+  const onServiceCall = async (client: Client, frame: Buffer, closing: boolean) => {
     const arrivedAtStop = state.services.arbiter.stopCount;
     if (frame.byteLength < 13)
       return status(client, LEVEL_ERROR, 'service call request: frame shorter than its header');
@@ -178,32 +186,22 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     const payload = frame.subarray(13 + encodingLength);
     const service = client.services.get(serviceId);
     if (!service) return failure(client, serviceId, callId, `no service ${serviceId} for this connection`);
+    if (closing && !takesNoInput(service)) return;
     if (client.pastGuesses) return stopPastGuesses(client, service, serviceId, callId, arrivedAtStop);
-    if (encoding !== 'cdr' && encoding !== 'json')
-      return failure(client, serviceId, callId, `encoding '${encoding.slice(0, 20)}' is not supported (cdr, json)`);
+    // A stop or pause takes no input: it is carried out whatever its request holds, in whatever encoding (stop wins).
+    const known = encoding === 'cdr' || encoding === 'json';
+    const unknownEncoding = `encoding '${encoding.slice(0, 20)}' is not supported (cdr, json)`;
+    if (!known && !takesNoInput(service)) return failure(client, serviceId, callId, unknownEncoding);
     if (client.callsInFlight >= MAX_CALLS_IN_FLIGHT && service.op.effect !== 'stop')
       return failure(client, serviceId, callId, `at most ${MAX_CALLS_IN_FLIGHT} calls in flight per client`);
-    let request: Record<string, unknown>;
-    try {
-      request =
-        encoding === 'cdr'
-          ? (service.request.read(payload) as Record<string, unknown>)
-          : (JSON.parse(payload.toString('utf8')) as Record<string, unknown>);
-      if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new Error('not an object');
-    } catch (e) {
-      return failure(
-        client,
-        serviceId,
-        callId,
-        `the request is not a ${service.request.type} in ${encoding}: ${(e as Error).message}`,
-      );
-    }
+    const request = takesNoInput(service) ? { ok: true as const, value: {} } : readRequest(service, encoding, payload);
+    if (!request.ok) return failure(client, serviceId, callId, request.error);
     client.callsInFlight++;
     let result: Awaited<ReturnType<typeof callOperation>>;
     try {
       result = await callOperation(
         service.op,
-        service.spec.toInput(request, state.ros.endpoints.joint_names),
+        service.spec.toInput(request.value, state.ros.endpoints.joint_names),
         {
           principal: client.principal,
           calledAs: `the Foxglove service ${service.spec.name}`,
@@ -224,6 +222,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       client.callsInFlight--;
     }
     if (!result.ok) return failure(client, serviceId, callId, `${service.spec.op}: ${errorText(result.error)}`);
+    if (!known) return failure(client, serviceId, callId, `${unknownEncoding}; ${service.spec.op} was carried out`);
     const value = (result.value ?? {}) as Record<string, unknown>;
     const outcome = {
       success: typeof value.success === 'boolean' ? value.success : true,
@@ -311,10 +310,11 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     }
   };
 
-  const onBinary = (client: Client, data: Buffer) => {
+  const onBinary = (client: Client, data: Buffer, closing: boolean) => {
     if (data.byteLength < 1) return status(client, LEVEL_ERROR, 'empty binary message');
     const op = data.readUInt8(0);
-    if (op === CLIENT_OP_SERVICE_CALL_REQUEST) return void onServiceCall(client, data);
+    if (op === CLIENT_OP_SERVICE_CALL_REQUEST) return void onServiceCall(client, data, closing);
+    if (closing) return;
     if (op === 1) return status(client, LEVEL_ERROR, 'message data: clients cannot publish here (no clientPublish)');
     return status(client, LEVEL_ERROR, `unknown binary opcode ${op}`);
   };
@@ -331,12 +331,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       principal,
       pastGuesses: past,
       // Past the guess limit: the services that bring the arm to rest and take no input (stop, pause), nothing else.
-      services: new Map(
-        (past ? served.filter((s) => s.op.effect === 'stop' && s.op.input === undefined) : served).map((s) => [
-          s.id,
-          s,
-        ]),
-      ),
+      services: new Map((past ? served.filter(takesNoInput) : served).map((s) => [s.id, s])),
       subscriptions: new Map(),
       gone: new AbortController(),
       callsInFlight: 0,
@@ -367,13 +362,20 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       }
       if (++inWindow > MAX_CLIENT_MESSAGES_PER_S) {
         flooded = true;
+        // Its calls in flight are abandoned now (their answers cannot reach it; a motion stops), not at 'close', which
+        // comes only when its socket is destroyed: nothing more is read from it.
+        client.gone.abort(FOXGLOVE_CLIENT_DROPPED);
         log({ level: 'info', msg: 'foxglove client closed', reason: 'flood', principal: principal.name });
         ws.pause();
         setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
         return ws.close(1008, `more than ${MAX_CLIENT_MESSAGES_PER_S} messages a second`);
       }
+      // A connection the server closed (dropped for its send buffer) is still read until the client's side of the close
+      // comes or its socket is destroyed: of what it sends then, only a stop service is carried out (stop wins).
+      const closing = client.dropped || ws.readyState !== ws.OPEN;
+      if (closing && !isBinary) return;
       try {
-        if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
+        if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]), closing);
         else onText(client, data.toString());
       } catch (e) {
         log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });

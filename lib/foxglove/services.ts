@@ -7,6 +7,7 @@
  */
 import type { AnyOperation } from '../core/operation.ts';
 import { type Role, roleAllows, roleNeeded } from '../core/roles.ts';
+import { err, ok, type Result } from '../result.ts';
 import { allowedBy } from '../settings/foxglove.ts';
 import { codecOf, type MessageCodec } from './definitions.ts';
 
@@ -129,6 +130,25 @@ export function servedServices(operations: readonly AnyOperation[], whitelist: r
 /** The services a role may call (a read token gets none that moves the arm). */
 export function servicesFor(services: readonly ServedService[], role: Role): ServedService[] {
   return services.filter((s) => roleAllows(role, roleNeeded(s.op)));
+}
+
+/** A service that brings the arm to rest and takes no input (stop, pause): its request is never read (stop wins). */
+export const takesNoInput = (s: ServedService): boolean => s.op.effect === 'stop' && s.op.input === undefined;
+
+/** A call's request message decoded (`cdr` or `json`), or why it is not one of the service's. */
+export function readRequest(
+  s: ServedService,
+  encoding: string,
+  payload: Uint8Array,
+): Result<Record<string, unknown>, string> {
+  try {
+    const request: unknown =
+      encoding === 'cdr' ? s.request.read(payload) : JSON.parse(Buffer.from(payload).toString('utf8'));
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new Error('not an object');
+    return ok(request as Record<string, unknown>);
+  } catch (e) {
+    return err(`the request is not a ${s.request.type} in ${encoding}: ${(e as Error).message}`);
+  }
 }
 
 /** The advertiseServices entry of a service (request and response as ros2msg schemas, CDR). */

@@ -55,6 +55,17 @@ export class Subscriptions {
         status(client, LEVEL_ERROR, `subscribe: subscription id ${id} is in use`);
         continue;
       }
+      // One subscription per channel (the protocol's rule): each more would be every message of it sent again, 256 times
+      // over from one client at most, which kept POST /stop waiting.
+      const held = this.#subscribers.get(channel.id)?.get(client)?.[0];
+      if (held !== undefined) {
+        status(
+          client,
+          LEVEL_ERROR,
+          `subscribe: already subscribed to ${channel.topic} as subscription ${held} (one per channel)`,
+        );
+        continue;
+      }
       if (client.subscriptions.size >= MAX_SUBSCRIPTIONS) {
         status(client, LEVEL_ERROR, `subscribe: at most ${MAX_SUBSCRIPTIONS} subscriptions per client`);
         return;

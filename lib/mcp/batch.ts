@@ -73,15 +73,24 @@ export function inspect(body: unknown, stopTools: ReadonlySet<string>): Batch {
   };
 }
 
+/** True when the initialize in a POST body declares the client's elicitation capability (mcp.confirm_motion asks it). */
+export function declaresElicitation(body: unknown): boolean {
+  for (const message of Array.isArray(body) ? body : [body])
+    if (isRecord(message) && message.method === 'initialize' && isRecord(message.params))
+      return isRecord(message.params.capabilities) && isRecord(message.params.capabilities.elicitation);
+  return false;
+}
+
 /** What a JSON value is, said in an error. */
 const kindOf = (value: unknown): string => (Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value);
 
 /**
  * tools/call params as the SDK's schema wants them: `arguments: null` means none (some clients send it); params that
  * are not an object, a name that is not a string, or arguments that are not an object are a JSON-RPC invalid-params
- * answer naming the field, instead of the SDK's raw schema dump (an internal error, -32603).
+ * answer naming the field, instead of the SDK's raw schema dump (an internal error, -32603). A stop tool (`stopTools`)
+ * acts whatever it is sent with: arguments of it that are not an object (`"{}"`, a string) are dropped, not refused.
  */
-export function normalizeToolCalls(body: unknown): Response | undefined {
+export function normalizeToolCalls(body: unknown, stopTools: ReadonlySet<string>): Response | undefined {
   for (const message of Array.isArray(body) ? body : [body]) {
     if (typeof message !== 'object' || message === null) continue;
     const { method, params, id } = message as { method?: unknown; params?: unknown; id?: unknown };
@@ -98,7 +107,7 @@ export function normalizeToolCalls(body: unknown): Response | undefined {
     if (!isRecord(params)) return invalid(`params must be an object with the tool's name (got ${kindOf(params)})`);
     if (typeof params.name !== 'string') return invalid(`name must be a string (got ${kindOf(params.name)})`);
     const args = params.arguments;
-    if (args === null) delete params.arguments;
+    if (args === null || (args !== undefined && !isRecord(args) && stopTools.has(params.name))) delete params.arguments;
     else if (args !== undefined && !isRecord(args)) return invalid(`arguments must be an object (got ${kindOf(args)})`);
   }
   return undefined;

@@ -24,26 +24,17 @@ function calledTools(body: unknown): string[] {
   return names;
 }
 
+/** Carries out the stop tools a message calls, for a caller (the stop count at its request's arrival with it). */
+export type StopsRun = (call: Arrival) => Promise<void>;
+
 /**
- * Reads a POST's body (bounded; the same work whatever its token) and answers what carries out the stop tools (an
- * operation that stops and takes no input: `stop`, `pause`) it calls, for a right token's caller past the guess limit
- * or beyond the caps (lib/http/routes.ts's createApp); undefined when it calls none. The calls go through the one pipeline (role,
- * audit trail) as the tool's own would.
+ * What carries out the stop tools (an operation that stops and takes no input: `stop`, `pause`) a parsed JSON-RPC
+ * message or batch calls, whatever else it holds; undefined when it calls none. The calls go through the one pipeline
+ * (role, audit trail) as the tool's own would, each with `{}`: a stop acts whatever it is sent with.
  */
-export function mcpStopsPastGuesses(
-  tools: readonly NamedTool[],
-  state: AppState,
-): (request: Request) => Promise<((call: Arrival) => Promise<void>) | undefined> {
+export function stopsOfBody(tools: readonly NamedTool[], state: AppState): (body: unknown) => StopsRun | undefined {
   const stops = new Map(tools.filter(({ op }) => op.effect === 'stop' && !op.input).map(({ name, op }) => [name, op]));
-  return async (request) => {
-    const text = request.method === 'POST' ? await readBoundedText(request, STOP_BODY_MAX_BYTES) : undefined;
-    if (text === undefined) return undefined;
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
+  return (body) => {
     const called = calledTools(body).flatMap((name) => {
       const op = stops.get(name);
       return op ? [{ name, op }] : [];
@@ -63,5 +54,28 @@ export function mcpStopsPastGuesses(
           },
         );
     };
+  };
+}
+
+/**
+ * Reads a POST's body (bounded; the same work whatever its token) and answers what carries out the stop tools it
+ * calls (stopsOfBody), for a right token's caller past the guess limit or beyond the caps (lib/http/routes.ts's
+ * createApp); undefined when it calls none.
+ */
+export function mcpStopsPastGuesses(
+  tools: readonly NamedTool[],
+  state: AppState,
+): (request: Request) => Promise<StopsRun | undefined> {
+  const stopsOf = stopsOfBody(tools, state);
+  return async (request) => {
+    const text = request.method === 'POST' ? await readBoundedText(request, STOP_BODY_MAX_BYTES) : undefined;
+    if (text === undefined) return undefined;
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    return stopsOf(body);
   };
 }

@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { MCP_CALL_ABANDONED } from '../control/dead-man.ts';
 import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './session-transport.ts';
 import { readBoundedText } from '../body/bounded.ts';
-import { type Batch, inspect, normalizeToolCalls } from './batch.ts';
+import { type Batch, declaresElicitation, inspect, normalizeToolCalls } from './batch.ts';
 import { sessionIds } from './session-ids.ts';
 import { foreignCharset } from '../body/charset.ts';
 import { type Accepts, accepts, batchAnswer, isJsonType, relayStream } from './wire.ts';
@@ -70,6 +70,12 @@ export interface McpEndpointOptions {
   readonly schedule?: <T>(task: () => Promise<T>) => Promise<T>;
   /** The names of the tools that stop the arm. */
   readonly stopTools?: ReadonlySet<string>;
+  /**
+   * What carries out the stop tools a parsed body calls (lib/mcp/past-guesses.ts, stopsOfBody): run for a POST refused
+   * for its form or its session (a 400, 404 or the SDK's 415, a batch refused for one bad call), as a right token's
+   * stop is never kept out (stop wins). Absent: such a stop is refused with the rest.
+   */
+  readonly refusedStops?: (body: unknown) => ((call: Arrival) => Promise<void>) | undefined;
 }
 
 /** The /mcp/mcp endpoint and its sessions. */
@@ -179,6 +185,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const transport = new SessionTransport({
       id,
       ...allow,
+      stopTools,
       onDeleted: (deleted) => {
         sessions.delete(deleted);
         forget(deleted);
@@ -213,7 +220,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         method: 'initialize',
         params: {
           protocolVersion,
-          capabilities: declared.get(id) ?? {},
+          // Forgotten beyond ENDED_IDS_KEPT sessions since: the id still says whether its person can be asked.
+          capabilities: declared.get(id) ?? (ids.elicits(id, owner) ? { elicitation: {} } : {}),
           clientInfo: { name: 'rebuilt session', version: '0' },
         },
       });
@@ -344,11 +352,23 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
-    const malformed = normalizeToolCalls(body);
-    if (malformed) return malformed;
+    const malformed = normalizeToolCalls(body, stopTools);
+    if (malformed) return stopAnyway(malformed, body, from);
     const batch = inspect(body, stopTools);
     const serve = () => dispatch({ request, from, body, batch, kind, contentType }, id);
-    return options.schedule && !batch.urgent ? options.schedule(serve) : serve();
+    const response = await (options.schedule && !batch.urgent ? options.schedule(serve) : serve());
+    const status = response.status;
+    return status === 400 || status === 404 || status === 415 ? stopAnyway(response, body, from) : response;
+  };
+
+  /**
+   * A POST refused for its form or its session (nothing in it ran): the stop tools it calls are carried out all the
+   * same once the refusal is on its way (stop wins), as past the guess limit. The answer is the refusal.
+   */
+  const stopAnyway = (refusal: Response, body: unknown, from: Arrival): Response => {
+    const run = options.refusedStops?.(body);
+    if (run) setImmediate(() => void run(from).catch(() => undefined));
+    return refusal;
   };
 
   /** Answers a parsed POST: in its session, or as the initialize that opens one. */
@@ -370,7 +390,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       );
     if (closed) return jsonRpcError(503, -32000, 'Service Unavailable: the server is shutting down');
     const owner = ownerOf(from);
-    const session = await openSession(request, ids.issue(owner), owner);
+    const session = await openSession(request, ids.issue(owner, declaresElicitation(parsed.body)), owner);
     hold(session);
     const response = await post(session, parsed);
     if (response.status !== 200) await closeSession(session.id);

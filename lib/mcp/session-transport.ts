@@ -19,6 +19,8 @@ const NO_STREAM = 'the client accepts only a JSON answer, so no request can reac
 export const CANCELLED_CODE = -32800;
 /** What the SDK transport requires a POST to accept; the endpoint accepts either and answers in kind. */
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
+/** Cancellations of requests not (yet) in flight kept per session: their requests are refused if they come after. */
+const EARLY_CANCELS_KEPT = 64;
 /** The id of the initialize that readies the second transport of a session (answered here, never by the Server). */
 const SIBLING_INITIALIZE = 'armgate-initialize-sibling';
 
@@ -49,6 +51,8 @@ export interface SessionTransportOptions {
   readonly id: string;
   readonly allowedHosts: string[];
   readonly allowedOrigins: string[];
+  /** The names of the tools that stop the arm: a call of one is never refused for a cancellation that came first. */
+  readonly stopTools?: ReadonlySet<string>;
   /** Called when a DELETE ends the session (before its transports close). */
   readonly onDeleted: (id: string) => void;
 }
@@ -71,14 +75,22 @@ export class SessionTransport implements Transport {
   private readonly stream: SdkTransport;
   /** Where the answer of each request in flight goes, by JSON-RPC id. */
   private readonly answering = new Map<RequestId, Answerer>();
+  /**
+   * Ids named by a cancellation that came before their request (its body still arriving, or waiting for its turn while
+   * the cancellation ran at once): the request is answered cancelled when it comes, never run. MCP forbids reusing a
+   * request id within a session, so a later request of such an id can only be the one cancelled. The oldest go first.
+   */
+  private readonly cancelledEarly = new Set<RequestId>();
   /** True once the session's initialize was taken (by either transport; the other is then readied). */
   private initialized = false;
   /** The transport being readied by the sibling initialize (whose answer is made here), while that lasts. */
   private readying: SdkTransport | undefined;
   private closed = false;
+  private readonly stopTools: ReadonlySet<string>;
 
   constructor(options: SessionTransportOptions) {
     this.sessionId = options.id;
+    this.stopTools = options.stopTools ?? new Set();
     const make = (enableJsonResponse: boolean): SdkTransport => {
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => options.id,
@@ -142,7 +154,9 @@ export class SessionTransport implements Transport {
   call(request: JsonRpcRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
     return new Promise((resolve) => {
       this.answering.set(request.id, resolve);
-      this.onmessage?.(request as JSONRPCMessage, extra);
+      if (this.cancelledEarly.size > 0 && this.cancelledBefore(request))
+        this.end(request.id, CANCELLED_CODE, 'Request cancelled');
+      else this.onmessage?.(request as JSONRPCMessage, extra);
     });
   }
 
@@ -177,12 +191,30 @@ export class SessionTransport implements Transport {
         return;
       }
       this.answering.set(message.id, from);
+      // Cancelled before it came: answered so, never run.
+      if (this.cancelledEarly.size > 0 && this.cancelledBefore(message)) {
+        this.end(message.id, CANCELLED_CODE, 'Request cancelled');
+        return;
+      }
     }
     this.onmessage?.(message, extra);
     if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') this.end(id, CANCELLED_CODE, 'Request cancelled');
+      if (typeof id !== 'string' && typeof id !== 'number') return;
+      if (this.answering.has(id)) this.end(id, CANCELLED_CODE, 'Request cancelled');
+      else {
+        this.cancelledEarly.add(id);
+        if (this.cancelledEarly.size > EARLY_CANCELS_KEPT)
+          for (const old of this.cancelledEarly) if (this.cancelledEarly.delete(old)) break;
+      }
     }
+  }
+
+  /** True when a cancellation named the request before it came (a call of a stop tool is never refused: stop wins). */
+  private cancelledBefore(request: { id: RequestId; method: string; params?: unknown }): boolean {
+    if (!this.cancelledEarly.delete(request.id)) return false;
+    const name = (request.params as { name?: unknown } | undefined)?.name;
+    return !(request.method === 'tools/call' && typeof name === 'string' && this.stopTools.has(name));
   }
 
   /**

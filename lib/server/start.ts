@@ -8,7 +8,7 @@ import { openWebSocket } from '../http/websocket.ts';
 import { admissionPolicy } from '../admission/front-door.ts';
 import { createMcpFace } from '../mcp/face.ts';
 import { namedTools } from '../mcp/names.ts';
-import { mcpStopsPastGuesses } from '../mcp/past-guesses.ts';
+import { mcpStopsPastGuesses, stopsOfBody } from '../mcp/past-guesses.ts';
 import { createMcpEndpoint, MCP_METHODS, OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from '../mcp/server.ts';
 import { createTurnQueue, inOrder } from './request.ts';
 import { createListener } from './listener.ts';
@@ -235,6 +235,8 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     ...(options.clock ? { clock: options.clock } : {}),
     // The tools that stop run at once too: those whose operation's route is of the kind 'stop' (lib/http/routes.ts).
     stopTools: new Set(tools.filter((tool) => hasRest(tool.op) && kindOf(tool.op) === 'stop').map((tool) => tool.name)),
+    // A stop tool's call in a POST refused for its form or its session is carried out all the same (stop wins).
+    refusedStops: stopsOfBody(tools, state),
   });
   // The live page draws the stack's own URDF when the context can read it (ros2), else the endpoints file's.
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));

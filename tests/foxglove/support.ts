@@ -202,3 +202,27 @@ export async function until(predicate: () => boolean, timeoutMs: number, what: s
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Stops reading `c` and has the server queue for it until `dropped()` holds (its send buffer past send_buffer_limit):
+ * one subscription to every channel, then none, again and again (each subscription sends a latched channel's last
+ * message at once: the URDF among them), 800 messages a second, under the server's flood cap of 1000.
+ */
+export async function fillSendBuffer(c: Connected, dropped: () => boolean, timeoutMs = 60_000): Promise<void> {
+  (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const ids = c.channels.map((_, i) => 1_000_000 + i);
+  const subscribe = JSON.stringify({
+    op: 'subscribe',
+    subscriptions: c.channels.map((channel, i) => ({ id: ids[i], channelId: channel.id })),
+  });
+  const unsubscribe = JSON.stringify({ op: 'unsubscribe', subscriptionIds: ids });
+  const end = performance.now() + timeoutMs;
+  while (!dropped()) {
+    if (performance.now() > end) throw new Error(`not dropped within ${timeoutMs} ms`);
+    for (let i = 0; i < 400; i++) {
+      c.ws.send(subscribe);
+      c.ws.send(unsubscribe);
+    }
+    await until(dropped, 1100, 'dropped').catch(() => undefined);
+  }
+}

@@ -198,4 +198,45 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
       await client.close();
     }
   });
+
+  it('still asks after a flood of sessions rebuilt the session and forgot what its client declared', async () => {
+    // 256 sessions are held and what 4,096 declared is kept: past both, a session is rebuilt from its id alone (it
+    // asked nobody then, and a move its person declines ran). A client that cannot elicit still runs as before.
+    const asking = await connect(server, { action: 'decline' });
+    const plain = await connect(server);
+    const flood = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
+    });
+    try {
+      for (let i = 0; i < 4400; i++) {
+        const answer = await server.request('/mcp/mcp', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: flood,
+        });
+        assert.equal(answer.status, 200, 'a session opened');
+        await answer.body?.cancel();
+      }
+      const before = await positions(server);
+      const result = (await asking.client.callTool({
+        name: 'move_to_joints',
+        arguments: { joints: TARGET, speed: 1 },
+      })) as ToolResult;
+      assert.equal(asking.asked.length, 1, 'the person is asked in the rebuilt session');
+      assert.equal(result.isError, true, JSON.stringify(result.content));
+      assert.match(result.content.map((c) => c.text).join(' '), /did not confirm the motion \(decline\)/);
+      assert.ok(maxDiff(await positions(server), before) < 1e-9, 'nothing moved');
+      const ran = (await plain.client.callTool({
+        name: 'move_to_joints',
+        arguments: { joints: WORK, speed: 1 },
+      })) as ToolResult;
+      assert.ok(!ran.isError, `a client that cannot elicit is not asked: ${JSON.stringify(ran.content)}`);
+    } finally {
+      await asking.client.close();
+      await plain.client.close();
+    }
+  });
 });
