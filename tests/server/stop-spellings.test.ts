@@ -57,11 +57,11 @@ describe('every spelling of POST /stop, over a real socket, at and beyond a cap'
     );
 
   /** Sends `method target` on a new connection from `from`; its answer and the app's log line for it, if any. */
-  async function send(method: string, target: string, from: string) {
+  async function send(method: string, target: string, from: string, host = authority) {
     const logged = server.logs.length;
     const c = await connect(port, from);
     try {
-      c.write(`${method} ${target} HTTP/1.1\r\nHost: ${authority}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+      c.write(`${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
       const answer = await answerTo(c, method);
       const line = server.logs.slice(logged).find((l) => l.msg === 'request');
       return { ...answer, path: line?.path };
@@ -110,6 +110,15 @@ describe('every spelling of POST /stop, over a real socket, at and beyond a cap'
       assert.equal(res.status, beyond, `${method} ${target} beyond the cap: ${res.body.slice(0, 200)}`);
       if (beyond === 200) assert.match(res.body, STOPPED, `${method} ${target} is a stop: no cap refuses it`);
       else if (method !== 'HEAD') assert.match(res.body, /max_connections_per_client/);
+    }
+  });
+
+  it('the route is found from the request line alone: a Host carrying a path is refused, logged at the target', async () => {
+    for (const host of [`${authority}/stop?`, `${authority}/stop#`]) {
+      const res = await send('GET', '/robot/joint_states', '127.0.0.9', host);
+      assert.equal(res.status, 403, `Host ${host}: ${res.body.slice(0, 200)}`);
+      assert.match(res.body, /is not served here/);
+      assert.equal(res.path, '/robot/joint_states', `Host ${host}: the request's path is its target's`);
     }
   });
 });
