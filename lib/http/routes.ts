@@ -190,7 +190,7 @@ export class RouteTable {
     return { method, path, route: this.find(method, path) };
   }
 
-  /** The operation route of a request line with an exact path (the app's fast path). */
+  /** The operation route of a request line with an exact path (a REST stop past the guess limit, refused-stops.ts). */
   operationAt(method: string, path: string): OperationRoute | undefined {
     const route = this.#byMethod.get(method)?.get(path);
     return route && 'operation' in route ? route : undefined;

@@ -1,8 +1,8 @@
 /**
  * The listener: the HTTP/1.1 server in front of the app, and its caps. It takes every connection (counted against the
- * caps), reads each request's head, stamps it with the arbiter's count of stops, checks it against the caps, and hands
- * it to the app (lib/server/request.ts: its way through the server); what it answers itself is written by
- * lib/server/own-answers.ts.
+ * caps), reads each request's head, stamps it with the arbiter's count of stops, finds its route in the route table
+ * (once: the turn queue and the app are handed it), checks it against the caps, and hands it to the app
+ * (lib/server/request.ts: its way through the server); what it answers itself is written by lib/server/own-answers.ts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
