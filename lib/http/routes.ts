@@ -6,6 +6,8 @@
  * MCP POST that may hold one in its body: the app answers it 503 and carries out only its stops; REST reads take the
  * light way, an event stream holds its connection: lib/server/listener.ts), the turn queue's rule
  * (what runs at once: `inOrder` in lib/server/request.ts) and the MCP endpoint's (the tools that stop).
+ * A request's route is found once ({@link RouteTable.match}, as the listener reads its head) and handed on with it:
+ * the rules ({@link isStop} and the others), the turn queue and the app read that match rather than look again.
  */
 import { Response } from '@whatwg-node/fetch';
 import type { IncomingMessage } from 'node:http';
@@ -101,6 +103,53 @@ export function kindOf(op: RestOperation): OperationRoute['kind'] {
   return op.effect === 'motion' ? 'motion' : 'read';
 }
 
+/**
+ * A request's route in the table, found once from its request line ({@link RouteTable.match}): what the rules below,
+ * the listener, the turn queue and the app read of it.
+ */
+export interface RouteMatch {
+  readonly method: string;
+  /** The path of the request's target, without its query or fragment, as sent (not decoded). */
+  readonly path: string;
+  /**
+   * The route the table holds at exactly that method and path (a mount of every method too); undefined when it holds
+   * none there: the router finds a route with path parameters, and answers a trailing slash or a dot segment as it
+   * always did, but no rule below counts such a request a stop, a stream or a read.
+   */
+  readonly route: Route | undefined;
+}
+
+/** A stop's request: no cap refuses it, no queue holds it, its answer is written before its events. */
+export function isStop(match: RouteMatch): boolean {
+  return match.route?.kind === 'stop';
+}
+
+/** A REST read of an exact path (GET): the listener hands it to the app as a light view. */
+export function isRestRead(match: RouteMatch): boolean {
+  return match.method === 'GET' && match.route?.kind === 'read';
+}
+
+/** A GET that holds an event stream (counted against its cap while it is open). */
+export function isStream(match: RouteMatch): boolean {
+  return match.method === 'GET' && match.route?.kind === 'stream';
+}
+
+/**
+ * A request that may hold a stop the route itself reads from its body (a POST to a mount with stopsPastGuesses: the
+ * MCP endpoint's tool calls): beyond a cap the listener lets it through to the app, which answers it 503 and carries
+ * out only a right token's stops.
+ */
+export function mayHoldStops({ method, route }: RouteMatch): boolean {
+  return (
+    method === 'POST' && route !== undefined && 'stopsPastGuesses' in route && route.stopsPastGuesses !== undefined
+  );
+}
+
+/** A request that runs at once rather than in the turn queue: a stop, or one to a route that schedules its own work. */
+export function runsAtOnce({ route }: RouteMatch): boolean {
+  return route !== undefined && (route.kind === 'stop' || ('ownTurns' in route && route.ownTurns === true));
+}
+
 /** The route table (see the module comment), with the lookups the request path makes. */
 export class RouteTable {
   /** Every route, operations first (in the catalog's order), then mounts, then WebSockets. */
@@ -132,42 +181,19 @@ export class RouteTable {
     return this.#byMethod.get(method)?.get(path) ?? this.#byMethod.get('*')?.get(path);
   }
 
-  /** The operation route of a request line with an exact path (the app's fast path). */
+  /**
+   * A request's route, from its method and target (origin-form or an absolute URL): found once per request, by the
+   * listener as it reads the head (else by the turn queue or the app), and handed on (see {@link RouteMatch}).
+   */
+  match(method: string, target: string): RouteMatch {
+    const path = pathOf(target);
+    return { method, path, route: this.find(method, path) };
+  }
+
+  /** The operation route of a request line with an exact path (a REST stop past the guess limit, refused-stops.ts). */
   operationAt(method: string, path: string): OperationRoute | undefined {
     const route = this.#byMethod.get(method)?.get(path);
     return route && 'operation' in route ? route : undefined;
-  }
-
-  /** True when the request line is a stop's (no cap refuses it, no queue holds it). */
-  isStop(method: string, path: string): boolean {
-    return this.#byMethod.get(method)?.get(path)?.kind === 'stop';
-  }
-
-  /** True when the request line is a REST read of an exact path (GET): the listener hands it as a light view. */
-  isRestRead(method: string, path: string): boolean {
-    return method === 'GET' && this.#byMethod.get(method)?.get(path)?.kind === 'read';
-  }
-
-  /**
-   * True when a request there may hold a stop the route itself reads from its body (a POST to a mount with
-   * stopsPastGuesses: the MCP endpoint's tool calls): beyond a cap the listener lets it through to the app, which
-   * answers it 503 and carries out only a right token's stops.
-   */
-  mayHoldStops(method: string, path: string): boolean {
-    if (method !== 'POST') return false;
-    const route = this.find(method, path);
-    return route !== undefined && 'stopsPastGuesses' in route && route.stopsPastGuesses !== undefined;
-  }
-
-  /** True when a GET there holds an event stream. */
-  isStream(method: string, path: string): boolean {
-    return method === 'GET' && this.find(method, path)?.kind === 'stream';
-  }
-
-  /** True when the request runs at once rather than in the turn queue: a stop, or a route that schedules its own work. */
-  runsAtOnce(method: string, path: string): boolean {
-    const route = this.find(method, path);
-    return route !== undefined && (route.kind === 'stop' || ('ownTurns' in route && route.ownTurns === true));
   }
 
   /** The WebSocket route of a path, for the listener's 'upgrade' dispatcher. */
@@ -211,14 +237,16 @@ export function routeTable(
 
 /**
  * The app: a fetch handler taking, besides the request, the arbiter's stop count at its arrival (stamped by the server
- * before anything is awaited), the client's address (the socket's peer; '' for a request made in memory) and, for a
- * request the listener let through on a connection beyond a cap, why ({@link BeyondCaps}: it is answered 503).
+ * before anything is awaited), the client's address (the socket's peer; '' for a request made in memory), for a
+ * request the listener let through on a connection beyond a cap, why ({@link BeyondCaps}: it is answered 503), and
+ * the request's route as the listener or the turn queue found it ({@link RouteMatch}; found here when not given).
  */
 export type App = (
   request: Request,
   arrivedAtStop?: number,
   address?: string,
   beyond?: BeyondCaps,
+  match?: RouteMatch,
 ) => Promise<Response>;
 
 /** A fetch handler plus the extra (non-REST) routes it mounts. */
@@ -251,14 +279,17 @@ export interface AppOptions {
   readonly log?: (fields: Record<string, string | number>) => void;
 }
 
-/** The path of an absolute URL, without parsing the whole URL (hot path). */
-export function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
+/**
+ * The path of a request target in origin-form (`/path?query`) or of an absolute URL, without its query or fragment,
+ * as sent (not decoded, no dot segment resolved): found without parsing a URL (hot path).
+ */
+export function pathOf(target: string): string {
+  const start = target.startsWith('/') ? 0 : target.indexOf('/', target.indexOf('//') + 2);
   if (start < 0) return '/';
-  const query = url.indexOf('?', start);
-  const fragment = url.indexOf('#', start);
+  const query = target.indexOf('?', start);
+  const fragment = target.indexOf('#', start);
   const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
-  return end < 0 ? url.slice(start) : url.slice(start, end);
+  return end < 0 ? target.slice(start) : target.slice(start, end);
 }
 
 /** The host (and port) of an absolute URL. */
@@ -385,9 +416,15 @@ export function createApp(options: AppOptions): App {
   type OpenRoute = NonNullable<AppOptions['open']>[number];
   const openRoute = (path: string): OpenRoute | undefined => options.open?.find((route) => route.path.test(path));
 
-  return async (request: Request, arrivedAtStop?: number, address = '', beyond?: BeyondCaps): Promise<Response> => {
+  return async (
+    request: Request,
+    arrivedAtStop?: number,
+    address = '',
+    beyond?: BeyondCaps,
+    match?: RouteMatch,
+  ): Promise<Response> => {
     const started = performance.now();
-    const path = pathOf(request.url);
+    const { path, route } = match ?? table.match(request.method, request.url);
     const headers = request.headers;
     const admission = admit(options.admission, {
       method: request.method,
@@ -414,17 +451,16 @@ export function createApp(options: AppOptions): App {
           else {
             // The call's facts travel with the request as the router's argument: nothing is kept beside the request.
             const call: RestCall = { services, ros, caller: who.caller, arrivedAtStop };
-            // The routes without path parameters or wildcard, by method and path (a mount of every method too): found
-            // with one lookup of the table before the router (whose URL parse, query object and pattern loop are most of
-            // a read's routing). A path the table does not hold exactly (a parameter, a trailing slash, a dot segment)
-            // goes to the router, which answers as it always did.
-            const exact = table.find(request.method, path);
+            // The routes without path parameters or wildcard, by method and path (a mount of every method too): the
+            // request's route in the table, found once (by the listener as it read the head), served before the router
+            // (whose URL parse, query object and pattern loop are most of a read's routing). A path the table does not
+            // hold exactly (a parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
             const routed =
-              exact === undefined || exact.kind === 'websocket'
+              route === undefined || route.kind === 'websocket'
                 ? ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined)
-                : 'operation' in exact
-                  ? await exact.handler(request, call)
-                  : await mountCall(exact.handler, request, call);
+                : 'operation' in route
+                  ? await route.handler(request, call)
+                  : await mountCall(route.handler, request, call);
             response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
           }
         }

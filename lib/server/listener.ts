@@ -1,15 +1,24 @@
 /**
  * The listener: the HTTP/1.1 server in front of the app, and its caps. It takes every connection (counted against the
- * caps), reads each request's head, stamps it with the arbiter's count of stops, checks it against the caps, and hands
- * it to the app (lib/server/request.ts: its way through the server); what it answers itself is written by
- * lib/server/own-answers.ts.
+ * caps), reads each request's head, stamps it with the arbiter's count of stops, finds its route in the route table
+ * (once: the turn queue and the app are handed it), checks it against the caps, and hands it to the app
+ * (lib/server/request.ts: its way through the server); what it answers itself is written by lib/server/own-answers.ts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
-import type { BeyondCaps, RouteTable } from '../http/routes.ts';
+import {
+  type BeyondCaps,
+  isRestRead,
+  isStop,
+  isStream,
+  mayHoldStops,
+  pathOf,
+  type RouteMatch,
+  type RouteTable,
+} from '../http/routes.ts';
 import type { WebLimits } from '../settings/load.ts';
 import {
   answer,
@@ -27,10 +36,16 @@ import { watchBodies } from './slow-bodies.ts';
 
 export interface ListenerOptions {
   /**
-   * The app: what a request in origin-form is handed to, with the client's address (the socket's peer) and its stamp
-   * (the arbiter's count of stops when it arrived, see {@link ListenerOptions.arbiter}).
+   * The app: what a request in origin-form is handed to, with the client's address (the socket's peer), its stamp
+   * (the arbiter's count of stops when it arrived, see {@link ListenerOptions.arbiter}) and its route, found here.
    */
-  readonly fetch: (request: Request, address: string, arrivedAtStop?: number, beyond?: BeyondCaps) => Promise<Response>;
+  readonly fetch: (
+    request: Request,
+    address: string,
+    arrivedAtStop?: number,
+    beyond?: BeyondCaps,
+    match?: RouteMatch,
+  ) => Promise<Response>;
   /**
    * The arbiter: its count of stops is read as a request's head is parsed (the request's stamp); the requests parsed
    * from one read of the socket all take the first one's.
@@ -42,13 +57,14 @@ export interface ListenerOptions {
   /** Every method some route serves (start-up derives it from the routes): `OPTIONS *` answers it as Allow. */
   readonly methods: readonly string[];
   /**
-   * The route table (lib/http/routes.ts), read from the request line alone: the stops no cap refuses (and the routes
-   * whose requests may hold one in their body, let through beyond a cap to the app, which answers them 503), the event
-   * stream a GET holds, and the REST reads the app is handed as a light view when they carry no body
-   * (lib/server/request.ts; the app answers them as it answers every request, only the objects around them are
-   * lighter), and the WebSocket routes the one upgrade dispatcher hands their upgrades (GET /robot/jog).
+   * The route table (lib/http/routes.ts), read from the request line alone: each request's route, found once and
+   * handed on to the app with the request, says the stops no cap refuses (and the routes whose requests may hold one
+   * in their body, let through beyond a cap to the app, which answers them 503), the event stream a GET holds, and the
+   * REST reads the app is handed as a light view when they carry no body (lib/server/request.ts; the app answers them
+   * as it answers every request, only the objects around them are lighter); and the WebSocket routes the one upgrade
+   * dispatcher hands their upgrades (GET /robot/jog).
    */
-  readonly routes: Pick<RouteTable, 'isStop' | 'mayHoldStops' | 'isStream' | 'isRestRead' | 'upgradeAt'>;
+  readonly routes: Pick<RouteTable, 'match' | 'upgradeAt'>;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -237,18 +253,21 @@ export class Caps {
   }
 }
 
+/** What the listener found of a request as its head was parsed, handed to the app with it. */
+interface Head {
+  /** The arbiter's count of stops when it arrived (see {@link ListenerOptions.arbiter}). */
+  readonly stamp: number | undefined;
+  readonly match: RouteMatch;
+  /** The cap it was let through beyond (its route may hold a stop in its body): the app answers it 503. */
+  readonly beyond?: BeyondCaps | undefined;
+}
+
 /** What a request holds while it is served: an event stream (a GET of a stream route), an upload (multipart body). */
-function holdingOf(method: string, path: string, req: IncomingMessage, routes: ListenerOptions['routes']): Holding {
-  if (routes.isStream(method, path)) return 'event_stream';
+function holdingOf(match: RouteMatch, req: IncomingMessage): Holding {
+  if (isStream(match)) return 'event_stream';
   if (/^multipart\//i.test(req.headers['content-type'] ?? '')) return 'upload';
   return 'none';
 }
-
-/** The path of an origin-form target, without its query. */
-const pathOfTarget = (target: string) => {
-  const end = target.search(/[?#]/);
-  return end < 0 ? target : target.slice(0, end);
-};
 
 /**
  * The HTTP server in front of the app: every request form HTTP/1.1 allows reaches the app in origin-form, or is
@@ -274,8 +293,6 @@ export function createListener(options: ListenerOptions): Listener {
     idleMs: limits.lingeringTimeoutMs,
     maxBytes: LINGER_MAX_BYTES,
   };
-  /** Each request's stamp, taken when its head was parsed (the adapter hands the request to the app later). */
-  const stamps = new WeakMap<IncomingMessage, number>();
   /**
    * The stamp of the requests parsed from one read of a socket: the first one's. Node parses requests pipelined in one
    * read one at a time and runs what each started in between, so a jog read behind a stop would else be stamped after
@@ -291,31 +308,22 @@ export function createListener(options: ListenerOptions): Listener {
     return now;
   };
   /**
-   * The requests let through beyond a cap because their route may hold a stop in their body (the MCP endpoint): the app
-   * answers them with the cap's 503 and carries out only a right token's stops (lib/http/routes.ts's createApp).
+   * What was found of each request the adapter hands the app (later) as its head was parsed: its stamp, its route, and
+   * for one let through beyond a cap because its route may hold a stop in its body (the MCP endpoint), that cap: the app
+   * answers it with the cap's 503 and carries out only a right token's stops (lib/http/routes.ts's createApp).
    */
-  const beyondCaps = new WeakMap<IncomingMessage, BeyondCaps>();
+  const heads = new WeakMap<IncomingMessage, Head>();
   /** Connections where such a request is being answered (closing after its 503): no later request on them is served. */
   const closing = new WeakSet<Duplex>();
-  const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) =>
-    options.fetch(
-      request,
-      context.req.socket?.remoteAddress ?? '',
-      stamps.get(context.req),
-      beyondCaps.get(context.req),
-    ),
-  );
-  const answerBodyless = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-    target: string,
-    stream: boolean,
-  ) => {
-    const request = new BodylessRequest(method, absoluteUrl(req, target), req, res);
+  const adapter = createServerAdapter<{ req: IncomingMessage }>((request, context) => {
+    const head = heads.get(context.req);
+    return options.fetch(request, context.req.socket?.remoteAddress ?? '', head?.stamp, head?.beyond, head?.match);
+  });
+  const answerBodyless = (req: IncomingMessage, res: ServerResponse, target: string, head: Head, stream: boolean) => {
+    const request = new BodylessRequest(head.match.method, absoluteUrl(req, target), req, res);
     // The app catches what its handlers throw (a 500); what could still fail here is writing to a socket gone.
     options
-      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '', stamps.get(req))
+      .fetch(request as unknown as Request, req.socket.remoteAddress ?? '', head.stamp, undefined, head.match)
       .then((response) => writeResponse(res, response, stream))
       .catch((e: unknown) => {
         log({ level: 'error', msg: 'writing an answer failed', error: e instanceof Error ? e.message : String(e) });
@@ -353,7 +361,6 @@ export function createListener(options: ListenerOptions): Listener {
       // after that answer, this one is never served.
       if (closing.has(req.socket)) return;
       const stamp = stampOf(req.socket as Socket);
-      if (stamp !== undefined) stamps.set(req, stamp);
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
@@ -363,17 +370,15 @@ export function createListener(options: ListenerOptions): Listener {
         req.url = target.path;
         req.headers.host = target.authority;
       }
-      const path = pathOfTarget(target.path);
-      const holding = holdingOf(method, path, req, routes);
-      const refused = caps.refusal(req.socket as Socket, holding, routes.isStop(method, path));
-      if (
-        refused &&
-        routes.mayHoldStops(method, path) &&
-        Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES
-      ) {
+      // The request's route, found once: the caps, the light way, the turn queue and the app read it.
+      const match = routes.match(method, target.path);
+      const holding = holdingOf(match, req);
+      const refused = caps.refusal(req.socket as Socket, holding, isStop(match));
+      let beyond: BeyondCaps | undefined;
+      if (refused && mayHoldStops(match) && Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES) {
         // Its stops are in its body (an MCP tool call): the app reads it (bounded), answers the same 503 and carries
         // out a right token's stops; nothing else runs, nothing is held.
-        beyondCaps.set(req, { detail: refused.detail, retryAfterS: limits.retryAfterS });
+        beyond = { detail: refused.detail, retryAfterS: limits.retryAfterS };
         closing.add(req.socket);
       } else if (refused) {
         // Before the body is read: the answer goes out, then the body still coming is drained (bounded) and dropped,
@@ -394,9 +399,10 @@ export function createListener(options: ListenerOptions): Listener {
         req.once('end', () => readingBody.delete(req.socket));
         // An answer given before the body was read (413, 401, 403, 415): the rest is drained within the bounds.
         res.once('prefinish', () => drainAfterAnswer(req, lingerBounds));
-      } else if (holding === 'event_stream' || routes.isRestRead(method, path))
+      } else if (holding === 'event_stream' || isRestRead(match))
         // The event stream too: its frames are written on the socket directly (lib/http/direct-body.ts).
-        return answerBodyless(req, res, method, target.path, holding === 'event_stream');
+        return answerBodyless(req, res, target.path, { stamp, match }, holding === 'event_stream');
+      heads.set(req, { stamp, match, beyond });
       void adapter(req, res);
     },
   );
@@ -429,7 +435,7 @@ export function createListener(options: ListenerOptions): Listener {
       return void server.emit('connection', socket);
     }
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
-    const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOfTarget(target.path);
+    const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOf(target.path);
     const route = routes.upgradeAt(path);
     socket.on('error', () => socket.destroy());
     if (route) return route.upgrade(req, socket, head);

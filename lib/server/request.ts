@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { directBodyOf } from '../http/direct-body.ts';
-import { type App, type BeyondCaps, pathOf, type RouteTable } from '../http/routes.ts';
+import { type App, type BeyondCaps, isStop, type RouteMatch, type RouteTable, runsAtOnce } from '../http/routes.ts';
 
 /** What to do with a request target. */
 export type RequestTarget =
@@ -281,8 +281,8 @@ function noop(): void {}
 
 /** What the order of requests reads besides the app and its turn queue. */
 export interface RequestOrder {
-  /** The route table: which request lines are stops, and which schedule their own work. */
-  readonly routes: Pick<RouteTable, 'isStop' | 'runsAtOnce'>;
+  /** The route table: a request's route, for one the listener did not find it for (which are stops, which run at once). */
+  readonly routes: Pick<RouteTable, 'match'>;
   /** The arbiter: its count of stops, read when a request arrives. */
   readonly arbiter: { readonly stopCount: number };
   /** The event hub: held while a stop is answered, so that its answer is written before its events. */
@@ -299,17 +299,24 @@ export function inOrder(
   app: App,
   inTurn: <T>(task: () => Promise<T>) => Promise<T>,
   { routes, arbiter, events }: RequestOrder,
-): (request: Request, address?: string, arrivedAtStop?: number, beyond?: BeyondCaps) => Promise<Response> {
-  // The listener stamps a request as its head is parsed (lib/server/listener.ts); one it did not is stamped now.
-  return (request, address = '', arrivedAtStop = arbiter.stopCount, beyond) => {
-    const path = pathOf(request.url);
-    if (routes.isStop(request.method, path)) {
+): (
+  request: Request,
+  address?: string,
+  arrivedAtStop?: number,
+  beyond?: BeyondCaps,
+  match?: RouteMatch,
+) => Promise<Response> {
+  // The listener stamps a request as its head is parsed (lib/server/listener.ts) and finds its route; one it did not
+  // is stamped now, and its route found here (once: the app is handed it).
+  return (request, address = '', arrivedAtStop = arbiter.stopCount, beyond, match) => {
+    const matched = match ?? routes.match(request.method, request.url);
+    if (isStop(matched)) {
       const release = events.hold();
-      return app(request, arrivedAtStop, address).finally(release);
+      return app(request, arrivedAtStop, address, undefined, matched).finally(release);
     }
     // One beyond a cap is answered 503 once its body is read (only the stops it holds run): never queued behind others.
-    return beyond || routes.runsAtOnce(request.method, path)
-      ? app(request, arrivedAtStop, address, beyond)
-      : inTurn(() => app(request, arrivedAtStop, address));
+    return beyond || runsAtOnce(matched)
+      ? app(request, arrivedAtStop, address, beyond, matched)
+      : inTurn(() => app(request, arrivedAtStop, address, undefined, matched));
   };
 }

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { type AnyOperation, type AppState, type Catalog, hasRest, type RestOperation } from '../core/operation.ts';
-import { type BeyondCaps, createApp, kindOf, type RouteTable, routeTable } from '../http/routes.ts';
+import { type BeyondCaps, createApp, kindOf, type RouteMatch, type RouteTable, routeTable } from '../http/routes.ts';
 import { docsAssetsOnDemand } from '../http/docs.ts';
 import { openWebSocket } from '../http/websocket.ts';
 import { admissionPolicy } from '../admission/front-door.ts';
@@ -40,13 +40,15 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export interface Armgate {
   /**
    * Serves a request; `address`: the client's (the socket's peer), '' in memory; `arrivedAtStop`: the listener's stamp;
-   * `beyond`: the cap the listener found its connection beyond (it is answered 503; only the stops it holds run).
+   * `beyond`: the cap the listener found its connection beyond (it is answered 503; only the stops it holds run);
+   * `match`: its route as the listener found it (found here when not given).
    */
   readonly fetch: (
     request: Request,
     address?: string,
     arrivedAtStop?: number,
     beyond?: BeyondCaps,
+    match?: RouteMatch,
   ) => Promise<Response>;
   /** A request in memory: a path (or absolute URL, or Request) with fetch's init; Host is the configured address. */
   request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
