@@ -187,7 +187,13 @@ export class RouteTable {
    */
   match(method: string, target: string): RouteMatch {
     const path = pathOf(target);
-    return { method, path, route: this.find(method, path) };
+    const route = this.find(method, path);
+    if (route !== undefined) return { method, path, route };
+    // A spelling the router serves as a route of the table (a trailing slash, a dot segment) is that route here too, so
+    // that the caps and the turn queue count `POST /stop/` as the stop it is answered by.
+    const canonical = canonicalPathOf(path);
+    const found = canonical === path ? undefined : this.find(method, canonical);
+    return found === undefined ? { method, path, route } : { method, path: canonical, route: found };
   }
 
   /** The operation route of a request line with an exact path (a REST stop past the guess limit, refused-stops.ts). */
@@ -290,6 +296,13 @@ export function pathOf(target: string): string {
   const fragment = target.indexOf('#', start);
   const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
   return end < 0 ? target.slice(start) : target.slice(start, end);
+}
+
+/** A path as the router reads it: dot segments resolved and one trailing slash dropped (else as it is, unparsed). */
+export function canonicalPathOf(path: string): string {
+  if (!path.endsWith('/') && !path.includes('/.')) return path;
+  const resolved = new URL(`http://h${path}`).pathname;
+  return resolved.length > 1 && resolved.endsWith('/') ? resolved.slice(0, -1) : resolved;
 }
 
 /** The host (and port) of an absolute URL. */

@@ -41,7 +41,9 @@ describe('the route table, built from the catalog', () => {
     );
     assert.ok(isRestRead(table.match('GET', '/robot/joint_states')));
     assert.ok(!isRestRead(table.match('POST', '/robot/move/joints')));
-    assert.ok(!isRestRead(table.match('GET', '/robot/joint_states/')), 'only the exact path');
+    assert.ok(isRestRead(table.match('GET', '/robot/joint_states/')), 'the same read, as the router serves it');
+    assert.ok(!isRestRead(table.match('GET', '/robot/joint_states/x')), "only the route's path");
+    assert.ok(!isRestRead(table.match('GET', '/robot/joint_states//')), 'one trailing slash');
   });
 
   it('gives the listener and the turn queue their rules: streams, what runs at once', () => {
@@ -61,12 +63,22 @@ describe('the route table, built from the catalog', () => {
       assert.equal(match.route?.kind, 'stop', target);
       assert.ok(isStop(match) && runsAtOnce(match), `${target} is a stop`);
     }
-    // What the table does not hold exactly is no stop of its rules (the router answers it as it always did).
+    // A spelling the router serves as the stop (a trailing slash, a dot segment) is the stop, at the path it reads.
+    for (const [target, path] of [
+      ['/stop/', '/stop'],
+      ['/x/../stop', '/stop'],
+      ['/robot/./stop/?x=1', '/robot/stop'],
+    ] as const) {
+      const match = table.match('POST', target);
+      assert.equal(match.path, path, target);
+      assert.ok(isStop(match) && runsAtOnce(match), `${target} is a stop`);
+    }
+    // What the table does not hold is no stop of its rules (the router answers it as it always did).
     for (const [method, target, path] of [
-      ['POST', '/stop/', '/stop/'],
       ['POST', '/%73top', '/%73top'],
-      ['POST', '/x/../stop', '/x/../stop'],
       ['POST', 'http://h//stop', '//stop'],
+      ['POST', '//stop/', '//stop/'],
+      ['POST', '/nowhere/', '/nowhere/'],
       ['HEAD', '/stop', '/stop'],
       ['post', '/stop', '/stop'],
     ] as const) {
