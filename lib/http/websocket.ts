@@ -194,10 +194,23 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       send: (message) => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
       },
-      close: (code, reason) => ws.close(code, reason),
+      close: (code, reason) => shut(code, reason),
+    };
+    // What the route holds for the socket ends when the server closes it, not when the client answers the close
+    // (`ws` keeps a closing socket readable until then, or its 30 s close timeout): nothing sent after counts.
+    let served: ReturnType<Serve>;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      served?.closed();
+    };
+    const shut = (code: number, reason: string) => {
+      ws.close(code, reason);
+      end();
     };
     ws.on('error', () => ws.terminate());
-    const served = serve(connection);
+    served = serve(connection);
     if (!served) return;
     // The flood cap: messages counted per second.
     let windowStart = performance.now();
@@ -224,12 +237,10 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     ws.on('message', (data: RawData, isBinary: boolean) => {
       // Stamped on arrival: a stop answered after this message cannot be undone by it.
       const arrivedAtStop = services.arbiter.stopCount;
-      if (flooding()) return ws.close(1008, `more than ${spec.maxMessagesPerS} messages a second`);
+      if (ended || ws.readyState !== ws.OPEN) return;
+      if (flooding()) return shut(1008, `more than ${spec.maxMessagesPerS} messages a second`);
       if (isBinary)
-        return ws.close(
-          1003,
-          `text messages only: each a JSON body as ${operation.rest.method} ${operation.rest.path}`,
-        );
+        return shut(1003, `text messages only: each a JSON body as ${operation.rest.method} ${operation.rest.path}`);
       // The input is read once the role allows the call (as a REST body is); a command that is taken answers nothing.
       void invoke(
         operation,
@@ -239,7 +250,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
         if (!result.ok) connection.send(errorMessage(result.error));
       });
     });
-    ws.on('close', served.closed);
+    ws.on('close', end);
   };
 
   return {
