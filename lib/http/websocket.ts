@@ -117,6 +117,23 @@ const errorMessage = (error: ApiError) => ({
 
 const MESSAGE = () => 'message';
 
+/** Most bytes of a close frame's reason (RFC 6455 5.5: 125 bytes of payload, 2 of them the code). */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+/**
+ * A close reason as a close frame can carry it: cut to {@link MAX_CLOSE_REASON_BYTES} of UTF-8 at a character (`ws`
+ * throws on a longer one; a reason naming a 64-character token name is longer).
+ */
+function closeReason(reason: string): string {
+  if (Buffer.byteLength(reason) <= MAX_CLOSE_REASON_BYTES) return reason;
+  let cut = '';
+  for (const char of reason) {
+    if (Buffer.byteLength(cut + char) > MAX_CLOSE_REASON_BYTES - 3) break;
+    cut += char;
+  }
+  return `${cut}...`;
+}
+
 /** The upgrade handler of a route for an app (see the module comment), and its shutdown. */
 function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebSocketApp) {
   const { state, log } = app;
@@ -206,7 +223,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       served?.closed();
     };
     const shut = (code: number, reason: string) => {
-      ws.close(code, reason);
+      ws.close(code, closeReason(reason));
       end();
     };
     ws.on('error', () => ws.terminate());
@@ -266,7 +283,14 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       if (!principal) return;
       wss.handleUpgrade(req, socket, head, (ws) => {
         answerLog(101);
-        connect(ws, principal);
+        // A fault in a route's connection code ends that socket, never the process (it runs in the server's
+        // 'upgrade' event, where a throw is uncaught).
+        try {
+          connect(ws, principal);
+        } catch (e) {
+          log({ level: 'error', msg: `${calledAs} failed`, error: String(e).slice(0, 300) });
+          ws.terminate();
+        }
       });
     },
     close() {

@@ -15,13 +15,22 @@ import { startSteppedServer } from '../support/stepped.ts';
 
 const TOKEN = 'operator-token-7e1d3c5b9a';
 const ADMIN = 'admin-token-5f4e3d2c1b0a';
+/** A token whose name is as long as the settings allow (64 characters). */
+const LONG = 'pendant-token-2b4d6f8a0c';
+const LONG_NAME = 'operator-on-the-cell-pc-in-hall-3-line-2-station-4-left-pendant1';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 let server: TestServer;
 let clock: SteppedClock;
 before(async () => {
   ({ server, clock } = await startSteppedServer({
-    web: { token: ADMIN, tokens: [{ name: 'operator', token: TOKEN, role: 'operate' }] },
+    web: {
+      token: ADMIN,
+      tokens: [
+        { name: 'operator', token: TOKEN, role: 'operate' },
+        { name: LONG_NAME, token: LONG, role: 'operate' },
+      ],
+    },
     sim: { time_scale: 1 },
   }));
 });
@@ -43,7 +52,9 @@ function frame(opcode: number, payload: Buffer | string): Buffer {
 }
 
 /** A raw client of the jog socket that never answers a close frame; `closeFrame` resolves with the server's code. */
-async function rawJogSocket(): Promise<{ socket: net.Socket; closeFrame: Promise<number> }> {
+async function rawJogSocket(
+  token = TOKEN,
+): Promise<{ socket: net.Socket; closeFrame: Promise<number>; reason: Promise<string> }> {
   const { port } = new URL(server.url);
   const socket = net.connect(Number(port), '127.0.0.1');
   socket.on('error', () => undefined);
@@ -52,10 +63,12 @@ async function rawJogSocket(): Promise<{ socket: net.Socket; closeFrame: Promise
   const open = new Promise<void>((resolve) => {
     upgraded = resolve;
   });
-  let closed: (code: number) => void = () => undefined;
-  const closeFrame = new Promise<number>((resolve) => {
-    closed = resolve;
+  let closed: (code: number, reason: string) => void = () => undefined;
+  const frameOfClose = new Promise<{ code: number; reason: string }>((resolve) => {
+    closed = (code, reason) => resolve({ code, reason });
   });
+  const closeFrame = frameOfClose.then((f) => f.code);
+  const reason = frameOfClose.then((f) => f.reason);
   socket.on('data', (chunk: Buffer) => {
     received = Buffer.concat([received, chunk]);
     const end = received.indexOf('\r\n\r\n');
@@ -73,17 +86,17 @@ async function rawJogSocket(): Promise<{ socket: net.Socket; closeFrame: Promise
         start = at + 4;
       }
       if (start + length > received.length) break;
-      if (opcode === 8) closed(received.readUInt16BE(start));
+      if (opcode === 8) closed(received.readUInt16BE(start), received.subarray(start + 2, start + length).toString());
       at = start + length;
     }
   });
   socket.write(
     `GET /robot/jog HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
-      `Authorization: Bearer ${TOKEN}\r\n\r\n`,
+      `Authorization: Bearer ${token}\r\n\r\n`,
   );
   await open;
-  return { socket, closeFrame };
+  return { socket, closeFrame, reason };
 }
 
 const JOG = JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.5], ttl_ms: 200 });
@@ -102,8 +115,8 @@ async function keepSending(socket: net.Socket, ms: number, done: () => boolean):
 }
 
 /** The jog of a fresh raw socket in force (its first command taken). */
-async function jogging(): Promise<net.Socket> {
-  const { socket, closeFrame } = await rawJogSocket();
+async function jogging(token = TOKEN): Promise<net.Socket> {
+  const { socket, closeFrame } = await rawJogSocket(token);
   socket.write(frame(1, JOG));
   for (let i = 0; i < 500 && owner() === undefined; i++) await sleep(10);
   assert.ok(owner()?.startsWith('websocket:'), 'the raw socket jogs');
@@ -137,5 +150,21 @@ describe('the jog WebSocket, closed by the server, to a client that does not ans
     const still = await keepSending(socket, 300, () => owner() !== undefined);
     assert.ok(!still, 'a command on the closed socket started a jog again');
     socket.destroy();
+  });
+});
+
+describe('the jog WebSocket of a token with a long name', () => {
+  it('a second socket is closed with 4409 and a reason cut to 123 bytes; the server goes on serving', async () => {
+    assert.equal(LONG_NAME.length, 64);
+    const first = await jogging(LONG);
+    const second = await rawJogSocket(TOKEN);
+    assert.equal(await second.closeFrame, 4409);
+    const reason = await second.reason;
+    assert.match(reason, /^another client jogs over the WebSocket \(operator-on-the-cell/);
+    assert.ok(Buffer.byteLength(reason) <= 123, reason);
+    second.socket.destroy();
+    const stop = await fetch(`${server.url}/stop`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+    assert.equal(stop.status, 200);
+    first.destroy();
   });
 });
