@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { type AdmissionPolicy, admit, principalAuth, type TokenEntry } from '../admission/front-door.ts';
+import { type AdmissionPolicy, admit, authorizationAuth, type TokenEntry } from '../admission/front-door.ts';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { type CallFacts, callerOf, type Decoded, deferred, invoke } from '../core/invoke.ts';
 import {
@@ -140,7 +140,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
   const { services } = state;
   const { path } = spec;
   const calledAs = `the ${spec.name} WebSocket`;
-  const authenticate = principalAuth(app.tokens, services.guesses);
+  const authenticate = authorizationAuth(app.tokens, services.guesses);
   const serve = spec.serve(state);
   const upgrades = new UpgradeRate();
   const wss = new WebSocketServer({
@@ -174,10 +174,9 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     const authorization =
       req.headers.authorization ?? (fromProtocol !== undefined ? `Bearer ${fromProtocol}` : undefined);
     const address = req.socket.remoteAddress ?? '';
-    const principal = authenticate(
-      { headers: new Headers(authorization ? { authorization } : {}) } as Request,
-      address,
-    );
+    // The header's text as it is: a token of the subprotocol is any UTF-8 (no Headers object, which throws on a
+    // character beyond Latin-1 or a control character: uncaught here, it ended the process).
+    const principal = authenticate(authorization ?? '', address);
     if (!principal.ok) {
       const error = principal.error;
       const tooMany = error.kind === 'too_many_requests';
