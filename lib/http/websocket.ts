@@ -269,28 +269,31 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     ws.on('close', end);
   };
 
+  const take = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const address = req.socket.remoteAddress ?? '';
+    const rate = upgrades.take(address);
+    if (!rate.ok) {
+      const detail = upgrades.describe(`${spec.name} WebSocket`);
+      services.audit?.recordRefusal('websocket', address, 'GET', path, 429, detail);
+      return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
+    }
+    const principal = screen(req, socket);
+    if (!principal) return;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      answerLog(101);
+      connect(ws, principal);
+    });
+  };
+
   return {
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
-      const address = req.socket.remoteAddress ?? '';
-      const rate = upgrades.take(address);
-      if (!rate.ok) {
-        const detail = upgrades.describe(`${spec.name} WebSocket`);
-        services.audit?.recordRefusal('websocket', address, 'GET', path, 429, detail);
-        return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
+      // A fault here ends this socket, never the process: the server's 'upgrade' event has no one to catch a throw.
+      try {
+        take(req, socket, head);
+      } catch (e) {
+        log({ level: 'error', msg: `${calledAs} failed`, error: String(e).slice(0, 300) });
+        socket.destroy();
       }
-      const principal = screen(req, socket);
-      if (!principal) return;
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        answerLog(101);
-        // A fault in a route's connection code ends that socket, never the process (it runs in the server's
-        // 'upgrade' event, where a throw is uncaught).
-        try {
-          connect(ws, principal);
-        } catch (e) {
-          log({ level: 'error', msg: `${calledAs} failed`, error: String(e).slice(0, 300) });
-          ws.terminate();
-        }
-      });
     },
     close() {
       for (const client of wss.clients) client.close(1001, 'the server is shutting down');
