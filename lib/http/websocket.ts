@@ -117,6 +117,9 @@ const errorMessage = (error: ApiError) => ({
 
 const MESSAGE = () => 'message';
 
+/** How long (ms) a socket closed at shutdown may take to answer the close frame before it is ended. */
+const SHUTDOWN_GRACE_MS = 500;
+
 /** Most bytes of a close frame's reason (RFC 6455 5.5: 125 bytes of payload, 2 of them the code). */
 const MAX_CLOSE_REASON_BYTES = 123;
 
@@ -297,6 +300,11 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     },
     close() {
       for (const client of wss.clients) client.close(1001, 'the server is shutting down');
+      // A client that does not answer the close frame is not waited for (`ws` would wait 30 s, and the server's close
+      // with it); the Foxglove face ends its sockets alike.
+      setTimeout(() => {
+        for (const client of wss.clients) client.terminate();
+      }, SHUTDOWN_GRACE_MS).unref();
       wss.close();
     },
   };
