@@ -261,13 +261,22 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       if (isBinary)
         return shut(1003, `text messages only: each a JSON body as ${operation.rest.method} ${operation.rest.path}`);
       // The input is read once the role allows the call (as a REST body is); a command that is taken answers nothing.
-      void invoke(
-        operation,
-        deferred(() => decodeMessage(data)),
-        { ...facts, arrivedAtStop },
-      ).then((result) => {
-        if (!result.ok) connection.send(errorMessage(result.error));
-      });
+      // A handler's fault is a 500 to this socket (as over REST), never an unhandled rejection that ends the process.
+      const failed = (e: unknown) => {
+        log({ level: 'error', msg: `${calledAs}: a message failed`, error: String(e).slice(0, 300) });
+        connection.send({ type: 'error', status: 500, detail: 'internal error' });
+      };
+      try {
+        invoke(
+          operation,
+          deferred(() => decodeMessage(data)),
+          { ...facts, arrivedAtStop },
+        ).then((result) => {
+          if (!result.ok) connection.send(errorMessage(result.error));
+        }, failed);
+      } catch (e) {
+        failed(e);
+      }
     });
     ws.on('close', end);
   };
