@@ -117,6 +117,11 @@ const errorMessage = (error: ApiError) => ({
 
 const MESSAGE = () => 'message';
 
+/** Most bytes queued for a socket's client (sent, not yet read): beyond, it is closed (1008), as Foxglove's 1 MiB. */
+const SEND_BUFFER_LIMIT = 1024 * 1024;
+/** How long (ms) a socket dropped for reading too slowly has to read up to its close frame before it is ended. */
+const DROP_GRACE_MS = 5000;
+
 /** How long (ms) a socket closed at shutdown may take to answer the close frame before it is ended. */
 const SHUTDOWN_GRACE_MS = 500;
 
@@ -211,7 +216,9 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
         return ws.readyState === ws.OPEN;
       },
       send: (message) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+        if (ws.readyState !== ws.OPEN) return;
+        if (ws.bufferedAmount > SEND_BUFFER_LIMIT) return tooSlow();
+        ws.send(JSON.stringify(message));
       },
       close: (code, reason) => shut(code, reason),
     };
@@ -227,6 +234,13 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     const shut = (code: number, reason: string) => {
       ws.close(code, closeReason(reason));
       end();
+    };
+    // A client that does not read what it is sent (its answers, its statuses) is dropped as the Foxglove face drops
+    // one: what it leaves unread would be kept in memory without a bound.
+    const tooSlow = () => {
+      log({ level: 'warn', msg: `${calledAs} closed`, reason: 'reads too slowly', bytes: ws.bufferedAmount });
+      shut(1008, `reads too slowly: over ${SEND_BUFFER_LIMIT} bytes queued`);
+      setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
     };
     ws.on('error', () => ws.terminate());
     served = serve(connection);
