@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { type AdmissionPolicy, admit, principalAuth, type TokenEntry } from '../admission/front-door.ts';
+import { type AdmissionPolicy, admit, authorizationAuth, type TokenEntry } from '../admission/front-door.ts';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { type CallFacts, callerOf, type Decoded, deferred, invoke } from '../core/invoke.ts';
 import {
@@ -117,13 +117,38 @@ const errorMessage = (error: ApiError) => ({
 
 const MESSAGE = () => 'message';
 
+/** Most bytes queued for a socket's client (sent, not yet read): beyond, it is closed (1008), as Foxglove's 1 MiB. */
+const SEND_BUFFER_LIMIT = 1024 * 1024;
+/** How long (ms) a socket dropped for reading too slowly has to read up to its close frame before it is ended. */
+const DROP_GRACE_MS = 5000;
+
+/** How long (ms) a socket closed at shutdown may take to answer the close frame before it is ended. */
+const SHUTDOWN_GRACE_MS = 500;
+
+/** Most bytes of a close frame's reason (RFC 6455 5.5: 125 bytes of payload, 2 of them the code). */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+/**
+ * A close reason as a close frame can carry it: cut to {@link MAX_CLOSE_REASON_BYTES} of UTF-8 at a character (`ws`
+ * throws on a longer one; a reason naming a 64-character token name is longer).
+ */
+function closeReason(reason: string): string {
+  if (Buffer.byteLength(reason) <= MAX_CLOSE_REASON_BYTES) return reason;
+  let cut = '';
+  for (const char of reason) {
+    if (Buffer.byteLength(cut + char) > MAX_CLOSE_REASON_BYTES - 3) break;
+    cut += char;
+  }
+  return `${cut}...`;
+}
+
 /** The upgrade handler of a route for an app (see the module comment), and its shutdown. */
 function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebSocketApp) {
   const { state, log } = app;
   const { services } = state;
   const { path } = spec;
   const calledAs = `the ${spec.name} WebSocket`;
-  const authenticate = principalAuth(app.tokens, services.guesses);
+  const authenticate = authorizationAuth(app.tokens, services.guesses);
   const serve = spec.serve(state);
   const upgrades = new UpgradeRate();
   const wss = new WebSocketServer({
@@ -157,10 +182,9 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     const authorization =
       req.headers.authorization ?? (fromProtocol !== undefined ? `Bearer ${fromProtocol}` : undefined);
     const address = req.socket.remoteAddress ?? '';
-    const principal = authenticate(
-      { headers: new Headers(authorization ? { authorization } : {}) } as Request,
-      address,
-    );
+    // The header's text as it is: a token of the subprotocol is any UTF-8 (no Headers object, which throws on a
+    // character beyond Latin-1 or a control character: uncaught here, it ended the process).
+    const principal = authenticate(authorization ?? '', address);
     if (!principal.ok) {
       const error = principal.error;
       const tooMany = error.kind === 'too_many_requests';
@@ -192,12 +216,34 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
         return ws.readyState === ws.OPEN;
       },
       send: (message) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+        if (ws.readyState !== ws.OPEN) return;
+        if (ws.bufferedAmount > SEND_BUFFER_LIMIT) return tooSlow();
+        ws.send(JSON.stringify(message));
       },
-      close: (code, reason) => ws.close(code, reason),
+      close: (code, reason) => shut(code, reason),
+    };
+    // What the route holds for the socket ends when the server closes it, not when the client answers the close
+    // (`ws` keeps a closing socket readable until then, or its 30 s close timeout): nothing sent after counts.
+    let served: ReturnType<Serve>;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      served?.closed();
+    };
+    const shut = (code: number, reason: string) => {
+      ws.close(code, closeReason(reason));
+      end();
+    };
+    // A client that does not read what it is sent (its answers, its statuses) is dropped as the Foxglove face drops
+    // one: what it leaves unread would be kept in memory without a bound.
+    const tooSlow = () => {
+      log({ level: 'warn', msg: `${calledAs} closed`, reason: 'reads too slowly', bytes: ws.bufferedAmount });
+      shut(1008, `reads too slowly: over ${SEND_BUFFER_LIMIT} bytes queued`);
+      setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
     };
     ws.on('error', () => ws.terminate());
-    const served = serve(connection);
+    served = serve(connection);
     if (!served) return;
     // The flood cap: messages counted per second.
     let windowStart = performance.now();
@@ -224,42 +270,64 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     ws.on('message', (data: RawData, isBinary: boolean) => {
       // Stamped on arrival: a stop answered after this message cannot be undone by it.
       const arrivedAtStop = services.arbiter.stopCount;
-      if (flooding()) return ws.close(1008, `more than ${spec.maxMessagesPerS} messages a second`);
+      if (ended || ws.readyState !== ws.OPEN) return;
+      if (flooding()) return shut(1008, `more than ${spec.maxMessagesPerS} messages a second`);
       if (isBinary)
-        return ws.close(
-          1003,
-          `text messages only: each a JSON body as ${operation.rest.method} ${operation.rest.path}`,
-        );
+        return shut(1003, `text messages only: each a JSON body as ${operation.rest.method} ${operation.rest.path}`);
       // The input is read once the role allows the call (as a REST body is); a command that is taken answers nothing.
-      void invoke(
-        operation,
-        deferred(() => decodeMessage(data)),
-        { ...facts, arrivedAtStop },
-      ).then((result) => {
-        if (!result.ok) connection.send(errorMessage(result.error));
-      });
+      // A handler's fault is a 500 to this socket (as over REST), never an unhandled rejection that ends the process.
+      const failed = (e: unknown) => {
+        log({ level: 'error', msg: `${calledAs}: a message failed`, error: String(e).slice(0, 300) });
+        connection.send({ type: 'error', status: 500, detail: 'internal error' });
+      };
+      try {
+        invoke(
+          operation,
+          deferred(() => decodeMessage(data)),
+          { ...facts, arrivedAtStop },
+        ).then((result) => {
+          if (!result.ok) connection.send(errorMessage(result.error));
+        }, failed);
+      } catch (e) {
+        failed(e);
+      }
     });
-    ws.on('close', served.closed);
+    ws.on('close', end);
+  };
+
+  const take = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const address = req.socket.remoteAddress ?? '';
+    const rate = upgrades.take(address);
+    if (!rate.ok) {
+      const detail = upgrades.describe(`${spec.name} WebSocket`);
+      services.audit?.recordRefusal('websocket', address, 'GET', path, 429, detail);
+      return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
+    }
+    const principal = screen(req, socket);
+    if (!principal) return;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      answerLog(101);
+      connect(ws, principal);
+    });
   };
 
   return {
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
-      const address = req.socket.remoteAddress ?? '';
-      const rate = upgrades.take(address);
-      if (!rate.ok) {
-        const detail = upgrades.describe(`${spec.name} WebSocket`);
-        services.audit?.recordRefusal('websocket', address, 'GET', path, 429, detail);
-        return refuseUpgrade(socket, 429, detail, { 'Retry-After': rate.retryAfterS });
+      // A fault here ends this socket, never the process: the server's 'upgrade' event has no one to catch a throw.
+      try {
+        take(req, socket, head);
+      } catch (e) {
+        log({ level: 'error', msg: `${calledAs} failed`, error: String(e).slice(0, 300) });
+        socket.destroy();
       }
-      const principal = screen(req, socket);
-      if (!principal) return;
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        answerLog(101);
-        connect(ws, principal);
-      });
     },
     close() {
       for (const client of wss.clients) client.close(1001, 'the server is shutting down');
+      // A client that does not answer the close frame is not waited for (`ws` would wait 30 s, and the server's close
+      // with it); the Foxglove face ends its sockets alike.
+      setTimeout(() => {
+        for (const client of wss.clients) client.terminate();
+      }, SHUTDOWN_GRACE_MS).unref();
       wss.close();
     },
   };
