@@ -9,6 +9,7 @@ import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './se
 import { readBoundedText } from '../body/bounded.ts';
 import { type Batch, declaresElicitation, inspect, normalizeToolCalls } from './batch.ts';
 import { sessionIds } from './session-ids.ts';
+import { stopBodyOf } from './past-guesses.ts';
 import { foreignCharset } from '../body/charset.ts';
 import { type Accepts, accepts, batchAnswer, isJsonType, relayStream } from './wire.ts';
 
@@ -72,8 +73,9 @@ export interface McpEndpointOptions {
   readonly stopTools?: ReadonlySet<string>;
   /**
    * What carries out the stop tools a parsed body calls (lib/mcp/past-guesses.ts, stopsOfBody): run for a POST refused
-   * for its form or its session (a 400, 404 or the SDK's 415, a batch refused for one bad call), as a right token's
-   * stop is never kept out (stop wins). Absent: such a stop is refused with the rest.
+   * for its form or its session (a 400, 404 or 415, a batch refused for one bad call, a 406 for its Accept), as a right
+   * token's stop is never kept out (stop wins). Absent: such a stop is refused with the rest. Not for a 413: a body over
+   * the limit is not read whole, and what a prefix of JSON calls cannot be told.
    */
   readonly refusedStops?: (body: unknown) => ((call: Arrival) => Promise<void>) | undefined;
 }
@@ -340,10 +342,12 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
 
     const contentType = request.headers.get('content-type');
     const charset = foreignCharset(contentType);
-    if (charset) return jsonRpcError(415, -32000, `Unsupported Media Type: ${charset}`);
+    if (charset) return refusedUnread(jsonRpcError(415, -32000, `Unsupported Media Type: ${charset}`), request, from);
     const kind = accepts(request.headers.get('accept'));
-    if (kind === 'none')
-      return jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
+    if (kind === 'none') {
+      const refusal = jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
+      return refusedUnread(refusal, request, from);
+    }
     const text = await readBoundedText(request, MAX_MCP_BODY_BYTES);
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
@@ -370,6 +374,13 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (run) setImmediate(() => void run(from).catch(() => undefined));
     return refusal;
   };
+
+  /**
+   * A POST refused before its body is needed (its Accept, its charset): the body is read all the same, bounded as past
+   * the guess limit (lib/mcp/past-guesses.ts, stopBodyOf), for the stop tools it calls (stopAnyway).
+   */
+  const refusedUnread = async (refusal: Response, request: Request, from: Arrival): Promise<Response> =>
+    options.refusedStops ? stopAnyway(refusal, await stopBodyOf(request), from) : refusal;
 
   /** Answers a parsed POST: in its session, or as the initialize that opens one. */
   const dispatch = async (parsed: ParsedPost, id: string | null): Promise<Response> => {
