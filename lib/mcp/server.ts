@@ -356,6 +356,9 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
+    // JSON-RPC 2.0, 6: an empty batch is one Invalid Request, answered with a single error (the SDK answered it 202).
+    if (Array.isArray(body) && body.length === 0)
+      return jsonRpcError(400, -32600, 'Invalid Request: an empty batch (a batch holds at least one message)');
     const malformed = normalizeToolCalls(body, stopTools);
     if (malformed) return stopAnyway(malformed, body, from);
     const batch = inspect(body, stopTools);

@@ -790,6 +790,25 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.deepEqual(probe.paths, [], 'none of them ran');
   });
 
+  it('answers an empty batch with one Invalid Request error (JSON-RPC 2.0), with or without a session', async () => {
+    const { fetchIn, probe } = make();
+    const session = await rawSession(fetchIn);
+    for (const headers of [{ 'mcp-session-id': session }, {}]) {
+      const res = await fetchIn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: '[]',
+      });
+      assert.equal(res.status, 400);
+      const answer = (await res.json()) as { jsonrpc?: string; id?: unknown; error?: { code?: number } };
+      assert.ok(!Array.isArray(answer), 'a single error object, not a batch');
+      assert.equal(answer.jsonrpc, '2.0');
+      assert.equal(answer.id, null);
+      assert.equal(answer.error?.code, -32600);
+    }
+    assert.deepEqual(probe.paths, [], 'nothing ran');
+  });
+
   it('refuses a request id still in flight in its session; the running call keeps its answer and its cancellation', async () => {
     const { fetchIn, probe } = make();
     const session = await rawSession(fetchIn);
