@@ -261,6 +261,47 @@ export function principalAuth(
 }
 
 /**
+ * The name of a header a request carries on more than one line where it may carry one, as a refusal names it (400);
+ * undefined when none. Host: RFC 9112, 3.2; Authorization: two credentials would be two callers, and which one the
+ * request is would be a guess. Node keeps the first line of each in its headers, so a second would otherwise go unseen
+ * by admission and authentication: the listener asks it of every request and WebSocket upgrade, Foxglove's server of
+ * its upgrades. Names are compared by length first: most lines are neither, and are not lower-cased.
+ */
+export function repeatedHeader(rawHeaders: readonly string[]): 'Host' | 'Authorization' | undefined {
+  let host = false;
+  let authorization = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] ?? '';
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (host) return 'Host';
+      host = true;
+    } else if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (authorization) return 'Authorization';
+      authorization = true;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The Authorization of a WebSocket upgrade for {@link authorizationAuth}: its header's value, or the token it sends
+ * elsewhere (`token`, from `where`: the jog socket's subprotocol, Foxglove's `?token=`) as a Bearer; '' with neither.
+ * Both, naming different tokens, is a refusal (400) naming the two: which caller the upgrade is would be a guess. The
+ * two are compared as digests, in constant time.
+ */
+export function upgradeAuthorization(
+  header: string | undefined,
+  token: string | undefined,
+  where: string,
+): Result<string, string> {
+  if (token === undefined) return ok(header ?? '');
+  if (header === undefined) return ok(`Bearer ${token}`);
+  const inHeader = BEARER.exec(header)?.[1] ?? '';
+  if (timingSafeEqual(digest(inHeader), digest(token))) return ok(header);
+  return err(`the Authorization header and ${where} name different tokens: send the token once`);
+}
+
+/**
  * {@link principalAuth} on the value of an Authorization header ('' when there is none): for a face that is not a
  * fetch handler (the Foxglove WebSocket server checks its upgrade request's header, or its `?token=` as a Bearer).
  */

@@ -2,19 +2,25 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Principal } from '../core/roles.ts';
-import { admit, type AdmissionPolicy, type Authentication, sameOrigin } from '../admission/front-door.ts';
+import {
+  admit,
+  type AdmissionPolicy,
+  type Authentication,
+  repeatedHeader,
+  sameOrigin,
+  upgradeAuthorization,
+} from '../admission/front-door.ts';
+import type { Result } from '../result.ts';
 import type { AppState } from '../core/operation.ts';
 import { refuseUpgrade as refuse } from '../http/raw-answer.ts';
 import { parseHost } from '../net/address.ts';
 import { SUBPROTOCOL } from './protocol.ts';
 
-/** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token. */
-function authorizationOf(request: IncomingMessage): string {
-  const header = request.headers.authorization;
-  if (header) return header;
+/** The token of an upgrade request: the Authorization header, or `?token=` as a Bearer token; both, differing: a refusal. */
+function authorizationOf(request: IncomingMessage): Result<string, string> {
   const query = (request.url ?? '').split('?')[1];
   const token = query ? new URLSearchParams(query).get('token') : null;
-  return token ? `Bearer ${token}` : '';
+  return upgradeAuthorization(request.headers.authorization || undefined, token || undefined, '?token=');
 }
 
 /**
@@ -38,6 +44,8 @@ export function screenUpgrade(
   authenticate: (header: string, address?: string) => Authentication,
 ): Admitted | undefined {
   const { state } = options;
+  const repeated = repeatedHeader(request.rawHeaders);
+  if (repeated) return refuse(socket, 400, `more than one ${repeated} header`);
   const host = request.headers.host ?? '';
   const admission = admit(options.admission, {
     method: 'GET',
@@ -58,7 +66,9 @@ export function screenUpgrade(
       `Origin '${origin.slice(0, 100).replace(/[^\x20-\x7e]/g, '?')}' may not open a Foxglove connection here (a guard against cross-site requests); to admit it (e.g. https://app.foxglove.dev), add it to web.cors_origins`,
     );
   const address = request.socket.remoteAddress ?? '';
-  const principal = authenticate(authorizationOf(request), address);
+  const authorization = authorizationOf(request);
+  if (!authorization.ok) return refuse(socket, 400, authorization.error);
+  const principal = authenticate(authorization.value, address);
   let admitted: Admitted | undefined;
   if (!principal.ok) {
     const tooMany = principal.error.kind === 'too_many_requests' ? principal.error : undefined;

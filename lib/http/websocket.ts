@@ -14,7 +14,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { type AdmissionPolicy, admit, authorizationAuth, type TokenEntry } from '../admission/front-door.ts';
+import {
+  type AdmissionPolicy,
+  admit,
+  authorizationAuth,
+  type TokenEntry,
+  upgradeAuthorization,
+} from '../admission/front-door.ts';
 import { type ApiError, statusOf } from '../core/errors.ts';
 import { type CallFacts, callerOf, type Decoded, deferred, invoke } from '../core/invoke.ts';
 import {
@@ -179,12 +185,12 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       return refuse(socket, 403, detail.replace('POST requests', `a ${spec.name} WebSocket`));
     }
     const fromProtocol = tokenOfProtocols(req.headers['sec-websocket-protocol']);
-    const authorization =
-      req.headers.authorization ?? (fromProtocol !== undefined ? `Bearer ${fromProtocol}` : undefined);
+    const authorization = upgradeAuthorization(req.headers.authorization, fromProtocol, 'the token subprotocol');
+    if (!authorization.ok) return refuse(socket, 400, authorization.error);
     const address = req.socket.remoteAddress ?? '';
     // The header's text as it is: a token of the subprotocol is any UTF-8 (no Headers object, which throws on a
     // character beyond Latin-1 or a control character: uncaught here, it ended the process).
-    const principal = authenticate(authorization ?? '', address);
+    const principal = authenticate(authorization.value, address);
     if (!principal.ok) {
       const error = principal.error;
       const tooMany = error.kind === 'too_many_requests';

@@ -67,15 +67,20 @@ export function mcpStopsPastGuesses(
   state: AppState,
 ): (request: Request) => Promise<StopsRun | undefined> {
   const stopsOf = stopsOfBody(tools, state);
-  return async (request) => {
-    const text = request.method === 'POST' ? await readBoundedText(request, STOP_BODY_MAX_BYTES) : undefined;
-    if (text === undefined) return undefined;
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    return stopsOf(body);
-  };
+  return async (request) => (request.method === 'POST' ? stopsOf(await stopBodyOf(request)) : undefined);
+}
+
+/**
+ * The JSON body of a POST refused before its body was needed (past the guess limit, beyond the caps, a wrong Accept or
+ * charset at the MCP endpoint), read for the stop tools it calls: at most {@link STOP_BODY_MAX_BYTES}, undefined when
+ * larger (not read further) or not JSON.
+ */
+export async function stopBodyOf(request: Request): Promise<unknown> {
+  const text = await readBoundedText(request, STOP_BODY_MAX_BYTES);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

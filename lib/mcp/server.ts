@@ -9,6 +9,7 @@ import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './se
 import { readBoundedText } from '../body/bounded.ts';
 import { type Batch, declaresElicitation, inspect, normalizeToolCalls } from './batch.ts';
 import { sessionIds } from './session-ids.ts';
+import { stopBodyOf } from './past-guesses.ts';
 import { foreignCharset } from '../body/charset.ts';
 import { type Accepts, accepts, batchAnswer, isJsonType, relayStream } from './wire.ts';
 
@@ -23,8 +24,11 @@ export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 /** The methods the MCP endpoint serves: POST (messages), DELETE (ending a session). */
 export const MCP_METHODS = ['POST', 'DELETE'] as const;
 
-/** Ids of ended (DELETE) sessions remembered so they stay 404; the oldest are forgotten first. */
-const ENDED_IDS_KEPT = 4096;
+/**
+ * Ids of ended (DELETE) sessions remembered so they stay 404, per principal (token name): the oldest of a principal
+ * are forgotten first, so another token's churn never forgets one. A forgotten id is as one closed for idleness.
+ */
+export const ENDED_IDS_KEPT = 4096;
 
 interface Session {
   readonly id: string;
@@ -72,8 +76,9 @@ export interface McpEndpointOptions {
   readonly stopTools?: ReadonlySet<string>;
   /**
    * What carries out the stop tools a parsed body calls (lib/mcp/past-guesses.ts, stopsOfBody): run for a POST refused
-   * for its form or its session (a 400, 404 or the SDK's 415, a batch refused for one bad call), as a right token's
-   * stop is never kept out (stop wins). Absent: such a stop is refused with the rest.
+   * for its form or its session (a 400, 404 or 415, a batch refused for one bad call, a 406 for its Accept), as a right
+   * token's stop is never kept out (stop wins). Absent: such a stop is refused with the rest. Not for a 413: a body over
+   * the limit is not read whole, and what a prefix of JSON calls cannot be told.
    */
   readonly refusedStops?: (body: unknown) => ((call: Arrival) => Promise<void>) | undefined;
 }
@@ -125,7 +130,8 @@ const ownerOf = (from: Arrival): string => from.caller.name;
  *   free memory; its id stays valid and the session is rebuilt on its next request, so clients
  *   (the SDK client does not initialize again on a 404) never notice. An id this process never
  *   issued (another process, a restart, a typo) or one ended by DELETE is a 404, after which the
- *   client initializes again.
+ *   client initializes again; an ended id is remembered among its principal's last 4,096 (ENDED_IDS_KEPT), beyond
+ *   which it is as one closed for idleness (rebuilt on its next request).
  * - A session belongs to the principal (token) that opened it: a request of any other principal naming it (POST,
  *   DELETE) is answered 404 as for an id never issued, and nothing in the session is touched.
  * - notifications/cancelled reaches the session's server, which aborts the call's signal, and
@@ -142,7 +148,9 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   const ids = sessionIds();
   const sessions = new Map<string, Session>();
   const rebuilding = new Map<string, Promise<Session>>();
-  const ended = new Set<string>();
+  /** Per principal, the ids of its sessions ended by DELETE, oldest first (ENDED_IDS_KEPT each). */
+  const ended = new Map<string, Set<string>>();
+  const hasEnded = (id: string, owner: string) => ended.get(owner)?.has(id) === true;
   /** What each session's client declared at initialize, so that a rebuilt session knows it too (elicitation). */
   const declared = new Map<string, Record<string, unknown>>();
   let closed = false;
@@ -154,10 +162,12 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     await session.transport.close();
     await session.server.close();
   };
-  const forget = (id: string) => {
-    ended.add(id);
+  const forget = (id: string, owner: string) => {
+    const mine = ended.get(owner) ?? new Set<string>();
+    ended.set(owner, mine);
+    mine.add(id);
     declared.delete(id);
-    if (ended.size > ENDED_IDS_KEPT) for (const old of ended) if (ended.delete(old)) break;
+    if (mine.size > ENDED_IDS_KEPT) for (const old of mine) if (mine.delete(old)) break;
   };
   const makeRoom = () => {
     if (sessions.size <= maxSessions) return;
@@ -188,7 +198,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       stopTools,
       onDeleted: (deleted) => {
         sessions.delete(deleted);
-        forget(deleted);
+        forget(deleted, owner);
       },
     });
     await server.connect(transport);
@@ -220,7 +230,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
         method: 'initialize',
         params: {
           protocolVersion,
-          // Forgotten beyond ENDED_IDS_KEPT sessions since: the id still says whether its person can be asked.
+          // Forgotten beyond 4,096 sessions opened since: the id still says whether its person can be asked.
           capabilities: declared.get(id) ?? (ids.elicits(id, owner) ? { elicitation: {} } : {}),
           clientInfo: { name: 'rebuilt session', version: '0' },
         },
@@ -237,7 +247,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
   const sessionFor = async (request: Request, id: string, owner: string): Promise<Session | undefined> => {
     const held = sessions.get(id);
     if (held) return held.owner === owner ? held : undefined;
-    if (closed || ended.has(id) || !ids.issuedHere(id, owner)) return undefined;
+    if (closed || hasEnded(id, owner) || !ids.issuedHere(id, owner)) return undefined;
     return rebuild(request, id, owner);
   };
 
@@ -333,17 +343,19 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
       const owner = ownerOf(from);
       const held = sessions.get(id);
       if (held) return held.owner === owner ? held.transport.handle(request, false) : sessionNotFound();
-      if (closed || ended.has(id) || !ids.issuedHere(id, owner)) return sessionNotFound();
-      forget(id);
+      if (closed || hasEnded(id, owner) || !ids.issuedHere(id, owner)) return sessionNotFound();
+      forget(id, owner);
       return new PonyfillResponse(null, { status: 200 });
     }
 
     const contentType = request.headers.get('content-type');
     const charset = foreignCharset(contentType);
-    if (charset) return jsonRpcError(415, -32000, `Unsupported Media Type: ${charset}`);
+    if (charset) return refusedUnread(jsonRpcError(415, -32000, `Unsupported Media Type: ${charset}`), request, from);
     const kind = accepts(request.headers.get('accept'));
-    if (kind === 'none')
-      return jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
+    if (kind === 'none') {
+      const refusal = jsonRpcError(406, -32000, 'Not Acceptable: accept application/json, text/event-stream or both');
+      return refusedUnread(refusal, request, from);
+    }
     const text = await readBoundedText(request, MAX_MCP_BODY_BYTES);
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
@@ -352,6 +364,9 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
+    // JSON-RPC 2.0, 6: an empty batch is one Invalid Request, answered with a single error (the SDK answered it 202).
+    if (Array.isArray(body) && body.length === 0)
+      return jsonRpcError(400, -32600, 'Invalid Request: an empty batch (a batch holds at least one message)');
     const malformed = normalizeToolCalls(body, stopTools);
     if (malformed) return stopAnyway(malformed, body, from);
     const batch = inspect(body, stopTools);
@@ -370,6 +385,13 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (run) setImmediate(() => void run(from).catch(() => undefined));
     return refusal;
   };
+
+  /**
+   * A POST refused before its body is needed (its Accept, its charset): the body is read all the same, bounded as past
+   * the guess limit (lib/mcp/past-guesses.ts, stopBodyOf), for the stop tools it calls (stopAnyway).
+   */
+  const refusedUnread = async (refusal: Response, request: Request, from: Arrival): Promise<Response> =>
+    options.refusedStops ? stopAnyway(refusal, await stopBodyOf(request), from) : refusal;
 
   /** Answers a parsed POST: in its session, or as the initialize that opens one. */
   const dispatch = async (parsed: ParsedPost, id: string | null): Promise<Response> => {

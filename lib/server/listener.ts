@@ -31,7 +31,8 @@ import {
   type LingerBounds,
   type LogSink,
 } from './own-answers.ts';
-import { absoluteUrl, BodylessRequest, hasBody, hasSecondHost, readRequestTarget, writeResponse } from './request.ts';
+import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
+import { repeatedHeader } from '../admission/front-door.ts';
 import { watchBodies } from './slow-bodies.ts';
 
 export interface ListenerOptions {
@@ -365,7 +366,8 @@ export function createListener(options: ListenerOptions): Listener {
       const target = readRequestTarget(method, req.url ?? '');
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
       if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
-      if (hasSecondHost(req.rawHeaders)) return answer(res, log, req, 400, { detail: 'more than one Host header' });
+      const repeated = repeatedHeader(req.rawHeaders);
+      if (repeated) return answer(res, log, req, 400, { detail: `more than one ${repeated} header` });
       if (target.authority !== undefined) {
         req.url = target.path;
         req.headers.host = target.authority;
@@ -438,6 +440,11 @@ export function createListener(options: ListenerOptions): Listener {
     const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOf(target.path);
     const route = routes.upgradeAt(path);
     socket.on('error', () => socket.destroy());
+    const repeated = repeatedHeader(req.rawHeaders);
+    if (repeated) {
+      refuseUpgrade(socket, 400, `more than one ${repeated} header`);
+      return log({ level: 'info', msg: 'request', method: 'GET', path: path.slice(0, 200), status: 400, ms: 0 });
+    }
     if (route) return route.upgrade(req, socket, head);
     refuseUpgrade(socket, 404, `no WebSocket at ${path.slice(0, 200) || 'this target'}`);
     log({ level: 'info', msg: 'request', method: req.method ?? '', path: path.slice(0, 200), status: 404, ms: 0 });

@@ -69,17 +69,6 @@ export function readRequestTarget(method: string, target: string): RequestTarget
   };
 }
 
-/**
- * True when a request has more than one Host line (RFC 9112, 3.2: answered 400). Node keeps the first in its headers,
- * so a second one, whatever it names, would otherwise go unseen by admission.
- */
-export function hasSecondHost(rawHeaders: readonly string[]): boolean {
-  let hosts = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2)
-    if (rawHeaders[i]?.toLowerCase() === 'host' && ++hosts > 1) return true;
-  return false;
-}
-
 /** True when a request announces a body (Content-Length above 0, or chunked). */
 export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];

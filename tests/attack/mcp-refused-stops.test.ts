@@ -1,8 +1,9 @@
 /**
  * An MCP stop tool's call in a POST the endpoint refuses for its form or its session, as a careless client sends it:
  * without a session, on a session that ended, in a batch with a bad message or of too many, with an id still in flight,
- * beside a call with bad arguments, under another JSON-RPC version. Nothing else in such a POST runs, but the stop is
- * carried out all the same (stop wins, as past the guess limit); the answer is the refusal. Each left the arm moving.
+ * beside a call with bad arguments, under another JSON-RPC version, with an Accept or a charset refused before the body
+ * is needed. Nothing else in such a POST runs, but the stop is carried out all the same (stop wins, as past the guess
+ * limit); the answer is the refusal. Each left the arm moving.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -96,6 +97,40 @@ describe('an MCP stop in a POST refused for its form or its session', () => {
           method: 'POST',
           headers: { 'content-type': 'text/plain', accept: 'application/json', 'mcp-session-id': session },
           body: JSON.stringify(STOP(1)),
+        }),
+    ],
+    [
+      'with a charset other than UTF-8 (refused before its body is needed)',
+      415,
+      () =>
+        app.request(MCP, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json; charset=iso-8859-1',
+            accept: 'application/json',
+            'mcp-session-id': session,
+          },
+          body: JSON.stringify(STOP(1)),
+        }),
+    ],
+    [
+      'with an Accept of neither JSON nor a stream (refused before its body is needed)',
+      406,
+      () =>
+        app.request(MCP, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/html', 'mcp-session-id': session },
+          body: JSON.stringify(STOP(1)),
+        }),
+    ],
+    [
+      'in a batch, with an Accept of neither and no session',
+      406,
+      () =>
+        app.request(MCP, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/plain' },
+          body: JSON.stringify([{ jsonrpc: '2.0', method: 'notifications/initialized' }, STOP(1)]),
         }),
     ],
     [

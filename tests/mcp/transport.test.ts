@@ -20,6 +20,7 @@ import { admissionPolicy } from '../../lib/admission/front-door.ts';
 import { SteppedClock } from '../../lib/clock.ts';
 import {
   createMcpEndpoint,
+  ENDED_IDS_KEPT,
   type McpEndpoint,
   type McpEndpointOptions,
   MAX_MCP_BODY_BYTES,
@@ -790,6 +791,25 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.deepEqual(probe.paths, [], 'none of them ran');
   });
 
+  it('answers an empty batch with one Invalid Request error (JSON-RPC 2.0), with or without a session', async () => {
+    const { fetchIn, probe } = make();
+    const session = await rawSession(fetchIn);
+    for (const headers of [{ 'mcp-session-id': session }, {}]) {
+      const res = await fetchIn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: '[]',
+      });
+      assert.equal(res.status, 400);
+      const answer = (await res.json()) as { jsonrpc?: string; id?: unknown; error?: { code?: number } };
+      assert.ok(!Array.isArray(answer), 'a single error object, not a batch');
+      assert.equal(answer.jsonrpc, '2.0');
+      assert.equal(answer.id, null);
+      assert.equal(answer.error?.code, -32600);
+    }
+    assert.deepEqual(probe.paths, [], 'nothing ran');
+  });
+
   it('refuses a request id still in flight in its session; the running call keeps its answer and its cancellation', async () => {
     const { fetchIn, probe } = make();
     const session = await rawSession(fetchIn);
@@ -889,6 +909,33 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.equal(endpoint.sessionCount(), 2, 'each closed session rebuilt once, within the limit');
     assert.equal(probe.aborted.length, 1, 'the busy call reached its handler (not a rebuilt server)');
     await Promise.all([a, b, c].map(({ client }) => client.close()));
+  });
+
+  it('keeps an ended session 404 however many sessions another token opens and ends since', async () => {
+    const { endpoint, fetchIn } = make();
+    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    const ended = await rawSession(fetchIn);
+    const del = (id: string, from = TEST_ARRIVAL) => {
+      const request = new Request(url, { method: 'DELETE', headers: { 'mcp-session-id': id } });
+      request.headers.set('host', HOST);
+      return endpoint.handler(request, from);
+    };
+    assert.equal((await del(ended)).status, 200);
+    // Another principal opens and ends more sessions than an ended id is remembered among (a read token suffices).
+    const other = { ...TEST_ARRIVAL, caller: { name: 'other', role: 'read' as const } };
+    for (let k = 0; k <= ENDED_IDS_KEPT; k++) {
+      const request = new Request(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18', k)) });
+      request.headers.set('host', HOST);
+      const init = await endpoint.handler(request, other);
+      await init.text();
+      assert.equal((await del(init.headers.get('mcp-session-id') ?? '', other)).status, 200);
+    }
+    const again = await fetchIn(url, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': ended },
+      body: JSON.stringify(CALL(5, 'count')),
+    });
+    assert.equal(again.status, 404, `the ended session was not rebuilt: ${await again.text()}`);
   });
 
   it('keeps the SDK DNS-rebinding check on JSON and SSE answers', async () => {
