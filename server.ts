@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from './lib/settings/resolve.ts';
-import { flushLogLines, surviveOutputErrors } from './lib/logs/line.ts';
+import { flushLogLines, logLine, surviveOutputErrors } from './lib/logs/line.ts';
 import { loadConfig } from './lib/settings/load.ts';
 import { startServer } from './lib/server/start.ts';
+import { FATAL_EXIT_CODE, installFatalPolicy } from './lib/server/fatal.ts';
 import { catalog } from './handlers/index.ts';
 
 const USAGE = 'usage: npm start -- [--settings FILE] [--port N] [--backend sim|ros2]';
@@ -63,6 +64,15 @@ async function main(): Promise<number> {
     );
     return 1;
   }
+  // A fault nothing handled: the arm brought to rest as by POST /stop, the shutdown below, exit 70 (lib/server/fatal.ts).
+  const fatal = installFatalPolicy({
+    stop: (reason) => running.services.control.stop(reason),
+    close: () => running.close(),
+    secrets: config.web.tokens.map((entry) => entry.token),
+    log: logLine,
+    flush: flushLogLines,
+    exit: (code) => process.exit(code),
+  });
   // Handlers first, then the announcement: a parent may signal the moment it reads the line.
   const stopped = new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
@@ -78,7 +88,7 @@ async function main(): Promise<number> {
   if (running.foxglove) process.stdout.write(`foxglove on ${running.foxglove.url}\n`);
   await stopped;
   await running.close();
-  return 0;
+  return fatal.faulted ? FATAL_EXIT_CODE : 0;
 }
 
 main().then(

@@ -5,11 +5,14 @@
  * Run by `npm run test:ros2`.
  */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { assertProcessGone } from '../support/live.ts';
 import { assertNear, call, detailOf, jointState, type MotionBody, OTHER, sleep, WORK } from '../support/rcl-checks.ts';
 import { startRos2Armgate, type Ros2Armgate } from './support/armgate.ts';
 import { requireRos2, TestStack, useDomain } from './support/stack.ts';
+import { PROJECT_ROOT } from '../support/server.ts';
 
 requireRos2();
 useDomain(1);
@@ -18,6 +21,29 @@ useDomain(1);
 async function eventually(attempt: () => Promise<boolean>, limitMs: number): Promise<boolean> {
   for (const end = Date.now() + limitMs; Date.now() < end; await sleep(200)) if (await attempt()) return true;
   return false;
+}
+
+/** armgate's environment with tests/support/fault-hook.mjs preloaded: SIGUSR2 makes it throw from a timer. */
+const FAULT_ENV = {
+  NODE_OPTIONS:
+    `${process.env.NODE_OPTIONS ?? ''} --import=${pathToFileURL(path.join(PROJECT_ROOT, 'tests/support/fault-hook.mjs')).href}`.trim(),
+};
+
+/** Sends SIGUSR2 to an armgate started with {@link FAULT_ENV}; its exit code and its last log line (the exit's). */
+async function fault(armgate: Ros2Armgate): Promise<{ code: number | null; exit: Record<string, unknown> }> {
+  armgate.run.child.kill('SIGUSR2');
+  // Its own way out, not close()'s SIGTERM.
+  const code = await armgate.run.exited;
+  await armgate.close();
+  const lines = armgate.run
+    .out()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const fatal = lines.filter((line) => line.level === 'fatal');
+  assert.equal(fatal.length, 1, armgate.run.out());
+  assert.match(String(fatal[0]?.msg), /^uncaught exception/);
+  return { code, exit: lines.find((line) => line.msg === 'exiting after a fault') ?? {} };
 }
 
 /** A request timed: its status, its detail and how long it took. */
@@ -43,6 +69,14 @@ describe('armgate on ros2 over real DDS: a stack that is absent, killed, restart
     assert.equal(code, 0);
     // server_wait_s is 5 s: waiting for the absent stop service took that long before.
     assert.ok(ms < 2500, `exited ${Math.round(ms)} ms after SIGTERM`);
+  });
+
+  it('exits 70 after a fault with the stack absent: the stop is given up after its deadline, not server_wait_s', async () => {
+    const alone = await startRos2Armgate({}, FAULT_ENV);
+    const { code, exit } = await fault(alone);
+    assert.equal(code, 70, alone.run.err());
+    // The stop service is not there: the stop waits server_wait_s (5 s) for it, the way out 2 s.
+    assert.deepEqual({ stop: exit.stop, close: exit.close }, { stop: 'not done within 2000 ms', close: 'done' });
   });
 
   it('starts without the stack and answers 503 naming each missing interface, then works once the stack appears', async () => {
@@ -169,5 +203,40 @@ describe('armgate on ros2 over real DDS: a stack that is absent, killed, restart
     assertProcessGone(pid);
     await sleep(300);
     assert.equal((await stack.state()).moving, false, 'the arm is at rest');
+  });
+
+  it('brings the arm to rest after a fault: the controller goal in flight is cancelled, not left to run on', async () => {
+    await armgate?.close();
+    const faulty = await startRos2Armgate({}, FAULT_ENV);
+    armgate = faulty;
+    const { url } = faulty;
+    const pid = faulty.run.child.pid ?? 0;
+    assert.ok(await eventually(async () => (await call(url, '/robot/joint_states')).status === 200, 15_000));
+    const start = (await jointState(url)).position;
+    const target = start.map((q, i) => (i === 0 ? q + 0.6 : q));
+    const from = stack.events.length;
+    // A FollowJointTrajectory goal of 30 s: without the stop on the way out, the controller would run it to the end
+    // with armgate gone (a goal is not cancelled when its client dies).
+    const sent = call(url, '/trajectory/send', { points: [{ positions: target, time_from_start: 30 }], wait: true });
+    void sent.catch(() => undefined);
+    await stack.waitFor((e) => e.event === 'goal', 10_000, from);
+    assert.ok(await eventually(async () => (await stack.state()).moving, 10_000), 'the arm moves');
+    const { code, exit } = await fault(faulty);
+    armgate = undefined;
+    assert.equal(code, 70, faulty.run.err());
+    assert.equal(exit.stop, 'done', JSON.stringify(exit));
+    assertProcessGone(pid);
+    // The goal ends on the controller (cancelled by the stop, or ended by its hold point), not 30 s from now.
+    await stack.waitFor((e) => e.event === 'cancel' || e.event === 'result', 5000, from);
+    assert.ok(await eventually(async () => !(await stack.state()).moving, 10_000), 'the arm comes to rest');
+    const rest = (await stack.state()).positions;
+    await sleep(1000);
+    const later = await stack.state();
+    assert.equal(later.moving, false, 'still at rest');
+    assertNear(later.positions, rest, 1e-3, 'holding after the fault');
+    assert.ok(
+      (rest[0] ?? 0) < (target[0] ?? 0) - 0.1,
+      `stopped short of the 30 s goal's end: ${rest[0]} vs ${target[0]}`,
+    );
   });
 });

@@ -17,15 +17,21 @@ export interface Ros2Armgate {
   removeBags(): Promise<void>;
 }
 
-/** Starts armgate on ros2 with `overrides` merged over the bundled settings; resolves once it listens. */
-export async function startRos2Armgate(overrides: SettingsOverrides = {}): Promise<Ros2Armgate> {
+/**
+ * Starts armgate on ros2 with `overrides` merged over the bundled settings (`env`: added to its environment); resolves
+ * once it listens.
+ */
+export async function startRos2Armgate(
+  overrides: SettingsOverrides = {},
+  env: Record<string, string> = {},
+): Promise<Ros2Armgate> {
   const bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-ros2-bags-'));
   const settings = await writeSettings({
     ...overrides,
     robot: { backend: 'ros2', ...(overrides.robot ?? {}) },
     sequences: { bag_root: bagRoot, ...(overrides.sequences ?? {}) },
   });
-  const run = runServerCli(['--settings', settings.file, '--port', '0']);
+  const run = runServerCli(['--settings', settings.file, '--port', '0'], env);
   let url: string;
   try {
     url = await listeningUrl(run, 60_000);
