@@ -450,7 +450,9 @@ export const EVENTS_OPENAPI = {
         '- `positions` {change: saved | deleted, name, joints, by, count}: a taught position was saved or deleted.\n\n' +
         'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come gets the ' +
         'newest joint state when it catches up, not every one it missed; beyond 64 KiB of other events waiting it is ' +
-        'dropped (its stream ends); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'dropped (its stream ends); reconnect. A client that takes no byte for web.limits.event_stall_s (30 s) while ' +
+        'bytes wait for it (it does not read; its socket is full) is dropped too, and its place of ' +
+        'web.limits.max_event_clients is free at once. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',
       tags: ['events'],
       security: [{ bearerAuth: [] }],
