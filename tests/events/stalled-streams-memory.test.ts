@@ -49,3 +49,24 @@ describe('an /events stream in memory whose reader stops reading', () => {
     }
   });
 });
+
+describe('many /events streams that stall at once', () => {
+  it('are ended 64 per turn of the event loop (a stop waits for one batch, not all), a line per batch', async () => {
+    const { app, clock } = await createSteppedApp({ web: { limits: { event_stall_s: 1 } } });
+    try {
+      const streams = await Promise.all(Array.from({ length: 200 }, () => app.request('/events?rate_hz=50')));
+      assert.ok(streams.every((s) => s.status === 200));
+      const from = app.logs.length;
+      const ended = () => app.logs.slice(from).filter((l) => l.msg === 'event streams ended');
+      for (let k = 0; k < 300 && ended().length < 4; k++) await clock.advance(10);
+      assert.deepEqual(
+        ended().map((l) => l.streams),
+        [64, 64, 64, 8],
+      );
+      assert.equal(ended().at(-1)?.total, 200);
+      for (const s of streams) await s.body?.cancel();
+    } finally {
+      await app.close();
+    }
+  });
+});
