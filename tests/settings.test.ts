@@ -20,6 +20,7 @@ const DEFAULT_LIMITS = {
   maxConnections: 2048,
   maxConnectionsPerClient: 256,
   maxEventClients: 1024,
+  eventStallMs: 30_000,
   maxUploads: 16,
   retryAfterS: 2,
   lingeringTimeMs: 10_000,

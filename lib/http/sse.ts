@@ -3,10 +3,12 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { Response } from '@whatwg-node/fetch';
 import { type ApiError, invalid } from '../core/errors.ts';
+import { type Clock, systemClock } from '../clock.ts';
 import { withDirectBody } from './direct-body.ts';
 import { errorResponse } from './errors.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { EventBus } from '../events/bus.ts';
+import { StallWatch } from './stall-watch.ts';
 
 /** The path of the event stream. */
 export const EVENTS_PATH = '/events';
@@ -17,6 +19,8 @@ export const RATE_HZ = { min: 1, max: 200, default: 50 } as const;
  * at 50 Hz, beyond what the socket itself holds). A dropped client's stream ends; it reconnects.
  */
 export const MAX_BUFFERED_BYTES = 64 * 1024;
+/** How long (ms) a stream may take nothing while bytes wait for it, when web.limits.event_stall_s is not given. */
+export const DEFAULT_STALL_MS = 30_000;
 
 const HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -54,6 +58,19 @@ export function parseRate(url: string): Result<number, ApiError> {
   return ok(rate);
 }
 
+/** A log line's sink (the server's). */
+type Log = (fields: Record<string, string | number>) => void;
+
+/** What the event stream's handler is given besides its bus. */
+export interface EventsOptions {
+  /** The clock the stall watch runs on (the app's; lib/clock.ts). Default the process clock. */
+  readonly clock?: Clock | undefined;
+  /** web.limits.event_stall_s in ms: how long a stream may take nothing while bytes wait for it. */
+  readonly stallMs?: number;
+  /** Where the line of streams ended for their clients' slowness goes. */
+  readonly log?: Log;
+}
+
 /** Streams written per turn of the event loop: between batches the loop polls, so a stop read meanwhile runs first. */
 export const STREAMS_PER_TURN = 64;
 
@@ -61,12 +78,20 @@ export const STREAMS_PER_TURN = 64;
 interface Out {
   /** Bytes handed over that the client has not taken yet (beyond what the kernel holds for it). */
   backlog(): number;
+  /** Bytes the client has taken since the way out opened (grows as it reads). */
+  taken(): number;
   write(frame: Uint8Array): void;
   /** Ends the stream after what was written. */
   end(): void;
-  /** Ends the stream of a client too slow, with what waits for it if that can be given without waiting. */
-  drop(waiting: readonly Uint8Array[]): void;
+  /**
+   * Ends the stream of a client too slow, with what waits for it and a last comment saying `why` if that can be given
+   * without waiting.
+   */
+  drop(waiting: readonly Uint8Array[], why: string): void;
 }
+
+/** The last comment of a stream ended for its client's slowness. */
+const endedFrame = (why: string) => Buffer.from(`: ended: reads too slowly (${why})\n\n`);
 
 /** The chunk of HTTP/1.1's chunked coding of each frame, made once whatever the number of streams. */
 const chunks = new WeakMap<Uint8Array, Buffer>();
@@ -95,6 +120,16 @@ class EventStream {
 
   constructor(out: Out) {
     this.out = out;
+  }
+
+  /** Bytes its client has taken (lib/http/stall-watch.ts). */
+  taken(): number {
+    return this.out.taken();
+  }
+
+  /** Bytes handed over that its client has not taken. */
+  owed(): number {
+    return this.out.backlog();
   }
 
   get waiting(): boolean {
@@ -128,8 +163,8 @@ class EventStream {
     for (const frame of queue) this.out.write(frame);
   }
 
-  /** Ends the stream: after what waits (the bus closed), or dropping the client (too slow). */
-  finish(deliverWaiting: boolean): void {
+  /** Ends the stream: after what waits (the bus closed), or dropping the client (too slow: `why`). */
+  finish(deliverWaiting: boolean, why = ''): void {
     if (this.done) return;
     const waiting = this.queue;
     this.queue = [];
@@ -137,7 +172,7 @@ class EventStream {
     if (deliverWaiting) {
       for (const frame of waiting) this.out.write(frame);
       this.out.end();
-    } else this.out.drop(waiting);
+    } else this.out.drop(waiting, why);
   }
 }
 
@@ -151,11 +186,17 @@ class EventStream {
  */
 class FanOut {
   private readonly dirty = new Set<EventStream>();
+  /** Streams of clients too slow, to be ended (why), in the same batches: a stop never waits for their sockets. */
+  private readonly ending = new Map<EventStream, string>();
   private scheduled = false;
   private readonly bus: EventBus;
+  private readonly log: Log;
+  /** Streams ended for their clients' slowness since start (the log line's count). */
+  private ended = 0;
 
-  constructor(bus: EventBus) {
+  constructor(bus: EventBus, log: Log) {
     this.bus = bus;
+    this.log = log;
     bus.onRelease(() => this.schedule());
   }
 
@@ -165,12 +206,20 @@ class FanOut {
     this.schedule();
   }
 
+  /** `stream`'s client is too slow (`why`): its stream is ended (its socket closed) on a coming turn. */
+  end(stream: EventStream, why: string): void {
+    this.dirty.delete(stream);
+    this.ending.set(stream, why);
+    this.schedule();
+  }
+
   forget(stream: EventStream): void {
     this.dirty.delete(stream);
+    this.ending.delete(stream);
   }
 
   private schedule(): void {
-    if (this.scheduled || this.dirty.size === 0 || this.bus.held) return;
+    if (this.scheduled || (this.dirty.size === 0 && this.ending.size === 0) || this.bus.held) return;
     this.scheduled = true;
     setImmediate(this.flush);
   }
@@ -178,9 +227,30 @@ class FanOut {
   private readonly flush = () => {
     this.scheduled = false;
     if (this.bus.held) return;
-    let written = 0;
+    let done = 0;
+    if (this.ending.size > 0) {
+      const byWhy = new Map<string, number>();
+      for (const [stream, why] of this.ending) {
+        if (done === STREAMS_PER_TURN) break;
+        done++;
+        this.ending.delete(stream);
+        stream.finish(false, why);
+        byWhy.set(why, (byWhy.get(why) ?? 0) + 1);
+      }
+      for (const [why, streams] of byWhy) {
+        this.ended += streams;
+        this.log({
+          level: 'warn',
+          msg: 'event streams ended',
+          reason: 'reads too slowly',
+          why,
+          streams,
+          total: this.ended,
+        });
+      }
+    }
     for (const stream of this.dirty) {
-      if (written++ === STREAMS_PER_TURN) break;
+      if (done++ >= STREAMS_PER_TURN) break;
       this.dirty.delete(stream);
       stream.deliver();
     }
@@ -191,6 +261,7 @@ class FanOut {
 /** The stream's way out through its Response's Readable body (the app in memory, the fetch adapter). */
 class ReadableOut implements Out {
   readonly readable: Readable;
+  private pushed = 0;
 
   constructor(waiting: () => boolean, mark: () => void) {
     // read() asks for more (once per push: it asks again only after one): once the reader has taken all it has, what
@@ -201,24 +272,31 @@ class ReadableOut implements Out {
         else this.readable.push(EMPTY);
       },
     });
-    this.readable.push(OPENING);
+    this.write(OPENING);
   }
 
   backlog(): number {
     return this.readable.readableLength;
   }
 
+  taken(): number {
+    return this.pushed - this.readable.readableLength;
+  }
+
   write(frame: Uint8Array): void {
-    if (!this.readable.destroyed) this.readable.push(frame);
+    if (this.readable.destroyed) return;
+    this.pushed += frame.byteLength;
+    this.readable.push(frame);
   }
 
   end(): void {
     if (!this.readable.readableEnded && !this.readable.destroyed) this.readable.push(null);
   }
 
-  drop(waiting: readonly Uint8Array[]): void {
-    // In memory, within the bound: given, then the end.
+  drop(waiting: readonly Uint8Array[], why: string): void {
+    // In memory, within the bound: given, then why, then the end.
     for (const frame of waiting) this.write(frame);
+    this.write(endedFrame(why));
     this.end();
   }
 }
@@ -247,6 +325,11 @@ class SocketOut implements Out {
     return this.socket.writableLength;
   }
 
+  taken(): number {
+    // Bytes handed to the socket, less those it has not written yet: what the kernel took (Node counts both).
+    return (this.socket.bytesWritten ?? 0) - this.socket.writableLength;
+  }
+
   write(frame: Uint8Array): void {
     if (!this.socket.destroyed) this.socket.write(this.chunked ? chunkOf(frame) : frame);
   }
@@ -255,7 +338,9 @@ class SocketOut implements Out {
     this.res.end();
   }
 
-  drop(): void {
+  drop(_waiting: readonly Uint8Array[], why: string): void {
+    // Why, when the socket can take it now (nothing of the stream waits in it); the client gets the socket's end.
+    if (this.socket.writableLength === 0) this.write(endedFrame(why));
     this.socket.destroy();
   }
 }
@@ -263,11 +348,21 @@ class SocketOut implements Out {
 /**
  * GET /events: a Server-Sent Events stream from the bus. Each client may leave at most {@link MAX_BUFFERED_BYTES}
  * untaken: beyond it (it reads slower than events come) it is dropped (its stream ends), so it never holds the bus or
- * the service; joint states waiting for it are coalesced to the newest. The stream ends when the client goes away
- * (the request's signal) or the bus closes (shutdown). Authentication is the app's, as for every route.
+ * the service; joint states waiting for it are coalesced to the newest. A client that takes no byte for `stallMs`
+ * while bytes wait for it (it does not read: its socket's buffers are full) is dropped too, so that it gives its place
+ * (web.limits.max_event_clients) back. Both are ended a batch per turn and counted in a log line. The stream ends when
+ * the client goes away (the request's signal) or the bus closes (shutdown). Authentication is the app's.
  */
-export function eventsHandler(bus: EventBus): (request: Request) => Promise<Response> {
-  const fanOut = new FanOut(bus);
+export function eventsHandler(bus: EventBus, options: EventsOptions = {}): (request: Request) => Promise<Response> {
+  const log = options.log ?? (() => undefined);
+  const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+  const fanOut = new FanOut(bus, log);
+  const stalledWhy = `took nothing for ${stallMs / 1000} s: web.limits.event_stall_s`;
+  const overWhy = `over ${MAX_BUFFERED_BYTES} bytes waiting`;
+  const drops = new WeakMap<EventStream, (why: string) => void>();
+  const watch = new StallWatch<EventStream>(options.clock ?? systemClock, stallMs, (stalled) => {
+    for (const stream of stalled) drops.get(stream)?.(stalledWhy);
+  });
   return async (request) => {
     if (request.method !== 'GET')
       return errorResponse({
@@ -283,26 +378,36 @@ export function eventsHandler(bus: EventBus): (request: Request) => Promise<Resp
     );
     const stream = new EventStream(readableOut);
     let unsubscribe = (): void => undefined;
-    const finish = (deliverWaiting: boolean) => {
+    const leave = () => {
       unsubscribe();
+      watch.delete(stream);
       fanOut.forget(stream);
-      stream.finish(deliverWaiting);
     };
+    const finish = () => {
+      leave();
+      stream.finish(true);
+    };
+    // A client too slow takes no more frames from now on; its stream is ended on a coming turn.
+    const drop = (why: string) => {
+      leave();
+      fanOut.end(stream, why);
+    };
+    drops.set(stream, drop);
     unsubscribe = bus.subscribe(
       {
         send(frame, latest = false) {
           if (stream.offer(frame, latest)) fanOut.mark(stream);
-          else finish(false);
+          else drop(overWhy);
         },
-        end: () => finish(true),
+        end: finish,
       },
       { jointStateHz: rate.value },
     );
+    if (!stream.done) watch.add(stream);
     request.signal.addEventListener(
       'abort',
       () => {
-        unsubscribe();
-        fanOut.forget(stream);
+        leave();
         stream.done = true;
         readableOut.readable.destroy();
       },
@@ -345,7 +450,9 @@ export const EVENTS_OPENAPI = {
         '- `positions` {change: saved | deleted, name, joints, by, count}: a taught position was saved or deleted.\n\n' +
         'A comment line (`: heartbeat`) comes every 15 s. A client that reads slower than events come gets the ' +
         'newest joint state when it catches up, not every one it missed; beyond 64 KiB of other events waiting it is ' +
-        'dropped (its stream ends); reconnect. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'dropped (its stream ends); reconnect. A client that takes no byte for web.limits.event_stall_s (30 s) while ' +
+        'bytes wait for it (it does not read; its socket is full) is dropped too, and its place of ' +
+        'web.limits.max_event_clients is free at once. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',
       tags: ['events'],
       security: [{ bearerAuth: [] }],

@@ -260,7 +260,11 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
         ownTurns: ['POST'],
         stopsPastGuesses: mcpStopsPastGuesses(tools, state),
       },
-      { path: EVENTS_PATH, handler: eventsHandler(events), kind: 'stream' },
+      {
+        path: EVENTS_PATH,
+        handler: eventsHandler(events, { stallMs: config.web.limits.eventStallMs, log, clock: options.clock }),
+        kind: 'stream',
+      },
       { path: '/ui/robot.urdf', handler: ui.robotDescription },
       { path: '/ui/package/*', handler: ui.packageFile },
     ],

@@ -23,6 +23,8 @@ export interface WebLimits {
   readonly maxConnectionsPerClient: number;
   /** Open /events streams. */
   readonly maxEventClients: number;
+  /** How long an /events stream may take no byte while bytes wait for it (ms); then it is ended (lib/http/sse.ts). */
+  readonly eventStallMs: number;
   /** Multipart uploads being received at once. */
   readonly maxUploads: number;
   /** Time for a request's headers to arrive (ms). */
@@ -363,6 +365,7 @@ export async function loadConfig(
           maxConnections: s.web.limits.max_connections,
           maxConnectionsPerClient: s.web.limits.max_connections_per_client,
           maxEventClients: s.web.limits.max_event_clients,
+          eventStallMs: s.web.limits.event_stall_s * 1000,
           maxUploads: s.web.limits.max_uploads,
           headersTimeoutMs: s.web.limits.headers_timeout_s * 1000,
           requestTimeoutMs: s.web.limits.request_timeout_s * 1000,

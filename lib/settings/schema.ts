@@ -99,6 +99,7 @@ const WebLimitsSchema = v.strictObject({
   max_connections: count('connections', 16, 100_000, 2048),
   max_connections_per_client: count('connections', 4, 100_000, 256),
   max_event_clients: count('event streams', 1, 100_000, 1024),
+  event_stall_s: seconds(1, 3600, 30),
   max_uploads: count('uploads', 1, 1024, DEFAULT_MAX_UPLOADS),
   headers_timeout_s: seconds(1, 600, 10),
   request_timeout_s: seconds(1, 3600, 300),
