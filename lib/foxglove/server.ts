@@ -354,6 +354,8 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     let windowStart = performance.now();
     let inWindow = 0;
     let flooded = false;
+    // What the shared budget pauses and resumes: never a flooded connection again (nothing more is read from it).
+    const reading = { pause: () => ws.pause(), resume: () => void (flooded || ws.resume()) };
     ws.on('message', (data, isBinary) => {
       if (flooded) return;
       const now = performance.now();
@@ -373,7 +375,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       }
       // Handled within the WebSocket faces' shared budget of messages per turn (lib/net/message-budget.ts): past it,
       // this connection is paused and the message waits its turn, in arrival order.
-      webSocketMessages.handle(ws, () => {
+      webSocketMessages.handle(reading, () => {
         // A connection the server closed (dropped for its send buffer) is still read until the client's side of the
         // close comes or its socket is destroyed: of what it sends then, only a stop service is carried out (stop wins).
         const closing = client.dropped || ws.readyState !== ws.OPEN;
