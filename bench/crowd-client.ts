@@ -11,12 +11,18 @@
  *   every 20 ms each one's buffered bytes are read (between reads Node takes at most 16 KiB per socket from the kernel);
  * - `held`: connections from one address (127.0.0.200) that send nothing and never read, as the attack of issue 37;
  * - `uploads`: multipart uploads of a 10 MB CSV to /trajectory/send_csv, each sent again when answered
- *   (after the Retry-After of a 503); `{ closed }` also carries each upload's time from sending to its answer.
+ *   (after the Retry-After of a 503); `{ closed }` also carries each upload's time from sending to its answer;
+ * - `jog-sockets`: jog WebSockets (GET /robot/jog), 20 per address, each sending a jog command 90 times a second
+ *   (under the route's cap of 100), reading every answer: one jogs, the others are refused 409 (atk2's crowd);
+ * - `foxglove-flood`: Foxglove connections (`url` the Foxglove server's), one per address, each sending getParameters
+ *   950 times a second (under MAX_CLIENT_MESSAGES_PER_S, 1,000), reading every answer (atk3's crowd).
+ * The WebSocket crowds tally `sent`, `answers` and each close code (`close NNNN`) in place of HTTP statuses.
  */
 import { connect, type Socket } from 'node:net';
+import WebSocket from 'ws';
 
 interface Command {
-  readonly kind: 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads' | 'close';
+  readonly kind: 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads' | 'jog-sockets' | 'foxglove-flood' | 'close';
   readonly url?: string;
   readonly count?: number;
   readonly csv?: string;
@@ -30,6 +36,7 @@ let uploading = false;
 let uploadsAbort = new AbortController();
 let statuses: Record<string, number> = {};
 let uploadMs: number[] = [];
+const webSockets = new Set<WebSocket>();
 
 const tally = (status: number | string) => {
   statuses[status] = (statuses[status] ?? 0) + 1;
@@ -151,7 +158,61 @@ function uploads(url: URL, count: number, csv: string): number {
   return count;
 }
 
+/**
+ * `count` WebSocket clients, client i from `from(i)`, each sending `message` `perS` times a second (paced every 10 ms,
+ * at most 50 ms of arrears caught up at once, so that no client passes its per-second cap), reading every answer.
+ */
+async function webSocketFlood(
+  url: string,
+  protocol: string,
+  count: number,
+  perS: number,
+  message: string,
+  from: (i: number) => string,
+): Promise<number> {
+  const opened = await Promise.all(
+    Array.from(
+      { length: count },
+      (_, i) =>
+        new Promise<WebSocket | undefined>((resolve) => {
+          const ws = new WebSocket(url, [protocol], { perMessageDeflate: false, localAddress: from(i) });
+          ws.on('open', () => {
+            webSockets.add(ws);
+            resolve(ws);
+          });
+          ws.on('message', () => tally('answers'));
+          ws.on('close', (code) => {
+            tally(`close ${code}`);
+            webSockets.delete(ws);
+          });
+          ws.on('error', () => resolve(undefined));
+        }),
+    ),
+  );
+  const clients = opened.filter((ws): ws is WebSocket => ws !== undefined).map((ws) => ({ ws, sent: 0 }));
+  const t0 = performance.now();
+  const pacer = setInterval(() => {
+    const due = Math.floor((perS * (performance.now() - t0)) / 1000);
+    for (const client of clients) {
+      if (client.ws.readyState !== WebSocket.OPEN) continue;
+      if (due - client.sent > perS / 20) client.sent = due - Math.floor(perS / 20);
+      for (; client.sent < due; client.sent++) {
+        client.ws.send(message);
+        tally('sent');
+      }
+    }
+  }, 10);
+  timers.add(pacer);
+  return clients.length;
+}
+
 function closeAll(): void {
+  // Their close codes are not the next row's.
+  for (const ws of webSockets) {
+    ws.removeAllListeners('close');
+    ws.terminate();
+  }
+  webSockets.clear();
   uploading = false;
   uploadsAbort.abort();
   for (const timer of timers) clearInterval(timer);
@@ -179,7 +240,25 @@ process.on('message', (message: unknown) => {
           ? eventStreamsAt50Hz(url, count)
           : command.kind === 'held'
             ? held(url, count)
-            : Promise.resolve(uploads(url, count, command.csv ?? ''));
+            : command.kind === 'jog-sockets'
+              ? webSocketFlood(
+                  `ws://${url.host}/robot/jog`,
+                  'armgate.jog.v1',
+                  count,
+                  90,
+                  JSON.stringify({ joints: [0.2, 0, 0, 0, 0, 0, 0], ttl_ms: 300 }),
+                  (i) => `127.0.0.${2 + Math.floor(i / 20)}`,
+                )
+              : command.kind === 'foxglove-flood'
+                ? webSocketFlood(
+                    url.href,
+                    'foxglove.websocket.v1',
+                    count,
+                    950,
+                    JSON.stringify({ op: 'getParameters', parameterNames: [], id: 'flood' }),
+                    (i) => `127.0.1.${1 + i}`,
+                  )
+                : Promise.resolve(uploads(url, count, command.csv ?? ''));
   started.then(
     (ready) => process.send?.({ ready }),
     (e: Error) => process.send?.({ error: e.message }),

@@ -86,7 +86,7 @@ export interface Crowd {
   end(): void;
 }
 
-export type CrowdKind = 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads';
+export type CrowdKind = 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads' | 'jog-sockets' | 'foxglove-flood';
 type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
 export async function crowdClient(): Promise<Crowd> {
@@ -233,30 +233,41 @@ const moving = (url: string) => () =>
  * The crowd rows: /stop while a crowd from a child process (crowd-client.ts) holds the server, the crowd's answers and
  * the server process's RSS beside each.
  */
-async function crowdRows(client: StopClient, server: TestServer, csv: string): Promise<Row[]> {
+/** A crowd row: [label, kind, how many, samples, ms between samples, moving]. */
+type CrowdRow = [string, CrowdKind, number, number, number, boolean];
+
+// The slow bodies' samples span 8 s, past the 5 s grace after which web.limits.min_body_rate cuts them all; the upload
+// rows' span 15 s, for the uploads to be answered (409: a stop came after each) and sent again; the second asks for
+// twice web.limits.max_uploads, so that its peak RSS beside the first's shows the cap bounding memory.
+const CROWDS: CrowdRow[] = [
+  ['while 200 slow-body clients hold connections (1 byte/s)', 'slow', 200, 40, 200, false],
+  ['with 1,000 /events clients connected, reading as bytes come', 'events', 1000, 40, 40, false],
+  ['with 1,000 /events clients reading at 50 Hz (as a browser page), at rest', 'events-50hz', 1000, 40, 40, false],
+  ['with 1,000 /events clients reading at 50 Hz, during a move', 'events-50hz', 1000, 20, 150, true],
+  ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 60, 250, false],
+  ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 60, 250, false],
+  ['with 5,000 connections held from one address, sending nothing, never reading', 'held', 5000, 40, 40, false],
+];
+
+// WebSocket message floods, each client under its own per-second cap (the sum bounded by nothing per connection):
+// atk2's jog sockets (9,000 commands a second, all refused 409 but one socket's) and atk3's Foxglove clients.
+const WEBSOCKET_CROWDS: CrowdRow[] = [
+  ['with 100 jog WebSockets from 5 addresses, each sending 90 commands/s', 'jog-sockets', 100, 40, 100, false],
+  ['with 40 Foxglove clients, each sending 950 getParameters/s', 'foxglove-flood', 40, 40, 100, false],
+];
+
+async function crowdRows(client: StopClient, server: TestServer, csv: string, crowds = CROWDS): Promise<Row[]> {
   const url = server.url;
   const rows: Row[] = [];
   const crowd = await crowdClient();
   try {
-    // [label, kind, how many, samples, ms between samples, moving]. The slow bodies' samples span 8 s, past the 5 s
-    // grace after which web.limits.min_body_rate cuts them all; the upload rows' span 15 s, for the uploads to be
-    // answered (409: a stop came after each) and sent again; the second asks for twice web.limits.max_uploads, so
-    // that its peak RSS beside the first's shows the cap bounding memory.
-    const crowds: [string, CrowdKind, number, number, number, boolean][] = [
-      ['while 200 slow-body clients hold connections (1 byte/s)', 'slow', 200, 40, 200, false],
-      ['with 1,000 /events clients connected, reading as bytes come', 'events', 1000, 40, 40, false],
-      ['with 1,000 /events clients reading at 50 Hz (as a browser page), at rest', 'events-50hz', 1000, 40, 40, false],
-      ['with 1,000 /events clients reading at 50 Hz, during a move', 'events-50hz', 1000, 20, 150, true],
-      ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 60, 250, false],
-      ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 60, 250, false],
-      ['with 5,000 connections held from one address, sending nothing, never reading', 'held', 5000, 40, 40, false],
-    ];
     const only = process.env.BENCH_CROWDS?.split(',');
     for (const [label, kind, count, samples, delayMs, move] of crowds) {
       if (only && !only.includes(kind) && !only.includes(`${kind}:${count}`)) continue;
       const { value, startMb, peakMb } = await rssMb(async () => {
         const t0 = performance.now();
-        const ready = await crowd.open(kind, url, count, kind === 'uploads' ? csv : undefined);
+        const target = kind === 'foxglove-flood' ? (server.foxglove?.url ?? '') : url;
+        const ready = await crowd.open(kind, target, count, kind === 'uploads' ? csv : undefined);
         const openedS = (performance.now() - t0) / 1000;
         if (kind === 'uploads') await sleep(500);
         const begin = move ? moving(url) : async () => undefined;
@@ -443,18 +454,51 @@ function stopTable(rows: readonly Row[]): Table {
 export const crowdsSection: Section = {
   id: 'crowds',
   description:
-    "the stop section's crowd rows alone: 200 slow bodies, 1,000 event streams (read as bytes come, at 50 Hz at rest and during a move), 16 and 32 uploads, 5,000 held connections",
+    "the stop section's crowd rows alone: 200 slow bodies, 1,000 event streams (read as bytes come, at 50 Hz at rest and during a move), 16 and 32 uploads, 5,000 held connections; then 100 jog WebSockets and 40 Foxglove clients sending under their caps",
   async run() {
-    const server = await startTestServer({ sim: { obstacles: [OBSTACLE], planning_time_s: 2 } });
     const client = await stopClient();
     try {
-      for (let k = 0; k < 20; k++) await client.stop(server.url);
-      // The same server without a crowd, in the same minute: on a loaded machine the rows below compare with it.
-      const idle = await measure(client, server, 'idle (no crowd)', 40, 40, async () => undefined, '');
-      return [stopTable([idle, ...(await crowdRows(client, server, largeCsv(10 * 1024 * 1024 - 4096)))])];
+      const server = await startTestServer({ sim: { obstacles: [OBSTACLE], planning_time_s: 2 } });
+      let rows: Row[];
+      try {
+        for (let k = 0; k < 20; k++) await client.stop(server.url);
+        // The same server without a crowd, in the same minute: on a loaded machine the rows below compare with it.
+        const idle = await measure(client, server, 'idle (no crowd)', 40, 40, async () => undefined, '');
+        rows = [idle, ...(await crowdRows(client, server, largeCsv(10 * 1024 * 1024 - 4096)))];
+      } finally {
+        await server.close();
+      }
+      return [stopTable([...rows, ...(await webSocketCrowdRows(client))])];
     } finally {
       client.close();
-      await server.close();
     }
   },
 };
+
+/**
+ * The WebSocket floods' rows, on a server of their own with the Foxglove face on (the rows above are measured as they
+ * were), after an idle row of that server: none when BENCH_CROWDS picks none of them.
+ */
+async function webSocketCrowdRows(client: StopClient): Promise<Row[]> {
+  const only = process.env.BENCH_CROWDS?.split(',');
+  const picked = WEBSOCKET_CROWDS.filter(
+    ([, kind, count]) => !only || only.includes(kind) || only.includes(`${kind}:${count}`),
+  );
+  if (picked.length === 0) return [];
+  const server = await startTestServer({ foxglove: { enabled: true, port: 0 } });
+  try {
+    for (let k = 0; k < 20; k++) await client.stop(server.url);
+    const idle = await measure(
+      client,
+      server,
+      'idle (no crowd; the server with Foxglove on)',
+      40,
+      40,
+      async () => undefined,
+      '',
+    );
+    return [idle, ...(await crowdRows(client, server, '', picked))];
+  } finally {
+    await server.close();
+  }
+}

@@ -45,6 +45,7 @@ import {
 import { type Admitted, screenUpgrade } from './upgrade.ts';
 import { UpgradeRate } from '../net/upgrade-rate.ts';
 import { addressKey } from '../net/address-buckets.ts';
+import { webSocketMessages } from '../net/message-budget.ts';
 import { callOperation, errorText } from './call.ts';
 import type { ChannelHub } from './hub.ts';
 import { Subscriptions } from './subscriptions.ts';
@@ -353,6 +354,8 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     let windowStart = performance.now();
     let inWindow = 0;
     let flooded = false;
+    // What the shared budget pauses and resumes: never a flooded connection again (nothing more is read from it).
+    const reading = { pause: () => ws.pause(), resume: () => void (flooded || ws.resume()) };
     ws.on('message', (data, isBinary) => {
       if (flooded) return;
       const now = performance.now();
@@ -370,17 +373,21 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
         setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
         return ws.close(1008, `more than ${MAX_CLIENT_MESSAGES_PER_S} messages a second`);
       }
-      // A connection the server closed (dropped for its send buffer) is still read until the client's side of the close
-      // comes or its socket is destroyed: of what it sends then, only a stop service is carried out (stop wins).
-      const closing = client.dropped || ws.readyState !== ws.OPEN;
-      if (closing && !isBinary) return;
-      try {
-        if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]), closing);
-        else onText(client, data.toString());
-      } catch (e) {
-        log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });
-        status(client, LEVEL_ERROR, 'the message could not be handled');
-      }
+      // Handled within the WebSocket faces' shared budget of messages per turn (lib/net/message-budget.ts): past it,
+      // this connection is paused and the message waits its turn, in arrival order.
+      webSocketMessages.handle(reading, () => {
+        // A connection the server closed (dropped for its send buffer) is still read until the client's side of the
+        // close comes or its socket is destroyed: of what it sends then, only a stop service is carried out (stop wins).
+        const closing = client.dropped || ws.readyState !== ws.OPEN;
+        if (closing && !isBinary) return;
+        try {
+          if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]), closing);
+          else onText(client, data.toString());
+        } catch (e) {
+          log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });
+          status(client, LEVEL_ERROR, 'the message could not be handled');
+        }
+      });
     });
     ws.on('error', () => ws.terminate());
     ws.on('close', () => {

@@ -35,6 +35,7 @@ import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
 import { refuseUpgrade } from './raw-answer.ts';
 import { UpgradeRate } from '../net/upgrade-rate.ts';
+import { webSocketMessages } from '../net/message-budget.ts';
 
 /** The prefix of the subprotocol that carries the token: `armgate.token.` + base64url(token), no padding. */
 export const TOKEN_PROTOCOL_PREFIX = 'armgate.token.';
@@ -280,23 +281,28 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
       if (flooding()) return shut(1008, `more than ${spec.maxMessagesPerS} messages a second`);
       if (isBinary)
         return shut(1003, `text messages only: each a JSON body as ${operation.rest.method} ${operation.rest.path}`);
-      // The input is read once the role allows the call (as a REST body is); a command that is taken answers nothing.
-      // A handler's fault is a 500 to this socket (as over REST), never an unhandled rejection that ends the process.
-      const failed = (e: unknown) => {
-        log({ level: 'error', msg: `${calledAs}: a message failed`, error: String(e).slice(0, 300) });
-        connection.send({ type: 'error', status: 500, detail: 'internal error' });
-      };
-      try {
-        invoke(
-          operation,
-          deferred(() => decodeMessage(data)),
-          { ...facts, arrivedAtStop },
-        ).then((result) => {
-          if (!result.ok) connection.send(errorMessage(result.error));
-        }, failed);
-      } catch (e) {
-        failed(e);
-      }
+      // Handled within the WebSocket faces' shared budget of messages per turn (lib/net/message-budget.ts): past it,
+      // this socket is paused and the message waits its turn; one whose socket ended meanwhile is not called.
+      webSocketMessages.handle(ws, () => {
+        if (ended || ws.readyState !== ws.OPEN) return;
+        // The input is read once the role allows the call (as a REST body is); a command that is taken answers nothing.
+        // A handler's fault is a 500 to this socket (as over REST), never an unhandled rejection that ends the process.
+        const failed = (e: unknown) => {
+          log({ level: 'error', msg: `${calledAs}: a message failed`, error: String(e).slice(0, 300) });
+          connection.send({ type: 'error', status: 500, detail: 'internal error' });
+        };
+        try {
+          invoke(
+            operation,
+            deferred(() => decodeMessage(data)),
+            { ...facts, arrivedAtStop },
+          ).then((result) => {
+            if (!result.ok) connection.send(errorMessage(result.error));
+          }, failed);
+        } catch (e) {
+          failed(e);
+        }
+      });
     });
     ws.on('close', end);
   };
