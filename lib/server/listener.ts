@@ -66,6 +66,11 @@ export interface ListenerOptions {
    * dispatcher hands their upgrades (GET /robot/jog).
    */
   readonly routes: Pick<RouteTable, 'match' | 'upgradeAt'>;
+  /**
+   * At web.limits.max_event_clients, ends a stream stalled long enough to make room for a new one (lib/http/sse.ts):
+   * the response whose place is free, or undefined (the new one is answered 503).
+   */
+  readonly makeEventRoom?: () => object | undefined;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -81,7 +86,8 @@ export interface Listener {
 // asked before a request reaches the app, so that a request beyond a cap is answered before its body is read (503, then
 // the lingering close: lib/server/own-answers.ts). A new connection beyond a connection cap makes room by shedding an
 // idle one (nothing being served on it) rather than being refused, so that a crowd of idle connections never keeps a
-// new client, and its stop, out.
+// new client, and its stop, out. A new event stream at its cap makes room likewise, by ending the stream whose client
+// has stalled longest (took no byte for a while though bytes waited: lib/http/sse.ts), when one has.
 
 export interface CapLimits {
   readonly maxConnections: number;
@@ -134,9 +140,13 @@ export class Caps {
   readonly #forgets = new WeakMap<Socket, () => void>();
   /** Connections shed (destroyed to make room) since start. */
   #shed = 0;
+  /** What frees each event stream's place, by its response. */
+  readonly #eventHolds = new WeakMap<object, () => void>();
+  readonly #makeEventRoom: () => object | undefined;
 
-  constructor(limits: CapLimits) {
+  constructor(limits: CapLimits, makeEventRoom: () => object | undefined = () => undefined) {
     this.#limits = limits;
+    this.#makeEventRoom = makeEventRoom;
   }
 
   /**
@@ -217,7 +227,7 @@ export class Caps {
     const limits = this.#limits;
     const beyond = this.#beyond.get(socket);
     if (beyond) return beyond;
-    if (holding === 'event_stream' && this.#eventStreams >= limits.maxEventClients)
+    if (holding === 'event_stream' && this.#eventStreams >= limits.maxEventClients && !this.#eventRoom())
       return {
         cap: 'event_clients',
         detail: `${limits.maxEventClients} event streams are open already (web.limits.max_event_clients); try again later`,
@@ -230,17 +240,29 @@ export class Caps {
     return undefined;
   }
 
-  /** Counts a served request's holding (an event stream, an upload) until the function returned is called (once). */
-  hold(holding: Exclude<Holding, 'none'>): () => void {
+  /** True when a stalled event stream was ended to make room: its place is free at once (its socket closes soon). */
+  #eventRoom(): boolean {
+    const release = this.#eventHolds.get(this.#makeEventRoom() ?? this);
+    release?.();
+    return release !== undefined;
+  }
+
+  /**
+   * Counts a served request's holding (an event stream, an upload) until the function returned is called (once);
+   * `response`: an event stream's, by which it is released when it is ended to make room.
+   */
+  hold(holding: Exclude<Holding, 'none'>, response?: object): () => void {
     if (holding === 'event_stream') this.#eventStreams++;
     else this.#uploads++;
     let released = false;
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
       if (holding === 'event_stream') this.#eventStreams--;
       else this.#uploads--;
     };
+    if (response && holding === 'event_stream') this.#eventHolds.set(response, release);
+    return release;
   }
 
   /** The counts now (tests, logs); `shed`: connections destroyed to make room since start. */
@@ -281,7 +303,7 @@ function holdingOf(match: RouteMatch, req: IncomingMessage): Holding {
 export function createListener(options: ListenerOptions): Listener {
   const { limits, log, routes } = options;
   const allow = options.methods.join(', ');
-  const caps = new Caps(limits);
+  const caps = new Caps(limits, options.makeEventRoom);
   /** Connections whose request's body the app is reading (a FIN there ends that request, logged by the app). */
   const readingBody = new WeakSet<Duplex>();
   /**
@@ -391,7 +413,7 @@ export function createListener(options: ListenerOptions): Listener {
         return;
       }
       if (holding !== 'none' && !refused) {
-        const release = caps.hold(holding);
+        const release = caps.hold(holding, res);
         res.once('close', release);
         res.once('finish', release);
       }
