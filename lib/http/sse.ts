@@ -470,7 +470,8 @@ export const EVENTS_OPENAPI = {
         'newest joint state when it catches up, not every one it missed; beyond 64 KiB of other events waiting it is ' +
         'dropped (its stream ends); reconnect. A client that takes no byte for web.limits.event_stall_s (30 s) while ' +
         'bytes wait for it (it does not read; its socket is full) is dropped too, and its place of ' +
-        'web.limits.max_event_clients is free at once. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'web.limits.max_event_clients is free at once; beyond that cap, a new stream ends the one stalled longest ' +
+        '(5 s at least) to make room, else it is answered 503. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',
       tags: ['events'],
       security: [{ bearerAuth: [] }],
