@@ -74,8 +74,10 @@ export interface EventsOptions {
 /** Least time (ms; event_stall_s if shorter) a stream took no byte while bytes waited, to be ended to make room. */
 export const ROOM_MIN_STALL_MS = 5000;
 
-/** GET /events's handler; makeRoom: at max_event_clients, ends the stream stalled longest (its response) if any. */
-export type EventsHandler = ((request: Request) => Promise<Response>) & { makeRoom(): ServerResponse | undefined };
+/** Ends the stream stalled longest (of those on a socket `accept`ed) to make room at web.limits.`cap`: its response. */
+export type MakeEventRoom = (cap: string, accept?: (response: ServerResponse) => boolean) => ServerResponse | undefined;
+/** GET /events's handler, and its {@link MakeEventRoom} (the listener's caps). */
+export type EventsHandler = ((request: Request) => Promise<Response>) & { makeRoom: MakeEventRoom };
 
 /** Streams written per turn of the event loop: between batches the loop polls, so a stop read meanwhile runs first. */
 export const STREAMS_PER_TURN = 64;
@@ -373,10 +375,10 @@ export function eventsHandler(bus: EventBus, options: EventsOptions = {}): Event
   /** The responses of the streams served on a socket: only those the listener counts, only those it sheds. */
   const responses = new WeakMap<EventStream, ServerResponse>();
   const roomMs = Math.min(ROOM_MIN_STALL_MS, stallMs);
-  const roomWhy = `took nothing for ${roomMs / 1000} s or more; its place was wanted: web.limits.max_event_clients`;
-  const makeRoom = () => {
-    const stream = watch.longestStalled(roomMs, (s) => responses.has(s));
-    if (stream) drops.get(stream)?.(roomWhy);
+  const makeRoom: MakeEventRoom = (cap, accept = () => true) => {
+    const stream = watch.longestStalled(roomMs, (s) => responses.has(s) && accept(responses.get(s) as ServerResponse));
+    const why = `took nothing for ${roomMs / 1000} s or more; its place was wanted: web.limits.${cap}`;
+    if (stream) drops.get(stream)?.(why);
     return stream && responses.get(stream);
   };
   const handler = async (request: Request): Promise<Response> => {

@@ -34,6 +34,7 @@ import {
 import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
 import { repeatedHeader } from '../admission/front-door.ts';
 import { watchBodies } from './slow-bodies.ts';
+import type { MakeEventRoom } from '../http/sse.ts';
 
 export interface ListenerOptions {
   /**
@@ -66,11 +67,8 @@ export interface ListenerOptions {
    * dispatcher hands their upgrades (GET /robot/jog).
    */
   readonly routes: Pick<RouteTable, 'match' | 'upgradeAt'>;
-  /**
-   * At web.limits.max_event_clients, ends a stream stalled long enough to make room for a new one (lib/http/sse.ts):
-   * the response whose place is free, or undefined (the new one is answered 503).
-   */
-  readonly makeEventRoom?: () => object | undefined;
+  /** Ends the event stream stalled longest to make room at a cap (lib/http/sse.ts): its response, or undefined. */
+  readonly makeEventRoom?: MakeEventRoom;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -142,9 +140,9 @@ export class Caps {
   #shed = 0;
   /** What frees each event stream's place, by its response. */
   readonly #eventHolds = new WeakMap<object, () => void>();
-  readonly #makeEventRoom: () => object | undefined;
+  readonly #makeEventRoom: MakeEventRoom;
 
-  constructor(limits: CapLimits, makeEventRoom: () => object | undefined = () => undefined) {
+  constructor(limits: CapLimits, makeEventRoom: MakeEventRoom = () => undefined) {
     this.#limits = limits;
     this.#makeEventRoom = makeEventRoom;
   }
@@ -152,8 +150,8 @@ export class Caps {
   /**
    * Counts a new connection until it closes. Beyond max_connections_per_client the oldest idle connection of its
    * address is shed (destroyed) to make room; beyond max_connections, the oldest idle connection of the address
-   * holding the most. Only when none is idle (every one is serving a request) is the new one marked as beyond the cap
-   * for its life: it is still read, a stop on it is served and anything else answered 503; it must send its request
+   * holding the most; when none is idle, the connection of the event stream stalled longest (of the address, or of
+   * all: lib/http/sse.ts). Only when there is none is the new one marked as beyond the cap for its life: it is still read, a stop on it is served and anything else answered 503; it must send its request
    * within {@link BEYOND_CAP_REQUEST_MS}.
    */
   connected(socket: Socket): void {
@@ -175,12 +173,12 @@ export class Caps {
     socket.once('close', forget);
     this.#forgets.set(socket, forget);
     let refusal: Refusal | undefined;
-    if (own.size >= limits.maxConnectionsPerClient && !this.#shedOldestIdle(own))
+    if (own.size >= limits.maxConnectionsPerClient && !this.#shedOldestIdle(own) && !this.#shedStalled(own))
       refusal = {
         cap: 'client_connections',
         detail: `this client address holds ${limits.maxConnectionsPerClient} connections already (web.limits.max_connections_per_client); close some or try again later`,
       };
-    else if (this.#connections >= limits.maxConnections && !this.#shedFromBusiest())
+    else if (this.#connections >= limits.maxConnections && !this.#shedFromBusiest() && !this.#shedStalled())
       refusal = {
         cap: 'connections',
         detail: `the service holds ${limits.maxConnections} connections already (web.limits.max_connections); try again later`,
@@ -206,6 +204,17 @@ export class Caps {
         return true;
       }
     return false;
+  }
+
+  /** Ends the event stream stalled longest of `sockets` (of all if none): its places are free now, its socket soon. */
+  #shedStalled(sockets?: Set<Socket>): boolean {
+    const cap = sockets ? 'max_connections_per_client' : 'max_connections';
+    const response = this.#makeEventRoom(cap, sockets && ((r) => sockets.has(r.socket as Socket)));
+    if (!response) return false;
+    this.#eventHolds.get(response)?.();
+    if (response.socket) this.#forgets.get(response.socket)?.();
+    this.#shed++;
+    return true;
   }
 
   /** Sheds the oldest idle connection of the address holding the most connections (the next if all of its are busy). */
@@ -242,7 +251,7 @@ export class Caps {
 
   /** True when a stalled event stream was ended to make room: its place is free at once (its socket closes soon). */
   #eventRoom(): boolean {
-    const release = this.#eventHolds.get(this.#makeEventRoom() ?? this);
+    const release = this.#eventHolds.get(this.#makeEventRoom('max_event_clients') ?? this);
     release?.();
     return release !== undefined;
   }

@@ -19,7 +19,7 @@ import type { Services } from '../app/services.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker, configureTrajectoryWorker } from '../trajectory/worker-pool.ts';
-import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../http/sse.ts';
+import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler, type MakeEventRoom } from '../http/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
@@ -162,7 +162,7 @@ interface Assembled extends Omit<Armgate, 'close'> {
   /** Every method some route serves (`OPTIONS *`). */
   readonly methods: readonly string[];
   /** At web.limits.max_event_clients, ends the /events stream stalled longest to make room (lib/http/sse.ts). */
-  readonly makeEventRoom: () => object | undefined;
+  readonly makeEventRoom: MakeEventRoom;
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }

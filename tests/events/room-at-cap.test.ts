@@ -8,11 +8,11 @@
  * event_stall_s is an hour, so only making room ends a stream here.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { SteppedClock } from '../../lib/clock.ts';
 import { sleep } from '../support/live.ts';
 import type { TestServer } from '../support/server.ts';
+import { nonReader } from '../support/non-reader.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
 import { startSteppedServer } from '../support/stepped.ts';
 
@@ -37,32 +37,6 @@ after(async () => {
   await server.close();
 });
 
-/** A raw GET /events at 200 Hz with the viewer's token whose client reads its head, then nothing until readAll(). */
-function nonReader() {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.on('error', () => undefined);
-  let text = '';
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  socket.write(
-    `GET /events?rate_hz=200 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${VIEWER}\r\n\r\n`,
-  );
-  socket.once('data', (chunk: Buffer) => {
-    text += chunk.toString('latin1');
-    socket.pause();
-  });
-  const readAll = () => {
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-    });
-    socket.resume();
-  };
-  let isClosed = false;
-  void closed.then(() => {
-    isClosed = true;
-  });
-  return { socket, text: () => text, readAll, closed, isClosed: () => isClosed };
-}
-
 const open = (rate: number) => openSse(server.url, `/events?rate_hz=${rate}`, { token: VIEWER });
 
 /** Steps the clock `ms` in steps of 5 ms. */
@@ -83,7 +57,7 @@ describe('a new /events stream at max_event_clients', () => {
     void reader.ended.then(() => {
       readerEnded = true;
     });
-    const never = nonReader();
+    const never = nonReader(port, VIEWER);
     const opened: SseStream[] = [];
     try {
       // Its socket's buffers are not full yet: nothing waits in the server, it cannot be told from a reader.
