@@ -71,6 +71,14 @@ export interface EventsOptions {
   readonly log?: Log;
 }
 
+/** Least time (ms; event_stall_s if shorter) a stream took no byte while bytes waited, to be ended to make room. */
+export const ROOM_MIN_STALL_MS = 5000;
+
+/** Ends the stream stalled longest (of those on a socket `accept`ed) to make room at web.limits.`cap`: its response. */
+export type MakeEventRoom = (cap: string, accept?: (response: ServerResponse) => boolean) => ServerResponse | undefined;
+/** GET /events's handler, and its {@link MakeEventRoom} (the listener's caps). */
+export type EventsHandler = ((request: Request) => Promise<Response>) & { makeRoom: MakeEventRoom };
+
 /** Streams written per turn of the event loop: between batches the loop polls, so a stop read meanwhile runs first. */
 export const STREAMS_PER_TURN = 64;
 
@@ -350,10 +358,11 @@ class SocketOut implements Out {
  * untaken: beyond it (it reads slower than events come) it is dropped (its stream ends), so it never holds the bus or
  * the service; joint states waiting for it are coalesced to the newest. A client that takes no byte for `stallMs`
  * while bytes wait for it (it does not read: its socket's buffers are full) is dropped too, so that it gives its place
- * (web.limits.max_event_clients) back. Both are ended a batch per turn and counted in a log line. The stream ends when
- * the client goes away (the request's signal) or the bus closes (shutdown). Authentication is the app's.
+ * (web.limits.max_event_clients) back; at that cap, the one stalled longest (for {@link ROOM_MIN_STALL_MS} at least)
+ * is ended to make room for a new stream (makeRoom: the listener asks). All are ended a batch per turn and counted in
+ * a log line. The stream ends when the client goes away or the bus closes (shutdown). Authentication is the app's.
  */
-export function eventsHandler(bus: EventBus, options: EventsOptions = {}): (request: Request) => Promise<Response> {
+export function eventsHandler(bus: EventBus, options: EventsOptions = {}): EventsHandler {
   const log = options.log ?? (() => undefined);
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   const fanOut = new FanOut(bus, log);
@@ -363,7 +372,16 @@ export function eventsHandler(bus: EventBus, options: EventsOptions = {}): (requ
   const watch = new StallWatch<EventStream>(options.clock ?? systemClock, stallMs, (stalled) => {
     for (const stream of stalled) drops.get(stream)?.(stalledWhy);
   });
-  return async (request) => {
+  /** The responses of the streams served on a socket: only those the listener counts, only those it sheds. */
+  const responses = new WeakMap<EventStream, ServerResponse>();
+  const roomMs = Math.min(ROOM_MIN_STALL_MS, stallMs);
+  const makeRoom: MakeEventRoom = (cap, accept = () => true) => {
+    const stream = watch.longestStalled(roomMs, (s) => responses.has(s) && accept(responses.get(s) as ServerResponse));
+    const why = `took nothing for ${roomMs / 1000} s or more; its place was wanted: web.limits.${cap}`;
+    if (stream) drops.get(stream)?.(why);
+    return stream && responses.get(stream);
+  };
+  const handler = async (request: Request): Promise<Response> => {
     if (request.method !== 'GET')
       return errorResponse({
         kind: 'method_not_allowed',
@@ -420,6 +438,7 @@ export function eventsHandler(bus: EventBus, options: EventsOptions = {}): (requ
     return withDirectBody(response, {
       writeTo(res) {
         readableOut.readable.destroy();
+        responses.set(stream, res);
         stream.out = new SocketOut(res, () => {
           if (stream.waiting) fanOut.mark(stream);
         });
@@ -428,6 +447,7 @@ export function eventsHandler(bus: EventBus, options: EventsOptions = {}): (requ
       },
     });
   };
+  return Object.assign(handler, { makeRoom });
 }
 
 /** The OpenAPI path item of GET /events (the stream is not an operation: it has no JSON answer). */
@@ -452,7 +472,8 @@ export const EVENTS_OPENAPI = {
         'newest joint state when it catches up, not every one it missed; beyond 64 KiB of other events waiting it is ' +
         'dropped (its stream ends); reconnect. A client that takes no byte for web.limits.event_stall_s (30 s) while ' +
         'bytes wait for it (it does not read; its socket is full) is dropped too, and its place of ' +
-        'web.limits.max_event_clients is free at once. No replay: Last-Event-ID is ignored. Browsers: ' +
+        'web.limits.max_event_clients is free at once; beyond that cap, a new stream ends the one stalled longest ' +
+        '(5 s at least) to make room, else it is answered 503. No replay: Last-Event-ID is ignored. Browsers: ' +
         'EventSource cannot send the Authorization header; read the stream with fetch().',
       tags: ['events'],
       security: [{ bearerAuth: [] }],

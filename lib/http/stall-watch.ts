@@ -17,6 +17,9 @@ export interface Watched {
   owed(): number;
 }
 
+/** Streams {@link StallWatch.longestStalled} looks at again (those that read since the last sweep) before giving up. */
+const LOOKS = 4;
+
 interface Seen {
   taken: number;
   /** When it was last seen taking bytes, or owing none. */
@@ -51,6 +54,27 @@ export class StallWatch<T extends Watched> {
       this.timer.cancel();
       this.timer = undefined;
     }
+  }
+
+  /**
+   * The stream that has gone longest without taking a byte while bytes waited for it, if that is at least `minMs` (and
+   * it still takes nothing now); undefined when none has. A stream that took bytes, or owes none, since it was last
+   * looked at is not one (it is looked at again here, as a sweep would). It stays watched: the caller ends it.
+   */
+  longestStalled(minMs: number, eligible: (item: T) => boolean): T | undefined {
+    const now = this.clock.nowMs();
+    for (let tries = 0; tries < LOOKS; tries++) {
+      let oldest: [T, Seen] | undefined;
+      for (const entry of this.seen)
+        if (entry[1].sinceMs < (oldest?.[1].sinceMs ?? Number.POSITIVE_INFINITY) && eligible(entry[0])) oldest = entry;
+      if (!oldest || now - oldest[1].sinceMs < minMs) return undefined;
+      const [item, seen] = oldest;
+      const taken = item.taken();
+      if (taken === seen.taken && item.owed() > 0) return item;
+      seen.taken = taken;
+      seen.sinceMs = now;
+    }
+    return undefined;
   }
 
   private readonly sweep = () => {

@@ -34,6 +34,7 @@ import {
 import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
 import { repeatedHeader } from '../admission/front-door.ts';
 import { watchBodies } from './slow-bodies.ts';
+import type { MakeEventRoom } from '../http/sse.ts';
 
 export interface ListenerOptions {
   /**
@@ -66,6 +67,8 @@ export interface ListenerOptions {
    * dispatcher hands their upgrades (GET /robot/jog).
    */
   readonly routes: Pick<RouteTable, 'match' | 'upgradeAt'>;
+  /** Ends the event stream stalled longest to make room at a cap (lib/http/sse.ts): its response, or undefined. */
+  readonly makeEventRoom?: MakeEventRoom;
 }
 
 /** A running listener: the server, and what its caps count. */
@@ -81,7 +84,8 @@ export interface Listener {
 // asked before a request reaches the app, so that a request beyond a cap is answered before its body is read (503, then
 // the lingering close: lib/server/own-answers.ts). A new connection beyond a connection cap makes room by shedding an
 // idle one (nothing being served on it) rather than being refused, so that a crowd of idle connections never keeps a
-// new client, and its stop, out.
+// new client, and its stop, out. A new event stream at its cap makes room likewise, by ending the stream whose client
+// has stalled longest (took no byte for a while though bytes waited: lib/http/sse.ts), when one has.
 
 export interface CapLimits {
   readonly maxConnections: number;
@@ -134,16 +138,20 @@ export class Caps {
   readonly #forgets = new WeakMap<Socket, () => void>();
   /** Connections shed (destroyed to make room) since start. */
   #shed = 0;
+  /** What frees each event stream's place, by its response. */
+  readonly #eventHolds = new WeakMap<object, () => void>();
+  readonly #makeEventRoom: MakeEventRoom;
 
-  constructor(limits: CapLimits) {
+  constructor(limits: CapLimits, makeEventRoom: MakeEventRoom = () => undefined) {
     this.#limits = limits;
+    this.#makeEventRoom = makeEventRoom;
   }
 
   /**
    * Counts a new connection until it closes. Beyond max_connections_per_client the oldest idle connection of its
    * address is shed (destroyed) to make room; beyond max_connections, the oldest idle connection of the address
-   * holding the most. Only when none is idle (every one is serving a request) is the new one marked as beyond the cap
-   * for its life: it is still read, a stop on it is served and anything else answered 503; it must send its request
+   * holding the most; when none is idle, the connection of the event stream stalled longest (of the address, or of
+   * all: lib/http/sse.ts). Only when there is none is the new one marked as beyond the cap for its life: it is still read, a stop on it is served and anything else answered 503; it must send its request
    * within {@link BEYOND_CAP_REQUEST_MS}.
    */
   connected(socket: Socket): void {
@@ -165,12 +173,12 @@ export class Caps {
     socket.once('close', forget);
     this.#forgets.set(socket, forget);
     let refusal: Refusal | undefined;
-    if (own.size >= limits.maxConnectionsPerClient && !this.#shedOldestIdle(own))
+    if (own.size >= limits.maxConnectionsPerClient && !this.#shedOldestIdle(own) && !this.#shedStalled(own))
       refusal = {
         cap: 'client_connections',
         detail: `this client address holds ${limits.maxConnectionsPerClient} connections already (web.limits.max_connections_per_client); close some or try again later`,
       };
-    else if (this.#connections >= limits.maxConnections && !this.#shedFromBusiest())
+    else if (this.#connections >= limits.maxConnections && !this.#shedFromBusiest() && !this.#shedStalled())
       refusal = {
         cap: 'connections',
         detail: `the service holds ${limits.maxConnections} connections already (web.limits.max_connections); try again later`,
@@ -198,6 +206,17 @@ export class Caps {
     return false;
   }
 
+  /** Ends the event stream stalled longest of `sockets` (of all if none): its places are free now, its socket soon. */
+  #shedStalled(sockets?: Set<Socket>): boolean {
+    const cap = sockets ? 'max_connections_per_client' : 'max_connections';
+    const response = this.#makeEventRoom(cap, sockets && ((r) => sockets.has(r.socket as Socket)));
+    if (!response) return false;
+    this.#eventHolds.get(response)?.();
+    if (response.socket) this.#forgets.get(response.socket)?.();
+    this.#shed++;
+    return true;
+  }
+
   /** Sheds the oldest idle connection of the address holding the most connections (the next if all of its are busy). */
   #shedFromBusiest(): boolean {
     let busiest: Set<Socket> | undefined;
@@ -217,7 +236,7 @@ export class Caps {
     const limits = this.#limits;
     const beyond = this.#beyond.get(socket);
     if (beyond) return beyond;
-    if (holding === 'event_stream' && this.#eventStreams >= limits.maxEventClients)
+    if (holding === 'event_stream' && this.#eventStreams >= limits.maxEventClients && !this.#eventRoom())
       return {
         cap: 'event_clients',
         detail: `${limits.maxEventClients} event streams are open already (web.limits.max_event_clients); try again later`,
@@ -230,17 +249,29 @@ export class Caps {
     return undefined;
   }
 
-  /** Counts a served request's holding (an event stream, an upload) until the function returned is called (once). */
-  hold(holding: Exclude<Holding, 'none'>): () => void {
+  /** True when a stalled event stream was ended to make room: its place is free at once (its socket closes soon). */
+  #eventRoom(): boolean {
+    const release = this.#eventHolds.get(this.#makeEventRoom('max_event_clients') ?? this);
+    release?.();
+    return release !== undefined;
+  }
+
+  /**
+   * Counts a served request's holding (an event stream, an upload) until the function returned is called (once);
+   * `response`: an event stream's, by which it is released when it is ended to make room.
+   */
+  hold(holding: Exclude<Holding, 'none'>, response?: object): () => void {
     if (holding === 'event_stream') this.#eventStreams++;
     else this.#uploads++;
     let released = false;
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
       if (holding === 'event_stream') this.#eventStreams--;
       else this.#uploads--;
     };
+    if (response && holding === 'event_stream') this.#eventHolds.set(response, release);
+    return release;
   }
 
   /** The counts now (tests, logs); `shed`: connections destroyed to make room since start. */
@@ -281,7 +312,7 @@ function holdingOf(match: RouteMatch, req: IncomingMessage): Holding {
 export function createListener(options: ListenerOptions): Listener {
   const { limits, log, routes } = options;
   const allow = options.methods.join(', ');
-  const caps = new Caps(limits);
+  const caps = new Caps(limits, options.makeEventRoom);
   /** Connections whose request's body the app is reading (a FIN there ends that request, logged by the app). */
   const readingBody = new WeakSet<Duplex>();
   /**
@@ -391,7 +422,7 @@ export function createListener(options: ListenerOptions): Listener {
         return;
       }
       if (holding !== 'none' && !refused) {
-        const release = caps.hold(holding);
+        const release = caps.hold(holding, res);
         res.once('close', release);
         res.once('finish', release);
       }

@@ -19,7 +19,7 @@ import type { Services } from '../app/services.ts';
 import type { RobotContext } from '../ros/context.ts';
 import type { Config } from '../settings/load.ts';
 import { closeTrajectoryWorker, configureTrajectoryWorker } from '../trajectory/worker-pool.ts';
-import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler } from '../http/sse.ts';
+import { EVENTS_OPENAPI, EVENTS_PATH, eventsHandler, type MakeEventRoom } from '../http/sse.ts';
 import { UI_PUBLIC_PATH, uiRoutes } from '../ui/assets.ts';
 import { safetyStateFor } from '../safety/store.ts';
 import type { FoxgloveFace } from '../foxglove/start.ts';
@@ -140,6 +140,7 @@ export async function createArmgate(config: Config, catalog: Catalog, options: S
     routes: _routes,
     startFoxglove: _startFoxglove,
     methods: _methods,
+    makeEventRoom: _makeEventRoom,
     ...app
   } = await assemble(config, catalog, options);
   let closing: Promise<void> | undefined;
@@ -160,6 +161,8 @@ interface Assembled extends Omit<Armgate, 'close'> {
   readonly startFoxglove: () => Promise<FoxgloveFace | undefined>;
   /** Every method some route serves (`OPTIONS *`). */
   readonly methods: readonly string[];
+  /** At web.limits.max_event_clients, ends the /events stream stalled longest to make room (lib/http/sse.ts). */
+  readonly makeEventRoom: MakeEventRoom;
   quiesce(): Promise<void>;
   release(): Promise<void>;
 }
@@ -244,6 +247,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
   const ui = await uiRoutes(config.robotDescriptionXml, context.robotDescription?.bind(context));
   const log = options.log ?? logLine;
   // The WebSocket routes of the catalog whose operation is served (GET /robot/jog with POST /robot/jog).
+  const eventStreams = eventsHandler(events, { stallMs: config.web.limits.eventStallMs, log, clock: options.clock });
   const sockets = (catalog.websockets ?? [])
     .filter((file) => active.includes(file.operation))
     .map((file) => ({ path: file.path, ...openWebSocket(file, { state, admission, tokens: config.web.tokens, log }) }));
@@ -262,7 +266,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
       },
       {
         path: EVENTS_PATH,
-        handler: eventsHandler(events, { stallMs: config.web.limits.eventStallMs, log, clock: options.clock }),
+        handler: eventStreams,
         kind: 'stream',
       },
       { path: '/ui/robot.urdf', handler: ui.robotDescription },
@@ -300,6 +304,7 @@ async function assemble(config: Config, catalog: Catalog, options: StartOptions)
     routes,
     startFoxglove,
     methods: methodsServed(active),
+    makeEventRoom: eventStreams.makeRoom,
     request: (input, init) => fetch(inMemoryRequest(origin, input, init)),
     context,
     services,
@@ -351,7 +356,11 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<RunningServer> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  const { quiesce, release, routes, startFoxglove, methods, ...app } = await assemble(config, catalog, options);
+  const { quiesce, release, routes, startFoxglove, methods, makeEventRoom, ...app } = await assemble(
+    config,
+    catalog,
+    options,
+  );
   const listener = createListener({
     fetch: app.fetch,
     arbiter: app.services.arbiter,
@@ -359,6 +368,7 @@ export async function startServer(
     limits: config.web.limits,
     routes,
     methods,
+    makeEventRoom,
   });
   const server = listener.server;
   try {
