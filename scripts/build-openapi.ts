@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { operations } from '../handlers/index.ts';
-import { EVENTS_OPENAPI } from '../lib/http/sse.ts';
+import { EVENTS_OPENAPI } from '../lib/http/events-openapi.ts';
 import { buildOpenApiDocument } from '../lib/openapi/document.ts';
 import { loadConfig } from '../lib/settings/load.ts';
 import { PROJECT_ROOT } from '../lib/settings/resolve.ts';
