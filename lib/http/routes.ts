@@ -13,21 +13,14 @@ import { Response } from '@whatwg-node/fetch';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type IRequest, Router } from 'itty-router';
-import {
-  type AdmissionPolicy,
-  admit,
-  CORS_ALLOW_HEADERS,
-  CORS_ALLOW_METHODS,
-  CORS_EXPOSE_HEADERS,
-  requestCaller,
-  type TokenEntry,
-} from '../admission/front-door.ts';
+import { type AdmissionPolicy, admit, requestCaller, type TokenEntry } from '../admission/front-door.ts';
 import type { GuessLimiter } from '../auth/guesses.ts';
 import type { ApiError } from '../core/errors.ts';
 import type { AppState, HandlerFile, RestOperation } from '../core/operation.ts';
 import type { Arrival } from '../core/roles.ts';
 import { logLine, logRequestLine } from '../logs/line.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
+import { preflightResponse, withCors } from './cors.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
 import { errorResponse, json } from './errors.ts';
 import { type BeyondCaps, beyondAnswer, refusedStops, type StopsPastGuesses } from './refused-stops.ts';
@@ -310,28 +303,6 @@ function hostOf(url: string): string {
   const start = url.indexOf('//') + 2;
   const end = url.indexOf('/', start);
   return url.slice(start, end < 0 ? undefined : end);
-}
-
-/** The answer to a CORS preflight from an admitted front end. */
-function preflightResponse(origin: string): Response {
-  return new Response(null, {
-    status: 204,
-    headers: {
-      'access-control-allow-origin': origin,
-      'access-control-allow-methods': CORS_ALLOW_METHODS,
-      'access-control-allow-headers': CORS_ALLOW_HEADERS,
-      'access-control-max-age': '600',
-      vary: 'Origin',
-    },
-  });
-}
-
-/** Adds the CORS headers for an admitted front end's origin to a response. */
-function withCors(response: Response, origin: string): Response {
-  response.headers.set('access-control-allow-origin', origin);
-  response.headers.set('access-control-expose-headers', CORS_EXPOSE_HEADERS);
-  response.headers.append('vary', 'Origin');
-  return response;
 }
 
 /** A mounted route's call: authenticated (a request gets here only with its caller, or it was answered 401). */
