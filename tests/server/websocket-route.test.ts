@@ -163,4 +163,18 @@ describe('a WebSocket route of the catalog', () => {
     await assert.rejects(open('not-a-token-at-all'), /HTTP 401/);
     assert.equal(seen.opened, before);
   });
+
+  it('answers its HTTP edges as every WebSocket route: 426 for a GET without the upgrade, 405 with Allow: GET', async () => {
+    const get = await fetch(`${server.url}${PATH}`, { headers: { authorization: `Bearer ${OPERATOR}` } });
+    assert.equal(get.status, 426);
+    assert.equal(get.headers.get('upgrade'), 'websocket');
+    assert.match(((await get.json()) as { detail: string }).detail, new RegExp(`GET ${PATH} is a WebSocket`));
+    const options = await fetch(`${server.url}${PATH}`, {
+      method: 'OPTIONS',
+      headers: { authorization: `Bearer ${OPERATOR}` },
+    });
+    assert.equal(options.status, 405);
+    assert.equal(options.headers.get('allow'), 'GET');
+    await options.body?.cancel();
+  });
 });
