@@ -164,7 +164,25 @@ describe('a WebSocket route of the catalog', () => {
     assert.equal(seen.opened, before);
   });
 
-  it('answers its HTTP edges as every WebSocket route: 426 for a GET without the upgrade, 405 with Allow: GET', async () => {
+  it('answers its HTTP edges as every WebSocket route: 422 for a query, 426 for a GET, 405 with Allow: GET', async () => {
+    const before = seen.opened;
+    const refused = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const ws = new WebSocket(`${server.url.replace('http', 'ws')}${PATH}?percent=5`, ['armgate.probe.v1'], {
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on('open', () => fail(new Error('opened with a query')));
+    });
+    assert.equal(refused.status, 422);
+    assert.deepEqual((JSON.parse(refused.body) as { detail: { loc: unknown[] }[] }).detail[0]?.loc, [
+      'query',
+      'percent',
+    ]);
+    assert.equal(seen.opened, before, 'no connection served');
     const get = await fetch(`${server.url}${PATH}`, { headers: { authorization: `Bearer ${OPERATOR}` } });
     assert.equal(get.status, 426);
     assert.equal(get.headers.get('upgrade'), 'websocket');
