@@ -36,3 +36,13 @@ export function errorResponse(error: ApiError): Response {
       return json({ detail: error.detail }, status);
   }
 }
+
+/**
+ * The answer to a GET of a WebSocket's path without the upgrade: 426 Upgrade Required with `Upgrade: websocket` (RFC
+ * 9110 15.5.22), saying to open a WebSocket there, and naming the path's other methods (`methods`, its 405's Allow).
+ */
+export function upgradeRequired(path: string, methods: readonly string[]): Response {
+  const others = methods.filter((method) => method !== 'GET').map((method) => `${method} ${path}`);
+  const detail = `GET ${path} is a WebSocket: open one there (Upgrade: websocket)${others.length ? `, or use ${others.join(' or ')}` : ''}`;
+  return json({ detail }, 426, { upgrade: 'websocket', connection: 'Upgrade' });
+}

@@ -5,12 +5,20 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { ValidationIssue } from '../core/errors.ts';
 
 /** Headers besides Content-Type, Connection and Content-Length (Retry-After, Allow, WWW-Authenticate). */
 export type RawHeaders = Readonly<Record<string, string | number>>;
 
-/** The whole answer as it goes on the wire: status line, headers and the JSON body saying `detail`. */
-export function rawAnswer(status: number, detail: string, headers: RawHeaders = {}): string {
+/**
+ * The whole answer as it goes on the wire: status line, headers and the JSON body saying `detail` (a 422's issues, as
+ * lib/http/errors.ts writes them).
+ */
+export function rawAnswer(
+  status: number,
+  detail: string | readonly ValidationIssue[],
+  headers: RawHeaders = {},
+): string {
   const body = JSON.stringify({ detail });
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json\r\nConnection: close\r\n`;
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
@@ -18,7 +26,12 @@ export function rawAnswer(status: number, detail: string, headers: RawHeaders = 
 }
 
 /** Refuses an HTTP upgrade: the answer written on its socket, the socket ended. Returns undefined (nothing served). */
-export function refuseUpgrade(socket: Duplex, status: number, detail: string, headers: RawHeaders = {}): undefined {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  detail: string | readonly ValidationIssue[],
+  headers: RawHeaders = {},
+): undefined {
   socket.end(rawAnswer(status, detail, headers));
   return undefined;
 }

@@ -42,8 +42,11 @@ function fromText(text: string, type: string | undefined): unknown {
 /** The input fields of a request without a query string (none: shared by every such request). */
 const NO_QUERY: Result<Readonly<Record<string, unknown>>, ApiError> = ok(Object.freeze({}));
 
-/** The query string as input fields: only the binding's parameters, each once. */
-function queryFields(
+/**
+ * The query string as input fields: only the binding's parameters, each once (`allowed` empty: a route without any,
+ * such as a WebSocket's upgrade, lib/http/websocket.ts).
+ */
+export function queryFields(
   url: string,
   allowed: readonly string[],
   types: Readonly<Record<string, string | undefined>>,

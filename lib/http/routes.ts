@@ -13,23 +13,16 @@ import { Response } from '@whatwg-node/fetch';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type IRequest, Router } from 'itty-router';
-import {
-  type AdmissionPolicy,
-  admit,
-  CORS_ALLOW_HEADERS,
-  CORS_ALLOW_METHODS,
-  CORS_EXPOSE_HEADERS,
-  requestCaller,
-  type TokenEntry,
-} from '../admission/front-door.ts';
+import { type AdmissionPolicy, admit, requestCaller, type TokenEntry } from '../admission/front-door.ts';
 import type { GuessLimiter } from '../auth/guesses.ts';
 import type { ApiError } from '../core/errors.ts';
 import type { AppState, HandlerFile, RestOperation } from '../core/operation.ts';
 import type { Arrival } from '../core/roles.ts';
 import { logLine, logRequestLine } from '../logs/line.ts';
 import { BodyTimeoutError, CLIENT_CLOSED_STATUS, isClientAbort } from './body.ts';
+import { preflightResponse, withCors } from './cors.ts';
 import { type DocsAssets, docsResponse } from './docs.ts';
-import { errorResponse, json } from './errors.ts';
+import { errorResponse, json, upgradeRequired } from './errors.ts';
 import { type BeyondCaps, beyondAnswer, refusedStops, type StopsPastGuesses } from './refused-stops.ts';
 import type { RestCall, RestHandler } from './rest.ts';
 
@@ -156,7 +149,7 @@ export class RouteTable {
   readonly routes: readonly Route[];
   /** Routes by method, then exact path (a mount of every method under `*`): one lookup per request. */
   readonly #byMethod = new Map<string, Map<string, Route>>();
-  /** The methods of the operations' routes by path, for a 405's Allow. */
+  /** The methods of the operations' and WebSockets' routes by path, for a 405's Allow. */
   readonly #methodsByPath = new Map<string, string[]>();
 
   constructor(routes: readonly Route[]) {
@@ -172,7 +165,7 @@ export class RouteTable {
       if (!paths.has(route.path)) paths.set(route.path, route);
     }
     for (const route of routes)
-      if ('operation' in route)
+      if ('operation' in route || route.kind === 'websocket')
         this.#methodsByPath.set(route.path, [...(this.#methodsByPath.get(route.path) ?? []), route.method]);
   }
 
@@ -208,7 +201,9 @@ export class RouteTable {
     return route?.kind === 'websocket' ? route : undefined;
   }
 
-  /** The methods the operations answer on a path (a 405's Allow); undefined: no operation there. */
+  /**
+   * The methods the operations answer on a path, and GET where a WebSocket is (a 405's Allow); undefined: neither there.
+   */
   methodsAt(path: string): readonly string[] | undefined {
     return this.#methodsByPath.get(path);
   }
@@ -310,28 +305,6 @@ function hostOf(url: string): string {
   const start = url.indexOf('//') + 2;
   const end = url.indexOf('/', start);
   return url.slice(start, end < 0 ? undefined : end);
-}
-
-/** The answer to a CORS preflight from an admitted front end. */
-function preflightResponse(origin: string): Response {
-  return new Response(null, {
-    status: 204,
-    headers: {
-      'access-control-allow-origin': origin,
-      'access-control-allow-methods': CORS_ALLOW_METHODS,
-      'access-control-allow-headers': CORS_ALLOW_HEADERS,
-      'access-control-max-age': '600',
-      vary: 'Origin',
-    },
-  });
-}
-
-/** Adds the CORS headers for an admitted front end's origin to a response. */
-function withCors(response: Response, origin: string): Response {
-  response.headers.set('access-control-allow-origin', origin);
-  response.headers.set('access-control-expose-headers', CORS_EXPOSE_HEADERS);
-  response.headers.append('vary', 'Origin');
-  return response;
 }
 
 /** A mounted route's call: authenticated (a request gets here only with its caller, or it was answered 401). */
@@ -468,12 +441,15 @@ export function createApp(options: AppOptions): App {
             // request's route in the table, found once (by the listener as it read the head), served before the router
             // (whose URL parse, query object and pattern loop are most of a read's routing). A path the table does not
             // hold exactly (a parameter, a trailing slash, a dot segment) goes to the router, which answers as it always did.
+            // A GET of a WebSocket's path without the upgrade (the listener's dispatcher takes those): 426, saying so.
             const routed =
-              route === undefined || route.kind === 'websocket'
+              route === undefined
                 ? ((await router.fetch(request as unknown as IRequest, call)) as Response | undefined)
-                : 'operation' in route
-                  ? await route.handler(request, call)
-                  : await mountCall(route.handler, request, call);
+                : route.kind === 'websocket'
+                  ? upgradeRequired(path, table.methodsAt(path) ?? [])
+                  : 'operation' in route
+                    ? await route.handler(request, call)
+                    : await mountCall(route.handler, request, call);
             response = routed ?? errorResponse({ kind: 'not_found', detail: 'Not Found' });
           }
         }

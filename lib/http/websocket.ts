@@ -6,10 +6,12 @@
  * Before the upgrade: the rate of upgrades per client address (429 with Retry-After before anything else is looked at,
  * lib/net/upgrade-rate.ts, as on the Foxglove face; summarised on the audit trail, not logged one by one), admission (Host and Origin, held to the rule of state-changing requests: a socket carries
  * commands), the token (the Authorization header, or the subprotocol `armgate.token.<base64url of the token>` a
- * browser can send: never chosen, logged nor echoed; the server answers with the route's own subprotocol when offered)
- * and the role of the route's operation. After it: a message cap (1009), a flood cap (1008), text messages only
- * (1003); each message is a JSON body of the operation, called through the one call pipeline (`invoke`: role,
- * validation with field paths under `message`, run, texts) and its error sent back as `{type: 'error', status, detail}`.
+ * browser can send: never chosen, logged nor echoed; the server answers with the route's own subprotocol when offered),
+ * the role of the route's operation, and the query (a route defines none: a parameter is a 422 with its field path, as
+ * on a REST route). A GET of the path without the upgrade is the app's 426, another method its 405 (lib/http/routes.ts).
+ * After it: a message cap (1009), a flood cap (1008), text messages only (1003); each message is a JSON body of the
+ * operation, called through the one call pipeline (`invoke`: role, validation with field paths under `message`, run,
+ * texts) and its error sent back as `{type: 'error', status, detail}`.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -21,7 +23,7 @@ import {
   type TokenEntry,
   upgradeAuthorization,
 } from '../admission/front-door.ts';
-import { type ApiError, statusOf } from '../core/errors.ts';
+import { type ApiError, boundedIssues, statusOf } from '../core/errors.ts';
 import { type CallFacts, callerOf, type Decoded, deferred, invoke } from '../core/invoke.ts';
 import {
   type AnyOperation,
@@ -34,6 +36,7 @@ import {
 import { type Caller, type Principal, refusal } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
 import { refuseUpgrade } from './raw-answer.ts';
+import { queryFields } from './rest.ts';
 import { UpgradeRate } from '../net/upgrade-rate.ts';
 import { webSocketMessages } from '../net/message-budget.ts';
 
@@ -166,7 +169,7 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
   });
   let next = 1;
   const answerLog = (status: number) => log({ level: 'info', msg: 'request', method: 'GET', path, status, ms: 0 });
-  const refuse = (socket: Duplex, status: number, detail: string, headers = {}) => {
+  const refuse = (socket: Duplex, status: number, detail: Parameters<typeof refuseUpgrade>[2], headers = {}) => {
     answerLog(status);
     return refuseUpgrade(socket, status, detail, headers);
   };
@@ -208,6 +211,10 @@ function openRoute(spec: WebSocketRouteSpec, operation: RestOperation, app: WebS
     // The role is the operation's (the pipeline checks it at every message too): refused here, no socket is opened.
     const denied = refusal(operation, principal.value, calledAs);
     if (denied) return refuse(socket, 403, denied.kind === 'forbidden' ? denied.detail : 'refused');
+    // A WebSocket route defines no query: a parameter is refused 422 with its path, as a REST route's unknown one.
+    const query = queryFields(req.url ?? '', [], {});
+    if (!query.ok)
+      return refuse(socket, 422, query.error.kind === 'validation' ? boundedIssues(query.error.issues) : 'refused');
     const unavailable = spec.unavailable?.(state);
     if (unavailable) return refuse(socket, 503, unavailable);
     return principal.value;

@@ -105,7 +105,7 @@ describe('the route table, built from the catalog', () => {
     assert.equal(table.upgradeAt('/robot/joint_states'), undefined, 'a read is no WebSocket');
     assert.ok(!isRestRead(table.match('GET', '/robot/jog')));
     assert.equal(table.operationAt('POST', '/robot/jog')?.operation.name, 'jog_command');
-    assert.deepEqual(table.methodsAt('/robot/jog'), ['POST'], "a GET there without an upgrade is POST's 405");
+    assert.deepEqual(table.methodsAt('/robot/jog'), ['POST', 'GET'], "a 405's Allow there names the upgrade's GET");
   });
 
   it("answers a 405's Allow from the operations on a path", () => {

@@ -163,4 +163,36 @@ describe('a WebSocket route of the catalog', () => {
     await assert.rejects(open('not-a-token-at-all'), /HTTP 401/);
     assert.equal(seen.opened, before);
   });
+
+  it('answers its HTTP edges as every WebSocket route: 422 for a query, 426 for a GET, 405 with Allow: GET', async () => {
+    const before = seen.opened;
+    const refused = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const ws = new WebSocket(`${server.url.replace('http', 'ws')}${PATH}?percent=5`, ['armgate.probe.v1'], {
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on('open', () => fail(new Error('opened with a query')));
+    });
+    assert.equal(refused.status, 422);
+    assert.deepEqual((JSON.parse(refused.body) as { detail: { loc: unknown[] }[] }).detail[0]?.loc, [
+      'query',
+      'percent',
+    ]);
+    assert.equal(seen.opened, before, 'no connection served');
+    const get = await fetch(`${server.url}${PATH}`, { headers: { authorization: `Bearer ${OPERATOR}` } });
+    assert.equal(get.status, 426);
+    assert.equal(get.headers.get('upgrade'), 'websocket');
+    assert.match(((await get.json()) as { detail: string }).detail, new RegExp(`GET ${PATH} is a WebSocket`));
+    const options = await fetch(`${server.url}${PATH}`, {
+      method: 'OPTIONS',
+      headers: { authorization: `Bearer ${OPERATOR}` },
+    });
+    assert.equal(options.status, 405);
+    assert.equal(options.headers.get('allow'), 'GET');
+    await options.body?.cancel();
+  });
 });
