@@ -29,6 +29,7 @@ const CONCURRENCY = Number(process.env.ARMGATE_TEST_CONCURRENCY ?? 4);
  */
 const SLOW_FIRST = [
   'tests/start-compiled.test.ts',
+  'tests/attack/jog-socket-unread.test.ts',
   'tests/mcp/transport.test.ts',
   'tests/foxglove/server.test.ts',
   'tests/http/sequences.test.ts',

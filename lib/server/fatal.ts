@@ -44,10 +44,12 @@ export interface FatalPolicy {
 }
 
 /** What happened to a step raced against its deadline. */
-async function within(work: () => Promise<unknown>, ms: number): Promise<string> {
+async function within(work: () => Promise<unknown>, ms: number, exited: AbortSignal): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
     timer = setTimeout(() => resolve(`not done within ${ms} ms`), ms);
+    // An exit meanwhile (a second fault) leaves no deadline behind (an exit that does not end the process: a test's).
+    exited.addEventListener('abort', () => clearTimeout(timer), { once: true });
   });
   try {
     return await Promise.race([
@@ -75,7 +77,9 @@ export function describeFault(error: unknown, secrets: readonly string[]): strin
 /** The policy over `parts`; {@link installFatalPolicy} hands it the process's faults. */
 export function fatalPolicy(parts: FatalParts): FatalPolicy {
   let faulted = false;
+  const exited = new AbortController();
   const exitNow = () => {
+    exited.abort();
     parts.flush();
     parts.exit(FATAL_EXIT_CODE);
   };
@@ -94,8 +98,16 @@ export function fatalPolicy(parts: FatalParts): FatalPolicy {
       parts.log({ level: 'fatal', msg: `${kind}: stopping the arm and exiting`, stack });
       void (async () => {
         const reason = `the service failed (${kind})`;
-        const stop = await within(() => parts.stop(reason), parts.stopDeadlineMs ?? FATAL_STOP_DEADLINE_MS);
-        const close = await within(() => parts.close(), parts.closeDeadlineMs ?? FATAL_CLOSE_DEADLINE_MS);
+        const stop = await within(
+          () => parts.stop(reason),
+          parts.stopDeadlineMs ?? FATAL_STOP_DEADLINE_MS,
+          exited.signal,
+        );
+        const close = await within(
+          () => parts.close(),
+          parts.closeDeadlineMs ?? FATAL_CLOSE_DEADLINE_MS,
+          exited.signal,
+        );
         parts.log({
           level: stop === 'done' && close === 'done' ? 'info' : 'warn',
           msg: 'exiting after a fault',

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { readBag } from '../support/bag.ts';
 import { type CliRun, listeningUrl, runServerCli } from '../support/cli.ts';
@@ -53,7 +54,11 @@ async function faultedRun(
     await run(url, path.join(settings.dir, 'bags'));
     cli.child.kill('SIGUSR2');
     // Generous: the way out is bounded by its deadlines (2 s stop, 5 s close), the machine may be loaded.
-    const code = await Promise.race([cli.exited, sleep(60_000).then(() => 'hung' as const)]);
+    const hung = new AbortController();
+    const code = await Promise.race([
+      cli.exited.finally(() => hung.abort()),
+      setTimeoutPromise(60_000, 'hung' as const, { signal: hung.signal }).catch(() => 'hung' as const),
+    ]);
     assert.notEqual(code, 'hung', `no exit within 60 s after the fault; stdout: ${cli.out()}`);
     await check({ code: code as number | null, cli, lines: logLines(cli.out()) });
   } finally {
