@@ -9,40 +9,28 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SteppedClock } from '../../lib/clock.ts';
 import { sleep } from '../support/live.ts';
 import type { TestServer } from '../support/server.ts';
 import { nonReader } from '../support/non-reader.ts';
-import { openSse, type SseStream } from '../support/sse.ts';
-import { startSteppedServer } from '../support/stepped.ts';
+import type { SseStream } from '../support/sse.ts';
+import { type EventsServer, startEventsServer } from '../support/events-server.ts';
 
-const TOKEN = 'room-at-cap-admin-token';
-const VIEWER = 'room-at-cap-viewer-token';
-
+let events: EventsServer;
 let server: TestServer;
-let clock: SteppedClock;
 let port: number;
+let TOKEN: string;
+let VIEWER: string;
 before(async () => {
-  ({ server, clock } = await startSteppedServer({
-    web: {
-      token: TOKEN,
-      tokens: [{ name: 'viewer', token: VIEWER, role: 'read' }],
-      limits: { event_stall_s: 3600, max_event_clients: 2 },
-    },
-    sim: { joint_state_rate_hz: 1000 },
-  }));
-  port = Number(new URL(server.url).port);
+  events = await startEventsServer('room-at-cap', { event_stall_s: 3600, max_event_clients: 2 });
+  ({ server, port, token: TOKEN, viewer: VIEWER } = events);
 });
 after(async () => {
   await server.close();
 });
 
-const open = (rate: number) => openSse(server.url, `/events?rate_hz=${rate}`, { token: VIEWER });
+const open = (rate: number) => events.open(rate);
 
-/** Steps the clock `ms` in steps of 5 ms. */
-async function step(ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += 5) await clock.advance(5);
-}
+const step = (ms: number) => events.step(ms);
 
 describe('a new /events stream at max_event_clients', () => {
   it('ends the stream stalled longest to make room; a client that reads keeps its stream; none stalled: 503', async () => {

@@ -15,24 +15,17 @@ import type { SteppedClock } from '../../lib/clock.ts';
 import { sleep } from '../support/live.ts';
 import type { TestServer } from '../support/server.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
-import { startSteppedServer } from '../support/stepped.ts';
+import { type EventsServer, startEventsServer } from '../support/events-server.ts';
 
-const TOKEN = 'stalled-streams-admin-token';
-const VIEWER = 'stalled-streams-viewer-token';
-
+let events: EventsServer;
 let server: TestServer;
 let clock: SteppedClock;
 let port: number;
+let TOKEN: string;
+let VIEWER: string;
 before(async () => {
-  ({ server, clock } = await startSteppedServer({
-    web: {
-      token: TOKEN,
-      tokens: [{ name: 'viewer', token: VIEWER, role: 'read' }],
-      limits: { event_stall_s: 2, max_event_clients: 3 },
-    },
-    sim: { joint_state_rate_hz: 1000 },
-  }));
-  port = Number(new URL(server.url).port);
+  events = await startEventsServer('stalled-streams', { event_stall_s: 2, max_event_clients: 3 });
+  ({ server, clock, port, token: TOKEN, viewer: VIEWER } = events);
 });
 after(async () => {
   await server.close();
