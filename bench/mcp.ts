@@ -12,6 +12,7 @@ import { createMcpFace } from '../lib/mcp/face.ts';
 import { namedTools } from '../lib/mcp/names.ts';
 import { createMcpEndpoint, jsonAnswer, type McpEndpoint } from '../lib/mcp/server.ts';
 import { startTestServer } from '../tests/support/server.ts';
+import { type FloorServer, startFloorServer } from './floor-server.ts';
 import { rawConnection, rawRequest } from './raw-client.ts';
 import type { Section } from './section.ts';
 import { median, quantile } from './stats.ts';
@@ -81,7 +82,10 @@ async function interleaved(
   return times;
 }
 
-/** Round trips over a live server, one client in this process: REST, MCP by fetch (JSON and SSE answers), the SDK client. */
+/**
+ * Round trips over a live server, one client in this process: REST, MCP by fetch (JSON and SSE answers), the SDK client;
+ * and the same REST fetch and SDK client against a server that does nothing ({@link startFloorServer}), interleaved.
+ */
 async function roundTrips(): Promise<{
   p50: Record<string, number>;
   p99: Record<string, number>;
@@ -90,6 +94,8 @@ async function roundTrips(): Promise<{
   const server = await startTestServer();
   const url = `${server.url}/mcp/mcp`;
   let client: Client | undefined;
+  let floorClient: Client | undefined;
+  let floor: FloorServer | undefined;
   try {
     const init = await fetch(url, {
       method: 'POST',
@@ -105,9 +111,15 @@ async function roundTrips(): Promise<{
     });
     const jsonHeaders = headers('application/json');
     const sseHeaders = headers('application/json, text/event-stream');
+    const called = await fetch(url, { method: 'POST', headers: jsonHeaders, body: CALL_BODY });
+    const toolResult = JSON.stringify(((await called.json()) as { result: unknown }).result);
+    const rest = await (await fetch(`${server.url}/robot/joint_states`)).text();
+    const floorServer = await startFloorServer({ rest, toolResult, protocolVersion: VERSION });
+    floor = floorServer;
     // A fresh SDK client each round: undici adds an abort listener per fetch to the client's one
     // signal and drops them only when collected, so one client warns past 1500 calls.
     let sdkClient = new Client({ name: 'armgate-bench', version: '1' });
+    let sdkFloor = new Client({ name: 'armgate-bench', version: '1' });
     const cases: Record<string, Timed> = {
       rest: async () => (await fetch(`${server.url}/robot/joint_states`)).json(),
       mcpJson: async () => (await fetch(url, { method: 'POST', headers: jsonHeaders, body: CALL_BODY })).json(),
@@ -118,6 +130,8 @@ async function roundTrips(): Promise<{
         (
           await fetch(`${server.url}/bench/no-such-route`, { method: 'POST', headers: jsonHeaders, body: CALL_BODY })
         ).text(),
+      floorRest: async () => (await fetch(`${floorServer.url}/robot/joint_states`)).json(),
+      floorSdk: () => sdkFloor.callTool({ name: 'get_joint_states', arguments: {} }),
     };
     const p50: Record<string, number[]> = {};
     const p99: Record<string, number[]> = {};
@@ -126,6 +140,10 @@ async function roundTrips(): Promise<{
       sdkClient = new Client({ name: 'armgate-bench', version: '1' });
       client = sdkClient;
       await sdkClient.connect(new StreamableHTTPClientTransport(new URL(url)));
+      await floorClient?.close();
+      sdkFloor = new Client({ name: 'armgate-bench', version: '1' });
+      floorClient = sdkFloor;
+      await sdkFloor.connect(new StreamableHTTPClientTransport(new URL(`${floorServer.url}/mcp`)));
       const times = await interleaved(cases, CALLS, WARMUP);
       for (const [name, t] of Object.entries(times)) {
         push(p50, name, quantile(t, 0.5));
@@ -140,6 +158,8 @@ async function roundTrips(): Promise<{
     return { p50: med(p50), p99: med(p99), serverMs: med(served) };
   } finally {
     await client?.close();
+    await floorClient?.close();
+    await floor?.close();
     await server.close();
   }
 }
@@ -350,6 +370,8 @@ export const mcpSection: Section = {
     // Issue 23's target for MCP: within 1.25x of a POST of the same body that the router answers 404 (what HTTP costs
     // a POST from this client before any route runs), rather than of the GET, which a POST-only protocol cannot reach.
     const post404 = trips.p50.post404 ?? NaN;
+    const floorRest = trips.p50.floorRest ?? NaN;
+    const floorSdk = trips.p50.floorSdk ?? NaN;
     const roundTable: Table = {
       title: `MCP get_joint_states beside GET /robot/joint_states (one client in this process, sequential, ${ROUNDS} rounds of ${CALLS})`,
       header: ['client', 'p50 ms', 'p99 ms', 'x REST', 'target'],
@@ -370,11 +392,18 @@ export const mcpSection: Section = {
         row('MCP tools/call with progressToken (SSE answer, fetch)', 'mcpSse', ''),
         row('GET of an unknown path (404, fetch)', 'get404', ''),
         row('POST of the tools/call body to an unknown path (404, fetch)', 'post404', ''),
+        row('GET /robot/joint_states of a server that does nothing (fetch)', 'floorRest', ''),
+        row(
+          'MCP tools/call, SDK client, of a server that does nothing',
+          'floorSdk',
+          `its ratio to the GET above: ${(floorSdk / floorRest).toFixed(2)}x`,
+        ),
       ],
       notes: [
         `server time per request (app log, p50): REST ${trips.serverMs['GET /robot/joint_states']?.toFixed(2)} ms, MCP ${trips.serverMs['POST /mcp/mcp']?.toFixed(2)} ms`,
         'The rest of each round trip is the client (fetch, in this process) and the socket: MCP is POST only, and the two 404 rows show what a POST with this body costs over a GET before any route runs.',
         "The SDK client row adds the client's own work per call (in the table below: the SDK client against a canned answer, no server), which no server change can remove.",
+        "A server that does nothing: bare node:http in this process answering armgate's own bytes, canned (bench/floor-server.ts). Its SDK-to-GET ratio is the floor of the 'x REST' of the SDK row: what a server that spent no time at all on either request would measure with these two clients.",
       ],
     };
     const profileTable: Table = {
