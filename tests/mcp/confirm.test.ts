@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { mcpTransport } from '../support/mcp.ts';
+import { initializeRequest, mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
@@ -248,12 +248,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
     // asked nobody then, and a move its person declines ran). A client that cannot elicit still runs as before.
     const asking = await connect(server, { action: 'decline' });
     const plain = await connect(server);
-    const flood = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
-    });
+    const flood = JSON.stringify(initializeRequest('flood'));
     try {
       for (let i = 0; i < 4400; i++) {
         const answer = await server.request('/mcp/mcp', {
