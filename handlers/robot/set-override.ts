@@ -25,14 +25,16 @@ export const operation = defineOperation({
     `Sets the speed override, ${OVERRIDE_MIN} to ${OVERRIDE_MAX} % (default 100), as on a robot's pendant: it scales the ` +
     'execution speed of the motion in progress, smoothly (the change itself within the acceleration limits, the path ' +
     "unchanged), and of every later motion (moves, trajectories, plans, the sequence runner's goals) until changed; it " +
-    "multiplies each request's own speed. Any role may lower it; raising it needs the role operate. While a motion is " +
-    'paused the override is kept for its {op:resume}.',
+    "multiplies each request's own speed. Any role may lower it; raising it needs the role operate (and, over MCP with " +
+    'mcp.confirm_motion, the person asked as before a motion; a lowering is never asked). While a motion is paused ' +
+    'the override is kept for its {op:resume}.',
   effect: 'stop',
   idempotent: true,
   input: SetOverrideSchema,
   output: OverrideSchema,
   errors: {
-    forbidden: 'Raising the override needs the role operate.',
+    forbidden:
+      'Raising the override needs the role operate; over MCP with mcp.confirm_motion, the person did not confirm the raise.',
     unavailable: 'The backend cannot scale the execution (see the documentation of the ros2 backend).',
   },
   rest: {
@@ -46,6 +48,9 @@ export const operation = defineOperation({
   },
   mcp: { title: 'Set the speed override' },
   needs: ['control'],
+  // Raising the speed of what moves is a change of the motion: asked as a motion is (mcp.confirm_motion); lowering it,
+  // the safe direction, never is and never waits.
+  confirms: (input, ctx) => input.percent > ctx.services.control.overridePercent(),
   run: async (input, ctx) => {
     const control = ctx.services.control;
     if (input.percent > control.overridePercent() && !roleAllows(ctx.caller.role, 'operate'))

@@ -2,7 +2,8 @@
  * Jogging as the app sees it: one jog at a time, held by one client (its owner: the REST caller, a WebSocket, an MCP
  * step), under a lease of the arbiter (a move while jogging is a 409 until the jog has come to rest; a jog while
  * something else holds the arm is a 409 naming it). A stop revokes the lease (the stop's hold point brakes the arm)
- * and a command that arrived before the stop's answer cannot start a new jog (the arbiter's stop count). The jog's
+ * and a command that arrived before the stop's answer cannot start a new jog (the arbiter's stop count); until the
+ * revoked jog has ended, its client's commands are refused here, whatever the controller has been told yet. The jog's
  * start and end (with why it ended) go to the event bus and the audit trail; the context runs the jog itself.
  */
 import type { AuditedCaller, AuditTrail } from '../audit/trail.ts';
@@ -115,14 +116,20 @@ export class JogControl {
 
   /**
    * A jog command: starts a jog (taking the arm), or extends or changes the one this owner holds. All zeros brake
-   * the jog to rest and end it (released). 409 while another client jogs or something else holds the arm, or when a
-   * stop came after the command arrived; 503 where the backend cannot jog.
+   * the jog to rest and end it (released). 409 while another client jogs or something else holds the arm, when a
+   * stop came after the command arrived, or while the jog a stop revoked from this client brakes to rest; 503 where
+   * the backend cannot jog.
    */
   command(target: JogTarget, ttlMs: number | undefined, facts: JogFacts): Result<JogAnswer, JogRefusal> {
     const context = this.options.context();
     if (!context.jog) return err(notHere());
     const zero = isZero(target);
     const session = this.session;
+    // A stop revoked the jog in force: nothing takes it up again, whatever the controller has been told yet.
+    if (session?.stopped && session.owner.key === facts.owner.key)
+      return zero
+        ? ok({ success: true, jogging: false, message: 'a stop ended this jog: the arm brakes to rest', limit: null })
+        : err(stoppedJog());
     if (session && session.owner.key !== facts.owner.key)
       return err({
         kind: 'busy',
@@ -173,7 +180,8 @@ export class JogControl {
     const context = this.options.context();
     if (!context.jog) return err(notHere());
     const current = this.session;
-    // The client's own jog brakes to rest first; another client's is a 409.
+    // The client's own jog brakes to rest first (one a stop revoked is a 409); another client's is a 409.
+    if (current?.stopped && current.owner.key === facts.owner.key) return err(stoppedJog());
     if (current?.owner.key === facts.owner.key) {
       current.superseded = true;
       context.releaseJog?.('released');
@@ -302,6 +310,15 @@ export function describeTarget(target: JogTarget): string {
   if (target.linear.some((f) => f !== 0)) parts.push(`linear (${target.linear.join(', ')})`);
   if (target.angular.some((f) => f !== 0)) parts.push(`angular (${target.angular.join(', ')})`);
   return `${parts.join(' and ') || 'no axis'} in the ${target.frame} frame`;
+}
+
+/** The 409 of a command from the client whose jog a stop revoked, while that jog brakes to rest. */
+function stoppedJog(): JogRefusal {
+  return {
+    kind: 'busy',
+    detail:
+      'a stop ended this jog; nothing was moved: the arm brakes to rest and holds (send a command after the stop has answered and the arm rests to jog again)',
+  };
 }
 
 function notHere(): JogRefusal {

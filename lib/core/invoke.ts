@@ -8,8 +8,8 @@
  *    converted where the schema wants them ("0.5"), then validated with the operation's schema under the active joint
  *    limits (422 issues located as the face says where each field was), the REST
  *    binding's defaults filled in;
- * 3. dry-run routing: a motion that would move (not `dry_run: true`) is put to the face's confirmation first, if it has
- *    one (MCP's mcp.confirm_motion);
+ * 3. dry-run routing: a motion that would move (not `dry_run: true`), or a call its operation says so of (`confirms`:
+ *    a raise of the speed override), is put to the face's confirmation first, if it has one (MCP's mcp.confirm_motion);
  * 4. run, with the call's context;
  * 5. the output checked against the operation's output schema (once per distinct output object);
  * 6. the audit trail (every call with a caller, refusals included);
@@ -463,12 +463,10 @@ function validateAndRun(
   const { value, filenames } = input.value;
   const trail = facts.audit === false ? undefined : facts.services.audit;
   const summary = trail ? auditedBeforeRun(trail, op, audited) : audited;
-  const run = () =>
-    op
-      .run(value, new CallContext(plan, facts, caller, filenames))
-      .then((result) => finish(op, facts, caller, started, summary, result));
-  // Dry-run routing: only a motion that would move is put to the face's confirmation.
-  if (facts.confirm && op.effect === 'motion' && !isDryRun(value))
+  const ctx = new CallContext(plan, facts, caller, filenames);
+  const run = () => op.run(value, ctx).then((result) => finish(op, facts, caller, started, summary, result));
+  // Dry-run routing: only a motion that would move (or what its operation says is one) is put to the confirmation.
+  if (facts.confirm && (op.confirms ? op.confirms(value, ctx) : op.effect === 'motion' && !isDryRun(value)))
     return facts
       .confirm(op, given ?? value)
       .then((declined) =>

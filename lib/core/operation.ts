@@ -156,6 +156,11 @@ export interface Operation<I = unknown, O = unknown, N extends ServiceName = Ser
    * the type of `ctx` has no other); absent: all of them.
    */
   readonly needs?: readonly N[];
+  /**
+   * Whether a call with this (validated) input is put to the face's confirmation before it runs (MCP's
+   * mcp.confirm_motion); absent: a motion that would move (not `dry_run: true`) is, nothing else is.
+   */
+  readonly confirms?: (input: I, ctx: OpContext<N>) => boolean;
   readonly run: (input: I, ctx: OpContext<N>) => Promise<Result<O, ApiError>>;
 }
 

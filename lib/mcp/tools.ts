@@ -32,10 +32,11 @@ export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  */
 export type ConfirmMotion = (op: AnyOperation, input: unknown, extra: CallExtra) => Promise<string | undefined>;
 
-/** The question put to the person before a motion tool runs: the tool and a bounded summary of its input. */
+/** The question put to the person before a motion tool (or a raise of the override) runs: the tool and its input. */
 export function confirmationText(op: AnyOperation, input: unknown): string {
   const summary = JSON.stringify(summarizeInput(op, input) ?? {});
-  return `An agent asks to move the arm: ${op.name} ${summary.length > 600 ? `${summary.slice(0, 600)}...` : summary}. Allow this motion?`;
+  const what = op.effect === 'motion' ? 'move the arm' : 'change how the arm moves';
+  return `An agent asks to ${what}: ${op.name} ${summary.length > 600 ? `${summary.slice(0, 600)}...` : summary}. Allow this motion?`;
 }
 
 const EMPTY_OBJECT = { type: 'object', properties: {}, additionalProperties: false } as const;

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { portOf, rawRequest } from '../support/raw-http.ts';
+import { initializeRequest } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const ADMIN = 'admin-token-5e6f7a8b9c0d';
@@ -73,12 +74,7 @@ describe('two credentials on one request', () => {
   });
 
   it('MCP: an initialize with two Authorization lines is 400 naming the header', async () => {
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
+    const body = JSON.stringify(initializeRequest('raw', { id: 1 }));
     const res = await rawRequest(
       port,
       `POST /mcp/mcp HTTP/1.1\r\nHost: ${authority}\r\n${twoLines(ADMIN, 'wrong')}Content-Type: application/json\r\n` +

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { openMcpSession } from '../support/mcp.ts';
 import { connect, portOf } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -53,19 +54,7 @@ describe('an MCP cancellation that comes before its call', () => {
 
   before(async () => {
     server = await startTestServer({ web: { token: TOKEN }, sim: { time_scale: 5 } });
-    const init = await fetch(`${server.url}/mcp/mcp`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'early', version: '1' } },
-      }),
-    });
-    session = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
-    await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    session = (await openMcpSession(server.url, { name: 'early', headers })).id;
   });
   after(async () => {
     await server?.close();

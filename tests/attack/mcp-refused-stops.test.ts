@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { openMcpSession } from '../support/mcp.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 const MCP = '/mcp/mcp';
@@ -55,17 +56,7 @@ describe('an MCP stop in a POST refused for its form or its session', () => {
 
   before(async () => {
     app = await createTestApp();
-    const init = await post(
-      {
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'careless', version: '1' } },
-      },
-      null,
-    );
-    session = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
+    session = (await openMcpSession(app, { name: 'careless' })).id;
   });
   after(async () => {
     await app?.close();

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { openMcpSession } from '../support/mcp.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 const MCP = '/mcp/mcp';
@@ -34,18 +35,7 @@ describe('an MCP stop whose arguments are not an object', () => {
 
   before(async () => {
     app = await createTestApp();
-    const init = await app.request(MCP, {
-      method: 'POST',
-      headers: JSON_ONLY,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'careless', version: '1' } },
-      }),
-    });
-    session = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
+    session = (await openMcpSession(app, { name: 'careless' })).id;
   });
   after(async () => {
     await app?.close();

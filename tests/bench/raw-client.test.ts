@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { rawConnection, rawRequest } from '../../bench/raw-client.ts';
+import { openMcpSession } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -20,17 +21,7 @@ describe('bench raw HTTP/1.1 client', () => {
   });
 
   it('sends the round trips of the mcp section on one connection and reads each answer whole', async () => {
-    const init = await fetch(`${server.url}/mcp/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
-      }),
-    });
-    await init.text();
+    const session = await openMcpSession(server.url);
     const call = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
@@ -43,7 +34,7 @@ describe('bench raw HTTP/1.1 client', () => {
       {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
-        'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+        'mcp-session-id': session.id,
       },
       call,
     );

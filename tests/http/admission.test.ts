@@ -12,6 +12,7 @@ import { admissionPolicy } from '../../lib/admission/front-door.ts';
 import { createMcpEndpoint } from '../../lib/mcp/server.ts';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { atRest, getJson, type JointStates, jointStates, maxDiff, sleep, WORK } from '../support/live.ts';
+import { initializeRequest } from '../support/mcp.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { TEST_ARRIVAL } from '../support/services.ts';
@@ -21,12 +22,7 @@ const EVIL = 'http://evil.example';
 const JSON_TYPE = 'application/json';
 const TARGET = [0.3, 0.1, 0, -1.4, 0, 1.5, 0.2];
 const MOVE = JSON.stringify({ joints: TARGET, speed: 1 });
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'admission-test', version: '0' } },
-});
+const INITIALIZE = JSON.stringify(initializeRequest('admission-test', { id: 1 }));
 const MCP_HEADERS = { 'content-type': JSON_TYPE, accept: 'application/json, text/event-stream' };
 
 interface RawReply {

@@ -22,6 +22,7 @@ import {
   send,
   type Target,
 } from '../support/live.ts';
+import { openMcpSession } from '../support/mcp.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { createTestApp, type TestApp, writeSettings } from '../support/server.ts';
 
@@ -213,22 +214,11 @@ describe('the motion arbiter on a live server', () => {
 
   it('an MCP move whose body is still arriving when /stop comes is refused and nothing moves', async () => {
     const before = await atRest(url);
-    const initialize = await send(url, '/mcp/mcp', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'arbiter-test', version: '1' } },
-      }),
-    });
-    const session = initialize.headers.get('mcp-session-id') ?? '';
-    await initialize.text();
+    const session = await openMcpSession(url, { name: 'arbiter-test' });
     const { body, write, end } = trickle();
     const pending = send(url, '/mcp/mcp', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
+      headers: session.headers,
       body,
       duplex: 'half',
     } as RequestInit);

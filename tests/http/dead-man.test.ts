@@ -13,6 +13,7 @@ import type { RobotContext } from '../../lib/ros/context.ts';
 import type { JointStateMsg } from '../../lib/ros/messages.ts';
 import type { SteppedClock } from '../../lib/clock.ts';
 import { type JointStates, jointStates, LOG_LINE, logLines, WORK } from '../support/live.ts';
+import { openMcpSession } from '../support/mcp.ts';
 import type { TestServer } from '../support/server.ts';
 import { startSteppedServer, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 
@@ -186,28 +187,10 @@ async function dropMidMove(
   await backToWork(server);
 }
 
-/** An MCP session over plain fetch: its id and the headers of later requests. */
-async function mcpSession(url: string): Promise<Record<string, string>> {
-  const init = await fetch(`${url}/mcp/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dead-man test', version: '1' } },
-    }),
-  });
-  assert.equal(init.status, 200, await init.text());
-  const headers = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-06-18' };
-  const initialized = await fetch(`${url}/mcp/mcp`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  });
-  assert.equal(initialized.status, 202);
-  return headers;
-}
+/** An MCP session opened by hand: the headers of its later requests. */
+const mcpSession = async (url: string) =>
+  (await openMcpSession(url, { name: 'dead-man test', headers: { accept: 'application/json, text/event-stream' } }))
+    .headers;
 
 describe('the dead-man: a client that disconnects during a move stops the arm', () => {
   let server: TestServer;

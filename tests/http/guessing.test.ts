@@ -8,6 +8,7 @@ import { addressKey, GUESS_ADDRESSES_MAX, GUESS_POLICY, GuessLimiter } from '../
 import { refusalsPath } from '../../lib/audit/trail.ts';
 import { authorizationAuth } from '../../lib/admission/front-door.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
+import { initializeRequest } from '../support/mcp.ts';
 import { connect, portOf } from '../support/raw-http.ts';
 import { connect as foxgloveConnect } from '../foxglove/support.ts';
 
@@ -18,12 +19,7 @@ const REFILL_S = 3600;
 const ADMIN = 'guess-admin-token-41c7e2';
 const VIEWER = 'guess-viewer-token-90ab13';
 const ORIGIN = 'http://127.0.0.1:8007';
-const INIT_MCP = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guess-test', version: '1' } },
-});
+const INIT_MCP = JSON.stringify(initializeRequest('guess-test', { id: 1 }));
 
 /** The detail of a 429 past the guess limit (a wrong and a right token both get one), its seconds blanked out. */
 async function limitDetail(res: Response): Promise<string> {

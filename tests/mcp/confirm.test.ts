@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { mcpTransport } from '../support/mcp.ts';
+import { initializeRequest, mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
@@ -150,6 +150,50 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
     }
   });
 
+  it('asks before set_override raises the override; never asks, nor waits, when it lowers it', async () => {
+    const override = async () =>
+      ((await (await server.request('/robot/override')).json()) as { percent: number }).percent;
+    const declining = await connect(server, { action: 'decline' });
+    const asking = await connectAsking(server);
+    try {
+      const lowered = (await declining.client.callTool({
+        name: 'set_override',
+        arguments: { percent: 40 },
+      })) as ToolResult;
+      assert.ok(!lowered.isError, JSON.stringify(lowered.content));
+      assert.equal(declining.asked.length, 0, 'lowering is not put to the person');
+      const raised = (await declining.client.callTool({
+        name: 'set_override',
+        arguments: { percent: 90 },
+      })) as ToolResult;
+      assert.equal(raised.isError, true, 'a raise the person declines is refused');
+      assert.match(raised.content.map((c) => c.text).join(' '), /did not confirm/);
+      assert.equal(declining.asked.length, 1, 'asked once');
+      assert.match(declining.asked[0] ?? '', /set_override .*90/, 'the question names the tool and its input');
+      assert.equal(await override(), 40, 'the override is unchanged');
+      // A raise waits for its person; a lowering meanwhile is not held behind it.
+      const raise = asking.client.callTool({ name: 'set_override', arguments: { percent: 100 } });
+      await asking.question;
+      const lower = (await asking.client.callTool({
+        name: 'set_override',
+        arguments: { percent: 20 },
+      })) as ToolResult;
+      assert.ok(!lower.isError, JSON.stringify(lower.content));
+      assert.equal(await override(), 20, 'lowered while the raise is still asked');
+      asking.answer(true);
+      assert.ok(!((await raise) as ToolResult).isError, 'the confirmed raise is made');
+      assert.equal(await override(), 100);
+    } finally {
+      await server.request('/robot/override', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ percent: 100 }),
+      });
+      await declining.client.close();
+      await asking.client.close();
+    }
+  });
+
   it('refuses at once a motion from a client that takes only JSON answers: it cannot be asked, nothing moves', async () => {
     const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
     let questions = 0;
@@ -204,12 +248,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
     // asked nobody then, and a move its person declines ran). A client that cannot elicit still runs as before.
     const asking = await connect(server, { action: 'decline' });
     const plain = await connect(server);
-    const flood = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
-    });
+    const flood = JSON.stringify(initializeRequest('flood'));
     try {
       for (let i = 0; i < 4400; i++) {
         const answer = await server.request('/mcp/mcp', {

@@ -27,18 +27,14 @@ import {
   OAUTH_DISCOVERY_PATH,
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
+import { initializeRequest, openMcpSession } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { TEST_ARRIVAL } from '../support/services.ts';
 import { operations } from '../../handlers/index.ts';
 
 const TOKEN = 'transport-token-7f';
 const VERSIONS = ['2024-11-05', '2025-06-18', LATEST_PROTOCOL_VERSION] as const;
-const INIT = (protocolVersion: string, id: number | string = 1) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'initialize',
-  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-});
+const INIT = (protocolVersion: string, id: number | string = 1) => initializeRequest('raw', { id, protocolVersion });
 const CALL = (id: number, name = 'get_joint_states', extra: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
   id,
@@ -153,9 +149,7 @@ describe('MCP transport over a live server', () => {
   });
 
   it('takes arguments: null as no arguments, and answers other non-object arguments -32602 without a schema dump', async () => {
-    const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
-    const session = init.headers.get('mcp-session-id') ?? '';
-    const headers = { accept: 'application/json', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    const { headers } = await openMcpSession(server.url, { headers: auth });
     const call = (id: number, name: string, args: unknown) =>
       post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers);
     const nulled = (await (await call(2, 'get_joint_states', null)).json()) as { result?: CallToolResult };
@@ -175,10 +169,9 @@ describe('MCP transport over a live server', () => {
   });
 
   it('answers a tools/call without params or with a name that is not a string -32602 naming it, on JSON and SSE alike', async () => {
-    const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
-    const session = init.headers.get('mcp-session-id') ?? '';
+    const session = await openMcpSession(server.url, { headers: auth });
     for (const accept of ['application/json', 'application/json, text/event-stream']) {
-      const headers = { accept, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+      const headers = { ...session.headers, accept };
       for (const [params, field] of [
         [undefined, /params must be an object/],
         [{ name: 5 }, /name must be a string \(got number\)/],
@@ -603,15 +596,10 @@ function probeServer(probe: Probe): () => Server {
   };
 }
 
-/** Opens a session with a raw initialize (JSON answer); its id. */
+/** Opens a session with a raw initialize (JSON answer) on an endpoint in memory; its id. */
 async function rawSession(fetchIn: (input: string | URL, init?: RequestInit) => Promise<Response>): Promise<string> {
-  const init = await fetchIn('http://127.0.0.1:8007/mcp/mcp', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify(INIT('2025-06-18')),
-  });
-  await init.text();
-  return init.headers.get('mcp-session-id') ?? '';
+  const endpoint = { request: (path: string, init?: RequestInit) => fetchIn(`http://127.0.0.1:8007${path}`, init) };
+  return (await openMcpSession(endpoint, { initialized: false })).id;
 }
 
 describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
@@ -662,12 +650,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
 
   it('answers with JSON (progress dropped) when the client accepts only JSON, with a stream when it accepts only that', async () => {
     const { fetchIn } = make();
-    const init = await fetchIn(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(INIT('2025-06-18')),
-    });
-    const session = init.headers.get('mcp-session-id') ?? '';
+    const session = await rawSession(fetchIn);
     const res = await fetchIn(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
@@ -713,12 +696,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
 
   it('answers a plain tools/call in JSON with the errors it gives on a stream', async () => {
     const { fetchIn, probe } = make();
-    const init = await fetchIn(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(INIT('2025-06-18')),
-    });
-    const session = init.headers.get('mcp-session-id') ?? '';
+    const session = await rawSession(fetchIn);
     const post = async (body: unknown, accept: string) => {
       const res = await fetchIn(url, {
         method: 'POST',

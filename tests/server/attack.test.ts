@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { handlers } from '../../handlers/index.ts';
 import { type Role, roleAllows, roleNeeded } from '../../lib/core/roles.ts';
 import { sleep } from '../support/live.ts';
+import { openMcpSession } from '../support/mcp.ts';
 import { connect, portOf, rawRequest } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -146,21 +147,8 @@ describe('the attack suite (over a real socket)', () => {
       },
       body: JSON.stringify(message),
     });
-  const openSession = async (role: Role): Promise<string> => {
-    const res = await rpc(role, {
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attack', version: '1' } },
-    });
-    assert.equal(res.status, 200, await res.clone().text());
-    await res.text();
-    const id = res.headers.get('mcp-session-id') ?? '';
-    assert.notEqual(id, '');
-    const initialized = await rpc(role, { jsonrpc: '2.0', method: 'notifications/initialized' }, id);
-    assert.equal(initialized.status, 202);
-    return id;
-  };
+  const openSession = async (role: Role) =>
+    (await openMcpSession(server.url, { name: 'attack', headers: bearer(role) })).id;
   const toolsList = (role: Role, session: string) =>
     rpc(role, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
 
