@@ -8,14 +8,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
-import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
+import { rawAnswer } from '../http/raw-answer.ts';
 import {
   type BeyondCaps,
   isRestRead,
   isStop,
   isStream,
   mayHoldStops,
-  pathOf,
   type RouteMatch,
   type RouteTable,
 } from '../http/routes.ts';
@@ -26,14 +25,15 @@ import {
   clientErrorAnswer,
   drainAfterAnswer,
   endAndClose,
-  headWithoutUpgrade,
   LINGER_MAX_BYTES,
   type LingerBounds,
   type LogSink,
 } from './own-answers.ts';
 import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
-import { repeatedHeader } from '../admission/front-door.ts';
+import { repeatedHeader, STOP_DESPITE_GUESSES } from '../admission/front-door.ts';
 import { watchBodies } from './slow-bodies.ts';
+import { unansweredStops } from './unanswered-stops.ts';
+import { dispatchUpgrades } from './upgrades.ts';
 import type { MakeEventRoom } from '../http/sse.ts';
 
 export interface ListenerOptions {
@@ -362,8 +362,8 @@ export function createListener(options: ListenerOptions): Listener {
         res.destroy();
       });
   };
-  /** Connections whose request offered an upgrade not taken: read again by a new parser (the upgrade dispatcher). */
-  const reread = new WeakSet<Socket>();
+  /** Stops carried out without their own answer: behind a close, with two Authorization lines. */
+  const stops = unansweredStops(options.fetch, log);
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
     (req, res, error) => {
@@ -387,24 +387,36 @@ export function createListener(options: ListenerOptions): Listener {
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs / 2),
     },
     (req, res) => {
-      // A request the parser found after a refused body, on a connection that is closing: never served.
-      if (lingering.has(req.socket)) return void req.socket.destroy();
-      // One pipelined behind a request beyond a cap the app answers (503, Connection: close): the connection closes
-      // after that answer, this one is never served.
-      if (closing.has(req.socket)) return;
-      const stamp = stampOf(req.socket as Socket);
+      const socket = req.socket as Socket;
+      const stamp = stampOf(socket);
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
+      if (lingering.has(socket) || closing.has(socket)) {
+        // Pipelined behind a request refused with Connection: close (a cap's 503, written here or by the app): no
+        // answer follows that one, nothing else is served; a stop is carried out all the same (unanswered-stops.ts).
+        const behind = target.kind === 'serve' ? routes.match(method, target.path) : undefined;
+        if (target.kind === 'serve' && behind && isStop(behind)) return stops.carryOut(req, target, behind, stamp);
+        if (lingering.has(socket)) socket.destroy();
+        return;
+      }
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
       if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
+      // The request's route, found once: the caps, the light way, the turn queue and the app read it.
+      const match = routes.match(method, target.path);
       const repeated = repeatedHeader(req.rawHeaders);
-      if (repeated) return answer(res, log, req, 400, { detail: `more than one ${repeated} header` });
+      if (repeated) {
+        // A stop is carried out for a right token among its Authorization lines (unanswered-stops.ts), answered alike.
+        const stop = isStop(match) && repeated === 'Authorization';
+        answer(res, log, req, 400, {
+          detail: `more than one ${repeated} header${stop ? `; ${STOP_DESPITE_GUESSES}` : ''}`,
+        });
+        if (stop) stops.carryOut(req, target, match, stamp);
+        return;
+      }
       if (target.authority !== undefined) {
         req.url = target.path;
         req.headers.host = target.authority;
       }
-      // The request's route, found once: the caps, the light way, the turn queue and the app read it.
-      const match = routes.match(method, target.path);
       const holding = holdingOf(match, req);
       const refused = caps.refusal(req.socket as Socket, holding, isStop(match));
       let beyond: BeyondCaps | undefined;
@@ -442,7 +454,7 @@ export function createListener(options: ListenerOptions): Listener {
   // Every connection is taken: beyond a cap an idle one is shed to make room, or the new one serves only a stop.
   server.on('connection', (socket: Socket) => {
     // A connection read again after an upgrade it offered and was not given is counted once, when it came.
-    if (!reread.has(socket)) caps.connected(socket);
+    if (!upgrades.readAgain(socket)) caps.connected(socket);
   });
   // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
   // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
@@ -455,31 +467,8 @@ export function createListener(options: ListenerOptions): Listener {
     log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
     endAndClose(socket, rawAnswer(status, detail));
   });
-  // The one upgrade dispatcher: a WebSocket upgrade (a GET, RFC 6455 4.1) goes to the route table's WebSocket route of
-  // its path, one to a path without such a route is refused; an upgrade to anything else (h2c, as curl --http2 offers
-  // on every request), or offered by another method than GET, is not taken: the request is served over HTTP/1.1 as if
-  // it had not offered it (RFC 9110, 7.8), POST /stop included.
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (req.method !== 'GET' || !/^\s*websocket\s*$/i.test(req.headers.upgrade ?? '')) {
-      // Node's parser stopped at the head of an upgrade: the head without the offer goes back in front of what followed
-      // it, read by a new parser of this server.
-      socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
-      reread.add(socket as Socket);
-      return void server.emit('connection', socket);
-    }
-    const target = readRequestTarget(req.method ?? '', req.url ?? '');
-    const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOf(target.path);
-    const route = routes.upgradeAt(path);
-    socket.on('error', () => socket.destroy());
-    const repeated = repeatedHeader(req.rawHeaders);
-    if (repeated) {
-      refuseUpgrade(socket, 400, `more than one ${repeated} header`);
-      return log({ level: 'info', msg: 'request', method: 'GET', path: path.slice(0, 200), status: 400, ms: 0 });
-    }
-    if (route) return route.upgrade(req, socket, head);
-    refuseUpgrade(socket, 404, `no WebSocket at ${path.slice(0, 200) || 'this target'}`);
-    log({ level: 'info', msg: 'request', method: req.method ?? '', path: path.slice(0, 200), status: 404, ms: 0 });
-  });
+  // The one upgrade dispatcher (lib/server/upgrades.ts): a WebSocket to its route, any other offer not taken.
+  const upgrades = dispatchUpgrades({ server, routes, log });
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     endAndClose(socket, rawAnswer(405, 'CONNECT is not served: no tunnels', { Allow: allow }));
