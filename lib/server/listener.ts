@@ -362,7 +362,7 @@ export function createListener(options: ListenerOptions): Listener {
         res.destroy();
       });
   };
-  /** Stops carried out without their own answer: behind a close, with two Authorization lines. */
+  /** Stops carried out without their own answer: behind a close, with two Authorization lines, offered with an upgrade. */
   const stops = unansweredStops(options.fetch, log);
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
@@ -413,6 +413,9 @@ export function createListener(options: ListenerOptions): Listener {
         if (stop) stops.carryOut(req, target, match, stamp);
         return;
       }
+      // A stop offered with an upgrade behind a pending answer, read again: carried out already, answered now.
+      const early = isStop(match) ? upgrades.takeStopAnswer(socket) : undefined;
+      if (early) return void early.then((response) => writeResponse(res, response, false)).catch(() => res.destroy());
       if (target.authority !== undefined) {
         req.url = target.path;
         req.headers.host = target.authority;
@@ -468,7 +471,12 @@ export function createListener(options: ListenerOptions): Listener {
     endAndClose(socket, rawAnswer(status, detail));
   });
   // The one upgrade dispatcher (lib/server/upgrades.ts): a WebSocket to its route, any other offer not taken.
-  const upgrades = dispatchUpgrades({ server, routes, log });
+  const upgrades = dispatchUpgrades({
+    server,
+    routes,
+    log,
+    stopNow: (req, target, match) => stops.answerOf(req, target, match, stampOf(req.socket as Socket)),
+  });
   // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     endAndClose(socket, rawAnswer(405, 'CONNECT is not served: no tunnels', { Allow: allow }));
