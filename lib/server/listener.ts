@@ -110,6 +110,13 @@ export type Holding = 'event_stream' | 'upload' | 'none';
  */
 export const BEYOND_CAP_BODY_MAX_BYTES = 64 * 1024;
 
+/**
+ * How long an idle keep-alive connection is kept after its last answer, as every answer advertises it (`Keep-Alive:
+ * timeout=5`, ms). Node closes it 1 s later than that (its own margin, against a client's reuse racing the close): the
+ * safe direction, kept (tests/server/keep-alive.test.ts, docs/api.md).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 5000;
+
 /** Longest a connection taken beyond a connection cap may take to send its request (ms): a stop, or a 503. */
 export const BEYOND_CAP_REQUEST_MS = 2000;
 
@@ -383,6 +390,7 @@ export function createListener(options: ListenerOptions): Listener {
     {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       // The timeouts are checked this often (Node's default is every 30 s).
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs / 2),
     },
