@@ -22,12 +22,12 @@ import type { WebLimits } from '../settings/load.ts';
 import {
   answer,
   answerAndLinger,
-  clientErrorAnswer,
+  answerParserRefusal,
   drainAfterAnswer,
-  endAndClose,
   LINGER_MAX_BYTES,
   type LingerBounds,
   type LogSink,
+  refuseConnect,
 } from './own-answers.ts';
 import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
 import { repeatedHeader, STOP_DESPITE_GUESSES } from '../admission/front-door.ts';
@@ -369,6 +369,8 @@ export function createListener(options: ListenerOptions): Listener {
         res.destroy();
       });
   };
+  /** Connections whose request offered an upgrade not taken: read again by a new parser (the upgrade dispatcher). */
+  const reread = new WeakSet<Socket>();
   /** Stops carried out without their own answer: behind a close, with two Authorization lines, offered with an upgrade. */
   const stops = unansweredStops(options.fetch, log);
   const bodies = watchBodies(
@@ -465,31 +467,19 @@ export function createListener(options: ListenerOptions): Listener {
   // Every connection is taken: beyond a cap an idle one is shed to make room, or the new one serves only a stop.
   server.on('connection', (socket: Socket) => {
     // A connection read again after an upgrade it offered and was not given is counted once, when it came.
-    if (!upgrades.readAgain(socket)) caps.connected(socket);
+    if (!reread.has(socket)) caps.connected(socket);
   });
-  // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
-  // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A client that went away before its request was whole: nothing to answer, nothing to log. One that closed its
-    // side (FIN) in the middle of a body the app is reading: the app logs that request once (499); nothing is written.
-    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    if (error.code === 'HPE_INVALID_EOF_STATE' && readingBody.has(socket)) return void socket.destroy();
-    const [status, detail] = clientErrorAnswer(error);
-    log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
-    endAndClose(socket, rawAnswer(status, detail));
-  });
+  // What Node's parser refuses (a malformed request, headers too large, too slow): a JSON 4xx (own-answers.ts).
+  server.on('clientError', answerParserRefusal(log, readingBody));
   // The one upgrade dispatcher (lib/server/upgrades.ts): a WebSocket to its route, any other offer not taken.
   const upgrades = dispatchUpgrades({
     server,
     routes,
     log,
+    reread,
     stopNow: (req, target, match) => stops.answerOf(req, target, match, stampOf(req.socket as Socket)),
   });
-  // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    endAndClose(socket, rawAnswer(405, 'CONNECT is not served: no tunnels', { Allow: allow }));
-    log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });
-    void req;
-  });
+  // CONNECT (authority-form) asks for a tunnel: armgate is no proxy (405).
+  server.on('connect', refuseConnect(log, allow));
   return { server, caps, close: () => bodies.close() };
 }

@@ -25,13 +25,16 @@ export interface UpgradeOptions {
   readonly server: Server;
   readonly routes: Pick<RouteTable, 'match' | 'upgradeAt'>;
   readonly log: LogSink;
+  /**
+   * Connections read again by a new parser after an offer not taken, added here: the listener counts them once, when
+   * they came (a set it holds, so that nothing of this module runs for a new connection: the read's walk).
+   */
+  readonly reread: WeakSet<Socket>;
   /** Carries out the stop `req` is, at once: its answer, written when the request is read again in its turn. */
   readonly stopNow: (req: IncomingMessage, target: ServedTarget, match: RouteMatch) => Promise<Response>;
 }
 
 export interface Upgrades {
-  /** True for a connection read again by a new parser after an offer not taken (counted once, when it came). */
-  readAgain(socket: Socket): boolean;
   /** The answer of the stop carried out when its offer was seen on `socket`, taken once by that stop read again. */
   takeStopAnswer(socket: Socket): Promise<Response> | undefined;
 }
@@ -42,8 +45,7 @@ const pendingAnswer = (socket: Duplex) =>
 
 /** Dispatches `options.server`'s upgrades (see the module comment). */
 export function dispatchUpgrades(options: UpgradeOptions): Upgrades {
-  const { server, routes, log } = options;
-  const reread = new WeakSet<Socket>();
+  const { server, routes, log, reread } = options;
   const stopAnswers = new WeakMap<Socket, Promise<Response>>();
   const offerTaken = (req: IncomingMessage) =>
     req.method === 'GET' && /^\s*websocket\s*$/i.test(req.headers.upgrade ?? '');
@@ -99,7 +101,6 @@ export function dispatchUpgrades(options: UpgradeOptions): Upgrades {
     inTurn(req, socket, head);
   });
   return {
-    readAgain: (socket) => reread.has(socket),
     takeStopAnswer: (socket) => {
       const answer = stopAnswers.get(socket);
       if (answer) stopAnswers.delete(socket);
