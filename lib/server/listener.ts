@@ -30,9 +30,9 @@ import {
   refuseConnect,
 } from './own-answers.ts';
 import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
-import { repeatedHeader, STOP_DESPITE_GUESSES } from '../admission/front-door.ts';
+import { headerLines, repeatedHeader, STOP_DESPITE_GUESSES } from '../admission/front-door.ts';
 import { watchBodies } from './slow-bodies.ts';
-import { unansweredStops } from './unanswered-stops.ts';
+import { AUTHORIZATION_LINES_TRIED, unansweredStops } from './unanswered-stops.ts';
 import { dispatchUpgrades } from './upgrades.ts';
 import type { MakeEventRoom } from '../http/sse.ts';
 
@@ -414,14 +414,21 @@ export function createListener(options: ListenerOptions): Listener {
       // The request's route, found once: the caps, the light way, the turn queue and the app read it.
       const match = routes.match(method, target.path);
       const repeated = repeatedHeader(req.rawHeaders);
+      const mayHold = mayHoldStops(match) && Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES;
+      let beyond: BeyondCaps | undefined;
       if (repeated) {
-        // A stop is carried out for a right token among its Authorization lines (unanswered-stops.ts), answered alike.
-        const stop = isStop(match) && repeated === 'Authorization';
-        answer(res, log, req, 400, {
-          detail: `more than one ${repeated} header${stop ? `; ${STOP_DESPITE_GUESSES}` : ''}`,
-        });
-        if (stop) stops.carryOut(req, target, match, stamp);
-        return;
+        // A stop is carried out for a right token among its Authorization lines, answered alike: a REST one here
+        // (unanswered-stops.ts), the stops in an MCP POST's body by the app (its 400, as beyond a cap); not with two Hosts.
+        const stop = repeated === 'Authorization' && (isStop(match) || mayHold);
+        const detail = `more than one ${repeated} header${stop ? `; ${STOP_DESPITE_GUESSES}` : ''}`;
+        const authorizations = headerLines(req.rawHeaders, 'authorization').slice(0, AUTHORIZATION_LINES_TRIED);
+        if (!stop || isStop(match) || headerLines(req.rawHeaders, 'host').length > 1) {
+          answer(res, log, req, 400, { detail });
+          if (stop) stops.carryOut(req, target, match, stamp);
+          return;
+        }
+        beyond = { detail, retryAfterS: limits.retryAfterS, authorizations };
+        closing.add(socket);
       }
       // A stop offered with an upgrade behind a pending answer, read again: carried out already, answered now.
       const early = isStop(match) ? upgrades.takeStopAnswer(socket) : undefined;
@@ -431,9 +438,8 @@ export function createListener(options: ListenerOptions): Listener {
         req.headers.host = target.authority;
       }
       const holding = holdingOf(match, req);
-      const refused = caps.refusal(req.socket as Socket, holding, isStop(match));
-      let beyond: BeyondCaps | undefined;
-      if (refused && mayHoldStops(match) && Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES) {
+      const refused = beyond ? undefined : caps.refusal(req.socket as Socket, holding, isStop(match));
+      if (refused && mayHold) {
         // Its stops are in its body (an MCP tool call): the app reads it (bounded), answers the same 503 and carries
         // out a right token's stops; nothing else runs, nothing is held.
         beyond = { detail: refused.detail, retryAfterS: limits.retryAfterS };

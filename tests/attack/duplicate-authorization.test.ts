@@ -3,9 +3,9 @@
  * armgate used it, whatever the second said, while two Host lines were a 400), or a WebSocket upgrade's Authorization
  * header beside a different token in its other place (the jog socket's subprotocol, Foxglove's `?token=`). Which
  * caller such a request is would be a guess: each is a 400 naming the header, on REST, MCP and both WebSocket
- * upgrades, and nothing runs (a move does not start). A REST stop so sent is the exception, as past the guess limit:
- * answered the same 400, it is carried out for the first line whose token is valid, audited under that token's name;
- * with no valid token, or with two Host lines, nothing runs.
+ * upgrades, and nothing runs (a move does not start). A stop so sent (REST, or an MCP stop tool's call) is the
+ * exception, as past the guess limit: answered the same 400, it is carried out for the first line whose token is
+ * valid, audited under that token's name; with no valid token, or with two Host lines, nothing runs.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -232,6 +232,57 @@ describe('a stop with two Authorization lines', () => {
       assert.deepEqual((await auditedStops()).slice(audited), [principal], 'one stop, under the valid token');
     });
   }
+
+  /** A tools/call of `name` to /mcp/mcp with `authorization` (header lines), on a connection of its own: its answer. */
+  const toolWith = (authorization: string, name: string, args: object) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: args } });
+    return rawRequest(
+      port,
+      `POST /mcp/mcp HTTP/1.1\r\nHost: ${authority}\r\n${authorization}Content-Type: application/json\r\n` +
+        'Accept: application/json, text/event-stream\r\nMcp-Session-Id: a-session-opened-elsewhere\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
+
+  it("MCP: a stop tool's call with two Authorization lines (a wrong token, then a right one) is 400 and carried out", async () => {
+    const stops = server.services.arbiter.stopCount;
+    const audited = (await auditedStops()).length;
+    const res = await toolWith(`Authorization: Bearer wrong-token\r\nAuthorization: Bearer ${READER}\r\n`, 'stop', {});
+    assert.equal(res.status, 400, res.body);
+    assert.match(
+      JSON.parse(res.body).detail,
+      /^more than one Authorization header; a stop with a valid token is carried out all the same/,
+    );
+    for (let i = 0; i < 250 && server.services.arbiter.stopCount === stops; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(server.services.arbiter.stopCount > stops, 'the arm was stopped');
+    for (let i = 0; i < 50 && (await auditedStops()).length === audited; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual((await auditedStops()).slice(audited), ['reader'], 'one stop, under the valid token');
+  });
+
+  it("MCP: a move tool's call with two right Authorization lines is the same 400, and nothing moves", async () => {
+    const position = async () =>
+      (
+        (await (
+          await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } })
+        ).json()) as { position: number[] }
+      ).position;
+    const before = await position();
+    const res = await toolWith(
+      `Authorization: Bearer ${ADMIN}\r\nAuthorization: Bearer ${ADMIN}\r\n`,
+      'move_to_joints',
+      {
+        joints: WORK.map((q, j) => (j === 0 ? q + 0.5 : q)),
+        speed: 1,
+      },
+    );
+    assert.equal(res.status, 400, res.body);
+    assert.match(JSON.parse(res.body).detail, /^more than one Authorization header; a stop with a valid token/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(server.services.arbiter.activity(), undefined, 'nothing holds the arm');
+    assert.deepEqual(await position(), before, 'the arm did not move');
+  });
 
   it('with two wrong tokens: the same 400, each token refused (counted as a wrong one), nothing stopped', async () => {
     const stops = server.services.arbiter.stopCount;
