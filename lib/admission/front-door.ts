@@ -283,6 +283,14 @@ export function repeatedHeader(rawHeaders: readonly string[]): 'Host' | 'Authori
   return undefined;
 }
 
+/** The values of every line of header `name` (lower case) a request carries, in order (Node keeps only the first). */
+export function headerLines(rawHeaders: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2)
+    if ((rawHeaders[i] ?? '').toLowerCase() === name) values.push(rawHeaders[i + 1] ?? '');
+  return values;
+}
+
 /**
  * The Authorization of a WebSocket upgrade for {@link authorizationAuth}: its header's value, or the token it sends
  * elsewhere (`token`, from `where`: the jog socket's subprotocol, Foxglove's `?token=`) as a Bearer; '' with neither.

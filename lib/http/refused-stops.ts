@@ -23,17 +23,35 @@ export type StopsPastGuesses = (request: Request) => Promise<StopRunner | undefi
 export type StopRunner = (call: Arrival) => Promise<void>;
 
 /**
- * Why a request the listener let through on a connection beyond a cap is refused, as its 503 says (the words and the
- * Retry-After of the listener's own answer): only the stops it holds are carried out.
+ * Why a request the listener let through to the app only for the stops its body may hold is refused: on a connection
+ * beyond a cap, as its 503 says (the words and the Retry-After of the listener's own answer); or, with
+ * `authorizations`, for carrying more than one Authorization line (400, `detail`). Only its stops are carried out.
  */
 export interface BeyondCaps {
   readonly detail: string;
   readonly retryAfterS: number;
+  /**
+   * The request's Authorization lines (at most the listener's few), when it carries more than one: its stops are
+   * carried out for the first line whose token is valid, each tried in turn as the request's own would be.
+   */
+  readonly authorizations?: readonly string[];
 }
 
-/** The 503 of a request beyond a cap, as the listener answers it itself (lib/server/own-answers.ts). */
+/** The answer of such a request: the cap's 503, as the listener answers it itself (lib/server/own-answers.ts), or 400. */
 export const beyondAnswer = (beyond: BeyondCaps): Response =>
-  json({ detail: beyond.detail }, 503, { 'retry-after': String(beyond.retryAfterS), connection: 'close' });
+  beyond.authorizations
+    ? json({ detail: beyond.detail }, 400, { connection: 'close' })
+    : json({ detail: beyond.detail }, 503, { 'retry-after': String(beyond.retryAfterS), connection: 'close' });
+
+/** The request as each of `authorizations` would send it alone (headers only: its body is read already). */
+function askedAs(request: Request, authorizations: readonly string[] | undefined): Request[] {
+  if (!authorizations) return [request];
+  return authorizations.map((authorization) => {
+    const headers = new Headers([...request.headers]);
+    headers.set('authorization', authorization);
+    return new Request(request.url, { method: request.method, headers });
+  });
+}
 
 /** Where the stops of a request line are: the route table's lookups, as the app makes them. */
 export interface RefusedStopsOptions {
@@ -99,7 +117,8 @@ export function refusedStops(options: RefusedStopsOptions): {
      * A request the listener let through on a connection beyond a cap because its route may hold a stop (the MCP
      * endpoint's tool calls; the listener refuses every other request there before its body): answered with the 503
      * the listener would have given (its words, Retry-After, Connection: close) whatever its token, so that the answer
-     * tells no right token from a wrong one. Its body is read first (bounded; the same work for any token), then it is
+     * tells no right token from a wrong one. One with more than one Authorization line likewise, answered 400, its
+     * stops carried out for the first valid one. Its body is read first (bounded; the same work for any token), then it is
      * authenticated as every request is (a wrong token counted as a guess, past the guess limit the stops carried out
      * as there), and a right token's stops are carried out once the 503 is on its way. Nothing but stops runs for it.
      */
@@ -109,9 +128,14 @@ export function refusedStops(options: RefusedStopsOptions): {
         const reading = carry(request).catch(() => undefined);
         readAlready.set(request, reading);
         const run = await reading;
-        const who = callerOf(request, path, address, arrivedAtStop);
-        if (run && 'caller' in who && who.caller)
-          runStops(run, { caller: who.caller, arrivedAtStop }, 'a stop beyond the caps failed');
+        for (const asked of askedAs(request, beyond.authorizations)) {
+          readAlready.set(asked, reading);
+          const who = callerOf(asked, path, address, arrivedAtStop);
+          if (run && 'caller' in who && who.caller) {
+            runStops(run, { caller: who.caller, arrivedAtStop }, 'a stop beyond the caps failed');
+            break;
+          }
+        }
       }
       return beyondAnswer(beyond);
     },

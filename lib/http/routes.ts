@@ -195,9 +195,13 @@ export class RouteTable {
     return route && 'operation' in route ? route : undefined;
   }
 
-  /** The WebSocket route of a path, for the listener's 'upgrade' dispatcher. */
+  /**
+   * The WebSocket route of a path, for the listener's 'upgrade' dispatcher: a spelling the router serves as a route (a
+   * trailing slash, a dot segment) is that route here too, as {@link match} reads it (`/robot/jog/` is the jog socket).
+   */
   upgradeAt(path: string): WebSocketRoute | undefined {
-    const route = this.#byMethod.get('GET')?.get(path);
+    const gets = this.#byMethod.get('GET');
+    const route = gets?.get(path) ?? gets?.get(canonicalPathOf(path));
     return route?.kind === 'websocket' ? route : undefined;
   }
 

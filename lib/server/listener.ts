@@ -8,14 +8,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
-import { rawAnswer, refuseUpgrade } from '../http/raw-answer.ts';
+import { rawAnswer } from '../http/raw-answer.ts';
 import {
   type BeyondCaps,
   isRestRead,
   isStop,
   isStream,
   mayHoldStops,
-  pathOf,
   type RouteMatch,
   type RouteTable,
 } from '../http/routes.ts';
@@ -23,17 +22,18 @@ import type { WebLimits } from '../settings/load.ts';
 import {
   answer,
   answerAndLinger,
-  clientErrorAnswer,
+  answerParserRefusal,
   drainAfterAnswer,
-  endAndClose,
-  headWithoutUpgrade,
   LINGER_MAX_BYTES,
   type LingerBounds,
   type LogSink,
+  refuseConnect,
 } from './own-answers.ts';
 import { absoluteUrl, BodylessRequest, hasBody, readRequestTarget, writeResponse } from './request.ts';
-import { repeatedHeader } from '../admission/front-door.ts';
+import { headerLines, repeatedHeader, STOP_DESPITE_GUESSES } from '../admission/front-door.ts';
 import { watchBodies } from './slow-bodies.ts';
+import { AUTHORIZATION_LINES_TRIED, unansweredStops } from './unanswered-stops.ts';
+import { dispatchUpgrades } from './upgrades.ts';
 import type { MakeEventRoom } from '../http/sse.ts';
 
 export interface ListenerOptions {
@@ -109,6 +109,13 @@ export type Holding = 'event_stream' | 'upload' | 'none';
  * larger one is refused before its body as every other request is.
  */
 export const BEYOND_CAP_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * How long an idle keep-alive connection is kept after its last answer, as every answer advertises it (`Keep-Alive:
+ * timeout=5`, ms). Node closes it 1 s later than that (its own margin, against a client's reuse racing the close): the
+ * safe direction, kept (tests/server/keep-alive.test.ts, docs/api.md).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 /** Longest a connection taken beyond a connection cap may take to send its request (ms): a stop, or a 503. */
 export const BEYOND_CAP_REQUEST_MS = 2000;
@@ -364,6 +371,8 @@ export function createListener(options: ListenerOptions): Listener {
   };
   /** Connections whose request offered an upgrade not taken: read again by a new parser (the upgrade dispatcher). */
   const reread = new WeakSet<Socket>();
+  /** Stops carried out without their own answer: behind a close, with two Authorization lines, offered with an upgrade. */
+  const stops = unansweredStops(options.fetch, log);
   const bodies = watchBodies(
     { graceMs: limits.bodyGraceMs, minBytesPerS: limits.bodyMinBytesPerS },
     (req, res, error) => {
@@ -383,32 +392,54 @@ export function createListener(options: ListenerOptions): Listener {
     {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       // The timeouts are checked this often (Node's default is every 30 s).
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs / 2),
     },
     (req, res) => {
-      // A request the parser found after a refused body, on a connection that is closing: never served.
-      if (lingering.has(req.socket)) return void req.socket.destroy();
-      // One pipelined behind a request beyond a cap the app answers (503, Connection: close): the connection closes
-      // after that answer, this one is never served.
-      if (closing.has(req.socket)) return;
-      const stamp = stampOf(req.socket as Socket);
+      const socket = req.socket as Socket;
+      const stamp = stampOf(socket);
       const method = req.method ?? '';
       const target = readRequestTarget(method, req.url ?? '');
+      if (lingering.has(socket) || closing.has(socket)) {
+        // Pipelined behind a request refused with Connection: close (a cap's 503, written here or by the app): no
+        // answer follows that one, nothing else is served; a stop is carried out all the same (unanswered-stops.ts).
+        const behind = target.kind === 'serve' ? routes.match(method, target.path) : undefined;
+        if (target.kind === 'serve' && behind && isStop(behind)) return stops.carryOut(req, target, behind, stamp);
+        if (lingering.has(socket)) socket.destroy();
+        return;
+      }
       if (target.kind === 'server_options') return answer(res, log, req, 204, undefined, { allow });
       if (target.kind === 'refuse') return answer(res, log, req, 400, { detail: target.detail });
+      // The request's route, found once: the caps, the light way, the turn queue and the app read it.
+      const match = routes.match(method, target.path);
       const repeated = repeatedHeader(req.rawHeaders);
-      if (repeated) return answer(res, log, req, 400, { detail: `more than one ${repeated} header` });
+      const mayHold = mayHoldStops(match) && Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES;
+      let beyond: BeyondCaps | undefined;
+      if (repeated) {
+        // A stop is carried out for a right token among its Authorization lines, answered alike: a REST one here
+        // (unanswered-stops.ts), the stops in an MCP POST's body by the app (its 400, as beyond a cap); not with two Hosts.
+        const stop = repeated === 'Authorization' && (isStop(match) || mayHold);
+        const detail = `more than one ${repeated} header${stop ? `; ${STOP_DESPITE_GUESSES}` : ''}`;
+        const authorizations = headerLines(req.rawHeaders, 'authorization').slice(0, AUTHORIZATION_LINES_TRIED);
+        if (!stop || isStop(match) || headerLines(req.rawHeaders, 'host').length > 1) {
+          answer(res, log, req, 400, { detail });
+          if (stop) stops.carryOut(req, target, match, stamp);
+          return;
+        }
+        beyond = { detail, retryAfterS: limits.retryAfterS, authorizations };
+        closing.add(socket);
+      }
+      // A stop offered with an upgrade behind a pending answer, read again: carried out already, answered now.
+      const early = isStop(match) ? upgrades.takeStopAnswer(socket) : undefined;
+      if (early) return void early.then((response) => writeResponse(res, response, false)).catch(() => res.destroy());
       if (target.authority !== undefined) {
         req.url = target.path;
         req.headers.host = target.authority;
       }
-      // The request's route, found once: the caps, the light way, the turn queue and the app read it.
-      const match = routes.match(method, target.path);
       const holding = holdingOf(match, req);
-      const refused = caps.refusal(req.socket as Socket, holding, isStop(match));
-      let beyond: BeyondCaps | undefined;
-      if (refused && mayHoldStops(match) && Number(req.headers['content-length'] ?? 0) <= BEYOND_CAP_BODY_MAX_BYTES) {
+      const refused = beyond ? undefined : caps.refusal(req.socket as Socket, holding, isStop(match));
+      if (refused && mayHold) {
         // Its stops are in its body (an MCP tool call): the app reads it (bounded), answers the same 503 and carries
         // out a right token's stops; nothing else runs, nothing is held.
         beyond = { detail: refused.detail, retryAfterS: limits.retryAfterS };
@@ -444,47 +475,17 @@ export function createListener(options: ListenerOptions): Listener {
     // A connection read again after an upgrade it offered and was not given is counted once, when it came.
     if (!reread.has(socket)) caps.connected(socket);
   });
-  // What Node's parser refuses (a malformed request line or header, headers too large, a request too slow) is
-  // answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A client that went away before its request was whole: nothing to answer, nothing to log. One that closed its
-    // side (FIN) in the middle of a body the app is reading: the app logs that request once (499); nothing is written.
-    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    if (error.code === 'HPE_INVALID_EOF_STATE' && readingBody.has(socket)) return void socket.destroy();
-    const [status, detail] = clientErrorAnswer(error);
-    log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
-    endAndClose(socket, rawAnswer(status, detail));
+  // What Node's parser refuses (a malformed request, headers too large, too slow): a JSON 4xx (own-answers.ts).
+  server.on('clientError', answerParserRefusal(log, readingBody));
+  // The one upgrade dispatcher (lib/server/upgrades.ts): a WebSocket to its route, any other offer not taken.
+  const upgrades = dispatchUpgrades({
+    server,
+    routes,
+    log,
+    reread,
+    stopNow: (req, target, match) => stops.answerOf(req, target, match, stampOf(req.socket as Socket)),
   });
-  // The one upgrade dispatcher: a WebSocket upgrade (a GET, RFC 6455 4.1) goes to the route table's WebSocket route of
-  // its path, one to a path without such a route is refused; an upgrade to anything else (h2c, as curl --http2 offers
-  // on every request), or offered by another method than GET, is not taken: the request is served over HTTP/1.1 as if
-  // it had not offered it (RFC 9110, 7.8), POST /stop included.
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (req.method !== 'GET' || !/^\s*websocket\s*$/i.test(req.headers.upgrade ?? '')) {
-      // Node's parser stopped at the head of an upgrade: the head without the offer goes back in front of what followed
-      // it, read by a new parser of this server.
-      socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
-      reread.add(socket as Socket);
-      return void server.emit('connection', socket);
-    }
-    const target = readRequestTarget(req.method ?? '', req.url ?? '');
-    const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOf(target.path);
-    const route = routes.upgradeAt(path);
-    socket.on('error', () => socket.destroy());
-    const repeated = repeatedHeader(req.rawHeaders);
-    if (repeated) {
-      refuseUpgrade(socket, 400, `more than one ${repeated} header`);
-      return log({ level: 'info', msg: 'request', method: 'GET', path: path.slice(0, 200), status: 400, ms: 0 });
-    }
-    if (route) return route.upgrade(req, socket, head);
-    refuseUpgrade(socket, 404, `no WebSocket at ${path.slice(0, 200) || 'this target'}`);
-    log({ level: 'info', msg: 'request', method: req.method ?? '', path: path.slice(0, 200), status: 404, ms: 0 });
-  });
-  // CONNECT (authority-form) asks for a tunnel: armgate is no proxy.
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    endAndClose(socket, rawAnswer(405, 'CONNECT is not served: no tunnels', { Allow: allow }));
-    log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });
-    void req;
-  });
+  // CONNECT (authority-form) asks for a tunnel: armgate is no proxy (405).
+  server.on('connect', refuseConnect(log, allow));
   return { server, caps, close: () => bodies.close() };
 }

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES } from '../http/limits.ts';
+import { rawAnswer } from '../http/raw-answer.ts';
 
 /** Writes one structured log line (the app's sink). */
 export type LogSink = (fields: Record<string, string | number>) => void;
@@ -52,6 +53,34 @@ export function answer(
   });
   res.end(text);
   log({ level: 'info', msg: 'request', method: req.method ?? '', path: (req.url ?? '').slice(0, 200), status, ms: 0 });
+}
+
+/**
+ * The listener's 'clientError': what Node's parser refuses (a malformed request line or header, headers too large, a
+ * request too slow) is answered with a JSON 4xx saying what, logged once at info level: it is the client's doing.
+ * `readingBody`: the connections whose request's body the app is reading.
+ */
+export function answerParserRefusal(
+  log: LogSink,
+  readingBody: WeakSet<Duplex>,
+): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (error, socket) => {
+    // A client that went away before its request was whole: nothing to answer, nothing to log. One that closed its
+    // side (FIN) in the middle of a body the app is reading: the app logs that request once (499); nothing is written.
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    if (error.code === 'HPE_INVALID_EOF_STATE' && readingBody.has(socket)) return void socket.destroy();
+    const [status, detail] = clientErrorAnswer(error);
+    log({ level: 'info', msg: 'request refused by the HTTP parser', status, code: error.code ?? '' });
+    endAndClose(socket, rawAnswer(status, detail));
+  };
+}
+
+/** The listener's 'connect': CONNECT (authority-form) asks for a tunnel, and armgate is no proxy: 405 with `allow`. */
+export function refuseConnect(log: LogSink, allow: string): (req: IncomingMessage, socket: Duplex) => void {
+  return (_req, socket) => {
+    endAndClose(socket, rawAnswer(405, 'CONNECT is not served: no tunnels', { Allow: allow }));
+    log({ level: 'info', msg: 'request', method: 'CONNECT', path: '', status: 405, ms: 0 });
+  };
 }
 
 /** The status and detail for a request Node's HTTP parser refused. */

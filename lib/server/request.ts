@@ -134,9 +134,14 @@ class HeadersView implements Headers {
   }
 }
 
+/** The signal of a request whose answer is not written (see {@link BodylessRequest}): never aborted. */
+const UNANSWERED = new AbortController().signal;
+
 /**
  * A request without a body as the app reads it: method, absolute URL, headers and a signal that aborts when the
- * client goes before its answer was written (made on first use). Its body is empty.
+ * client goes before its answer was written (made on first use). Its body is empty. Without a response (`res`
+ * undefined) it is a request whose answer is not written to its client (a stop carried out behind a refusal,
+ * lib/server/unanswered-stops.ts): its signal never aborts, and `headers` may stand in for the request's own.
  */
 export class BodylessRequest {
   readonly method: string;
@@ -145,25 +150,33 @@ export class BodylessRequest {
   readonly body = null;
   readonly bodyUsed = false;
   readonly #req: IncomingMessage;
-  readonly #res: ServerResponse;
+  readonly #res: ServerResponse | undefined;
   #signal: AbortSignal | undefined;
 
-  constructor(method: string, url: string, req: IncomingMessage, res: ServerResponse) {
+  constructor(
+    method: string,
+    url: string,
+    req: IncomingMessage,
+    res: ServerResponse | undefined,
+    headers: IncomingMessage['headers'] = req.headers,
+  ) {
     this.method = method;
     this.url = url;
     this.#req = req;
     this.#res = res;
-    this.headers = new HeadersView(req.headers);
+    this.headers = new HeadersView(headers);
   }
 
   get signal(): AbortSignal {
     if (this.#signal === undefined) {
+      const res = this.#res;
+      if (res === undefined) return UNANSWERED;
       const controller = new AbortController();
       const gone = () => {
-        if (!this.#res.writableFinished) controller.abort(new Error('the client closed the request'));
+        if (!res.writableFinished) controller.abort(new Error('the client closed the request'));
       };
-      if (this.#req.destroyed || this.#res.destroyed) gone();
-      else this.#res.once('close', gone);
+      if (this.#req.destroyed || res.destroyed) gone();
+      else res.once('close', gone);
       this.#signal = controller.signal;
     }
     return this.#signal;

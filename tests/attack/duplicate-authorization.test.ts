@@ -3,9 +3,14 @@
  * armgate used it, whatever the second said, while two Host lines were a 400), or a WebSocket upgrade's Authorization
  * header beside a different token in its other place (the jog socket's subprotocol, Foxglove's `?token=`). Which
  * caller such a request is would be a guess: each is a 400 naming the header, on REST, MCP and both WebSocket
- * upgrades, and nothing runs (a move does not start).
+ * upgrades, and nothing runs (a move does not start). A stop so sent (REST, or an MCP stop tool's call) is the
+ * exception, as past the guess limit: answered the same 400, it is carried out for the first line whose token is
+ * valid, audited under that token's name; with no valid token, or with two Host lines, nothing runs.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { portOf, rawRequest } from '../support/raw-http.ts';
@@ -154,5 +159,152 @@ describe('two credentials on one request', () => {
     );
     assert.equal(res.status, 400, res.body);
     assert.match(res.body, /more than one Host header/);
+  });
+});
+
+describe('a stop with two Authorization lines', () => {
+  let server: TestServer;
+  let port: number;
+  let authority: string;
+  let dir: string;
+  let auditFile: string;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'armgate-two-credentials-'));
+    auditFile = path.join(dir, 'audit.jsonl');
+    server = await startTestServer({
+      web: { token: ADMIN, tokens: [{ name: 'reader', token: READER, role: 'read' }] },
+      audit: { path: auditFile },
+    });
+    port = portOf(server.url);
+    authority = `127.0.0.1:${port}`;
+  });
+  after(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The principals of the stops on the audit trail so far, in order. */
+  const auditedStops = async () => {
+    await server.services.audit?.flush();
+    const text = await readFile(auditFile, 'utf8').catch(() => '');
+    return text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as { operation: string; principal: string })
+      .filter((line) => line.operation === 'stop')
+      .map((line) => line.principal);
+  };
+
+  /** The statuses of the request lines logged for `/stop` since log line `from`, once `count` of them are in. */
+  const stopLines = async (from: number, count: number) => {
+    const lines = () => server.logs.slice(from).filter((l) => l.msg === 'request' && l.path === '/stop');
+    for (let i = 0; i < 250 && lines().length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    return lines().map((l) => Number(l.status));
+  };
+
+  const stopWith = (headers: string) =>
+    rawRequest(port, `POST /stop HTTP/1.1\r\n${headers}Content-Length: 0\r\nConnection: close\r\n\r\n`);
+
+  for (const [what, first, second, principal, logged] of [
+    ['a wrong token, then a right one', 'wrong-token', ADMIN, 'web.token', [400, 401, 200]],
+    ['a read token, then a wrong one', READER, 'wrong-token', 'reader', [400, 200]],
+    ['two right tokens: the first one', READER, ADMIN, 'reader', [400, 200]],
+  ] as const) {
+    it(`is answered 400 and carried out for its valid token (${what}), audited under that token's name`, async () => {
+      const stops = server.services.arbiter.stopCount;
+      const audited = (await auditedStops()).length;
+      const from = server.logs.length;
+      const res = await stopWith(
+        `Host: ${authority}\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\n`,
+      );
+      assert.equal(res.status, 400, res.body);
+      assert.match(
+        JSON.parse(res.body).detail,
+        /^more than one Authorization header; a stop with a valid token is carried out all the same/,
+      );
+      assert.deepEqual(await stopLines(from, logged.length), logged, 'the 400, then the stop tried line by line');
+      assert.ok(server.services.arbiter.stopCount > stops, 'the arm was stopped');
+      assert.deepEqual((await auditedStops()).slice(audited), [principal], 'one stop, under the valid token');
+    });
+  }
+
+  /** A tools/call of `name` to /mcp/mcp with `authorization` (header lines), on a connection of its own: its answer. */
+  const toolWith = (authorization: string, name: string, args: object) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: args } });
+    return rawRequest(
+      port,
+      `POST /mcp/mcp HTTP/1.1\r\nHost: ${authority}\r\n${authorization}Content-Type: application/json\r\n` +
+        'Accept: application/json, text/event-stream\r\nMcp-Session-Id: a-session-opened-elsewhere\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
+
+  it("MCP: a stop tool's call with two Authorization lines (a wrong token, then a right one) is 400 and carried out", async () => {
+    const stops = server.services.arbiter.stopCount;
+    const audited = (await auditedStops()).length;
+    const res = await toolWith(`Authorization: Bearer wrong-token\r\nAuthorization: Bearer ${READER}\r\n`, 'stop', {});
+    assert.equal(res.status, 400, res.body);
+    assert.match(
+      JSON.parse(res.body).detail,
+      /^more than one Authorization header; a stop with a valid token is carried out all the same/,
+    );
+    for (let i = 0; i < 250 && server.services.arbiter.stopCount === stops; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(server.services.arbiter.stopCount > stops, 'the arm was stopped');
+    for (let i = 0; i < 50 && (await auditedStops()).length === audited; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual((await auditedStops()).slice(audited), ['reader'], 'one stop, under the valid token');
+  });
+
+  it("MCP: a move tool's call with two right Authorization lines is the same 400, and nothing moves", async () => {
+    const position = async () =>
+      (
+        (await (
+          await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } })
+        ).json()) as { position: number[] }
+      ).position;
+    const before = await position();
+    const res = await toolWith(
+      `Authorization: Bearer ${ADMIN}\r\nAuthorization: Bearer ${ADMIN}\r\n`,
+      'move_to_joints',
+      {
+        joints: WORK.map((q, j) => (j === 0 ? q + 0.5 : q)),
+        speed: 1,
+      },
+    );
+    assert.equal(res.status, 400, res.body);
+    assert.match(JSON.parse(res.body).detail, /^more than one Authorization header; a stop with a valid token/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(server.services.arbiter.activity(), undefined, 'nothing holds the arm');
+    assert.deepEqual(await position(), before, 'the arm did not move');
+  });
+
+  it('with two wrong tokens: the same 400, each token refused (counted as a wrong one), nothing stopped', async () => {
+    const stops = server.services.arbiter.stopCount;
+    const from = server.logs.length;
+    const res = await stopWith(
+      `Host: ${authority}\r\nAuthorization: Bearer wrong-1\r\nAuthorization: Bearer wrong-2\r\n`,
+    );
+    assert.equal(res.status, 400, res.body);
+    assert.match(JSON.parse(res.body).detail, /^more than one Authorization header; a stop with a valid token/);
+    assert.deepEqual(await stopLines(from, 3), [400, 401, 401]);
+    assert.equal(server.services.arbiter.stopCount, stops, 'nothing was stopped');
+  });
+
+  it('with two Host lines as well: 400 naming the header that came twice first, and nothing stopped', async () => {
+    const stops = server.services.arbiter.stopCount;
+    const from = server.logs.length;
+    const res = await stopWith(
+      `Host: ${authority}\r\nHost: evil.example\r\nAuthorization: Bearer ${ADMIN}\r\nAuthorization: Bearer ${READER}\r\n`,
+    );
+    assert.equal(res.status, 400, res.body);
+    assert.match(JSON.parse(res.body).detail, /^more than one Host header$/);
+    // A stop would be logged (and counted) within the same turns as the 400: a read behind it is answered after them.
+    const read = await fetch(`${server.url}/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    assert.equal(read.status, 200);
+    await read.arrayBuffer();
+    assert.deepEqual(await stopLines(from, 1), [400]);
+    assert.equal(server.services.arbiter.stopCount, stops, 'nothing was stopped');
   });
 });
