@@ -1,8 +1,11 @@
 /**
  * The audit trail: one JSON line per call that reached an operation on either face (refused ones included: a lacking
- * role, a bad input, a busy arm), state-changing ones always and reads with `audit.reads`. Requests refused before
- * (no token, a wrong one, too many wrong ones) are counted per face, address and reason and written once a second as
- * one line each to a file of their own (refusalsPath), so that no flood of them delays or rotates out a real record.
+ * role, a bad input, a busy arm), state-changing ones always and reads with `audit.reads`. The calls that may have
+ * changed something at the arm or in its settings (effects: lib/audit/quiet.ts) are written one line each to the
+ * trail's file, and only they: no flood of anything else can rotate them out. The calls that changed nothing (reads,
+ * 4xx refusals, dry runs, repeated stops) go to a file of their own (refusalsPath), the first of a kind per window in
+ * full and the rest counted; so do requests refused before a call (no token, a wrong one, too many wrong ones),
+ * counted per face, address and reason. Both summaries are written once a window ({@link REFUSAL_WINDOW_MS}).
  * Lines are written in groups, one datasync per group (lib/audit/line-file.ts: a bounded queue; rotation at
  * `audit.max_bytes`, each file on its own). A line names the caller by its token's name, never the token, and carries
  * a bounded summary of the input (numbers and names, no file contents).
@@ -11,6 +14,7 @@ import { extname } from 'node:path';
 import { logLine } from '../logs/line.ts';
 import { LineFile } from './line-file.ts';
 import type { AuditInterface } from './interface.ts';
+import { type Quiet, QuietCounts, quietOf, Repeats } from './quiet.ts';
 import { RefusalCounts } from './refusals.ts';
 
 export type { AuditInterface } from './interface.ts';
@@ -47,6 +51,8 @@ export interface AuditOutcome {
 export interface AuditedOperation {
   readonly name: string;
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
+  /** The same call twice does what it did once (a stop, a pause, an override): a repeat of it changed nothing. */
+  readonly idempotent?: boolean;
   readonly rawJson?: boolean;
   readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
 }
@@ -68,6 +74,8 @@ export interface AuditRecord {
   readonly input?: unknown;
   readonly outcome: AuditOutcome;
   readonly duration_ms: number;
+  /** On the refusals' file: why the call changed nothing (lib/audit/quiet.ts). */
+  readonly why?: Quiet;
 }
 
 /** A text cut to `max` characters. */
@@ -146,7 +154,7 @@ export function refusalsPath(file: string): string {
   return ext === '' ? `${file}.refusals` : `${file.slice(0, -ext.length)}.refusals${ext}`;
 }
 
-/** How often the refusals counted are written as lines (ms). */
+/** How often the refusals and the calls that changed nothing counted are written as summary lines (ms). */
 export const REFUSAL_WINDOW_MS = 1000;
 
 /** The audit trail writer (see the module comment). */
@@ -155,11 +163,18 @@ export class AuditTrail {
   private readonly calls: LineFile;
   private readonly refusals: LineFile;
   private readonly counts = new RefusalCounts();
+  private readonly quiet = new QuietCounts();
+  private readonly repeats = new Repeats();
+  /** How many times the arm was taken (the arbiter's leases), to tell a repeat; absent: motions on the trail only. */
+  private readonly leases: () => number;
+  /** Lines of motion operations on the trail (a resume, a jog's end: the arm moved without a new lease). */
+  private motions = 0;
   private window: NodeJS.Timeout | undefined;
   private failed = false;
 
-  constructor(settings: AuditSettings) {
+  constructor(settings: AuditSettings, leases: () => number = () => 0) {
     this.settings = settings;
+    this.leases = leases;
     const droppedLine = (dropped: number) =>
       `${JSON.stringify({ time: new Date().toISOString(), principal: 'armgate', role: 'none', operation: 'audit_lines_dropped', dropped, outcome: { status: 503, success: false, message: `${dropped} lines were dropped: the audit queue was full` } })}\n`;
     const onError = (e: unknown) => this.fail(e);
@@ -182,12 +197,37 @@ export class AuditTrail {
     return op.effect !== 'read' || this.settings.reads;
   }
 
-  /** Appends a line for a finished call (queued; never throws: a write failure is logged once on stdout). */
+  /**
+   * Appends a line for a finished call (queued; never throws: a write failure is logged once on stdout): an effect to
+   * the trail's file; a call that changed nothing to the refusals' file, or counted (see the module comment).
+   */
   record(op: AuditedOperation, caller: AuditedCaller, startedMs: number, input: unknown, outcome: AuditOutcome): void {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
+    const time = new Date().toISOString();
+    const like = op.idempotent
+      ? JSON.stringify([caller.name, caller.face, op.name, summary ?? null, outcome])
+      : undefined;
+    const motions = this.leases() + this.motions;
+    const why =
+      quietOf({ effect: op.effect, status: outcome.status, input: summary }) ??
+      (like !== undefined && this.repeats.repeats(like, motions) ? 'repeat' : undefined);
+    if (why !== undefined) {
+      const first = this.quiet.add({
+        time,
+        principal: caller.name,
+        role: caller.role,
+        interface: caller.face,
+        operation: op.name,
+        status: outcome.status,
+        success: outcome.success,
+        why,
+      });
+      this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
+      if (!first) return;
+    }
     const line: AuditRecord = {
-      time: new Date().toISOString(),
+      time,
       principal: caller.name,
       role: caller.role,
       interface: caller.face,
@@ -195,8 +235,15 @@ export class AuditTrail {
       ...(summary !== undefined ? { input: summary } : {}),
       outcome,
       duration_ms: Math.round((performance.now() - startedMs) * 100) / 100,
+      ...(why !== undefined ? { why } : {}),
     };
+    if (why !== undefined) {
+      this.refusals.append(`${JSON.stringify(line)}\n`);
+      return;
+    }
     this.calls.append(`${JSON.stringify(line)}\n`);
+    if (op.effect === 'motion') this.motions++;
+    if (like !== undefined) this.repeats.written(like, this.leases() + this.motions);
   }
 
   /**
@@ -231,6 +278,7 @@ export class AuditTrail {
     clearTimeout(this.window);
     this.window = undefined;
     for (const line of this.counts.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
+    for (const line of this.quiet.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
   }
 
   private fail(e: unknown): void {

@@ -1,0 +1,148 @@
+/**
+ * Calls that changed nothing, told apart from those that may have, and counted instead of written one by one.
+ *
+ * A call changed nothing (it is "quiet") when it was a read, refused with a 4xx (its role, its input, a busy arm, an
+ * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: an
+ * idempotent call (a stop, a pause, the same override) just like the same caller's last one of that operation on the
+ * trail, with the arm taken by no motion since (what a repeat would act on, the first already did). Every other call
+ * of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses, resumes, overrides,
+ * jogs, taught positions) is an effect: one line each, on a file no quiet call is written to.
+ *
+ * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
+ * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
+ * more like it between since and until"). At most {@link QUIET_GROUPS_MAX} groups per window, the rest counted together.
+ */
+import type { AuditInterface } from './interface.ts';
+
+/** Groups counted apart per window at most; calls of further groups are counted on one line ('*'). */
+export const QUIET_GROUPS_MAX = 256;
+/** Idempotent calls remembered (per caller, interface, operation, input and outcome) to tell a repeat. */
+export const REPEATS_REMEMBERED = 256;
+
+/** Why a call changed nothing. */
+export type Quiet = 'read' | 'refused' | 'dry_run' | 'repeat';
+
+/** What the quiet test reads of a call. */
+export interface QuietFacts {
+  readonly effect: 'read' | 'motion' | 'stop' | 'write';
+  readonly idempotent?: boolean;
+  readonly status: number;
+  /** The input as the trail shows it. */
+  readonly input: unknown;
+}
+
+/** Why `call` changed nothing, or undefined when it may have changed something (repeats aside: {@link Repeats}). */
+export function quietOf(call: QuietFacts): Quiet | undefined {
+  if (call.effect === 'read') return 'read';
+  if (call.status >= 400 && call.status < 500) return 'refused';
+  const input = call.input as { dry_run?: unknown } | null | undefined;
+  if (typeof input === 'object' && input?.dry_run === true) return 'dry_run';
+  return undefined;
+}
+
+/**
+ * The last line on the trail of each idempotent call (its caller, interface, operation, input and outcome: `like`),
+ * with the arm's motion count then: the same again with the count unchanged is a repeat.
+ */
+export class Repeats {
+  readonly #seen = new Map<string, number>();
+
+  /** True when a call `like` this one is on the trail and the arm has not been taken since (`motions`). */
+  repeats(like: string, motions: number): boolean {
+    return this.#seen.get(like) === motions;
+  }
+
+  /** Remembers a call written to the trail (the oldest one is forgotten beyond {@link REPEATS_REMEMBERED}). */
+  written(like: string, motions: number): void {
+    this.#seen.delete(like);
+    this.#seen.set(like, motions);
+    if (this.#seen.size > REPEATS_REMEMBERED) this.#seen.delete(this.#seen.keys().next().value as string);
+  }
+}
+
+/** A quiet call as the counts see it. */
+export interface QuietCall {
+  readonly time: string;
+  readonly principal: string;
+  readonly role: string;
+  readonly interface: AuditInterface;
+  readonly operation: string;
+  readonly status: number;
+  readonly success: boolean;
+  readonly why: Quiet;
+}
+
+/** The line a window writes for a group whose calls beyond the first were counted. */
+export interface QuietSummary {
+  readonly time: string;
+  readonly principal: string;
+  readonly role: string;
+  readonly interface: AuditInterface | '*';
+  readonly operation: string;
+  readonly why: Quiet | '*';
+  /** Calls like the group's first line of the window that were counted, not written. */
+  readonly more_like_it: number;
+  /** The first and the last of them (ISO 8601). */
+  readonly since: string;
+  readonly until: string;
+  readonly outcome: { readonly status: number; readonly success: boolean };
+}
+
+interface Group {
+  readonly call: QuietCall;
+  more: number;
+  since: string;
+  until: string;
+}
+
+/** The groups of the current window. */
+export class QuietCounts {
+  #groups = new Map<string, Group>();
+
+  /** True when `call` is the first of its group this window (write it); otherwise it is counted. */
+  add(call: QuietCall): boolean {
+    let key = `${call.principal}\n${call.interface}\n${call.operation}\n${call.status}\n${call.success}\n${call.why}`;
+    let group = this.#groups.get(key);
+    if (!group) {
+      if (this.#groups.size < QUIET_GROUPS_MAX) {
+        this.#groups.set(key, { call, more: 0, since: call.time, until: call.time });
+        return true;
+      }
+      key = '*';
+      group = this.#groups.get(key);
+      if (!group) {
+        const all: QuietCall = { ...call, principal: '*', role: '*', operation: '*', status: 0, success: false };
+        group = { call: all, more: 0, since: call.time, until: call.time };
+        this.#groups.set(key, group);
+      }
+    }
+    if (group.more === 0) group.since = call.time;
+    group.more++;
+    group.until = call.time;
+    return false;
+  }
+
+  /** The window's summary lines (groups with calls counted), and a new window begun. */
+  take(): QuietSummary[] {
+    const time = new Date().toISOString();
+    const lines: QuietSummary[] = [];
+    for (const [key, g] of this.#groups) {
+      if (g.more === 0) continue;
+      const all = key === '*';
+      lines.push({
+        time,
+        principal: g.call.principal,
+        role: g.call.role,
+        interface: all ? '*' : g.call.interface,
+        operation: g.call.operation,
+        why: all ? '*' : g.call.why,
+        more_like_it: g.more,
+        since: g.since,
+        until: g.until,
+        outcome: { status: g.call.status, success: g.call.success },
+      });
+    }
+    this.#groups = new Map();
+    return lines;
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The audit trail under a flood of authenticated calls that change nothing (refused for their role or input, dry runs,
+ * reads with audit.reads, stops repeated with nothing moving): every real motion and stop keeps its line, whatever was
+ * sent, and every flooded call is still accounted for (a line of its own or a count on a summary line).
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ROTATED_KEPT, refusalsPath } from '../../lib/audit/trail.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
+
+const ADMIN = 'audit-admin-token-5d1e8b7a';
+const TOKENS = { viewer: 'audit-viewer-token-0b9c2d4e', operator: 'audit-operator-token-6f7a8e1c' };
+const MAX_BYTES = 16 * 1024;
+const HOME = [0, 0, 0, 0, 0, 0, 0];
+const WORK = [0, 0.4, 0, -1.4, 0, 1.3, 0];
+
+type Line = Record<string, unknown> & {
+  principal: string;
+  operation: string;
+  more_like_it?: number;
+  why?: string;
+  input?: Record<string, unknown>;
+  outcome: { status: number; success: boolean; message?: string };
+};
+
+/** The lines of a trail's file and its rotated ones, oldest first (missing files are empty); each must parse. */
+async function linesOf(file: string): Promise<Line[]> {
+  const lines: Line[] = [];
+  for (let k = ROTATED_KEPT; k >= 0; k--) {
+    const text = await readFile(k === 0 ? file : `${file}.${k}`, 'utf8').catch(() => '');
+    for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as Line);
+  }
+  return lines;
+}
+
+describe('the audit trail under an authenticated flood', () => {
+  let app: TestApp;
+  let dir: string;
+  let file: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-authflood-'));
+    file = path.join(dir, 'audit.jsonl');
+    // 16 KiB a file, six kept: about 300 lines of calls in all, which the flood below outnumbers several times.
+    app = await createTestApp({
+      web: {
+        token: ADMIN,
+        tokens: [
+          { name: 'viewer', token: TOKENS.viewer, role: 'read' },
+          { name: 'operator', token: TOKENS.operator, role: 'operate' },
+        ],
+      },
+      sim: { time_scale: 20 },
+      audit: { path: file, max_bytes: MAX_BYTES, reads: true },
+    });
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const call = (method: string, route: string, token: string, body?: unknown) =>
+    app.request(route, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const answered = async (res: Response) => {
+    await res.body?.cancel();
+    return res.status;
+  };
+
+  /** Each kind of call that changes nothing, by the token that sends it, and the status it gets. */
+  const floods = [
+    {
+      who: 'operator',
+      op: 'move_to_joints',
+      status: 422,
+      send: () => call('POST', '/robot/move/joints', TOKENS.operator, { joints: 'x' }),
+    },
+    {
+      who: 'viewer',
+      op: 'move_to_joints',
+      status: 403,
+      send: () => call('POST', '/robot/move/joints', TOKENS.viewer, { joints: WORK }),
+    },
+    {
+      who: 'operator',
+      op: 'move_to_joints',
+      status: 200,
+      send: () => call('POST', '/robot/move/joints', TOKENS.operator, { joints: WORK, dry_run: true }),
+    },
+    {
+      who: 'viewer',
+      op: 'get_joint_states',
+      status: 200,
+      send: () => call('GET', '/robot/joint_states', TOKENS.viewer),
+    },
+    { who: 'web.token', op: 'stop', status: 200, send: () => call('POST', '/stop', ADMIN) },
+  ] as const;
+
+  /**
+   * Sends `n` of every kind (`kinds`), `batch` at a time, the kinds interleaved (several tokens at once), and checks
+   * each status.
+   */
+  async function flood(n: number, batch = 20, kinds: readonly (typeof floods)[number][] = floods): Promise<void> {
+    for (let sent = 0; sent < n; sent += batch) {
+      const statuses = await Promise.all(
+        kinds.flatMap((kind) => Array.from({ length: batch }, () => kind.send().then(answered))),
+      );
+      kinds.forEach((kind, k) => {
+        const mine = statuses.slice(k * batch, (k + 1) * batch);
+        assert.ok(
+          mine.every((s) => s === kind.status),
+          `${kind.who} ${kind.op}: ${mine.join()}`,
+        );
+      });
+    }
+  }
+
+  it('a motion and a stop keep their lines through a flood of calls that change nothing; each flooded call is counted', async () => {
+    const moved = await call('POST', '/robot/move/joints', TOKENS.operator, { joints: WORK, speed: 1 });
+    assert.equal(moved.status, 200);
+    assert.equal(((await moved.json()) as { success: boolean }).success, true, 'the motion ran');
+    assert.equal(await answered(await call('POST', '/stop', TOKENS.operator)), 200, 'a real stop');
+    await app.services.audit?.flush();
+    const n = 200;
+    await flood(n);
+    await app.services.audit?.flush();
+
+    const calls = await linesOf(file);
+    const motion = calls.filter((l) => l.operation === 'move_to_joints' && l.principal === 'operator');
+    assert.ok(
+      motion.some((l) => l.outcome.status === 200 && l.input?.dry_run !== true),
+      `the motion's line is kept (${calls.length} lines in the calls files, the first: ${JSON.stringify(calls[0])})`,
+    );
+    assert.ok(
+      calls.some((l) => l.operation === 'stop' && l.principal === 'operator'),
+      "the operator's stop's line is kept",
+    );
+    const everything = [...calls, ...(await linesOf(refusalsPath(file)))];
+    for (const kind of floods) {
+      const counted = everything
+        .filter(
+          (l) =>
+            l.principal === kind.who &&
+            l.operation === kind.op &&
+            l.outcome.status === kind.status &&
+            (kind.op !== 'move_to_joints' || kind.status !== 200 || l.input?.dry_run === true || l.why === 'dry_run'),
+        )
+        .reduce((sum, l) => sum + (l.more_like_it ?? 1), 0);
+      assert.equal(counted, n, `${kind.who}'s ${n} ${kind.op} (${kind.status}) are each on the trail or counted`);
+    }
+  });
+
+  it('a motion that runs through the flood, and ends in it, keeps its line; a later flood does not rotate it out', async () => {
+    // The stops of the flood before may still be bringing the arm to rest (409 with a retry time): wait for it.
+    for (let tries = 0; tries < 100; tries++) {
+      const status = await answered(await call('GET', '/robot/joint_states', ADMIN));
+      assert.equal(status, 200);
+      const probe = await call('POST', '/robot/move/joints', TOKENS.operator, { joints: WORK, dry_run: true });
+      if ((await answered(probe)) === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const moving = call('POST', '/robot/move/joints', TOKENS.operator, { joints: HOME, speed: 0.2 });
+    // No stop in this flood: a stop would end the motion (stop always wins).
+    await flood(100, 10, floods.slice(0, 4));
+    const moved = await moving;
+    assert.equal(moved.status, 200);
+    assert.equal(((await moved.json()) as { success: boolean }).success, true, 'the motion ran to its goal');
+    await flood(200);
+    await app.services.audit?.flush();
+    const calls = await linesOf(file);
+    const motion = calls.filter(
+      (l) =>
+        l.operation === 'move_to_joints' &&
+        l.principal === 'operator' &&
+        l.outcome.status === 200 &&
+        l.input?.speed === 0.2 &&
+        l.input?.dry_run !== true,
+    );
+    assert.equal(motion.length, 1, 'the slow motion has its line');
+    assert.equal(motion[0]?.outcome.success, true);
+  });
+});
