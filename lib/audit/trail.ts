@@ -53,6 +53,8 @@ export interface AuditedOperation {
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
   /** The same call twice does what it did once (a stop, a pause, an override): a repeat of it changed nothing. */
   readonly idempotent?: boolean;
+  /** Its input schema; none: it takes no input (a stop, which stops whatever it was sent with). */
+  readonly input?: unknown;
   readonly rawJson?: boolean;
   readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
 }
@@ -110,8 +112,11 @@ function summarize(value: unknown, depth: number): unknown {
  */
 export class InputSummary {
   readonly value: unknown;
-  constructor(value: unknown) {
+  /** The input the operation ran with (validated, numbers sent as strings read), summarized: what tells a repeat. */
+  readonly acted: unknown;
+  constructor(value: unknown, acted: unknown = value) {
     this.value = value;
+    this.acted = acted;
   }
 }
 
@@ -205,8 +210,10 @@ export class AuditTrail {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
     const time = new Date().toISOString();
+    // Alike: the same input as the operation read it (a call of one without input: whatever it was sent with).
+    const acted = op.input === undefined ? null : input instanceof InputSummary ? input.acted : summary;
     const like = op.idempotent
-      ? JSON.stringify([caller.name, caller.face, op.name, summary ?? null, outcome])
+      ? JSON.stringify([caller.name, caller.face, op.name, acted ?? null, outcome])
       : undefined;
     const motions = this.leases() + this.motions;
     const why =

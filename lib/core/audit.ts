@@ -36,8 +36,11 @@ export function recordCall(
 
 /**
  * The input a call's trail line will show, summarized now, before the call runs (its upload's bytes may be handed to
- * the trajectory checker's thread meanwhile), when the trail keeps calls of `op`; otherwise `input` as it is.
+ * the trajectory checker's thread meanwhile), when the trail keeps calls of `op`; otherwise `input` as it is. `acted`
+ * is the validated input the operation runs with: the trail tells a repeated call by it.
  */
-export function auditedBeforeRun(trail: AuditTrail, op: AnyOperation, input: unknown): unknown {
-  return trail.wants(op) ? new InputSummary(summarizeInput(op, input)) : input;
+export function auditedBeforeRun(trail: AuditTrail, op: AnyOperation, input: unknown, acted: unknown): unknown {
+  if (!trail.wants(op)) return input;
+  const shown = summarizeInput(op, input);
+  return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted));
 }

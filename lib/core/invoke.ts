@@ -462,7 +462,7 @@ function validateAndRun(
   if (!input.ok) return Promise.resolve(finish(op, facts, caller, started, audited, input));
   const { value, filenames } = input.value;
   const trail = facts.audit === false ? undefined : facts.services.audit;
-  const summary = trail ? auditedBeforeRun(trail, op, audited) : audited;
+  const summary = trail ? auditedBeforeRun(trail, op, audited, value) : audited;
   const run = () =>
     op
       .run(value, new CallContext(plan, facts, caller, filenames))

@@ -8,7 +8,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ROTATED_KEPT, refusalsPath } from '../../lib/audit/trail.ts';
+import { mcpTransport } from '../support/mcp.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 const ADMIN = 'audit-admin-token-5d1e8b7a';
@@ -186,5 +188,41 @@ describe('the audit trail under an authenticated flood', () => {
     );
     assert.equal(motion.length, 1, 'the slow motion has its line');
     assert.equal(motion[0]?.outcome.success, true);
+  });
+
+  it('stops sent with arguments that differ each time, an override spelled six ways: repeats all the same', async () => {
+    await app.services.audit?.flush();
+    const before = (await linesOf(file)).length;
+    const client = new Client({ name: 'audit-flood', version: '1' });
+    await client.connect(mcpTransport(app, { requestInit: { headers: { authorization: `Bearer ${TOKENS.viewer}` } } }));
+    const n = 300;
+    const spellings = [50, '50', '50.0', '5e1', '050', ' 50'];
+    try {
+      for (let i = 0; i < n; i += 30)
+        await Promise.all(
+          Array.from({ length: 30 }, (_, k) => client.callTool({ name: 'stop', arguments: { nonce: i + k } })),
+        );
+      // The same override spelled six ways (numbers are taken as strings too): one change, then repeats.
+      for (let i = 0; i < 60; i++) {
+        const set = await client.callTool({ name: 'set_override', arguments: { percent: spellings[i % 6] } });
+        assert.ok(!set.isError, JSON.stringify(set.content));
+      }
+    } finally {
+      await client.close();
+    }
+    await app.services.audit?.flush();
+    const calls = await linesOf(file);
+    const stops = calls.slice(before).filter((l) => l.operation === 'stop' && l.principal === 'viewer');
+    assert.ok(stops.length <= 1, `${stops.length} of the ${n} stops are lines of the trail: the first, if any`);
+    const counted = (await linesOf(refusalsPath(file)))
+      .filter((l) => l.operation === 'stop' && l.principal === 'viewer' && l.interface === 'mcp')
+      .reduce((sum, l) => sum + (l.more_like_it ?? 1), 0);
+    assert.equal(stops.length + counted, n, 'each is on the trail or counted');
+    const overrides = calls.slice(before).filter((l) => l.operation === 'set_override');
+    assert.deepEqual(
+      overrides.map((l) => l.outcome.message),
+      ['override 100 % -> 50 %', 'override 50 % -> 50 %'],
+      'the change, and the first call that changed nothing (the next ones are its repeats)',
+    );
   });
 });
