@@ -114,9 +114,12 @@ export class InputSummary {
   readonly value: unknown;
   /** The input the operation ran with (validated, numbers sent as strings read), summarized: what tells a repeat. */
   readonly acted: unknown;
-  constructor(value: unknown, acted: unknown = value) {
+  /** The arm's motions counted when the call began ({@link AuditTrail.before}). */
+  readonly motions: number | undefined;
+  constructor(value: unknown, acted: unknown = value, motions?: number) {
     this.value = value;
     this.acted = acted;
+    this.motions = motions;
   }
 }
 
@@ -197,6 +200,23 @@ export class AuditTrail {
     return this.calls.queuedBytes + this.refusals.queuedBytes;
   }
 
+  /**
+   * The arm's motions so far: leases given (lib/control/arbiter.ts) and motion lines on the trail (a resume, a jog's
+   * end). A call alike one on the trail that began with this count unchanged since is a repeat.
+   */
+  private motionCount(): number {
+    return this.leases() + this.motions;
+  }
+
+  /**
+   * The input of a call about to run, as its line will show it (`input`) and as the operation reads it (`acted`,
+   * validated), with the motions counted at its start (see {@link motionCount}).
+   */
+  before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
+    const shown = summarizeInput(op, input);
+    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.motionCount());
+  }
+
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
   wants(op: AuditedOperation): boolean {
     return op.effect !== 'read' || this.settings.reads;
@@ -210,15 +230,19 @@ export class AuditTrail {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
     const time = new Date().toISOString();
-    // Alike: the same input as the operation read it (a call of one without input: whatever it was sent with).
-    const acted = op.input === undefined ? null : input instanceof InputSummary ? input.acted : summary;
+    const given = input instanceof InputSummary ? input : undefined;
+    const acted = given ? given.acted : summary;
+    // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with),
+    // and no motion since the last one began: the call found the arm as the last one left it.
     const like = op.idempotent
-      ? JSON.stringify([caller.name, caller.face, op.name, acted ?? null, outcome])
+      ? JSON.stringify([caller.name, caller.face, op.name, op.input === undefined ? null : (acted ?? null), outcome])
       : undefined;
-    const motions = this.leases() + this.motions;
+    const began = given?.motions ?? this.motionCount();
     const why =
-      quietOf({ effect: op.effect, status: outcome.status, input: summary }) ??
-      (like !== undefined && this.repeats.repeats(like, motions) ? 'repeat' : undefined);
+      quietOf({ effect: op.effect, status: outcome.status, input: acted }) ??
+      (like !== undefined && this.repeats.repeats(like, began) ? 'repeat' : undefined);
+    // The arm as this call left it (its own lease counted) is what the next one alike is told by.
+    if (why === 'repeat') this.repeats.written(like as string, this.motionCount());
     if (why !== undefined) {
       const first = this.quiet.add({
         time,
@@ -250,7 +274,7 @@ export class AuditTrail {
     }
     this.calls.append(`${JSON.stringify(line)}\n`);
     if (op.effect === 'motion') this.motions++;
-    if (like !== undefined) this.repeats.written(like, this.leases() + this.motions);
+    if (like !== undefined) this.repeats.written(like, this.motionCount());
   }
 
   /**

@@ -2,7 +2,7 @@
  * A finished call on the audit trail: both faces record each call they ran (or refused) through here, with the
  * outcome the result comes to.
  */
-import { type AuditOutcome, type AuditTrail, cut, InputSummary, summarizeInput, TEXT_MAX } from '../audit/trail.ts';
+import { type AuditOutcome, type AuditTrail, cut, TEXT_MAX } from '../audit/trail.ts';
 import type { Result } from '../result.ts';
 import { type ApiError, statusOf } from './errors.ts';
 import type { AnyOperation } from './operation.ts';
@@ -40,7 +40,5 @@ export function recordCall(
  * is the validated input the operation runs with: the trail tells a repeated call by it.
  */
 export function auditedBeforeRun(trail: AuditTrail, op: AnyOperation, input: unknown, acted: unknown): unknown {
-  if (!trail.wants(op)) return input;
-  const shown = summarizeInput(op, input);
-  return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted));
+  return trail.wants(op) ? trail.before(op, input, acted) : input;
 }

@@ -225,4 +225,39 @@ describe('the audit trail under an authenticated flood', () => {
       'the change, and the first call that changed nothing (the next ones are its repeats)',
     );
   });
+
+  it('a motion to where the arm is, again and again, and dry runs asked for as "true": one line, the rest counted', async () => {
+    await app.services.audit?.flush();
+    const before = (await linesOf(file)).length;
+    const client = new Client({ name: 'audit-flood', version: '1' });
+    await client.connect(
+      mcpTransport(app, { requestInit: { headers: { authorization: `Bearer ${TOKENS.operator}` } } }),
+    );
+    const n = 60;
+    try {
+      for (let i = 0; i < n; i++) {
+        const moved = await call('POST', '/robot/move/joints', TOKENS.operator, { joints: HOME, speed: 1 });
+        assert.equal(moved.status, 200);
+        assert.equal(((await moved.json()) as { success: boolean }).success, true);
+        const planned = await client.callTool({ name: 'move_to_joints', arguments: { joints: WORK, dry_run: 'true' } });
+        assert.ok(!planned.isError, JSON.stringify(planned.content));
+      }
+    } finally {
+      await client.close();
+    }
+    await app.services.audit?.flush();
+    const calls = (await linesOf(file)).slice(before).filter((l) => l.operation === 'move_to_joints');
+    assert.deepEqual(
+      calls.map((l) => [l.interface, l.outcome.message]),
+      [['rest', 'already at the goal']],
+      'the first motion to where the arm is; no dry run',
+    );
+    const quiet = (await linesOf(refusalsPath(file))).filter(
+      (l) =>
+        l.operation === 'move_to_joints' && l.principal === 'operator' && (l.why === 'repeat' || l.why === 'dry_run'),
+    );
+    const count = (why: string, face: string) =>
+      quiet.filter((l) => l.why === why && l.interface === face).reduce((sum, l) => sum + (l.more_like_it ?? 1), 0);
+    assert.deepEqual([count('repeat', 'rest'), count('dry_run', 'mcp')], [n - 1, n], 'the others are counted');
+  });
 });
