@@ -185,14 +185,15 @@ export class AuditTrail {
     this.leases = leases;
     const droppedLine = (dropped: number) =>
       `${JSON.stringify({ time: new Date().toISOString(), principal: 'armgate', role: 'none', operation: 'audit_lines_dropped', dropped, outcome: { status: 503, success: false, message: `${dropped} lines were dropped: the audit queue was full` } })}\n`;
+    const cutLine = (bytes: number) =>
+      `${JSON.stringify({ time: new Date().toISOString(), principal: 'armgate', role: 'none', operation: 'audit_line_cut', bytes, outcome: { status: 500, success: false, message: `the file ended in part of a line (${bytes} bytes: a write cut short by a crash); it was cut back to its last whole line` } })}\n`;
     const onError = (e: unknown) => this.fail(e);
-    this.calls = new LineFile({ path: settings.path, maxBytes: settings.maxBytes, droppedLine, onError });
-    this.refusals = new LineFile({
-      path: refusalsPath(settings.path),
-      maxBytes: settings.maxBytes,
-      droppedLine,
-      onError,
-    });
+    const files = { maxBytes: settings.maxBytes, droppedLine, cutLine, onError };
+    this.calls = new LineFile({ path: settings.path, ...files });
+    this.refusals = new LineFile({ path: refusalsPath(settings.path), ...files });
+    // Opened at once: a file a crash left ending in part of a line is cut back before anyone reads it.
+    this.calls.open();
+    this.refusals.open();
   }
 
   /** Bytes waiting to be written, both files (bounded: lib/audit/line-file.ts's QUEUE_MAX_BYTES each). */
