@@ -3,8 +3,9 @@
  *
  * A call changed nothing (it is "quiet") when it was a read, refused with a 4xx (its role, its input, a busy arm, an
  * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: an
- * idempotent call (a stop, a pause, the same override) just like the same caller's last one of that operation on the
- * trail, with the arm taken by no motion since (what a repeat would act on, the first already did). Every other call
+ * idempotent call (a stop, a pause, the same override, a move to where the arm is) just like the same caller's last
+ * one of that operation on the trail, nothing changed since (no lease taken from the arbiter, no line on the trail but
+ * stops and pauses): it found what the last one left and did it again. Every other call
  * of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses, resumes, overrides,
  * jogs, taught positions) is an effect: one line each, on a file no quiet call is written to.
  *
@@ -16,7 +17,7 @@ import type { AuditInterface } from './interface.ts';
 
 /** Groups counted apart per window at most; calls of further groups are counted on one line ('*'). */
 export const QUIET_GROUPS_MAX = 256;
-/** Idempotent calls remembered (per caller, interface, operation, input and outcome) to tell a repeat. */
+/** Last calls of an idempotent operation remembered (per caller, interface and operation) to tell a repeat. */
 export const REPEATS_REMEMBERED = 256;
 
 /** Why a call changed nothing. */
@@ -41,22 +42,24 @@ export function quietOf(call: QuietFacts): Quiet | undefined {
 }
 
 /**
- * The last line on the trail of each idempotent call (its caller, interface, operation, input and outcome: `like`),
- * with the arm's motion count then: the same again with the count unchanged is a repeat.
+ * Each caller's last call of each idempotent operation on the trail (per caller, interface and operation: `last`), by
+ * its input and outcome (`like`) and the count of changes after it (`changes`): the next one alike, begun with the
+ * count unchanged, found the arm as that one left it and did the same again: a repeat.
  */
 export class Repeats {
-  readonly #seen = new Map<string, number>();
+  readonly #last = new Map<string, { readonly like: string; readonly changes: number }>();
 
-  /** True when a call `like` this one is on the trail and the arm has not been taken since (`motions`). */
-  repeats(like: string, motions: number): boolean {
-    return this.#seen.get(like) === motions;
+  /** True when `last`'s call on the trail is `like` this one and nothing changed since this one began (`changes`). */
+  repeats(last: string, like: string, changes: number): boolean {
+    const seen = this.#last.get(last);
+    return seen !== undefined && seen.like === like && seen.changes === changes;
   }
 
-  /** Remembers a call written to the trail (the oldest one is forgotten beyond {@link REPEATS_REMEMBERED}). */
-  written(like: string, motions: number): void {
-    this.#seen.delete(like);
-    this.#seen.set(like, motions);
-    if (this.#seen.size > REPEATS_REMEMBERED) this.#seen.delete(this.#seen.keys().next().value as string);
+  /** Remembers `last`'s latest call (the oldest one is forgotten beyond {@link REPEATS_REMEMBERED}). */
+  written(last: string, like: string, changes: number): void {
+    this.#last.delete(last);
+    this.#last.set(last, { like, changes });
+    if (this.#last.size > REPEATS_REMEMBERED) this.#last.delete(this.#last.keys().next().value as string);
   }
 }
 

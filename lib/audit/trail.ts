@@ -114,12 +114,12 @@ export class InputSummary {
   readonly value: unknown;
   /** The input the operation ran with (validated, numbers sent as strings read), summarized: what tells a repeat. */
   readonly acted: unknown;
-  /** The arm's motions counted when the call began ({@link AuditTrail.before}). */
-  readonly motions: number | undefined;
-  constructor(value: unknown, acted: unknown = value, motions?: number) {
+  /** The changes counted when the call began ({@link AuditTrail.before}). */
+  readonly changes: number | undefined;
+  constructor(value: unknown, acted: unknown = value, changes?: number) {
     this.value = value;
     this.acted = acted;
-    this.motions = motions;
+    this.changes = changes;
   }
 }
 
@@ -173,10 +173,10 @@ export class AuditTrail {
   private readonly counts = new RefusalCounts();
   private readonly quiet = new QuietCounts();
   private readonly repeats = new Repeats();
-  /** How many times the arm was taken (the arbiter's leases), to tell a repeat; absent: motions on the trail only. */
+  /** How many times the arm was taken (the arbiter's leases), to tell a repeat; absent: the trail's own lines only. */
   private readonly leases: () => number;
-  /** Lines of motion operations on the trail (a resume, a jog's end: the arm moved without a new lease). */
-  private motions = 0;
+  /** Lines on the trail that may have changed something but a lease did not count (a resume, an override, a save). */
+  private changes = 0;
   private window: NodeJS.Timeout | undefined;
   private failed = false;
 
@@ -202,20 +202,21 @@ export class AuditTrail {
   }
 
   /**
-   * The arm's motions so far: leases given (lib/control/arbiter.ts) and motion lines on the trail (a resume, a jog's
-   * end). A call alike one on the trail that began with this count unchanged since is a repeat.
+   * The changes so far: leases given (lib/control/arbiter.ts) and lines on the trail but stops and pauses (operations
+   * that bring the arm to rest and take no input: they change nothing a later call finds). A call alike the same
+   * caller's last one that began with this count unchanged since that one is a repeat.
    */
-  private motionCount(): number {
-    return this.leases() + this.motions;
+  private changeCount(): number {
+    return this.leases() + this.changes;
   }
 
   /**
    * The input of a call about to run, as its line will show it (`input`) and as the operation reads it (`acted`,
-   * validated), with the motions counted at its start (see {@link motionCount}).
+   * validated), with the changes counted at its start (see {@link changeCount}).
    */
   before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
     const shown = summarizeInput(op, input);
-    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.motionCount());
+    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.changeCount());
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
@@ -233,17 +234,15 @@ export class AuditTrail {
     const time = new Date().toISOString();
     const given = input instanceof InputSummary ? input : undefined;
     const acted = given ? given.acted : summary;
-    // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with),
-    // and no motion since the last one began: the call found the arm as the last one left it.
-    const like = op.idempotent
-      ? JSON.stringify([caller.name, caller.face, op.name, op.input === undefined ? null : (acted ?? null), outcome])
-      : undefined;
-    const began = given?.motions ?? this.motionCount();
+    // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
+    const last = op.idempotent ? `${caller.name}\n${caller.face}\n${op.name}` : undefined;
+    const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
+    const began = given?.changes ?? this.changeCount();
     const why =
       quietOf({ effect: op.effect, status: outcome.status, input: acted }) ??
-      (like !== undefined && this.repeats.repeats(like, began) ? 'repeat' : undefined);
-    // The arm as this call left it (its own lease counted) is what the next one alike is told by.
-    if (why === 'repeat') this.repeats.written(like as string, this.motionCount());
+      (last !== undefined && this.repeats.repeats(last, like, began) ? 'repeat' : undefined);
+    // The next one alike is told by what this one left (its own lease counted).
+    if (why === 'repeat') this.repeats.written(last as string, like, this.changeCount());
     if (why !== undefined) {
       const first = this.quiet.add({
         time,
@@ -274,8 +273,8 @@ export class AuditTrail {
       return;
     }
     this.calls.append(`${JSON.stringify(line)}\n`);
-    if (op.effect === 'motion') this.motions++;
-    if (like !== undefined) this.repeats.written(like, this.motionCount());
+    if (op.effect !== 'stop' || op.input !== undefined) this.changes++;
+    if (last !== undefined) this.repeats.written(last, like, this.changeCount());
   }
 
   /**

@@ -260,4 +260,27 @@ describe('the audit trail under an authenticated flood', () => {
       quiet.filter((l) => l.why === why && l.interface === face).reduce((sum, l) => sum + (l.more_like_it ?? 1), 0);
     assert.deepEqual([count('repeat', 'rest'), count('dry_run', 'mcp')], [n - 1, n], 'the others are counted');
   });
+
+  it('an override set back and forth, by one token or two, is a change each time: each on the trail', async () => {
+    await app.services.audit?.flush();
+    const before = (await linesOf(file)).length;
+    const set = async (token: string, percent: number) =>
+      assert.equal(await answered(await call('PUT', '/robot/override', token, { percent })), 200);
+    for (const percent of [40, 60, 40, 60]) await set(TOKENS.operator, percent);
+    await set(ADMIN, 40);
+    await set(TOKENS.operator, 60);
+    await app.services.audit?.flush();
+    const overrides = (await linesOf(file)).slice(before).filter((l) => l.operation === 'set_override');
+    assert.deepEqual(
+      overrides.map((l) => [l.principal, l.outcome.message]),
+      [
+        ['operator', 'override 50 % -> 40 %'],
+        ['operator', 'override 40 % -> 60 %'],
+        ['operator', 'override 60 % -> 40 %'],
+        ['operator', 'override 40 % -> 60 %'],
+        ['web.token', 'override 60 % -> 40 %'],
+        ['operator', 'override 40 % -> 60 %'],
+      ],
+    );
+  });
 });
