@@ -232,30 +232,12 @@ export class AuditTrail {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
     const time = new Date().toISOString();
-    const given = input instanceof InputSummary ? input : undefined;
-    const acted = given ? given.acted : summary;
-    // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
-    const last = op.idempotent ? `${caller.name}\n${caller.face}\n${op.name}` : undefined;
-    const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
-    const began = given?.changes ?? this.changeCount();
-    const why =
-      quietOf({ effect: op.effect, status: outcome.status, input: acted }) ??
-      (last !== undefined && this.repeats.repeats(last, like, began) ? 'repeat' : undefined);
-    // The next one alike is told by what this one left (its own lease counted).
-    if (why === 'repeat') this.repeats.written(last as string, like, this.changeCount());
+    const why = this.classify(op, caller, input, summary, outcome);
     if (why !== undefined) {
-      const first = this.quiet.add({
-        time,
-        principal: caller.name,
-        role: caller.role,
-        interface: caller.face,
-        operation: op.name,
-        status: outcome.status,
-        success: outcome.success,
-        why,
-      });
+      const { name: principal, role, face } = caller;
+      const call = { time, principal, role, interface: face, operation: op.name, ...outcome, why };
       this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
-      if (!first) return;
+      if (!this.quiet.add(call)) return;
     }
     const line: AuditRecord = {
       time,
@@ -268,13 +250,33 @@ export class AuditTrail {
       duration_ms: Math.round((performance.now() - startedMs) * 100) / 100,
       ...(why !== undefined ? { why } : {}),
     };
-    if (why !== undefined) {
-      this.refusals.append(`${JSON.stringify(line)}\n`);
-      return;
-    }
-    this.calls.append(`${JSON.stringify(line)}\n`);
-    if (op.effect !== 'stop' || op.input !== undefined) this.changes++;
-    if (last !== undefined) this.repeats.written(last, like, this.changeCount());
+    (why === undefined ? this.calls : this.refusals).append(`${JSON.stringify(line)}\n`);
+  }
+
+  /**
+   * Why a call changed nothing (lib/audit/quiet.ts), or undefined for an effect; counts the changes and remembers the
+   * caller's last call of an idempotent operation (the line is written next).
+   */
+  private classify(
+    op: AuditedOperation,
+    caller: AuditedCaller,
+    input: unknown,
+    summary: unknown,
+    outcome: AuditOutcome,
+  ): Quiet | undefined {
+    const given = input instanceof InputSummary ? input : undefined;
+    const acted = given ? given.acted : summary;
+    const quiet = quietOf({ effect: op.effect, status: outcome.status, input: acted });
+    if (quiet !== undefined) return quiet;
+    // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
+    const last = op.idempotent ? `${caller.name}\n${caller.face}\n${op.name}` : undefined;
+    const like = last && JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
+    const repeat =
+      last !== undefined && this.repeats.repeats(last, like as string, given?.changes ?? this.changeCount());
+    if (!repeat && (op.effect !== 'stop' || op.input !== undefined)) this.changes++;
+    // The next one alike is told by what this one left (its own lease counted).
+    if (last !== undefined) this.repeats.written(last, like as string, this.changeCount());
+    return repeat ? 'repeat' : undefined;
   }
 
   /**
