@@ -2,12 +2,14 @@
  * Calls that changed nothing, told apart from those that may have, and counted instead of written one by one.
  *
  * A call changed nothing (it is "quiet") when it was a read, refused with a 4xx (its role, its input, a busy arm, an
- * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: an
- * idempotent call (a stop, a pause, the same override, a move to where the arm is) just like the same caller's last
- * one of that operation on the trail, nothing changed since (no lease taken from the arbiter, no line on the trail but
- * stops and pauses): it found what the last one left and did it again. Every other call
- * of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses, resumes, overrides,
- * jogs, taught positions) is an effect: one line each, on a file no quiet call is written to.
+ * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: a
+ * call just like the same caller's last one of that operation on the trail (same interface, input as the operation
+ * read it, outcome), nothing changed since (no lease taken from the arbiter, no line on the trail but stops' and
+ * pauses'). Every call that starts a motion takes a lease, so a repeat moved nothing: a stop or a pause again at rest,
+ * the same override again, a move to where the arm already is, a jog command sent again within its jog (it keeps the
+ * jog going; the jog's start and end are lines of their own). Every other call of a motion, stop or write operation
+ * (motions started, ended, refused at the arm; stops, pauses, resumes, overrides, jogs, taught positions) is an
+ * effect: one line each, on a file no quiet call is written to.
  *
  * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
  * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
@@ -17,7 +19,7 @@ import type { AuditInterface } from './interface.ts';
 
 /** Groups counted apart per window at most; calls of further groups are counted on one line ('*'). */
 export const QUIET_GROUPS_MAX = 256;
-/** Last calls of an idempotent operation remembered (per caller, interface and operation) to tell a repeat. */
+/** Last calls remembered (per caller, interface and operation) to tell a repeat. */
 export const REPEATS_REMEMBERED = 256;
 
 /** Why a call changed nothing. */
@@ -26,7 +28,6 @@ export type Quiet = 'read' | 'refused' | 'dry_run' | 'repeat';
 /** What the quiet test reads of a call. */
 export interface QuietFacts {
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
-  readonly idempotent?: boolean;
   readonly status: number;
   /** The input as the trail shows it. */
   readonly input: unknown;
@@ -42,7 +43,7 @@ export function quietOf(call: QuietFacts): Quiet | undefined {
 }
 
 /**
- * Each caller's last call of each idempotent operation on the trail (per caller, interface and operation: `last`), by
+ * Each caller's last call of each operation on the trail (per caller, interface and operation: `last`), by
  * its input and outcome (`like`) and the count of changes after it (`changes`): the next one alike, begun with the
  * count unchanged, found the arm as that one left it and did the same again: a repeat.
  */

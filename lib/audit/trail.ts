@@ -51,8 +51,6 @@ export interface AuditOutcome {
 export interface AuditedOperation {
   readonly name: string;
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
-  /** The same call twice does what it did once (a stop, a pause, an override): a repeat of it changed nothing. */
-  readonly idempotent?: boolean;
   /** Its input schema; none: it takes no input (a stop, which stops whatever it was sent with). */
   readonly input?: unknown;
   readonly rawJson?: boolean;
@@ -255,7 +253,7 @@ export class AuditTrail {
 
   /**
    * Why a call changed nothing (lib/audit/quiet.ts), or undefined for an effect; counts the changes and remembers the
-   * caller's last call of an idempotent operation (the line is written next).
+   * caller's last call of the operation (the line is written next).
    */
   private classify(
     op: AuditedOperation,
@@ -269,13 +267,12 @@ export class AuditTrail {
     const quiet = quietOf({ effect: op.effect, status: outcome.status, input: acted });
     if (quiet !== undefined) return quiet;
     // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
-    const last = op.idempotent ? `${caller.name}\n${caller.face}\n${op.name}` : undefined;
-    const like = last && JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
-    const repeat =
-      last !== undefined && this.repeats.repeats(last, like as string, given?.changes ?? this.changeCount());
+    const last = `${caller.name}\n${caller.face}\n${op.name}`;
+    const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
+    const repeat = this.repeats.repeats(last, like, given?.changes ?? this.changeCount());
     if (!repeat && (op.effect !== 'stop' || op.input !== undefined)) this.changes++;
     // The next one alike is told by what this one left (its own lease counted).
-    if (last !== undefined) this.repeats.written(last, like as string, this.changeCount());
+    this.repeats.written(last, like, this.changeCount());
     return repeat ? 'repeat' : undefined;
   }
 

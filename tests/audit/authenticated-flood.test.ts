@@ -283,4 +283,37 @@ describe('the audit trail under an authenticated flood', () => {
       ],
     );
   });
+
+  it('a jog command sent again and again keeps the jog going: the jog, its command and its end are lines, the rest counted', async () => {
+    await app.services.audit?.flush();
+    const before = (await linesOf(file)).length;
+    const beforeQuiet = (await linesOf(refusalsPath(file))).length;
+    const n = 300;
+    const command = { joints: [0, 0, 0, 0, 0, 0.01, 0], ttl_ms: 500 };
+    for (let i = 0; i < n; i++) {
+      const jogged = await call('POST', '/robot/jog', TOKENS.operator, command);
+      assert.equal(jogged.status, 200);
+      assert.equal(((await jogged.json()) as { jogging: boolean }).jogging, true);
+    }
+    assert.equal(await answered(await call('POST', '/stop', TOKENS.operator)), 200);
+    await app.services.audit?.flush();
+    const calls = (await linesOf(file)).slice(before);
+    assert.deepEqual(
+      calls.map((l) => [l.operation, l.outcome.message?.replace(/:.*/, '')]),
+      [
+        ['jog', 'jog started over rest'],
+        ['jog_command', 'jogging joint6 +0.01'],
+        ['jog', 'jog ended'],
+        ['stop', 'no sequence was running; hold point published; planner stopped'],
+      ],
+    );
+    const again = (await linesOf(refusalsPath(file)))
+      .slice(beforeQuiet)
+      .filter((l) => l.operation === 'jog_command' && l.why === 'repeat');
+    assert.equal(
+      again.reduce((sum, l) => sum + (l.more_like_it ?? 1), 0),
+      n - 1,
+      'the others are counted',
+    );
+  });
 });
