@@ -14,6 +14,8 @@
  * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
  * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
  * more like it between since and until"). At most {@link QUIET_GROUPS_MAX} groups per window, the rest counted together.
+ * Effects are counted alike (on their own file, `why: "burst"`) beyond {@link EFFECT_LINES_MAX} lines of one caller in
+ * a window: a flood of changes (a jog command changed a little each time) cannot outgrow the effects' file either.
  */
 import type { AuditInterface } from './interface.ts';
 
@@ -21,9 +23,30 @@ import type { AuditInterface } from './interface.ts';
 export const QUIET_GROUPS_MAX = 256;
 /** Last calls remembered (per caller, interface and operation) to tell a repeat. */
 export const REPEATS_REMEMBERED = 256;
+/** Effect lines of one caller per window written in full at most; beyond, its effects are counted (`burst`). */
+export const EFFECT_LINES_MAX = 50;
 
 /** Why a call changed nothing. */
 export type Quiet = 'read' | 'refused' | 'dry_run' | 'repeat';
+/** Why a call is counted: it changed nothing, or it is an effect of a caller past {@link EFFECT_LINES_MAX}. */
+export type Counted = Quiet | 'burst';
+
+/** Effect lines written per caller in the current window (the callers are the tokens' names: a bounded set). */
+export class EffectBudget {
+  #used = new Map<string, number>();
+
+  /** True when `principal` may have one more effect line in full this window. */
+  spend(principal: string): boolean {
+    const used = (this.#used.get(principal) ?? 0) + 1;
+    this.#used.set(principal, used);
+    return used <= EFFECT_LINES_MAX;
+  }
+
+  /** A new window. */
+  reset(): void {
+    this.#used = new Map();
+  }
+}
 
 /** What the quiet test reads of a call. */
 export interface QuietFacts {
@@ -73,7 +96,7 @@ export interface QuietCall {
   readonly operation: string;
   readonly status: number;
   readonly success: boolean;
-  readonly why: Quiet;
+  readonly why: Counted;
 }
 
 /** The line a window writes for a group whose calls beyond the first were counted. */
@@ -83,7 +106,7 @@ export interface QuietSummary {
   readonly role: string;
   readonly interface: AuditInterface | '*';
   readonly operation: string;
-  readonly why: Quiet | '*';
+  readonly why: Counted | '*';
   /** Calls like the group's first line of the window that were counted, not written. */
   readonly more_like_it: number;
   /** The first and the last of them (ISO 8601). */

@@ -14,7 +14,7 @@ import { extname } from 'node:path';
 import { logLine } from '../logs/line.ts';
 import { LineFile } from './line-file.ts';
 import type { AuditInterface } from './interface.ts';
-import { type Quiet, QuietCounts, quietOf, Repeats } from './quiet.ts';
+import { type Counted, EffectBudget, type Quiet, QuietCounts, quietOf, Repeats } from './quiet.ts';
 import { RefusalCounts } from './refusals.ts';
 
 export type { AuditInterface } from './interface.ts';
@@ -74,8 +74,8 @@ export interface AuditRecord {
   readonly input?: unknown;
   readonly outcome: AuditOutcome;
   readonly duration_ms: number;
-  /** On the refusals' file: why the call changed nothing (lib/audit/quiet.ts). */
-  readonly why?: Quiet;
+  /** Why the call's kind is counted (lib/audit/quiet.ts): it changed nothing, or its caller's effects are a burst. */
+  readonly why?: Counted;
 }
 
 /** A text cut to `max` characters. */
@@ -170,6 +170,9 @@ export class AuditTrail {
   private readonly refusals: LineFile;
   private readonly counts = new RefusalCounts();
   private readonly quiet = new QuietCounts();
+  /** Effects counted beyond a caller's budget of lines per window (written to the calls' file). */
+  private readonly burst = new QuietCounts();
+  private readonly budget = new EffectBudget();
   private readonly repeats = new Repeats();
   /** How many times the arm was taken (the arbiter's leases), to tell a repeat; absent: the trail's own lines only. */
   private readonly leases: () => number;
@@ -230,12 +233,13 @@ export class AuditTrail {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
     const time = new Date().toISOString();
-    const why = this.classify(op, caller, input, summary, outcome);
+    const quiet = this.classify(op, caller, input, summary, outcome);
+    this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
+    const why: Counted | undefined = quiet ?? (this.budget.spend(caller.name) ? undefined : 'burst');
     if (why !== undefined) {
       const { name: principal, role, face } = caller;
       const call = { time, principal, role, interface: face, operation: op.name, ...outcome, why };
-      this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
-      if (!this.quiet.add(call)) return;
+      if (!(quiet ? this.quiet : this.burst).add(call)) return;
     }
     const line: AuditRecord = {
       time,
@@ -248,7 +252,7 @@ export class AuditTrail {
       duration_ms: Math.round((performance.now() - startedMs) * 100) / 100,
       ...(why !== undefined ? { why } : {}),
     };
-    (why === undefined ? this.calls : this.refusals).append(`${JSON.stringify(line)}\n`);
+    (quiet === undefined ? this.calls : this.refusals).append(`${JSON.stringify(line)}\n`);
   }
 
   /**
@@ -309,6 +313,8 @@ export class AuditTrail {
     this.window = undefined;
     for (const line of this.counts.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
     for (const line of this.quiet.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
+    for (const line of this.burst.take()) this.calls.append(`${JSON.stringify(line)}\n`);
+    this.budget.reset();
   }
 
   private fail(e: unknown): void {

@@ -316,4 +316,28 @@ describe('the audit trail under an authenticated flood', () => {
       'the others are counted',
     );
   });
+
+  it('a jog command changed a little each time, hundreds a second: 50 lines a second of the token at most, the rest counted', async () => {
+    await app.services.audit?.flush();
+    const before = (await linesOf(file)).length;
+    const n = 300;
+    const started = performance.now();
+    for (let i = 0; i < n; i++) {
+      const command = { joints: [0, 0, 0, 0, 0, 0.01 + i * 1e-6, 0], ttl_ms: 500 };
+      const jogged = await call('POST', '/robot/jog', TOKENS.operator, command);
+      assert.equal(jogged.status, 200);
+      await jogged.body?.cancel();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(await answered(await call('POST', '/stop', TOKENS.operator)), 200);
+    await app.services.audit?.flush();
+    const commands = (await linesOf(file)).slice(before).filter((l) => l.operation === 'jog_command');
+    const full = commands.filter((l) => l.more_like_it === undefined).length;
+    assert.ok(full <= 51 * (Math.ceil(seconds) + 1), `${full} lines in ${seconds.toFixed(2)} s`);
+    assert.equal(
+      commands.reduce((sum, l) => sum + (l.more_like_it ?? 1), 0),
+      n,
+      'each on the trail or counted there',
+    );
+  });
 });

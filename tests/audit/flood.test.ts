@@ -142,14 +142,15 @@ describe('the audit queue is bounded', () => {
     try {
       const file = path.join(dir, 'audit.jsonl');
       const trail = new AuditTrail({ path: file, maxBytes: 1024 * 1024 * 1024, reads: false });
-      const caller = { name: 'operator', role: 'operate', face: 'rest' } as const;
       const n = 60_000;
+      // 1,500 callers: 40 lines each, within a caller's 50 effect lines a second written in full (EFFECT_LINES_MAX).
+      const caller = (i: number) => ({ name: `operator-${i % 1500}`, role: 'operate', face: 'rest' }) as const;
       let queuedMax = 0;
       // All recorded in one turn of the event loop: the writer cannot write any of them meanwhile.
       for (let i = 0; i < n; i++) {
         trail.record(
           moveJoints,
-          caller,
+          caller(i),
           performance.now(),
           { joints: [i, 0, 0, 0, 0, 0, 0] },
           { status: 200, success: true },
