@@ -2,10 +2,11 @@
  * The audit trail: one JSON line per call that reached an operation on either face (refused ones included: a lacking
  * role, a bad input, a busy arm), state-changing ones always and reads with `audit.reads`. The calls that may have
  * changed something at the arm or in its settings (effects: lib/audit/quiet.ts) are written one line each to the
- * trail's file, and only they: no flood of anything else can rotate them out. The calls that changed nothing (reads,
- * 4xx refusals, dry runs, repeated stops) go to a file of their own (refusalsPath), the first of a kind per window in
- * full and the rest counted; so do requests refused before a call (no token, a wrong one, too many wrong ones),
- * counted per face, address and reason. Both summaries are written once a window ({@link REFUSAL_WINDOW_MS}).
+ * trail's file (up to EFFECT_LINES_MAX a window per token, the rest counted there), and only they: no flood of
+ * anything else can rotate them out. The calls that changed nothing (reads, 4xx refusals, dry runs, repeats) go to a
+ * file of their own (refusalsPath), the first of a kind per window in full and the rest counted; so do requests
+ * refused before a call (no token, a wrong one, too many wrong ones), counted per face, address and reason. The
+ * counts are written once a window ({@link REFUSAL_WINDOW_MS}).
  * Lines are written in groups, one datasync per group (lib/audit/line-file.ts: a bounded queue; rotation at
  * `audit.max_bytes`, each file on its own). A line names the caller by its token's name, never the token, and carries
  * a bounded summary of the input (numbers and names, no file contents).
@@ -160,7 +161,8 @@ export function refusalsPath(file: string): string {
   return ext === '' ? `${file}.refusals` : `${file.slice(0, -ext.length)}.refusals${ext}`;
 }
 
-/** How often the refusals and the calls that changed nothing counted are written as summary lines (ms). */
+/** The window (ms): what was counted in it (refusals, calls that changed nothing, a burst of effects) is written as
+ * summary lines at its end, and each token's effect lines (EFFECT_LINES_MAX) begin again. */
 export const REFUSAL_WINDOW_MS = 1000;
 
 /** The audit trail writer (see the module comment). */
