@@ -178,7 +178,7 @@ export class AuditTrail {
   private readonly repeats = new Repeats();
   /** How many times the arm was taken (the arbiter's leases), to tell a repeat; absent: the trail's own lines only. */
   private readonly leases: () => number;
-  /** Lines on the trail that may have changed something but a lease did not count (a resume, an override, a save). */
+  /** Effect lines on the trail but stops' and pauses' (a resume, an override, a save: changes no lease counts). */
   private changes = 0;
   private window: NodeJS.Timeout | undefined;
   private failed = false;
