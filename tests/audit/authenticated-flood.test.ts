@@ -340,4 +340,53 @@ describe('the audit trail under an authenticated flood', () => {
       'each on the trail or counted there',
     );
   });
+
+  it('stops from three tokens at once, again and again, while a motion runs: the motion and the stop after it began are lines', async () => {
+    // A stop at rest from each token first: the stops during the motion are alike those.
+    for (const token of [ADMIN, TOKENS.viewer, TOKENS.operator])
+      assert.equal(await answered(await call('POST', '/stop', token)), 200);
+    await app.services.audit?.flush();
+    const before = (await linesOf(file)).length;
+    const positions = async () => {
+      const res = await call('GET', '/robot/joint_states', ADMIN);
+      return ((await res.json()) as { position: number[] }).position;
+    };
+    // The stops above may still be bringing the arm to rest (409 with a retry time): wait for it.
+    for (let tries = 0; tries < 100; tries++) {
+      const probe = await call('POST', '/robot/move/joints', TOKENS.operator, { joints: WORK, dry_run: true });
+      if ((await answered(probe)) === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const from = await positions();
+    const far = (q: number[]) => q.reduce((sum, x, i) => sum + Math.abs(x - (from[i] ?? 0)), 0);
+    const target = far(WORK) > far(HOME) ? WORK : HOME;
+    const moving = call('POST', '/robot/move/joints', TOKENS.operator, { joints: target, speed: 0.05 });
+    // Until the arm moves.
+    for (let tries = 0; tries < 200 && far(await positions()) < 1e-3; tries++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(far(await positions()) >= 1e-3, 'the motion runs');
+    const stops = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        call('POST', '/stop', [ADMIN, TOKENS.viewer, TOKENS.operator][i % 3] as string),
+      ),
+    );
+    assert.ok(stops.every((res) => res.status === 200));
+    await Promise.all(stops.map((res) => res.body?.cancel()));
+    const answer = await moving;
+    assert.equal(answer.status, 200);
+    const moved = (await answer.json()) as { success: boolean; message: string };
+    assert.equal(moved.success, false, `the motion was stopped: ${moved.message}`);
+    await app.services.audit?.flush();
+    const calls = (await linesOf(file)).slice(before);
+    assert.ok(
+      calls.some((l) => l.operation === 'move_to_joints' && l.outcome.success === false && l.input?.speed === 0.05),
+      "the stopped motion's line",
+    );
+    const stopLines = calls.filter((l) => l.operation === 'stop');
+    assert.ok(stopLines.length >= 1, 'the stop that stopped it is a line');
+    assert.ok(
+      stopLines.length <= 3,
+      `${stopLines.length} stop lines: at most the first of each token after the motion began`,
+    );
+  });
 });
