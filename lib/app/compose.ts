@@ -92,7 +92,7 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
     events,
     runners: sequences,
   });
-  const audit = options.audit ? new AuditTrail(options.audit) : undefined;
+  const audit = options.audit ? new AuditTrail(options.audit, () => arbiter.leaseCount) : undefined;
   const plans = new PlanStore();
   const positions = options.positions
     ? new PositionStore(options.positions.file, options.positions.jointNames, options.positions.taught)

@@ -3,7 +3,9 @@
  * one datasync (at most {@link GROUP_MAX_BYTES} per group), so a burst costs one sync, not one per line. The queue is
  * bounded ({@link QUEUE_MAX_BYTES}): a line beyond it is dropped and counted, and the next group begins with a line
  * saying how many were dropped. The file is rotated before a line would take it past `maxBytes`: `<path>` becomes
- * `<path>.1`, the older ones move up one, {@link ROTATED_KEPT} are kept.
+ * `<path>.1`, the older ones move up one, {@link ROTATED_KEPT} are kept. A file found ending in part of a line (the
+ * process was killed in the middle of a write) is cut back to its last whole line when it is opened, and a line says
+ * how many bytes were cut: every line of the file stays whole.
  */
 import { type FileHandle, open, rename, stat } from 'node:fs/promises';
 
@@ -19,6 +21,8 @@ export interface LineFileOptions {
   readonly maxBytes: number;
   /** The line written first when lines were dropped (`dropped`: how many since the last such line). */
   readonly droppedLine: (dropped: number) => string;
+  /** The line written first when the file was found ending in part of a line (`bytes`: how many were cut). */
+  readonly cutLine: (bytes: number) => string;
   /** Called once per failure to write (the line's group is lost); the writer goes on with the next group. */
   readonly onError: (error: unknown) => void;
 }
@@ -40,6 +44,23 @@ export class LineFile {
   /** Bytes waiting to be written (at most {@link QUEUE_MAX_BYTES}). */
   get queuedBytes(): number {
     return this.#queuedBytes;
+  }
+
+  /**
+   * Opens the file now if it exists, not at the first line: a part line a crash left is cut at once (a failure is
+   * `onError`'s). A file that does not exist is made by the first line, as before.
+   */
+  open(): void {
+    if (this.#handle || this.#writing) return;
+    this.#writing = exists(this.#options.path)
+      .then((found) => (found ? this.#open() : undefined))
+      .catch((e: unknown) => {
+        this.#handle = undefined;
+        this.#options.onError(e);
+      })
+      .finally(() => {
+        this.#writing = this.#queue.length > 0 || this.#dropped > 0 ? this.#drain() : undefined;
+      });
   }
 
   /** Queues a line (ending with a newline); dropped and counted when the queue is full. */
@@ -123,8 +144,15 @@ export class LineFile {
   }
 
   async #open(): Promise<void> {
-    this.#handle = await open(this.#options.path, 'a', 0o600);
-    this.#size = (await this.#handle.stat()).size;
+    const handle = await open(this.#options.path, 'a+', 0o600);
+    this.#handle = handle;
+    const size = (await handle.stat()).size;
+    const whole = await wholeLinesEnd(handle, size);
+    this.#size = whole;
+    if (whole === size) return;
+    await handle.truncate(whole);
+    const line = this.#options.cutLine(size - whole);
+    await this.#put(line, Buffer.byteLength(line));
   }
 
   /** `<path>` becomes `<path>.1`, the older ones move up one, the oldest beyond {@link ROTATED_KEPT} is replaced. */
@@ -139,6 +167,21 @@ export class LineFile {
     await rename(base, `${base}.1`);
     await this.#open();
   }
+}
+
+/** Bytes read at a time looking back for the last newline. */
+const TAIL_CHUNK = 4096;
+
+/** Where the file's last whole line ends: `size` when it ends with a newline (or is empty). */
+async function wholeLinesEnd(handle: FileHandle, size: number): Promise<number> {
+  const chunk = Buffer.alloc(TAIL_CHUNK);
+  for (let end = size; end > 0; end -= TAIL_CHUNK) {
+    const start = Math.max(0, end - TAIL_CHUNK);
+    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+    const newline = chunk.subarray(0, bytesRead).lastIndexOf(10);
+    if (newline >= 0) return start + newline + 1;
+  }
+  return 0;
 }
 
 async function exists(file: string): Promise<boolean> {

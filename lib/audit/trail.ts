@@ -1,8 +1,12 @@
 /**
  * The audit trail: one JSON line per call that reached an operation on either face (refused ones included: a lacking
- * role, a bad input, a busy arm), state-changing ones always and reads with `audit.reads`. Requests refused before
- * (no token, a wrong one, too many wrong ones) are counted per face, address and reason and written once a second as
- * one line each to a file of their own (refusalsPath), so that no flood of them delays or rotates out a real record.
+ * role, a bad input, a busy arm), state-changing ones always and reads with `audit.reads`. The calls that may have
+ * changed something at the arm or in its settings (effects: lib/audit/quiet.ts) are written one line each to the
+ * trail's file (up to EFFECT_LINES_MAX a window per token, the rest counted there), and only they: no flood of
+ * anything else can rotate them out. The calls that changed nothing (reads, 4xx refusals, dry runs, repeats) go to a
+ * file of their own (refusalsPath), the first of a kind per window in full and the rest counted; so do requests
+ * refused before a call (no token, a wrong one, too many wrong ones), counted per face, address and reason. The
+ * counts are written once a window ({@link REFUSAL_WINDOW_MS}).
  * Lines are written in groups, one datasync per group (lib/audit/line-file.ts: a bounded queue; rotation at
  * `audit.max_bytes`, each file on its own). A line names the caller by its token's name, never the token, and carries
  * a bounded summary of the input (numbers and names, no file contents).
@@ -11,6 +15,7 @@ import { extname } from 'node:path';
 import { logLine } from '../logs/line.ts';
 import { LineFile } from './line-file.ts';
 import type { AuditInterface } from './interface.ts';
+import { type Counted, EffectBudget, type Quiet, QuietCounts, quietOf, Repeats } from './quiet.ts';
 import { RefusalCounts } from './refusals.ts';
 
 export type { AuditInterface } from './interface.ts';
@@ -47,6 +52,8 @@ export interface AuditOutcome {
 export interface AuditedOperation {
   readonly name: string;
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
+  /** Its input schema; none: it takes no input (a stop, which stops whatever it was sent with). */
+  readonly input?: unknown;
   readonly rawJson?: boolean;
   readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
 }
@@ -68,6 +75,8 @@ export interface AuditRecord {
   readonly input?: unknown;
   readonly outcome: AuditOutcome;
   readonly duration_ms: number;
+  /** Why the call's kind is counted (lib/audit/quiet.ts): it changed nothing, or its caller's effects are a burst. */
+  readonly why?: Counted;
 }
 
 /** A text cut to `max` characters. */
@@ -102,8 +111,14 @@ function summarize(value: unknown, depth: number): unknown {
  */
 export class InputSummary {
   readonly value: unknown;
-  constructor(value: unknown) {
+  /** The input the operation ran with (validated, numbers sent as strings read), summarized: what tells a repeat. */
+  readonly acted: unknown;
+  /** The changes counted when the call began ({@link AuditTrail.before}). */
+  readonly changes: number | undefined;
+  constructor(value: unknown, acted: unknown = value, changes?: number) {
     this.value = value;
+    this.acted = acted;
+    this.changes = changes;
   }
 }
 
@@ -146,7 +161,8 @@ export function refusalsPath(file: string): string {
   return ext === '' ? `${file}.refusals` : `${file.slice(0, -ext.length)}.refusals${ext}`;
 }
 
-/** How often the refusals counted are written as lines (ms). */
+/** The window (ms): what was counted in it (refusals, calls that changed nothing, a burst of effects) is written as
+ * summary lines at its end, and each token's effect lines (EFFECT_LINES_MAX) begin again. */
 export const REFUSAL_WINDOW_MS = 1000;
 
 /** The audit trail writer (see the module comment). */
@@ -155,21 +171,32 @@ export class AuditTrail {
   private readonly calls: LineFile;
   private readonly refusals: LineFile;
   private readonly counts = new RefusalCounts();
+  private readonly quiet = new QuietCounts();
+  /** Effects counted beyond a caller's budget of lines per window (written to the calls' file). */
+  private readonly burst = new QuietCounts();
+  private readonly budget = new EffectBudget();
+  private readonly repeats = new Repeats();
+  /** How many times the arm was taken (the arbiter's leases), to tell a repeat; absent: the trail's own lines only. */
+  private readonly leases: () => number;
+  /** Effect lines on the trail but stops' and pauses' (a resume, an override, a save: changes no lease counts). */
+  private changes = 0;
   private window: NodeJS.Timeout | undefined;
   private failed = false;
 
-  constructor(settings: AuditSettings) {
+  constructor(settings: AuditSettings, leases: () => number = () => 0) {
     this.settings = settings;
+    this.leases = leases;
     const droppedLine = (dropped: number) =>
       `${JSON.stringify({ time: new Date().toISOString(), principal: 'armgate', role: 'none', operation: 'audit_lines_dropped', dropped, outcome: { status: 503, success: false, message: `${dropped} lines were dropped: the audit queue was full` } })}\n`;
+    const cutLine = (bytes: number) =>
+      `${JSON.stringify({ time: new Date().toISOString(), principal: 'armgate', role: 'none', operation: 'audit_line_cut', bytes, outcome: { status: 500, success: false, message: `the file ended in part of a line (${bytes} bytes: a write cut short by a crash); it was cut back to its last whole line` } })}\n`;
     const onError = (e: unknown) => this.fail(e);
-    this.calls = new LineFile({ path: settings.path, maxBytes: settings.maxBytes, droppedLine, onError });
-    this.refusals = new LineFile({
-      path: refusalsPath(settings.path),
-      maxBytes: settings.maxBytes,
-      droppedLine,
-      onError,
-    });
+    const files = { maxBytes: settings.maxBytes, droppedLine, cutLine, onError };
+    this.calls = new LineFile({ path: settings.path, ...files });
+    this.refusals = new LineFile({ path: refusalsPath(settings.path), ...files });
+    // Opened at once: a file a crash left ending in part of a line is cut back before anyone reads it.
+    this.calls.open();
+    this.refusals.open();
   }
 
   /** Bytes waiting to be written, both files (bounded: lib/audit/line-file.ts's QUEUE_MAX_BYTES each). */
@@ -177,17 +204,47 @@ export class AuditTrail {
     return this.calls.queuedBytes + this.refusals.queuedBytes;
   }
 
+  /**
+   * The changes so far: leases given (lib/control/arbiter.ts) and lines on the trail but stops and pauses (operations
+   * that bring the arm to rest and take no input: they change nothing a later call finds). A call alike the same
+   * caller's last one that began with this count unchanged since that one is a repeat.
+   */
+  private changeCount(): number {
+    return this.leases() + this.changes;
+  }
+
+  /**
+   * The input of a call about to run, as its line will show it (`input`) and as the operation reads it (`acted`,
+   * validated), with the changes counted at its start (see {@link changeCount}).
+   */
+  before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
+    const shown = summarizeInput(op, input);
+    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.changeCount());
+  }
+
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
   wants(op: AuditedOperation): boolean {
     return op.effect !== 'read' || this.settings.reads;
   }
 
-  /** Appends a line for a finished call (queued; never throws: a write failure is logged once on stdout). */
+  /**
+   * Appends a line for a finished call (queued; never throws: a write failure is logged once on stdout): an effect to
+   * the trail's file; a call that changed nothing to the refusals' file, or counted (see the module comment).
+   */
   record(op: AuditedOperation, caller: AuditedCaller, startedMs: number, input: unknown, outcome: AuditOutcome): void {
     if (!this.wants(op)) return;
     const summary = summarizeInput(op, input);
+    const time = new Date().toISOString();
+    const quiet = this.classify(op, caller, input, summary, outcome);
+    this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
+    const why: Counted | undefined = quiet ?? (this.budget.spend(caller.name) ? undefined : 'burst');
+    if (why !== undefined) {
+      const { name: principal, role, face } = caller;
+      const call = { time, principal, role, interface: face, operation: op.name, ...outcome, why };
+      if (!(quiet ? this.quiet : this.burst).add(call)) return;
+    }
     const line: AuditRecord = {
-      time: new Date().toISOString(),
+      time,
       principal: caller.name,
       role: caller.role,
       interface: caller.face,
@@ -195,8 +252,34 @@ export class AuditTrail {
       ...(summary !== undefined ? { input: summary } : {}),
       outcome,
       duration_ms: Math.round((performance.now() - startedMs) * 100) / 100,
+      ...(why !== undefined ? { why } : {}),
     };
-    this.calls.append(`${JSON.stringify(line)}\n`);
+    (quiet === undefined ? this.calls : this.refusals).append(`${JSON.stringify(line)}\n`);
+  }
+
+  /**
+   * Why a call changed nothing (lib/audit/quiet.ts), or undefined for an effect; counts the changes and remembers the
+   * caller's last call of the operation (the line is written next).
+   */
+  private classify(
+    op: AuditedOperation,
+    caller: AuditedCaller,
+    input: unknown,
+    summary: unknown,
+    outcome: AuditOutcome,
+  ): Quiet | undefined {
+    const given = input instanceof InputSummary ? input : undefined;
+    const acted = given ? given.acted : summary;
+    const quiet = quietOf({ effect: op.effect, status: outcome.status, input: acted });
+    if (quiet !== undefined) return quiet;
+    // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
+    const last = `${caller.name}\n${caller.face}\n${op.name}`;
+    const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
+    const repeat = this.repeats.repeats(last, like, given?.changes ?? this.changeCount());
+    if (!repeat && (op.effect !== 'stop' || op.input !== undefined)) this.changes++;
+    // The next one alike is told by what this one left (its own lease counted).
+    this.repeats.written(last, like, this.changeCount());
+    return repeat ? 'repeat' : undefined;
   }
 
   /**
@@ -231,6 +314,9 @@ export class AuditTrail {
     clearTimeout(this.window);
     this.window = undefined;
     for (const line of this.counts.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
+    for (const line of this.quiet.take()) this.refusals.append(`${JSON.stringify(line)}\n`);
+    for (const line of this.burst.take()) this.calls.append(`${JSON.stringify(line)}\n`);
+    this.budget.reset();
   }
 
   private fail(e: unknown): void {

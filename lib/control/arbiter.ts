@@ -50,10 +50,17 @@ export class MotionArbiter {
   private stops = 0;
   /** Stops begun and not yet answered: nothing takes the arm meanwhile. */
   private stopsUnderway = 0;
+  /** Counts leases given: the audit trail tells a repeated stop (nothing taken the arm since) by it. */
+  private leases = 0;
 
   /** How many times the arm was revoked so far: a request stamps this at its arrival. */
   get stopCount(): number {
     return this.stops;
+  }
+
+  /** How many times the arm was taken (a lease given) so far. */
+  get leaseCount(): number {
+    return this.leases;
   }
 
   /** Adds a source of activity outside leases (the controller executing a trajectory); `first`: asked before the holder. */
@@ -109,6 +116,7 @@ export class MotionArbiter {
     if (busy) return err(busyRefusal(busy));
     const held: Held = { kind, detail, abort: new AbortController() };
     this.held = held;
+    this.leases++;
     return ok({
       kind,
       signal: held.abort.signal,

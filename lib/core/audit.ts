@@ -2,7 +2,7 @@
  * A finished call on the audit trail: both faces record each call they ran (or refused) through here, with the
  * outcome the result comes to.
  */
-import { type AuditOutcome, type AuditTrail, cut, InputSummary, summarizeInput, TEXT_MAX } from '../audit/trail.ts';
+import { type AuditOutcome, type AuditTrail, cut, TEXT_MAX } from '../audit/trail.ts';
 import type { Result } from '../result.ts';
 import { type ApiError, statusOf } from './errors.ts';
 import type { AnyOperation } from './operation.ts';
@@ -36,8 +36,9 @@ export function recordCall(
 
 /**
  * The input a call's trail line will show, summarized now, before the call runs (its upload's bytes may be handed to
- * the trajectory checker's thread meanwhile), when the trail keeps calls of `op`; otherwise `input` as it is.
+ * the trajectory checker's thread meanwhile), when the trail keeps calls of `op`; otherwise `input` as it is. `acted`
+ * is the validated input the operation runs with: the trail tells a repeated call by it.
  */
-export function auditedBeforeRun(trail: AuditTrail, op: AnyOperation, input: unknown): unknown {
-  return trail.wants(op) ? new InputSummary(summarizeInput(op, input)) : input;
+export function auditedBeforeRun(trail: AuditTrail, op: AnyOperation, input: unknown, acted: unknown): unknown {
+  return trail.wants(op) ? trail.before(op, input, acted) : input;
 }

@@ -462,7 +462,7 @@ function validateAndRun(
   if (!input.ok) return Promise.resolve(finish(op, facts, caller, started, audited, input));
   const { value, filenames } = input.value;
   const trail = facts.audit === false ? undefined : facts.services.audit;
-  const summary = trail ? auditedBeforeRun(trail, op, audited) : audited;
+  const summary = trail ? auditedBeforeRun(trail, op, audited, value) : audited;
   const ctx = new CallContext(plan, facts, caller, filenames);
   const run = () => op.run(value, ctx).then((result) => finish(op, facts, caller, started, summary, result));
   // Dry-run routing: only a motion that would move (or what its operation says is one) is put to the confirmation.

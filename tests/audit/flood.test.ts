@@ -62,6 +62,17 @@ describe('the audit trail under a flood of unauthenticated requests', () => {
       }),
       '192.0.2.1',
     );
+  // A second real call that changes something (a second stop with nothing moved since would be a repeat, counted in
+  // the refusals' file: tests/audit/authenticated-flood.test.ts).
+  const override = () =>
+    app.fetch(
+      new Request(`${ORIGIN}/robot/override`, {
+        method: 'PUT',
+        headers: { host: '127.0.0.1:8007', authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: '{"percent":90}',
+      }),
+      '192.0.2.1',
+    );
 
   it('a real call reaches the file within 1 s during the flood; refusals are counted per address and reason; noise rotates out no real record', async () => {
     assert.equal((await stop()).status, 200, 'a first real call');
@@ -81,13 +92,13 @@ describe('the audit trail under a flood of unauthenticated requests', () => {
       }
     })();
     while (sent < 5000) await new Promise((resolve) => setTimeout(resolve, 10));
-    const answered = await stop();
+    const answered = await override();
     assert.equal(answered.status, 200);
     const answeredAt = performance.now();
     let reachedMs: number | undefined;
     while (reachedMs === undefined && performance.now() - answeredAt < 10_000) {
-      const stops = (await linesOf(file)).filter((l) => l.operation === 'stop');
-      if (stops.length === 2) reachedMs = performance.now() - answeredAt;
+      const calls = (await linesOf(file)).filter((l) => l.operation === 'stop' || l.operation === 'set_override');
+      if (calls.length === 2) reachedMs = performance.now() - answeredAt;
       else await new Promise((resolve) => setTimeout(resolve, 10));
     }
     while (sent < 20_000) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -100,7 +111,7 @@ describe('the audit trail under a flood of unauthenticated requests', () => {
     const calls = await linesOf(file);
     assert.deepEqual(
       calls.map((l) => l.operation),
-      ['stop', 'stop'],
+      ['stop', 'set_override'],
       'the calls file holds the real calls, the first one too: no refusal rotated it out',
     );
     const refusals = await linesOf(refusalsPath(file));
@@ -131,14 +142,15 @@ describe('the audit queue is bounded', () => {
     try {
       const file = path.join(dir, 'audit.jsonl');
       const trail = new AuditTrail({ path: file, maxBytes: 1024 * 1024 * 1024, reads: false });
-      const caller = { name: 'operator', role: 'operate', face: 'rest' } as const;
       const n = 60_000;
+      // 1,500 callers: 40 lines each, within a caller's 50 effect lines a second written in full (EFFECT_LINES_MAX).
+      const caller = (i: number) => ({ name: `operator-${i % 1500}`, role: 'operate', face: 'rest' }) as const;
       let queuedMax = 0;
       // All recorded in one turn of the event loop: the writer cannot write any of them meanwhile.
       for (let i = 0; i < n; i++) {
         trail.record(
           moveJoints,
-          caller,
+          caller(i),
           performance.now(),
           { joints: [i, 0, 0, 0, 0, 0, 0] },
           { status: 200, success: true },

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { csvForm } from '../support/multipart.ts';
 import { startTestServer } from '../support/server.ts';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 
 // An upload's trail line names and sizes the file as the client sent it, also when the file's bytes were handed to the
 // trajectory checker's thread while the call ran (which left them empty by the time the line was written).
@@ -23,7 +24,8 @@ describe('the audit trail of an upload', () => {
       await server.close();
     }
     try {
-      const lines = (await readFile(file, 'utf8'))
+      // Refused (422), it changed nothing: its line is in the refusals' file beside the trail.
+      const lines = (await readFile(refusalsPath(file), 'utf8'))
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line));

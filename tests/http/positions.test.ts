@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify } from 'yaml';
 import { catalog } from '../../handlers/index.ts';
 import { MAX_TAUGHT_POSITIONS, positionsFileText } from '../../lib/positions/taught.ts';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
 import { issuesOf, maxDiff, waitFor } from '../support/live.ts';
@@ -357,8 +358,13 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     assert.ok(
       lines.some((l) => l.operation === 'delete_position' && l.input?.name === 'evented' && l.principal === 'operator'),
     );
+    // A refused call changed nothing: it is in the refusals' file, beside the trail (docs/safe-deployment.md).
+    const refused = (await readFile(refusalsPath(path.join(dir, 'audit.jsonl')), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { operation: string; principal: string; outcome: { status: number } });
     assert.ok(
-      lines.some((l) => l.operation === 'save_position' && l.principal === 'viewer' && l.outcome.status === 403),
+      refused.some((l) => l.operation === 'save_position' && l.principal === 'viewer' && l.outcome.status === 403),
       'the refusal is on the trail',
     );
   });

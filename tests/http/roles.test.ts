@@ -215,19 +215,20 @@ describe('roles per token on every route and tool, and the audit trail', () => {
       (l) => l.interface === 'rest' && l.operation === 'move_to_named_position' && l.principal === 'operator',
     );
     assert.ok(restMove, 'the REST move is in the trail');
-    const refusal = lines.find(
-      (l) => l.interface === 'rest' && l.principal === 'viewer' && (l.outcome as { status: number }).status === 403,
-    );
-    assert.ok(refusal, 'the refusal is in the trail');
-    const mcpRefusal = lines.find(
-      (l) => l.interface === 'mcp' && l.principal === 'viewer' && (l.outcome as { tool_error?: boolean }).tool_error,
-    );
-    assert.ok(mcpRefusal, 'the refused tool call is in the trail');
-    // Requests refused before an operation are counted in a file of their own, per address and reason (flood-proof).
+    // Refused calls changed nothing: they are in the refusals' file, where requests refused before an operation are
+    // counted too (per address and reason), so that no flood of them rotates a motion's line out of the trail.
     const refusals = (await readFile(refusalsPath(auditFile), 'utf8'))
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const refusal = refusals.find(
+      (l) => l.interface === 'rest' && l.principal === 'viewer' && (l.outcome as { status: number }).status === 403,
+    );
+    assert.ok(refusal, 'the refusal is in the trail');
+    const mcpRefusal = refusals.find(
+      (l) => l.interface === 'mcp' && l.principal === 'viewer' && (l.outcome as { tool_error?: boolean }).tool_error,
+    );
+    assert.ok(mcpRefusal, 'the refused tool call is in the trail');
     assert.ok(
       !lines.some((l) => l.principal === 'anonymous'),
       'refusals before an operation are not in the calls file',
