@@ -81,8 +81,11 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
   });
   const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
   const unsubscribe = options.listen ? context.onControllerLog((line) => trajectoryLog.push(line)) : undefined;
-  // The joint states' rates are counted on the context's clock, the one their publisher runs on.
-  const events = options.events ? new EventBus({ now: () => context.nowMs() }) : undefined;
+  // The joint states' rates are counted on the context's clock, the one their publisher runs on; the heartbeat runs on
+  // the app's.
+  const events = options.events
+    ? new EventBus({ now: () => context.nowMs(), ...(options.clock ? { clock: options.clock } : {}) })
+    : undefined;
   const unfeed = events ? feedEvents(events, { context, trajectoryLog, sequences }) : undefined;
   // A pause that a sequence runner does not confirm ends everything, as POST /stop does: the pendant holds the stop.
   const control = new MotionControl({
