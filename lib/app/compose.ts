@@ -18,7 +18,7 @@ import type { RobotContext } from '../ros/context.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { SequenceSupervisor, type SupervisorOptions } from '../sequences/supervisor.ts';
 import type { Config } from '../settings/load.ts';
-import type { Clock } from '../clock.ts';
+import { type Clock, systemClock } from '../clock.ts';
 import type { Services } from './services.ts';
 
 /** Lines kept by the trajectory module's log (GET /trajectory/logs). */
@@ -72,6 +72,8 @@ export interface ComposedServices<O extends ComposeOptions> {
  * for.
  */
 export function composeServices<O extends ComposeOptions>(context: RobotContext, options: O): ComposedServices<O> {
+  // The app's own timers, windows and stamps run on it (a stepped one in tests).
+  const clock = options.clock ?? systemClock;
   const arbiter = new MotionArbiter();
   if (options.listen) arbiter.addSource(() => context.armActivity());
   const sequences = new SequenceSupervisor(context, {
@@ -83,9 +85,7 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
   const unsubscribe = options.listen ? context.onControllerLog((line) => trajectoryLog.push(line)) : undefined;
   // The joint states' rates are counted on the context's clock, the one their publisher runs on; the heartbeat runs on
   // the app's.
-  const events = options.events
-    ? new EventBus({ now: () => context.nowMs(), ...(options.clock ? { clock: options.clock } : {}) })
-    : undefined;
+  const events = options.events ? new EventBus({ now: () => context.nowMs(), clock }) : undefined;
   const unfeed = events ? feedEvents(events, { context, trajectoryLog, sequences }) : undefined;
   // A pause that a sequence runner does not confirm ends everything, as POST /stop does: the pendant holds the stop.
   const control = new MotionControl({
@@ -94,6 +94,7 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
     log: trajectoryLog,
     events,
     runners: sequences,
+    clock,
   });
   const audit = options.audit ? new AuditTrail(options.audit) : undefined;
   const plans = new PlanStore();
@@ -111,7 +112,7 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
       })
     : undefined;
   const services: Services = {
-    ...(options.guesses ? { guesses: new GuessLimiter(options.guesses) } : {}),
+    ...(options.guesses ? { guesses: new GuessLimiter(options.guesses, () => clock.nowMs()) } : {}),
     arbiter,
     control,
     ...(jog ? { jog } : {}),
