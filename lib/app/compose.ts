@@ -81,7 +81,8 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
     ...options.sequences,
     safety: options.safety,
   });
-  const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
+  // Its lines are stamped with the app's time.
+  const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES, () => new Date(clock.epochMs()));
   const unsubscribe = options.listen ? context.onControllerLog((line) => trajectoryLog.push(line)) : undefined;
   // The joint states' rates are counted on the context's clock, the one their publisher runs on; the heartbeat runs on
   // the app's.
