@@ -23,6 +23,8 @@ const WHY = {
   ros2: 'the ros2 backend over the rclnodejs stand-in, whose context runs on the process clock',
   unmoved:
     "logic on the process clock, not moved yet: a motion, or that nothing moved, waited for in the machine's time",
+  standstill:
+    "a stepped clock held still while the machine's time passes: what runs on the clock does not happen meanwhile",
   polls: "only polls in the machine's time for a socket's or a process's answer, with a generous bound",
 };
 
@@ -67,6 +69,7 @@ const REASONS = {
   'tests/ros/rcl-hold.test.ts': 'ros2',
   'tests/ros/rcl-ik-wait.test.ts': 'ros2',
   'tests/ros/rcl-jog.test.ts': 'ros2',
+  'tests/ros/rcl-motion-deadline.test.ts': 'standstill',
   'tests/ros/rcl-safety.test.ts': 'ros2',
   'tests/ros/rcl-servo.test.ts': 'ros2',
   'tests/ros/sequence-pause.test.ts': 'ros2',
