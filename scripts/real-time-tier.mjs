@@ -68,7 +68,7 @@ const REASONS = {
   'tests/ros/rcl-context.test.ts': 'ros2',
   'tests/ros/rcl-hold.test.ts': 'ros2',
   'tests/ros/rcl-ik-wait.test.ts': 'ros2',
-  'tests/ros/rcl-jog.test.ts': 'ros2',
+  'tests/ros/rcl-jog.test.ts': 'sockets',
   'tests/ros/rcl-motion-deadline.test.ts': 'standstill',
   'tests/ros/rcl-safety.test.ts': 'ros2',
   'tests/ros/rcl-servo.test.ts': 'ros2',
