@@ -16,6 +16,7 @@ import { refusalsPath } from '../../lib/audit/trail.ts';
 import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestServer } from '../support/server.ts';
 import { startSteppedServer, waitOnClock } from '../support/stepped.ts';
+import { STATUS_PERIOD_MS } from '../../handlers/robot/jog-socket.ts';
 
 const TOKEN = 'operator-token-3c5e7a9b1d';
 const VIEWER = 'viewer-token-9f8e7d6c5b';
@@ -82,6 +83,17 @@ const positions = async () =>
       velocity: number[];
     }
   ).position;
+
+/**
+ * Waits for a socket's first jogging status: until its jog is in force (its message is read in the machine's time),
+ * then one status period of the clock (the ticker runs on it), then until the status has come over the socket. The
+ * clock stands still meanwhile, so the jog's ttl does not run out however long the machine takes.
+ */
+async function firstJoggingStatus(messages: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < 1000 && server.services.jog?.owner() === undefined; i++) await sleep(10);
+  await clock.advance(STATUS_PERIOD_MS);
+  for (let i = 0; i < 1000 && !messages.some((m) => m.jogging === true); i++) await sleep(10);
+}
 
 /** Waits (at most `timeoutMs` of the clock) until the arm rests and nothing jogs; its position. */
 async function atRest(timeoutMs = 3000): Promise<number[]> {
@@ -189,7 +201,7 @@ describe('the jog WebSocket', () => {
     const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
     ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.3], ttl_ms: 500 }));
     const jogging = () => messages.filter((m) => m.type === 'status' && m.jogging === true).length;
-    for (let i = 0; i < 500 && jogging() === 0; i++) await pace(5);
+    await firstJoggingStatus(messages);
     assert.ok(jogging() > 0, 'the socket jogs');
     // The clock stands still (the jog's ttl of 500 ms holds it): what was sent arrives, then nothing more comes.
     await sleep(100);
@@ -240,7 +252,7 @@ describe('the jog WebSocket', () => {
     await atRest();
     const first = await open({ headers: bearer(TOKEN) });
     first.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.2], ttl_ms: 500 }));
-    for (let i = 0; i < 200 && !first.messages.some((m) => m.jogging === true); i++) await pace(10);
+    await firstJoggingStatus(first.messages);
     assert.ok(
       first.messages.some((m) => m.jogging === true),
       'the first socket jogs',
@@ -258,7 +270,7 @@ describe('the jog WebSocket', () => {
     const idle = await open({ headers: bearer(ADMIN) });
     const jogger = await open({ headers: bearer(TOKEN) });
     jogger.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.2], ttl_ms: 500 }));
-    for (let i = 0; i < 200 && !jogger.messages.some((m) => m.jogging === true); i++) await pace(10);
+    await firstJoggingStatus(jogger.messages);
     assert.ok(
       jogger.messages.some((m) => m.jogging === true),
       'the second socket jogs',
