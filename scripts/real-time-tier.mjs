@@ -54,7 +54,6 @@ const REASONS = {
   'tests/http/guessing.test.ts': 'sockets',
   'tests/http/ik-wait.test.ts': 'threads',
   'tests/http/planners.test.ts': 'threads',
-  'tests/http/positions.test.ts': 'unmoved',
   'tests/http/safety.test.ts': 'processes',
   'tests/http/sequences.test.ts': 'processes',
   'tests/http/stop.test.ts': 'processes',
