@@ -59,7 +59,7 @@ const REASONS = {
   'tests/http/stop.test.ts': 'processes',
   'tests/mcp/confirm.test.ts': 'unmoved',
   'tests/mcp/schemas.test.ts': 'polls',
-  'tests/mcp/tools.test.ts': 'unmoved',
+  'tests/mcp/tools.test.ts': 'polls',
   'tests/mcp/transport.test.ts': 'sockets',
   'tests/net/message-budget.test.ts': 'polls',
   'tests/openapi/examples.test.ts': 'processes',
