@@ -1,10 +1,11 @@
 /**
  * GET /robot/jog as a WebSocket (lib/http/websocket.ts: admission, the token by header or subprotocol, the role,
  * the caps, and each text message called through the pipeline as a body of POST /robot/jog). The server sends a status
- * (JSON) every {@link STATUS_PERIOD_MS} ms while this socket's jog is in force. The socket closing brakes the arm;
+ * (JSON) every {@link STATUS_PERIOD_MS} ms of the app's clock while this socket's jog is in force. The socket closing brakes the arm;
  * silence past the ttl brakes it anyway (the dead-man). One jogging socket at a time: a socket opened while another
  * one jogs is closed (4409); one that is open but idle holds nothing.
  */
+import { systemClock, type Timer } from '../../lib/clock.ts';
 import { webSocketRoute } from '../../lib/http/websocket.ts';
 import { operation } from './jog.ts';
 
@@ -26,6 +27,8 @@ export const websocket = webSocketRoute({
   unavailable: ({ services, ros }) =>
     services.jog && ros.jog ? undefined : 'jogging is not available on this backend',
   serve: ({ services }) => {
+    // The status rate is the app's clock's (a stepped one in tests), as the jog's ttl is.
+    const clock = services.clock ?? systemClock;
     /** The sockets open on this route, by their channel's key: the one whose jog is in force holds the arm. */
     const open = new Map<string, { readonly caller: { readonly name: string } }>();
     return (connection) => {
@@ -56,14 +59,14 @@ export const websocket = webSocketRoute({
           ...extra,
         });
       };
-      let ticker: ReturnType<typeof setInterval> | undefined;
+      let ticker: Timer | undefined;
       const stopTicker = () => {
-        if (ticker) clearInterval(ticker);
+        ticker?.cancel();
         ticker = undefined;
       };
       const unsubscribe = jog.onEvents((event) => {
         if (event.owner !== key) return;
-        if (event.state === 'started' && !ticker) ticker = setInterval(() => status(), STATUS_PERIOD_MS);
+        if (event.state === 'started' && !ticker) ticker = clock.every(STATUS_PERIOD_MS, () => status());
         if (event.state === 'ended') {
           stopTicker();
           // The jog is over (its owner is cleared only after the listeners run).

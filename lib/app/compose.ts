@@ -18,7 +18,7 @@ import type { RobotContext } from '../ros/context.ts';
 import type { SafetyState } from '../safety/store.ts';
 import { SequenceSupervisor, type SupervisorOptions } from '../sequences/supervisor.ts';
 import type { Config } from '../settings/load.ts';
-import type { Clock } from '../clock.ts';
+import { type Clock, systemClock } from '../clock.ts';
 import type { Services } from './services.ts';
 
 /** Lines kept by the trajectory module's log (GET /trajectory/logs). */
@@ -72,6 +72,8 @@ export interface ComposedServices<O extends ComposeOptions> {
  * for.
  */
 export function composeServices<O extends ComposeOptions>(context: RobotContext, options: O): ComposedServices<O> {
+  // The app's own timers, windows and stamps run on it (a stepped one in tests).
+  const clock = options.clock ?? systemClock;
   const arbiter = new MotionArbiter();
   if (options.listen) arbiter.addSource(() => context.armActivity());
   const sequences = new SequenceSupervisor(context, {
@@ -79,10 +81,12 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
     ...options.sequences,
     safety: options.safety,
   });
-  const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES);
+  // Its lines are stamped with the app's time.
+  const trajectoryLog = new LogRing(TRAJECTORY_LOG_LINES, () => new Date(clock.epochMs()));
   const unsubscribe = options.listen ? context.onControllerLog((line) => trajectoryLog.push(line)) : undefined;
-  // The joint states' rates are counted on the context's clock, the one their publisher runs on.
-  const events = options.events ? new EventBus({ now: () => context.nowMs() }) : undefined;
+  // The joint states' rates are counted on the context's clock, the one their publisher runs on; the heartbeat runs on
+  // the app's.
+  const events = options.events ? new EventBus({ now: () => context.nowMs(), clock }) : undefined;
   const unfeed = events ? feedEvents(events, { context, trajectoryLog, sequences }) : undefined;
   // A pause that a sequence runner does not confirm ends everything, as POST /stop does: the pendant holds the stop.
   const control = new MotionControl({
@@ -91,6 +95,7 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
     log: trajectoryLog,
     events,
     runners: sequences,
+    clock,
   });
   const audit = options.audit ? new AuditTrail(options.audit, () => arbiter.leaseCount) : undefined;
   const plans = new PlanStore();
@@ -108,7 +113,7 @@ export function composeServices<O extends ComposeOptions>(context: RobotContext,
       })
     : undefined;
   const services: Services = {
-    ...(options.guesses ? { guesses: new GuessLimiter(options.guesses) } : {}),
+    ...(options.guesses ? { guesses: new GuessLimiter(options.guesses, () => clock.nowMs()) } : {}),
     arbiter,
     control,
     ...(jog ? { jog } : {}),

@@ -6,6 +6,7 @@
  * motion requests get 409 saying so); a resume continues it; a stop ends it as any other. The stop is the pendant's
  * too (`stop`, lib/control/stop.ts): a pause a sequence runner does not confirm ends in one, and a stop ends the pause.
  */
+import { type Clock, systemClock } from '../clock.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { LogRing } from '../logs/ring.ts';
 import type { RobotContext } from '../ros/context.ts';
@@ -62,6 +63,8 @@ export interface MotionControlParts {
   readonly events?: EventBus | undefined;
   /** The sequence runners: told of the rate, ended by a stop; absent: none run. */
   readonly runners?: Runners | undefined;
+  /** The app's clock: when a pause began is its time; absent: the process clock. */
+  readonly clock?: Clock | undefined;
 }
 
 /** The pendant of one app: paused or not, the override, and the stop that ends everything. */
@@ -73,11 +76,13 @@ export class MotionControl {
   private readonly log: LogRing;
   private readonly events: EventBus | undefined;
   private readonly runners: Runners | undefined;
+  private readonly clock: Clock;
 
   constructor(parts: MotionControlParts) {
     this.arbiter = parts.arbiter;
     this.context = parts.context;
     this.log = parts.log;
+    this.clock = parts.clock ?? systemClock;
     this.events = parts.events;
     this.runners = parts.runners;
     // While paused the arm belongs to the paused motion: checked before anything else holding it.
@@ -132,7 +137,8 @@ export class MotionControl {
     if (moving?.kind === 'stopping')
       return ok({ paused: false, message: 'the arm is braking to rest after a stop: nothing to pause', what: null });
     const first = !this.paused;
-    if (!this.paused) this.paused = { what: moving?.detail ?? 'a motion', sinceIso: new Date().toISOString() };
+    if (!this.paused)
+      this.paused = { what: moving?.detail ?? 'a motion', sinceIso: new Date(this.clock.epochMs()).toISOString() };
     const what = this.paused.what;
     if (first) {
       this.events?.publish('pause', { state: 'pausing', what });

@@ -6,6 +6,8 @@
  * write into its bounded buffer (see lib/http/sse.ts), so a slow consumer never slows the rest.
  */
 
+import { type Clock, systemClock, type Timer } from '../clock.ts';
+
 /** The event types of GET /events. */
 export type EventType =
   | 'joint_state'
@@ -64,11 +66,13 @@ interface Subscription {
   nextDueMs: number;
 }
 
-/** Options of the bus: the heartbeat period and the clock (tests inject both). */
+/** Options of the bus: the heartbeat period and the clocks (tests inject them). */
 export interface EventBusOptions {
-  /** A comment line to every subscriber this often (ms); 0 turns it off. Default 15 s. */
+  /** A comment line to every subscriber this often (ms of `clock`); 0 turns it off. Default 15 s. */
   readonly heartbeatMs?: number;
-  /** Monotonic milliseconds, for the joint-state rates. */
+  /** The clock the heartbeat runs on (the app's: lib/app/compose.ts); default the process clock. */
+  readonly clock?: Clock;
+  /** Monotonic milliseconds, for the joint-state rates (those of their publisher); default `clock`'s. */
   readonly now?: () => number;
 }
 
@@ -97,7 +101,7 @@ export class EventBus {
   private readonly subs = new Set<Subscription>();
   private readonly observers = new Set<(type: Exclude<EventType, 'joint_state'>, data: unknown) => void>();
   private readonly now: () => number;
-  private readonly heartbeat: NodeJS.Timeout | undefined;
+  private readonly heartbeat: Timer | undefined;
   private closed = false;
   /** Holds of the fan-out in force (see {@link hold}), and what is told when the last one ends. */
   private holds = 0;
@@ -106,11 +110,12 @@ export class EventBus {
   readonly counts = { published: 0, delivered: 0 };
 
   constructor(options: EventBusOptions = {}) {
-    this.now = options.now ?? (() => performance.now());
+    const clock = options.clock ?? systemClock;
+    this.now = options.now ?? (() => clock.nowMs());
     const every = options.heartbeatMs ?? 15_000;
     if (every > 0) {
-      this.heartbeat = setInterval(() => this.broadcast(HEARTBEAT), every);
-      this.heartbeat.unref();
+      this.heartbeat = clock.every(every, () => this.broadcast(HEARTBEAT));
+      this.heartbeat.unref?.();
     }
   }
 
@@ -238,7 +243,7 @@ export class EventBus {
   close(): void {
     this.closed = true;
     this.observers.clear();
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat?.cancel();
     const subs = [...this.subs];
     this.subs.clear();
     for (const sub of subs) sub.sink.end();

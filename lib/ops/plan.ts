@@ -163,7 +163,7 @@ export async function executePlan(
   const { arbiter, events } = ctx.services;
   const lease = arbiter.acquire('move', `executing plan '${id}' (${plan.what})`, [], ctx.arrivedAtStop);
   if (!lease.ok) return err(lease.error);
-  plan.executedAt = new Date().toISOString();
+  plan.executedAt = new Date((ctx.services.clock ?? systemClock).epochMs()).toISOString();
   const done = watchCall(ctx, () => `executing plan '${id}'`, plan.view.duration_s);
   const motionId = events?.nextMotionId() ?? 0;
   const motion = (state: MotionState, message: string) =>

@@ -145,7 +145,7 @@ export class RclContext implements RobotContext {
     this.topicHub = new RclTopics(node, this.endpoints, definitions);
     const log = (line: string) => this.log(line);
     this.calls = new RclCalls(node, rcl, this.endpoints.timeouts.server_wait_s);
-    this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log);
+    this.goals = new RclGoals(this.calls, this.endpoints.timeouts, log, this.clock);
     this.description = new RclDescription(this.calls, this.endpoints, config.groupStates);
     const { joint_states, move_to_joints, move_to_pose } = this.endpoints.interfaces;
     this.jointStates = new RclJointStates(this.endpoints, this.clock, log, (msg) => this.topicHub.jointState(msg));

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../clock.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { GoalOptions, InterfaceUnavailable } from './context.ts';
 import { feedbackStateFromRos, motionResultFromRos } from './convert.ts';
@@ -55,16 +56,24 @@ export class RclGoals {
   private readonly calls: RclCalls;
   private readonly timeouts: EndpointsFile['timeouts'];
   private readonly log: (line: string) => void;
+  /** The motion timeout's clock: the context's (a stepped one in tests, as the simulator's motion deadline is). */
+  private readonly clock: Clock;
   private readonly inFlight = new Set<InFlight>();
   /** Paused motion goals waiting for a resume. */
   private readonly gate = new ResumeGate();
   /** Between a pause and the resume: a motion goal waits before it is sent. */
   private pausing = false;
 
-  constructor(calls: RclCalls, timeouts: EndpointsFile['timeouts'], log: (line: string) => void) {
+  constructor(
+    calls: RclCalls,
+    timeouts: EndpointsFile['timeouts'],
+    log: (line: string) => void,
+    clock: Clock = systemClock,
+  ) {
     this.calls = calls;
     this.timeouts = timeouts;
     this.log = log;
+    this.clock = clock;
   }
 
   /** Goals and named-pose calls in flight, paused ones included. */
@@ -129,10 +138,10 @@ export class RclGoals {
       ended = resolve;
     });
     const flight: InFlight = { name, abort, trajectory, over };
-    const timer = setTimeout(() => {
+    const timer = this.clock.after(timeoutS * 1000, () => {
       flight.timedOut = true;
       abort.abort(timeoutReason);
-    }, timeoutS * 1000);
+    });
     const forward = () => abort.abort(options.signal ? reasonOf(options.signal) : 'cancelled');
     abort.signal.addEventListener(
       'abort',
@@ -152,7 +161,7 @@ export class RclGoals {
     return {
       flight,
       dispose: () => {
-        clearTimeout(timer);
+        timer.cancel();
         options.signal?.removeEventListener('abort', forward);
         this.inFlight.delete(flight);
         ended();

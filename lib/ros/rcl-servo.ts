@@ -18,6 +18,7 @@
  * checks, its smoothing); armgate's safety envelope is not known to it, so with an envelope configured the jog keeps
  * the trajectory path (see RclJog). A bounded step (the MCP tool) keeps the trajectory path too: it must be exact.
  */
+import type { Timer } from '../clock.ts';
 import type { JogEndReason, JogSpeeds, JogTarget } from '../motion/jog.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { JointLimits } from '../robot/limits.ts';
@@ -78,6 +79,8 @@ export interface ServoJogHost {
   /** The frames of a Cartesian jog: `base` and `tool`. */
   readonly frames: { readonly base: string; readonly tool: string };
   nowMs(): number;
+  /** Runs `fn` once, `ms` from now, on the clock of `nowMs` (the period of the commands). */
+  after(ms: number, fn: () => void): Timer;
   state(): JointStateMsg | undefined;
   nextState(timeoutMs: number): Promise<JointStateMsg | undefined>;
   rate(): number;
@@ -142,7 +145,7 @@ export class ServoJog {
   private inForce = false;
   private moving = false;
   private generation = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Timer | undefined;
   private pendingEnd: JogEndReason | undefined;
 
   constructor(servo: ServoPort, host: ServoJogHost, speeds: JogSpeeds, emit: (event: JogEvent) => void) {
@@ -251,7 +254,7 @@ export class ServoJog {
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
@@ -287,7 +290,7 @@ export class ServoJog {
       return;
     }
     this.setMoving(this.host.rate() > 0 && !isZero(this.target));
-    this.timer = setTimeout(() => this.tick(), SERVO_PERIOD_MS);
+    this.timer = this.host.after(SERVO_PERIOD_MS, () => this.tick());
   }
 
   private setMoving(moving: boolean): void {

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { SteppedClock } from '../../lib/clock.ts';
 import { EventBus, type EventSink } from '../../lib/events/bus.ts';
 import { parseRate } from '../../lib/http/sse.ts';
 
@@ -113,13 +114,21 @@ describe('event bus', () => {
     bus.close();
   });
 
-  it('sends a heartbeat comment to every subscriber', async () => {
-    const bus = new EventBus({ heartbeatMs: 20 });
+  it('sends a heartbeat comment to every subscriber, on its clock', async () => {
+    const clock = new SteppedClock();
+    const bus = new EventBus({ heartbeatMs: 20, clock });
     const a = sink();
+    const b = sink();
     bus.subscribe(a, { jointStateHz: 50 });
-    await new Promise((resolve) => setTimeout(resolve, 70));
+    bus.subscribe(b, { jointStateHz: 50 });
+    await clock.advance(19);
+    assert.deepEqual(a.texts(), [], 'none before its period');
+    await clock.advance(51);
     bus.close();
     assert.ok(a.texts().includes(': heartbeat\n\n'), `a heartbeat came: ${JSON.stringify(a.texts())}`);
+    assert.deepEqual(a.texts(), [': heartbeat\n\n', ': heartbeat\n\n', ': heartbeat\n\n'], 'one each 20 ms in 70 ms');
+    assert.deepEqual(b.texts(), a.texts(), 'to every subscriber');
+    assert.equal(clock.pending(), 0, 'close cancels it');
   });
 
   it('ends every subscriber on close and refuses new ones', () => {

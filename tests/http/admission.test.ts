@@ -4,6 +4,8 @@
  * MCP), a state-changing request from a foreign origin is a 403 (JSON, multipart), and in every
  * refused case the arm stays where it was and no runner starts. Same-origin pages, web.allowed_hosts
  * names and web.cors_origins front ends are admitted; preflights are answered for the latter only.
+ * The simulator runs on a clock the test steps (tests/support/stepped.ts): "the arm stays" is checked after 250 ms of
+ * that clock, in which a motion wrongly let through would have moved whatever the machine's load.
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
@@ -11,10 +13,12 @@ import { after, before, describe, it } from 'node:test';
 import { admissionPolicy } from '../../lib/admission/front-door.ts';
 import { createMcpEndpoint } from '../../lib/mcp/server.ts';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { atRest, getJson, type JointStates, jointStates, maxDiff, sleep, WORK } from '../support/live.ts';
+import { getJson, type JointStates, jointStates, maxDiff, WORK } from '../support/live.ts';
 import { initializeRequest } from '../support/mcp.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
+import { atRestOnClock, startSteppedServer, steppedUntilSettled } from '../support/stepped.ts';
 import { csvForm, sequenceForm } from '../support/multipart.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
 import { TEST_ARRIVAL } from '../support/services.ts';
 
 const UI = 'http://cell-ui.local:3000';
@@ -62,12 +66,15 @@ describe('browsers cannot be turned against the arm', () => {
   let url: string;
   let hostPort: string;
   let port: string;
+  /** The simulator's clock, stepped by the test: a refused motion would have moved in the time it waits. */
+  let clock: SteppedClock;
+  const atRest = (target: string) => atRestOnClock({ request: (path, init) => fetch(`${target}${path}`, init) }, clock);
 
   before(async () => {
-    server = await startTestServer({
+    ({ server, clock } = await startSteppedServer({
       web: { allowed_hosts: ['cell.example', 'pinned.example:9999'], cors_origins: [UI] },
       sim: { time_scale: 5 },
-    });
+    }));
     url = server.url;
     hostPort = new URL(url).host;
     port = new URL(url).port;
@@ -80,7 +87,7 @@ describe('browsers cannot be turned against the arm', () => {
   async function assertArmStill(what: string, act: () => Promise<void>): Promise<void> {
     const before = await atRest(url);
     await act();
-    await sleep(250);
+    await clock.advance(250);
     const now: JointStates = await jointStates(url);
     assert.ok(
       maxDiff(before.position, now.position) < 1e-9,
@@ -293,22 +300,30 @@ describe('browsers cannot be turned against the arm', () => {
 
     it('serves a web.cors_origins front end with CORS headers, and it moves the arm', async () => {
       await atRest(url);
-      const res = await fetch(`${url}/robot/move/joints`, {
-        method: 'POST',
-        headers: { 'content-type': JSON_TYPE, origin: UI },
-        body: MOVE,
-      });
+      const res = await steppedUntilSettled(
+        clock,
+        fetch(`${url}/robot/move/joints`, {
+          method: 'POST',
+          headers: { 'content-type': JSON_TYPE, origin: UI },
+          body: MOVE,
+        }),
+        'the CORS front end move',
+      );
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('access-control-allow-origin'), UI);
       assert.match(res.headers.get('access-control-expose-headers') ?? '', /Mcp-Session-Id/i);
       assert.match(res.headers.get('vary') ?? '', /Origin/);
       assert.equal(((await res.json()) as { success: boolean }).success, true);
       assert.ok(maxDiff((await atRest(url)).position, TARGET) < 1e-3);
-      const back = await fetch(`${url}/robot/move/joints`, {
-        method: 'POST',
-        headers: { 'content-type': JSON_TYPE },
-        body: JSON.stringify({ joints: WORK, speed: 1 }),
-      });
+      const back = await steppedUntilSettled(
+        clock,
+        fetch(`${url}/robot/move/joints`, {
+          method: 'POST',
+          headers: { 'content-type': JSON_TYPE },
+          body: JSON.stringify({ joints: WORK, speed: 1 }),
+        }),
+        'the move back',
+      );
       assert.equal(back.status, 200);
       await back.body?.cancel();
     });

@@ -10,6 +10,7 @@ import { authorizationAuth } from '../../lib/admission/front-door.ts';
 import { createTestApp, startTestServer, type TestApp, type TestServer } from '../support/server.ts';
 import { initializeRequest } from '../support/mcp.ts';
 import { connect, portOf } from '../support/raw-http.ts';
+import { createSteppedApp } from '../support/stepped.ts';
 import { connect as foxgloveConnect } from '../foxglove/support.ts';
 
 const GUESS_BURST = GUESS_POLICY.burst;
@@ -202,6 +203,36 @@ describe('token guessing is slowed per client address, on both faces', () => {
     assert.equal(count('203.0.113.20', 429), 21);
     assert.ok(lines.filter((l) => l.address === '203.0.113.20').every((l) => l.interface === 'mcp'));
     assert.ok(!JSON.stringify(lines).includes('guess-'), 'no token in the trail');
+  });
+});
+
+describe("the guesses' refill runs on the app's clock", () => {
+  it('one more wrong token is compared each token_guess_refill_s of the clock, not before; Retry-After counts it down', async () => {
+    const { app, clock } = await createSteppedApp({ web: { token: ADMIN, limits: { token_guess_refill_s: 2 } } });
+    try {
+      const address = '203.0.113.40';
+      const guess = async (i: number) => {
+        const res = await app.fetch(
+          new Request(`${ORIGIN}/robot/joint_states`, {
+            headers: { host: '127.0.0.1:8007', authorization: `Bearer guess-clock-${i}` },
+          }),
+          address,
+        );
+        await res.body?.cancel();
+        return { status: res.status, retry: res.headers.get('retry-after') };
+      };
+      for (let i = 0; i < GUESS_BURST; i++) assert.equal((await guess(i)).status, 401, `wrong token ${i + 1}: 401`);
+      assert.deepEqual(await guess(100), { status: 429, retry: '2' }, 'beyond the burst: 429, one more in 2 s');
+      await clock.advance(1000);
+      assert.deepEqual(await guess(101), { status: 429, retry: '1' }, 'after 1 s of the clock: 1 s more');
+      await clock.advance(999);
+      assert.equal((await guess(102)).status, 429, 'not before 2 s of the clock');
+      await clock.advance(1);
+      assert.equal((await guess(103)).status, 401, 'at 2 s of the clock one more is compared');
+      assert.equal((await guess(104)).status, 429, 'and only one');
+    } finally {
+      await app.close();
+    }
   });
 });
 

@@ -384,7 +384,9 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     await waitFor('the arm moving', state, (s) => s.velocity.some((v) => Math.abs(v) > 0.3), 30_000, 2, 60_000);
     samples.length = 0;
     recording = true;
+    const pausedFromMs = clock.epochMs();
     const paused = await call<{ paused: boolean; message: string }>('POST', '/robot/pause');
+    const pausedToMs = clock.epochMs();
     assert.equal(paused.body.paused, true, paused.body.message);
     recording = false;
     assert.ok((await state()).velocity.every((v) => v === 0));
@@ -392,6 +394,12 @@ describe('pause, resume and override on the simulated arm (time_scale 1)', () =>
     assert.equal(status.body.status, 'paused');
     assert.match(status.body.point ?? '', /home|waypoint/);
     assert.ok(status.body.paused_since);
+    // Since when: a time of the app's clock (to the millisecond: ISO 8601), between the pause's request and its answer.
+    const sinceMs = Date.parse(status.body.paused_since);
+    assert.ok(
+      sinceMs >= Math.floor(pausedFromMs) && sinceMs <= pausedToMs,
+      `paused since ${status.body.paused_since}, while the clock went from ${new Date(pausedFromMs).toISOString()} to ${new Date(pausedToMs).toISOString()}`,
+    );
     await sleep(1000);
     assert.equal((await call('POST', '/robot/resume')).status, 200);
     // Polled with the token (an unauthenticated poll was answered 401 and waited out its whole bound).

@@ -2,7 +2,9 @@
  * Teach (issue 34, item 4): PUT /robot/positions/{name} saves where the arm stands or the given angles, DELETE removes
  * a taught position, GET /robot/positions lists both sources; taught positions survive a restart (their YAML file),
  * are usable by move/named (and its dry run) and by sequences, are refused where the SRDF owns the name, outside the
- * limits or the envelope, and to a read token; every change is audited and announced on /events.
+ * limits or the envelope, and to a read token; every change is audited and announced on /events. The first suite's
+ * simulator and app run on a clock the test steps (tests/support/stepped.ts): each request steps it until answered, a
+ * move waited for moves in its time; the sequence's runner is a process of its own, polled in the machine's time.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,7 +17,10 @@ import { MAX_TAUGHT_POSITIONS, positionsFileText } from '../../lib/positions/tau
 import { refusalsPath } from '../../lib/audit/trail.ts';
 import { type RunningServer, startServer } from '../../lib/server/start.ts';
 import { loadConfig } from '../../lib/settings/load.ts';
-import { issuesOf, maxDiff, waitFor } from '../support/live.ts';
+import { issuesOf, maxDiff } from '../support/live.ts';
+import { SteppedClock } from '../../lib/clock.ts';
+import { SimContext } from '../../lib/sim/context.ts';
+import { steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 import { sequenceForm } from '../support/multipart.ts';
 import { openSse } from '../support/sse.ts';
 
@@ -62,20 +67,24 @@ function settings(extra: Record<string, unknown> = {}): string {
   });
 }
 
-/** Starts armgate over the settings file in `dir` (written by the caller). */
-async function start(dir: string): Promise<RunningServer> {
+/** Starts armgate over the settings file in `dir` (written by the caller); its simulator and app on `clock` if given. */
+async function start(dir: string, clock?: SteppedClock): Promise<RunningServer> {
   const loaded = await loadConfig(path.join(dir, 'settings.yaml'), { env: {} });
   if (!loaded.ok) throw new Error(loaded.error);
   if (loaded.value.kind !== 'serve') throw new Error('web disabled');
-  return startServer(loaded.value.config, catalog, { log: () => undefined });
+  const { config } = loaded.value;
+  if (!clock) return startServer(config, catalog, { log: () => undefined });
+  return startServer(config, catalog, { log: () => undefined, clock, context: await SimContext.create(config, clock) });
 }
 
 describe('teach: named positions saved, used, kept across restarts', () => {
   let dir: string;
   let server: RunningServer;
+  let clock: SteppedClock;
   let file: string;
 
-  const call = async (method: string, route: string, body?: unknown, token = OPERATOR) => {
+  /** A request, not waited for: its answer as status and JSON body. */
+  const ask = async (method: string, route: string, body?: unknown, token = OPERATOR) => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`${server.url}${route}`, {
@@ -86,6 +95,9 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     const text = await res.text();
     return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as Record<string, unknown> };
   };
+  /** A request, the clock stepped until it is answered (a move answers at its goal). */
+  const call = (method: string, route: string, body?: unknown, token = OPERATOR) =>
+    steppedUntilSettled(clock, ask(method, route, body, token), `${method} ${route}`);
   const list = async () => (await call('GET', '/robot/positions')).body as unknown as Listed[];
   const jointState = async () => ((await call('GET', '/robot/joint_states')).body as { position: number[] }).position;
   /** The positions file as YAML, asserting it parses. */
@@ -96,7 +108,8 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-teach-'));
     file = path.join(dir, 'positions.yaml');
     await writeFile(path.join(dir, 'settings.yaml'), settings());
-    server = await start(dir);
+    clock = new SteppedClock(0, Date.now());
+    server = await start(dir, clock);
   });
   after(async () => {
     await server.close();
@@ -249,13 +262,16 @@ describe('teach: named positions saved, used, kept across restarts', () => {
 
   it('saving where the arm stands while it moves is a 409 (nothing saved); given angles are saved meanwhile', async () => {
     // A long, slow turn of the base (1.9 rad at 1 % of its speed: seconds of wall time at time_scale 20).
-    const moving = call('POST', '/robot/move/joints', { joints: [-1.5, ...PICK.slice(1)], speed: 0.01 });
-    await waitFor(
+    // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
+    const moving = ask('POST', '/robot/move/joints', { joints: [-1.5, ...PICK.slice(1)], speed: 0.01 });
+    await waitOnClock(
+      clock,
       'the arm to move',
-      async () => ((await call('GET', '/robot/joint_states')).body as { velocity: number[] }).velocity,
+      async () => ((await ask('GET', '/robot/joint_states')).body as { velocity: number[] }).velocity,
       (velocity) => velocity.some((qd) => Math.abs(qd) > 0.005),
       10_000,
       5,
+      10_000,
     );
     const refused = await call('PUT', '/robot/positions/in_motion', {});
     assert.equal(refused.status, 409, JSON.stringify(refused.body));
@@ -266,7 +282,11 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     const given = await call('PUT', '/robot/positions/given_in_motion', { joints: byName(PICK) });
     assert.equal(given.status, 200, 'teaching given angles does not need the arm at rest');
     assert.equal((await call('POST', '/stop', undefined)).status, 200);
-    assert.equal((await moving).body.success, false, 'the move was stopped');
+    assert.equal(
+      (await steppedUntilSettled(clock, moving, 'the stopped move')).body.success,
+      false,
+      'the move was stopped',
+    );
     assert.ok(!(await list()).some((p) => p.name === 'in_motion'));
   });
 
@@ -383,12 +403,15 @@ describe('teach: named positions saved, used, kept across restarts', () => {
     assert.match(issue?.msg ?? '', /unknown named position 'gone'/);
     const started = await form({ home: { position: 'pick', speed: 1 }, waypoints: [{ position: 'work', speed: 1 }] });
     assert.equal(started.status, 200, await started.clone().text());
-    const done = await waitFor(
+    // The runner is a process of its own: polled in the machine's time while the clock steps its motions.
+    const done = await waitOnClock(
+      clock,
       'the sequence to finish',
-      async () => (await call('GET', '/sequences/status')).body as { status: string; returncode?: number | null },
+      async () => (await ask('GET', '/sequences/status')).body as { status: string; returncode?: number | null },
       (s) => s.status === 'finished',
       60_000,
-      50,
+      10,
+      60_000,
     );
     assert.equal(done.returncode, 0, JSON.stringify(done));
     assert.ok(maxDiff(await jointState(), PICK) < 1e-3, 'the run ended at its home, the taught position');
@@ -397,7 +420,8 @@ describe('teach: named positions saved, used, kept across restarts', () => {
   it('after a restart (a new app over the same file) the taught positions are still there and usable', async () => {
     const before = (await list()).filter((p) => p.source === 'taught');
     await server.close();
-    server = await start(dir);
+    clock = new SteppedClock(0, Date.now());
+    server = await start(dir, clock);
     const afterRestart = (await list()).filter((p) => p.source === 'taught');
     assert.deepEqual(afterRestart, before);
     assert.ok(afterRestart.some((p) => p.name === 'pick'));

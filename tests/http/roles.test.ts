@@ -11,9 +11,11 @@ import { handlers, operations } from '../../handlers/index.ts';
 const TOOL_OPERATIONS = operations.filter((op) => op.mcp);
 import { type Role, roleAllows, roleNeeded } from '../../lib/core/roles.ts';
 import { csvForm } from '../support/multipart.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { TestApp } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
+import { createSteppedApp, steppedTarget } from '../support/stepped.ts';
 import { refusalsPath } from '../../lib/audit/trail.ts';
-import type { Target } from '../support/live.ts';
+import type { InMemory, Target } from '../support/live.ts';
 
 const ADMIN = 'admin-token-5e1d9a7c3b';
 const TOKENS: Record<Role, string> = {
@@ -57,12 +59,15 @@ function harmlessRequest(method: string, route: string, token: string): RequestI
 
 describe('roles per token on every route and tool, and the audit trail', () => {
   let server: TestApp;
+  /** The app on a clock the test steps: each request steps it until answered (a move answers at its goal). */
+  let clock: SteppedClock;
+  let app: InMemory;
   let dir: string;
   let auditFile: string;
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'armgate-roles-'));
     auditFile = path.join(dir, 'audit.jsonl');
-    server = await createTestApp({
+    ({ app: server, clock } = await createSteppedApp({
       web: {
         token: ADMIN,
         tokens: [
@@ -72,7 +77,8 @@ describe('roles per token on every route and tool, and the audit trail', () => {
       },
       sim: { time_scale: 20 },
       audit: { path: auditFile },
-    });
+    }));
+    app = steppedTarget(server, clock);
   });
   after(async () => {
     await server.close();
@@ -80,7 +86,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
   });
 
   const jointStates = async () => {
-    const res = await server.request(`/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const res = await app.request(`/robot/joint_states`, { headers: { authorization: `Bearer ${ADMIN}` } });
     return ((await res.json()) as { position: number[] }).position;
   };
 
@@ -91,7 +97,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
       it(`${method} ${route} with a ${role} token is ${allowed ? 'served' : '403 naming the role needed'}`, async () => {
         const { path: p, ...init } = harmlessRequest(method, route, TOKENS[role]);
         const before = await jointStates();
-        const res = await server.request(`${p}`, init);
+        const res = await app.request(`${p}`, init);
         const body = (await res.json()) as { detail?: unknown };
         if (allowed) assert.notEqual(res.status, 403, `${route} must be served for ${role}: ${JSON.stringify(body)}`);
         else {
@@ -109,19 +115,19 @@ describe('roles per token on every route and tool, and the audit trail', () => {
 
   it('refuses a real motion to a read token with 403 and the arm does not move', async () => {
     const before = await jointStates();
-    const res = await server.request(`/robot/move/joints`, {
+    const res = await app.request(`/robot/move/joints`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKENS.read}`, 'content-type': 'application/json' },
       body: JSON.stringify({ joints: [0.3, 0.3, 0, -1.2, 0, 1.2, 0], speed: 1 }),
     });
     assert.equal(res.status, 403, 'a read token may not move the arm');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await clock.advance(100);
     assert.deepEqual(await jointStates(), before, 'the arm stayed where it was');
   });
 
   it('shows each token over MCP only the tools its role may call, and refuses the others as tool errors', async () => {
     for (const role of ROLES) {
-      const client = await connect(server, TOKENS[role]);
+      const client = await connect(app, TOKENS[role]);
       try {
         const { tools } = await client.listTools();
         const expected = TOOL_OPERATIONS.filter((op) => roleAllows(role, roleNeeded(op))).map((op) => op.name);
@@ -155,7 +161,7 @@ describe('roles per token on every route and tool, and the audit trail', () => {
   });
 
   it('writes an audit line per state-changing call on both faces, refusals included, never a token', async () => {
-    const operator = await connect(server, TOKENS.operate);
+    const operator = await connect(app, TOKENS.operate);
     try {
       const moved = (await operator.callTool({
         name: 'move_to_joints',
@@ -165,21 +171,21 @@ describe('roles per token on every route and tool, and the audit trail', () => {
     } finally {
       await operator.close();
     }
-    const rest = await server.request(`/robot/move/named`, {
+    const rest = await app.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKENS.operate}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'work', speed: 1 }),
     });
     assert.equal(rest.status, 200, 'the operator moves over REST');
     await rest.body?.cancel();
-    const refused = await server.request(`/robot/move/named`, {
+    const refused = await app.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKENS.read}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'home' }),
     });
     assert.equal(refused.status, 403, 'the viewer is refused');
     await refused.body?.cancel();
-    const wrong = await server.request(`/robot/move/named`, {
+    const wrong = await app.request(`/robot/move/named`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}x`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'home' }),

@@ -226,7 +226,9 @@ describe('safety envelope and plans on the simulated arm', () => {
     await sleep(100);
     assert.ok(maxDiff(await positions(url), before) < 1e-9, 'the dry run moved nothing');
 
+    const runFromMs = clock.epochMs();
     const run = await post<MoveAnswer>(url, `/robot/plans/${plan.id}/execute`);
+    const runToMs = clock.epochMs();
     assert.equal(run.status, 200, JSON.stringify(run.body));
     assert.equal(run.body.success, true, `executed: ${run.body.message}`);
     await atRest(url);
@@ -235,6 +237,12 @@ describe('safety envelope and plans on the simulated arm', () => {
     const replay = await post<{ detail: string }>(url, `/robot/plans/${plan.id}/execute`);
     assert.equal(replay.status, 409, 'a plan runs once');
     assert.match(replay.body.detail, /already executed/);
+    // When it ran is a time of the app's clock, as its expiry is.
+    const executedAtMs = Date.parse(/executed at (\S+);/.exec(replay.body.detail)?.[1] ?? '');
+    assert.ok(
+      executedAtMs >= Math.floor(runFromMs) && executedAtMs <= runToMs,
+      `executed at ${new Date(executedAtMs).toISOString()}, while the clock went from ${new Date(runFromMs).toISOString()} to ${new Date(runToMs).toISOString()}`,
+    );
     await backToWork();
   });
 

@@ -9,9 +9,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { SteppedClock } from '../../lib/clock.ts';
-import { atRest, type InMemory, jointStates, post, send, WORK } from '../support/live.ts';
+import { type InMemory, jointStates, post, send, WORK } from '../support/live.ts';
 import { PROJECT_ROOT, type TestApp } from '../support/server.ts';
-import { createSteppedApp, steppedTarget, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
+import {
+  atRestOnClock,
+  createSteppedApp,
+  steppedTarget,
+  steppedUntilSettled,
+  waitOnClock,
+} from '../support/stepped.ts';
 
 /** The bundled limits with every acceleration limit divided by `factor` (a long, observable deceleration). */
 async function slowLimitsFile(dir: string, factor: number): Promise<string> {
@@ -32,10 +38,14 @@ const moveJoints = (app: InMemory, joints: readonly number[], speed = 1) =>
 describe('a stop at rest never blocks the next command', () => {
   let server: TestApp;
   let app: InMemory;
+  let clock: SteppedClock;
+  /** At rest, waited for on the clock. */
+  const atRest = (target: InMemory) => atRestOnClock(target, clock);
   before(async () => {
     const stepped = await createSteppedApp();
     server = stepped.app;
-    app = steppedTarget(server, stepped.clock);
+    clock = stepped.clock;
+    app = steppedTarget(server, clock);
   });
   after(() => server.close());
 
@@ -74,7 +84,7 @@ describe('a motion request while the arm decelerates after a stop', () => {
   });
 
   it('gets 409 with Retry-After and the time left; after that time the move is accepted', async () => {
-    await atRest(app);
+    await atRestOnClock(app, clock);
     const far = [...WORK];
     far[0] = 2.5;
     // Sent without stepping: the clock moves with the test's own waits and requests, in their order.
@@ -115,7 +125,7 @@ describe('a motion request while the arm decelerates after a stop', () => {
   });
 
   it('a trajectory sent while the arm decelerates is refused too (it does not preempt the braking)', async () => {
-    await atRest(app);
+    await atRestOnClock(app, clock);
     const far = [...WORK];
     far[0] = -2.5;
     // Sent without stepping: the clock moves with the test's own waits and requests, in their order.

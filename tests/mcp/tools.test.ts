@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpTransport } from '../support/mcp.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
-import type { Target } from '../support/live.ts';
+import type { TestApp } from '../support/server.ts';
+import type { InMemory, Target } from '../support/live.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
+import { createSteppedApp, steppedTarget, steppedUntilSettled, waitOnClock } from '../support/stepped.ts';
 import { operations } from '../../handlers/index.ts';
 
 const TOKEN = 'mcp-token-31a';
@@ -50,14 +52,18 @@ async function connect(url: Target, token?: string): Promise<Client> {
 
 const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join(' ');
 
+/** The app in memory on a clock the test steps (tests/support/stepped.ts): each MCP request steps it until answered. */
 describe('MCP interface at /mcp/mcp', () => {
   let server: TestApp;
+  let clock: SteppedClock;
+  let app: InMemory;
   let client: Client;
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as ToolResult;
   before(async () => {
-    server = await createTestApp({ web: { token: TOKEN }, sim: { time_scale: 20 } });
-    client = await connect(server, TOKEN);
+    ({ app: server, clock } = await createSteppedApp({ web: { token: TOKEN }, sim: { time_scale: 20 } }));
+    app = steppedTarget(server, clock);
+    client = await connect(app, TOKEN);
   });
   after(async () => {
     await client.close();
@@ -135,7 +141,8 @@ describe('MCP interface at /mcp/mcp', () => {
     assert.ok(
       ((logs.structuredContent?.lines as string[] | undefined) ?? []).some((l) => /publishing 1 points/.test(l)),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Its 1 s (50 ms at time_scale 20) run out on the clock before the next test.
+    await clock.advance(200);
   });
 
   it('runs a sequence given inline and follows it to finished', async () => {
@@ -148,11 +155,16 @@ describe('MCP interface at /mcp/mcp', () => {
       delay_between_iterations: 0,
     });
     assert.equal(started.structuredContent?.status, 'started', text(started));
-    let status: ToolResult = await call('get_sequence_status');
-    for (let k = 0; k < 200 && status.structuredContent?.status !== 'finished'; k++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      status = await call('get_sequence_status');
-    }
+    // The runner is a process of its own: polled in the machine's time while the clock steps its motions.
+    const status = await waitOnClock(
+      clock,
+      'the sequence to finish',
+      () => call('get_sequence_status'),
+      (s) => s.structuredContent?.status === 'finished',
+      10_000,
+      10,
+      10_000,
+    );
     assert.equal(status.structuredContent?.returncode, 0);
     const logs = await call('get_sequence_logs', { n: 100 });
     assert.ok(((logs.structuredContent?.lines as string[] | undefined) ?? []).some((l) => /sequence finished/.test(l)));
@@ -211,7 +223,10 @@ describe('MCP interface at /mcp/mcp', () => {
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'transport', speed: 0.05 }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The slow move holds the arm (its plan is computed in the machine's time, the clock standing still).
+    for (let i = 0; i < 500 && server.services.arbiter.activity() === undefined; i++)
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    assert.ok(server.services.arbiter.activity() !== undefined, 'the slow move holds the arm');
     const busy = await call('move_to_joints', { joints: [0, 0, 0, -1.57, 0, 1.57, 0] });
     assert.equal(busy.isError, true);
     assert.match(text(busy), /busy.*stop/i);
@@ -224,7 +239,7 @@ describe('MCP interface at /mcp/mcp', () => {
       'status',
       'success',
     ]);
-    await (await slow).json();
+    await (await steppedUntilSettled(clock, slow, 'the stopped move')).json();
   });
 
   it('serves the four resources as JSON', async () => {
@@ -253,7 +268,7 @@ describe('MCP interface at /mcp/mcp', () => {
   });
 
   it('serves many concurrent clients', async () => {
-    const clients = await Promise.all(Array.from({ length: 10 }, () => connect(server, TOKEN)));
+    const clients = await Promise.all(Array.from({ length: 10 }, () => connect(app, TOKEN)));
     try {
       const results = await Promise.all(
         clients.flatMap((c) =>

@@ -1,12 +1,15 @@
 /**
  * Every request body of the served OpenAPI document has an example, and each works as sent on the
  * simulated arm (issue 25): what the docs page's Try-it-out pre-fills is a 200, a motion that
- * succeeds, a sequence that finishes with 0. The document names its server.
+ * succeeds, a sequence that finishes with 0. The document names its server. The app in memory on a clock the test
+ * steps (tests/support/stepped.ts): each request steps it until answered, a trajectory's duration is a time of it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { getJson, sleep, waitFor } from '../support/live.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import type { SteppedClock } from '../../lib/clock.ts';
+import { getJson, type InMemory, waitFor } from '../support/live.ts';
+import type { TestApp } from '../support/server.ts';
+import { atRestOnClock, createSteppedApp, steppedTarget } from '../support/stepped.ts';
 
 interface MediaType {
   schema: { properties?: Record<string, { format?: string }> };
@@ -26,14 +29,18 @@ interface Document {
 const SIM_TIME_SCALE = 10;
 
 describe('the request examples of /openapi.json work as sent on the simulator', () => {
-  let app: TestApp;
+  let server: TestApp;
+  let clock: SteppedClock;
+  /** The app, each request stepping the clock until it is answered. */
+  let app: InMemory;
   let doc: Document;
   before(async () => {
-    app = await createTestApp({ sim: { time_scale: SIM_TIME_SCALE } });
+    ({ app: server, clock } = await createSteppedApp({ sim: { time_scale: SIM_TIME_SCALE } }));
+    app = steppedTarget(server, clock);
     doc = await getJson<Document>(app, '/openapi.json');
   });
   after(async () => {
-    await app.close();
+    await server.close();
   });
 
   it('names the server that serves it', () => {
@@ -79,6 +86,7 @@ describe('the request examples of /openapi.json work as sent on the simulator', 
       assert.equal(res.status, 200, `${op.operationId}: ${JSON.stringify(answer)}`);
       assert.notEqual(answer.success, false, `${op.operationId} succeeds: ${JSON.stringify(answer)}`);
       if (op.operationId === 'startSequence') {
+        // The runner is a process of its own: polled in the machine's time (each poll steps the clock a little).
         const done = await waitFor(
           'the example sequence to finish',
           () => getJson<{ status: string; returncode?: number }>(app, '/sequences/status'),
@@ -92,17 +100,10 @@ describe('the request examples of /openapi.json work as sent on the simulator', 
         // A trajectory answers when it is sent: let the arm finish before the next example. Its duration
         // (4 s, 0.4 s at time_scale 10) first: the examples turn back at their middle point, where every
         // velocity is 0 for an instant, so a state at rest alone does not say the trajectory is over. The answer's
-        // time_scale is the trajectory's own (always 1); the simulator's runs it SIM_TIME_SCALE times faster (the
-        // wait was 4 s per trajectory example, 8 of the 9 s this test took).
+        // time_scale is the trajectory's own (always 1); the simulator's runs it SIM_TIME_SCALE times faster on its clock.
         const { duration, time_scale } = answer as { duration: number; time_scale: number };
-        await sleep((duration / time_scale / SIM_TIME_SCALE) * 1000);
-        await waitFor(
-          'the arm at rest',
-          () => getJson<{ velocity: number[] }>(app, '/robot/joint_states'),
-          (s) => s.velocity.every((v) => v === 0),
-          10_000,
-          20,
-        );
+        await clock.advance((duration / time_scale / SIM_TIME_SCALE) * 1000);
+        await atRestOnClock(app, clock, 10_000);
       }
     }
   });

@@ -14,7 +14,7 @@ import { RclJog } from '../../lib/ros/rcl-jog.ts';
 import type { JointJogMsg, ServoCommandKind, Stamp, TwistStampedMsg } from '../../lib/ros/rcl-servo.ts';
 import { ok } from '../../lib/result.ts';
 import type { JointLimits } from '../../lib/robot/limits.ts';
-import { systemClock } from '../../lib/clock.ts';
+import { type Clock, SteppedClock, systemClock } from '../../lib/clock.ts';
 
 const NAMES = ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6', 'joint7'];
 const VMAX = [1.71, 1.71, 1.75, 2.27, 2.44, 3.14, 3.14];
@@ -38,7 +38,8 @@ const EMPTY_CHAIN: Chain = {
   tipRot: new Float64Array(9),
 };
 
-function rig(options: { present?: boolean; switchDelayMs?: number; envelope?: boolean } = {}) {
+function rig(options: { present?: boolean; switchDelayMs?: number; envelope?: boolean; clock?: Clock } = {}) {
+  const clock = options.clock ?? systemClock;
   const switches: ServoCommandKind[] = [];
   const joints: JointJogMsg[] = [];
   const twists: TwistStampedMsg[] = [];
@@ -56,8 +57,8 @@ function rig(options: { present?: boolean; switchDelayMs?: number; envelope?: bo
   const port = {
     limits: LIMITS,
     jointNames: NAMES,
-    nowMs: () => performance.now(),
-    after: (ms: number, fn: () => void) => systemClock.after(ms, fn),
+    nowMs: () => clock.nowMs(),
+    after: (ms: number, fn: () => void) => clock.after(ms, fn),
     state,
     nextState: async (timeoutMs: number) => {
       await sleep(Math.min(timeoutMs, 10));
@@ -108,6 +109,33 @@ function rig(options: { present?: boolean; switchDelayMs?: number; envelope?: bo
 const joint5 = { kind: 'joints', fractions: [0, 0, 0, 0, 1, 0, 0] } as const;
 
 describe('jogging through MoveIt Servo (RclJog over a recording Servo port)', () => {
+  it("sends a command each 20 ms of the port's clock, none while it stands still, and ends at its ttl on it", async () => {
+    const clock = new SteppedClock();
+    const r = rig({ clock });
+    const end = r.ended();
+    assert.deepEqual(r.jog.jog({ target: joint5, ttlS: 0.5 }), ok(undefined));
+    // The switch of command type is an answer of another process (the machine's time): then the first command.
+    for (let i = 0; i < 500 && r.joints.length === 0; i++) await sleep(2);
+    const first = r.joints.length;
+    assert.equal(first, 1, 'the first command once the switch is answered');
+    await sleep(200);
+    assert.equal(r.joints.length, first, 'no command in 200 ms of the machine while the clock stands still');
+    await clock.advance(100);
+    assert.equal(r.joints.length, first + 5, 'one each 20 ms of the clock');
+    // Past the ttl on the clock: a zero command, then the end once the arm is seen at rest (on the clock too).
+    let ended = false;
+    void end.then(() => {
+      ended = true;
+    });
+    for (let i = 0; i < 1000 && !ended; i++) {
+      await clock.advance(20);
+      await sleep(1);
+    }
+    assert.equal((await end).reason, 'ttl');
+    assert.deepEqual(r.joints.at(-1)?.velocities, [0, 0, 0, 0, 0, 0, 0], 'a zero command last');
+    assert.equal(r.joints.length, first + 5 + 20, 'a command each period to the ttl (0.5 s), then the zero');
+  });
+
   it('one switch while commands keep coming during a slow answer; stamped JointJog; a zero and the end after the ttl', async () => {
     const r = rig({ switchDelayMs: 120 });
     const end = r.ended();

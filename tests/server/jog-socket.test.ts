@@ -2,8 +2,8 @@
  * The jog WebSocket at GET /robot/jog on a live server (simulator at time_scale 1): the token by header or
  * subprotocol (never echoed or logged), roles and Origin, status at 10 Hz and more while jogging, a socket that drops
  * brings the arm to rest, one jogging client, and bad input: NaN, huge messages, binary frames and floods.
- * The sockets and the status ticker are the machine's (real time: the status rate is checked in it); the simulator
- * runs on a clock the test steps (tests/support/stepped.ts), so the jog's ttl, its motion and its braking after a
+ * The sockets are the machine's (real time); the simulator and the status ticker
+ * run on a clock the test steps (tests/support/stepped.ts), so the jog's ttl, its motion and its braking after a
  * drop are figures of that clock, not of the machine's load.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +16,7 @@ import { refusalsPath } from '../../lib/audit/trail.ts';
 import type { SteppedClock } from '../../lib/clock.ts';
 import type { TestServer } from '../support/server.ts';
 import { startSteppedServer, waitOnClock } from '../support/stepped.ts';
+import { STATUS_PERIOD_MS } from '../../handlers/robot/jog-socket.ts';
 
 const TOKEN = 'operator-token-3c5e7a9b1d';
 const VIEWER = 'viewer-token-9f8e7d6c5b';
@@ -83,6 +84,17 @@ const positions = async () =>
     }
   ).position;
 
+/**
+ * Waits for a socket's first jogging status: until its jog is in force (its message is read in the machine's time),
+ * then one status period of the clock (the ticker runs on it), then until the status has come over the socket. The
+ * clock stands still meanwhile, so the jog's ttl does not run out however long the machine takes.
+ */
+async function firstJoggingStatus(messages: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < 1000 && server.services.jog?.owner() === undefined; i++) await sleep(10);
+  await clock.advance(STATUS_PERIOD_MS);
+  for (let i = 0; i < 1000 && !messages.some((m) => m.jogging === true); i++) await sleep(10);
+}
+
 /** Waits (at most `timeoutMs` of the clock) until the arm rests and nothing jogs; its position. */
 async function atRest(timeoutMs = 3000): Promise<number[]> {
   const s = await waitOnClock(
@@ -141,12 +153,14 @@ describe('the jog WebSocket', () => {
     const start = await atRest();
     const since = performance.now();
     const until = since + 500;
+    // The status rate is of the app's clock (the ticker runs on it): its time is what the rate is counted in.
+    const sinceOnClock = clock.nowMs();
     while (performance.now() < until) {
       ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 1], ttl_ms: 300 }));
       await pace(40);
     }
     const statuses = messages.filter((m) => m.type === 'status' && m.jogging === true);
-    const elapsedS = (performance.now() - since) / 1000;
+    const elapsedS = (clock.nowMs() - sinceOnClock) / 1000;
     assert.ok(statuses.length >= 10 * elapsedS * 0.6, `${statuses.length} statuses in ${elapsedS.toFixed(2)} s`);
     const last = statuses.at(-1) as { positions: number[] };
     assert.ok((last.positions[6] ?? 0) > (start[6] ?? 0) + 0.05, 'joint7 moved');
@@ -180,6 +194,27 @@ describe('the jog WebSocket', () => {
       [['ended', 'socket closed', 'operator', 'websocket']],
     );
     assert.ok((rest[6] ?? 0) - (droppedAt[6] ?? 0) < 0.25 * 3.14 * 0.3 + 0.05, 'braked right away');
+  });
+
+  it("the status ticks on the app's clock: none while it stands still, one each 50 ms of it", async () => {
+    await atRest();
+    const { ws, messages, closed } = await open({ headers: bearer(TOKEN) });
+    ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.3], ttl_ms: 500 }));
+    const jogging = () => messages.filter((m) => m.type === 'status' && m.jogging === true).length;
+    await firstJoggingStatus(messages);
+    assert.ok(jogging() > 0, 'the socket jogs');
+    // The clock stands still (the jog's ttl of 500 ms holds it): what was sent arrives, then nothing more comes.
+    await sleep(100);
+    const still = jogging();
+    await sleep(300);
+    assert.equal(jogging(), still, 'no status in 300 ms of the machine while the clock stands still');
+    // 250 ms of the clock at once: 5 statuses, however long the machine takes to send them (up to 10 s).
+    for (let t = 0; t < 250; t += 5) await clock.advance(5);
+    for (let i = 0; i < 1000 && jogging() < still + 5; i++) await sleep(10);
+    assert.ok(jogging() >= still + 5, `${jogging() - still} statuses in 250 ms of the clock`);
+    ws.close();
+    await closed;
+    await atRest();
   });
 
   it("POST /stop ends the socket's jog at once: its last status says stop, the socket stays open, a later message jogs anew", async () => {
@@ -217,7 +252,7 @@ describe('the jog WebSocket', () => {
     await atRest();
     const first = await open({ headers: bearer(TOKEN) });
     first.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.2], ttl_ms: 500 }));
-    for (let i = 0; i < 200 && !first.messages.some((m) => m.jogging === true); i++) await sleep(10);
+    await firstJoggingStatus(first.messages);
     assert.ok(
       first.messages.some((m) => m.jogging === true),
       'the first socket jogs',
@@ -235,7 +270,7 @@ describe('the jog WebSocket', () => {
     const idle = await open({ headers: bearer(ADMIN) });
     const jogger = await open({ headers: bearer(TOKEN) });
     jogger.ws.send(JSON.stringify({ joints: [0, 0, 0, 0, 0, 0, 0.2], ttl_ms: 500 }));
-    for (let i = 0; i < 200 && !jogger.messages.some((m) => m.jogging === true); i++) await sleep(10);
+    await firstJoggingStatus(jogger.messages);
     assert.ok(
       jogger.messages.some((m) => m.jogging === true),
       'the second socket jogs',
