@@ -1,4 +1,5 @@
-// `npm test`: the checks (typecheck, rclnodejs's types, Biome, the OpenAPI drift, redocly's lint) and the unit suite
+// `npm test`: the checks (typecheck, rclnodejs's types, Biome, the OpenAPI drift, redocly's lint, the real-time tier's
+// table in docs/development.md) and the unit suite
 // (`npm run test:unit`, scripts/run-tests.mjs), all started at once: each check is one process that mostly waits on
 // one core, and the suite's files wait on sockets, children and timers as much as they compute, so together they take
 // about the suite's time (the checks one after another took ~10-16 s more). The suite's TAP stream goes to stdout as
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const CHECKS = ['typecheck', 'typecheck:rclnodejs', 'lint', 'test:openapi-drift', 'lint:openapi'];
+const CHECKS = ['typecheck', 'typecheck:rclnodejs', 'lint', 'test:openapi-drift', 'lint:openapi', 'check:tier'];
 const scripts = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts;
 /** The packages' commands first on the PATH, as `npm run` puts them. */
 const env = { ...process.env, PATH: [path.join(root, 'node_modules', '.bin'), process.env.PATH].join(path.delimiter) };
