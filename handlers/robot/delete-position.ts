@@ -16,6 +16,7 @@ export const operation = defineOperation({
     'the robot description (SRDF) is read-only (409); a name that is not taught is a 404. Never moves the arm.',
   effect: 'write',
   idempotent: true,
+  countedInBursts: true,
   input: inputSchema,
   output: TeachResultSchema,
   errors: {

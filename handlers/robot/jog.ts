@@ -20,6 +20,7 @@ export const operation = defineOperation({
     'path (docs/api.md).',
   effect: 'motion',
   idempotent: false,
+  countedInBursts: true,
   input: jogCommandSchema,
   output: JogAnswerSchema,
   errors: {

@@ -89,6 +89,7 @@ export const operation = defineOperation({
     'sequences ({position: name}), {op:list_named_positions}. Never moves the arm; remove one with {op:delete_position}.',
   effect: 'write',
   idempotent: true,
+  countedInBursts: true,
   input: inputSchema,
   output: TeachResultSchema,
   errors: {

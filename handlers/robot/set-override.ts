@@ -30,6 +30,7 @@ export const operation = defineOperation({
     'the override is kept for its {op:resume}.',
   effect: 'stop',
   idempotent: true,
+  countedInBursts: true,
   input: SetOverrideSchema,
   output: OverrideSchema,
   errors: {

@@ -14,8 +14,10 @@
  * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
  * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
  * more like it between since and until"). At most {@link QUIET_GROUPS_MAX} groups per window, the rest counted together.
- * Effects are counted alike (on their own file, `why: "burst"`) beyond {@link EFFECT_LINES_MAX} lines of one caller in
- * a window: a flood of changes (a jog command changed a little each time) cannot outgrow the effects' file either.
+ * The effects of operations that are adjustments coming as a stream (`countedInBursts`: a jog command, the speed
+ * override, a taught position) are counted alike (on their own file, `why: "burst"`) beyond {@link EFFECT_LINES_MAX}
+ * lines of one caller in a window: a flood of changes (a jog command changed a little each time) cannot outgrow the
+ * effects' file either. Nothing that starts, ends or stops a motion (a move, a jog's start and end, a stop) is counted.
  */
 import type { AuditInterface } from './interface.ts';
 
@@ -23,7 +25,7 @@ import type { AuditInterface } from './interface.ts';
 export const QUIET_GROUPS_MAX = 256;
 /** Last calls remembered (per caller, interface and operation) to tell a repeat. */
 export const REPEATS_REMEMBERED = 256;
-/** Effect lines of one caller per window written in full at most; beyond, its effects are counted (`burst`). */
+/** Adjustment lines (`countedInBursts`) of one caller per window written in full at most; beyond, counted (`burst`). */
 export const EFFECT_LINES_MAX = 50;
 
 /** Why a call changed nothing. */

@@ -55,6 +55,8 @@ export interface AuditedOperation {
   /** Its input schema; none: it takes no input (a stop, which stops whatever it was sent with). */
   readonly input?: unknown;
   readonly rawJson?: boolean;
+  /** Its effect lines may be counted past a caller's EFFECT_LINES_MAX a window (lib/core/operation.ts). */
+  readonly countedInBursts?: boolean;
   readonly rest?: { readonly files?: Readonly<Record<string, { readonly as: 'json' | 'upload' }>> };
 }
 
@@ -237,7 +239,8 @@ export class AuditTrail {
     const time = new Date().toISOString();
     const quiet = this.classify(op, caller, input, summary, outcome);
     this.window ??= setTimeout(() => this.endWindow(), REFUSAL_WINDOW_MS).unref();
-    const why: Counted | undefined = quiet ?? (this.budget.spend(caller.name) ? undefined : 'burst');
+    const burst = quiet === undefined && op.countedInBursts === true && !this.budget.spend(caller.name);
+    const why: Counted | undefined = quiet ?? (burst ? 'burst' : undefined);
     if (why !== undefined) {
       const { name: principal, role, face } = caller;
       const call = { time, principal, role, interface: face, operation: op.name, ...outcome, why };

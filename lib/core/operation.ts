@@ -161,6 +161,12 @@ export interface Operation<I = unknown, O = unknown, N extends ServiceName = Ser
    * mcp.confirm_motion); absent: a motion that would move (not `dry_run: true`) is, nothing else is.
    */
   readonly confirms?: (input: I, ctx: OpContext<N>) => boolean;
+  /**
+   * Its calls are adjustments that may come as a stream (a jog command, the speed override, a taught position): past
+   * lib/audit/quiet.ts's EFFECT_LINES_MAX lines a window from one caller, the audit trail counts them instead of
+   * writing each. Absent: every effect line of it is written, as for anything that starts, ends or stops a motion.
+   */
+  readonly countedInBursts?: boolean;
   readonly run: (input: I, ctx: OpContext<N>) => Promise<Result<O, ApiError>>;
 }
 

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 import { portOf, rawRequest } from '../support/raw-http.ts';
 import { initializeRequest } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -184,16 +185,35 @@ describe('a stop with two Authorization lines', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** The principals of the stops on the audit trail so far, in order. */
+  /**
+   * The principals of the stops on the audit trail so far: its file of effects, then its refusals' file, where a stop
+   * at rest after another of the same token is written or counted as a repeat (docs/safe-deployment.md); one entry per
+   * stop, a counted line's `more_like_it` times.
+   */
   const auditedStops = async () => {
     await server.services.audit?.flush();
-    const text = await readFile(auditFile, 'utf8').catch(() => '');
-    return text
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as { operation: string; principal: string })
-      .filter((line) => line.operation === 'stop')
-      .map((line) => line.principal);
+    const stops: string[] = [];
+    for (const file of [auditFile, refusalsPath(auditFile)]) {
+      const text = await readFile(file, 'utf8').catch(() => '');
+      for (const line of text.split('\n')) {
+        if (line.trim() === '') continue;
+        const entry = JSON.parse(line) as { operation: string; principal: string; more_like_it?: number };
+        if (entry.operation === 'stop') for (let k = 0; k < (entry.more_like_it ?? 1); k++) stops.push(entry.principal);
+      }
+    }
+    return stops;
+  };
+  /** The stops of `now` beyond those of `before` (as multisets: the two files interleave), sorted. */
+  const addedStops = (before: readonly string[], now: readonly string[]) => {
+    const left = [...before];
+    return now
+      .filter((name) => {
+        const at = left.indexOf(name);
+        if (at < 0) return true;
+        left.splice(at, 1);
+        return false;
+      })
+      .sort();
   };
 
   /** The statuses of the request lines logged for `/stop` since log line `from`, once `count` of them are in. */
@@ -213,7 +233,7 @@ describe('a stop with two Authorization lines', () => {
   ] as const) {
     it(`is answered 400 and carried out for its valid token (${what}), audited under that token's name`, async () => {
       const stops = server.services.arbiter.stopCount;
-      const audited = (await auditedStops()).length;
+      const audited = await auditedStops();
       const from = server.logs.length;
       const res = await stopWith(
         `Host: ${authority}\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\n`,
@@ -225,7 +245,7 @@ describe('a stop with two Authorization lines', () => {
       );
       assert.deepEqual(await stopLines(from, logged.length), logged, 'the 400, then the stop tried line by line');
       assert.ok(server.services.arbiter.stopCount > stops, 'the arm was stopped');
-      assert.deepEqual((await auditedStops()).slice(audited), [principal], 'one stop, under the valid token');
+      assert.deepEqual(addedStops(audited, await auditedStops()), [principal], 'one stop, under the valid token');
     });
   }
 
@@ -242,7 +262,7 @@ describe('a stop with two Authorization lines', () => {
 
   it("MCP: a stop tool's call with two Authorization lines (a wrong token, then a right one) is 400 and carried out", async () => {
     const stops = server.services.arbiter.stopCount;
-    const audited = (await auditedStops()).length;
+    const audited = await auditedStops();
     const res = await toolWith(`Authorization: Bearer wrong-token\r\nAuthorization: Bearer ${READER}\r\n`, 'stop', {});
     assert.equal(res.status, 400, res.body);
     assert.match(
@@ -252,9 +272,9 @@ describe('a stop with two Authorization lines', () => {
     for (let i = 0; i < 250 && server.services.arbiter.stopCount === stops; i++)
       await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(server.services.arbiter.stopCount > stops, 'the arm was stopped');
-    for (let i = 0; i < 50 && (await auditedStops()).length === audited; i++)
+    for (let i = 0; i < 50 && (await auditedStops()).length === audited.length; i++)
       await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual((await auditedStops()).slice(audited), ['reader'], 'one stop, under the valid token');
+    assert.deepEqual(addedStops(audited, await auditedStops()), ['reader'], 'one stop, under the valid token');
   });
 
   it("MCP: a move tool's call with two right Authorization lines is the same 400, and nothing moves", async () => {

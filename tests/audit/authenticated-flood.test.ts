@@ -317,7 +317,7 @@ describe('the audit trail under an authenticated flood', () => {
     );
   });
 
-  it('a jog command changed a little each time, hundreds a second: 50 lines a second of the token at most, the rest counted', async () => {
+  it('a jog command changed a little each time, hundreds a second: 50 lines a second of the token at most, the rest counted; the jog and the stop in full', async () => {
     await app.services.audit?.flush();
     const before = (await linesOf(file)).length;
     const n = 300;
@@ -331,13 +331,53 @@ describe('the audit trail under an authenticated flood', () => {
     const seconds = (performance.now() - started) / 1000;
     assert.equal(await answered(await call('POST', '/stop', TOKENS.operator)), 200);
     await app.services.audit?.flush();
-    const commands = (await linesOf(file)).slice(before).filter((l) => l.operation === 'jog_command');
+    const lines = (await linesOf(file)).slice(before);
+    // Counting is for the adjustments: the jog's start and end, and the stop, are lines in full whatever came before.
+    assert.deepEqual(
+      lines
+        .filter((l) => l.operation !== 'jog_command')
+        .map((l) => [l.operation, l.more_like_it, l.outcome.message?.replace(/:.*/, '')]),
+      [
+        ['jog', undefined, 'jog started over rest'],
+        ['jog', undefined, 'jog ended'],
+        ['stop', undefined, 'no sequence was running; hold point published; planner stopped'],
+      ],
+    );
+    const commands = lines.filter((l) => l.operation === 'jog_command');
     const full = commands.filter((l) => l.more_like_it === undefined).length;
     assert.ok(full <= 51 * (Math.ceil(seconds) + 1), `${full} lines in ${seconds.toFixed(2)} s`);
     assert.equal(
       commands.reduce((sum, l) => sum + (l.more_like_it ?? 1), 0),
       n,
       'each on the trail or counted there',
+    );
+  });
+
+  it("past a caller's 50 adjustment lines of a window, its stop and its motion are still lines in full", async () => {
+    await app.services.audit?.flush(); // a window of its own from the first override on
+    const before = (await linesOf(file)).length;
+    const n = 60;
+    for (let i = 0; i < n; i++) {
+      const res = await call('PUT', '/robot/override', TOKENS.operator, { percent: i % 2 === 0 ? 40 : 60 });
+      assert.equal(await answered(res), 200);
+    }
+    assert.equal(await answered(await call('POST', '/stop', TOKENS.operator)), 200);
+    const moved = await call('POST', '/robot/move/joints', TOKENS.operator, { joints: WORK, speed: 1 });
+    assert.equal(await answered(moved), 200);
+    await app.services.audit?.flush();
+    const lines = (await linesOf(file)).slice(before);
+    assert.deepEqual(
+      lines.filter((l) => l.operation !== 'set_override').map((l) => [l.operation, l.principal, l.why, l.more_like_it]),
+      [
+        ['stop', 'operator', undefined, undefined],
+        ['move_to_joints', 'operator', undefined, undefined],
+      ],
+    );
+    const overrides = lines.filter((l) => l.operation === 'set_override');
+    assert.equal(
+      overrides.reduce((sum, l) => sum + (l.more_like_it ?? 1), 0),
+      n,
+      'each override on the trail or counted there',
     );
   });
 
