@@ -18,8 +18,11 @@
  *   950 times a second (under MAX_CLIENT_MESSAGES_PER_S, 1,000), reading every answer (atk3's crowd).
  * - `mcp-batches`: MCP clients, each in a session of its own, POSTing in a loop (the next when the last is answered)
  *   the largest batch the endpoint reads: as many small tools/call messages as fit in MAX_MCP_BODY_BYTES;
- * - `mcp-keys`: the same with the body JSON.parse takes longest over: 100 tools/call messages (a batch the SDK takes)
- *   whose arguments have thousands of keys each, filling MAX_MCP_BODY_BYTES.
+ * - `mcp-keys`: the same with 100 tools/call messages (a batch the SDK takes) whose arguments have thousands of keys
+ *   each, filling MAX_MCP_BODY_BYTES (what the SDK's schemas copy key by key);
+ * - `mcp-distinct`: the same with one tools/call whose arguments hold as many small objects, each of a key of its own,
+ *   as fit (what JSON.parse is slowest on: ~80 ms a MiB).
+
  * The WebSocket crowds tally `sent`, `answers` and each close code (`close NNNN`) in place of HTTP statuses.
  */
 import { connect, type Socket } from 'node:net';
@@ -37,6 +40,7 @@ interface Command {
     | 'foxglove-flood'
     | 'mcp-batches'
     | 'mcp-keys'
+    | 'mcp-distinct'
     | 'close';
   readonly url?: string;
   readonly count?: number;
@@ -234,12 +238,19 @@ function batchOf(bytes: number, most: number, message: (i: number) => string): s
   return `[${parts.join(',')}]`;
 }
 
+type McpKind = 'mcp-batches' | 'mcp-keys' | 'mcp-distinct';
+
 /** The largest body the MCP endpoint reads, of the kind asked (see the top of this file). */
-function maximalMcpBody(kind: 'mcp-batches' | 'mcp-keys'): string {
+function maximalMcpBody(kind: McpKind): string {
   const bytes = MAX_MCP_BODY_BYTES - 64;
   const call = (id: number, args: unknown) =>
     JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_joint_states', arguments: args } });
   if (kind === 'mcp-batches') return batchOf(bytes, Number.POSITIVE_INFINITY, (i) => call(i, {}));
+  if (kind === 'mcp-distinct') {
+    const head = call(1, { pad: [] }).replace('"pad":[]', '"pad":');
+    const pad = batchOf(bytes - head.length, Number.POSITIVE_INFINITY, (i) => `{"a${i}":0}`);
+    return head.replace('"pad":', `"pad":${pad}`);
+  }
   const keys: Record<string, number> = {};
   const each = Math.floor(bytes / 100) - 100;
   for (let k = 0; JSON.stringify(keys).length < each - 16; k++) keys[`k${k}`] = k;
@@ -247,7 +258,7 @@ function maximalMcpBody(kind: 'mcp-batches' | 'mcp-keys'): string {
 }
 
 /** `count` MCP clients, a session each, POSTing the maximal body of `kind` in a loop until the crowd closes. */
-async function mcpBodies(url: URL, count: number, kind: 'mcp-batches' | 'mcp-keys'): Promise<number> {
+async function mcpBodies(url: URL, count: number, kind: McpKind): Promise<number> {
   const body = maximalMcpBody(kind);
   const json = { 'content-type': 'application/json', accept: 'application/json' };
   uploading = true;
@@ -343,7 +354,7 @@ process.on('message', (message: unknown) => {
                     JSON.stringify({ op: 'getParameters', parameterNames: [], id: 'flood' }),
                     (i) => `127.0.1.${1 + i}`,
                   )
-                : command.kind === 'mcp-batches' || command.kind === 'mcp-keys'
+                : command.kind === 'mcp-batches' || command.kind === 'mcp-keys' || command.kind === 'mcp-distinct'
                   ? mcpBodies(url, count, command.kind)
                   : Promise.resolve(uploads(url, count, command.csv ?? ''));
   started.then(

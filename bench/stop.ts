@@ -96,7 +96,8 @@ export type CrowdKind =
   | 'jog-sockets'
   | 'foxglove-flood'
   | 'mcp-batches'
-  | 'mcp-keys';
+  | 'mcp-keys'
+  | 'mcp-distinct';
 type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
 export async function crowdClient(): Promise<Crowd> {
@@ -262,6 +263,14 @@ const CROWDS: CrowdRow[] = [
   ['with 1 MCP client POSTing maximal batches of small calls in a loop', 'mcp-batches', 1, 40, 100, false],
   ['with 4 MCP clients POSTing maximal batches of small calls in a loop', 'mcp-batches', 4, 40, 100, false],
   ['with 4 MCP clients POSTing maximal bodies of 100 many-keyed calls in a loop', 'mcp-keys', 4, 40, 100, false],
+  [
+    'with 4 MCP clients POSTing maximal calls of small objects of distinct keys in a loop',
+    'mcp-distinct',
+    4,
+    40,
+    100,
+    false,
+  ],
 ];
 
 // WebSocket message floods, each client under its own per-second cap (the sum bounded by nothing per connection):
@@ -295,7 +304,7 @@ async function crowdRows(client: StopClient, server: TestServer, csv: string, cr
       const held =
         kind === 'uploads'
           ? `${count} uploading in a loop`
-          : kind === 'mcp-batches' || kind === 'mcp-keys'
+          : kind === 'mcp-batches' || kind === 'mcp-keys' || kind === 'mcp-distinct'
             ? `${value.ready} of ${count} sending in a loop (bodies of ${MAX_MCP_BODY_BYTES} bytes at most)`
             : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
       const times = value.uploadMs.length > 0 ? summary(value.uploadMs) : undefined;

@@ -7,6 +7,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { MCP_CALL_ABANDONED } from '../control/dead-man.ts';
 import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './session-transport.ts';
 import { readBoundedText } from '../body/bounded.ts';
+import { NATIVE_CHARS, parseJsonSliced } from '../body/sliced-json.ts';
 import {
   BATCH_TOO_LARGE,
   type Batch,
@@ -374,7 +375,8 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
     try {
-      body = JSON.parse(text);
+      // A large body is parsed in slices of the event loop's time: a stop sent meanwhile waits for one slice at most.
+      body = text.length < NATIVE_CHARS ? JSON.parse(text) : await parseJsonSliced(text);
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
