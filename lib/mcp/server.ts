@@ -375,7 +375,7 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
     try {
-      // A large body is parsed in slices of the event loop's time: a stop sent meanwhile waits for one slice at most.
+      // A large body is parsed a slice per turn of the event loop: a stop sent meanwhile waits for one slice at most.
       body = text.length < NATIVE_CHARS ? JSON.parse(text) : await parseJsonSliced(text);
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');

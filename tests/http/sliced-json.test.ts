@@ -1,7 +1,7 @@
 /**
  * lib/body/sliced-json.ts: JSON.parse in slices of the event loop's time gives JSON.parse's values and refusals, with
  * pieces as small as one character handed to JSON.parse (every path of the pass), and waits for the next turn between
- * slices (counted with an injected wait, not timed).
+ * slices of its work counted in characters (the waits counted with an injected wait; nothing timed).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -88,11 +88,12 @@ describe('parseJsonSliced', () => {
       waits++;
     };
     const large = `[${Array.from({ length: 20_000 }, (_, i) => `{"a${i}":${i}}`).join(',')}]`;
-    const value = await parseJsonSliced(large, { sliceMs: 0, pause });
+    const value = await parseJsonSliced(large, { charsPerTurn: 1024, pause });
     assert.deepStrictEqual(value, JSON.parse(large));
-    assert.ok(waits > 100, `waited ${waits} times`);
+    // About 250 KiB scanned and as much parsed, 1 KiB a turn, and 64 characters more for each of 20,000 pieces.
+    assert.ok(waits > 400 && waits < 2000, `waited ${waits} times`);
     waits = 0;
-    await parseJsonSliced('[1,2,3]', { sliceMs: 0, pause });
+    await parseJsonSliced('[1,2,3]', { charsPerTurn: 1, pause });
     assert.equal(waits, 0, 'a text under NATIVE_CHARS is parsed at once');
   });
 });
