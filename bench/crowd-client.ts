@@ -16,13 +16,32 @@
  *   (under the route's cap of 100), reading every answer: one jogs, the others are refused 409 (atk2's crowd);
  * - `foxglove-flood`: Foxglove connections (`url` the Foxglove server's), one per address, each sending getParameters
  *   950 times a second (under MAX_CLIENT_MESSAGES_PER_S, 1,000), reading every answer (atk3's crowd).
+ * - `mcp-batches`: MCP clients, each in a session of its own, POSTing in a loop (the next when the last is answered)
+ *   the largest batch the endpoint reads: as many small tools/call messages as fit in MAX_MCP_BODY_BYTES;
+ * - `mcp-keys`: the same with 100 tools/call messages (a batch the SDK takes) whose arguments have thousands of keys
+ *   each, filling MAX_MCP_BODY_BYTES (what the SDK's schemas copy key by key);
+ * - `mcp-distinct`: the same with one tools/call whose arguments hold as many small objects, each of a key of its own,
+ *   as fit (what JSON.parse is slowest on: ~80 ms a MiB).
+
  * The WebSocket crowds tally `sent`, `answers` and each close code (`close NNNN`) in place of HTTP statuses.
  */
 import { connect, type Socket } from 'node:net';
 import WebSocket from 'ws';
+import { MAX_MCP_BODY_BYTES } from '../lib/mcp/server.ts';
 
 interface Command {
-  readonly kind: 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads' | 'jog-sockets' | 'foxglove-flood' | 'close';
+  readonly kind:
+    | 'slow'
+    | 'events'
+    | 'events-50hz'
+    | 'held'
+    | 'uploads'
+    | 'jog-sockets'
+    | 'foxglove-flood'
+    | 'mcp-batches'
+    | 'mcp-keys'
+    | 'mcp-distinct'
+    | 'close';
   readonly url?: string;
   readonly count?: number;
   readonly csv?: string;
@@ -206,6 +225,83 @@ async function webSocketFlood(
   return clients.length;
 }
 
+/** A JSON-RPC batch of `messages(i)` for i = 0, 1, ... while it fits in `bytes` (at most `most` of them). */
+function batchOf(bytes: number, most: number, message: (i: number) => string): string {
+  const parts: string[] = [];
+  let size = 2;
+  for (let i = 0; i < most; i++) {
+    const m = message(i);
+    if (size + m.length + 1 > bytes) break;
+    parts.push(m);
+    size += m.length + 1;
+  }
+  return `[${parts.join(',')}]`;
+}
+
+type McpKind = 'mcp-batches' | 'mcp-keys' | 'mcp-distinct';
+
+/** The largest body the MCP endpoint reads, of the kind asked (see the top of this file). */
+function maximalMcpBody(kind: McpKind): string {
+  const bytes = MAX_MCP_BODY_BYTES - 64;
+  const call = (id: number, args: unknown) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_joint_states', arguments: args } });
+  if (kind === 'mcp-batches') return batchOf(bytes, Number.POSITIVE_INFINITY, (i) => call(i, {}));
+  if (kind === 'mcp-distinct') {
+    const head = call(1, { pad: [] }).replace('"pad":[]', '"pad":');
+    const pad = batchOf(bytes - head.length, Number.POSITIVE_INFINITY, (i) => `{"a${i}":0}`);
+    return head.replace('"pad":', `"pad":${pad}`);
+  }
+  const keys: Record<string, number> = {};
+  const each = Math.floor(bytes / 100) - 100;
+  for (let k = 0; JSON.stringify(keys).length < each - 16; k++) keys[`k${k}`] = k;
+  return batchOf(bytes, 100, (i) => call(i, keys));
+}
+
+/** `count` MCP clients, a session each, POSTing the maximal body of `kind` in a loop until the crowd closes. */
+async function mcpBodies(url: URL, count: number, kind: McpKind): Promise<number> {
+  const body = maximalMcpBody(kind);
+  const json = { 'content-type': 'application/json', accept: 'application/json' };
+  uploading = true;
+  uploadsAbort = new AbortController();
+  const { signal } = uploadsAbort;
+  const sessions = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const init = await fetch(`${url.origin}/mcp/mcp`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: `crowd ${i}`, version: '1' } },
+        }),
+      });
+      await init.arrayBuffer();
+      const headers = {
+        ...json,
+        'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+        'mcp-protocol-version': '2025-06-18',
+      };
+      const note = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await (await fetch(`${url.origin}/mcp/mcp`, { method: 'POST', headers, body: note })).arrayBuffer();
+      return headers;
+    }),
+  );
+  for (const headers of sessions)
+    void (async () => {
+      while (uploading && !signal.aborted)
+        await fetch(`${url.origin}/mcp/mcp`, { method: 'POST', headers, body, signal })
+          .then(async (r) => {
+            await r.arrayBuffer();
+            if (!signal.aborted) tally(r.status);
+          })
+          .catch(() => {
+            if (!signal.aborted) tally('reset');
+          });
+    })();
+  return sessions.length;
+}
+
 function closeAll(): void {
   // Their close codes are not the next row's.
   for (const ws of webSockets) {
@@ -258,7 +354,9 @@ process.on('message', (message: unknown) => {
                     JSON.stringify({ op: 'getParameters', parameterNames: [], id: 'flood' }),
                     (i) => `127.0.1.${1 + i}`,
                   )
-                : Promise.resolve(uploads(url, count, command.csv ?? ''));
+                : command.kind === 'mcp-batches' || command.kind === 'mcp-keys' || command.kind === 'mcp-distinct'
+                  ? mcpBodies(url, count, command.kind)
+                  : Promise.resolve(uploads(url, count, command.csv ?? ''));
   started.then(
     (ready) => process.send?.({ ready }),
     (e: Error) => process.send?.({ error: e.message }),

@@ -11,6 +11,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { MAX_MCP_BODY_BYTES } from '../lib/mcp/server.ts';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
 import { childLoadGenerator } from './http-joint-states.ts';
 import type { Section } from './section.ts';
@@ -86,7 +87,17 @@ export interface Crowd {
   end(): void;
 }
 
-export type CrowdKind = 'slow' | 'events' | 'events-50hz' | 'held' | 'uploads' | 'jog-sockets' | 'foxglove-flood';
+export type CrowdKind =
+  | 'slow'
+  | 'events'
+  | 'events-50hz'
+  | 'held'
+  | 'uploads'
+  | 'jog-sockets'
+  | 'foxglove-flood'
+  | 'mcp-batches'
+  | 'mcp-keys'
+  | 'mcp-distinct';
 type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
 export async function crowdClient(): Promise<Crowd> {
@@ -247,6 +258,19 @@ const CROWDS: CrowdRow[] = [
   ['with 16 uploads of a 10 MB CSV in flight', 'uploads', 16, 60, 250, false],
   ['with 32 uploads of a 10 MB CSV asked for (twice web.limits.max_uploads)', 'uploads', 32, 60, 250, false],
   ['with 5,000 connections held from one address, sending nothing, never reading', 'held', 5000, 40, 40, false],
+  // The largest MCP bodies the endpoint reads (MAX_MCP_BODY_BYTES), each client sending the next once answered: a batch
+  // of as many small calls as fit, and 100 calls whose arguments have thousands of keys (what JSON.parse is slowest on).
+  ['with 1 MCP client POSTing maximal batches of small calls in a loop', 'mcp-batches', 1, 40, 100, false],
+  ['with 4 MCP clients POSTing maximal batches of small calls in a loop', 'mcp-batches', 4, 40, 100, false],
+  ['with 4 MCP clients POSTing maximal bodies of 100 many-keyed calls in a loop', 'mcp-keys', 4, 40, 100, false],
+  [
+    'with 4 MCP clients POSTing maximal calls of small objects of distinct keys in a loop',
+    'mcp-distinct',
+    4,
+    40,
+    100,
+    false,
+  ],
 ];
 
 // WebSocket message floods, each client under its own per-second cap (the sum bounded by nothing per connection):
@@ -280,7 +304,9 @@ async function crowdRows(client: StopClient, server: TestServer, csv: string, cr
       const held =
         kind === 'uploads'
           ? `${count} uploading in a loop`
-          : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
+          : kind === 'mcp-batches' || kind === 'mcp-keys' || kind === 'mcp-distinct'
+            ? `${value.ready} of ${count} sending in a loop (bodies of ${MAX_MCP_BODY_BYTES} bytes at most)`
+            : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
       const times = value.uploadMs.length > 0 ? summary(value.uploadMs) : undefined;
       const uploadTimes = times
         ? `; each upload's wall time from sending to its answer p50 ${times.p50.toFixed(0)} / p95 ${times.p95.toFixed(0)} / worst ${times.max.toFixed(0)} ms (${value.uploadMs.length} answered)`
@@ -454,7 +480,7 @@ function stopTable(rows: readonly Row[]): Table {
 export const crowdsSection: Section = {
   id: 'crowds',
   description:
-    "the stop section's crowd rows alone: 200 slow bodies, 1,000 event streams (read as bytes come, at 50 Hz at rest and during a move), 16 and 32 uploads, 5,000 held connections; then 100 jog WebSockets and 40 Foxglove clients sending under their caps",
+    "the stop section's crowd rows alone: 200 slow bodies, 1,000 event streams (read as bytes come, at 50 Hz at rest and during a move), 16 and 32 uploads, 5,000 held connections, MCP clients sending maximal bodies; then 100 jog WebSockets and 40 Foxglove clients sending under their caps",
   async run() {
     const client = await stopClient();
     try {

@@ -17,6 +17,9 @@ export const SetOverrideSchema = v.strictObject({
   ),
 });
 
+/** True when `percent` raises the override in force. */
+const raises = (percent: number, control: { overridePercent(): number }) => percent > control.overridePercent();
+
 /** PUT /robot/override */
 export const operation = defineOperation({
   name: 'set_override',
@@ -26,7 +29,8 @@ export const operation = defineOperation({
     'execution speed of the motion in progress, smoothly (the change itself within the acceleration limits, the path ' +
     "unchanged), and of every later motion (moves, trajectories, plans, the sequence runner's goals) until changed; it " +
     "multiplies each request's own speed. Any role may lower it; raising it needs the role operate (and, over MCP with " +
-    'mcp.confirm_motion, the person asked as before a motion; a lowering is never asked). While a motion is paused ' +
+    'mcp.confirm_motion, the person asked as before a motion; a lowering is never asked). A raise that arrived before ' +
+    'a stop is refused (409) after it, as a motion is; a lowering is made. While a motion is paused ' +
     'the override is kept for its {op:resume}.',
   effect: 'stop',
   idempotent: true,
@@ -34,6 +38,7 @@ export const operation = defineOperation({
   input: SetOverrideSchema,
   output: OverrideSchema,
   errors: {
+    busy: 'A stop arrived after the request did: a raise is not made (a lowering is).',
     forbidden:
       'Raising the override needs the role operate; over MCP with mcp.confirm_motion, the person did not confirm the raise.',
     unavailable: 'The backend cannot scale the execution (see the documentation of the ros2 backend).',
@@ -49,9 +54,16 @@ export const operation = defineOperation({
   },
   mcp: { title: 'Set the speed override' },
   needs: ['control'],
-  // Raising the speed of what moves is a change of the motion: asked as a motion is (mcp.confirm_motion); lowering it,
-  // the safe direction, never is and never waits.
-  confirms: (input, ctx) => input.percent > ctx.services.control.overridePercent(),
+  // Raising the speed of what moves is a change of the motion: asked as a motion is (mcp.confirm_motion), and refused
+  // when a stop came after it arrived, as a motion is (the person who stopped the arm did not see it); lowering it,
+  // the safe direction, never is asked, never waits and is made whatever stop came since.
+  confirms: (input, ctx) => raises(input.percent, ctx.services.control),
+  refusedAfterStop: (input, ctx) => {
+    const control = ctx.services.control;
+    return raises(input.percent, control)
+      ? `a stop arrived after this request; the override was not raised (it stays ${control.overridePercent()} %): send it again to raise it`
+      : undefined;
+  },
   run: async (input, ctx) => {
     const control = ctx.services.control;
     if (input.percent > control.overridePercent() && !roleAllows(ctx.caller.role, 'operate'))

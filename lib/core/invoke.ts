@@ -10,7 +10,8 @@
  *    binding's defaults filled in;
  * 3. dry-run routing: a motion that would move (not `dry_run: true`), or a call its operation says so of (`confirms`:
  *    a raise of the speed override), is put to the face's confirmation first, if it has one (MCP's mcp.confirm_motion);
- * 4. run, with the call's context;
+ * 4. run, with the call's context, unless a stop came after the call's arrival and its operation refuses it then
+ *    (`refusedAfterStop`, lib/core/stop-stamp.ts: a raise of the speed override);
  * 5. the output checked against the operation's output schema (once per distinct output object);
  * 6. the audit trail (every call with a caller, refusals included);
  * 7. the texts: the error's and the output's `{op:name}` references said as the face says them (an output whose JSON
@@ -24,6 +25,7 @@ import { err, ok, type Result } from '../result.ts';
 import { auditedBeforeRun, recordCall } from './audit.ts';
 import { type ApiError, locatedIssues } from './errors.ts';
 import { coerceScalarStrings } from './schema-shape.ts';
+import { stoppedSinceArrival } from './stop-stamp.ts';
 import type { Services } from '../app/services.ts';
 import type { JointLimits } from '../robot/limits.ts';
 import {
@@ -464,7 +466,12 @@ function validateAndRun(
   const trail = facts.audit === false ? undefined : facts.services.audit;
   const summary = trail ? auditedBeforeRun(trail, op, audited, value) : audited;
   const ctx = new CallContext(plan, facts, caller, filenames);
-  const run = () => op.run(value, ctx).then((result) => finish(op, facts, caller, started, summary, result));
+  const run = () => {
+    // A stop since the call arrived refuses what its operation says it refuses then (a raise of the override).
+    const stopped = stoppedSinceArrival(op, value, ctx, facts.services);
+    if (stopped) return Promise.resolve(finish(op, facts, caller, started, summary, err(stopped)));
+    return op.run(value, ctx).then((result) => finish(op, facts, caller, started, summary, result));
+  };
   // Dry-run routing: only a motion that would move (or what its operation says is one) is put to the confirmation.
   if (facts.confirm && (op.confirms ? op.confirms(value, ctx) : op.effect === 'motion' && !isDryRun(value)))
     return facts

@@ -167,6 +167,13 @@ export interface Operation<I = unknown, O = unknown, N extends ServiceName = Ser
    * writing each. Absent: every effect line of it is written, as for anything that starts, ends or stops a motion.
    */
   readonly countedInBursts?: boolean;
+  /**
+   * Why a call with this (validated) input may not run once a stop came after its arrival (`arrivedAtStop`): a 409,
+   * as the arbiter refuses a motion then (the person who stopped the arm did not see this call); undefined when it
+   * may run. The pipeline asks just before the run, after any confirmation (lib/core/stop-stamp.ts). Absent: no call
+   * is refused so by the pipeline (a motion is, by the arbiter, when it takes the arm).
+   */
+  readonly refusedAfterStop?: (input: I, ctx: OpContext<N>) => string | undefined;
   readonly run: (input: I, ctx: OpContext<N>) => Promise<Result<O, ApiError>>;
 }
 

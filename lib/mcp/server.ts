@@ -7,7 +7,17 @@ import { type Clock, systemClock } from '../clock.ts';
 import { MCP_CALL_ABANDONED } from '../control/dead-man.ts';
 import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './session-transport.ts';
 import { readBoundedText } from '../body/bounded.ts';
-import { type Batch, declaresElicitation, inspect, normalizeToolCalls } from './batch.ts';
+import { NATIVE_CHARS, parseJsonSliced } from '../body/sliced-json.ts';
+import {
+  BATCH_TOO_LARGE,
+  type Batch,
+  declaresElicitation,
+  inspect,
+  MAX_MCP_BATCH,
+  normalizeToolCalls,
+  refuseWide,
+} from './batch.ts';
+import { MAX_JSON_BODY_BYTES } from '../http/limits.ts';
 import { sessionIds } from './session-ids.ts';
 import { stopBodyOf } from './past-guesses.ts';
 import { foreignCharset } from '../body/charset.ts';
@@ -19,8 +29,13 @@ export { OAUTH_DISCOVERY_PATH, oauthDiscoveryResponse } from './oauth.ts';
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
 /** Most sessions kept at once; beyond it the least recently used idle one goes. */
 export const MAX_SESSIONS = 256;
-/** Largest JSON-RPC body accepted (bytes), as the SDK's transport default. */
-export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * Largest JSON-RPC body accepted (bytes): twice REST's largest JSON body (1 MiB, lib/http/limits.ts), so that every
+ * input REST takes fits in a call whatever the client's JSON spells it as (`1e-6` is `0.000001` to JSON.stringify),
+ * with its envelope. Not the SDK transport's 4 MiB: parsing JSON costs the event loop 25 to 50 ms a MiB (objects of
+ * many keys), which a stop sent meanwhile waits for.
+ */
+export const MAX_MCP_BODY_BYTES = 2 * MAX_JSON_BODY_BYTES;
 /** The methods the MCP endpoint serves: POST (messages), DELETE (ending a session). */
 export const MCP_METHODS = ['POST', 'DELETE'] as const;
 
@@ -360,14 +375,19 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
     try {
-      body = JSON.parse(text);
+      // A large body is parsed a slice per turn of the event loop: a stop sent meanwhile waits for one slice at most.
+      body = text.length < NATIVE_CHARS ? JSON.parse(text) : await parseJsonSliced(text);
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }
     // JSON-RPC 2.0, 6: an empty batch is one Invalid Request, answered with a single error (the SDK answered it 202).
     if (Array.isArray(body) && body.length === 0)
       return jsonRpcError(400, -32600, 'Invalid Request: an empty batch (a batch holds at least one message)');
-    const malformed = normalizeToolCalls(body, stopTools);
+    // Before any work per message (JSON-RPC parsing of each by the SDK, normalizeToolCalls, inspect: ~100 ms for a 4 MiB
+    // batch of small calls), as the SDK's transport refuses it; a stop in it is carried out all the same.
+    if (Array.isArray(body) && body.length > MAX_MCP_BATCH)
+      return stopAnyway(jsonRpcError(400, -32600, BATCH_TOO_LARGE), body, from);
+    const malformed = refuseWide(body) ?? normalizeToolCalls(body, stopTools);
     if (malformed) return stopAnyway(malformed, body, from);
     const batch = inspect(body, stopTools);
     const serve = () => dispatch({ request, from, body, batch, kind, contentType }, id);

@@ -1,7 +1,7 @@
 /**
  * An MCP stop tool's call in a POST the endpoint refuses for its form or its session, as a careless client sends it:
  * without a session, on a session that ended, in a batch with a bad message or of too many, with an id still in flight,
- * beside a call with bad arguments, under another JSON-RPC version, with an Accept or a charset refused before the body
+ * beside a call with bad arguments or too many of them, under another JSON-RPC version, with an Accept or a charset refused before the body
  * is needed. Nothing else in such a POST runs, but the stop is carried out all the same (stop wins, as past the guess
  * limit); the answer is the refusal. Each left the arm moving.
  */
@@ -78,6 +78,29 @@ describe('an MCP stop in a POST refused for its form or its session', () => {
       'in a batch of 101 messages',
       400,
       () => post([STOP(1), ...Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: 10 + i, method: 'ping' }))]),
+    ],
+    [
+      'at the end of a batch of 10,000 messages (refused for its count before any message is looked at)',
+      400,
+      () =>
+        post([...Array.from({ length: 9999 }, (_, i) => ({ jsonrpc: '2.0', id: 10 + i, method: 'ping' })), STOP(1)]),
+    ],
+    [
+      'beside a call whose arguments have more keys than any message this server takes',
+      200,
+      () =>
+        post([
+          STOP(1),
+          {
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'tools/call',
+            params: {
+              name: 'get_tcp_pose',
+              arguments: Object.fromEntries(Array.from({ length: 100 }, (_, k) => [`k${k}`, k])),
+            },
+          },
+        ]),
     ],
     ['as JSON-RPC 1.0', 400, () => post({ ...STOP(1), jsonrpc: '1.0' })],
     [

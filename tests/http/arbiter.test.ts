@@ -65,6 +65,13 @@ async function assertStaysAtRest(url: Target, ms = 300): Promise<void> {
   assert.ok(maxDiff(first.position, later.position) < 1e-9, 'the arm did not move after the stop');
 }
 
+/** A PUT of a JSON body. */
+const putJson = (body: unknown): RequestInit => ({
+  method: 'PUT',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
 /** A request body sent in parts, as a slow client does: `write` a part, then `end`. */
 function trickle() {
   let write: (text: string) => void = () => undefined;
@@ -236,6 +243,69 @@ describe('the motion arbiter on a live server', () => {
     await sleep(200);
     const after = await jointStates(url);
     assert.ok(maxDiff(before.position, after.position) < 1e-9, 'nothing moved');
+  });
+
+  it('an override raise whose body is still arriving when /stop comes is refused (409); a lowering so is made', async () => {
+    const override = async () => (await getJson<{ percent: number }>(url, '/robot/override')).percent;
+    const put = async (percent: number) => {
+      const { body, write, end } = trickle();
+      const pending = send(url, '/robot/override', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      write('{"percent": ');
+      await sleep(100);
+      assert.equal((await post(url, '/stop')).status, 200);
+      write(`${percent}}`);
+      end();
+      const res = await pending;
+      return { status: res.status, body: (await res.json()) as Detail & { percent?: number } };
+    };
+    try {
+      assert.equal((await send(url, '/robot/override', putJson({ percent: 40 }))).status, 200);
+      const raised = await put(90);
+      assert.equal(raised.status, 409, JSON.stringify(raised.body));
+      assert.match(
+        raised.body.detail,
+        /a stop arrived after this request; the override was not raised \(it stays 40 %\)/,
+      );
+      assert.equal(await override(), 40, 'not raised');
+      const lowered = await put(20);
+      assert.equal(lowered.status, 200, JSON.stringify(lowered.body));
+      assert.equal(await override(), 20, 'lowered');
+    } finally {
+      assert.equal((await send(url, '/robot/override', putJson({ percent: 100 }))).status, 200);
+    }
+  });
+
+  it('an MCP override raise whose body is still arriving when /stop comes is refused; the override is unchanged', async () => {
+    const session = await openMcpSession(url, { name: 'arbiter-override' });
+    assert.equal((await send(url, '/robot/override', putJson({ percent: 60 }))).status, 200);
+    const { body, write, end } = trickle();
+    const pending = send(url, '/mcp/mcp', {
+      method: 'POST',
+      headers: session.headers,
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    write('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "set_override", ');
+    await sleep(100);
+    assert.equal((await post(url, '/stop')).status, 200);
+    write('"arguments": {"percent": 100}}}');
+    try {
+      end();
+      const answer = (await (await pending).json()) as { result?: { isError?: boolean; content: { text: string }[] } };
+      assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+      assert.match(
+        answer.result?.content[0]?.text ?? '',
+        /a stop arrived after this request; the override was not raised/,
+      );
+      assert.equal((await getJson<{ percent: number }>(url, '/robot/override')).percent, 60, 'not raised');
+    } finally {
+      assert.equal((await send(url, '/robot/override', putJson({ percent: 100 }))).status, 200);
+    }
   });
 
   it('a sequence whose hold on the arm is revoked sends no further goal: the runner ends and the arm rests', async () => {

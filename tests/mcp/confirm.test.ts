@@ -194,6 +194,43 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
     }
   });
 
+  it('refuses a raise of the override when a stop comes while the person is asked, even if they then say yes', async () => {
+    const override = async () =>
+      ((await (await server.request('/robot/override')).json()) as { percent: number }).percent;
+    const setOverride = (percent: number) =>
+      server.request('/robot/override', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ percent }),
+      });
+    const asking = await connectAsking(server);
+    try {
+      assert.equal((await setOverride(30)).status, 200);
+      const raise = asking.client.callTool({ name: 'set_override', arguments: { percent: 90 } });
+      await asking.question;
+      const stopped = await server.request('/stop', { method: 'POST' });
+      assert.equal(stopped.status, 200, 'the stop answers while the question is open');
+      asking.answer(true);
+      const result = (await raise) as ToolResult;
+      assert.equal(result.isError, true, `refused: ${JSON.stringify(result.content)}`);
+      assert.match(
+        result.content.map((c) => c.text).join(' '),
+        /a stop arrived after this request; the override was not raised \(it stays 30 %\)/,
+      );
+      assert.equal(await override(), 30, 'the override is unchanged');
+      // A lowering sent after the stop is made, and so is a raise sent after it (the person asked again).
+      const lower = (await asking.client.callTool({ name: 'set_override', arguments: { percent: 20 } })) as ToolResult;
+      assert.ok(!lower.isError, JSON.stringify(lower.content));
+      assert.equal(await override(), 20);
+      const again = (await asking.client.callTool({ name: 'set_override', arguments: { percent: 50 } })) as ToolResult;
+      assert.ok(!again.isError, JSON.stringify(again.content));
+      assert.equal(await override(), 50);
+    } finally {
+      assert.equal((await setOverride(100)).status, 200);
+      await asking.client.close();
+    }
+  });
+
   it('refuses at once a motion from a client that takes only JSON answers: it cannot be asked, nothing moves', async () => {
     const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
     let questions = 0;

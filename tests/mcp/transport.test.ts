@@ -109,7 +109,7 @@ describe('MCP transport over a live server', () => {
     });
   }
 
-  it('bounds a body at 4 MiB whether its length is declared or chunked, refuses malformed JSON, reads past a BOM', async () => {
+  it('bounds a body at MAX_MCP_BODY_BYTES (2 MiB) whether its length is declared or chunked, refuses malformed JSON, reads past a BOM', async () => {
     const raw = (body: BodyInit) =>
       fetch(endpoint, {
         method: 'POST',
