@@ -468,7 +468,7 @@ function validateAndRun(
   const ctx = new CallContext(plan, facts, caller, filenames);
   const run = () => {
     // A stop since the call arrived refuses what its operation says it refuses then (a raise of the override).
-    const stopped = stoppedSinceArrival(op, value, ctx, facts.services);
+    const stopped = op.refusedAfterStop && stoppedSinceArrival(op, value, ctx, facts.services);
     if (stopped) return Promise.resolve(finish(op, facts, caller, started, summary, err(stopped)));
     return op.run(value, ctx).then((result) => finish(op, facts, caller, started, summary, result));
   };
