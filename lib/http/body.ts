@@ -3,7 +3,7 @@ import { foreignCharset } from '../body/charset.ts';
 import { err, ok, type Result } from '../result.ts';
 import { type ApiError, fromValibot, invalid } from '../core/errors.ts';
 import { readBoundedText } from '../body/bounded.ts';
-import { MAX_JSON_BODY_BYTES } from './limits.ts';
+import { MAX_JSON_BODY_BYTES } from '../body/limits.ts';
 
 /**
  * Reads the request body as text, refusing more than `limitBytes` (413) without buffering it (see

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { err, ok, type Result } from '../result.ts';
 import { BodyTimeoutError, describeContentType, isClientAbort } from './body.ts';
 import { type ApiError, invalid } from '../core/errors.ts';
-import { MAX_UPLOAD_BYTES } from './limits.ts';
+import { MAX_UPLOAD_BYTES } from '../body/limits.ts';
 import { UploadBuffer } from './upload-buffer.ts';
 import { boundaryOf, MultipartParser, type PartHead } from './multipart-parser.ts';
 

@@ -17,7 +17,7 @@ import {
   normalizeToolCalls,
   refuseWide,
 } from './batch.ts';
-import { MAX_JSON_BODY_BYTES } from '../http/limits.ts';
+import { MAX_JSON_BODY_BYTES } from '../body/limits.ts';
 import { sessionIds } from './session-ids.ts';
 import { stopBodyOf } from './past-guesses.ts';
 import { foreignCharset } from '../body/charset.ts';
@@ -30,7 +30,7 @@ export const SESSION_IDLE_MS = 10 * 60 * 1000;
 /** Most sessions kept at once; beyond it the least recently used idle one goes. */
 export const MAX_SESSIONS = 256;
 /**
- * Largest JSON-RPC body accepted (bytes): twice REST's largest JSON body (1 MiB, lib/http/limits.ts), so that every
+ * Largest JSON-RPC body accepted (bytes): twice REST's largest JSON body (1 MiB, lib/body/limits.ts), so that every
  * input REST takes fits in a call whatever the client's JSON spells it as (`1e-6` is `0.000001` to JSON.stringify),
  * with its envelope. Not the SDK transport's 4 MiB: parsing JSON costs the event loop 25 to 50 ms a MiB (objects of
  * many keys), which a stop sent meanwhile waits for.

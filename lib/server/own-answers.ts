@@ -15,7 +15,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES } from '../http/limits.ts';
+import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES } from '../body/limits.ts';
 import { rawAnswer } from '../http/raw-answer.ts';
 
 /** Writes one structured log line (the app's sink). */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_JSON_BODY_BYTES } from '../../lib/http/limits.ts';
+import { MAX_JSON_BODY_BYTES } from '../../lib/body/limits.ts';
 import { MAX_MCP_BATCH, MAX_MESSAGE_KEYS } from '../../lib/mcp/batch.ts';
 import { MAX_MCP_BODY_BYTES } from '../../lib/mcp/server.ts';
 import { initializeRequest, openMcpSession, type RawMcpSession } from '../support/mcp.ts';
