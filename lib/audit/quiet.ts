@@ -5,9 +5,10 @@
  * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: a
  * call just like the same caller's last one of that operation on the trail (same interface, input as the operation
  * read it, outcome), nothing changed since (no lease taken from the arbiter, no line on the trail but stops' and
- * pauses'). Every call that starts a motion takes a lease, so a repeat moved nothing: a stop or a pause again at rest,
- * the same override again, a move to where the arm already is, a jog command sent again within its jog (it keeps the
- * jog going; the jog's start and end are lines of their own). Every other call of a motion, stop or write operation
+ * pauses'), and it succeeded; one that took the arm while it ran only if its operation is idempotent (lib/audit/trail.ts:
+ * a trajectory sent again replays it). So a repeat moved nothing: a stop or a pause again at rest, the same override
+ * again, a move to where the arm already is, a jog command sent again within its jog (it keeps the jog going; the
+ * jog's start and end are lines of their own). Every other call of a motion, stop or write operation
  * (motions started, ended, refused at the arm; stops, pauses, resumes, overrides, jogs, taught positions) is an
  * effect: one line each, on a file no quiet call is written to.
  *

@@ -52,6 +52,8 @@ export interface AuditOutcome {
 export interface AuditedOperation {
   readonly name: string;
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
+  /** The same call twice does what it did once (a move to a target): only such a call may repeat while changing. */
+  readonly idempotent?: boolean;
   /** Its input schema; none: it takes no input (a stop, which stops whatever it was sent with). */
   readonly input?: unknown;
   readonly rawJson?: boolean;
@@ -275,7 +277,13 @@ export class AuditTrail {
     // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
     const last = `${caller.name}\n${caller.face}\n${op.name}`;
     const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
-    const repeat = this.repeats.repeats(last, like, given?.changes ?? this.changeCount());
+    // A call that took the arm while it ran (its own lease counted) did again what the last one did: only an idempotent
+    // call that reached its goal moved nothing so (a move to where the last one left the arm). A trajectory sent again
+    // replays it, a sequence runs again, a jog command after a stop starts a new jog; a move cut short (success
+    // false) left the arm short of its goal, and the next one alike moves it on.
+    const changedWhile = given?.changes !== undefined && this.changeCount() !== given.changes;
+    const mayRepeat = outcome.success && (op.idempotent === true || !changedWhile);
+    const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount());
     if (!repeat && (op.effect !== 'stop' || op.input !== undefined)) this.changes++;
     // The next one alike is told by what this one left (its own lease counted).
     this.repeats.written(last, like, this.changeCount());
