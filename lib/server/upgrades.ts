@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { repeatedHeader } from '../admission/front-door.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
-import { isStop, pathOf, type RouteMatch, type RouteTable } from '../http/routes.ts';
+import { isBodilessStop, pathOf, type RouteMatch, type RouteTable } from '../http/routes.ts';
 import { headWithoutUpgrade, type LogSink } from './own-answers.ts';
 import { readRequestTarget } from './request.ts';
 import type { ServedTarget } from './unanswered-stops.ts';
@@ -91,7 +91,7 @@ export function dispatchUpgrades(options: UpgradeOptions): Upgrades {
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     if (!offerTaken(req) && target.kind === 'serve' && !repeatedHeader(req.rawHeaders)) {
       const match = routes.match(req.method ?? '', target.path);
-      if (isStop(match)) {
+      if (isBodilessStop(match)) {
         const answer = options.stopNow(req, target, match);
         // Its taker reads a failure; one never taken (the client went) is no unhandled rejection.
         answer.catch(() => {});
