@@ -5,8 +5,9 @@
  * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: a
  * call just like the same caller's last one of that operation on the trail (same interface, input as the operation
  * read it, outcome), nothing changed since (no lease taken from the arbiter, no line on the trail but stops' and
- * pauses'), and it succeeded; one that took the arm while it ran only if its operation is idempotent (lib/audit/trail.ts:
- * a trajectory sent again replays it). So a repeat moved nothing: a stop or a pause again at rest, the same override
+ * pauses', which count for every other call: a resume after a pause), and it succeeded; one that took the arm while
+ * it ran only if its operation is idempotent (lib/audit/trail.ts: a trajectory sent again replays it). So a repeat
+ * moved nothing: a stop or a pause again at rest, the same override
  * again, a move to where the arm already is, a jog command sent again within its jog (it keeps the jog going; the
  * jog's start and end are lines of their own). Every other call of a motion, stop or write operation
  * (motions started, ended, refused at the arm; stops, pauses, resumes, overrides, jogs, taught positions) is an

@@ -157,6 +157,9 @@ export function summarizeInput(op: AuditedOperation, input: unknown): unknown {
   return { fields: Object.keys(fields).slice(0, OBJECT_KEYS_MAX), truncated: true };
 }
 
+/** A stop or a pause: brings the arm to rest and takes no input (it stops whatever it was sent with). */
+const halts = (op: AuditedOperation) => op.effect === 'stop' && op.input === undefined;
+
 /** The refusals' file of an audit trail at `file`: `audit.jsonl` -> `audit.refusals.jsonl` (`audit` -> `audit.refusals`). */
 export function refusalsPath(file: string): string {
   const ext = extname(file);
@@ -182,6 +185,8 @@ export class AuditTrail {
   private readonly leases: () => number;
   /** Effect lines on the trail but stops' and pauses' (a resume, an override, a save: changes no lease counts). */
   private changes = 0;
+  /** Stops' and pauses' lines on the trail (not repeats): a change for every other call (a resume finds the pause). */
+  private halts = 0;
   private window: NodeJS.Timeout | undefined;
   private failed = false;
 
@@ -207,12 +212,14 @@ export class AuditTrail {
   }
 
   /**
-   * The changes so far: leases given (lib/control/arbiter.ts) and lines on the trail but stops and pauses (operations
-   * that bring the arm to rest and take no input: they change nothing a later call finds). A call alike the same
-   * caller's last one that began with this count unchanged since that one is a repeat.
+   * The changes so far, as `op` sees them: leases given (lib/control/arbiter.ts) and lines on the trail; the lines of
+   * stops and pauses (operations that bring the arm to rest and take no input) count for every other operation (a
+   * resume after a pause continues a motion the resume before it did not) but not for stops and pauses themselves
+   * (another token's stop between two of a token's own leaves them repeats). A call alike the same caller's last one
+   * that began with this count unchanged since that one is a repeat.
    */
-  private changeCount(): number {
-    return this.leases() + this.changes;
+  private changeCount(op: AuditedOperation): number {
+    return this.leases() + this.changes + (halts(op) ? 0 : this.halts);
   }
 
   /**
@@ -221,7 +228,7 @@ export class AuditTrail {
    */
   before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
     const shown = summarizeInput(op, input);
-    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.changeCount());
+    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.changeCount(op));
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
@@ -281,12 +288,15 @@ export class AuditTrail {
     // call that reached its goal moved nothing so (a move to where the last one left the arm). A trajectory sent again
     // replays it, a sequence runs again, a jog command after a stop starts a new jog; a move cut short (success
     // false) left the arm short of its goal, and the next one alike moves it on.
-    const changedWhile = given?.changes !== undefined && this.changeCount() !== given.changes;
+    const changedWhile = given?.changes !== undefined && this.changeCount(op) !== given.changes;
     const mayRepeat = outcome.success && (op.idempotent === true || !changedWhile);
-    const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount());
-    if (!repeat && (op.effect !== 'stop' || op.input !== undefined)) this.changes++;
+    const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount(op));
+    if (!repeat) {
+      if (halts(op)) this.halts++;
+      else this.changes++;
+    }
     // The next one alike is told by what this one left (its own lease counted).
-    this.repeats.written(last, like, this.changeCount());
+    this.repeats.written(last, like, this.changeCount(op));
     return repeat ? 'repeat' : undefined;
   }
 

@@ -2,7 +2,8 @@
  * Attacks on the audit trail's repeats (lib/audit/quiet.ts): a call alike the caller's last one, nothing changed since,
  * is counted on the refusals' file instead of written on the trail. A call that moved the arm must never be one: a
  * trajectory sent again replays its motion, a move cut short by a stop and sent again moves the arm on, a jog command
- * sent again after a stop starts a new jog. Each of them is a line of its own on the trail's file.
+ * sent again after a stop starts a new jog, a resume after a pause of the motion it resumed before moves it on. Each of
+ * them is a line of its own on the trail's file.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -134,5 +135,39 @@ describe('the audit trail: a call that moved the arm is never counted as a repea
       `each jog moved joint1 (${where.join(', ')})`,
     );
     assert.equal((await effects('jog_command')).length - before, 2, 'both jogs are lines of the trail');
+  });
+
+  it('a motion paused and resumed three times: each pause and each resume (it moved the arm on) is a line', async () => {
+    const before = { pause: (await effects('pause')).length, resume: (await effects('resume')).length };
+    await atRest();
+    const moving = call('POST', '/robot/move/joints', { joints: [0, 0.9, 0, -1.0, 0, 1.0, 0], speed: 0.05 });
+    const moved: number[] = [];
+    try {
+      for (let k = 0; k < 3; k++) {
+        await sleep(200);
+        const paused = await call('POST', '/robot/pause');
+        assert.equal(paused.status, 200);
+        assert.equal(((await paused.json()) as { paused?: boolean }).paused, true, `pause ${k} paused the motion`);
+        const at = (await joints())[1] ?? 0;
+        const resumed = await call('POST', '/robot/resume');
+        assert.equal(resumed.status, 200);
+        assert.equal(((await resumed.json()) as { resumed?: boolean }).resumed, true, `resume ${k} resumed it`);
+        let now = at;
+        for (let tries = 0; tries < 200 && Math.abs(now - at) < 0.005; tries++) {
+          await sleep(10);
+          now = (await joints())[1] ?? 0;
+        }
+        moved.push(Math.abs(now - at));
+      }
+    } finally {
+      await (await call('POST', '/stop')).body?.cancel();
+      await (await moving).body?.cancel();
+    }
+    assert.ok(
+      moved.every((d) => d >= 0.005),
+      `each resume moved the arm on (${moved.join(', ')})`,
+    );
+    assert.equal((await effects('pause')).length - before.pause, 3, 'each pause is a line of the trail');
+    assert.equal((await effects('resume')).length - before.resume, 3, 'each resume is a line of the trail');
   });
 });
