@@ -9,8 +9,8 @@
  * it ran only if its operation is idempotent (lib/audit/trail.ts: a trajectory sent again replays it). So a repeat
  * moved nothing: a stop or a pause again at rest, the same override again, a move to where the arm already is, a jog
  * command sent again within its jog (it keeps the jog going; the jog's start and end are lines of their own). Every
- * other call of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses, resumes, overrides, jogs, taught positions) is an
- * effect: one line each, on a file no quiet call is written to.
+ * other call of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses,
+ * resumes, overrides, jogs, taught positions) is an effect: one line each, on a file no quiet call is written to.
  *
  * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
  * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
