@@ -285,11 +285,12 @@ export class AuditTrail {
     const last = `${caller.name}\n${caller.face}\n${op.name}`;
     const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
     // A call that took the arm while it ran (its own lease counted) did again what the last one did: only an idempotent
-    // call that reached its goal moved nothing so (a move to where the last one left the arm). A trajectory sent again
-    // replays it, a sequence runs again, a jog command after a stop starts a new jog; a move cut short (success
-    // false) left the arm short of its goal, and the next one alike moves it on.
-    const changedWhile = given?.changes !== undefined && this.changeCount(op) !== given.changes;
-    const mayRepeat = outcome.success && (op.idempotent === true || !changedWhile);
+    // call that reached its goal moved nothing so (a move to where the last one left the arm), and only when nothing
+    // but its own lease came between its stamp and its end (another client's motion while its person was asked moved
+    // the arm away). A trajectory sent again replays it, a sequence runs again, a jog command after a stop starts a
+    // new jog; a move cut short (success false) left the arm short of its goal, and the next one alike moves it on.
+    const changedWhile = given?.changes === undefined ? 0 : this.changeCount(op) - given.changes;
+    const mayRepeat = outcome.success && changedWhile <= (op.idempotent === true ? 1 : 0);
     const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount(op));
     if (!repeat) {
       if (halts(op)) this.halts++;
