@@ -150,6 +150,11 @@ export class LineFile {
     const whole = await wholeLinesEnd(handle, size);
     this.#size = whole;
     if (whole === size) return;
+    // A whole line but its newline (the write cut short just before it) is kept: a record is not thrown away.
+    if (await endsInWholeRecord(handle, whole, size)) {
+      this.#size = size;
+      return this.#put('\n', 1);
+    }
     await handle.truncate(whole);
     const line = this.#options.cutLine(size - whole);
     await this.#put(line, Buffer.byteLength(line));
@@ -182,6 +187,22 @@ async function wholeLinesEnd(handle: FileHandle, size: number): Promise<number> 
     if (newline >= 0) return start + newline + 1;
   }
   return 0;
+}
+
+/** Longest part line looked at for a whole record without its newline (a line of the trail is far shorter). */
+const RECORD_MAX_BYTES = 64 * 1024;
+
+/** True when the bytes from `from` to `size` are one JSON object: a line of the trail but its newline. */
+async function endsInWholeRecord(handle: FileHandle, from: number, size: number): Promise<boolean> {
+  if (size - from > RECORD_MAX_BYTES) return false;
+  const tail = Buffer.alloc(size - from);
+  await handle.read(tail, 0, tail.length, from);
+  try {
+    const value: unknown = JSON.parse(tail.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 async function exists(file: string): Promise<boolean> {
