@@ -23,7 +23,10 @@ export interface LineFileOptions {
   readonly droppedLine: (dropped: number) => string;
   /** The line written first when the file was found ending in part of a line (`bytes`: how many were cut). */
   readonly cutLine: (bytes: number) => string;
-  /** Called once per failure to write (the line's group is lost); the writer goes on with the next group. */
+  /**
+   * Called once per failure to write: the group is lost, its lines counted as dropped (the next group's first line
+   * says how many); the writer goes on with the next group.
+   */
   readonly onError: (error: unknown) => void;
 }
 
@@ -88,9 +91,13 @@ export class LineFile {
   }
 
   async #drain(): Promise<void> {
+    // After a failed group, a count of lost lines alone is not written again by this drain (no retry loop): the next
+    // group, of this drain or of the next line's, begins with it.
+    let failed = false;
     try {
-      while (this.#queue.length > 0 || this.#dropped > 0) {
+      while (this.#queue.length > 0 || (this.#dropped > 0 && !failed)) {
         const group: string[] = [];
+        const carried = this.#dropped;
         if (this.#dropped > 0) {
           group.push(this.#options.droppedLine(this.#dropped));
           this.#dropped = 0;
@@ -109,6 +116,9 @@ export class LineFile {
           await this.#handle?.close().catch(() => {});
           this.#handle = undefined;
           this.#options.onError(e);
+          // The group is lost: its lines (and the count it carried) are counted as dropped, said by the next group.
+          this.#dropped += carried + group.length - (carried > 0 ? 1 : 0);
+          failed = true;
         }
       }
     } finally {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -98,6 +98,42 @@ describe('audit trail', () => {
       }
       const last = (await readFile(file, 'utf8')).trim().split('\n').at(-1) ?? '';
       assert.deepEqual((JSON.parse(last) as { input: { joints: number[] } }).input.joints[0], 199, 'in order');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('counts the lines of a group it could not write: the next group begins with how many were lost', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-failed-'));
+    try {
+      // Its folder missing: every write fails until it is made (a disk full, a volume gone, as far as the writer knows).
+      const file = path.join(dir, 'gone', 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const motion = (i: number) =>
+        trail.record(
+          moveJoints,
+          CALLER,
+          performance.now(),
+          { joints: [i, 0, 0, 0, 0, 0, 0] },
+          { status: 200, success: true, message: 'motion finished at the goal' },
+        );
+      for (let i = 0; i < 3; i++) motion(i);
+      await trail.flush();
+      await mkdir(path.dirname(file));
+      motion(3);
+      await trail.close();
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { operation: string; dropped?: number; input?: { joints: number[] } });
+      assert.deepEqual(
+        lines.map((l) => [l.operation, l.dropped ?? l.input?.joints[0]]),
+        [
+          ['audit_lines_dropped', 3],
+          ['move_to_joints', 3],
+        ],
+        'the three lines lost are counted on the first line written',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
