@@ -8,7 +8,7 @@ import { operation as sendTrajectory } from '../../handlers/trajectory/send.ts';
 import { operation as startSequence } from '../../handlers/sequences/start.ts';
 import { operation as moveJoints } from '../../handlers/robot/move-joints.ts';
 import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
-import { AuditTrail, ROTATED_KEPT, summarizeInput } from '../../lib/audit/trail.ts';
+import { AuditTrail, ROTATED_KEPT, refusalsPath, summarizeInput } from '../../lib/audit/trail.ts';
 import { outcomeOf } from '../../lib/core/audit.ts';
 import type { Caller } from '../../lib/core/roles.ts';
 import { err, ok } from '../../lib/result.ts';
@@ -134,6 +134,44 @@ describe('audit trail', () => {
         ],
         'the three lines lost are counted on the first line written',
       );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("one caller's calls of many kinds that changed nothing leave another caller's own group: its name is kept", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-groups-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const refused = { status: 422, success: false, message: 'invalid' };
+      // 300 kinds of refused calls from one token in one window: more groups than counted apart.
+      for (let i = 0; i < 300; i++)
+        trail.record({ name: `op_${i}`, effect: 'write' }, CALLER, performance.now(), {}, refused);
+      const other: Caller = { name: 'viewer', role: 'read', face: 'rest' };
+      trail.record(
+        moveJoints,
+        other,
+        performance.now(),
+        { joints: [0, 0, 0, 0, 0, 0, 0] },
+        {
+          status: 403,
+          success: false,
+          message: 'needs operate',
+        },
+      );
+      await trail.close();
+      const lines = (await readFile(refusalsPath(file), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { principal: string; operation: string; more_like_it?: number });
+      assert.ok(
+        lines.some((l) => l.principal === 'viewer' && l.operation === 'move_to_joints'),
+        "the viewer's refused move is a line of its own, under its name",
+      );
+      const counted = (who: string) =>
+        lines.filter((l) => l.principal === who).reduce((sum, l) => sum + (l.more_like_it ?? 1), 0);
+      assert.equal(counted('operator'), 300, "each of the operator's calls is a line or counted under its name");
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
