@@ -117,10 +117,13 @@ export class InputSummary {
   readonly acted: unknown;
   /** The changes counted when the call began ({@link AuditTrail.before}). */
   readonly changes: number | undefined;
-  constructor(value: unknown, acted: unknown = value, changes?: number) {
+  /** Of them, the leases given (the arm taken). */
+  readonly leases: number | undefined;
+  constructor(value: unknown, acted: unknown = value, changes?: number, leases?: number) {
     this.value = value;
     this.acted = acted;
     this.changes = changes;
+    this.leases = leases;
   }
 }
 
@@ -228,7 +231,8 @@ export class AuditTrail {
    */
   before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
     const shown = summarizeInput(op, input);
-    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.changeCount(op));
+    const acts = acted === input ? shown : summarizeInput(op, acted);
+    return new InputSummary(shown, acts, this.changeCount(op), this.leases());
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
@@ -287,10 +291,12 @@ export class AuditTrail {
     // A call that took the arm while it ran (its own lease counted) did again what the last one did: only an idempotent
     // call that reached its goal moved nothing so (a move to where the last one left the arm), and only when nothing
     // but its own lease came between its stamp and its end (another client's motion while its person was asked moved
-    // the arm away). A trajectory sent again replays it, a sequence runs again, a jog command after a stop starts a
-    // new jog; a move cut short (success false) left the arm short of its goal, and the next one alike moves it on.
-    const changedWhile = given?.changes === undefined ? 0 : this.changeCount(op) - given.changes;
-    const mayRepeat = outcome.success && changedWhile <= (op.idempotent === true ? 1 : 0);
+    // the arm away; another's line, a position deleted while it was saved again). A trajectory sent again replays it,
+    // a sequence runs again, a jog command after a stop starts a new jog; a move cut short (success false) left the
+    // arm short of its goal, and the next one alike moves it on.
+    const leasesWhile = given?.leases === undefined ? 0 : this.leases() - given.leases;
+    const othersWhile = given?.changes === undefined ? 0 : this.changeCount(op) - given.changes - leasesWhile;
+    const mayRepeat = outcome.success && othersWhile === 0 && leasesWhile <= (op.idempotent === true ? 1 : 0);
     const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount(op));
     if (!repeat) {
       if (halts(op)) this.halts++;

@@ -176,4 +176,38 @@ describe('audit trail', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a taught position saved again while another caller deleted it is a line: it made the position again', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-resaved-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const save = { name: 'save_position', effect: 'write', idempotent: true, input: {} } as const;
+      const remove = { name: 'delete_position', effect: 'write', idempotent: true, input: {} } as const;
+      const saved = { status: 200, success: true, message: "saved 'spot'" };
+      const input = { name: 'spot', joints: { joint1: 0.3 } };
+      trail.record(save, CALLER, performance.now(), trail.before(save, input, input), saved);
+      // The same save again: stamped as it begins; the position is deleted by another caller before it is written.
+      const again = trail.before(save, input, input);
+      const other: Caller = { name: 'admin', role: 'admin', face: 'mcp' };
+      trail.record(remove, other, performance.now(), { name: 'spot' }, { status: 200, success: true });
+      trail.record(save, CALLER, performance.now(), again, saved);
+      await trail.close();
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { operation: string; why?: string });
+      assert.deepEqual(
+        lines.map((l) => [l.operation, l.why]),
+        [
+          ['save_position', undefined],
+          ['delete_position', undefined],
+          ['save_position', undefined],
+        ],
+        'both saves are lines of the trail',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
