@@ -23,7 +23,10 @@ export interface LineFileOptions {
   readonly droppedLine: (dropped: number) => string;
   /** The line written first when the file was found ending in part of a line (`bytes`: how many were cut). */
   readonly cutLine: (bytes: number) => string;
-  /** Called once per failure to write (the line's group is lost); the writer goes on with the next group. */
+  /**
+   * Called once per failure to write: the group is lost, its lines counted as dropped (the next group's first line
+   * says how many); the writer goes on with the next group.
+   */
   readonly onError: (error: unknown) => void;
 }
 
@@ -88,9 +91,13 @@ export class LineFile {
   }
 
   async #drain(): Promise<void> {
+    // After a failed group, a count of lost lines alone is not written again by this drain (no retry loop): the next
+    // group, of this drain or of the next line's, begins with it.
+    let failed = false;
     try {
-      while (this.#queue.length > 0 || this.#dropped > 0) {
+      while (this.#queue.length > 0 || (this.#dropped > 0 && !failed)) {
         const group: string[] = [];
+        const carried = this.#dropped;
         if (this.#dropped > 0) {
           group.push(this.#options.droppedLine(this.#dropped));
           this.#dropped = 0;
@@ -109,6 +116,9 @@ export class LineFile {
           await this.#handle?.close().catch(() => {});
           this.#handle = undefined;
           this.#options.onError(e);
+          // The group is lost: its lines (and the count it carried) are counted as dropped, said by the next group.
+          this.#dropped += carried + group.length - (carried > 0 ? 1 : 0);
+          failed = true;
         }
       }
     } finally {
@@ -150,6 +160,11 @@ export class LineFile {
     const whole = await wholeLinesEnd(handle, size);
     this.#size = whole;
     if (whole === size) return;
+    // A whole line but its newline (the write cut short just before it) is kept: a record is not thrown away.
+    if (await endsInWholeRecord(handle, whole, size)) {
+      this.#size = size;
+      return this.#put('\n', 1);
+    }
     await handle.truncate(whole);
     const line = this.#options.cutLine(size - whole);
     await this.#put(line, Buffer.byteLength(line));
@@ -182,6 +197,22 @@ async function wholeLinesEnd(handle: FileHandle, size: number): Promise<number> 
     if (newline >= 0) return start + newline + 1;
   }
   return 0;
+}
+
+/** Longest part line looked at for a whole record without its newline (a line of the trail is far shorter). */
+const RECORD_MAX_BYTES = 64 * 1024;
+
+/** True when the bytes from `from` to `size` are one JSON object: a line of the trail but its newline. */
+async function endsInWholeRecord(handle: FileHandle, from: number, size: number): Promise<boolean> {
+  if (size - from > RECORD_MAX_BYTES) return false;
+  const tail = Buffer.alloc(size - from);
+  await handle.read(tail, 0, tail.length, from);
+  try {
+    const value: unknown = JSON.parse(tail.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -5,15 +5,17 @@
  * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: a
  * call just like the same caller's last one of that operation on the trail (same interface, input as the operation
  * read it, outcome), nothing changed since (no lease taken from the arbiter, no line on the trail but stops' and
- * pauses'). Every call that starts a motion takes a lease, so a repeat moved nothing: a stop or a pause again at rest,
- * the same override again, a move to where the arm already is, a jog command sent again within its jog (it keeps the
- * jog going; the jog's start and end are lines of their own). Every other call of a motion, stop or write operation
- * (motions started, ended, refused at the arm; stops, pauses, resumes, overrides, jogs, taught positions) is an
- * effect: one line each, on a file no quiet call is written to.
+ * pauses', which count for every other call: a resume after a pause), and it succeeded; one that took the arm while
+ * it ran only if its operation is idempotent (lib/audit/trail.ts: a trajectory sent again replays it). So a repeat
+ * moved nothing: a stop or a pause again at rest, the same override again, a move to where the arm already is, a jog
+ * command sent again within its jog (it keeps the jog going; the jog's start and end are lines of their own). Every
+ * other call of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses,
+ * resumes, overrides, jogs, taught positions) is an effect: one line each, on a file no quiet call is written to.
  *
  * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
  * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
- * more like it between since and until"). At most {@link QUIET_GROUPS_MAX} groups per window, the rest counted together.
+ * more like it between since and until"). At most {@link QUIET_GROUPS_MAX} groups of a caller per window, the rest of
+ * its calls counted together under its name.
  * The effects of operations that are adjustments coming as a stream (`countedInBursts`: a jog command, the speed
  * override, a taught position) are counted alike (on their own file, `why: "burst"`) beyond {@link EFFECT_LINES_MAX}
  * lines of one caller in a window: a flood of changes (a jog command changed a little each time) cannot outgrow the
@@ -21,7 +23,10 @@
  */
 import type { AuditInterface } from './interface.ts';
 
-/** Groups counted apart per window at most; calls of further groups are counted on one line ('*'). */
+/**
+ * Groups of one caller counted apart per window at most; its calls of further groups are counted on one line of its
+ * own (operation '*'): no caller's flood of kinds takes another's groups (the callers are the tokens: a bounded set).
+ */
 export const QUIET_GROUPS_MAX = 256;
 /** Last calls remembered (per caller, interface and operation) to tell a repeat. */
 export const REPEATS_REMEMBERED = 256;
@@ -127,20 +132,24 @@ interface Group {
 /** The groups of the current window. */
 export class QuietCounts {
   #groups = new Map<string, Group>();
+  /** Groups counted apart per caller this window. */
+  #perCaller = new Map<string, number>();
 
   /** True when `call` is the first of its group this window (write it); otherwise it is counted. */
   add(call: QuietCall): boolean {
     let key = `${call.principal}\n${call.interface}\n${call.operation}\n${call.status}\n${call.success}\n${call.why}`;
     let group = this.#groups.get(key);
     if (!group) {
-      if (this.#groups.size < QUIET_GROUPS_MAX) {
+      const groups = this.#perCaller.get(call.principal) ?? 0;
+      if (groups < QUIET_GROUPS_MAX) {
+        this.#perCaller.set(call.principal, groups + 1);
         this.#groups.set(key, { call, more: 0, since: call.time, until: call.time });
         return true;
       }
-      key = '*';
+      key = `*\n${call.principal}`;
       group = this.#groups.get(key);
       if (!group) {
-        const all: QuietCall = { ...call, principal: '*', role: '*', operation: '*', status: 0, success: false };
+        const all: QuietCall = { ...call, operation: '*', status: 0, success: false };
         group = { call: all, more: 0, since: call.time, until: call.time };
         this.#groups.set(key, group);
       }
@@ -157,7 +166,7 @@ export class QuietCounts {
     const lines: QuietSummary[] = [];
     for (const [key, g] of this.#groups) {
       if (g.more === 0) continue;
-      const all = key === '*';
+      const all = key.startsWith('*\n');
       lines.push({
         time,
         principal: g.call.principal,
@@ -172,6 +181,7 @@ export class QuietCounts {
       });
     }
     this.#groups = new Map();
+    this.#perCaller = new Map();
     return lines;
   }
 }

@@ -52,6 +52,8 @@ export interface AuditOutcome {
 export interface AuditedOperation {
   readonly name: string;
   readonly effect: 'read' | 'motion' | 'stop' | 'write';
+  /** The same call twice does what it did once (a move to a target): only such a call may repeat while changing. */
+  readonly idempotent?: boolean;
   /** Its input schema; none: it takes no input (a stop, which stops whatever it was sent with). */
   readonly input?: unknown;
   readonly rawJson?: boolean;
@@ -117,10 +119,13 @@ export class InputSummary {
   readonly acted: unknown;
   /** The changes counted when the call began ({@link AuditTrail.before}). */
   readonly changes: number | undefined;
-  constructor(value: unknown, acted: unknown = value, changes?: number) {
+  /** Of them, the leases given (the arm taken). */
+  readonly leases: number | undefined;
+  constructor(value: unknown, acted: unknown = value, changes?: number, leases?: number) {
     this.value = value;
     this.acted = acted;
     this.changes = changes;
+    this.leases = leases;
   }
 }
 
@@ -157,6 +162,9 @@ export function summarizeInput(op: AuditedOperation, input: unknown): unknown {
   return { fields: Object.keys(fields).slice(0, OBJECT_KEYS_MAX), truncated: true };
 }
 
+/** A stop or a pause: brings the arm to rest and takes no input (it stops whatever it was sent with). */
+const halts = (op: AuditedOperation) => op.effect === 'stop' && op.input === undefined;
+
 /** The refusals' file of an audit trail at `file`: `audit.jsonl` -> `audit.refusals.jsonl` (`audit` -> `audit.refusals`). */
 export function refusalsPath(file: string): string {
   const ext = extname(file);
@@ -182,6 +190,8 @@ export class AuditTrail {
   private readonly leases: () => number;
   /** Effect lines on the trail but stops' and pauses' (a resume, an override, a save: changes no lease counts). */
   private changes = 0;
+  /** Stops' and pauses' lines on the trail (not repeats): a change for every other call (a resume finds the pause). */
+  private halts = 0;
   private window: NodeJS.Timeout | undefined;
   private failed = false;
 
@@ -207,12 +217,14 @@ export class AuditTrail {
   }
 
   /**
-   * The changes so far: leases given (lib/control/arbiter.ts) and lines on the trail but stops and pauses (operations
-   * that bring the arm to rest and take no input: they change nothing a later call finds). A call alike the same
-   * caller's last one that began with this count unchanged since that one is a repeat.
+   * The changes so far, as `op` sees them: leases given (lib/control/arbiter.ts) and lines on the trail; the lines of
+   * stops and pauses (operations that bring the arm to rest and take no input) count for every other operation (a
+   * resume after a pause continues a motion the resume before it did not) but not for stops and pauses themselves
+   * (another token's stop between two of a token's own leaves them repeats). A call alike the same caller's last one
+   * that began with this count unchanged since that one is a repeat.
    */
-  private changeCount(): number {
-    return this.leases() + this.changes;
+  private changeCount(op: AuditedOperation): number {
+    return this.leases() + this.changes + (halts(op) ? 0 : this.halts);
   }
 
   /**
@@ -221,7 +233,8 @@ export class AuditTrail {
    */
   before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
     const shown = summarizeInput(op, input);
-    return new InputSummary(shown, acted === input ? shown : summarizeInput(op, acted), this.changeCount());
+    const acts = acted === input ? shown : summarizeInput(op, acted);
+    return new InputSummary(shown, acts, this.changeCount(op), this.leases());
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
@@ -278,10 +291,22 @@ export class AuditTrail {
     // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
     const last = `${caller.name}\n${caller.face}\n${op.name}`;
     const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
-    const repeat = this.repeats.repeats(last, like, given?.changes ?? this.changeCount());
-    if (!repeat && (op.effect !== 'stop' || op.input !== undefined)) this.changes++;
+    // A call that took the arm while it ran (its own lease counted) did again what the last one did: only an idempotent
+    // call that reached its goal moved nothing so (a move to where the last one left the arm), and only when nothing
+    // but its own lease came between its stamp and its end (another client's motion while its person was asked moved
+    // the arm away; another's line, a position deleted while it was saved again). A trajectory sent again replays it,
+    // a sequence runs again, a jog command after a stop starts a new jog; a move cut short (success false) left the
+    // arm short of its goal, and the next one alike moves it on.
+    const leasesWhile = given?.leases === undefined ? 0 : this.leases() - given.leases;
+    const othersWhile = given?.changes === undefined ? 0 : this.changeCount(op) - given.changes - leasesWhile;
+    const mayRepeat = outcome.success && othersWhile === 0 && leasesWhile <= (op.idempotent === true ? 1 : 0);
+    const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount(op));
+    if (!repeat) {
+      if (halts(op)) this.halts++;
+      else this.changes++;
+    }
     // The next one alike is told by what this one left (its own lease counted).
-    this.repeats.written(last, like, this.changeCount());
+    this.repeats.written(last, like, this.changeCount(op));
     return repeat ? 'repeat' : undefined;
   }
 

@@ -65,6 +65,8 @@ interface Session {
   stopped: boolean;
   /** Its client sent another command meanwhile (a release, a newer target, a newer step): a step is cut short. */
   superseded: boolean;
+  /** Its command in force, as the trail says it (describeTarget). */
+  described: string;
 }
 
 /** What the jog layer is told of the app. */
@@ -152,6 +154,7 @@ export class JogControl {
       const started = this.start(context, target, ttlMs, undefined, facts);
       if (!started.ok) return started;
     } else if (!taken.ok) return err({ kind: 'busy', detail: `the jog was refused: ${taken.error}` });
+    else if (session) this.commandChanged(session, target);
     const status = context.jogStatus?.();
     const paused = this.options.paused?.() ?? false;
     return ok({
@@ -238,6 +241,7 @@ export class JogControl {
       ended,
       stopped: false,
       superseded: false,
+      described: describeTarget(target),
     };
     this.session = session;
     const taken = context.jog?.({ target, ttlS: (ttlMs ?? this.options.ttlMs) / 1000, ...(goal ? { goal } : {}) }) ?? {
@@ -283,6 +287,18 @@ export class JogControl {
       positions: event.positions.map((q) => Math.round(q * 1e6) / 1e6),
     });
     this.audit(session.caller, session.owner, `jog ended: ${reason}`, undefined);
+  }
+
+  /**
+   * The jog in force goes on with `target`: a change of its command is a line of the trail for a WebSocket's jog,
+   * whose commands are not lines one by one (lib/http/websocket.ts); a REST command is one already.
+   */
+  private commandChanged(session: Session, target: JogTarget): void {
+    const described = describeTarget(target);
+    if (described === session.described) return;
+    session.described = described;
+    if (session.owner.via === 'websocket')
+      this.audit(session.caller, session.owner, `jog changed over ${session.owner.via}: ${described}`, target);
   }
 
   /** A line of the trail under the interface the jog goes through (a jog over the jog socket is `websocket`). */

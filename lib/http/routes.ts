@@ -117,6 +117,17 @@ export function isStop(match: RouteMatch): boolean {
   return match.route?.kind === 'stop';
 }
 
+/**
+ * A stop that takes no input (POST /stop, /robot/stop, /robot/pause): the listener carries it out whatever else its
+ * request is (behind a refusal, with two Authorization lines, offered with an upgrade: lib/server/unanswered-stops.ts),
+ * without its body. One that takes input (set_override) is served as it came or not at all: without its body it was a
+ * 422, written as the answer of the request that had one.
+ */
+export function isBodilessStop(match: RouteMatch): boolean {
+  const route = match.route;
+  return route !== undefined && route.kind === 'stop' && route.operation.input === undefined;
+}
+
 /** A REST read of an exact path (GET): the listener hands it to the app as a light view. */
 export function isRestRead(match: RouteMatch): boolean {
   return match.method === 'GET' && match.route?.kind === 'read';

@@ -12,6 +12,7 @@ import { rawAnswer } from '../http/raw-answer.ts';
 import {
   type BeyondCaps,
   isRestRead,
+  isBodilessStop,
   isStop,
   isStream,
   mayHoldStops,
@@ -405,7 +406,8 @@ export function createListener(options: ListenerOptions): Listener {
         // Pipelined behind a request refused with Connection: close (a cap's 503, written here or by the app): no
         // answer follows that one, nothing else is served; a stop is carried out all the same (unanswered-stops.ts).
         const behind = target.kind === 'serve' ? routes.match(method, target.path) : undefined;
-        if (target.kind === 'serve' && behind && isStop(behind)) return stops.carryOut(req, target, behind, stamp);
+        if (target.kind === 'serve' && behind && isBodilessStop(behind))
+          return stops.carryOut(req, target, behind, stamp);
         if (lingering.has(socket)) socket.destroy();
         return;
       }
@@ -419,10 +421,10 @@ export function createListener(options: ListenerOptions): Listener {
       if (repeated) {
         // A stop is carried out for a right token among its Authorization lines, answered alike: a REST one here
         // (unanswered-stops.ts), the stops in an MCP POST's body by the app (its 400, as beyond a cap); not with two Hosts.
-        const stop = repeated === 'Authorization' && (isStop(match) || mayHold);
+        const stop = repeated === 'Authorization' && (isBodilessStop(match) || mayHold);
         const detail = `more than one ${repeated} header${stop ? `; ${STOP_DESPITE_GUESSES}` : ''}`;
         const authorizations = headerLines(req.rawHeaders, 'authorization').slice(0, AUTHORIZATION_LINES_TRIED);
-        if (!stop || isStop(match) || headerLines(req.rawHeaders, 'host').length > 1) {
+        if (!stop || isBodilessStop(match) || headerLines(req.rawHeaders, 'host').length > 1) {
           answer(res, log, req, 400, { detail });
           if (stop) stops.carryOut(req, target, match, stamp);
           return;
@@ -431,7 +433,7 @@ export function createListener(options: ListenerOptions): Listener {
         closing.add(socket);
       }
       // A stop offered with an upgrade behind a pending answer, read again: carried out already, answered now.
-      const early = isStop(match) ? upgrades.takeStopAnswer(socket) : undefined;
+      const early = isBodilessStop(match) ? upgrades.takeStopAnswer(socket) : undefined;
       if (early) return void early.then((response) => writeResponse(res, response, false)).catch(() => res.destroy());
       if (target.authority !== undefined) {
         req.url = target.path;

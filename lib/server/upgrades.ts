@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { repeatedHeader } from '../admission/front-door.ts';
 import { refuseUpgrade } from '../http/raw-answer.ts';
-import { isStop, pathOf, type RouteMatch, type RouteTable } from '../http/routes.ts';
+import { isBodilessStop, pathOf, type RouteMatch, type RouteTable } from '../http/routes.ts';
 import { headWithoutUpgrade, type LogSink } from './own-answers.ts';
 import { readRequestTarget } from './request.ts';
 import type { ServedTarget } from './unanswered-stops.ts';
@@ -43,6 +43,19 @@ export interface Upgrades {
 const pendingAnswer = (socket: Duplex) =>
   (socket as Duplex & { _httpMessage?: Duplex | null })._httpMessage ?? undefined;
 
+/** Ends a socket on its error (a reset): the listener of {@link endOnError}. */
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
+/**
+ * Adds {@link destroyOnError} to `socket` once: a connection offering upgrade after upgrade, each behind a pending
+ * answer, added one listener each (a warning past 10, and memory for as long as the connection lived).
+ */
+function endOnError(socket: Duplex): void {
+  if (!socket.listeners('error').includes(destroyOnError)) socket.on('error', destroyOnError);
+}
+
 /** Dispatches `options.server`'s upgrades (see the module comment). */
 export function dispatchUpgrades(options: UpgradeOptions): Upgrades {
   const { server, routes, log, reread } = options;
@@ -60,7 +73,7 @@ export function dispatchUpgrades(options: UpgradeOptions): Upgrades {
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     const path = target.kind === 'refuse' || target.kind === 'server_options' ? '' : pathOf(target.path);
     const route = routes.upgradeAt(path);
-    socket.on('error', () => socket.destroy());
+    endOnError(socket);
     const repeated = repeatedHeader(req.rawHeaders);
     if (repeated) {
       refuseUpgrade(socket, 400, `more than one ${repeated} header`);
@@ -87,11 +100,11 @@ export function dispatchUpgrades(options: UpgradeOptions): Upgrades {
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (pendingAnswer(socket) === undefined) return dispatch(req, socket, head);
     // Node took its parser's error listener off the socket: a reset while waiting ends it.
-    socket.on('error', () => socket.destroy());
+    endOnError(socket);
     const target = readRequestTarget(req.method ?? '', req.url ?? '');
     if (!offerTaken(req) && target.kind === 'serve' && !repeatedHeader(req.rawHeaders)) {
       const match = routes.match(req.method ?? '', target.path);
-      if (isStop(match)) {
+      if (isBodilessStop(match)) {
         const answer = options.stopNow(req, target, match);
         // Its taker reads a failure; one never taken (the client went) is no unhandled rejection.
         answer.catch(() => {});

@@ -78,6 +78,29 @@ describe('the audit trail after a crash', () => {
     }
   });
 
+  it('a file ending in a whole line but its newline keeps that line (the record is whole): only its newline is added', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-unended-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const line = (time: string) =>
+        JSON.stringify({ time, principal: 'operator', operation: 'move_to_joints', outcome: { status: 200 } });
+      await writeFile(file, `${line('2026-11-28T10:00:00.000Z')}\n${line('2026-11-28T10:00:01.000Z')}`);
+      await restart(file);
+      const calls = await linesOf(file);
+      assert.deepEqual(
+        calls.map((l) => [l.operation, l.time]),
+        [
+          ['move_to_joints', '2026-11-28T10:00:00.000Z'],
+          ['move_to_joints', '2026-11-28T10:00:01.000Z'],
+          ['stop', calls[2]?.time],
+        ],
+        'the motion written whole before the crash is kept, the next line after it',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a writer SIGKILLed in the middle of a flood across rotations: every line parses after the next start, the motion is kept', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-kill-'));
     try {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -8,7 +8,7 @@ import { operation as sendTrajectory } from '../../handlers/trajectory/send.ts';
 import { operation as startSequence } from '../../handlers/sequences/start.ts';
 import { operation as moveJoints } from '../../handlers/robot/move-joints.ts';
 import { operation as jointStates } from '../../handlers/robot/joint-states.ts';
-import { AuditTrail, ROTATED_KEPT, summarizeInput } from '../../lib/audit/trail.ts';
+import { AuditTrail, ROTATED_KEPT, refusalsPath, summarizeInput } from '../../lib/audit/trail.ts';
 import { outcomeOf } from '../../lib/core/audit.ts';
 import type { Caller } from '../../lib/core/roles.ts';
 import { err, ok } from '../../lib/result.ts';
@@ -98,6 +98,114 @@ describe('audit trail', () => {
       }
       const last = (await readFile(file, 'utf8')).trim().split('\n').at(-1) ?? '';
       assert.deepEqual((JSON.parse(last) as { input: { joints: number[] } }).input.joints[0], 199, 'in order');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('counts the lines of a group it could not write: the next group begins with how many were lost', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-failed-'));
+    try {
+      // Its folder missing: every write fails until it is made (a disk full, a volume gone, as far as the writer knows).
+      const file = path.join(dir, 'gone', 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const motion = (i: number) =>
+        trail.record(
+          moveJoints,
+          CALLER,
+          performance.now(),
+          { joints: [i, 0, 0, 0, 0, 0, 0] },
+          { status: 200, success: true, message: 'motion finished at the goal' },
+        );
+      for (let i = 0; i < 3; i++) motion(i);
+      await trail.flush();
+      await mkdir(path.dirname(file));
+      motion(3);
+      await trail.close();
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { operation: string; dropped?: number; input?: { joints: number[] } });
+      assert.deepEqual(
+        lines.map((l) => [l.operation, l.dropped ?? l.input?.joints[0]]),
+        [
+          ['audit_lines_dropped', 3],
+          ['move_to_joints', 3],
+        ],
+        'the three lines lost are counted on the first line written',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("one caller's calls of many kinds that changed nothing leave another caller's own group: its name is kept", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-groups-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const refused = { status: 422, success: false, message: 'invalid' };
+      // 300 kinds of refused calls from one token in one window: more groups than counted apart.
+      for (let i = 0; i < 300; i++)
+        trail.record({ name: `op_${i}`, effect: 'write' }, CALLER, performance.now(), {}, refused);
+      const other: Caller = { name: 'viewer', role: 'read', face: 'rest' };
+      trail.record(
+        moveJoints,
+        other,
+        performance.now(),
+        { joints: [0, 0, 0, 0, 0, 0, 0] },
+        {
+          status: 403,
+          success: false,
+          message: 'needs operate',
+        },
+      );
+      await trail.close();
+      const lines = (await readFile(refusalsPath(file), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { principal: string; operation: string; more_like_it?: number });
+      assert.ok(
+        lines.some((l) => l.principal === 'viewer' && l.operation === 'move_to_joints'),
+        "the viewer's refused move is a line of its own, under its name",
+      );
+      const counted = (who: string) =>
+        lines.filter((l) => l.principal === who).reduce((sum, l) => sum + (l.more_like_it ?? 1), 0);
+      assert.equal(counted('operator'), 300, "each of the operator's calls is a line or counted under its name");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a taught position saved again while another caller deleted it is a line: it made the position again', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-resaved-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const save = { name: 'save_position', effect: 'write', idempotent: true, input: {} } as const;
+      const remove = { name: 'delete_position', effect: 'write', idempotent: true, input: {} } as const;
+      const saved = { status: 200, success: true, message: "saved 'spot'" };
+      const input = { name: 'spot', joints: { joint1: 0.3 } };
+      trail.record(save, CALLER, performance.now(), trail.before(save, input, input), saved);
+      // The same save again: stamped as it begins; the position is deleted by another caller before it is written.
+      const again = trail.before(save, input, input);
+      const other: Caller = { name: 'admin', role: 'admin', face: 'mcp' };
+      trail.record(remove, other, performance.now(), { name: 'spot' }, { status: 200, success: true });
+      trail.record(save, CALLER, performance.now(), again, saved);
+      await trail.close();
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { operation: string; why?: string });
+      assert.deepEqual(
+        lines.map((l) => [l.operation, l.why]),
+        [
+          ['save_position', undefined],
+          ['delete_position', undefined],
+          ['save_position', undefined],
+        ],
+        'both saves are lines of the trail',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
