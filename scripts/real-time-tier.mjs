@@ -30,9 +30,12 @@ const WHY = {
 
 /** The tier's files and why (see WHY). A file the scan finds and this does not name fails --check. */
 const REASONS = {
+  'tests/attack/audit-repeat-confirmed.test.ts': 'unmoved',
+  'tests/attack/audit-repeat-motions.test.ts': 'unmoved',
   'tests/attack/duplicate-authorization.test.ts': 'unmoved',
   'tests/attack/foxglove-closing.test.ts': 'sockets',
   'tests/attack/foxglove-stop-request.test.ts': 'polls',
+  'tests/attack/jog-socket-audit.test.ts': 'sockets',
   'tests/attack/jog-socket-close.test.ts': 'sockets',
   'tests/attack/jog-socket-shutdown.test.ts': 'sockets',
   'tests/attack/jog-socket-unread.test.ts': 'sockets',
