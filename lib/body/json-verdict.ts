@@ -30,7 +30,7 @@ const waiting = new Map<number, { resolve: (verdict: Verdict) => void; reject: (
 
 function thread(): Worker {
   if (worker) return worker;
-  const started = new Worker(SOURCE, { eval: true });
+  const started = new Worker(SOURCE, { eval: true, name: 'armgate-json-verdict' });
   started.on('message', ({ id, message }: { id: number; message: Verdict }) => {
     waiting.get(id)?.resolve(message);
     waiting.delete(id);
