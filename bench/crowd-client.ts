@@ -22,11 +22,15 @@
  *   each, filling MAX_MCP_BODY_BYTES (what the SDK's schemas copy key by key);
  * - `mcp-distinct`: the same with one tools/call whose arguments hold as many small objects, each of a key of its own,
  *   as fit (what JSON.parse is slowest on: ~80 ms a MiB).
+ * - `rest-distinct`: REST clients POSTing in a loop to /robot/move/joints the largest JSON body REST reads
+ *   (MAX_JSON_BODY_BYTES): the joints and a `pad` of as many small objects, each of a key of its own, as fit (refused
+ *   422 for the unknown field once parsed).
 
  * The WebSocket crowds tally `sent`, `answers` and each close code (`close NNNN`) in place of HTTP statuses.
  */
 import { connect, type Socket } from 'node:net';
 import WebSocket from 'ws';
+import { MAX_JSON_BODY_BYTES } from '../lib/body/limits.ts';
 import { MAX_MCP_BODY_BYTES } from '../lib/mcp/server.ts';
 
 interface Command {
@@ -41,6 +45,7 @@ interface Command {
     | 'mcp-batches'
     | 'mcp-keys'
     | 'mcp-distinct'
+    | 'rest-distinct'
     | 'close';
   readonly url?: string;
   readonly count?: number;
@@ -302,6 +307,34 @@ async function mcpBodies(url: URL, count: number, kind: McpKind): Promise<number
   return sessions.length;
 }
 
+/** `count` REST clients POSTing the largest REST JSON body of distinct-keyed objects in a loop until the crowd closes. */
+function restBodies(url: URL, count: number): number {
+  const head = `{"joints":[0.2,0,0,-1.57,0,1.57,0],"pad":`;
+  const pad = batchOf(MAX_JSON_BODY_BYTES - 64 - head.length, Number.POSITIVE_INFINITY, (i) => `{"a${i}":0}`);
+  const body = `${head}${pad}}`;
+  uploading = true;
+  uploadsAbort = new AbortController();
+  const { signal } = uploadsAbort;
+  for (let i = 0; i < count; i++)
+    void (async () => {
+      while (uploading && !signal.aborted)
+        await fetch(`${url.origin}/robot/move/joints`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal,
+        })
+          .then(async (r) => {
+            await r.arrayBuffer();
+            if (!signal.aborted) tally(r.status);
+          })
+          .catch(() => {
+            if (!signal.aborted) tally('reset');
+          });
+    })();
+  return count;
+}
+
 function closeAll(): void {
   // Their close codes are not the next row's.
   for (const ws of webSockets) {
@@ -356,7 +389,9 @@ process.on('message', (message: unknown) => {
                   )
                 : command.kind === 'mcp-batches' || command.kind === 'mcp-keys' || command.kind === 'mcp-distinct'
                   ? mcpBodies(url, count, command.kind)
-                  : Promise.resolve(uploads(url, count, command.csv ?? ''));
+                  : command.kind === 'rest-distinct'
+                    ? Promise.resolve(restBodies(url, count))
+                    : Promise.resolve(uploads(url, count, command.csv ?? ''));
   started.then(
     (ready) => process.send?.({ ready }),
     (e: Error) => process.send?.({ error: e.message }),

@@ -11,6 +11,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { MAX_JSON_BODY_BYTES } from '../lib/body/limits.ts';
 import { MAX_MCP_BODY_BYTES } from '../lib/mcp/server.ts';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
 import { childLoadGenerator } from './http-joint-states.ts';
@@ -97,7 +98,8 @@ export type CrowdKind =
   | 'foxglove-flood'
   | 'mcp-batches'
   | 'mcp-keys'
-  | 'mcp-distinct';
+  | 'mcp-distinct'
+  | 'rest-distinct';
 type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
 export async function crowdClient(): Promise<Crowd> {
@@ -271,6 +273,16 @@ const CROWDS: CrowdRow[] = [
     100,
     false,
   ],
+  // The largest REST JSON body (MAX_JSON_BODY_BYTES) of small objects of distinct keys, each client sending the next once
+  // answered (422: an unknown field, once the body is parsed).
+  [
+    'with 4 REST clients POSTing maximal JSON bodies of small objects of distinct keys in a loop',
+    'rest-distinct',
+    4,
+    40,
+    100,
+    false,
+  ],
 ];
 
 // WebSocket message floods, each client under its own per-second cap (the sum bounded by nothing per connection):
@@ -306,7 +318,9 @@ async function crowdRows(client: StopClient, server: TestServer, csv: string, cr
           ? `${count} uploading in a loop`
           : kind === 'mcp-batches' || kind === 'mcp-keys' || kind === 'mcp-distinct'
             ? `${value.ready} of ${count} sending in a loop (bodies of ${MAX_MCP_BODY_BYTES} bytes at most)`
-            : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
+            : kind === 'rest-distinct'
+              ? `${value.ready} of ${count} sending in a loop (bodies of ${MAX_JSON_BODY_BYTES} bytes at most)`
+              : `${value.ready} of ${count} held (opened in ${value.openedS.toFixed(1)} s)`;
       const times = value.uploadMs.length > 0 ? summary(value.uploadMs) : undefined;
       const uploadTimes = times
         ? `; each upload's wall time from sending to its answer p50 ${times.p50.toFixed(0)} / p95 ${times.p95.toFixed(0)} / worst ${times.max.toFixed(0)} ms (${value.uploadMs.length} answered)`

@@ -53,6 +53,7 @@ const REASONS = {
   'tests/events/room-at-connection-cap.test.ts': 'sockets',
   'tests/events/stalled-streams.test.ts': 'sockets',
   'tests/events/stream.test.ts': 'sockets',
+  'tests/foxglove/large-messages.test.ts': 'polls',
   'tests/foxglove/server.test.ts': 'sockets',
   'tests/foxglove/settings.test.ts': 'polls',
   'tests/http/arbiter.test.ts': 'processes',

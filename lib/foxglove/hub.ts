@@ -23,6 +23,16 @@ export interface HubChannel extends ChannelDef {
 }
 
 /** Where the hub's messages go (the server's subscriptions). */
+/** A channel as the advertise message lists it (its messages CDR, its schema the ROS 2 message definition). */
+export const advertisedChannel = (c: HubChannel) => ({
+  id: c.id,
+  topic: c.topic,
+  encoding: 'cdr',
+  schemaName: c.type,
+  schema: c.codec.schema,
+  schemaEncoding: 'ros2msg',
+});
+
 export interface HubSink {
   /** True when some client subscribes to the channel. */
   wants(channelId: number): boolean;

@@ -46,8 +46,9 @@ import { type Admitted, screenUpgrade } from './upgrade.ts';
 import { UpgradeRate } from '../net/upgrade-rate.ts';
 import { addressKey } from '../net/address-buckets.ts';
 import { webSocketMessages } from '../net/message-budget.ts';
+import { TextsInOrder } from './texts.ts';
 import { callOperation, errorText } from './call.ts';
-import type { ChannelHub } from './hub.ts';
+import { advertisedChannel, type ChannelHub } from './hub.ts';
 import { Subscriptions } from './subscriptions.ts';
 import {
   advertisedService,
@@ -100,6 +101,9 @@ export interface RunningFoxglove {
   readonly counts: { sent: number; dropped: number };
   close(): Promise<void>;
 }
+
+/** The request of a service that takes none (a stop, a pause): never read. */
+const NO_REQUEST = { ok: true as const, value: {} };
 
 /** What a connection past the guess limit is told (a status at once, and for anything but a stop service). */
 const pastGuessesText = (detail: string) =>
@@ -195,11 +199,12 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     if (!known && !takesNoInput(service)) return failure(client, serviceId, callId, unknownEncoding);
     if (client.callsInFlight >= MAX_CALLS_IN_FLIGHT && service.op.effect !== 'stop')
       return failure(client, serviceId, callId, `at most ${MAX_CALLS_IN_FLIGHT} calls in flight per client`);
-    const request = takesNoInput(service) ? { ok: true as const, value: {} } : readRequest(service, encoding, payload);
-    if (!request.ok) return failure(client, serviceId, callId, request.error);
+    // In flight from here: a large JSON request is parsed over several turns of the event loop (readRequest).
     client.callsInFlight++;
     let result: Awaited<ReturnType<typeof callOperation>>;
     try {
+      const request = takesNoInput(service) ? NO_REQUEST : await readRequest(service, encoding, payload);
+      if (!request.ok) return failure(client, serviceId, callId, request.error);
       result = await callOperation(
         service.op,
         service.spec.toInput(request.value, state.ros.endpoints.joint_names),
@@ -267,13 +272,17 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
     });
   };
 
-  const onText = (client: Client, text: string) => {
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return status(client, LEVEL_ERROR, 'not JSON');
-    }
+  const failed = (client: Client, e: unknown) => {
+    log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });
+    status(client, LEVEL_ERROR, 'the message could not be handled');
+  };
+  const texts = new TextsInOrder<Client>(failed);
+  const onText = (client: Client, text: string) => texts.read(client, text, (message) => onMessage(client, message));
+  /** A text message's JSON value (undefined: not JSON), once its connection's earlier ones were handled. */
+  const onMessage = (client: Client, parsed: unknown) => {
+    if (client.dropped || client.ws.readyState !== client.ws.OPEN) return;
+    if (parsed === undefined) return status(client, LEVEL_ERROR, 'not JSON');
+    const message = parsed as Record<string, unknown>;
     if (typeof message !== 'object' || message === null || Array.isArray(message))
       return status(client, LEVEL_ERROR, 'a message must be a JSON object with an op');
     if (client.pastGuesses) return status(client, LEVEL_ERROR, pastGuessesText(client.pastGuesses.detail));
@@ -384,8 +393,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
           if (isBinary) onBinary(client, Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]), closing);
           else onText(client, data.toString());
         } catch (e) {
-          log({ level: 'error', msg: 'foxglove message failed', error: String(e).slice(0, 300) });
-          status(client, LEVEL_ERROR, 'the message could not be handled');
+          failed(client, e);
         }
       });
     });
@@ -411,17 +419,7 @@ export async function startFoxglove(options: FoxgloveServerOptions): Promise<Run
       sessionId: randomUUID(),
     });
     if (past) status(client, LEVEL_WARNING, pastGuessesText(past.detail));
-    json(client, {
-      op: 'advertise',
-      channels: (past ? [] : hub.channels).map((c) => ({
-        id: c.id,
-        topic: c.topic,
-        encoding: 'cdr',
-        schemaName: c.type,
-        schema: c.codec.schema,
-        schemaEncoding: 'ros2msg',
-      })),
-    });
+    json(client, { op: 'advertise', channels: (past ? [] : hub.channels).map(advertisedChannel) });
     if (capabilities.includes('services'))
       json(client, { op: 'advertiseServices', services: [...client.services.values()].map(advertisedService) });
   };

@@ -8,6 +8,7 @@
 import type { AnyOperation } from '../core/operation.ts';
 import { type Role, roleAllows, roleNeeded } from '../core/roles.ts';
 import { err, ok, type Result } from '../result.ts';
+import { parseJson } from '../body/parse-json.ts';
 import { allowedBy } from '../settings/foxglove.ts';
 import { codecOf, type MessageCodec } from './definitions.ts';
 
@@ -135,15 +136,19 @@ export function servicesFor(services: readonly ServedService[], role: Role): Ser
 /** A service that brings the arm to rest and takes no input (stop, pause): its request is never read (stop wins). */
 export const takesNoInput = (s: ServedService): boolean => s.op.effect === 'stop' && s.op.input === undefined;
 
-/** A call's request message decoded (`cdr` or `json`), or why it is not one of the service's. */
-export function readRequest(
+/**
+ * A call's request message decoded (`cdr` or `json`), or why it is not one of the service's. A JSON request of 16 KiB
+ * or more (a frame may hold 1 MiB) is parsed a slice per turn of the event loop (lib/body/parse-json.ts), refused with
+ * JSON.parse's own message.
+ */
+export async function readRequest(
   s: ServedService,
   encoding: string,
   payload: Uint8Array,
-): Result<Record<string, unknown>, string> {
+): Promise<Result<Record<string, unknown>, string>> {
   try {
     const request: unknown =
-      encoding === 'cdr' ? s.request.read(payload) : JSON.parse(Buffer.from(payload).toString('utf8'));
+      encoding === 'cdr' ? s.request.read(payload) : await parseJson(Buffer.from(payload).toString('utf8'));
     if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new Error('not an object');
     return ok(request as Record<string, unknown>);
   } catch (e) {

@@ -4,6 +4,7 @@ import { err, ok, type Result } from '../result.ts';
 import { type ApiError, fromValibot, invalid } from '../core/errors.ts';
 import { readBoundedText } from '../body/bounded.ts';
 import { MAX_JSON_BODY_BYTES } from '../body/limits.ts';
+import { parseJson } from '../body/parse-json.ts';
 
 /**
  * Reads the request body as text, refusing more than `limitBytes` (413) without buffering it (see
@@ -69,11 +70,15 @@ export async function readJsonText(request: Request): Promise<Result<string, Api
   return readBodyText(request, MAX_JSON_BODY_BYTES);
 }
 
-/** A JSON body's document; an empty or malformed body is a 422 located at 'body'. */
-export function parseJsonText(text: string): Result<unknown, ApiError> {
+/**
+ * A JSON body's document; an empty or malformed body is a 422 located at 'body'. A large body is parsed a slice per
+ * turn of the event loop (lib/body/parse-json.ts: a stop sent meanwhile waits for one slice), refused as JSON.parse
+ * refuses it.
+ */
+export async function parseJsonText(text: string): Promise<Result<unknown, ApiError>> {
   if (text.trim() === '') return err(invalid(['body'], 'Field required: a JSON body is needed', 'missing'));
   try {
-    return ok(JSON.parse(text) as unknown);
+    return ok(await parseJson(text));
   } catch (e) {
     return err(invalid(['body'], `JSON decode error: ${(e as Error).message}`, 'json_invalid'));
   }
@@ -89,7 +94,7 @@ export async function parseJsonBody<S extends v.GenericSchema>(
 ): Promise<Result<v.InferOutput<S>, ApiError>> {
   const text = await readJsonText(request);
   if (!text.ok) return text;
-  const doc = parseJsonText(text.value);
+  const doc = await parseJsonText(text.value);
   if (!doc.ok) return doc;
   const parsed = v.safeParse(schema, doc.value);
   return parsed.success ? ok(parsed.output) : err(fromValibot('body', parsed.issues, schema));

@@ -13,6 +13,7 @@ import type { Principal } from '../core/roles.ts';
 import { isOptional, NUMERIC, objectEntries, scalarType } from '../core/schema-shape.ts';
 import { err, ok, type Result } from '../result.ts';
 import { goneSignal, HTTP_CLIENT_GONE } from '../control/dead-man.ts';
+import { parseJson } from '../body/parse-json.ts';
 import { parseJsonText, readJsonText } from './body.ts';
 import { errorResponse } from './errors.ts';
 import { parseMultipart } from './multipart.ts';
@@ -107,7 +108,8 @@ async function formFields(
     if (part?.as === 'json') {
       let doc: unknown;
       try {
-        doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(file.data));
+        // A large file is parsed a slice per turn of the event loop, refused as JSON.parse refuses it.
+        doc = await parseJson(new TextDecoder('utf-8', { fatal: true }).decode(file.data));
       } catch (e) {
         return err(
           invalid(['body', name], `the ${name} file is not valid JSON: ${(e as Error).message}`, 'json_invalid'),
@@ -180,7 +182,7 @@ async function restInput(
   if (rest.body === 'json') {
     const text = await readJsonText(request);
     if (!text.ok) return text;
-    const doc = parseJsonText(text.value);
+    const doc = await parseJsonText(text.value);
     if (!doc.ok) return doc;
     if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value))
       return err(invalid(['body'], 'the body must be a JSON object', 'object_type'));
