@@ -30,6 +30,8 @@ const CONCURRENCY = Number(process.env.ARMGATE_TEST_CONCURRENCY ?? 4);
 const SLOW_FIRST = [
   'tests/start-compiled.test.ts',
   'tests/attack/jog-socket-unread.test.ts',
+  'tests/attack/audit-repeat-motions.test.ts',
+  'tests/server/keep-alive.test.ts',
   'tests/mcp/transport.test.ts',
   'tests/foxglove/server.test.ts',
   'tests/http/sequences.test.ts',
