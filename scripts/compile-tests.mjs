@@ -37,6 +37,7 @@ const CHILD_ENTRIES = [
   'tests/support/upload-server-child.ts',
   'tests/support/connection-crowd-child.ts',
   'tests/support/bag-writer-child.ts',
+  'tests/support/json-verdict-child.ts',
 ];
 
 /**

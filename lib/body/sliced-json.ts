@@ -72,6 +72,23 @@ function stringEnd(text: string, at: number): number {
   throw refuse(at, 'Unterminated string');
 }
 
+/**
+ * The index just past the container that opens at `at` when it is shorter than `nativeChars` (brackets of either
+ * kind counted, strings skipped: a text that does not pair them is JSON.parse's to refuse), else undefined.
+ */
+function smallContainerEnd(text: string, at: number, nativeChars: number): number | undefined {
+  const last = Math.min(text.length, at + nativeChars - 1);
+  let depth = 0;
+  for (let i = at; i < last; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      i = stringEnd(text, i) - 1;
+    } else if (c === 91 || c === 123) depth++;
+    else if ((c === 93 || c === 125) && --depth === 0) return i + 1;
+  }
+  return undefined;
+}
+
 /** Parses `text` as JSON.parse does, a slice per turn of the event loop (see the module's comment). */
 export async function parseJsonSliced(text: string, options: SlicedOptions = {}): Promise<unknown> {
   const nativeChars = options.nativeChars ?? NATIVE_CHARS;
@@ -161,7 +178,14 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
       }
       if (c !== (frame?.object ? 125 : 93)) throw refuse(i, "Expected ',' or the container's end");
     } else if (c === 91 || c === 123) {
-      if (stack.length >= MAX_DEPTH) throw refuse(i, 'Nested too deep');
+      if (stack.length >= MAX_DEPTH) {
+        // No frame deeper: a small container here is a piece of its own (JSON.parse judges it), a large one refused.
+        const end = smallContainerEnd(text, i, nativeChars);
+        if (end === undefined) throw refuse(i, 'Nested too deep');
+        add({ start: i, end, built: false });
+        i = end - 1;
+        continue;
+      }
       stack.push({ open: i, object: c === 123, pieces: [] });
       expect = c === 123 ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
       continue;
