@@ -33,20 +33,22 @@ import WebSocket from 'ws';
 import { MAX_JSON_BODY_BYTES } from '../lib/body/limits.ts';
 import { MAX_MCP_BODY_BYTES } from '../lib/mcp/server.ts';
 
+/** The crowds this child can hold (bench/stop.ts's rows). */
+export type CrowdKind =
+  | 'slow'
+  | 'events'
+  | 'events-50hz'
+  | 'held'
+  | 'uploads'
+  | 'jog-sockets'
+  | 'foxglove-flood'
+  | 'mcp-batches'
+  | 'mcp-keys'
+  | 'mcp-distinct'
+  | 'rest-distinct';
+
 interface Command {
-  readonly kind:
-    | 'slow'
-    | 'events'
-    | 'events-50hz'
-    | 'held'
-    | 'uploads'
-    | 'jog-sockets'
-    | 'foxglove-flood'
-    | 'mcp-batches'
-    | 'mcp-keys'
-    | 'mcp-distinct'
-    | 'rest-distinct'
-    | 'close';
+  readonly kind: CrowdKind | 'close';
   readonly url?: string;
   readonly count?: number;
   readonly csv?: string;

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { MAX_JSON_BODY_BYTES } from '../lib/body/limits.ts';
 import { MAX_MCP_BODY_BYTES } from '../lib/mcp/server.ts';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import type { CrowdKind } from './crowd-client.ts';
 import { childLoadGenerator } from './http-joint-states.ts';
 import type { Section } from './section.ts';
 import { watchStalls, type WorstStall } from './stalls.ts';
@@ -88,18 +89,7 @@ export interface Crowd {
   end(): void;
 }
 
-export type CrowdKind =
-  | 'slow'
-  | 'events'
-  | 'events-50hz'
-  | 'held'
-  | 'uploads'
-  | 'jog-sockets'
-  | 'foxglove-flood'
-  | 'mcp-batches'
-  | 'mcp-keys'
-  | 'mcp-distinct'
-  | 'rest-distinct';
+export type { CrowdKind };
 type CrowdAnswer = { ready?: number; statuses?: Record<string, number>; uploadMs?: number[]; error?: string };
 
 export async function crowdClient(): Promise<Crowd> {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { type Connected, connect } from './support.ts';
+import { nativeMessage } from '../support/json-texts.ts';
 
 const TOKEN = 'foxglove-large-token-5d6e7f';
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
@@ -24,15 +25,6 @@ function distinctObjects(bytes: number): string {
     size += part.length + 1;
   }
   return `[${parts.join(',')}]`;
-}
-
-function nativeMessage(text: string): string {
-  try {
-    JSON.parse(text);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error('JSON.parse took it');
 }
 
 describe('large Foxglove messages', () => {

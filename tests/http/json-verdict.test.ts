@@ -13,6 +13,7 @@ import type { Worker } from 'node:worker_threads';
 import { parseJson } from '../../lib/body/parse-json.ts';
 import { NATIVE_CHARS } from '../../lib/body/sliced-json.ts';
 import { nodeEntry } from '../support/node-entry.ts';
+import { nativeMessage } from '../support/json-texts.ts';
 
 /** The threads started in this process, in order. */
 const started: Worker[] = [];
@@ -32,15 +33,6 @@ function badTexts(count: number): string[] {
     items.splice((i * 97) % items.length, 0, faults[i % faults.length] as string);
     return `[${items.join(',')}]`;
   });
-}
-
-function nativeMessage(text: string): string {
-  try {
-    JSON.parse(text);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error(`JSON.parse took ${text.slice(0, 40)}`);
 }
 
 /** parseJson's refusal's message for `text`. */

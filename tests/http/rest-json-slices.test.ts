@@ -10,6 +10,7 @@ import { NATIVE_CHARS } from '../../lib/body/sliced-json.ts';
 import { parseJson } from '../../lib/body/parse-json.ts';
 import { MAX_JSON_BODY_BYTES } from '../../lib/body/limits.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
+import { nativeMessage } from '../support/json-texts.ts';
 
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -40,16 +41,6 @@ function largeBadTexts(): string[] {
     `{"joints":[0,0,0,0,0,0,0] "pad":${pad}}`,
     `{"pad":${pad.replace('{"a300":300}', '{"a300":tru}')},"joints":[0,0,0,0,0,0,0]}`,
   ];
-}
-
-/** JSON.parse's message for `text`. */
-function nativeMessage(text: string): string {
-  try {
-    JSON.parse(text);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error('JSON.parse took it');
 }
 
 describe('REST JSON bodies parsed in slices', () => {

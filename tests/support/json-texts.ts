@@ -188,3 +188,10 @@ export function native(text: string): { value: unknown } | { error: SyntaxError 
     return { error: e as SyntaxError };
   }
 }
+
+/** The message of JSON.parse's SyntaxError for `text` (which it must refuse). */
+export function nativeMessage(text: string): string {
+  const parsed = native(text);
+  if ('value' in parsed) throw new Error(`JSON.parse took ${text.slice(0, 40)}`);
+  return parsed.error.message;
+}
