@@ -7,8 +7,8 @@
 // each file's tests as they run alone, and names a failed test by the file it is written in (source maps). A file
 // shares a process only when nothing in it reaches past its own tests: no hook at its top level (it would be the
 // process's, around the other files' tests too), no change to the process (its environment, its signal handlers,
-// mocked timers, globals), and not one of the files that measure the process itself (memory, the event loop's delays)
-// or that take long alone (they start first). ARMGATE_TEST_GROUP=0 runs every file in a process of its own.
+// mocked timers, globals), and not one of the files that measure the process itself (memory, the event loop's delays,
+// a diagnostics channel) or that take long alone (they start first). ARMGATE_TEST_GROUP=0 runs every file in a process of its own.
 //
 // Order: node 20's runner sorts the files it is handed by name, so each process is a module whose name sorts in the
 // order wanted (run/NNN-...): the files that take longest (`first`, in its order) each followed by a group, then the
@@ -30,6 +30,8 @@ const OWN_PROCESS = [
   /mock\.timers|process\.env\.[A-Za-z_]+ =|process\.env\[[^\]]+\] =|delete process\.env/,
   /process\.chdir|process\.(on|once)\(|setMaxListeners|globalThis\.[A-Za-z_]+ =/,
   /getActiveResourcesInfo|memoryUsage|monitorEventLoopDelay|eventLoopUtilization|process\.cpuUsage|configureGlobal/,
+  // A diagnostics channel sees the whole process (e.g. every worker thread started, the other files' too).
+  /node:diagnostics_channel/,
 ];
 
 /** Whether `file` (a test source under `root`) may share a process with others. */
