@@ -4,13 +4,14 @@
  * sent, and every flooded call is still accounted for (a line of its own or a count on a summary line).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ROTATED_KEPT, refusalsPath } from '../../lib/audit/trail.ts';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 import { mcpTransport } from '../support/mcp.ts';
+import { trailLines } from '../support/audit.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 const ADMIN = 'audit-admin-token-5d1e8b7a';
@@ -28,15 +29,8 @@ type Line = Record<string, unknown> & {
   outcome: { status: number; success: boolean; message?: string };
 };
 
-/** The lines of a trail's file and its rotated ones, oldest first (missing files are empty); each must parse. */
-async function linesOf(file: string): Promise<Line[]> {
-  const lines: Line[] = [];
-  for (let k = ROTATED_KEPT; k >= 0; k--) {
-    const text = await readFile(k === 0 ? file : `${file}.${k}`, 'utf8').catch(() => '');
-    for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as Line);
-  }
-  return lines;
-}
+/** The trail's lines (tests/support/audit.ts). */
+const linesOf = (file: string) => trailLines<Line>(file);
 
 describe('the audit trail under an authenticated flood', () => {
   let app: TestApp;

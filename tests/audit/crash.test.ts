@@ -9,24 +9,17 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ROTATED_KEPT, refusalsPath } from '../../lib/audit/trail.ts';
+import { refusalsPath } from '../../lib/audit/trail.ts';
 import { nodeEntry } from '../support/node-entry.ts';
+import { trailLines } from '../support/audit.ts';
 import { createTestApp } from '../support/server.ts';
 
 const TOKEN = 'audit-crash-token-3c9e1f7b';
 
 type Line = Record<string, unknown> & { operation: string; principal: string; bytes?: number };
 
-/** Every line of a trail's file and its rotated ones, oldest first; each must parse. */
-async function linesOf(file: string): Promise<Line[]> {
-  const lines: Line[] = [];
-  for (let k = ROTATED_KEPT; k >= 0; k--) {
-    const text = await readFile(k === 0 ? file : `${file}.${k}`, 'utf8').catch(() => '');
-    assert.ok(text === '' || text.endsWith('\n'), `${k === 0 ? file : `${file}.${k}`} ends with a whole line`);
-    for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as Line);
-  }
-  return lines;
-}
+/** The trail's lines (tests/support/audit.ts), each file ending with a whole line. */
+const linesOf = (file: string) => trailLines<Line>(file, true);
 
 /** Starts armgate with its trail at `file`, makes a stop and a refused call, and closes it. */
 async function restart(file: string): Promise<void> {

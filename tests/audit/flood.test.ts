@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { operation as moveJoints } from '../../handlers/robot/move-joints.ts';
-import { AuditTrail, REFUSAL_WINDOW_MS, ROTATED_KEPT, refusalsPath } from '../../lib/audit/trail.ts';
+import { AuditTrail, REFUSAL_WINDOW_MS, refusalsPath } from '../../lib/audit/trail.ts';
 import { QUEUE_MAX_BYTES } from '../../lib/audit/line-file.ts';
+import { trailLines } from '../support/audit.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 const TOKEN = 'audit-flood-token-7f3a9c';
@@ -14,15 +15,8 @@ const MAX_BYTES = 256 * 1024;
 
 type Line = Record<string, unknown> & { outcome: { status: number; message?: string } };
 
-/** The lines of a trail's file and its rotated ones, oldest first (missing files are empty). */
-async function linesOf(file: string): Promise<Line[]> {
-  const lines: Line[] = [];
-  for (let k = ROTATED_KEPT; k >= 0; k--) {
-    const text = await readFile(k === 0 ? file : `${file}.${k}`, 'utf8').catch(() => '');
-    for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as Line);
-  }
-  return lines;
-}
+/** The trail's lines (tests/support/audit.ts). */
+const linesOf = (file: string) => trailLines<Line>(file);
 
 describe('the audit trail under a flood of unauthenticated requests', () => {
   let app: TestApp;

@@ -9,23 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { type Connected, connect } from './support.ts';
-import { nativeMessage } from '../support/json-texts.ts';
+import { distinctObjects, nativeMessage } from '../support/json-texts.ts';
 
 const TOKEN = 'foxglove-large-token-5d6e7f';
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const encode = (text: string) => new TextEncoder().encode(text);
-
-/** Objects of a key of their own each, as many as fit in `bytes` (what JSON.parse is slowest on). */
-function distinctObjects(bytes: number): string {
-  const parts: string[] = [];
-  for (let i = 0, size = 0; ; i++) {
-    const part = `{"a${i}":${i}}`;
-    if (size + part.length + 1 > bytes) break;
-    parts.push(part);
-    size += part.length + 1;
-  }
-  return `[${parts.join(',')}]`;
-}
 
 describe('large Foxglove messages', () => {
   let server: TestServer;

@@ -10,22 +10,10 @@ import { NATIVE_CHARS } from '../../lib/body/sliced-json.ts';
 import { parseJson } from '../../lib/body/parse-json.ts';
 import { MAX_JSON_BODY_BYTES } from '../../lib/body/limits.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
-import { nativeMessage } from '../support/json-texts.ts';
+import { distinctObjects, nativeMessage } from '../support/json-texts.ts';
 
 const WORK = [0, 0, 0, -1.57, 0, 1.57, 0];
 const JSON_HEADERS = { 'content-type': 'application/json' };
-
-/** Objects of a key of their own each, `{"a0":0},{"a1":1},...`, as many as fit in `bytes` (what JSON.parse is slowest on). */
-function distinctObjects(bytes: number): string {
-  const parts: string[] = [];
-  for (let i = 0, size = 0; ; i++) {
-    const part = `{"a${i}":${i}}`;
-    if (size + part.length + 1 > bytes) break;
-    parts.push(part);
-    size += part.length + 1;
-  }
-  return `[${parts.join(',')}]`;
-}
 
 /** Texts JSON.parse refuses, each over NATIVE_CHARS, their fault at the start, in the middle and at the end. */
 function largeBadTexts(): string[] {

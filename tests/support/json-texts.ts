@@ -195,3 +195,15 @@ export function nativeMessage(text: string): string {
   if ('value' in parsed) throw new Error(`JSON.parse took ${text.slice(0, 40)}`);
   return parsed.error.message;
 }
+
+/** Objects of a key of their own each, `[{"a0":0},{"a1":1},...]`, as many as fit in `bytes` (what JSON.parse is slowest on). */
+export function distinctObjects(bytes: number): string {
+  const parts: string[] = [];
+  for (let i = 0, size = 0; ; i++) {
+    const part = `{"a${i}":${i}}`;
+    if (size + part.length + 1 > bytes) break;
+    parts.push(part);
+    size += part.length + 1;
+  }
+  return `[${parts.join(',')}]`;
+}
