@@ -12,9 +12,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import { refusalsPath } from '../../lib/audit/trail.ts';
-import { portOf, rawRequest } from '../support/raw-http.ts';
+import { portOf, rawRequest, upgradeAnswer } from '../support/raw-http.ts';
 import { initializeRequest } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -91,23 +90,7 @@ describe('two credentials on one request', () => {
     assert.equal(res.headers['mcp-session-id'], undefined, 'no session was opened');
   });
 
-  /** The status of a WebSocket upgrade (101 when it opened) and the body of its refusal. */
-  const upgrade = (url: string, protocols: string[], headers: Record<string, string | string[]>) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const ws = new WebSocket(url, protocols, { headers: headers as Record<string, string> });
-      ws.on('open', () => {
-        ws.close();
-        resolve({ status: 101, body: '' });
-      });
-      ws.on('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      ws.on('error', reject);
-    });
+  const upgrade = upgradeAnswer;
   const jogUrl = () => `${server.url.replace('http', 'ws')}/robot/jog`;
   const asProtocol = (token: string) => `armgate.token.${Buffer.from(token).toString('base64url')}`;
 

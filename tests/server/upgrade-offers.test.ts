@@ -9,9 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import { sleep } from '../support/live.ts';
-import { connect, portOf } from '../support/raw-http.ts';
+import { connect, portOf, upgradeAnswer } from '../support/raw-http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const TOKEN = 'upgrade-offers-token-8d2c55';
@@ -130,22 +129,8 @@ describe('the upgrade step reads a path as the route table does', () => {
 
   /** The status of a WebSocket upgrade to `path` (101 when it opened) and the body of its refusal. */
   const upgrade = (path: string) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const ws = new WebSocket(`${server.url.replace('http', 'ws')}${path}`, ['armgate.jog.v1'], {
-        headers: { authorization: `Bearer ${TOKEN}` },
-      });
-      ws.on('open', () => {
-        ws.close();
-        resolve({ status: 101, body: '' });
-      });
-      ws.on('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      ws.on('error', reject);
+    upgradeAnswer(`${server.url.replace('http', 'ws')}${path}`, ['armgate.jog.v1'], {
+      authorization: `Bearer ${TOKEN}`,
     });
 
   it('/robot/jog/ and /robot/x/../jog open the jog socket, as /robot/jog; a path with no socket stays 404', async () => {

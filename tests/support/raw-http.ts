@@ -3,6 +3,7 @@
  * trickled a byte at a time, a client that goes away mid-body.
  */
 import net from 'node:net';
+import WebSocket from 'ws';
 
 /** A parsed response: status, headers (lower-case names) and body text. */
 export interface RawResponse {
@@ -122,4 +123,30 @@ export async function rawRequest(port: number, text: string): Promise<RawRespons
   } finally {
     c.destroy();
   }
+}
+
+/**
+ * The answer to a WebSocket upgrade of `url` offering `protocols` with `headers` (a header given as a list is sent as
+ * that many lines): 101 when it opened (closed at once), else the refusal's status and body.
+ */
+export function upgradeAnswer(
+  url: string,
+  protocols: string[],
+  headers: Record<string, string | string[]> = {},
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols, { headers: headers as Record<string, string> });
+    ws.on('open', () => {
+      ws.close();
+      resolve({ status: 101, body: '' });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('error', reject);
+  });
 }
