@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { MCP_CALL_ABANDONED } from '../control/dead-man.ts';
 import { ACCEPT_BOTH, authInfoOf, lazyRequestInfo, SessionTransport } from './session-transport.ts';
 import { readBoundedText } from '../body/bounded.ts';
-import { NATIVE_CHARS, parseJsonSliced } from '../body/sliced-json.ts';
+import { parseJson } from '../body/parse-json.ts';
 import {
   BATCH_TOO_LARGE,
   type Batch,
@@ -375,8 +375,9 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     if (text === undefined) return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_MCP_BODY_BYTES} bytes`);
     let body: unknown;
     try {
-      // A large body is parsed a slice per turn of the event loop: a stop sent meanwhile waits for one slice at most.
-      body = text.length < NATIVE_CHARS ? JSON.parse(text) : await parseJsonSliced(text);
+      // A large body is parsed a slice per turn of the event loop: a stop sent meanwhile waits for one slice at most. A
+      // text the slices refuse that JSON.parse takes (more large containers nested than they frame) is read whole.
+      body = await parseJson(text);
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
     }

@@ -48,3 +48,33 @@ describe('a large MCP body with a small value nested deeper than the slices fram
     assert.deepEqual(answers[1], answers[0]);
   });
 });
+
+describe('an MCP body with more large containers nested than the slices frame', () => {
+  let server: TestServer;
+  let session: RawMcpSession;
+  before(async () => {
+    server = await startTestServer();
+    session = await openMcpSession(server.url, { name: 'deeper' });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('is read as JSON.parse reads it (as a REST body is): the stop in the batch is carried out', async () => {
+    // MAX_DEPTH + 1 arrays nested, each longer than NATIVE_CHARS (they hold the long string): the slices frame at most
+    // MAX_DEPTH of them and refuse the text; JSON.parse takes it.
+    const depth = MAX_DEPTH + 1;
+    const deep = `${'['.repeat(depth)}"${'x'.repeat(NATIVE_CHARS)}"${']'.repeat(depth)}`;
+    const call = JSON.stringify(CALL(2, 'get_joint_states', { deep: 0 })).replace('"deep":0', `"deep":${deep}`);
+    const body = `[${JSON.stringify(CALL(1, 'stop', {}))},${call}]`;
+    const res = await fetch(`${server.url}/mcp/mcp`, { method: 'POST', headers: session.headers, body });
+    const text = await res.text();
+    assert.equal(res.status, 200, text.slice(0, 300));
+    const batch = JSON.parse(text.startsWith('[') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text)) as {
+      id: number;
+      result?: { isError?: boolean };
+    }[];
+    assert.equal(batch.find((a) => a.id === 1)?.result?.isError, undefined, text.slice(0, 300));
+    assert.equal(batch.find((a) => a.id === 2)?.result?.isError, true, 'get_joint_states takes no argument');
+  });
+});
