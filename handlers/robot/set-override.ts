@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { OVERRIDE_MAX, OVERRIDE_MIN } from '../../lib/control/pause.ts';
-import { roleAllows } from '../../lib/core/roles.ts';
+import { type Role, roleAllows } from '../../lib/core/roles.ts';
 import { defineOperation } from '../../lib/core/operation.ts';
 import { restHandler } from '../../lib/http/rest.ts';
 import { err, ok } from '../../lib/result.ts';
@@ -19,6 +19,14 @@ export const SetOverrideSchema = v.strictObject({
 
 /** True when `percent` raises the override in force. */
 const raises = (percent: number, control: { overridePercent(): number }) => percent > control.overridePercent();
+/**
+ * True when `percent` raises the override and the caller's role may raise it: one whose role may not is refused for
+ * its role in `run` (403), first, never asked to confirm nor told a stop came since (it could not raise it anyway).
+ */
+const raisesAs = (
+  percent: number,
+  ctx: { services: { control: { overridePercent(): number } }; caller: { role: Role } },
+) => raises(percent, ctx.services.control) && roleAllows(ctx.caller.role, 'operate');
 
 /** PUT /robot/override */
 export const operation = defineOperation({
@@ -57,13 +65,11 @@ export const operation = defineOperation({
   // Raising the speed of what moves is a change of the motion: asked as a motion is (mcp.confirm_motion), and refused
   // when a stop came after it arrived, as a motion is (the person who stopped the arm did not see it); lowering it,
   // the safe direction, never is asked, never waits and is made whatever stop came since.
-  confirms: (input, ctx) => raises(input.percent, ctx.services.control),
-  refusedAfterStop: (input, ctx) => {
-    const control = ctx.services.control;
-    return raises(input.percent, control)
-      ? `a stop arrived after this request; the override was not raised (it stays ${control.overridePercent()} %): send it again to raise it`
-      : undefined;
-  },
+  confirms: (input, ctx) => raisesAs(input.percent, ctx),
+  refusedAfterStop: (input, ctx) =>
+    raisesAs(input.percent, ctx)
+      ? `a stop arrived after this request; the override was not raised (it stays ${ctx.services.control.overridePercent()} %): send it again to raise it`
+      : undefined,
   run: async (input, ctx) => {
     const control = ctx.services.control;
     if (input.percent > control.overridePercent() && !roleAllows(ctx.caller.role, 'operate'))
