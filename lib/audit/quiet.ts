@@ -3,14 +3,15 @@
  *
  * A call changed nothing (it is "quiet") when it was a read, refused with a 4xx (its role, its input, a busy arm, an
  * unknown name, a declined confirmation: armgate refuses before anything reaches the arm), a dry run, or a repeat: a
- * call just like the same caller's last one of that operation on the trail (same interface, input as the operation
- * read it, outcome), nothing changed since (no lease taken from the arbiter, no line on the trail but stops' and
- * pauses', which count for every other call: a resume after a pause), and it succeeded; one that took the arm while
- * it ran only if its operation is idempotent (lib/audit/trail.ts: a trajectory sent again replays it). So a repeat
- * moved nothing: a stop or a pause again at rest, the same override again, a move to where the arm already is, a jog
- * command sent again within its jog (it keeps the jog going; the jog's start and end are lines of their own). Every
- * other call of a motion, stop or write operation (motions started, ended, refused at the arm; stops, pauses,
- * resumes, overrides, jogs, taught positions) is an effect: one line each, on a file no quiet call is written to.
+ * call that succeeded just like the same caller's last one of that operation on the trail (same interface, input as
+ * the operation read it, outcome), with nothing changed since that one (no lease given by the arbiter, no effect line;
+ * a stop or a pause does not see stops' and pauses' lines) but the arm taken by the call itself, once, when it is a
+ * move to a target (lib/audit/trail.ts). So a call that took the arm is never a repeat but a move to where the last
+ * one left the arm, and a repeat moved nothing: a stop or a pause again at rest, the same override again, a move to
+ * where the arm already is, a jog command sent again within its jog (it keeps the jog going; the jog's start and end
+ * are lines of their own). Every other call of a motion, stop or write operation (motions started, ended, refused at
+ * the arm; stops, pauses, resumes, overrides, jogs, taught positions) is an effect: one line each, on a file no quiet
+ * call is written to.
  *
  * Quiet calls are grouped per caller, interface, operation, status and why they are quiet: the first of a group in a
  * window is written in full, the rest counted, and the window's end writes one line per group with the count ("and N
@@ -73,14 +74,14 @@ export function quietOf(call: QuietFacts): Quiet | undefined {
 }
 
 /**
- * Each caller's last call of each operation on the trail (per caller, interface and operation: `last`), by
- * its input and outcome (`like`) and the count of changes after it (`changes`): the next one alike, begun with the
- * count unchanged, found the arm as that one left it and did the same again: a repeat.
+ * Each caller's last call of each operation on the trail (per caller, interface and operation: `last`), by its input
+ * and outcome (`like`) and the count of changes it left (`changes`): the next one alike that finds the count as that
+ * one left it (its own lease aside, for a move to a target) did the same again with nothing changed between: a repeat.
  */
 export class Repeats {
   readonly #last = new Map<string, { readonly like: string; readonly changes: number }>();
 
-  /** True when `last`'s call on the trail is `like` this one and nothing changed since this one began (`changes`). */
+  /** True when `last`'s call on the trail is `like` this one and left the count of changes at `changes`. */
   repeats(last: string, like: string, changes: number): boolean {
     const seen = this.#last.get(last);
     return seen !== undefined && seen.like === like && seen.changes === changes;

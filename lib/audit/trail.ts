@@ -117,14 +117,11 @@ export class InputSummary {
   readonly value: unknown;
   /** The input the operation ran with (validated, numbers sent as strings read), summarized: what tells a repeat. */
   readonly acted: unknown;
-  /** The changes counted when the call began ({@link AuditTrail.before}). */
-  readonly changes: number | undefined;
-  /** Of them, the leases given (the arm taken). */
+  /** The leases given (the arm taken) when the call began ({@link AuditTrail.before}): those given while it ran took the arm. */
   readonly leases: number | undefined;
-  constructor(value: unknown, acted: unknown = value, changes?: number, leases?: number) {
+  constructor(value: unknown, acted: unknown = value, leases?: number) {
     this.value = value;
     this.acted = acted;
-    this.changes = changes;
     this.leases = leases;
   }
 }
@@ -164,6 +161,12 @@ export function summarizeInput(op: AuditedOperation, input: unknown): unknown {
 
 /** A stop or a pause: brings the arm to rest and takes no input (it stops whatever it was sent with). */
 const halts = (op: AuditedOperation) => op.effect === 'stop' && op.input === undefined;
+
+/**
+ * A move to a target (an idempotent motion): it takes the arm once, and sent again to where the last one left the arm
+ * it moves nothing. The one operation a call of which may take the arm and still be a repeat.
+ */
+const movesToTarget = (op: AuditedOperation) => op.effect === 'motion' && op.idempotent === true;
 
 /** The refusals' file of an audit trail at `file`: `audit.jsonl` -> `audit.refusals.jsonl` (`audit` -> `audit.refusals`). */
 export function refusalsPath(file: string): string {
@@ -217,11 +220,9 @@ export class AuditTrail {
   }
 
   /**
-   * The changes so far, as `op` sees them: leases given (lib/control/arbiter.ts) and lines on the trail; the lines of
-   * stops and pauses (operations that bring the arm to rest and take no input) count for every other operation (a
-   * resume after a pause continues a motion the resume before it did not) but not for stops and pauses themselves
-   * (another token's stop between two of a token's own leaves them repeats). A call alike the same caller's last one
-   * that began with this count unchanged since that one is a repeat.
+   * The changes so far, as `op` sees them: leases given (lib/control/arbiter.ts) and effect lines on the trail; a stop
+   * or a pause does not see the lines of stops and pauses (another token's stop between two of a token's own at rest
+   * leaves them repeats), every other operation does (a resume after a pause moves the motion on).
    */
   private changeCount(op: AuditedOperation): number {
     return this.leases() + this.changes + (halts(op) ? 0 : this.halts);
@@ -229,12 +230,12 @@ export class AuditTrail {
 
   /**
    * The input of a call about to run, as its line will show it (`input`) and as the operation reads it (`acted`,
-   * validated), with the changes counted at its start (see {@link changeCount}).
+   * validated), with the leases given so far: those given while it runs took the arm (see {@link classify}).
    */
   before(op: AuditedOperation, input: unknown, acted: unknown): InputSummary {
     const shown = summarizeInput(op, input);
     const acts = acted === input ? shown : summarizeInput(op, acted);
-    return new InputSummary(shown, acts, this.changeCount(op), this.leases());
+    return new InputSummary(shown, acts, this.leases());
   }
 
   /** True when calls of `op` are audited (state-changing ones always, reads with `audit.reads`). */
@@ -291,21 +292,18 @@ export class AuditTrail {
     // Alike: the same outcome of the same input as the operation read it (without input: whatever it was sent with).
     const last = `${caller.name}\n${caller.face}\n${op.name}`;
     const like = JSON.stringify([op.input === undefined ? null : (acted ?? null), outcome]);
-    // A call that took the arm while it ran (its own lease counted) did again what the last one did: only an idempotent
-    // call that reached its goal moved nothing so (a move to where the last one left the arm), and only when nothing
-    // but its own lease came between its stamp and its end (another client's motion while its person was asked moved
-    // the arm away; another's line, a position deleted while it was saved again). A trajectory sent again replays it,
-    // a sequence runs again, a jog command after a stop starts a new jog; a move cut short (success false) left the
-    // arm short of its goal, and the next one alike moves it on.
-    const leasesWhile = given?.leases === undefined ? 0 : this.leases() - given.leases;
-    const othersWhile = given?.changes === undefined ? 0 : this.changeCount(op) - given.changes - leasesWhile;
-    const mayRepeat = outcome.success && othersWhile === 0 && leasesWhile <= (op.idempotent === true ? 1 : 0);
-    const repeat = mayRepeat && this.repeats.repeats(last, like, given?.changes ?? this.changeCount(op));
+    // A repeat succeeded and nothing changed since its caller's last alike call (lib/audit/quiet.ts) but the arm taken
+    // while it ran, and that only once and by a move to a target (its own lease: it found the arm where the last one
+    // left it). Any other call that took the arm (a trajectory, a sequence, a plan, a step, a jog started) is a line.
+    const took = given?.leases === undefined ? 0 : this.leases() - given.leases;
+    const repeat =
+      outcome.success &&
+      took <= (movesToTarget(op) ? 1 : 0) &&
+      this.repeats.repeats(last, like, this.changeCount(op) - took);
     if (!repeat) {
       if (halts(op)) this.halts++;
       else this.changes++;
     }
-    // The next one alike is told by what this one left (its own lease counted).
     this.repeats.written(last, like, this.changeCount(op));
     return repeat ? 'repeat' : undefined;
   }

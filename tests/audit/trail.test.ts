@@ -210,4 +210,101 @@ describe('audit trail', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a call during which the arm was taken is a line, but a move to a target taking it itself, once', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-took-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      // The arbiter's count of leases given (lib/control/arbiter.ts), stepped by hand.
+      let leases = 0;
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false }, () => leases);
+      const save = { name: 'save_position', effect: 'write', idempotent: true, input: {} } as const;
+      const saved = { status: 200, success: true, message: "saved 'spot'" };
+      const input = { name: 'spot' };
+      const reached = { status: 200, success: true, message: 'motion finished at the goal' };
+      const target = { joints: [0.3, 0, 0, -1.2, 0, 1, 0] };
+      // Saved where the arm stands, then again while another client took the arm (where did the arm stand?).
+      trail.record(save, CALLER, performance.now(), trail.before(save, input, input), saved);
+      const again = trail.before(save, input, input);
+      leases++;
+      trail.record(save, CALLER, performance.now(), again, saved);
+      // A move to a target, then the same again taking the arm itself (a repeat: at the goal), then the same again
+      // while another client took the arm first (its person asked, say) and this one after it: two leases, a line.
+      const move = (took: number) => {
+        const stamp = trail.before(moveJoints, target, target);
+        leases += took;
+        trail.record(moveJoints, CALLER, performance.now(), stamp, reached);
+      };
+      move(1);
+      move(1);
+      move(2);
+      await trail.close();
+      const why = async (at: string) =>
+        (await readFile(at, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { operation: string; why?: string })
+          .map((l) => [l.operation, l.why]);
+      assert.deepEqual(await why(file), [
+        ['save_position', undefined],
+        ['save_position', undefined],
+        ['move_to_joints', undefined],
+        ['move_to_joints', undefined],
+      ]);
+      assert.deepEqual(await why(refusalsPath(file)), [['move_to_joints', 'repeat']], 'the move at its goal again');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("two alike calls of a caller at once: the one that ends after the other's line, nothing between, is a repeat", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armgate-audit-at-once-'));
+    try {
+      const file = path.join(dir, 'audit.jsonl');
+      const trail = new AuditTrail({ path: file, maxBytes: 1 << 20, reads: false });
+      const save = { name: 'save_position', effect: 'write', idempotent: true, input: {} } as const;
+      const saved = { status: 200, success: true, message: "saved 'spot'" };
+      const input = { name: 'spot', joints: { joint1: 0.3 } };
+      // Both begin, then both end: the second wrote what the first had written.
+      const first = trail.before(save, input, input);
+      const second = trail.before(save, input, input);
+      trail.record(save, CALLER, performance.now(), first, saved);
+      trail.record(save, CALLER, performance.now(), second, saved);
+      // Again at once, another caller's delete ending between them: the second made the position again.
+      const third = trail.before(save, input, input);
+      const fourth = trail.before(save, input, input);
+      trail.record(save, CALLER, performance.now(), third, saved);
+      const other: Caller = { name: 'admin', role: 'admin', face: 'mcp' };
+      trail.record(
+        { name: 'delete_position', effect: 'write', input: {} },
+        other,
+        performance.now(),
+        { name: 'spot' },
+        {
+          status: 200,
+          success: true,
+        },
+      );
+      trail.record(save, CALLER, performance.now(), fourth, saved);
+      await trail.close();
+      const why = async (at: string) =>
+        (await readFile(at, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { operation: string; why?: string; more_like_it?: number })
+          .map((l) => [l.operation, l.why, l.more_like_it]);
+      assert.deepEqual(await why(file), [
+        ['save_position', undefined, undefined],
+        ['delete_position', undefined, undefined],
+        ['save_position', undefined, undefined],
+      ]);
+      // The second in full, the third counted on the window's line.
+      assert.deepEqual(await why(refusalsPath(file)), [
+        ['save_position', 'repeat', undefined],
+        ['save_position', 'repeat', 1],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
