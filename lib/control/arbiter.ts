@@ -50,7 +50,7 @@ export class MotionArbiter {
   private stops = 0;
   /** Stops begun and not yet answered: nothing takes the arm meanwhile. */
   private stopsUnderway = 0;
-  /** Counts leases given: the audit trail tells a repeated stop (nothing taken the arm since) by it. */
+  /** Counts leases given: the audit trail tells a repeat (lib/audit/quiet.ts: nothing took the arm since) by it. */
   private leases = 0;
 
   /** How many times the arm was revoked so far: a request stamps this at its arrival. */
