@@ -31,6 +31,70 @@ export interface LinkPose {
 
 let modelCounter = 0;
 
+/** How many compiled scenes are kept (the last used): a process serves one; tests build a few. */
+const COMPILED_KEPT = 8;
+/** Compiled scenes by their scene's XML and the description: the same texts compile to the same model. */
+const compiled = new Map<string, MjModel>();
+
+/** The scene's part of the model: the floor and the boxes, each geom with the scene's margin. */
+function sceneXmlOf(scene: Scene): string {
+  const margin = scene.marginM;
+  return [
+    `<default><geom margin="${margin}"/></default>`,
+    '<worldbody>',
+    `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
+    ...scene.boxes.map(
+      (b) =>
+        `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`,
+    ),
+  ].join('\n');
+}
+
+/**
+ * The description with the scene added, compiled, from the memo when these texts were compiled already (the last
+ * {@link COMPILED_KEPT}): MuJoCo compiles the URDF, its MJCF form gets the scene, and that is compiled again.
+ * Callers copy it; the memo's model is never handed out.
+ */
+function compiledScene(mj: MainModule, descriptionXml: string, sceneXml: string): MjModel {
+  const key = `${sceneXml}\n\n${descriptionXml}`;
+  const known = compiled.get(key);
+  if (known) {
+    compiled.delete(key);
+    compiled.set(key, known);
+    return known;
+  }
+  const model = compileScene(mj, descriptionXml, sceneXml);
+  compiled.set(key, model);
+  for (const [oldest, old] of compiled) {
+    if (compiled.size <= COMPILED_KEPT) break;
+    compiled.delete(oldest);
+    old.delete();
+  }
+  return model;
+}
+
+/** Compiles the description (URDF or MJCF) with `sceneXml` added; throws with MuJoCo's message when it cannot. */
+function compileScene(mj: MainModule, descriptionXml: string, sceneXml: string): MjModel {
+  const dir = `/armgate-model-${++modelCounter}`;
+  mj.FS.mkdir(dir);
+  const isUrdf = /<robot[\s>]/.test(descriptionXml);
+  const file = `${dir}/robot.${isUrdf ? 'urdf' : 'xml'}`;
+  mj.FS.writeFile(file, descriptionXml);
+  const robot = mj.MjModel.loadFromXML(file);
+  if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1)
+    throw new Error('MuJoCo could not export the robot model');
+  const exported = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
+  const mjcf = fuseCapsules(mj, robot, exported);
+  const excludes = adjacentExcludes(mj, robot);
+  robot.delete();
+  const withScene = mjcf
+    .replace('<worldbody>', () => sceneXml)
+    .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>')
+    .replace('</worldbody>', `</worldbody>\n${excludes}`);
+  mj.FS.writeFile(`${dir}/scene.xml`, withScene);
+  return mj.MjModel.loadFromXML(`${dir}/scene.xml`);
+}
+
 /**
  * The simulated arm's model in MuJoCo, loaded from the robot description (URDF) with the scene
  * (floor, boxes) added: forward kinematics of every link, inverse dynamics (joint efforts),
@@ -96,7 +160,8 @@ export class ArmModel {
 
   /**
    * Loads a URDF (or MJCF) text into MuJoCo and adds the scene: MuJoCo compiles the URDF, its
-   * MJCF form gets the floor and the boxes, and that is loaded again. Every geom gets the scene's
+   * MJCF form gets the floor and the boxes, and that is loaded again (once per description and
+   * scene: a model of the same texts is a copy of the compiled one). Every geom gets the scene's
    * margin, so contacts closer than it are reported. Throws with MuJoCo's message when it cannot.
    */
   static async load(
@@ -105,32 +170,8 @@ export class ArmModel {
     scene: Scene = { boxes: [], marginM: 0 },
   ): Promise<ArmModel> {
     const mj = await loadMujocoModule();
-    const dir = `/armgate-model-${++modelCounter}`;
-    mj.FS.mkdir(dir);
-    const isUrdf = /<robot[\s>]/.test(descriptionXml);
-    const file = `${dir}/robot.${isUrdf ? 'urdf' : 'xml'}`;
-    mj.FS.writeFile(file, descriptionXml);
-    const robot = mj.MjModel.loadFromXML(file);
-    if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1)
-      throw new Error('MuJoCo could not export the robot model');
-    const exported = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
-    const mjcf = fuseCapsules(mj, robot, exported);
-    const excludes = adjacentExcludes(mj, robot);
-    robot.delete();
-    const margin = scene.marginM;
-    const sceneXml = [
-      `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
-      ...scene.boxes.map(
-        (b) =>
-          `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`,
-      ),
-    ].join('\n');
-    const withScene = mjcf
-      .replace('<worldbody>', `<default><geom margin="${margin}"/></default>\n<worldbody>\n${sceneXml}`)
-      .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>')
-      .replace('</worldbody>', `</worldbody>\n${excludes}`);
-    mj.FS.writeFile(`${dir}/scene.xml`, withScene);
-    const model = mj.MjModel.loadFromXML(`${dir}/scene.xml`);
+    // The model is the compiled one's copy: its own memory, whatever other models of the same texts do.
+    const model = new mj.MjModel(compiledScene(mj, descriptionXml, sceneXmlOf(scene)));
     return new ArmModel(mj, model, jointNames, Math.max(scene.marginM, 0.005));
   }
 
