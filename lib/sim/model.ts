@@ -36,6 +36,12 @@ const COMPILED_KEPT = 8;
 /** Compiled scenes by their scene's XML and the description: the same texts compile to the same model. */
 const compiled = new Map<string, MjModel>();
 
+/** True when the first `n` values of `a` and `b` are the same (Object.is: -0 is not 0). */
+function sameValues(a: ArrayLike<number>, b: ArrayLike<number>, n: number): boolean {
+  for (let i = 0; i < n; i++) if (!Object.is(a[i] ?? 0, b[i] ?? 0)) return false;
+  return true;
+}
+
 /** The scene's part of the model: the floor and the boxes, each geom with the scene's margin. */
 function sceneXmlOf(scene: Scene): string {
   const margin = scene.marginM;
@@ -116,6 +122,14 @@ export class ArmModel {
   private readonly selfRangeM: number;
   private readonly geomLabels: string[] = [];
   private readonly fromTo: DoubleBuffer;
+  /** The last inverse dynamics' state and efforts. */
+  private readonly lastInverse: {
+    valid: boolean;
+    readonly q: Float64Array;
+    readonly qd: Float64Array;
+    readonly qdd: Float64Array;
+    readonly tau: Float64Array;
+  };
 
   private constructor(mj: MainModule, model: MjModel, jointNames: readonly string[], selfRangeM: number) {
     this.selfRangeM = selfRangeM;
@@ -156,6 +170,14 @@ export class ArmModel {
       }
     }
     this.fromTo = new mj.DoubleBuffer(6);
+    const n = jointNames.length;
+    this.lastInverse = {
+      valid: false,
+      q: new Float64Array(n),
+      qd: new Float64Array(n),
+      qdd: new Float64Array(n),
+      tau: new Float64Array(n),
+    };
   }
 
   /**
@@ -216,7 +238,8 @@ export class ArmModel {
   /**
    * Joint efforts (N m) that produce acceleration `qddRadS2` at position `qRad` and velocity
    * `qdRadS` under gravity: MuJoCo's inverse dynamics. With zero velocity and acceleration these
-   * are the torques that hold the arm against gravity.
+   * are the torques that hold the arm against gravity. The same state as the last call's (an arm
+   * at rest, published at 1 kHz) gives the last call's efforts without computing them again.
    */
   inverseDynamics(
     qRad: ArrayLike<number>,
@@ -224,10 +247,28 @@ export class ArmModel {
     qddRadS2: ArrayLike<number>,
     out: Float64Array,
   ): Float64Array {
+    const last = this.lastInverse;
+    const n = this.jointNames.length;
+    if (
+      last.valid &&
+      sameValues(last.q, qRad, n) &&
+      sameValues(last.qd, qdRadS, n) &&
+      sameValues(last.qdd, qddRadS2, n)
+    ) {
+      for (let i = 0; i < n; i++) out[i] = last.tau[i] ?? 0;
+      return out;
+    }
     this.setState(qRad, qdRadS, qddRadS2);
     this.mj.mj_inverse(this.model, this.data);
     const tau = this.data.qfrc_inverse as Float64Array;
-    for (let i = 0; i < this.jointNames.length; i++) out[i] = tau[this.dofAdr[i] ?? 0] ?? 0;
+    for (let i = 0; i < n; i++) {
+      out[i] = tau[this.dofAdr[i] ?? 0] ?? 0;
+      last.q[i] = qRad[i] ?? 0;
+      last.qd[i] = qdRadS[i] ?? 0;
+      last.qdd[i] = qddRadS2[i] ?? 0;
+      last.tau[i] = out[i] ?? 0;
+    }
+    last.valid = true;
     return out;
   }
 

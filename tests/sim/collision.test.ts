@@ -144,3 +144,39 @@ describe('models of the same texts (ArmModel.load compiles a description and sce
     for (let k = 0; k < 2; k++) await assert.rejects(ArmModel.load('<robot name="broken"><link', JOINTS));
   });
 });
+
+describe('inverse dynamics of the same state again (ArmModel.inverseDynamics keeps the last efforts)', () => {
+  it('gives every state its own efforts, the same as computed afresh, whatever came before', async () => {
+    const urdf = await bundledUrdf();
+    const model = await ArmModel.load(urdf, JOINTS);
+    const fresh = await ArmModel.load(urdf, JOINTS);
+    const zero = [0, 0, 0, 0, 0, 0, 0];
+    const moving = [0.3, -0.2, 0.1, 0.5, 0, -0.4, 0.2];
+    const states: [readonly number[], readonly number[], readonly number[]][] = [
+      [WORK, zero, zero],
+      [WORK, zero, zero],
+      [WORK, moving, zero],
+      [WORK, moving, moving],
+      [WORK, zero, zero],
+      [[0, 0, 0, 0, 0, 0, 0], zero, zero],
+      [[0, 0.5, 0, 0, 0, 0, 0], zero, zero],
+      [[0, 0.5, 0, 0, 0, 0, 0], zero, zero],
+      [WORK, zero, zero],
+    ];
+    try {
+      const poison = [1, 1, 1, 1, 1, 1, 1];
+      for (const [k, [q, qd, qdd]] of states.entries()) {
+        const got = model.inverseDynamics(q, qd, qdd, new Float64Array(7));
+        fresh.inverseDynamics(poison, poison, poison, new Float64Array(7));
+        const want = fresh.inverseDynamics(q, qd, qdd, new Float64Array(7));
+        assert.deepEqual(Array.from(got), Array.from(want), `state ${k}`);
+      }
+      const atWork = model.inverseDynamics(WORK, zero, zero, new Float64Array(7));
+      const upright = model.inverseDynamics(zero, zero, zero, new Float64Array(7));
+      assert.ok(Math.abs((atWork[1] ?? 0) - (upright[1] ?? 0)) > 1, `gravity differs: ${atWork[1]} vs ${upright[1]}`);
+    } finally {
+      model.dispose();
+      fresh.dispose();
+    }
+  });
+});
