@@ -44,8 +44,54 @@ function segmentIndex(points: readonly TrajectoryPoint[], t: number): number {
   return lo;
 }
 
-/** Coefficients of one joint's segment polynomial, {@link sampleTrajectory}'s scratch. */
-const coefficients = new Float64Array(6);
+/**
+ * The last segment {@link sampleTrajectory} sampled: its two points, each joint's polynomial (6 coefficients a joint)
+ * and degree. A trajectory is sampled in order, many samples a segment (a controller's ticks, a check's steps): the
+ * next sample mostly falls in the same segment, or the next one, and its polynomials are already there.
+ */
+const last = {
+  points: undefined as readonly TrajectoryPoint[] | undefined,
+  index: -1,
+  /** How many joints' polynomials it holds. */
+  n: 0,
+  a: undefined as TrajectoryPoint | undefined,
+  b: undefined as TrajectoryPoint | undefined,
+  coefficients: new Float64Array(6 * 7),
+  degrees: new Uint8Array(7),
+};
+
+/** One joint's polynomial, {@link segmentPolynomials}' scratch. */
+const scratch = new Float64Array(6);
+
+/** The index of the segment holding `t` (points[i].timeFromStartS <= t < points[i + 1]'s): the last one's or its next. */
+function segmentAt(points: readonly TrajectoryPoint[], t: number): number {
+  if (last.points === points) {
+    for (let i = last.index; i <= last.index + 1 && i + 1 < points.length; i++)
+      if ((points[i]?.timeFromStartS ?? 0) <= t && t < (points[i + 1]?.timeFromStartS ?? 0)) return i;
+  }
+  return segmentIndex(points, t);
+}
+
+/** The polynomials of every joint on segment `i` of `points` (the last segment's when it is the same). */
+function segmentPolynomials(points: readonly TrajectoryPoint[], i: number, n: number): typeof last {
+  const a = points[i] as TrajectoryPoint;
+  const b = points[i + 1] as TrajectoryPoint;
+  if (last.points === points && last.index === i && last.a === a && last.b === b && last.n >= n) return last;
+  if (last.degrees.length < n) {
+    last.coefficients = new Float64Array(6 * n);
+    last.degrees = new Uint8Array(n);
+  }
+  for (let j = 0; j < n; j++) {
+    last.degrees[j] = segmentCoefficients(a, b, j, scratch);
+    last.coefficients.set(scratch, 6 * j);
+  }
+  last.points = points;
+  last.index = i;
+  last.n = n;
+  last.a = a;
+  last.b = b;
+  return last;
+}
 
 /**
  * Samples `trajectory` at time `t` (s from its start) into `out`. Before the first point it
@@ -55,24 +101,24 @@ export function sampleTrajectory(trajectory: JointTrajectory, t: number, out: Jo
   const points = trajectory.points;
   const n = out.q.length;
   const first = points[0];
-  const last = points.at(-1);
-  if (!first || !last) return;
+  const final = points.at(-1);
+  if (!first || !final) return;
   if (t <= first.timeFromStartS || points.length === 1) {
-    hold(t <= first.timeFromStartS ? first : last, out, n, t <= first.timeFromStartS && points.length > 1);
+    hold(t <= first.timeFromStartS ? first : final, out, n, t <= first.timeFromStartS && points.length > 1);
     return;
   }
-  if (t >= last.timeFromStartS) {
-    hold(last, out, n, false);
+  if (t >= final.timeFromStartS) {
+    hold(final, out, n, false);
     return;
   }
-  const i = segmentIndex(points, t);
+  const i = segmentAt(points, t);
   const a = points[i] as TrajectoryPoint;
   const b = points[i + 1] as TrajectoryPoint;
   const T = b.timeFromStartS - a.timeFromStartS;
   const s = t - a.timeFromStartS;
-  const c = coefficients;
+  const { coefficients: c, degrees } = segmentPolynomials(points, i, n);
   for (let j = 0; j < n; j++) {
-    const degree = segmentCoefficients(a, b, j, c);
+    const degree = degrees[j];
     if (degree === 1) {
       const p0 = a.positions[j] ?? 0;
       const p1 = b.positions[j] ?? 0;
@@ -81,12 +127,13 @@ export function sampleTrajectory(trajectory: JointTrajectory, t: number, out: Jo
       out.qdd[j] = 0;
       continue;
     }
-    const c0 = c[0] as number,
-      c1 = c[1] as number,
-      c2 = c[2] as number,
-      c3 = c[3] as number,
-      c4 = c[4] as number,
-      c5 = c[5] as number;
+    const k = 6 * j;
+    const c0 = c[k] as number,
+      c1 = c[k + 1] as number,
+      c2 = c[k + 2] as number,
+      c3 = c[k + 3] as number,
+      c4 = c[k + 4] as number,
+      c5 = c[k + 5] as number;
     if (degree === 3) {
       // cubic Hermite
       out.q[j] = c0 + c1 * s + c2 * s * s + c3 * s * s * s;

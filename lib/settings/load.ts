@@ -163,9 +163,31 @@ async function readText(file: string, key: string): Promise<Result<string, strin
   }
 }
 
+/** How many parsed YAML texts are kept (the last used): a start reads three; tests load the same ones again and again. */
+const PARSED_KEPT = 16;
+/** YAML documents by their text: the same text parses to the same document (each caller gets its own copy). */
+const parsedTexts = new Map<string, unknown>();
+
+/** The document of a YAML text, from the memo when this text was parsed already; throws on malformed YAML. */
+function parsedYaml(text: string): unknown {
+  if (parsedTexts.has(text)) {
+    const known = parsedTexts.get(text);
+    parsedTexts.delete(text);
+    parsedTexts.set(text, known);
+    return structuredClone(known);
+  }
+  const doc: unknown = parseYaml(text, { prettyErrors: true });
+  parsedTexts.set(text, doc);
+  for (const oldest of parsedTexts.keys()) {
+    if (parsedTexts.size <= PARSED_KEPT) break;
+    parsedTexts.delete(oldest);
+  }
+  return structuredClone(doc);
+}
+
 function parseYamlText(text: string, key: string, file: string): Result<unknown, string> {
   try {
-    const doc: unknown = parseYaml(text, { prettyErrors: true }) ?? {};
+    const doc: unknown = parsedYaml(text) ?? {};
     if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
       return err(`${key}: expected a mapping of keys to values in '${file}'`);
     return ok(doc);

@@ -31,6 +31,76 @@ export interface LinkPose {
 
 let modelCounter = 0;
 
+/** How many compiled scenes are kept (the last used): a process serves one; tests build a few. */
+const COMPILED_KEPT = 8;
+/** Compiled scenes by their scene's XML and the description: the same texts compile to the same model. */
+const compiled = new Map<string, MjModel>();
+
+/** True when the first `n` values of `a` and `b` are the same (Object.is: -0 is not 0). */
+function sameValues(a: ArrayLike<number>, b: ArrayLike<number>, n: number): boolean {
+  for (let i = 0; i < n; i++) if (!Object.is(a[i] ?? 0, b[i] ?? 0)) return false;
+  return true;
+}
+
+/** The scene's part of the model: the floor and the boxes, each geom with the scene's margin. */
+function sceneXmlOf(scene: Scene): string {
+  const margin = scene.marginM;
+  return [
+    `<default><geom margin="${margin}"/></default>`,
+    '<worldbody>',
+    `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
+    ...scene.boxes.map(
+      (b) =>
+        `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`,
+    ),
+  ].join('\n');
+}
+
+/**
+ * The description with the scene added, compiled, from the memo when these texts were compiled already (the last
+ * {@link COMPILED_KEPT}): MuJoCo compiles the URDF, its MJCF form gets the scene, and that is compiled again.
+ * Callers copy it; the memo's model is never handed out.
+ */
+function compiledScene(mj: MainModule, descriptionXml: string, sceneXml: string): MjModel {
+  const key = `${sceneXml}\n\n${descriptionXml}`;
+  const known = compiled.get(key);
+  if (known) {
+    compiled.delete(key);
+    compiled.set(key, known);
+    return known;
+  }
+  const model = compileScene(mj, descriptionXml, sceneXml);
+  compiled.set(key, model);
+  for (const [oldest, old] of compiled) {
+    if (compiled.size <= COMPILED_KEPT) break;
+    compiled.delete(oldest);
+    old.delete();
+  }
+  return model;
+}
+
+/** Compiles the description (URDF or MJCF) with `sceneXml` added; throws with MuJoCo's message when it cannot. */
+function compileScene(mj: MainModule, descriptionXml: string, sceneXml: string): MjModel {
+  const dir = `/armgate-model-${++modelCounter}`;
+  mj.FS.mkdir(dir);
+  const isUrdf = /<robot[\s>]/.test(descriptionXml);
+  const file = `${dir}/robot.${isUrdf ? 'urdf' : 'xml'}`;
+  mj.FS.writeFile(file, descriptionXml);
+  const robot = mj.MjModel.loadFromXML(file);
+  if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1)
+    throw new Error('MuJoCo could not export the robot model');
+  const exported = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
+  const mjcf = fuseCapsules(mj, robot, exported);
+  const excludes = adjacentExcludes(mj, robot);
+  robot.delete();
+  const withScene = mjcf
+    .replace('<worldbody>', () => sceneXml)
+    .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>')
+    .replace('</worldbody>', `</worldbody>\n${excludes}`);
+  mj.FS.writeFile(`${dir}/scene.xml`, withScene);
+  return mj.MjModel.loadFromXML(`${dir}/scene.xml`);
+}
+
 /**
  * The simulated arm's model in MuJoCo, loaded from the robot description (URDF) with the scene
  * (floor, boxes) added: forward kinematics of every link, inverse dynamics (joint efforts),
@@ -52,6 +122,14 @@ export class ArmModel {
   private readonly selfRangeM: number;
   private readonly geomLabels: string[] = [];
   private readonly fromTo: DoubleBuffer;
+  /** The last inverse dynamics' state and efforts. */
+  private readonly lastInverse: {
+    valid: boolean;
+    readonly q: Float64Array;
+    readonly qd: Float64Array;
+    readonly qdd: Float64Array;
+    readonly tau: Float64Array;
+  };
 
   private constructor(mj: MainModule, model: MjModel, jointNames: readonly string[], selfRangeM: number) {
     this.selfRangeM = selfRangeM;
@@ -92,11 +170,20 @@ export class ArmModel {
       }
     }
     this.fromTo = new mj.DoubleBuffer(6);
+    const n = jointNames.length;
+    this.lastInverse = {
+      valid: false,
+      q: new Float64Array(n),
+      qd: new Float64Array(n),
+      qdd: new Float64Array(n),
+      tau: new Float64Array(n),
+    };
   }
 
   /**
    * Loads a URDF (or MJCF) text into MuJoCo and adds the scene: MuJoCo compiles the URDF, its
-   * MJCF form gets the floor and the boxes, and that is loaded again. Every geom gets the scene's
+   * MJCF form gets the floor and the boxes, and that is loaded again (once per description and
+   * scene: a model of the same texts is a copy of the compiled one). Every geom gets the scene's
    * margin, so contacts closer than it are reported. Throws with MuJoCo's message when it cannot.
    */
   static async load(
@@ -105,32 +192,8 @@ export class ArmModel {
     scene: Scene = { boxes: [], marginM: 0 },
   ): Promise<ArmModel> {
     const mj = await loadMujocoModule();
-    const dir = `/armgate-model-${++modelCounter}`;
-    mj.FS.mkdir(dir);
-    const isUrdf = /<robot[\s>]/.test(descriptionXml);
-    const file = `${dir}/robot.${isUrdf ? 'urdf' : 'xml'}`;
-    mj.FS.writeFile(file, descriptionXml);
-    const robot = mj.MjModel.loadFromXML(file);
-    if (mj.mj_saveLastXML(`${dir}/robot.mjcf.xml`, robot) !== 1)
-      throw new Error('MuJoCo could not export the robot model');
-    const exported = new TextDecoder().decode(mj.FS.readFile(`${dir}/robot.mjcf.xml`) as Uint8Array);
-    const mjcf = fuseCapsules(mj, robot, exported);
-    const excludes = adjacentExcludes(mj, robot);
-    robot.delete();
-    const margin = scene.marginM;
-    const sceneXml = [
-      `<geom name="floor" type="plane" size="0 0 1" margin="${margin}"/>`,
-      ...scene.boxes.map(
-        (b) =>
-          `<geom name="${xmlAttr(b.name)}" type="box" pos="${b.center.join(' ')}" size="${b.size.map((v) => v / 2).join(' ')}" margin="${margin}"/>`,
-      ),
-    ].join('\n');
-    const withScene = mjcf
-      .replace('<worldbody>', `<default><geom margin="${margin}"/></default>\n<worldbody>\n${sceneXml}`)
-      .replace(/<compiler([^>]*)\/>/, '<compiler$1/>\n<option gravity="0 0 -9.81"/>')
-      .replace('</worldbody>', `</worldbody>\n${excludes}`);
-    mj.FS.writeFile(`${dir}/scene.xml`, withScene);
-    const model = mj.MjModel.loadFromXML(`${dir}/scene.xml`);
+    // The model is the compiled one's copy: its own memory, whatever other models of the same texts do.
+    const model = new mj.MjModel(compiledScene(mj, descriptionXml, sceneXmlOf(scene)));
     return new ArmModel(mj, model, jointNames, Math.max(scene.marginM, 0.005));
   }
 
@@ -175,7 +238,8 @@ export class ArmModel {
   /**
    * Joint efforts (N m) that produce acceleration `qddRadS2` at position `qRad` and velocity
    * `qdRadS` under gravity: MuJoCo's inverse dynamics. With zero velocity and acceleration these
-   * are the torques that hold the arm against gravity.
+   * are the torques that hold the arm against gravity. The same state as the last call's (an arm
+   * at rest, published at 1 kHz) gives the last call's efforts without computing them again.
    */
   inverseDynamics(
     qRad: ArrayLike<number>,
@@ -183,10 +247,28 @@ export class ArmModel {
     qddRadS2: ArrayLike<number>,
     out: Float64Array,
   ): Float64Array {
+    const last = this.lastInverse;
+    const n = this.jointNames.length;
+    if (
+      last.valid &&
+      sameValues(last.q, qRad, n) &&
+      sameValues(last.qd, qdRadS, n) &&
+      sameValues(last.qdd, qddRadS2, n)
+    ) {
+      for (let i = 0; i < n; i++) out[i] = last.tau[i] ?? 0;
+      return out;
+    }
     this.setState(qRad, qdRadS, qddRadS2);
     this.mj.mj_inverse(this.model, this.data);
     const tau = this.data.qfrc_inverse as Float64Array;
-    for (let i = 0; i < this.jointNames.length; i++) out[i] = tau[this.dofAdr[i] ?? 0] ?? 0;
+    for (let i = 0; i < n; i++) {
+      out[i] = tau[this.dofAdr[i] ?? 0] ?? 0;
+      last.q[i] = qRad[i] ?? 0;
+      last.qd[i] = qdRadS[i] ?? 0;
+      last.qdd[i] = qddRadS2[i] ?? 0;
+      last.tau[i] = out[i] ?? 0;
+    }
+    last.valid = true;
     return out;
   }
 

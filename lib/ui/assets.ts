@@ -23,13 +23,17 @@ export const UI_PUBLIC_PATH = new RegExp(
   `^/$|^/ui/(${OWN_FILES.map((f) => f.replace('.', '\\.')).join('|')})$|^/ui/vendor/(three|urdf-loader)/[\\w./-]+\\.js$`,
 );
 
+let resolvedVendors: Record<string, { readonly dir: string; readonly allowed: readonly string[] }> | undefined;
+
 /** Where each vendor package's browser modules are, and which of its folders may be served (resolved at start-up). */
 function vendorDirs(): Record<string, { readonly dir: string; readonly allowed: readonly string[] }> {
   // three's main file is build/three.cjs; urdf-loader's is src/URDFLoader.js (neither exports its package.json).
-  return {
+  // Resolved once per process (a module's place does not change while it runs), not for every app.
+  resolvedVendors ??= {
     three: { dir: path.resolve(path.dirname(require.resolve('three')), '..'), allowed: ['build/', 'examples/jsm/'] },
     'urdf-loader': { dir: path.dirname(require.resolve('urdf-loader')), allowed: [''] },
   };
+  return resolvedVendors;
 }
 
 /** Mesh files a URDF may name that the page's loader reads (urdf-loader parses STL and COLLADA). */

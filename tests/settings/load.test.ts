@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { isLoopbackHost, loadConfig } from '../../lib/settings/load.ts';
 import { confineUnder, resolveFileRef } from '../../lib/settings/resolve.ts';
-import { PROJECT_ROOT, type SettingsOverrides, writeSettings } from '../support/server.ts';
+import { PROJECT_ROOT, type SettingsOverrides, settingsYaml, writeSettings } from '../support/server.ts';
 
 async function load(
   overrides: SettingsOverrides,
@@ -149,6 +149,57 @@ describe('settings', () => {
       const result = await loadConfig(s.file, { env: {}, portOverride: 0 });
       assert.ok(result.ok && result.value.kind === 'serve');
       assert.equal(result.value.config.web.port, 0);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it("reads a file's text as it is now (the same text again, another one, back), whatever a caller did to what it got", async () => {
+    const bundledLimits = await readFile(path.join(PROJECT_ROOT, 'share/armgate/config/joint_limits.yaml'), 'utf8');
+    const s = await writeSettings(
+      { web: { port: 8101, joint_limits: './limits.yaml' } },
+      {
+        'limits.yaml': bundledLimits,
+      },
+    );
+    const loadNow = async () => {
+      const result = await loadConfig(s.file, { env: {} });
+      assert.ok(result.ok && result.value.kind === 'serve', result.ok ? '' : result.error);
+      return result.value.config;
+    };
+    /** Changes every number, string and list reachable from `value` (what a careless caller might do). */
+    const scribble = (value: unknown): void => {
+      if (Array.isArray(value)) {
+        value.forEach((item, i) => {
+          if (typeof item === 'number') value[i] = -1;
+          else if (typeof item === 'string') value[i] = 'scribbled';
+          else scribble(item);
+        });
+        value.push('scribbled');
+      } else if (typeof value === 'object' && value !== null)
+        for (const [key, item] of Object.entries(value)) {
+          if (typeof item === 'number') (value as Record<string, unknown>)[key] = -1;
+          else if (typeof item === 'string') (value as Record<string, unknown>)[key] = 'scribbled';
+          else scribble(item);
+        }
+    };
+    try {
+      const first = await loadNow();
+      const kept = structuredClone(first);
+      assert.equal(first.web.port, 8101);
+      scribble(first);
+      assert.deepEqual(await loadNow(), kept, 'the same text again: the same settings, untouched by the scribbles');
+      await writeFile(s.file, settingsYaml({ web: { port: 8102, joint_limits: './limits.yaml' } }));
+      await writeFile(
+        path.join(s.dir, 'limits.yaml'),
+        bundledLimits.replace('max_velocity: 1.71', 'max_velocity: 1.5'),
+      );
+      const changed = await loadNow();
+      assert.equal(changed.web.port, 8102);
+      assert.equal(changed.limits.maxVelRadS[0], 1.5);
+      await writeFile(s.file, settingsYaml({ web: { port: 8101, joint_limits: './limits.yaml' } }));
+      await writeFile(path.join(s.dir, 'limits.yaml'), bundledLimits);
+      assert.deepEqual(await loadNow(), kept, 'the first texts again');
     } finally {
       await s.cleanup();
     }

@@ -77,3 +77,106 @@ describe('collision model (MuJoCo scene: arm, floor, boxes)', () => {
     );
   });
 });
+
+describe('models of the same texts (ArmModel.load compiles a description and scene once, each model a copy)', () => {
+  const table = { name: 'table', center: [0.6, 0, 0.2], size: [0.3, 0.6, 0.4] } as const;
+  const lowered = [0, 1.5, 0, 0, 0, 0, 0];
+  const touches = (model: ArmModel, thing: string, q: readonly number[]) =>
+    model.contactsAt(q).some((c) => c.a === thing || c.b === thing);
+  let urdf: string;
+  before(async () => {
+    urdf = await bundledUrdf();
+  });
+
+  it('gives each scene its own model: a box is where its scene puts it, in that scene only', async () => {
+    const withTable = await ArmModel.load(urdf, JOINTS, { marginM: 0.005, boxes: [table] });
+    const bare = await ArmModel.load(urdf, JOINTS, { marginM: 0.005, boxes: [] });
+    const moved = await ArmModel.load(urdf, JOINTS, {
+      marginM: 0.005,
+      boxes: [{ ...table, center: [0, 2, 0.2] }],
+    });
+    const renamed = await ArmModel.load(urdf, JOINTS, { marginM: 0.005, boxes: [{ ...table, name: 'bench' }] });
+    const again = await ArmModel.load(urdf, JOINTS, { marginM: 0.005, boxes: [table] });
+    try {
+      assert.ok(touches(withTable, 'table', lowered), 'the table where its scene puts it');
+      assert.ok(!touches(bare, 'table', lowered), 'no table in a scene without it');
+      assert.ok(!touches(moved, 'table', lowered), 'the table 2 m away in the scene that moved it');
+      assert.ok(touches(renamed, 'bench', lowered) && !touches(renamed, 'table', lowered), 'the box by its own name');
+      assert.ok(touches(again, 'table', lowered), 'the first scene again, after the others');
+    } finally {
+      for (const m of [withTable, bare, moved, renamed, again]) m.dispose();
+    }
+  });
+
+  it('gives each margin its own model: contacts within a wide margin are not reported within a narrow one', async () => {
+    const narrow = await ArmModel.load(urdf, JOINTS, { marginM: 0.005, boxes: [] });
+    const wide = await ArmModel.load(urdf, JOINTS, { marginM: 0.3, boxes: [] });
+    try {
+      assert.deepEqual(narrow.contactsAt(WORK), [], 'nothing within 5 mm at work');
+      assert.ok(wide.contactsAt(WORK).length > 0, 'something within 0.3 m at work');
+      assert.deepEqual(narrow.contactsAt(WORK), [], 'the narrow one unchanged by the wide one');
+    } finally {
+      narrow.dispose();
+      wide.dispose();
+    }
+  });
+
+  it('gives each description its own model, and a model of the same texts outlives another one disposed', async () => {
+    const other = urdf.replaceAll('"link7"', '"wrist7"');
+    const first = await ArmModel.load(urdf, JOINTS);
+    const renamed = await ArmModel.load(other, JOINTS);
+    const second = await ArmModel.load(urdf, JOINTS);
+    try {
+      assert.ok(renamed.hasLink('wrist7') && !renamed.hasLink('link7'), renamed.linkNames().join(', '));
+      first.dispose();
+      assert.ok(second.hasLink('link7') && !second.hasLink('wrist7'), second.linkNames().join(', '));
+      const pose = { positionM: new Float64Array(3), rotation: new Float64Array(9) };
+      assert.ok(second.linkPose(WORK, 'link7', pose));
+      assert.ok(Math.abs((pose.positionM[2] ?? 0) - 0.614) < 0.05, `link7 near the work height: ${pose.positionM[2]}`);
+      assert.ok(touches(second, 'floor', [2.9, 2.0, 0, 0, 0, 0, 0]), 'the disposed copy left this one whole');
+    } finally {
+      renamed.dispose();
+      second.dispose();
+    }
+  });
+
+  it('refuses a description MuJoCo cannot compile every time it is given', async () => {
+    for (let k = 0; k < 2; k++) await assert.rejects(ArmModel.load('<robot name="broken"><link', JOINTS));
+  });
+});
+
+describe('inverse dynamics of the same state again (ArmModel.inverseDynamics keeps the last efforts)', () => {
+  it('gives every state its own efforts, the same as computed afresh, whatever came before', async () => {
+    const urdf = await bundledUrdf();
+    const model = await ArmModel.load(urdf, JOINTS);
+    const fresh = await ArmModel.load(urdf, JOINTS);
+    const zero = [0, 0, 0, 0, 0, 0, 0];
+    const moving = [0.3, -0.2, 0.1, 0.5, 0, -0.4, 0.2];
+    const states: [readonly number[], readonly number[], readonly number[]][] = [
+      [WORK, zero, zero],
+      [WORK, zero, zero],
+      [WORK, moving, zero],
+      [WORK, moving, moving],
+      [WORK, zero, zero],
+      [[0, 0, 0, 0, 0, 0, 0], zero, zero],
+      [[0, 0.5, 0, 0, 0, 0, 0], zero, zero],
+      [[0, 0.5, 0, 0, 0, 0, 0], zero, zero],
+      [WORK, zero, zero],
+    ];
+    try {
+      const poison = [1, 1, 1, 1, 1, 1, 1];
+      for (const [k, [q, qd, qdd]] of states.entries()) {
+        const got = model.inverseDynamics(q, qd, qdd, new Float64Array(7));
+        fresh.inverseDynamics(poison, poison, poison, new Float64Array(7));
+        const want = fresh.inverseDynamics(q, qd, qdd, new Float64Array(7));
+        assert.deepEqual(Array.from(got), Array.from(want), `state ${k}`);
+      }
+      const atWork = model.inverseDynamics(WORK, zero, zero, new Float64Array(7));
+      const upright = model.inverseDynamics(zero, zero, zero, new Float64Array(7));
+      assert.ok(Math.abs((atWork[1] ?? 0) - (upright[1] ?? 0)) > 1, `gravity differs: ${atWork[1]} vs ${upright[1]}`);
+    } finally {
+      model.dispose();
+      fresh.dispose();
+    }
+  });
+});

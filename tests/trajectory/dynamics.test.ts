@@ -143,6 +143,83 @@ describe('polynomials on [0, T] (poly.ts)', () => {
       }
     }
   });
+
+  it('samples every joint of a segment last sampled for fewer joints', () => {
+    const trajectory: JointTrajectory = {
+      jointNames: ['a', 'b', 'c'],
+      points: [
+        { positions: [0, 0, 0], velocities: [0, 0, 0], timeFromStartS: 0 },
+        { positions: [1, 1, 1], velocities: [0, 0, 0], timeFromStartS: 1 },
+        { positions: [3, 2, -1], velocities: [1, 1, 1], timeFromStartS: 2 },
+      ],
+    };
+    const all = createSample(3);
+    sampleTrajectory(trajectory, 0.5, all);
+    assert.deepEqual(Array.from(all.q), [0.5, 0.5, 0.5]);
+    sampleTrajectory(trajectory, 1.5, createSample(1));
+    sampleTrajectory(trajectory, 1.5, all);
+    assert.deepEqual(Array.from(all.q), [1.875, 1.375, -0.125]);
+  });
+
+  it('samples a time the same whatever was sampled before (another trajectory, another segment, fewer joints)', () => {
+    const values = (n: number) => fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: n, maxLength: n });
+    const point = (kind: number) =>
+      fc.tuple(values(3), values(3), values(3), fc.double({ min: 0.05, max: 1, noNaN: true })).map(([p, v, a, dt]) => ({
+        dt,
+        point: { positions: p, ...(kind > 0 ? { velocities: v } : {}), ...(kind > 1 ? { accelerations: a } : {}) },
+      }));
+    const trajectory = fc
+      .integer({ min: 0, max: 2 })
+      .chain((kind) => fc.array(point(kind), { minLength: 2, maxLength: 5 }))
+      .map((raw): JointTrajectory => {
+        let t = 0;
+        const points = raw.map(({ dt, point: p }, k) => {
+          if (k > 0) t += dt;
+          return { ...p, timeFromStartS: t };
+        });
+        return { jointNames: ['a', 'b', 'c'], points };
+      });
+    /** The polynomial's value, found without sampleTrajectory: the segment by a scan, then segmentCoefficients. */
+    const expected = (tr: JointTrajectory, t: number, j: number): number => {
+      const points = tr.points;
+      const end = points.at(-1) as TrajectoryPoint;
+      if (t >= end.timeFromStartS) return end.positions[j] ?? 0;
+      if (t <= (points[0]?.timeFromStartS ?? 0)) return points[0]?.positions[j] ?? 0;
+      let i = 0;
+      while ((points[i + 1]?.timeFromStartS ?? 0) <= t) i++;
+      const a = points[i] as TrajectoryPoint;
+      const c = new Float64Array(6);
+      const degree = segmentCoefficients(a, points[i + 1] as TrajectoryPoint, j, c);
+      return evalPoly(c, degree, t - a.timeFromStartS);
+    };
+    fc.assert(
+      fc.property(
+        fc.array(trajectory, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat(), fc.double({ min: 0, max: 2, noNaN: true }), fc.integer({ min: 1, max: 3 })), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        (trajectories, steps) => {
+          // In steps forward and back from the last time: the same segment, the next, an earlier one, another's.
+          let t = 0;
+          for (const [which, dt, n] of steps) {
+            t = Math.max(-0.1, t + dt - 1);
+            const tr = trajectories[which % trajectories.length] as JointTrajectory;
+            // `n` joints, then all three at the same time.
+            for (const joints of [n, 3]) {
+              const out = createSample(joints);
+              sampleTrajectory(tr, t, out);
+              for (let j = 0; j < joints; j++) {
+                const want = expected(tr, t, j);
+                assert.ok(Math.abs((out.q[j] ?? 0) - want) <= 1e-9 * (1 + Math.abs(want)), `joint ${j} at ${t}`);
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
 
 describe('filled velocities (what armgate publishes with validate_limits)', () => {
