@@ -6,7 +6,7 @@
 // build that imports a few compiled test files; node:test runs their top-level tests one after another in one process,
 // each file's tests as they run alone, and names a failed test by the file it is written in (source maps). A file
 // shares a process only when nothing in it reaches past its own tests: no hook at its top level (it would be the
-// process's, around the other files' tests too), no change to the process (its environment, its signal handlers,
+// process's, around the other files' tests too: a file's hooks go inside its describe), no change to the process (its environment, its signal handlers,
 // mocked timers, globals), and not one of the files that measure the process itself (memory, the event loop's delays,
 // a diagnostics channel) or that take long alone (they start first). ARMGATE_TEST_GROUP=0 runs every file in a process of its own.
 //
@@ -20,9 +20,12 @@ import { pathToFileURL } from 'node:url';
 
 /**
  * Files at most in one process (the unit suite's CPU under load: 8 a process 156 s, 12 a process 143 s, its wall time
- * no longer), few enough that the groups end before the files alone do.
+ * no longer), few enough that the groups end before the files alone do. Measured again with 156 files shareable
+ * (2026-11-28, 34 files, load 5-12): 6 a process 27.2 and 27.8 s of CPU, 12 26.3 and 25.4 s, all 34 in one 24.6 and
+ * 25.1 s but 52 s of wall against 28-38 s: ~0.5 s of CPU a process saved, while 24 a process would sum up to ~55 s of
+ * one group's files alone, long enough to end last. ARMGATE_TEST_GROUP_SIZE sets another (to measure).
  */
-const GROUP_SIZE = 12;
+const GROUP_SIZE = Number(process.env.ARMGATE_TEST_GROUP_SIZE ?? 12);
 
 /** What makes a file run in a process of its own (see the head of this file). */
 const OWN_PROCESS = [

@@ -22,21 +22,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 let server: TestServer;
 let clock: SteppedClock;
-before(async () => {
-  ({ server, clock } = await startSteppedServer({
-    web: {
-      token: ADMIN,
-      tokens: [
-        { name: 'operator', token: TOKEN, role: 'operate' },
-        { name: LONG_NAME, token: LONG, role: 'operate' },
-      ],
-    },
-    sim: { time_scale: 1 },
-  }));
-});
-after(async () => {
-  await server.close();
-});
 
 /** One client frame (masked, as RFC 6455 asks of a client): opcode 1 text, 2 binary. */
 function frame(opcode: number, payload: Buffer | string): Buffer {
@@ -126,45 +111,63 @@ async function jogging(token = TOKEN): Promise<net.Socket> {
 
 const closeCodeOf = (socket: net.Socket) => (socket as net.Socket & { closeFrame?: Promise<number> }).closeFrame;
 
-describe('the jog WebSocket, closed by the server, to a client that does not answer the close', () => {
-  it('a binary frame (1003) ends the jog at once: later text messages move nothing', async () => {
-    const socket = await jogging();
-    socket.write(frame(2, Buffer.from([1, 2, 3])));
-    assert.equal(await closeCodeOf(socket), 1003);
-    // The client goes on as if nothing happened: 5 s of both times at most for the jog to end.
-    const ended = await keepSending(socket, 5000, () => owner() === undefined);
-    assert.ok(ended, `the jog is still in force (${owner()}) while its closed socket sends commands`);
-    const still = await keepSending(socket, 300, () => owner() !== undefined);
-    assert.ok(!still, 'a command on the closed socket started a jog again');
-    socket.destroy();
+describe('the jog WebSocket of a live server, at its close and for a long token name', () => {
+  before(async () => {
+    ({ server, clock } = await startSteppedServer({
+      web: {
+        token: ADMIN,
+        tokens: [
+          { name: 'operator', token: TOKEN, role: 'operate' },
+          { name: LONG_NAME, token: LONG, role: 'operate' },
+        ],
+      },
+      sim: { time_scale: 1 },
+    }));
+  });
+  after(async () => {
+    await server.close();
   });
 
-  it('a flood (1008) ends the jog at once: commands in the next second move nothing', async () => {
-    const socket = await jogging();
-    for (let i = 0; i < 150; i++) socket.write(frame(1, JOG));
-    assert.equal(await closeCodeOf(socket), 1008);
-    // Past the flood's one-second window the socket would be under the cap again.
-    const ended = await keepSending(socket, 5000, () => owner() === undefined);
-    assert.ok(ended, `the jog is still in force (${owner()}) while its closed socket sends commands`);
-    await sleep(1100);
-    const still = await keepSending(socket, 300, () => owner() !== undefined);
-    assert.ok(!still, 'a command on the closed socket started a jog again');
-    socket.destroy();
-  });
-});
+  describe('the jog WebSocket, closed by the server, to a client that does not answer the close', () => {
+    it('a binary frame (1003) ends the jog at once: later text messages move nothing', async () => {
+      const socket = await jogging();
+      socket.write(frame(2, Buffer.from([1, 2, 3])));
+      assert.equal(await closeCodeOf(socket), 1003);
+      // The client goes on as if nothing happened: 5 s of both times at most for the jog to end.
+      const ended = await keepSending(socket, 5000, () => owner() === undefined);
+      assert.ok(ended, `the jog is still in force (${owner()}) while its closed socket sends commands`);
+      const still = await keepSending(socket, 300, () => owner() !== undefined);
+      assert.ok(!still, 'a command on the closed socket started a jog again');
+      socket.destroy();
+    });
 
-describe('the jog WebSocket of a token with a long name', () => {
-  it('a second socket is closed with 4409 and a reason cut to 123 bytes; the server goes on serving', async () => {
-    assert.equal(LONG_NAME.length, 64);
-    const first = await jogging(LONG);
-    const second = await rawJogSocket(TOKEN);
-    assert.equal(await second.closeFrame, 4409);
-    const reason = await second.reason;
-    assert.match(reason, /^another client jogs over the WebSocket \(operator-on-the-cell/);
-    assert.ok(Buffer.byteLength(reason) <= 123, reason);
-    second.socket.destroy();
-    const stop = await fetch(`${server.url}/stop`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
-    assert.equal(stop.status, 200);
-    first.destroy();
+    it('a flood (1008) ends the jog at once: commands in the next second move nothing', async () => {
+      const socket = await jogging();
+      for (let i = 0; i < 150; i++) socket.write(frame(1, JOG));
+      assert.equal(await closeCodeOf(socket), 1008);
+      // Past the flood's one-second window the socket would be under the cap again.
+      const ended = await keepSending(socket, 5000, () => owner() === undefined);
+      assert.ok(ended, `the jog is still in force (${owner()}) while its closed socket sends commands`);
+      await sleep(1100);
+      const still = await keepSending(socket, 300, () => owner() !== undefined);
+      assert.ok(!still, 'a command on the closed socket started a jog again');
+      socket.destroy();
+    });
+  });
+
+  describe('the jog WebSocket of a token with a long name', () => {
+    it('a second socket is closed with 4409 and a reason cut to 123 bytes; the server goes on serving', async () => {
+      assert.equal(LONG_NAME.length, 64);
+      const first = await jogging(LONG);
+      const second = await rawJogSocket(TOKEN);
+      assert.equal(await second.closeFrame, 4409);
+      const reason = await second.reason;
+      assert.match(reason, /^another client jogs over the WebSocket \(operator-on-the-cell/);
+      assert.ok(Buffer.byteLength(reason) <= 123, reason);
+      second.socket.destroy();
+      const stop = await fetch(`${server.url}/stop`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      assert.equal(stop.status, 200);
+      first.destroy();
+    });
   });
 });

@@ -13,12 +13,6 @@ import { startSteppedServer } from '../support/stepped.ts';
 const ADMIN = 'admin-token-4b3c2d1e0f9a';
 
 let server: TestServer;
-before(async () => {
-  ({ server } = await startSteppedServer({ web: { token: ADMIN } }));
-});
-after(async () => {
-  await server.close();
-});
 
 /** A WebSocket upgrade of `target` with the admin token, as raw bytes (the answer when it is refused). */
 const upgrade = (target: string) =>
@@ -32,6 +26,13 @@ const upgrade = (target: string) =>
 const auth = { authorization: `Bearer ${ADMIN}` };
 
 describe('the jog WebSocket path, at its HTTP edges', () => {
+  before(async () => {
+    ({ server } = await startSteppedServer({ web: { token: ADMIN } }));
+  });
+  after(async () => {
+    await server.close();
+  });
+
   it('opens with no query (101)', async () => {
     const answer = await upgrade('/robot/jog');
     assert.equal(answer.status, 101);

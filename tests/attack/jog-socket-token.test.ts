@@ -13,14 +13,6 @@ const ADMIN = 'admin-token-9c8b7a6f5e4d';
 const OPERATOR = 'opérateur-token-1f2e3d4c';
 
 let server: TestServer;
-before(async () => {
-  ({ server } = await startSteppedServer({
-    web: { token: ADMIN, tokens: [{ name: 'operator', token: OPERATOR, role: 'operate' }] },
-  }));
-});
-after(async () => {
-  await server.close();
-});
 
 const asProtocol = (token: Buffer | string) => `armgate.token.${Buffer.from(token).toString('base64url')}`;
 
@@ -38,6 +30,15 @@ function upgrade(protocols: string[]): Promise<number> {
 }
 
 describe('the jog WebSocket, a token in the subprotocol that no header could carry', () => {
+  before(async () => {
+    ({ server } = await startSteppedServer({
+      web: { token: ADMIN, tokens: [{ name: 'operator', token: OPERATOR, role: 'operate' }] },
+    }));
+  });
+  after(async () => {
+    await server.close();
+  });
+
   for (const [what, token] of [
     ['a character beyond Latin-1', `\u{1F916}${ADMIN}`],
     ['invalid UTF-8 (read as U+FFFD)', Buffer.concat([Buffer.from([0xc3, 0x28]), Buffer.from(ADMIN)])],

@@ -15,12 +15,6 @@ import { startSteppedServer } from '../support/stepped.ts';
 const ADMIN = 'admin-token-8d6c4b2a0f9e';
 
 let server: TestServer;
-before(async () => {
-  ({ server } = await startSteppedServer({ web: { token: ADMIN } }));
-});
-after(async () => {
-  await server.close();
-});
 
 function frame(payload: string): Buffer {
   const body = Buffer.from(payload);
@@ -31,6 +25,13 @@ function frame(payload: string): Buffer {
 }
 
 describe('the jog WebSocket of a client that never reads', () => {
+  before(async () => {
+    ({ server } = await startSteppedServer({ web: { token: ADMIN } }));
+  });
+  after(async () => {
+    await server.close();
+  });
+
   it('is closed (1008, reads too slowly) and ended once over 1 MiB is queued for it', async () => {
     const { port } = new URL(server.url);
     const socket = net.connect(Number(port), '127.0.0.1');

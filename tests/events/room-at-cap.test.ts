@@ -20,19 +20,20 @@ let server: TestServer;
 let port: number;
 let TOKEN: string;
 let VIEWER: string;
-before(async () => {
-  events = await startEventsServer('room-at-cap', { event_stall_s: 3600, max_event_clients: 2 });
-  ({ server, port, token: TOKEN, viewer: VIEWER } = events);
-});
-after(async () => {
-  await server.close();
-});
 
 const open = (rate: number) => events.open(rate);
 
 const step = (ms: number) => events.step(ms);
 
 describe('a new /events stream at max_event_clients', () => {
+  before(async () => {
+    events = await startEventsServer('room-at-cap', { event_stall_s: 3600, max_event_clients: 2 });
+    ({ server, port, token: TOKEN, viewer: VIEWER } = events);
+  });
+  after(async () => {
+    await server.close();
+  });
+
   it('ends the stream stalled longest to make room; a client that reads keeps its stream; none stalled: 503', async () => {
     const from = server.logs.length;
     const roomLines = () =>

@@ -20,23 +20,24 @@ let server: TestServer;
 let port: number;
 let TOKEN: string;
 let VIEWER: string;
-before(async () => {
-  events = await startEventsServer('room-at-connection-cap', {
-    event_stall_s: 3600,
-    max_connections_per_client: 4,
-    max_event_clients: 100,
-  });
-  ({ server, port, token: TOKEN, viewer: VIEWER } = events);
-});
-after(async () => {
-  await server.close();
-});
 
 const open = (rate: number) => events.open(rate);
 
 const step = (ms: number) => events.step(ms);
 
 describe('a new connection beyond max_connections_per_client, every connection an event stream', () => {
+  before(async () => {
+    events = await startEventsServer('room-at-connection-cap', {
+      event_stall_s: 3600,
+      max_connections_per_client: 4,
+      max_event_clients: 100,
+    });
+    ({ server, port, token: TOKEN, viewer: VIEWER } = events);
+  });
+  after(async () => {
+    await server.close();
+  });
+
   it('ends the connection of the stream stalled longest; a reader keeps its own; none stalled: 503', async () => {
     const from = server.logs.length;
     const roomLines = () =>

@@ -23,13 +23,6 @@ let clock: SteppedClock;
 let port: number;
 let TOKEN: string;
 let VIEWER: string;
-before(async () => {
-  events = await startEventsServer('stalled-streams', { event_stall_s: 2, max_event_clients: 3 });
-  ({ server, clock, port, token: TOKEN, viewer: VIEWER } = events);
-});
-after(async () => {
-  await server.close();
-});
 
 interface RawStream {
   readonly socket: net.Socket;
@@ -74,6 +67,14 @@ function rawStream(read: number): RawStream {
 }
 
 describe('an /events stream whose client does not read', () => {
+  before(async () => {
+    events = await startEventsServer('stalled-streams', { event_stall_s: 2, max_event_clients: 3 });
+    ({ server, clock, port, token: TOKEN, viewer: VIEWER } = events);
+  });
+  after(async () => {
+    await server.close();
+  });
+
   it('is ended once it took nothing for event_stall_s, logged; its place is free, a reader keeps its stream', async () => {
     const reader = await openSse(server.url, '/events?rate_hz=200', { token: VIEWER });
     assert.equal(reader.status, 200);

@@ -21,14 +21,6 @@ let app: TestApp;
 let clock: SteppedClock;
 let chain: Chain;
 
-before(async () => {
-  ({ app, clock } = await createSteppedApp({ sim: { time_scale: 1 } }));
-  const safety = app.services.safety;
-  if (!safety) throw new Error('no safety state');
-  chain = safety.chain;
-});
-after(() => app.close());
-
 const post = (route: string, body: unknown) =>
   steppedUntilSettled(
     clock,
@@ -70,6 +62,14 @@ async function hold(body: unknown, ms: number, each?: (s: { position: number[]; 
 }
 
 describe('jogs without an envelope', () => {
+  before(async () => {
+    ({ app, clock } = await createSteppedApp({ sim: { time_scale: 1 } }));
+    const safety = app.services.safety;
+    if (!safety) throw new Error('no safety state');
+    chain = safety.chain;
+  });
+  after(() => app.close());
+
   beforeEach(async () => {
     await atRest();
     const res = await post('/robot/move/joints', { joints: WORK, speed: 1 });

@@ -34,21 +34,6 @@ let clock: SteppedClock;
 let chain: Chain;
 let cleanup: () => Promise<void>;
 
-before(async () => {
-  const own = await withOwnPositionsFile(await loadTestSettings(settingsWith(JOG)));
-  cleanup = own.cleanup;
-  clock = new SteppedClock(0, Date.now());
-  const context = await SimContext.create(own.config, clock);
-  app = await createArmgate(own.config, catalog, { context, clock, log: () => undefined });
-  const safety = app.services.safety;
-  if (!safety) throw new Error('no safety state');
-  chain = safety.chain;
-});
-after(async () => {
-  await app.close();
-  await cleanup();
-});
-
 const post = (route: string, body: unknown) =>
   steppedUntilSettled(
     clock,
@@ -95,13 +80,27 @@ async function hold(body: unknown, ms: number): Promise<{ linear: number; angula
   return speeds;
 }
 
-beforeEach(async () => {
-  await jogOver();
-  const res = await post('/robot/move/joints', { joints: WORK, speed: 1 });
-  assert.equal(res.status, 200, await res.text());
-});
-
 describe('armgate.jog settings', () => {
+  before(async () => {
+    const own = await withOwnPositionsFile(await loadTestSettings(settingsWith(JOG)));
+    cleanup = own.cleanup;
+    clock = new SteppedClock(0, Date.now());
+    const context = await SimContext.create(own.config, clock);
+    app = await createArmgate(own.config, catalog, { context, clock, log: () => undefined });
+    const safety = app.services.safety;
+    if (!safety) throw new Error('no safety state');
+    chain = safety.chain;
+  });
+  after(async () => {
+    await app.close();
+    await cleanup();
+  });
+  beforeEach(async () => {
+    await jogOver();
+    const res = await post('/robot/move/joints', { joints: WORK, speed: 1 });
+    assert.equal(res.status, 200, await res.text());
+  });
+
   it('a joint jog at input 1 moves at joint_speed of its velocity limit', async () => {
     await post('/robot/jog', { joints: [0, 0, 1, 0, 0, 0, 0], ttl_ms: 300 });
     await clock.advance(150);

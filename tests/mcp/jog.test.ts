@@ -14,15 +14,6 @@ import { createSteppedApp, steppedUntilSettled } from '../support/stepped.ts';
 let app: TestApp;
 let clock: SteppedClock;
 let client: Client;
-before(async () => {
-  ({ app, clock } = await createSteppedApp({ sim: { time_scale: 1 } }));
-  client = new Client({ name: 'jog-test', version: '1' });
-  await client.connect(mcpTransport(app));
-});
-after(async () => {
-  await client.close();
-  await app.close();
-});
 
 interface Stepped {
   success: boolean;
@@ -47,6 +38,16 @@ function pose(q: readonly number[]): { p: number[]; r: number[] } {
 }
 
 describe('the MCP tool jog', () => {
+  before(async () => {
+    ({ app, clock } = await createSteppedApp({ sim: { time_scale: 1 } }));
+    client = new Client({ name: 'jog-test', version: '1' });
+    await client.connect(mcpTransport(app));
+  });
+  after(async () => {
+    await client.close();
+    await app.close();
+  });
+
   it('says it moves the arm', async () => {
     const tool = (await client.listTools()).tools.find((t) => t.name === 'jog');
     assert.equal(tool?.annotations?.destructiveHint, true);

@@ -12,13 +12,13 @@ import { createTestApp, type TestApp, testConfig } from '../support/server.ts';
 const clock = new SteppedClock(0, 1.7e12);
 let app: TestApp;
 
-before(async () => {
-  const context = await SimContext.create(await testConfig({ sim: { time_scale: 1 } }), clock);
-  app = await createTestApp({}, { context });
-});
-after(() => app.close());
-
 describe('a jog that lapsed before its next command', () => {
+  before(async () => {
+    const context = await SimContext.create(await testConfig({ sim: { time_scale: 1 } }), clock);
+    app = await createTestApp({}, { context });
+  });
+  after(() => app.close());
+
   it('is ended, and the next command starts a new jog under a new lease', () => {
     const jog = app.services.jog;
     assert.ok(jog);

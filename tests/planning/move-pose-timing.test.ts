@@ -17,14 +17,6 @@ interface Pose {
 let server: TestApp;
 let clock: SteppedClock;
 
-before(async () => {
-  ({ app: server, clock } = await createSteppedApp({ sim: { time_scale: 1, initial_position: BENT } }));
-});
-
-after(async () => {
-  await server.close();
-});
-
 async function post(route: string, body: unknown): Promise<{ success: boolean; message: string }> {
   const res = await steppedUntilSettled(
     clock,
@@ -53,6 +45,13 @@ const near = (p: Pose['position'], q: readonly number[]) =>
   Math.hypot(p.x - (q[0] ?? 0), p.y - (q[1] ?? 0), p.z - (q[2] ?? 0));
 
 describe('Cartesian moves at full speed on the simulated arm (/robot/move/pose)', () => {
+  before(async () => {
+    ({ app: server, clock } = await createSteppedApp({ sim: { time_scale: 1, initial_position: BENT } }));
+  });
+  after(async () => {
+    await server.close();
+  });
+
   it('moves LIN 15 cm at speed 1.0 from [0, 0.4, 0, -1.4, 0, 1.3, 0] to the target, in well under a second', async () => {
     const start = await toBent();
     const { x, y, z } = start.position;

@@ -35,16 +35,6 @@ let t: RclTestServer;
 let clock: SteppedClock;
 /** The jog's moments since the last reset (state, reason). */
 let moments: { state: string; reason?: JogEndReason }[] = [];
-before(async () => {
-  clock = new SteppedClock(0, Date.now());
-  t = await steppedUntilSettled(clock, startRclTestServer({ sim: { sim: { time_scale: 1 } }, clock }), 'start-up');
-  // A read with no joint state yet waits for the next on the clock: the first comes before any read.
-  assert.ok(await clock.until(() => t.context.latestJointState() !== undefined, 2, 2000), 'a first joint state');
-  t.server.services.jog?.onEvents((event) => {
-    moments.push({ state: event.state, ...(event.reason ? { reason: event.reason } : {}) });
-  });
-});
-after(() => t.close());
 
 /** A POST to the app in memory, not waited for here. */
 const send = (route: string, body?: unknown) =>
@@ -92,13 +82,23 @@ async function moveTo(joints: readonly number[]): Promise<void> {
   assert.equal((JSON.parse(text) as { success: boolean }).success, true, text);
 }
 
-beforeEach(async () => {
-  await jogOver();
-  await moveTo(WORK);
-  moments = [];
-});
-
 describe('jogging on ros2: short trajectories streamed on the controller topic', () => {
+  before(async () => {
+    clock = new SteppedClock(0, Date.now());
+    t = await steppedUntilSettled(clock, startRclTestServer({ sim: { sim: { time_scale: 1 } }, clock }), 'start-up');
+    // A read with no joint state yet waits for the next on the clock: the first comes before any read.
+    assert.ok(await clock.until(() => t.context.latestJointState() !== undefined, 2, 2000), 'a first joint state');
+    t.server.services.jog?.onEvents((event) => {
+      moments.push({ state: event.state, ...(event.reason ? { reason: event.reason } : {}) });
+    });
+  });
+  after(() => t.close());
+  beforeEach(async () => {
+    await jogOver();
+    await moveTo(WORK);
+    moments = [];
+  });
+
   it('a held joint jog moves only that joint; the dead-man brings the arm to rest (ttl); each message ends at rest', async () => {
     const start = await positions();
     const messages: { points: { positions: number[]; velocities: number[]; time_from_start: never }[] }[] = [];

@@ -33,24 +33,6 @@ const asProtocol = (token: string) => `armgate.token.${Buffer.from(token).toStri
 let server: TestServer;
 let dir: string;
 let clock: SteppedClock;
-before(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'armgate-jog-socket-'));
-  ({ server, clock } = await startSteppedServer({
-    audit: { path: path.join(dir, 'audit.jsonl') },
-    web: {
-      token: ADMIN,
-      tokens: [
-        { name: 'operator', token: TOKEN, role: 'operate' },
-        { name: 'viewer', token: VIEWER, role: 'read' },
-      ],
-    },
-    sim: { time_scale: 1 },
-  }));
-});
-after(async () => {
-  await server.close();
-  await rm(dir, { recursive: true, force: true });
-});
 
 const wsUrl = () => `${server.url.replace('http', 'ws')}/robot/jog`;
 
@@ -113,6 +95,25 @@ async function atRest(timeoutMs = 3000): Promise<number[]> {
 }
 
 describe('the jog WebSocket', () => {
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'armgate-jog-socket-'));
+    ({ server, clock } = await startSteppedServer({
+      audit: { path: path.join(dir, 'audit.jsonl') },
+      web: {
+        token: ADMIN,
+        tokens: [
+          { name: 'operator', token: TOKEN, role: 'operate' },
+          { name: 'viewer', token: VIEWER, role: 'read' },
+        ],
+      },
+      sim: { time_scale: 1 },
+    }));
+  });
+  after(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it('takes the token as a subprotocol, answers with armgate.jog.v1 and never echoes or logs the token', async () => {
     const { ws } = await open({ protocols: ['armgate.jog.v1', asProtocol(TOKEN)] });
     assert.equal(ws.protocol, 'armgate.jog.v1');

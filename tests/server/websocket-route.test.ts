@@ -37,31 +37,6 @@ const probe = webSocketRoute({
 
 let server: RunningServer;
 let cleanup: () => Promise<void>;
-before(async () => {
-  const own = await withOwnPositionsFile(
-    await testConfig({
-      web: {
-        token: ADMIN,
-        tokens: [
-          { name: 'operator', token: OPERATOR, role: 'operate' },
-          { name: 'viewer', token: VIEWER, role: 'read' },
-        ],
-      },
-    }),
-  );
-  cleanup = own.cleanup;
-  server = await startServer(
-    own.config,
-    { ...catalog, websockets: [...(catalog.websockets ?? []), probe] },
-    {
-      log: () => {},
-    },
-  );
-});
-after(async () => {
-  await server.close();
-  await cleanup();
-});
 
 interface Opened {
   readonly ws: WebSocket;
@@ -104,6 +79,32 @@ const override = async () =>
   ).percent;
 
 describe('a WebSocket route of the catalog', () => {
+  before(async () => {
+    const own = await withOwnPositionsFile(
+      await testConfig({
+        web: {
+          token: ADMIN,
+          tokens: [
+            { name: 'operator', token: OPERATOR, role: 'operate' },
+            { name: 'viewer', token: VIEWER, role: 'read' },
+          ],
+        },
+      }),
+    );
+    cleanup = own.cleanup;
+    server = await startServer(
+      own.config,
+      { ...catalog, websockets: [...(catalog.websockets ?? []), probe] },
+      {
+        log: () => {},
+      },
+    );
+  });
+  after(async () => {
+    await server.close();
+    await cleanup();
+  });
+
   it('is served by the upgrade dispatcher (beside the jog socket), answering its own subprotocol', async () => {
     const a = await open(OPERATOR);
     assert.equal(a.ws.protocol, 'armgate.probe.v1');
