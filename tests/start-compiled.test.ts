@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { appendFile, cp, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { after as afterAll, describe, it } from 'node:test';
 import { PROJECT_ROOT, writeSettings } from './support/settings-file.ts';
 
@@ -19,11 +20,20 @@ interface Run {
   readonly status: number | undefined;
 }
 
+/**
+ * Copies `sources` (files and folders, symbolic links as links) into the folder `into`, as `cp -R` does: one process
+ * (fs.cp walked, stat-ed and copied each of a checkout's ~300 sources and its .build/ in this process: ~0.5 s of CPU in all).
+ */
+async function copyInto(sources: readonly string[], into: string): Promise<void> {
+  await promisify(execFile)('cp', ['-R', ...sources, into]);
+}
+
 async function copyProject(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'armgate-start-'));
-  for (const entry of ['server.ts', 'lib', 'handlers', 'scripts', 'package.json']) {
-    await cp(path.join(PROJECT_ROOT, entry), path.join(dir, entry), { recursive: true });
-  }
+  await copyInto(
+    ['server.ts', 'lib', 'handlers', 'scripts', 'package.json'].map((entry) => path.join(PROJECT_ROOT, entry)),
+    dir,
+  );
   for (const entry of ['node_modules', 'package-lock.json', 'share', 'docs']) {
     await symlink(path.join(PROJECT_ROOT, entry), path.join(dir, entry));
   }
@@ -307,7 +317,7 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
       }
       // The checkout is copied with its .build/ (sources unchanged) and the original marked: a bundle that still
       // pointed at the old place would run the old place's sources (here: the marked start.ts).
-      await cp(project.dir, moved, { recursive: true, verbatimSymlinks: true });
+      await copyInto([`${project.dir}/.`], moved);
       await appendFile(
         path.join(project.dir, 'lib', 'server', 'start.ts'),
         "\nprocess.stdout.write('the old place ran\\n');\n",
