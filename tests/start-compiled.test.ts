@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  access,
+  appendFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -40,6 +52,13 @@ async function copyProject(): Promise<{ dir: string; cleanup: () => Promise<void
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** Whether `file` exists. */
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
+
 /** GET /robot/joint_states: its status. */
 async function askJointStates(url: string): Promise<number> {
   const res = await fetch(`${url}/robot/joint_states`);
@@ -55,6 +74,7 @@ function start(
   dir: string,
   settingsFile: string,
   ask: (url: string, stdout: () => string, pid: number) => Promise<number> = askJointStates,
+  spawned: (pid: number) => void = () => undefined,
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['scripts/start.mjs', '--settings', settingsFile, '--port', '0'], {
@@ -62,6 +82,7 @@ function start(
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ARMGATE_TOKEN: '' },
     });
+    if (child.pid !== undefined) spawned(child.pid);
     let stdout = '';
     let stderr = '';
     let status: number | undefined;
@@ -186,10 +207,40 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
 
       // The written binary gone (a cleaned .build/, a half-copied one): the next start writes it again and the arm answers.
       await rm(path.join(project.dir, '.build', wasm));
-      const rewritten = await start(project.dir, settings.file);
-      assert.equal(rewritten.code, 0, rewritten.stderr);
-      assert.equal(rewritten.status, 200);
-      assert.deepEqual(await readFile(path.join(project.dir, '.build', wasm)), wasmBytes);
+      // One start builds at a time: while another start holds the build lock (a folder holding its owner's pid, here a
+      // live `sleep`'s) this start waits at it (its own lock folder, build.lock.<pid>.tmp, ready to be renamed into
+      // place) and builds nothing; once the owner is gone it takes the lock over and builds. (Starts at once on a
+      // stale bundle each compiled: ~2 s of CPU each.)
+      const lock = path.join(project.dir, '.build', 'build.lock');
+      const owner = spawn('sleep', ['600'], { stdio: 'ignore' });
+      const ownerGone = new Promise((resolve) => owner.once('exit', resolve));
+      let waited: Promise<void> = Promise.resolve();
+      try {
+        await mkdir(lock);
+        await writeFile(path.join(lock, 'pid'), String(owner.pid));
+        const rewritten = await start(project.dir, settings.file, askJointStates, (pid) => {
+          waited = (async () => {
+            try {
+              const waiting = `${lock}.${pid}.tmp`;
+              for (let i = 0; i < 600 && !(await exists(waiting)); i++) await new Promise((r) => setTimeout(r, 50));
+              assert.ok(await exists(waiting), 'the start waits at the lock another start holds');
+              await new Promise((r) => setTimeout(r, 300));
+              assert.ok(await exists(waiting), 'still waiting while the owner lives');
+              assert.equal(await exists(path.join(project.dir, '.build', wasm)), false, 'nothing built while it waits');
+            } finally {
+              owner.kill('SIGKILL');
+            }
+          })();
+        });
+        await waited;
+        assert.equal(rewritten.code, 0, rewritten.stderr);
+        assert.equal(rewritten.status, 200);
+        assert.deepEqual(await readFile(path.join(project.dir, '.build', wasm)), wasmBytes);
+        assert.equal(await exists(lock), false, 'the lock is given back after the build');
+      } finally {
+        owner.kill('SIGKILL');
+        await ownerGone;
+      }
       // Four lines added, each to one file the build wrote, and one start shows each of them (one start rather than
       // four: the lines added before it are in place at each start anyway).
       // The simulator loads the split copy of mujoco-js, not the package: the line added to it shows.
