@@ -311,14 +311,20 @@ function prune(keep) {
   }
 }
 
-/** Whether the start that holds the build lock still runs (a lock whose owner was killed is taken over). */
+/**
+ * Whether the start that holds the build lock still runs: a lock whose owner was killed is taken over, and so is one
+ * naming this very process (a container restarted with its .build/ kept gives out the same pids again) or older than
+ * LOCK_WAIT_MS (its pid since given to another process).
+ */
 function lockOwnerAlive() {
   let pid;
   try {
+    if (Date.now() - statSync(LOCK).mtimeMs > LOCK_WAIT_MS) return false;
     pid = Number(readFileSync(path.join(LOCK, 'pid'), 'utf8'));
   } catch {
     return false;
   }
+  if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return true;
