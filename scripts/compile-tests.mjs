@@ -38,6 +38,8 @@ const CHILD_ENTRIES = [
   'tests/support/connection-crowd-child.ts',
   'tests/support/bag-writer-child.ts',
   'tests/support/json-verdict-child.ts',
+  // Not a process: the `rclnodejs` a ros2-backend sequence runner imports (tests/support/rclnodejs-hook.mjs).
+  'tests/support/rclnodejs-standin-remote.ts',
 ];
 
 /**

@@ -16,7 +16,7 @@ import { streamBagFolder } from '../support/bag-stream.ts';
 import { listeningUrl, runServerCli, type CliRun } from '../support/cli.ts';
 import { tempFilesWith, describeIssues, getJson, issuesOf, post, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { writeSettings } from '../support/server.ts';
+import { writeSettings } from '../support/settings-file.ts';
 
 const TIME_SCALE = 10;
 /** Long enough to be interrupted: 100 iterations between two joint points. */

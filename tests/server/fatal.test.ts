@@ -14,7 +14,7 @@ import { readBag } from '../support/bag.ts';
 import { type CliRun, listeningUrl, runServerCli } from '../support/cli.ts';
 import { assertProcessGone, sleep, waitFor, WORK } from '../support/live.ts';
 import { sequenceForm } from '../support/multipart.ts';
-import { PROJECT_ROOT, writeSettings } from '../support/server.ts';
+import { PROJECT_ROOT, writeSettings } from '../support/settings-file.ts';
 
 const HOOK = pathToFileURL(path.join(PROJECT_ROOT, 'tests/support/fault-hook.mjs')).href;
 const TOKEN = 'fatal-test-token-6b1d93e07c4a5f28';
