@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { lazySchemaValidator } from '../../lib/mcp/lazy-validator.ts';
 import { initializeRequest, mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
@@ -314,5 +316,32 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
       await asking.client.close();
       await plain.client.close();
     }
+  });
+});
+
+describe("a session's JSON Schema validator (lib/mcp/lazy-validator.ts)", () => {
+  const confirmSchema = {
+    type: 'object',
+    properties: { confirm: { type: 'boolean' } },
+    required: ['confirm'],
+  } as const;
+
+  it("is built on its first use only, once, and judges as the SDK's default validator does", () => {
+    let built = 0;
+    const validator = lazySchemaValidator(() => {
+      built++;
+      return new AjvJsonSchemaValidator();
+    });
+    assert.equal(built, 0, 'nothing built with the session');
+    const check = validator.getValidator(confirmSchema);
+    const again = validator.getValidator(confirmSchema);
+    assert.equal(built, 1, 'built once, at the first schema');
+    const sdk = new AjvJsonSchemaValidator().getValidator(confirmSchema);
+    for (const input of [{ confirm: true }, { confirm: 'yes' }, {}, null]) {
+      assert.deepEqual(check(input), sdk(input), `${JSON.stringify(input)} judged alike`);
+      assert.deepEqual(again(input), sdk(input), `${JSON.stringify(input)} judged alike the second time`);
+    }
+    assert.equal(check({ confirm: true }).valid, true);
+    assert.equal(check({ confirm: 'yes' }).valid, false);
   });
 });

@@ -27,6 +27,7 @@ import {
   OAUTH_DISCOVERY_PATH,
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
+import { lazySchemaValidator } from '../../lib/mcp/lazy-validator.ts';
 import { initializeRequest, openMcpSession } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { TEST_ARRIVAL } from '../support/services.ts';
@@ -559,7 +560,11 @@ interface Probe {
  */
 function probeServer(probe: Probe): () => Server {
   return () => {
-    const server = new Server({ name: 'probe', version: '1' }, { capabilities: { tools: {} } });
+    // Its validator built on first use, as armgate's face's is (lib/mcp/lazy-validator.ts).
+    const server = new Server(
+      { name: 'probe', version: '1' },
+      { capabilities: { tools: {} }, jsonSchemaValidator: lazySchemaValidator() },
+    );
     const callTool = async (params: Record<string, unknown>, extra: CallExtra): Promise<CallToolResult> => {
       probe.paths.push('server');
       const token = extra._meta?.progressToken;
