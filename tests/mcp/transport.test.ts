@@ -550,6 +550,8 @@ interface Probe {
   /** Aborts the handlers observed, by tool call. */
   readonly aborted: string[];
   started: number;
+  /** Servers made: one per session opened or rebuilt. */
+  built: number;
   /** How each tools/call was answered: through the session's Server (the one path, JSON or stream alike). */
   readonly paths: 'server'[];
 }
@@ -560,6 +562,7 @@ interface Probe {
  */
 function probeServer(probe: Probe): () => Server {
   return () => {
+    probe.built++;
     // Its validator built on first use, as armgate's face's is (lib/mcp/lazy-validator.ts).
     const server = new Server(
       { name: 'probe', version: '1' },
@@ -613,7 +616,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
   const open: McpEndpoint[] = [];
   const make = (options: Omit<McpEndpointOptions, 'createServer'> = {}) => {
-    const probe: Probe = { aborted: [], started: 0, paths: [] };
+    const probe: Probe = { aborted: [], started: 0, built: 0, paths: [] };
     const endpoint = createMcpEndpoint(admission, { createServer: probeServer(probe), ...options });
     open.push(endpoint);
     const fetchIn = async (input: string | URL, init?: RequestInit) => {
@@ -891,6 +894,23 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     }
     assert.equal(endpoint.sessionCount(), 2, 'each closed session rebuilt once, within the limit');
     assert.equal(probe.aborted.length, 1, 'the busy call reached its handler (not a rebuilt server)');
+    await Promise.all([a, b, c].map(({ client }) => client.close()));
+  });
+
+  it('closes the least recently used idle session for room, even when the clock has not moved since', async () => {
+    // A clock that never moves: every session was last used at the same instant, and only the order of use tells them.
+    const { connect, endpoint, probe } = make({ maxSessions: 2, clock: new SteppedClock() });
+    const a = await connect();
+    const b = await connect();
+    await a.client.callTool({ name: 'count', arguments: {} });
+    const c = await connect();
+    assert.equal(endpoint.sessionCount(), 2, 'one session closed for room');
+    assert.equal(probe.built, 3, 'three sessions opened');
+    await a.client.callTool({ name: 'count', arguments: {} });
+    await c.client.callTool({ name: 'count', arguments: {} });
+    assert.equal(probe.built, 3, 'the session used since (and the newest) kept: neither rebuilt');
+    await b.client.callTool({ name: 'count', arguments: {} });
+    assert.equal(probe.built, 4, 'the least recently used one was closed: rebuilt on its next request');
     await Promise.all([a, b, c].map(({ client }) => client.close()));
   });
 
