@@ -758,6 +758,29 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.equal(probe.paths.length, 6, 'every call ran');
   });
 
+  it('serves plain JSON answers and a DELETE in a session opened on a stream', async () => {
+    const { fetchIn, probe } = make();
+    const headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    const init = await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18')) });
+    assert.match(init.headers.get('content-type') ?? '', /^text\/event-stream/, 'the initialize answered on a stream');
+    assert.match(await init.text(), /"serverInfo"/, 'by the Server');
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '' };
+    const plain = { ...headers, ...session, accept: 'application/json' };
+    const batch = await fetchIn(url, { method: 'POST', headers: plain, body: JSON.stringify([CALL(2, 'count')]) });
+    assert.match(batch.headers.get('content-type') ?? '', /^application\/json/, 'a JSON answer');
+    const answers = (await batch.json()) as { id: number; result?: CallToolResult }[];
+    assert.deepEqual(
+      answers.map((a) => [a.id, a.result?.content]),
+      [[2, [{ type: 'text', text: 'counted' }]]],
+      'the batch answered in JSON',
+    );
+    const ended = await fetchIn(url, { method: 'DELETE', headers: session });
+    assert.equal(ended.status, 200, 'the session is deleted');
+    const after = await fetchIn(url, { method: 'POST', headers: plain, body: JSON.stringify(CALL(3, 'count')) });
+    assert.equal(after.status, 404, 'and is 404 afterwards');
+    assert.deepEqual(probe.paths, ['server'], 'the one call ran');
+  });
+
   it('runs no call whose envelope the SDK would refuse: an id that is not a string or an integer, a bad progressToken', async () => {
     const { fetchIn, probe } = make();
     const session = await rawSession(fetchIn);
