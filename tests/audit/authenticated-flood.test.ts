@@ -8,9 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { refusalsPath } from '../../lib/audit/trail.ts';
-import { mcpTransport } from '../support/mcp.ts';
+import { mcpClient, mcpTransport } from '../support/mcp.ts';
 import { trailLines } from '../support/audit.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
@@ -187,7 +186,7 @@ describe('the audit trail under an authenticated flood', () => {
   it('stops sent with arguments that differ each time, an override spelled six ways: repeats all the same', async () => {
     await app.services.audit?.flush();
     const before = (await linesOf(file)).length;
-    const client = new Client({ name: 'audit-flood', version: '1' });
+    const client = mcpClient('audit-flood');
     await client.connect(mcpTransport(app, { requestInit: { headers: { authorization: `Bearer ${TOKENS.viewer}` } } }));
     const n = 300;
     const spellings = [50, '50', '50.0', '5e1', '050', ' 50'];
@@ -223,7 +222,7 @@ describe('the audit trail under an authenticated flood', () => {
   it('a motion to where the arm is, again and again, and dry runs asked for as "true": one line, the rest counted', async () => {
     await app.services.audit?.flush();
     const before = (await linesOf(file)).length;
-    const client = new Client({ name: 'audit-flood', version: '1' });
+    const client = mcpClient('audit-flood');
     await client.connect(
       mcpTransport(app, { requestInit: { headers: { authorization: `Bearer ${TOKENS.operator}` } } }),
     );

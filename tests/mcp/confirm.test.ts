@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { lazySchemaValidator } from '../../lib/mcp/lazy-validator.ts';
-import { initializeRequest, mcpTransport } from '../support/mcp.ts';
+import { initializeRequest, mcpClient, mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
@@ -20,10 +19,7 @@ const TARGET = [0.3, 0.3, 0, -1.3, 0, 1.3, 0];
 /** A client that answers every elicitation with `answer` (or declares no elicitation when undefined), counting the questions. */
 async function connect(url: Target, answer?: { action: 'accept' | 'decline'; confirm?: boolean }) {
   const asked: string[] = [];
-  const client = new Client(
-    { name: 'confirm-test', version: '1' },
-    answer ? { capabilities: { elicitation: {} } } : {},
-  );
+  const client = mcpClient('confirm-test', answer ? { capabilities: { elicitation: {} } } : {});
   if (answer)
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(String((request.params as { message?: string }).message));
@@ -37,7 +33,7 @@ async function connect(url: Target, answer?: { action: 'accept' | 'decline'; con
 
 /** A client whose person is asked and answers only when the test says: `question` resolves when asked. */
 async function connectAsking(url: Target) {
-  const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+  const client = mcpClient('confirm-test', { capabilities: { elicitation: {} } });
   let asked: () => void = () => {};
   const question = new Promise<void>((resolve) => {
     asked = resolve;
@@ -234,7 +230,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
   });
 
   it('refuses at once a motion from a client that takes only JSON answers: it cannot be asked, nothing moves', async () => {
-    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+    const client = mcpClient('confirm-test', { capabilities: { elicitation: {} } });
     let questions = 0;
     client.setRequestHandler(ElicitRequestSchema, async () => {
       questions++;

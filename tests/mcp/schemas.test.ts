@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { mcpTransport } from '../support/mcp.ts';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { mcpClient, mcpTransport } from '../support/mcp.ts';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -327,7 +327,7 @@ describe('tool and OpenAPI schemas under strict JSON Schema validators, and the 
   let tools: ListedTool[] = [];
   before(async () => {
     server = await createTestApp({ sim: { time_scale: 20 } });
-    client = new Client({ name: 'armgate-schemas-test', version: '1' });
+    client = mcpClient('armgate-schemas-test');
     await client.connect(mcpTransport(server));
     tools = (await client.listTools()).tools as ListedTool[];
   });

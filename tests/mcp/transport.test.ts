@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
   type StreamableHTTPClientTransportOptions,
@@ -28,7 +27,7 @@ import {
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
 import { lazySchemaValidator } from '../../lib/mcp/lazy-validator.ts';
-import { initializeRequest, openMcpSession } from '../support/mcp.ts';
+import { initializeRequest, mcpClient, openMcpSession } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { TEST_ARRIVAL } from '../support/services.ts';
 import { operations } from '../../handlers/index.ts';
@@ -70,7 +69,7 @@ describe('MCP transport over a live server', () => {
   const auth = { authorization: `Bearer ${TOKEN}` };
   const connect = async (version: string = LATEST_PROTOCOL_VERSION) => {
     const transport = new VersionedTransport(endpoint, version, { requestInit: { headers: auth } });
-    const client = new Client({ name: 'transport-test', version: '1' });
+    const client = mcpClient('transport-test');
     await client.connect(transport);
     return { client, transport };
   };
@@ -288,7 +287,7 @@ describe('MCP transport over a live server', () => {
       requestInit: { headers: auth },
       sessionId: 'Zm9yZ290dGVuLXNlc3Npb24.AAAAAAAAAAAAAAAAAAAAAA',
     });
-    const client = new Client({ name: 'stale', version: '1' });
+    const client = mcpClient('stale');
     await client.connect(stale);
     try {
       await assert.rejects(client.listTools(), (e) => errorStatus(e) === 404, 'the SDK client sees the 404');
@@ -625,7 +624,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
       return endpoint.handler(request, TEST_ARRIVAL);
     };
     const connect = async (accept?: string) => {
-      const client = new Client({ name: 'probe-client', version: '1' });
+      const client = mcpClient('probe-client');
       const transport = new StreamableHTTPClientTransport(url, {
         fetch: accept
           ? (input, init) => {
