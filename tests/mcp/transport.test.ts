@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Request as PonyfillRequest } from '@whatwg-node/fetch';
 import {
   StreamableHTTPClientTransport,
   type StreamableHTTPClientTransportOptions,
@@ -603,6 +604,14 @@ function probeServer(probe: Probe): () => Server {
   };
 }
 
+/**
+ * A request to the endpoint in memory as the server's adapter hands it one from a socket: @whatwg-node/fetch's Request
+ * for a text body (lib/server/start.ts, inMemoryRequest), the platform's otherwise.
+ */
+function requestOf(input: string | URL, init?: RequestInit): Request {
+  return typeof init?.body === 'string' ? (new PonyfillRequest(input, init) as Request) : new Request(input, init);
+}
+
 /** Opens a session with a raw initialize (JSON answer) on an endpoint in memory; its id. */
 async function rawSession(fetchIn: (input: string | URL, init?: RequestInit) => Promise<Response>): Promise<string> {
   const endpoint = { request: (path: string, init?: RequestInit) => fetchIn(`http://127.0.0.1:8007${path}`, init) };
@@ -619,7 +628,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const endpoint = createMcpEndpoint(admission, { createServer: probeServer(probe), ...options });
     open.push(endpoint);
     const fetchIn = async (input: string | URL, init?: RequestInit) => {
-      const request = new Request(input, init);
+      const request = requestOf(input, init);
       request.headers.set('host', HOST);
       return endpoint.handler(request, TEST_ARRIVAL);
     };
@@ -941,7 +950,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     const headers = { 'content-type': 'application/json', accept: 'application/json' };
     const ended = await rawSession(fetchIn);
     const del = (id: string, from = TEST_ARRIVAL) => {
-      const request = new Request(url, { method: 'DELETE', headers: { 'mcp-session-id': id } });
+      const request = requestOf(url, { method: 'DELETE', headers: { 'mcp-session-id': id } });
       request.headers.set('host', HOST);
       return endpoint.handler(request, from);
     };
@@ -949,7 +958,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     // Another principal opens and ends more sessions than an ended id is remembered among (a read token suffices).
     const other = { ...TEST_ARRIVAL, caller: { name: 'other', role: 'read' as const } };
     for (let k = 0; k <= ENDED_IDS_KEPT; k++) {
-      const request = new Request(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18', k)) });
+      const request = requestOf(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18', k)) });
       request.headers.set('host', HOST);
       const init = await endpoint.handler(request, other);
       await init.text();
