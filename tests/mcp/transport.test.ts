@@ -305,11 +305,15 @@ describe('MCP transport over a live server', () => {
     const { client, transport } = await connect('2025-06-18');
     try {
       await client.callTool({ name: 'get_joint_states', arguments: {} });
+      // The others are opened in memory (the same app and sessions; their socket is not what this test is about).
       const others: string[] = [];
+      const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
+      const body = JSON.stringify(INIT('2025-06-18'));
       for (let k = 0; k < 260; k++) {
-        const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+        const init = await server.request('/mcp/mcp', { method: 'POST', headers, body });
+        assert.equal(init.status, 200, 'another session opened');
         others.push(init.headers.get('mcp-session-id') ?? '');
-        await init.body?.cancel();
+        await init.text();
       }
       const before = transport.sessionId;
       const states = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
@@ -317,8 +321,11 @@ describe('MCP transport over a live server', () => {
       assert.equal(transport.sessionId, before, 'same session id');
       await Promise.all(
         others.map(async (id) => {
-          const res = await fetch(endpoint, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': id } });
-          await res.body?.cancel();
+          const res = await server.request('/mcp/mcp', {
+            method: 'DELETE',
+            headers: { ...auth, 'mcp-session-id': id },
+          });
+          await res.text();
         }),
       );
     } finally {
