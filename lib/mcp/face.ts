@@ -13,6 +13,7 @@ import { API_INFO } from '../openapi/document.ts';
 import type { AnyOperation, AppState, OpContext, Resource } from '../core/operation.ts';
 import { NO_CALLER, type Role, roleAllows, roleNeeded } from '../core/roles.ts';
 import type { JointLimits } from '../robot/limits.ts';
+import { lazySchemaValidator } from './lazy-validator.ts';
 import { type NamedTool, servedNames } from './names.ts';
 import { type CallExtra, type ConfirmMotion, callTool, confirmationText, principalOf, toolOf } from './tools.ts';
 
@@ -109,6 +110,7 @@ export function createMcpFace(options: McpFaceOptions): Server {
     { name: 'armgate', version: API_INFO.version },
     {
       capabilities: { tools: {}, resources: {} },
+      jsonSchemaValidator: lazySchemaValidator(),
       instructions: `armgate drives a KUKA LBR iiwa 7 R800 arm (real or simulated). Read state with ${said('get_joint_states')} / ${said('get_tcp_pose')}; move with ${said('move_to_named_position')}, ${said('move_to_pose')}, ${said('move_to_joints')}; call ${said('stop')} to halt everything.`,
     },
   );

@@ -184,12 +184,20 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     declared.delete(id);
     if (mine.size > ENDED_IDS_KEPT) for (const old of mine) if (mine.delete(old)) break;
   };
+  /** Marks a session used: `sessions` is kept least recently used first (room made at once, by use, not by clock). */
+  const touch = (session: Session) => {
+    session.lastUsedMs = clock.nowMs();
+    if (sessions.get(session.id) !== session) return;
+    sessions.delete(session.id);
+    sessions.set(session.id, session);
+  };
   const makeRoom = () => {
     if (sessions.size <= maxSessions) return;
-    let oldest: Session | undefined;
     for (const s of sessions.values())
-      if (!s.transport.busy && (!oldest || s.lastUsedMs < oldest.lastUsedMs)) oldest = s;
-    if (oldest) void closeSession(oldest.id);
+      if (!s.transport.busy) {
+        void closeSession(s.id);
+        return;
+      }
   };
   const sweep = clock.every(Math.min(60_000, idleMs), () => {
     const now = clock.nowMs();
@@ -317,17 +325,17 @@ export function createMcpEndpoint(admission: AdmissionPolicy, options: McpEndpoi
     const stream =
       kind === 'stream' ||
       (kind === 'both' && (batch.wantsProgress || (options.streamToolCalls === true && batch.callsTool)));
-    session.lastUsedMs = clock.nowMs();
+    touch(session);
     if (!stream && batch.single && handOff(session, request.headers, contentType)) {
       const message = await session.transport.call(batch.single, lazyRequestInfo(request, from));
-      session.lastUsedMs = clock.nowMs();
+      touch(session);
       answered();
       return jsonAnswer(JSON.stringify(message), session.id);
     }
     if (request.headers.get('accept') !== ACCEPT_BOTH) request.headers.set('accept', ACCEPT_BOTH);
     const response = await session.transport.handle(request, stream, { parsedBody: body, authInfo: authInfoOf(from) });
     const done = () => {
-      session.lastUsedMs = clock.nowMs();
+      touch(session);
       answered();
     };
     if (!stream || response.body === null || response.status !== 200) {

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { Request as PonyfillRequest } from '@whatwg-node/fetch';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { type AnyOperation, type AppState, type Catalog, hasRest, type RestOperation } from '../core/operation.ts';
@@ -330,13 +331,18 @@ const DEFAULT_PORT = 8007;
 
 /**
  * A Request as a client sends one: absolute URL (a path is taken relative to `origin`) and a Host header. The platform's
- * Request encodes a body (a FormData above all) exactly as its fetch would on a socket.
+ * Request encodes a body (a FormData above all) exactly as its fetch would on a socket; a text body is taken by the
+ * Request the server's adapter makes of a request with a body (@whatwg-node/fetch's), as on a socket, which holds
+ * the text as it is where the platform's made a stream of it (~30 us a request).
  */
 function inMemoryRequest(origin: string, input: string | URL | Request, init?: RequestInit): Request {
+  const url = typeof input === 'string' && input.startsWith('/') ? `${origin}${input}` : input;
   const request =
     input instanceof Request && init === undefined
       ? input
-      : new Request(typeof input === 'string' && input.startsWith('/') ? `${origin}${input}` : input, init);
+      : typeof init?.body === 'string' && !(url instanceof Request)
+        ? (new PonyfillRequest(url, init) as Request)
+        : new Request(url, init);
   if (!request.headers.has('host')) request.headers.set('host', new URL(request.url).host);
   return request;
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { initializeRequest, mcpTransport } from '../support/mcp.ts';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { lazySchemaValidator } from '../../lib/mcp/lazy-validator.ts';
+import { initializeRequest, mcpClient, mcpTransport } from '../support/mcp.ts';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { atRest, maxDiff, positions, WORK, type Target } from '../support/live.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
@@ -18,10 +19,7 @@ const TARGET = [0.3, 0.3, 0, -1.3, 0, 1.3, 0];
 /** A client that answers every elicitation with `answer` (or declares no elicitation when undefined), counting the questions. */
 async function connect(url: Target, answer?: { action: 'accept' | 'decline'; confirm?: boolean }) {
   const asked: string[] = [];
-  const client = new Client(
-    { name: 'confirm-test', version: '1' },
-    answer ? { capabilities: { elicitation: {} } } : {},
-  );
+  const client = mcpClient('confirm-test', answer ? { capabilities: { elicitation: {} } } : {});
   if (answer)
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(String((request.params as { message?: string }).message));
@@ -35,7 +33,7 @@ async function connect(url: Target, answer?: { action: 'accept' | 'decline'; con
 
 /** A client whose person is asked and answers only when the test says: `question` resolves when asked. */
 async function connectAsking(url: Target) {
-  const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+  const client = mcpClient('confirm-test', { capabilities: { elicitation: {} } });
   let asked: () => void = () => {};
   const question = new Promise<void>((resolve) => {
     asked = resolve;
@@ -232,7 +230,7 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
   });
 
   it('refuses at once a motion from a client that takes only JSON answers: it cannot be asked, nothing moves', async () => {
-    const client = new Client({ name: 'confirm-test', version: '1' }, { capabilities: { elicitation: {} } });
+    const client = mcpClient('confirm-test', { capabilities: { elicitation: {} } });
     let questions = 0;
     client.setRequestHandler(ElicitRequestSchema, async () => {
       questions++;
@@ -314,5 +312,32 @@ describe('mcp.confirm_motion asks the person through MCP elicitation before a mo
       await asking.client.close();
       await plain.client.close();
     }
+  });
+});
+
+describe("a session's JSON Schema validator (lib/mcp/lazy-validator.ts)", () => {
+  const confirmSchema = {
+    type: 'object',
+    properties: { confirm: { type: 'boolean' } },
+    required: ['confirm'],
+  } as const;
+
+  it("is built on its first use only, once, and judges as the SDK's default validator does", () => {
+    let built = 0;
+    const validator = lazySchemaValidator(() => {
+      built++;
+      return new AjvJsonSchemaValidator();
+    });
+    assert.equal(built, 0, 'nothing built with the session');
+    const check = validator.getValidator(confirmSchema);
+    const again = validator.getValidator(confirmSchema);
+    assert.equal(built, 1, 'built once, at the first schema');
+    const sdk = new AjvJsonSchemaValidator().getValidator(confirmSchema);
+    for (const input of [{ confirm: true }, { confirm: 'yes' }, {}, null]) {
+      assert.deepEqual(check(input), sdk(input), `${JSON.stringify(input)} judged alike`);
+      assert.deepEqual(again(input), sdk(input), `${JSON.stringify(input)} judged alike the second time`);
+    }
+    assert.equal(check({ confirm: true }).valid, true);
+    assert.equal(check({ confirm: 'yes' }).valid, false);
   });
 });

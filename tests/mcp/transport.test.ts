@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Request as PonyfillRequest } from '@whatwg-node/fetch';
 import {
   StreamableHTTPClientTransport,
   type StreamableHTTPClientTransportOptions,
@@ -27,7 +27,8 @@ import {
   OAUTH_DISCOVERY_PATH,
   oauthDiscoveryResponse,
 } from '../../lib/mcp/server.ts';
-import { initializeRequest, openMcpSession } from '../support/mcp.ts';
+import { lazySchemaValidator } from '../../lib/mcp/lazy-validator.ts';
+import { initializeRequest, mcpClient, openMcpSession } from '../support/mcp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { TEST_ARRIVAL } from '../support/services.ts';
 import { operations } from '../../handlers/index.ts';
@@ -69,7 +70,7 @@ describe('MCP transport over a live server', () => {
   const auth = { authorization: `Bearer ${TOKEN}` };
   const connect = async (version: string = LATEST_PROTOCOL_VERSION) => {
     const transport = new VersionedTransport(endpoint, version, { requestInit: { headers: auth } });
-    const client = new Client({ name: 'transport-test', version: '1' });
+    const client = mcpClient('transport-test');
     await client.connect(transport);
     return { client, transport };
   };
@@ -287,7 +288,7 @@ describe('MCP transport over a live server', () => {
       requestInit: { headers: auth },
       sessionId: 'Zm9yZ290dGVuLXNlc3Npb24.AAAAAAAAAAAAAAAAAAAAAA',
     });
-    const client = new Client({ name: 'stale', version: '1' });
+    const client = mcpClient('stale');
     await client.connect(stale);
     try {
       await assert.rejects(client.listTools(), (e) => errorStatus(e) === 404, 'the SDK client sees the 404');
@@ -304,11 +305,15 @@ describe('MCP transport over a live server', () => {
     const { client, transport } = await connect('2025-06-18');
     try {
       await client.callTool({ name: 'get_joint_states', arguments: {} });
+      // The others are opened in memory (the same app and sessions; their socket is not what this test is about).
       const others: string[] = [];
+      const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
+      const body = JSON.stringify(INIT('2025-06-18'));
       for (let k = 0; k < 260; k++) {
-        const init = await post(INIT('2025-06-18'), { accept: 'application/json' });
+        const init = await server.request('/mcp/mcp', { method: 'POST', headers, body });
+        assert.equal(init.status, 200, 'another session opened');
         others.push(init.headers.get('mcp-session-id') ?? '');
-        await init.body?.cancel();
+        await init.text();
       }
       const before = transport.sessionId;
       const states = (await client.callTool({ name: 'get_joint_states', arguments: {} })) as CallToolResult;
@@ -316,8 +321,11 @@ describe('MCP transport over a live server', () => {
       assert.equal(transport.sessionId, before, 'same session id');
       await Promise.all(
         others.map(async (id) => {
-          const res = await fetch(endpoint, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': id } });
-          await res.body?.cancel();
+          const res = await server.request('/mcp/mcp', {
+            method: 'DELETE',
+            headers: { ...auth, 'mcp-session-id': id },
+          });
+          await res.text();
         }),
       );
     } finally {
@@ -549,6 +557,8 @@ interface Probe {
   /** Aborts the handlers observed, by tool call. */
   readonly aborted: string[];
   started: number;
+  /** Servers made: one per session opened or rebuilt. */
+  built: number;
   /** How each tools/call was answered: through the session's Server (the one path, JSON or stream alike). */
   readonly paths: 'server'[];
 }
@@ -559,7 +569,12 @@ interface Probe {
  */
 function probeServer(probe: Probe): () => Server {
   return () => {
-    const server = new Server({ name: 'probe', version: '1' }, { capabilities: { tools: {} } });
+    probe.built++;
+    // Its validator built on first use, as armgate's face's is (lib/mcp/lazy-validator.ts).
+    const server = new Server(
+      { name: 'probe', version: '1' },
+      { capabilities: { tools: {} }, jsonSchemaValidator: lazySchemaValidator() },
+    );
     const callTool = async (params: Record<string, unknown>, extra: CallExtra): Promise<CallToolResult> => {
       probe.paths.push('server');
       const token = extra._meta?.progressToken;
@@ -596,6 +611,14 @@ function probeServer(probe: Probe): () => Server {
   };
 }
 
+/**
+ * A request to the endpoint in memory as the server's adapter hands it one from a socket: @whatwg-node/fetch's Request
+ * for a text body (lib/server/start.ts, inMemoryRequest), the platform's otherwise.
+ */
+function requestOf(input: string | URL, init?: RequestInit): Request {
+  return typeof init?.body === 'string' ? (new PonyfillRequest(input, init) as Request) : new Request(input, init);
+}
+
 /** Opens a session with a raw initialize (JSON answer) on an endpoint in memory; its id. */
 async function rawSession(fetchIn: (input: string | URL, init?: RequestInit) => Promise<Response>): Promise<string> {
   const endpoint = { request: (path: string, init?: RequestInit) => fetchIn(`http://127.0.0.1:8007${path}`, init) };
@@ -608,16 +631,16 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
   const admission = admissionPolicy({ host: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
   const open: McpEndpoint[] = [];
   const make = (options: Omit<McpEndpointOptions, 'createServer'> = {}) => {
-    const probe: Probe = { aborted: [], started: 0, paths: [] };
+    const probe: Probe = { aborted: [], started: 0, built: 0, paths: [] };
     const endpoint = createMcpEndpoint(admission, { createServer: probeServer(probe), ...options });
     open.push(endpoint);
     const fetchIn = async (input: string | URL, init?: RequestInit) => {
-      const request = new Request(input, init);
+      const request = requestOf(input, init);
       request.headers.set('host', HOST);
       return endpoint.handler(request, TEST_ARRIVAL);
     };
     const connect = async (accept?: string) => {
-      const client = new Client({ name: 'probe-client', version: '1' });
+      const client = mcpClient('probe-client');
       const transport = new StreamableHTTPClientTransport(url, {
         fetch: accept
           ? (input, init) => {
@@ -748,6 +771,29 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
       }
     }
     assert.equal(probe.paths.length, 6, 'every call ran');
+  });
+
+  it('serves plain JSON answers and a DELETE in a session opened on a stream', async () => {
+    const { fetchIn, probe } = make();
+    const headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    const init = await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18')) });
+    assert.match(init.headers.get('content-type') ?? '', /^text\/event-stream/, 'the initialize answered on a stream');
+    assert.match(await init.text(), /"serverInfo"/, 'by the Server');
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '' };
+    const plain = { ...headers, ...session, accept: 'application/json' };
+    const batch = await fetchIn(url, { method: 'POST', headers: plain, body: JSON.stringify([CALL(2, 'count')]) });
+    assert.match(batch.headers.get('content-type') ?? '', /^application\/json/, 'a JSON answer');
+    const answers = (await batch.json()) as { id: number; result?: CallToolResult }[];
+    assert.deepEqual(
+      answers.map((a) => [a.id, a.result?.content]),
+      [[2, [{ type: 'text', text: 'counted' }]]],
+      'the batch answered in JSON',
+    );
+    const ended = await fetchIn(url, { method: 'DELETE', headers: session });
+    assert.equal(ended.status, 200, 'the session is deleted');
+    const after = await fetchIn(url, { method: 'POST', headers: plain, body: JSON.stringify(CALL(3, 'count')) });
+    assert.equal(after.status, 404, 'and is 404 afterwards');
+    assert.deepEqual(probe.paths, ['server'], 'the one call ran');
   });
 
   it('runs no call whose envelope the SDK would refuse: an id that is not a string or an integer, a bad progressToken', async () => {
@@ -889,12 +935,29 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     await Promise.all([a, b, c].map(({ client }) => client.close()));
   });
 
+  it('closes the least recently used idle session for room, even when the clock has not moved since', async () => {
+    // A clock that never moves: every session was last used at the same instant, and only the order of use tells them.
+    const { connect, endpoint, probe } = make({ maxSessions: 2, clock: new SteppedClock() });
+    const a = await connect();
+    const b = await connect();
+    await a.client.callTool({ name: 'count', arguments: {} });
+    const c = await connect();
+    assert.equal(endpoint.sessionCount(), 2, 'one session closed for room');
+    assert.equal(probe.built, 3, 'three sessions opened');
+    await a.client.callTool({ name: 'count', arguments: {} });
+    await c.client.callTool({ name: 'count', arguments: {} });
+    assert.equal(probe.built, 3, 'the session used since (and the newest) kept: neither rebuilt');
+    await b.client.callTool({ name: 'count', arguments: {} });
+    assert.equal(probe.built, 4, 'the least recently used one was closed: rebuilt on its next request');
+    await Promise.all([a, b, c].map(({ client }) => client.close()));
+  });
+
   it('keeps an ended session 404 however many sessions another token opens and ends since', async () => {
     const { endpoint, fetchIn } = make();
     const headers = { 'content-type': 'application/json', accept: 'application/json' };
     const ended = await rawSession(fetchIn);
     const del = (id: string, from = TEST_ARRIVAL) => {
-      const request = new Request(url, { method: 'DELETE', headers: { 'mcp-session-id': id } });
+      const request = requestOf(url, { method: 'DELETE', headers: { 'mcp-session-id': id } });
       request.headers.set('host', HOST);
       return endpoint.handler(request, from);
     };
@@ -902,7 +965,7 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     // Another principal opens and ends more sessions than an ended id is remembered among (a read token suffices).
     const other = { ...TEST_ARRIVAL, caller: { name: 'other', role: 'read' as const } };
     for (let k = 0; k <= ENDED_IDS_KEPT; k++) {
-      const request = new Request(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18', k)) });
+      const request = requestOf(url, { method: 'POST', headers, body: JSON.stringify(INIT('2025-06-18', k)) });
       request.headers.set('host', HOST);
       const init = await endpoint.handler(request, other);
       await init.text();

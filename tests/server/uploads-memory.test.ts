@@ -25,6 +25,18 @@ function badCsv(bytes: number): string {
 }
 
 /**
+ * A multipart/form-data body of one file field `file`, as fetch encodes a FormData of it, built once: its bytes and
+ * Content-Type. Sent 48 times, it spared encoding the 10 MiB text into a Blob and streaming it through the multipart
+ * encoder at each upload (about a second of this process's CPU); the server reads the same form.
+ */
+function multipartFile(filename: string, content: string): { body: Uint8Array<ArrayBuffer>; type: string } {
+  const boundary = `----armgate-upload-${'7'.repeat(16)}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const body = new TextEncoder().encode(`${head}${content}\r\n--${boundary}--\r\n`);
+  return { body, type: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
  * Every request on a connection of its own, closed after its answer: none is sent on a kept-alive connection that has
  * idled out meanwhile. Building a 10 MiB CSV holds this process's event loop (seconds, on a loaded machine) while the
  * server ends an idle connection (after its 5 s keep-alive timeout): the next request went out on it before the close
@@ -68,7 +80,7 @@ describe('uploads give their memory back', () => {
     const checked = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: small, headers: CLOSE });
     assert.equal(checked.status, 422, await checked.text());
     const before = await ask<NodeJS.MemoryUsage>('memory');
-    const csv = badCsv(10 * MiB - 4096);
+    const large = multipartFile('large.csv', badCsv(10 * MiB - 4096));
     const statuses: number[] = [];
     for (let round = 0; round < 3; round++) {
       // A stop every 100 ms while they come in: each upload a stop came after is 409 once its body is in (not checked).
@@ -81,9 +93,8 @@ describe('uploads give their memory back', () => {
       })();
       const answers = await Promise.all(
         Array.from({ length: 16 }, async () => {
-          const form = new FormData();
-          form.append('file', new Blob([csv]), 'large.csv');
-          const res = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: form, headers: CLOSE });
+          const headers = { ...CLOSE, 'content-type': large.type };
+          const res = await fetch(`${url}/trajectory/send_csv`, { method: 'POST', body: large.body, headers });
           await res.arrayBuffer();
           return res.status;
         }),

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import {
   StreamableHTTPClientTransport,
   type StreamableHTTPClientTransportOptions,
@@ -65,4 +68,31 @@ export async function openMcpSession(
   const initialized = await post(headers, { jsonrpc: '2.0', method: 'notifications/initialized' });
   assert.equal(initialized.status, 202, await initialized.text());
   return { id, headers };
+}
+
+/** The validators compiled for the tests' clients, by their schema's JSON text. */
+const compiledSchemas = new Map<string, JsonSchemaValidator<unknown>>();
+let sharedAjv: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The JSON Schema validator of the tests' SDK clients: the SDK's default (Ajv, with its formats), one for the process,
+ * compiling each schema once by its text. A Client made its own Ajv (~1 ms) and compiled each tool's output schema
+ * again at every tools/list (~15 ms a list); the outputs are checked against the same schemas alike.
+ */
+export const clientSchemaValidator: jsonSchemaValidator = {
+  getValidator<T>(schema: Parameters<jsonSchemaValidator['getValidator']>[0]): JsonSchemaValidator<T> {
+    const text = JSON.stringify(schema);
+    let validator = compiledSchemas.get(text);
+    if (validator === undefined) {
+      sharedAjv ??= new AjvJsonSchemaValidator();
+      validator = sharedAjv.getValidator(schema);
+      compiledSchemas.set(text, validator);
+    }
+    return validator as JsonSchemaValidator<T>;
+  },
+};
+
+/** An SDK client named `name` (`options` as the Client takes them), its schemas checked by clientSchemaValidator. */
+export function mcpClient(name: string, options: ClientOptions = {}): Client {
+  return new Client({ name, version: '1' }, { jsonSchemaValidator: clientSchemaValidator, ...options });
 }
