@@ -54,6 +54,18 @@ describe('the audit trail: a call that moved the arm is never counted as a repea
     }
     assert.fail('the arm came to rest');
   };
+  /**
+   * Waits until joint `j` is `by` off `from` (a motion under way has moved the arm); returns how far it got. Bounded by
+   * tries, not time: on a loaded machine a motion may start a while after its request was sent.
+   */
+  const movedOff = async (j: number, from: number, by: number) => {
+    let now = from;
+    for (let tries = 0; tries < 400 && Math.abs(now - from) < by; tries++) {
+      await sleep(10);
+      now = (await joints())[j] ?? 0;
+    }
+    return Math.abs(now - from);
+  };
   /** The trail's lines of `operation` (effects: no `why`), after a flush. */
   const effects = async (operation: string) => {
     await app.services.audit?.flush();
@@ -75,8 +87,9 @@ describe('the audit trail: a call that moved the arm is never counted as a repea
     for (let k = 0; k < 3; k++) {
       await atRest();
       const sent = await call('POST', '/trajectory/send', trajectory);
-      assert.equal(sent.status, 200);
-      assert.equal(((await sent.json()) as { status?: string }).status, 'sent');
+      const answer = (await sent.json()) as { status?: string };
+      assert.equal(sent.status, 200, `trajectory ${k}: ${JSON.stringify(answer)}`);
+      assert.equal(answer.status, 'sent', `trajectory ${k} was sent`);
       // The replay: joint1 swings out towards 0.3 again.
       let reached = 0;
       for (let tries = 0; tries < 200 && reached <= 0.1; tries++) {
@@ -95,14 +108,18 @@ describe('the audit trail: a call that moved the arm is never counted as a repea
     await atRest();
     const where: number[][] = [];
     for (let k = 0; k < 2; k++) {
+      const from = (await joints())[1] ?? 0;
       const moving = call('POST', '/robot/move/joints', { joints: WORK, speed: 0.05 });
-      await sleep(300);
+      // The stop comes once the move has moved the arm (not after a fixed time: on a loaded machine the move may not
+      // have started by then, and a stop before it takes the arm cuts nothing short).
+      const off = await movedOff(1, from, 1e-4);
+      assert.ok(off >= 1e-4, `move ${k} moved joint2 before the stop (${off})`);
       const stopped = await call('POST', '/stop');
-      assert.equal(stopped.status, 200);
-      await stopped.body?.cancel();
+      assert.equal(stopped.status, 200, `stop ${k}: ${await stopped.text()}`);
       const moved = await moving;
-      assert.equal(moved.status, 200);
-      assert.equal(((await moved.json()) as { success: boolean }).success, false, `move ${k} was cut short`);
+      const answer = (await moved.json()) as { success: boolean };
+      assert.equal(moved.status, 200, `move ${k}: ${JSON.stringify(answer)}`);
+      assert.equal(answer.success, false, `move ${k} was cut short`);
       await atRest();
       where.push(await joints());
     }
@@ -125,8 +142,7 @@ describe('the audit trail: a call that moved the arm is never counted as a repea
         await sleep(10);
       }
       const stopped = await call('POST', '/stop');
-      assert.equal(stopped.status, 200);
-      await stopped.body?.cancel();
+      assert.equal(stopped.status, 200, `stop ${k}: ${await stopped.text()}`);
       await atRest();
       where.push(now - start);
     }
@@ -140,18 +156,24 @@ describe('the audit trail: a call that moved the arm is never counted as a repea
   it('a motion paused and resumed three times: each pause and each resume (it moved the arm on) is a line', async () => {
     const before = { pause: (await effects('pause')).length, resume: (await effects('resume')).length };
     await atRest();
+    const from = (await joints())[1] ?? 0;
     const moving = call('POST', '/robot/move/joints', { joints: [0, 0.9, 0, -1.0, 0, 1.0, 0], speed: 0.05 });
     const moved: number[] = [];
     try {
+      // The first pause comes once the motion has moved the arm (on a loaded machine it may start late).
+      const off = await movedOff(1, from, 1e-4);
+      assert.ok(off >= 1e-4, `the motion moved joint2 before the first pause (${off})`);
       for (let k = 0; k < 3; k++) {
         await sleep(200);
         const paused = await call('POST', '/robot/pause');
-        assert.equal(paused.status, 200);
-        assert.equal(((await paused.json()) as { paused?: boolean }).paused, true, `pause ${k} paused the motion`);
+        const pausedAnswer = (await paused.json()) as { paused?: boolean };
+        assert.equal(paused.status, 200, `pause ${k}: ${JSON.stringify(pausedAnswer)}`);
+        assert.equal(pausedAnswer.paused, true, `pause ${k} paused the motion: ${JSON.stringify(pausedAnswer)}`);
         const at = (await joints())[1] ?? 0;
         const resumed = await call('POST', '/robot/resume');
-        assert.equal(resumed.status, 200);
-        assert.equal(((await resumed.json()) as { resumed?: boolean }).resumed, true, `resume ${k} resumed it`);
+        const resumedAnswer = (await resumed.json()) as { resumed?: boolean };
+        assert.equal(resumed.status, 200, `resume ${k}: ${JSON.stringify(resumedAnswer)}`);
+        assert.equal(resumedAnswer.resumed, true, `resume ${k} resumed it`);
         let now = at;
         for (let tries = 0; tries < 200 && Math.abs(now - at) < 0.005; tries++) {
           await sleep(10);

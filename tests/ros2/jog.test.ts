@@ -46,7 +46,6 @@ describe('jog and teach on ros2 over real DDS', () => {
   });
   after(async () => {
     const code = await armgate?.close();
-    await armgate?.removeBags();
     await stack.stop();
     assert.equal(code, 0, `armgate exit code; stderr: ${armgate?.run.err().slice(-2000)}`);
   });

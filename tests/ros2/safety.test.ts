@@ -33,7 +33,6 @@ describe('the safety envelope on ros2 over real DDS', () => {
   });
   after(async () => {
     await armgate?.close();
-    await armgate?.removeBags();
     await stack.stop();
   });
 

@@ -113,7 +113,6 @@ describe('sequence runner on ros2 over real DDS', () => {
   });
   after(async () => {
     await armgate?.close();
-    await armgate?.removeBags();
     await stack.stop();
   });
 
@@ -395,7 +394,8 @@ describe('sequence runner on ros2 over real DDS', () => {
     await sleep(500);
     const pid = (await status(url)).pid;
     assert.ok(pid, 'the runner pid');
-    await armgate.close('SIGKILL');
+    // Its bags kept: the runner's is read after the kill.
+    await armgate.close('SIGKILL', { keepBags: true });
     // The runner sees its parent gone, cancels its goal (1.5 s at most), closes its bag and exits: within 20 s (at load
     // average 30 beside two busy processes 5 s was not always enough).
     for (let i = 0; i < 200; i++) {

@@ -125,7 +125,6 @@ describe('jogging through MoveIt Servo on ros2 over real DDS', () => {
   });
   after(async () => {
     const code = await armgate?.close();
-    await armgate?.removeBags();
     await stack.stop();
     assert.equal(code, 0, `armgate exit code; stderr: ${armgate?.run.err().slice(-2000)}`);
   });

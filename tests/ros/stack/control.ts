@@ -93,7 +93,13 @@ function stringParamYaml(node: string, name: string, value: string): string {
 }
 
 export interface ControlProcesses {
-  /** SIGINT to both, SIGKILL after `graceMs`; resolves once both have exited. */
+  /**
+   * Both nodes have read their parameters files (the controllers are active: controller_manager had the description
+   * robot_state_publisher read from its file): the files' folder goes now, not at {@link stop}, which a stack killed
+   * (SIGKILL, or its 2 s way out running over) never reaches.
+   */
+  filesRead(): void;
+  /** SIGINT to both, SIGKILL after `graceMs`; resolves once both have exited (the files' folder gone). */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -139,7 +145,9 @@ export function startControlProcesses(
     }),
   ];
   const exited = children.map((c) => new Promise<void>((resolve) => c.once('exit', () => resolve())));
+  const removeFiles = () => rmSync(dir, { recursive: true, force: true });
   return {
+    filesRead: removeFiles,
     async stop(graceMs = 1000) {
       for (const c of children) if (c.exitCode === null) c.kill('SIGINT');
       const all = Promise.all(exited);
@@ -148,7 +156,7 @@ export function startControlProcesses(
       }, graceMs);
       await all;
       clearTimeout(timer);
-      rmSync(dir, { recursive: true, force: true });
+      removeFiles();
     },
   };
 }

@@ -156,6 +156,7 @@ export async function startStack(rcl: StackRcl, options: StackOptions): Promise<
     await shutdownControl();
     throw e;
   }
+  control.filesRead();
 
   // /joint_states from the real broadcaster: the arm's state for the stack's own parts.
   stackNode.createSubscription('sensor_msgs/msg/JointState', '/joint_states', {}, (message) => {

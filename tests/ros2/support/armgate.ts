@@ -11,11 +11,18 @@ import { type SettingsOverrides, writeSettings } from '../../support/server.ts';
 export interface Ros2Armgate {
   readonly url: string;
   readonly run: CliRun;
+  /** The folder of its sequences' bags: removed by {@link close} unless kept (then by {@link removeBags}). */
   readonly bagRoot: string;
-  /** SIGTERM (or `signal`), then waits for the exit; removes the settings (the bags stay: {@link removeBags}). */
-  close(signal?: NodeJS.Signals): Promise<number | null>;
+  /**
+   * SIGTERM (or `signal`), then waits for the exit; removes the settings and the bags (`keepBags`: the bags stay for
+   * the test to read after the exit, and it removes them with {@link removeBags}).
+   */
+  close(signal?: NodeJS.Signals, options?: { readonly keepBags?: boolean }): Promise<number | null>;
   removeBags(): Promise<void>;
 }
+
+/** Removes a folder of bags (a sequence runner still closing its bag as armgate exits: a few tries). */
+const removeFolder = (dir: string) => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 
 /**
  * Starts armgate on ros2 with `overrides` merged over the bundled settings (`env`: added to its environment); resolves
@@ -26,6 +33,7 @@ export async function startRos2Armgate(
   env: Record<string, string> = {},
 ): Promise<Ros2Armgate> {
   const bagRoot = await mkdtemp(path.join(tmpdir(), 'armgate-ros2-bags-'));
+  const removeBags = () => removeFolder(bagRoot);
   const settings = await writeSettings({
     ...overrides,
     robot: { backend: 'ros2', ...(overrides.robot ?? {}) },
@@ -37,19 +45,22 @@ export async function startRos2Armgate(
     url = await listeningUrl(run, 60_000);
   } catch (e) {
     run.child.kill('SIGKILL');
+    await run.exited;
     await settings.cleanup();
+    await removeBags();
     throw new Error(`armgate on ros2 did not start: ${(e as Error).message}\n${run.err()}`);
   }
   return {
     url,
     run,
     bagRoot,
-    async close(signal: NodeJS.Signals = 'SIGTERM') {
+    async close(signal: NodeJS.Signals = 'SIGTERM', options: { readonly keepBags?: boolean } = {}) {
       if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill(signal);
       const code = await run.exited;
       await settings.cleanup();
+      if (!options.keepBags) await removeBags();
       return code;
     },
-    removeBags: () => rm(bagRoot, { recursive: true, force: true }),
+    removeBags,
   };
 }
