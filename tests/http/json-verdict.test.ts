@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import { parseJson } from '../../lib/body/parse-json.ts';
 import { NATIVE_CHARS } from '../../lib/body/sliced-json.ts';
 import { nodeEntry } from '../support/node-entry.ts';
@@ -68,7 +68,11 @@ describe('the JSON verdict thread', () => {
       if (++posted === texts.length) void first.terminate();
     };
     const asked = Promise.all(texts.map(refusal));
-    await exited;
+    // The thread is let go (unreferenced) once it has answered every question asked: when it answers the last ones
+    // before the termination takes effect, nothing else would keep this process's event loop up until its exit.
+    const { port1: keepAlive } = new MessageChannel();
+    keepAlive.on('message', () => {});
+    await exited.finally(() => keepAlive.close());
     assert.equal(posted, texts.length, 'every question was in flight when the thread was terminated');
     assert.deepEqual(await asked, texts.map(nativeMessage));
     let next: Worker | undefined;
