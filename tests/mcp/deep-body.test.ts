@@ -1,7 +1,8 @@
 /**
  * An MCP body of 16 KiB or more (parsed a slice per turn, lib/body/sliced-json.ts) holding a small value nested more
  * than 256 arrays deep is JSON, as JSON.parse reads it: a batch of a stop and a call with such an argument is not a
- * parse error (it was: the stop was not carried out), and its answers are those of the same batch under 16 KiB.
+ * parse error (it was: the stop was not carried out), and its answers are those of the same batch under 16 KiB. So is
+ * one with more than 256 arrays of 16 KiB or more nested, which the slices do not frame: it is read whole.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -16,7 +17,7 @@ const CALL = (id: number, name: string, args: unknown) => ({
   params: { name, arguments: args },
 });
 
-describe('a large MCP body with a small value nested deeper than the slices frame', () => {
+describe('large MCP bodies nested deeper than the slices frame', () => {
   let server: TestServer;
   let session: RawMcpSession;
   before(async () => {
@@ -46,18 +47,6 @@ describe('a large MCP body with a small value nested deeper than the slices fram
       answers.push(batch);
     }
     assert.deepEqual(answers[1], answers[0]);
-  });
-});
-
-describe('an MCP body with more large containers nested than the slices frame', () => {
-  let server: TestServer;
-  let session: RawMcpSession;
-  before(async () => {
-    server = await startTestServer();
-    session = await openMcpSession(server.url, { name: 'deeper' });
-  });
-  after(async () => {
-    await server?.close();
   });
 
   it('is read as JSON.parse reads it (as a REST body is): the stop in the batch is carried out', async () => {
