@@ -357,7 +357,8 @@ async function underBuildLock(work) {
         held = true;
         break;
       } catch (e) {
-        if (e?.code !== 'ENOTEMPTY' && e?.code !== 'EEXIST') throw e;
+        // Held (a folder holding a pid), or something else in its place (ENOTDIR: a file), which no start owns.
+        if (e?.code !== 'ENOTEMPTY' && e?.code !== 'EEXIST' && e?.code !== 'ENOTDIR') throw e;
       }
       if (!lockOwnerAlive()) {
         rmSync(LOCK, { recursive: true, force: true });

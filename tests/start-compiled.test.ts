@@ -392,6 +392,33 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
     }
   });
 
+  it('builds past a build lock that is a file, not a folder (a stray .build/build.lock), rather than refuse to start', async () => {
+    const checkout = await currentCheckout();
+    const dir = checkout.dir;
+    const settings = await writeSettings();
+    try {
+      handOn(undefined);
+      // A file where the lock folder goes (left by a tool, a half-restored backup, a user's `touch`): no start owns it.
+      const lock = path.join(dir, '.build', 'build.lock');
+      await mkdir(path.join(dir, '.build'), { recursive: true });
+      await writeFile(lock, 'not a lock folder\n');
+      // A changed source: the bundle is stale, so the start must build (under the lock).
+      await appendFile(
+        path.join(dir, 'lib', 'server', 'start.ts'),
+        "\nprocess.stdout.write('built past the stray lock\\n');\n",
+      );
+      const run = await start(dir, settings.file);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.status, 200);
+      assert.match(run.stdout, /^built past the stray lock$/m);
+      assert.equal(await exists(lock), false, 'the lock is given back after the build');
+      // The next test continues here: the sources compile and the bundle is the one this start built and ran.
+      handOn(dir);
+    } finally {
+      await settings.cleanup();
+    }
+  });
+
   it('refuses to start when a changed source does not compile, rather than run the previous bundle', async () => {
     const checkout = await currentCheckout();
     const project = { dir: checkout.dir };

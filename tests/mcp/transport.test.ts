@@ -796,6 +796,44 @@ describe('MCP transport in memory (the endpoint alone, a probe server)', () => {
     assert.deepEqual(probe.paths, ['server'], 'the one call ran');
   });
 
+  it('serves calls at once on the form a session has not answered in yet, a stop tool among them (one readying)', async () => {
+    // The probe's `count` stands for a stop tool: it runs at once, not in its turn.
+    const { fetchIn, probe } = make({ stopTools: new Set(['count']) });
+    const session = await rawSession(fetchIn);
+    const headers = { 'content-type': 'application/json', accept: 'text/event-stream', 'mcp-session-id': session };
+    // Opened in JSON: these three are the first requests answered on a stream, all at once.
+    const answers = await Promise.all(
+      [2, 3, 4].map(async (id) => {
+        const res = await fetchIn(url, { method: 'POST', headers, body: JSON.stringify(CALL(id, 'count')) });
+        return { status: res.status, text: await res.text() };
+      }),
+    );
+    for (const [k, answer] of answers.entries()) {
+      assert.equal(answer.status, 200, answer.text);
+      assert.match(answer.text, new RegExp(`"id":${k + 2}`), 'answered on its stream');
+      assert.match(answer.text, /counted/, 'by the tool');
+    }
+    assert.equal(probe.paths.length, 3, 'every call ran');
+  });
+
+  it('leaves no call running in a session deleted while its other form is being readied', async () => {
+    // The DELETE lands at each point of the readying: before, during and after the first request on a stream.
+    for (let turns = 0; turns < 12; turns++) {
+      const { fetchIn, probe, endpoint } = make();
+      const session = await rawSession(fetchIn);
+      const headers = { 'content-type': 'application/json', accept: 'text/event-stream', 'mcp-session-id': session };
+      const streamed = fetchIn(url, { method: 'POST', headers, body: JSON.stringify(CALL(2, 'wait')) });
+      for (let k = 0; k < turns; k++) await Promise.resolve();
+      const deleted = await fetchIn(url, { method: 'DELETE', headers: { 'mcp-session-id': session } });
+      assert.equal(deleted.status, 200, `the session is deleted (${turns} turns)`);
+      // The streamed request ends (refused, or its call cut short): it does not wait forever.
+      await (await streamed).text();
+      for (let k = 0; k < 100 && probe.aborted.length < probe.started; k++) await delay(5);
+      assert.equal(probe.aborted.length, probe.started, `every call that started was aborted (${turns} turns)`);
+      assert.equal(endpoint.sessionCount(), 0, 'no session held');
+    }
+  });
+
   it('runs no call whose envelope the SDK would refuse: an id that is not a string or an integer, a bad progressToken', async () => {
     const { fetchIn, probe } = make();
     const session = await rawSession(fetchIn);

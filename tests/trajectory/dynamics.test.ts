@@ -220,6 +220,209 @@ describe('polynomials on [0, T] (poly.ts)', () => {
       { numRuns: 200 },
     );
   });
+
+  it('samples exactly as a binary search over the same points does, whatever came before (orders, boundaries, edits in place)', () => {
+    /**
+     * The sampler as it was before it kept the last segment: the segment by a plain binary search, every joint's
+     * polynomial computed again at each sample, the same arithmetic. Every value compared exactly (Object.is).
+     */
+    const reference = (
+      points: readonly TrajectoryPoint[],
+      t: number,
+      out: { q: Float64Array; qd: Float64Array; qdd: Float64Array },
+    ) => {
+      const n = out.q.length;
+      const first = points[0];
+      const final = points.at(-1);
+      if (!first || !final) return;
+      const hold = (p: TrajectoryPoint, keep: boolean) => {
+        for (let j = 0; j < n; j++) {
+          out.q[j] = p.positions[j] ?? 0;
+          out.qd[j] = keep ? (p.velocities?.[j] ?? 0) : 0;
+          out.qdd[j] = keep ? (p.accelerations?.[j] ?? 0) : 0;
+        }
+      };
+      if (t <= first.timeFromStartS || points.length === 1) {
+        hold(t <= first.timeFromStartS ? first : final, t <= first.timeFromStartS && points.length > 1);
+        return;
+      }
+      if (t >= final.timeFromStartS) {
+        hold(final, false);
+        return;
+      }
+      let lo = 0;
+      let hi = points.length - 1;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if ((points[mid] as TrajectoryPoint).timeFromStartS <= t) lo = mid;
+        else hi = mid;
+      }
+      const a = points[lo] as TrajectoryPoint;
+      const b = points[lo + 1] as TrajectoryPoint;
+      const T = b.timeFromStartS - a.timeFromStartS;
+      const s = t - a.timeFromStartS;
+      const c = new Float64Array(6);
+      for (let j = 0; j < n; j++) {
+        const degree = segmentCoefficients(a, b, j, c);
+        const [c0, c1, c2, c3, c4, c5] = c as unknown as [number, number, number, number, number, number];
+        if (degree === 1) {
+          const p0 = a.positions[j] ?? 0;
+          const p1 = b.positions[j] ?? 0;
+          out.q[j] = T > 0 ? p0 + ((p1 - p0) * s) / T : p1;
+          out.qd[j] = T > 0 ? (p1 - p0) / T : 0;
+          out.qdd[j] = 0;
+        } else if (degree === 3) {
+          out.q[j] = c0 + c1 * s + c2 * s * s + c3 * s * s * s;
+          out.qd[j] = c1 + 2 * c2 * s + 3 * c3 * s * s;
+          out.qdd[j] = 2 * c2 + 6 * c3 * s;
+        } else {
+          out.q[j] = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))));
+          out.qd[j] = c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)));
+          out.qdd[j] = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5));
+        }
+      }
+    };
+    // Gaps between points: none (two points at one time), tiny ones down to 1e-100, and ordinary ones.
+    const gap = fc.oneof(
+      fc.constantFrom(0, 1e-100, 1e-15, 1e-9, 1e-6, 5e-324),
+      fc.double({ min: 1e-3, max: 2, noNaN: true }),
+    );
+    const value = fc.oneof(fc.constantFrom(0, -0, 1e-100, -3), fc.double({ min: -3, max: 3, noNaN: true }));
+    const values = fc.array(value, { minLength: 0, maxLength: 8 });
+    // Each point its own kind (positions only, with velocities, with accelerations too): segments of every degree.
+    const point = fc.record({ p: values, v: fc.option(values), a: fc.option(values), dt: gap });
+    const makePoint = (raw: { p: number[]; v: number[] | null; a: number[] | null }, t: number): TrajectoryPoint => ({
+      positions: raw.p,
+      ...(raw.v ? { velocities: raw.v } : {}),
+      ...(raw.a ? { accelerations: raw.a } : {}),
+      timeFromStartS: t,
+    });
+    const trajectory = fc
+      .tuple(fc.constantFrom(0, 0.5, -1, 1e-100), fc.array(point, { minLength: 1, maxLength: 7 }))
+      .map(([start, raw]) => {
+        let t = start;
+        return raw.map((r, k) => {
+          if (k > 0) t += r.dt;
+          return makePoint(r, t);
+        });
+      });
+    /** What happens next: a sample (of which trajectory, where, for how many joints) or an edit of a points array. */
+    const step = fc.oneof(
+      {
+        weight: 8,
+        arbitrary: fc.record({
+          kind: fc.constant('sample' as const),
+          which: fc.nat(),
+          // at a point's time exactly, just before or after it, between it and the next, before the start, after the end,
+          // or the time of the last sample again
+          where: fc.constantFrom('at', 'below', 'above', 'between', 'before', 'after', 'again'),
+          index: fc.nat(),
+          fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+          joints: fc.integer({ min: 0, max: 9 }),
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('edit' as const),
+          which: fc.nat(),
+          // a point replaced in place by one differing in one value, its time moved within its neighbours', a point
+          // added at the end, or a copy of the array sharing every point but one (a trajectory differing in one point)
+          how: fc.constantFrom('value', 'time', 'push', 'copy'),
+          index: fc.nat(),
+          joint: fc.nat({ max: 7 }),
+          to: value,
+          fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+        }),
+      },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(trajectory, { minLength: 1, maxLength: 3 }),
+        fc.array(step, { minLength: 1, maxLength: 60 }),
+        (arrays, steps) => {
+          /** Samples `points` at `t` for `joints` joints and compares every value with the binary search's. */
+          const check = (points: readonly TrajectoryPoint[], t: number, joints: number, what: string) => {
+            const got = createSample(joints);
+            const want = createSample(joints);
+            for (const sample of [got, want]) for (const v of [sample.q, sample.qd, sample.qdd]) v.fill(12345);
+            sampleTrajectory({ jointNames: [], points }, t, got);
+            reference(points, t, want);
+            for (const key of ['q', 'qd', 'qdd'] as const)
+              for (let j = 0; j < joints; j++)
+                assert.ok(
+                  Object.is(got[key][j], want[key][j]),
+                  `${key}[${j}] at ${t} (${what}, ${points.length} points): ${got[key][j]}, a binary search gives ${want[key][j]}`,
+                );
+          };
+          let last = 0;
+          for (const s of steps) {
+            const points = arrays[s.which % arrays.length] as TrajectoryPoint[];
+            const i = s.index % points.length;
+            const p = points[i] as TrajectoryPoint;
+            const next = points[i + 1];
+            if (s.kind === 'edit') {
+              // The segments on either side of the point, sampled before the edit and again after it (the same times).
+              const around = (k: number) => {
+                const from = points[k];
+                const to = points[k + 1];
+                return from && to ? from.timeFromStartS + (to.timeFromStartS - from.timeFromStartS) * s.fraction : 0;
+              };
+              const times = [around(i - 1), around(i), p.timeFromStartS];
+              for (const t of times) check(points, t, 8, `before the ${s.how} edit of point ${i}`);
+              if (s.how === 'push') {
+                points.push({
+                  ...p,
+                  positions: [...p.positions, s.to],
+                  timeFromStartS: (points.at(-1) as TrajectoryPoint).timeFromStartS + s.fraction,
+                });
+              } else if (s.how === 'copy') {
+                arrays.push(
+                  points.map((q, k) =>
+                    k === i ? { ...q, positions: q.positions.map((x, j) => (j === s.joint ? s.to : x)) } : q,
+                  ),
+                );
+              } else if (s.how === 'value') {
+                const field = [p.positions, p.velocities, p.accelerations][s.joint % 3] ?? p.positions;
+                const changed = field.map((x, j) => (j === s.joint % Math.max(1, field.length) ? s.to : x));
+                points[i] =
+                  s.joint % 3 === 0
+                    ? { ...p, positions: changed }
+                    : s.joint % 3 === 1
+                      ? { ...p, velocities: changed }
+                      : { ...p, accelerations: changed };
+              } else {
+                const lo = points[i - 1]?.timeFromStartS ?? p.timeFromStartS - 1;
+                const hi = next?.timeFromStartS ?? p.timeFromStartS + 1;
+                points[i] = { ...p, timeFromStartS: Math.min(hi, Math.max(lo, lo + (hi - lo) * s.fraction)) };
+              }
+              for (const t of times) check(points, t, 8, `after the ${s.how} edit of point ${i}`);
+              continue;
+            }
+            const first = (points[0] as TrajectoryPoint).timeFromStartS;
+            const end = (points.at(-1) as TrajectoryPoint).timeFromStartS;
+            const t =
+              s.where === 'at'
+                ? p.timeFromStartS
+                : s.where === 'below'
+                  ? p.timeFromStartS - Math.max(Number.MIN_VALUE, Math.abs(p.timeFromStartS) * Number.EPSILON)
+                  : s.where === 'above'
+                    ? p.timeFromStartS + Math.max(Number.MIN_VALUE, Math.abs(p.timeFromStartS) * Number.EPSILON)
+                    : s.where === 'between'
+                      ? p.timeFromStartS + ((next?.timeFromStartS ?? p.timeFromStartS) - p.timeFromStartS) * s.fraction
+                      : s.where === 'before'
+                        ? first - s.fraction
+                        : s.where === 'after'
+                          ? end + s.fraction
+                          : last;
+            last = t;
+            check(points, t, s.joints, `${s.where} point ${i}`);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
 });
 
 describe('filled velocities (what armgate publishes with validate_limits)', () => {
