@@ -316,7 +316,7 @@ function prune(keep) {
 
 /**
  * Whether the start that holds the build lock still runs: a lock whose owner was killed is taken over, and so is one
- * naming this very process (a container restarted with its .build/ kept gives out the same pids again) or older than
+ * naming no process (its pid file empty or torn), one naming this very process (a container restarted with its .build/ kept gives out the same pids again) or older than
  * LOCK_WAIT_MS (its pid since given to another process).
  */
 function lockOwnerAlive() {
@@ -327,7 +327,8 @@ function lockOwnerAlive() {
   } catch {
     return false;
   }
-  if (pid === process.pid) return false;
+  // No pid (an empty or torn file: 0 would name this process's group, a negative one a group), or this very process.
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -392,26 +392,36 @@ describe('npm start runs compiled JavaScript, never stale', { timeout: 240_000 }
     }
   });
 
-  it('builds past a build lock that is a file, not a folder (a stray .build/build.lock), rather than refuse to start', async () => {
+  it('builds past a build lock no start owns (a file, not a folder; a folder naming no process), rather than wait or refuse', async () => {
     const checkout = await currentCheckout();
     const dir = checkout.dir;
     const settings = await writeSettings();
     try {
       handOn(undefined);
-      // A file where the lock folder goes (left by a tool, a half-restored backup, a user's `touch`): no start owns it.
       const lock = path.join(dir, '.build', 'build.lock');
       await mkdir(path.join(dir, '.build'), { recursive: true });
-      await writeFile(lock, 'not a lock folder\n');
-      // A changed source: the bundle is stale, so the start must build (under the lock).
-      await appendFile(
-        path.join(dir, 'lib', 'server', 'start.ts'),
-        "\nprocess.stdout.write('built past the stray lock\\n');\n",
-      );
-      const run = await start(dir, settings.file);
-      assert.equal(run.code, 0, run.stderr);
-      assert.equal(run.status, 200);
-      assert.match(run.stdout, /^built past the stray lock$/m);
-      assert.equal(await exists(lock), false, 'the lock is given back after the build');
+      const strays = {
+        // A file where the lock folder goes (left by a tool, a half-restored backup, a user's `touch`).
+        file: () => writeFile(lock, 'not a lock folder\n'),
+        // A folder whose pid file is empty (a crash lost its contents): pid 0 would name this process's group.
+        'empty pid': async () => {
+          await mkdir(lock);
+          await writeFile(path.join(lock, 'pid'), '');
+        },
+      };
+      for (const [kind, make] of Object.entries(strays)) {
+        await make();
+        // A changed source: the bundle is stale, so the start must build (under the lock).
+        await appendFile(
+          path.join(dir, 'lib', 'server', 'start.ts'),
+          `\nprocess.stdout.write('built past the stray lock (${kind})\\n');\n`,
+        );
+        const run = await start(dir, settings.file);
+        assert.equal(run.code, 0, `${kind}: ${run.stderr}`);
+        assert.equal(run.status, 200, kind);
+        assert.ok(run.stdout.includes(`built past the stray lock (${kind})\n`), `${kind}: ${run.stdout.slice(-300)}`);
+        assert.equal(await exists(lock), false, `${kind}: the lock is given back after the build`);
+      }
       // The next test continues here: the sources compile and the bundle is the one this start built and ran.
       handOn(dir);
     } finally {
