@@ -2,7 +2,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from './lib/settings/resolve.ts';
 import { flushLogLines, logLine, surviveOutputErrors } from './lib/logs/line.ts';
+import { loadConfig } from './lib/settings/load.ts';
+import { startServer } from './lib/server/start.ts';
 import { FATAL_EXIT_CODE, installFatalPolicy } from './lib/server/fatal.ts';
+import { catalog } from './handlers/index.ts';
 
 const USAGE = 'usage: npm start -- [--settings FILE] [--port N] [--backend sim|ros2]';
 
@@ -33,9 +36,6 @@ async function main(): Promise<number> {
     }
   }
   const settingsFile = args.settings ?? path.join(PROJECT_ROOT, 'settings.yaml');
-  // Each part is loaded once the line before it has passed: a wrong argument is answered before the settings' reader
-  // loads, wrong settings before the app does (compiled, ~0.2 s of CPU of a start that only says what is wrong).
-  const { loadConfig } = await import('./lib/settings/load.ts');
   const loaded = await loadConfig(settingsFile, {
     ...(portOverride === undefined ? {} : { portOverride }),
     ...(backendOverride === undefined ? {} : { backendOverride }),
@@ -50,10 +50,6 @@ async function main(): Promise<number> {
   }
   const config = loaded.value.config;
   for (const notice of config.notices) process.stderr.write(`armgate: ${notice}\n`);
-  const [{ startServer }, { catalog }] = await Promise.all([
-    import('./lib/server/start.ts'),
-    import('./handlers/index.ts'),
-  ]);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
     running = await startServer(config, catalog);
