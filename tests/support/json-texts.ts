@@ -6,17 +6,7 @@
  */
 import assert from 'node:assert/strict';
 
-/** A seeded generator of numbers in [0, 1) (mulberry32): the same texts at every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom as seeded } from '../../lib/random.ts';
 
 /** Numbers as JSON spells them, at the edges of doubles and of the grammar. */
 export const NUMBERS = [
